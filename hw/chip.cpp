@@ -1,0 +1,113 @@
+#include "hw/chip.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hw/config_error.hpp"
+#include "hw/strict_config.hpp"
+
+namespace hw {
+namespace {
+
+std::uint32_t u32(ConfigMap& m, std::string_view key) {
+  const std::uint64_t v = m.positive_int(key);
+  if (v > 0xFFFFFFFFull) {
+    throw ConfigError(fmt::format("{}: {}: value {} is too large", m.where(key), m.path_of(key), v));
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
+DmaEngineSpec read_dma(ConfigMap m) {
+  DmaEngineSpec spec;
+  spec.bandwidth_gb_per_s = m.positive_number("bandwidth_gb_per_s");
+  spec.startup_ns = m.non_negative_number("startup_ns");
+  spec.outstanding = u32(m, "outstanding");
+  m.finish();
+  return spec;
+}
+
+// Per-dtype tables list the dtypes the unit supports; each listed value must be positive.
+std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list<DType> required) {
+  std::array<std::uint32_t, 3> table{};
+  for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
+    const bool needed = std::find(required.begin(), required.end(), t) != required.end();
+    if (needed || m.has(name_of(t))) table[static_cast<int>(t)] = u32(m, name_of(t));
+  }
+  m.finish();
+  return table;
+}
+
+Chip read_chip(ConfigMap root) {
+  Chip chip;
+  chip.source = root.source();
+  chip.name = root.string("name");
+  chip.cores = u32(root, "cores");
+  chip.lmem_bytes_per_core = root.positive_int("lmem_bytes_per_core");
+  {
+    ConfigMap tiu = root.map("tiu");
+    chip.tiu_clock_mhz = tiu.positive_number("clock_mhz");
+    chip.lanes_per_core = u32(tiu, "lanes_per_core");
+    chip.cube_n = u32(tiu, "cube_n");
+    // The simulator computes matrices in bf16 (and fp8 where weights are fp8) and runs norms
+    // and softmax in fp32 on the vector unit, so those entries are required.
+    chip.cube_macs_per_lane_per_cycle =
+        read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16, DType::fp8});
+    chip.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
+    chip.matmul_init_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("matmul_init_cycles"));
+    chip.vector_init_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("vector_init_cycles"));
+    tiu.finish();
+    // Cross-field check: a lane's cube must reduce at least one k element per output column.
+    for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
+      const std::uint32_t macs = chip.cube_macs(t);
+      if (macs != 0 && macs % chip.cube_n != 0) {
+        throw ConfigError(fmt::format(
+            "{}: tiu.cube_macs_per_lane_per_cycle.{}: {} is not a multiple of tiu.cube_n ({})",
+            tiu.where("cube_macs_per_lane_per_cycle"), name_of(t), macs, chip.cube_n));
+      }
+    }
+  }
+  chip.gdma = read_dma(root.map("gdma"));
+  chip.sdma = read_dma(root.map("sdma"));
+  {
+    ConfigMap ddr = root.map("ddr");
+    chip.ddr_bandwidth_gb_per_s = ddr.positive_number("bandwidth_gb_per_s");
+    chip.ddr_efficiency = ddr.fraction("efficiency");
+    ddr.finish();
+  }
+  root.finish();
+  return chip;
+}
+
+}  // namespace
+
+double Chip::cube_peak_flops(DType t) const {
+  return static_cast<double>(cores) * lanes_per_core * cube_macs(t) * 2.0 * tiu_clock_mhz * 1e6;
+}
+
+double Chip::vector_peak_ops(DType t) const {
+  return static_cast<double>(cores) * lanes_per_core * vector_eu(t) * tiu_clock_mhz * 1e6;
+}
+
+double Chip::roofline_bytes_per_s() const { return ddr_bandwidth_gb_per_s * 1e9 * ddr_efficiency; }
+
+std::uint64_t Chip::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t) const {
+  const std::uint64_t k_per_cycle = cube_macs(t) / cube_n;
+  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
+  return matmul_init_cycles + ceil_div(m, lanes_per_core) * ceil_div(n, cube_n) * ceil_div(k, k_per_cycle);
+}
+
+std::uint64_t Chip::vector_cycles(std::uint64_t element_ops, DType t) const {
+  const std::uint64_t per_cycle = static_cast<std::uint64_t>(lanes_per_core) * vector_eu(t);
+  return vector_init_cycles + (element_ops + per_cycle - 1) / per_cycle;
+}
+
+Chip load_chip(const std::string& path) {
+  return read_chip(ConfigMap::from_file(path, UnknownKeys::reject));
+}
+
+Chip chip_from_yaml(const std::string& text, const std::string& source_name) {
+  return read_chip(ConfigMap::from_string(text, source_name, UnknownKeys::reject));
+}
+
+}  // namespace hw

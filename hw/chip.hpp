@@ -1,0 +1,75 @@
+#pragma once
+// The chip as data: what one SG2262-class accelerator can compute and move, per core and shared.
+//
+// Throughput model used by the rest of the simulator:
+//   TIU matrix (cube) instruction of shape m x k x n in dtype t, in cycles:
+//       init_mm + ceil(m / lanes) * ceil(n / cube_n) * ceil(k / (macs_per_lane[t] / cube_n))
+//     (rows spread over lanes; each lane's cube does cube_n output columns times
+//      macs_per_lane[t] / cube_n reduction steps per cycle; partial shapes waste the rest).
+//   TIU vector instruction over e element-operations in dtype t:
+//       init_vec + ceil(e / (lanes * vector_eu_per_lane[t])).
+//   Cycles become time at tiu_clock_mhz.
+//   DMA command of b bytes on engine E: startup_E, then the bytes flow at a rate shared max-min
+//   fairly between the active transfers over (a) E's own channel on that core, capacity
+//   bandwidth_E, and (b) the chip's DDR, capacity ddr_bandwidth * ddr_efficiency (eta_m).
+//   At most outstanding_E commands of one engine of one core are in flight.
+// Peak figures (for rooflines) follow from the same numbers:
+//   cube peak FLOP/s = cores * lanes * macs_per_lane[t] * 2 * clock.
+//
+// Nothing has a default: load_chip() requires every field (hw/strict_config.hpp).
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "hw/dtype.hpp"
+
+namespace hw {
+
+struct DmaEngineSpec {
+  double bandwidth_gb_per_s = 0;  ///< channel bandwidth of one engine of one core (1e9 B/s)
+  double startup_ns = 0;          ///< fixed latency before the first byte moves
+  std::uint32_t outstanding = 0;  ///< commands in flight at once on one engine of one core
+};
+
+struct Chip {
+  std::string name;
+  std::string source;  ///< file path or "<memory:NAME>", for messages
+
+  std::uint32_t cores = 0;
+  double tiu_clock_mhz = 0;
+  std::uint32_t lanes_per_core = 0;
+  std::uint32_t cube_n = 0;                      ///< output columns one lane's cube produces per pass
+  std::array<std::uint32_t, 3> cube_macs_per_lane_per_cycle{};  ///< indexed by DType; 0 = unsupported
+  std::array<std::uint32_t, 3> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
+  std::uint32_t matmul_init_cycles = 0;
+  std::uint32_t vector_init_cycles = 0;
+  std::uint64_t lmem_bytes_per_core = 0;
+
+  DmaEngineSpec gdma;
+  DmaEngineSpec sdma;
+
+  double ddr_bandwidth_gb_per_s = 0;
+  double ddr_efficiency = 0;  ///< eta_m: achievable fraction of ddr bandwidth (uncalibrated)
+
+  std::uint32_t cube_macs(DType t) const { return cube_macs_per_lane_per_cycle[static_cast<int>(t)]; }
+  std::uint32_t vector_eu(DType t) const { return vector_eu_per_lane[static_cast<int>(t)]; }
+
+  /// Cube peak of the whole chip in FLOP/s for dtype t (0 if the cube lacks t).
+  double cube_peak_flops(DType t) const;
+  /// Vector peak of the whole chip in element-operations/s for dtype t.
+  double vector_peak_ops(DType t) const;
+  /// DDR bandwidth the roofline uses: ddr_bandwidth * eta_m, in bytes/s.
+  double roofline_bytes_per_s() const;
+  /// TIU cycles of one matrix instruction (see the model above).
+  std::uint64_t matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t) const;
+  /// TIU cycles of one vector instruction doing `element_ops` operations.
+  std::uint64_t vector_cycles(std::uint64_t element_ops, DType t) const;
+};
+
+/// Reads a chip YAML file strictly. Throws ConfigError naming field, file and line.
+Chip load_chip(const std::string& path);
+/// Same, from YAML text held in memory; errors name "<memory:source_name>".
+Chip chip_from_yaml(const std::string& text, const std::string& source_name);
+
+}  // namespace hw

@@ -1,0 +1,209 @@
+#include "hw/strict_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "hw/config_error.hpp"
+
+namespace hw {
+namespace {
+
+std::string mark_text(const std::string& source, const YAML::Mark& mark) {
+  if (mark.is_null()) return source;
+  return fmt::format("{}:{}:{}", source, mark.line + 1, mark.column + 1);
+}
+
+}  // namespace
+
+ConfigMap::ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::string path)
+    : doc_(std::move(doc)), node_(std::move(node)), path_(std::move(path)) {}
+
+ConfigMap ConfigMap::from_string(const std::string& text, const std::string& source_name,
+                                 UnknownKeys policy) {
+  const std::string source = "<memory:" + source_name + ">";
+  auto doc = std::make_shared<const Document>(Document{source, policy});
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}: parse error: {}", mark_text(source, e.mark), e.msg));
+  }
+  if (!root.IsMap()) {
+    throw ConfigError(fmt::format("{}: expected a mapping at the top level", source));
+  }
+  return ConfigMap(std::move(doc), root, "");
+}
+
+ConfigMap ConfigMap::from_file(const std::string& path, UnknownKeys policy) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto doc = std::make_shared<const Document>(Document{path, policy});
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}: parse error: {}", mark_text(path, e.mark), e.msg));
+  }
+  if (!root.IsMap()) {
+    throw ConfigError(fmt::format("{}:1:1: expected a mapping at the top level", path));
+  }
+  return ConfigMap(std::move(doc), root, "");
+}
+
+const std::string& ConfigMap::source() const { return doc_->source; }
+
+std::string ConfigMap::where() const { return mark_text(doc_->source, node_.Mark()); }
+
+std::string ConfigMap::where(std::string_view key) const {
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() == key) return mark_text(doc_->source, kv.first.Mark());
+  }
+  return where();
+}
+
+std::string ConfigMap::path_of(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+bool ConfigMap::has(std::string_view key) const {
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() == key) return true;
+  }
+  return false;
+}
+
+void ConfigMap::fail(std::string_view key, const std::string& message) const {
+  throw ConfigError(fmt::format("{}: {}: {}", where(key), path_of(key), message));
+}
+
+YAML::Node ConfigMap::scalar_node(std::string_view key) {
+  read_.emplace(key);
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() == key) {
+      if (!kv.second.IsScalar() && !kv.second.IsNull()) fail(key, "expected a single value");
+      return kv.second;
+    }
+  }
+  throw ConfigError(fmt::format("{}: missing required field '{}'{}", where(), path_of(key),
+                                path_.empty() ? "" : fmt::format(" (in '{}')", path_)));
+}
+
+template <class T>
+T ConfigMap::convert(std::string_view key, const char* expected) {
+  YAML::Node value = scalar_node(key);
+  if (value.IsNull()) fail(key, fmt::format("expected {}, got null", expected));
+  try {
+    return value.as<T>();
+  } catch (const YAML::BadConversion&) {
+    fail(key, fmt::format("expected {}, got '{}'", expected, value.Scalar()));
+  }
+}
+
+std::uint64_t ConfigMap::positive_int(std::string_view key) {
+  const auto v = convert<long long>(key, "an integer");
+  if (v <= 0) fail(key, fmt::format("must be a positive integer, got {}", v));
+  return static_cast<std::uint64_t>(v);
+}
+
+std::uint64_t ConfigMap::non_negative_int(std::string_view key) {
+  const auto v = convert<long long>(key, "an integer");
+  if (v < 0) fail(key, fmt::format("must be >= 0, got {}", v));
+  return static_cast<std::uint64_t>(v);
+}
+
+double ConfigMap::positive_number(std::string_view key) {
+  const auto v = convert<double>(key, "a number");
+  if (!std::isfinite(v)) fail(key, "must be a finite number");
+  if (v <= 0) fail(key, fmt::format("must be > 0, got {}", v));
+  return v;
+}
+
+double ConfigMap::non_negative_number(std::string_view key) {
+  const auto v = convert<double>(key, "a number");
+  if (!std::isfinite(v)) fail(key, "must be a finite number");
+  if (v < 0) fail(key, fmt::format("must be >= 0, got {}", v));
+  return v;
+}
+
+double ConfigMap::fraction(std::string_view key) {
+  const auto v = convert<double>(key, "a number");
+  if (!std::isfinite(v)) fail(key, "must be a finite number");
+  if (v <= 0 || v > 1) fail(key, fmt::format("must be in (0, 1], got {}", v));
+  return v;
+}
+
+std::string ConfigMap::string(std::string_view key) {
+  YAML::Node value = scalar_node(key);
+  if (value.IsNull() || value.Scalar().empty()) fail(key, "expected a non-empty string");
+  return value.Scalar();
+}
+
+std::optional<std::uint64_t> ConfigMap::positive_int_or_null(std::string_view key) {
+  YAML::Node value = scalar_node(key);
+  if (value.IsNull()) return std::nullopt;
+  read_.erase(std::string(key));
+  return positive_int(key);
+}
+
+ConfigMap ConfigMap::map(std::string_view key) {
+  read_.emplace(key);
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() == key) {
+      if (!kv.second.IsMap()) fail(key, "expected a mapping");
+      return ConfigMap(doc_, kv.second, path_of(key));
+    }
+  }
+  throw ConfigError(fmt::format("{}: missing required section '{}'", where(), path_of(key)));
+}
+
+void ConfigMap::finish() const {
+  if (doc_->policy == UnknownKeys::ignore) return;
+  std::vector<std::string> valid(read_.begin(), read_.end());
+  for (const auto& kv : node_) {
+    const std::string& key = kv.first.Scalar();
+    if (read_.count(key) != 0) continue;
+    std::string hint;
+    if (auto near = closest_match(key, valid); !near.empty()) {
+      hint = fmt::format(" (did you mean '{}'?)", near);
+    }
+    throw ConfigError(fmt::format("{}: {}: unknown key{}; valid keys: {}",
+                                  mark_text(doc_->source, kv.first.Mark()), path_of(key), hint,
+                                  fmt::join(valid, ", ")));
+  }
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace hw

@@ -1,0 +1,83 @@
+#pragma once
+// Strict reading of YAML (and JSON, which yaml-cpp parses as YAML) configuration documents.
+//
+// Contract:
+//   - Every value that changes a result is read with a required accessor: a missing key, a wrong
+//     type, a non-finite number or a value outside its range throws hw::ConfigError.
+//   - Every error names the source and position ("file:line:col", or "<memory:NAME>:line:col"
+//     for in-memory documents), the dotted path of the field, and what was expected.
+//   - finish() rejects keys that nobody read, with a did-you-mean and the list of valid keys,
+//     unless the document was opened with UnknownKeys::ignore (Hugging Face config.json files
+//     carry many keys the simulator has no use for).
+//   - Nothing here has a default value: callers that want one must say so explicitly.
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hw {
+
+enum class UnknownKeys { reject, ignore };
+
+class ConfigMap {
+ public:
+  /// Opens a file; throws ConfigError if it cannot be read or parsed, or is not a mapping.
+  static ConfigMap from_file(const std::string& path, UnknownKeys policy);
+  /// Parses text held in memory; `source_name` appears in errors as "<memory:source_name>".
+  static ConfigMap from_string(const std::string& text, const std::string& source_name,
+                               UnknownKeys policy);
+
+  bool has(std::string_view key) const;
+
+  std::uint64_t positive_int(std::string_view key);       ///< integer >= 1
+  std::uint64_t non_negative_int(std::string_view key);   ///< integer >= 0
+  double positive_number(std::string_view key);           ///< finite, > 0
+  double non_negative_number(std::string_view key);       ///< finite, >= 0
+  double fraction(std::string_view key);                   ///< finite, in (0, 1]
+  std::string string(std::string_view key);                ///< non-empty scalar
+  /// The key must be present; `null` means "absent by design" and gives nullopt.
+  std::optional<std::uint64_t> positive_int_or_null(std::string_view key);
+  /// A required nested mapping.
+  ConfigMap map(std::string_view key);
+
+  /// Throws on keys of this mapping that were never read (policy reject). Call after reading.
+  void finish() const;
+
+  /// "source:line:col" of this mapping, or of one of its keys.
+  std::string where() const;
+  std::string where(std::string_view key) const;
+  /// Dotted path of a key, for messages ("gdma.bandwidth_gb_per_s").
+  std::string path_of(std::string_view key) const;
+  const std::string& source() const;
+
+ private:
+  struct Document {
+    std::string source;
+    UnknownKeys policy;
+  };
+  ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::string path);
+
+  YAML::Node scalar_node(std::string_view key);
+  [[noreturn]] void fail(std::string_view key, const std::string& message) const;
+  template <class T>
+  T convert(std::string_view key, const char* expected);
+
+  std::shared_ptr<const Document> doc_;
+  YAML::Node node_;
+  std::string path_;
+  std::set<std::string, std::less<>> read_;
+};
+
+/// Edit distance, for did-you-mean suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The closest candidate within a small edit distance, or empty.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace hw

@@ -1,0 +1,165 @@
+// Lowering of kv_cache_read, fa2 and fa2_combine (see ops/attention_plan.hpp for the split and
+// the tiles, ops/lowering.hpp for the two kv-read routes).
+//
+// Per core and per row block, fa2 runs for every KV chunk:
+//   [dequant fp8 -> bf16]  S = Q K^T  softmax(S) (online)  O += P V  rescale O
+// as TIU commands. Chunk j's load waits on the P V product of chunk j - buffers (which frees its
+// buffer), so up to `buffers` chunks are in flight ahead of the compute. The chunk loads of the
+// first row block of each item are the history read and belong to kv_cache_read; in decode, the
+// first `buffers` chunks of a core are queued at kv_cache_read's place (right after the
+// absorption), the rest as fa2 consumes them.
+
+#include <algorithm>
+#include <optional>
+
+#include "hw/dtype.hpp"
+#include "ops/attention_plan.hpp"
+#include "ops/lowering_context.hpp"
+
+namespace ops::detail {
+namespace {
+
+using hw::DType;
+using sim::Engine;
+
+// Vector work per element, by what the kernel does to it (fp32 on the vector unit):
+constexpr std::uint64_t kSoftmaxOpsPerScore = 4;     // running max, subtract, exp, running sum
+constexpr std::uint64_t kRescaleOpsPerOutput = 1;    // O *= exp(m_old - m_new)
+constexpr std::uint64_t kNormaliseOpsPerOutput = 1;  // O /= l at the end of a prefill row block
+constexpr std::uint64_t kDequantOpsPerElement = 1;   // fp8 * scale -> bf16
+constexpr std::uint64_t kCombineOpsPerOutput = 1;    // weighted accumulate of one partial
+constexpr std::uint64_t kCombineOpsPerRow = 4;       // max, two exps and a sum of the statistics
+constexpr std::uint64_t kStatBytesPerRow = 8;        // fp32 running max and running sum
+
+bool history_resident(const LoweringContext& ctx) { return ctx.options.kv_read_engine == Engine::sdma; }
+
+std::optional<OpId> history_reader(const LoweringContext& ctx, OpId fa2) {
+  for (auto [e, end] = boost::in_edges(fa2, ctx.graph); e != end; ++e) {
+    const OpId src = boost::source(*e, ctx.graph);
+    if (ctx.graph[src].kind == OpKind::kv_cache_read) return src;
+  }
+  return std::nullopt;
+}
+
+std::uint64_t chunk_bytes(const AttentionShape& s, std::uint64_t tokens) {
+  return tokens * s.qk_dim * hw::bytes_of(s.kv_dtype);
+}
+
+}  // namespace
+
+void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
+  const AttentionShape& s = ctx.graph[op].attn;
+  const bool resident = history_resident(ctx);
+  const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
+  ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
+  PrefetchedChunks prefetched;
+  prefetched.ids.resize(ctx.chip.cores);
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    const auto& blocks = plan.cores[core].blocks;
+    if (blocks.empty()) continue;
+    CoreEmitter emit(ctx, op, core);
+    if (resident) {
+      // One SDMA transfer per item: the core's whole share lands in local memory.
+      for (const AttentionBlock& b : blocks) {
+        if (!b.first_pass) continue;
+        std::uint64_t tokens = 0;
+        for (std::uint64_t t : b.chunk_tokens) tokens += t;
+        emit.load(chunk_bytes(s, tokens), 0, Engine::sdma);
+      }
+      continue;
+    }
+    const AttentionBlock& first = blocks.front();
+    const std::size_t ahead = std::min<std::size_t>(plan.buffers, first.chunk_tokens.size());
+    for (std::size_t i = 0; i < ahead; ++i) {
+      prefetched.ids[core].push_back(emit.load(chunk_bytes(s, first.chunk_tokens[i]), 0));
+    }
+  }
+  ctx.prefetched[op] = std::move(prefetched);
+}
+
+void lower_fa2(LoweringContext& ctx, OpId op) {
+  const OpNode& node = ctx.graph[op];
+  const AttentionShape& s = node.attn;
+  const std::optional<OpId> reader = history_reader(ctx, op);
+  const bool resident = reader.has_value() && history_resident(ctx);
+  const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
+  ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
+  if (reader) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*reader].kv_bytes;
+  const bool dequant = s.kv_dtype != DType::bf16;
+  const hw::Chip& chip = ctx.chip;
+
+  for (std::uint32_t core = 0; core < chip.cores; ++core) {
+    const auto& blocks = plan.cores[core].blocks;
+    if (blocks.empty()) continue;
+    CoreEmitter emit(ctx, op, core);
+    const std::vector<std::uint32_t> none;
+    const auto& prefetched = reader && !resident ? ctx.prefetched.at(*reader).ids[core] : none;
+    std::vector<std::uint32_t> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1), 0);
+    std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
+    std::uint32_t previous_block_end = 0;
+
+    for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+      const AttentionBlock& block = blocks[bi];
+      const std::size_t n = block.chunk_tokens.size();
+      const bool reads_history = reader.has_value() && block.first_pass;
+      auto load_chunk = [&](std::size_t i, std::uint32_t wait_tiu) -> std::uint32_t {
+        const std::uint64_t bytes = chunk_bytes(s, block.chunk_tokens[i]);
+        return reads_history ? emit.load_as(*reader, bytes, wait_tiu) : emit.load(bytes, wait_tiu);
+      };
+      std::vector<std::uint32_t> chunk_id(n, 0);
+      const std::size_t already = bi == 0 ? prefetched.size() : 0;
+      std::copy(prefetched.begin(), prefetched.begin() + static_cast<std::ptrdiff_t>(already), chunk_id.begin());
+      // The Q buffer is reused by the next block: its load waits for this block's last TIU.
+      const std::uint32_t q_id = emit.load(block.rows * s.qk_dim * 2, previous_block_end);
+      if (!resident) {
+        for (std::size_t i = already; i < std::min<std::size_t>(plan.buffers, n); ++i) {
+          chunk_id[i] = load_chunk(i, buffer_freed_by[(global_chunk + i) % plan.buffers]);
+        }
+      }
+      std::uint32_t last_tiu = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t tk = block.chunk_tokens[i];
+        std::uint32_t wait = std::max(q_id, chunk_id[i]);
+        if (dequant) {
+          emit.compute(chip.vector_cycles(tk * s.qk_dim * kDequantOpsPerElement, DType::bf16), wait);
+          wait = 0;
+        }
+        emit.compute(chip.matmul_cycles(block.rows, s.qk_dim, tk, DType::bf16), wait);
+        emit.compute(chip.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, DType::fp32), 0);
+        const std::uint32_t pv = emit.compute(chip.matmul_cycles(block.rows, tk, s.v_dim, DType::bf16), 0);
+        last_tiu = emit.compute(chip.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), DType::fp32), 0);
+        if (!resident) {
+          buffer_freed_by[(global_chunk + i) % plan.buffers] = pv;
+          if (i + plan.buffers < n) chunk_id[i + plan.buffers] = load_chunk(i + plan.buffers, pv);
+        }
+      }
+      if (s.decode) {
+        // Partial output with its softmax statistics, merged across cores by fa2_combine.
+        emit.store(block.rows * (s.v_dim * 4 + kStatBytesPerRow), last_tiu);
+      } else {
+        last_tiu = emit.compute(chip.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, DType::fp32), 0);
+        emit.store(block.rows * s.v_dim * 2, last_tiu);
+      }
+      previous_block_end = last_tiu;
+      global_chunk += n;
+    }
+  }
+}
+
+void lower_fa2_combine(LoweringContext& ctx, OpId op) {
+  const AttentionShape& s = ctx.graph[op].attn;
+  const AttentionPlan plan = plan_attention(s, ctx.chip, history_resident(ctx));
+  const std::uint64_t rows_per_seq = s.q_len * s.heads;
+  auto cost = [&](std::uint64_t row) {
+    const std::uint64_t partials = plan.partials_per_batch[row / rows_per_seq];
+    RowCost c;
+    c.load_bytes = partials * (s.v_dim * 4 + kStatBytesPerRow);
+    c.store_bytes = s.v_dim * 2;
+    c.element_ops = partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
+    return c;
+  };
+  for (std::uint64_t row = 0; row < s.batch * rows_per_seq; ++row) ctx.out.ops[op].split_flops += cost(row).element_ops;
+  lower_rows(ctx, op, s.batch * rows_per_seq, cost, DType::fp32);
+}
+
+}  // namespace ops::detail

@@ -1,0 +1,125 @@
+#include "ops/attention_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hw/config_error.hpp"
+#include "ops/work_split.hpp"
+
+namespace ops {
+namespace {
+
+struct Item {
+  std::uint64_t batch, rows, kv_tokens;
+};
+
+std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores) {
+  std::vector<std::vector<Item>> items(cores);
+  const std::uint64_t per_seq = s.decode ? s.kv_len : s.q_len;
+  const std::uint64_t total = s.batch * per_seq;
+  for (std::uint64_t c = 0; c < cores; ++c) {
+    const Range r = balanced_part(total, cores, c);
+    for (std::uint64_t pos = r.begin; pos < r.end;) {
+      const std::uint64_t b = pos / per_seq;
+      const std::uint64_t end = std::min(r.end, (b + 1) * per_seq);
+      if (s.decode) {
+        items[c].push_back({b, s.q_len * s.heads, end - pos});
+      } else {
+        items[c].push_back({b, (end - pos) * s.heads, s.kv_len});
+      }
+      pos = end;
+    }
+  }
+  return items;
+}
+
+std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64_t tk, std::uint64_t buffers,
+                        std::uint64_t resident_tokens) {
+  const std::uint64_t e = hw::bytes_of(s.kv_dtype);
+  std::uint64_t bytes = rows * s.qk_dim * 2 + rows * (s.v_dim + 2) * 4 + rows * tk * 4;
+  bytes += resident_tokens > 0 ? resident_tokens * s.qk_dim * e : buffers * tk * s.qk_dim * e;
+  if (e != 2) bytes += tk * s.qk_dim * 2;
+  return bytes;
+}
+
+}  // namespace
+
+AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident) {
+  const auto items = split_items(s, chip.cores);
+  std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
+  for (const auto& core : items) {
+    std::uint64_t share = 0;
+    for (const Item& it : core) {
+      max_rows = std::max(max_rows, it.rows);
+      max_tokens = std::max(max_tokens, it.kv_tokens);
+      share += it.kv_tokens;
+    }
+    max_resident = std::max(max_resident, share);
+  }
+  const std::uint64_t lmem = chip.lmem_bytes_per_core;
+  std::vector<std::uint64_t> row_options{max_rows};
+  for (std::uint64_t r = chip.lanes_per_core; r < max_rows; r *= 2) row_options.insert(row_options.begin() + 1, r);
+  std::vector<std::uint64_t> chunk_options;
+  for (std::uint64_t t = 512; t >= 16; t /= 2) {
+    const std::uint64_t capped = std::min(t, (max_tokens + 15) / 16 * 16);
+    if (chunk_options.empty() || chunk_options.back() != capped) chunk_options.push_back(capped);
+  }
+
+  AttentionPlan plan;
+  plan.resident = resident;
+  bool found = false;
+  for (std::uint64_t rows : row_options) {
+    for (std::uint64_t tk : chunk_options) {
+      if (resident) {
+        const std::uint64_t bytes = footprint(s, rows, tk, 0, std::max<std::uint64_t>(1, max_resident));
+        if (bytes <= lmem) {
+          plan.row_block = rows, plan.chunk_tokens = tk, plan.buffers = 0, plan.lmem_bytes = bytes;
+          found = true;
+        }
+      } else if (footprint(s, rows, tk, 2, 0) <= lmem) {
+        std::uint64_t buffers = 2;
+        while (buffers < 4 && footprint(s, rows, tk, buffers + 1, 0) <= lmem) ++buffers;
+        plan.row_block = rows, plan.chunk_tokens = tk, plan.buffers = buffers;
+        plan.lmem_bytes = footprint(s, rows, tk, buffers, 0);
+        found = true;
+      }
+      if (found) break;
+    }
+    if (found) break;
+  }
+  if (!found) {
+    if (resident) {
+      throw hw::ConfigError(fmt::format(
+          "--kv-read-engine sdma keeps each core's share of the latent history in local memory: "
+          "{} tokens x {} B need {} B on one core, but {} ({}) has lmem_bytes_per_core = {}; "
+          "use --kv-read-engine gdma, a shorter context or a smaller batch",
+          max_resident, s.qk_dim * hw::bytes_of(s.kv_dtype), max_resident * s.qk_dim * hw::bytes_of(s.kv_dtype),
+          chip.name, chip.source, lmem));
+    }
+    throw hw::ConfigError(fmt::format("{}: lmem_bytes_per_core: {} B cannot hold the smallest fa2 tiles", chip.source,
+                                      lmem));
+  }
+
+  plan.cores.resize(chip.cores);
+  if (s.decode) plan.partials_per_batch.assign(s.batch, 0);
+  for (std::uint64_t c = 0; c < chip.cores; ++c) {
+    for (const Item& it : items[c]) {
+      if (s.decode) ++plan.partials_per_batch[it.batch];
+      plan.cores[c].first_pass_tokens += it.kv_tokens;
+      for (std::uint64_t r0 = 0; r0 < it.rows; r0 += plan.row_block) {
+        AttentionBlock block;
+        block.batch = it.batch;
+        block.rows = std::min(plan.row_block, it.rows - r0);
+        block.first_pass = r0 == 0;
+        for (std::uint64_t t0 = 0; t0 < it.kv_tokens; t0 += plan.chunk_tokens) {
+          block.chunk_tokens.push_back(std::min(plan.chunk_tokens, it.kv_tokens - t0));
+        }
+        plan.cores[c].blocks.push_back(std::move(block));
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace ops

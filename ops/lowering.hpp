@@ -1,0 +1,49 @@
+#pragma once
+// Lowering: OpGraph + Chip -> per-core TIU / GDMA / SDMA command queues (sim::Program).
+//
+// A pure function of its inputs. Every op's work is split over the cores (ops/work_split.hpp),
+// tiled to fit each core's local memory, and software-pipelined with double (or deeper)
+// buffering: a load into a buffer waits on the TIU command that last read that buffer, a TIU
+// command waits on the loads it consumes, a store waits on the TIU command that produced it.
+// Ops are emitted in topological order; a `data` edge becomes a cross-core barrier (every core
+// sends a message once the producer's last command there has completed; the consumer's first
+// commands on a core wait for all of them).
+//
+// MLA decode: kv_cache_read streams the latent history on GDMA in chunks. Its first chunks are
+// queued right after the absorption (their GDMA waits on the absorption's last TIU command on the
+// core); fa2's tiles wait on the chunk they consume and each further chunk waits on the tile that
+// frees its buffer, so reading and computing overlap. With kv_read_engine = sdma the read goes on
+// SDMA into local memory in one piece per core share, fa2 starts only after the whole read has
+// finished on every core, and fa2's first TIU command also names the read's last SDMA id
+// (initial_sdma_dep).
+
+#include <cstdint>
+#include <vector>
+
+#include "hw/chip.hpp"
+#include "ops/op_graph.hpp"
+#include "sim/command.hpp"
+
+namespace ops {
+
+struct LoweringOptions {
+  sim::Engine kv_read_engine = sim::Engine::gdma;  ///< gdma or sdma
+};
+
+struct LoweredOp {
+  std::uint64_t peak_lmem_bytes = 0;  ///< largest per-core local-memory footprint of its tiles
+  /// Bytes another op streams into this op's local memory (fa2 in decode: the latent history
+  /// brought by kv_cache_read); the roofline charges them to this op's memory leg too.
+  std::uint64_t streamed_in_bytes = 0;
+  /// Work the lowering adds when it depends on the split (fa2_combine: one merge per partial).
+  std::uint64_t split_flops = 0;
+};
+
+struct Lowered {
+  sim::Program program;
+  std::vector<LoweredOp> ops;  ///< indexed by OpId
+};
+
+Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options);
+
+}  // namespace ops

@@ -1,0 +1,28 @@
+#pragma once
+// Tile choice for one core's share of a matmul [m, k] x [k, n] (A = activations, B = weights,
+// C accumulated in fp32 and written back in the output dtype).
+//
+// Local memory per core holds two A tiles, two B tiles and two C tiles (double buffering):
+//     2*tm*tk*e_in + 2*tk*tn*e_in + 2*tm*tn*4 <= lmem_bytes_per_core.
+// Loop order: m-tiles, then n-tiles, then k-tiles innermost. DDR traffic of the core:
+//     A: m*k*e_in once if tk == k (the A tile stays resident across n-tiles), else once per n-tile;
+//     B: k*n*e_in once per m-tile;   C: m*n*e_out once.
+// The tiling with the least traffic wins; ties go to fewer tiles (less per-instruction start-up),
+// then to wider n-tiles. Candidate sizes are the full extent or cube-aligned powers of two.
+
+#include <cstdint>
+
+#include "hw/chip.hpp"
+
+namespace ops {
+
+struct MatmulTiling {
+  std::uint64_t tm = 0, tn = 0, tk = 0;
+  std::uint64_t lmem_bytes = 0;    ///< footprint of the buffers above
+  std::uint64_t ddr_bytes = 0;     ///< traffic the loop order implies
+};
+
+MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                                std::uint64_t in_bytes, std::uint64_t out_bytes);
+
+}  // namespace ops

@@ -1,0 +1,96 @@
+#pragma once
+// The op graph: vertices are ops with their shapes and work, edges are dependencies.
+//
+// Edge kinds tell the lowering how a consumer may start relative to its producer:
+//   data       - the consumer reads what the producer wrote to DDR, from any core: every core
+//                must have finished the producer (a cross-core barrier: send_msg / wait_msg).
+//   same_core  - producer and consumer are split over cores with the same rule, and the consumer
+//                takes the producer's bytes from local memory on the same core (kv_cache_read ->
+//                fa2): the consumer's TIU commands wait on the producer's DMA commands directly.
+//   order      - no data: the consumer's DMA on a core starts after the producer's last TIU
+//                command on that core (the spec's "cache read waits on the absorption").
+// Vertex ids follow insertion order, and the lowering emits ops in topological order breaking
+// ties by id, so a graph always lowers to the same program.
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hw/dtype.hpp"
+
+namespace ops {
+
+enum class OpKind : std::uint8_t {
+  rmsnorm,         ///< vector: rows x width, fp32 arithmetic
+  rope,            ///< vector: rotary embedding on rows x width
+  matmul,          ///< cube: groups x ([m, k] x [k, n]), B operand = weights in DDR
+  kv_cache_write,  ///< writes the new tokens' latent + RoPE key rows into the KV cache
+  kv_cache_read,   ///< decode only: streams the latent KV history from DDR
+  fa2,             ///< flash attention (MQA over the latent in absorb mode)
+  fa2_combine,     ///< decode only: merges the per-core partial outputs of fa2
+};
+
+/// The name users see in tables and JSON ("kind").
+std::string_view kind_name(OpKind kind);
+
+struct MatmulShape {
+  std::uint64_t groups = 1;  ///< independent matmuls (heads for per-head projections)
+  std::uint64_t m = 0, k = 0, n = 0;
+};
+
+struct VectorShape {
+  std::uint64_t rows = 0, width = 0;
+  std::uint64_t ops_per_element = 0;  ///< vector element-operations per element
+  hw::DType compute = hw::DType::fp32;
+  hw::DType out = hw::DType::bf16;   ///< dtype written back to DDR
+};
+
+struct AttentionShape {
+  std::uint64_t batch = 0;
+  std::uint64_t q_len = 0;   ///< query tokens per sequence
+  std::uint64_t kv_len = 0;  ///< tokens attended per sequence
+  std::uint64_t heads = 0;
+  std::uint64_t qk_dim = 0;  ///< score dimension (kv_lora_rank + qk_rope_head_dim in absorb mode)
+  std::uint64_t v_dim = 0;   ///< value / output dimension (kv_lora_rank in absorb mode)
+  hw::DType kv_dtype = hw::DType::bf16;
+  bool decode = false;       ///< q_len < kv_len: the history comes from the cache
+};
+
+struct OpNode {
+  std::string name;
+  OpKind kind = OpKind::matmul;
+  std::string shape;  ///< human-readable, for tables
+  hw::DType dtype = hw::DType::bf16;
+  std::uint64_t flops = 0;     ///< matrix FLOPs (2 per MAC); vector ops count element-operations
+  std::uint64_t kv_bytes = 0;  ///< kv_cache_read, fa2: the latent KV bytes attended
+  MatmulShape mm;
+  VectorShape vec;
+  AttentionShape attn;
+};
+
+enum class EdgeKind : std::uint8_t { data, same_core, order };
+
+struct OpEdge {
+  EdgeKind kind = EdgeKind::data;
+};
+
+using OpGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, OpNode, OpEdge>;
+using OpId = OpGraph::vertex_descriptor;
+
+/// Adds an op and returns its id.
+OpId add_op(OpGraph& graph, OpNode node);
+/// Adds a dependency producer -> consumer.
+void add_dependency(OpGraph& graph, OpId producer, OpId consumer, EdgeKind kind = EdgeKind::data);
+
+/// Topological order, ties broken by smallest id. Throws std::logic_error on a cycle.
+std::vector<OpId> topological_order(const OpGraph& graph);
+
+/// The first op of a kind, or throws std::out_of_range.
+OpId find_op(const OpGraph& graph, OpKind kind);
+/// True if the graph holds an op of this kind.
+bool has_op(const OpGraph& graph, OpKind kind);
+
+}  // namespace ops

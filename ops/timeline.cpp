@@ -1,0 +1,96 @@
+#include "ops/timeline.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace ops {
+
+std::string_view regime_name(Regime r) { return r == Regime::compute ? "compute" : "memory"; }
+
+std::string OpTiming::engines() const {
+  static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA"};
+  std::string out;
+  for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
+    if (commands[e] == 0) continue;
+    if (!out.empty()) out += "+";
+    out += kNames[e];
+  }
+  return out.empty() ? "-" : out;
+}
+
+const OpTiming* Timeline::find(OpKind kind) const {
+  for (const OpTiming& t : ops) {
+    if (t.kind == kind) return &t;
+  }
+  return nullptr;
+}
+
+const OpTiming& Timeline::op(OpKind kind) const {
+  if (const OpTiming* t = find(kind)) return *t;
+  throw std::out_of_range(std::string("timeline has no op of kind ") + std::string(kind_name(kind)));
+}
+
+Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace) {
+  const std::size_t n = boost::num_vertices(graph);
+  std::vector<OpTiming> by_id(n);
+  for (OpId v = 0; v < n; ++v) {
+    OpTiming& t = by_id[v];
+    t.id = v;
+    t.name = graph[v].name;
+    t.kind = graph[v].kind;
+    t.shape = graph[v].shape;
+    t.flops = graph[v].flops + lowered.ops[v].split_flops;
+    t.kv_bytes = graph[v].kv_bytes;
+    t.streamed_in_bytes = lowered.ops[v].streamed_in_bytes;
+    t.peak_lmem_bytes = lowered.ops[v].peak_lmem_bytes;
+    t.start = std::numeric_limits<sim::Tick>::max();
+  }
+  Timeline tl;
+  for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
+    for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
+      const auto& queue = lowered.program.cores[c].queues[e];
+      const auto& records = trace.cores[c][e];
+      tl.commands[e] += queue.size();
+      for (std::size_t i = 0; i < queue.size(); ++i) {
+        const sim::Command& cmd = queue[i];
+        if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg) continue;
+        OpTiming& t = by_id[cmd.op];
+        t.start = std::min(t.start, records[i].start);
+        t.end = std::max(t.end, records[i].end);
+        ++t.commands[e];
+        if (cmd.kind == sim::CommandKind::transfer) t.hbm_bytes += cmd.amount;
+      }
+    }
+  }
+  const double bytes_per_ns = chip.roofline_bytes_per_s() * 1e-9;
+  for (OpId v : topological_order(graph)) {
+    OpTiming& t = by_id[v];
+    if (t.start == std::numeric_limits<sim::Tick>::max()) t.start = 0;
+    double peak = 0;  // FLOP or element-op per second
+    switch (t.kind) {
+      case OpKind::matmul:
+      case OpKind::fa2: peak = chip.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16); break;
+      case OpKind::rmsnorm:
+      case OpKind::rope:
+      case OpKind::kv_cache_write: peak = chip.vector_peak_ops(graph[v].vec.compute); break;
+      case OpKind::fa2_combine: peak = chip.vector_peak_ops(hw::DType::fp32); break;
+      case OpKind::kv_cache_read: break;
+    }
+    t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
+    t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / bytes_per_ns;
+    t.roofline_ns = std::max(t.compute_ns, t.memory_ns);
+    t.regime = t.compute_ns > t.memory_ns ? Regime::compute : Regime::memory;
+    tl.hbm_bytes += t.hbm_bytes;
+    tl.flops += t.flops;
+    tl.compute_ns += t.compute_ns;
+    tl.ops.push_back(std::move(t));
+  }
+  // Streamed-in bytes are already some other op's hbm_bytes: the block counts each byte once.
+  tl.memory_ns = static_cast<double>(tl.hbm_bytes) / bytes_per_ns;
+  tl.total = trace.end;
+  tl.regime = tl.compute_ns > tl.memory_ns ? Regime::compute : Regime::memory;
+  return tl;
+}
+
+}  // namespace ops

@@ -1,0 +1,62 @@
+#pragma once
+// Folds the command records of a run back into per-op timings, beside each op's roofline.
+//
+//   op_start = earliest start of the op's data or compute commands (message commands excluded:
+//              a wait is not work), op_end = latest end of them.
+//   hbm_bytes = bytes of the op's own DMA commands (every transfer crosses DDR).
+//   roofline: t_compute = flops / peak, t_memory = (hbm_bytes + streamed_in_bytes) / (BW * eta_m),
+//             t_roof = max(t_compute, t_memory); regime = compute if t_compute > t_memory.
+//   Peak: the cube peak (bf16) for matmul and fa2, the vector peak of the op's arithmetic dtype
+//   for vector ops; ops without arithmetic are memory-bound by definition.
+// The block's regime compares the sum of t_compute over all ops with the block's HBM bytes over
+// BW * eta_m (each byte once: streamed-in bytes are already the reader's hbm_bytes).
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/chip.hpp"
+#include "ops/lowering.hpp"
+#include "ops/op_graph.hpp"
+#include "sim/command.hpp"
+
+namespace ops {
+
+enum class Regime : std::uint8_t { compute, memory };
+std::string_view regime_name(Regime r);
+
+struct OpTiming {
+  OpId id = 0;
+  std::string name;
+  OpKind kind = OpKind::matmul;
+  std::string shape;
+  sim::Tick start = 0, end = 0;  ///< picoseconds
+  std::uint64_t hbm_bytes = 0;
+  std::uint64_t flops = 0;
+  std::uint64_t kv_bytes = 0;
+  std::uint64_t streamed_in_bytes = 0;
+  std::uint64_t peak_lmem_bytes = 0;
+  std::array<std::uint64_t, sim::kEngineCount> commands{};  ///< data/compute commands per engine
+  double compute_ns = 0, memory_ns = 0, roofline_ns = 0;
+  Regime regime = Regime::memory;
+
+  sim::Tick duration() const { return end - start; }
+  std::string engines() const;  ///< "TIU+GDMA", ...
+};
+
+struct Timeline {
+  std::vector<OpTiming> ops;  ///< in emission (topological) order
+  sim::Tick total = 0;        ///< end of the last command
+  std::array<std::uint64_t, sim::kEngineCount> commands{};  ///< all commands, messages included
+  std::uint64_t hbm_bytes = 0, flops = 0;
+  double compute_ns = 0, memory_ns = 0;
+  Regime regime = Regime::memory;
+
+  const OpTiming& op(OpKind kind) const;      ///< first op of a kind; throws if absent
+  const OpTiming* find(OpKind kind) const;    ///< or nullptr
+};
+
+Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace);
+
+}  // namespace ops

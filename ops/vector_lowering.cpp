@@ -1,0 +1,61 @@
+// Lowering of row-wise vector ops (RMSNorm, RoPE, the KV-cache write): rows split over cores in
+// balanced ranges, tiles of rows double-buffered in local memory:
+//   load(t) -> TIU vector(t) -> store(t); load(t+1) waits on TIU(t-1), which freed its buffer.
+// Tile size: the most rows whose input and output buffers, doubled, fit the core's LMEM.
+
+#include <algorithm>
+
+#include "hw/dtype.hpp"
+#include "ops/lowering_context.hpp"
+#include "ops/work_split.hpp"
+
+namespace ops::detail {
+
+void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows,
+                const std::function<RowCost(std::uint64_t row)>& cost, hw::DType compute) {
+  std::uint64_t widest = 1;  // largest per-row buffer need, sizing the tiles
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    const RowCost c = cost(r);
+    widest = std::max(widest, c.load_bytes + c.store_bytes);
+  }
+  const std::uint64_t tile_rows = std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * widest));
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    const Range mine = balanced_part(rows, ctx.chip.cores, core);
+    if (mine.empty()) continue;
+    // Per tile: summed costs of its rows.
+    std::vector<RowCost> tiles;
+    for (std::uint64_t r0 = mine.begin; r0 < mine.end; r0 += tile_rows) {
+      RowCost sum;
+      for (std::uint64_t r = r0; r < std::min(mine.end, r0 + tile_rows); ++r) {
+        const RowCost c = cost(r);
+        sum.load_bytes += c.load_bytes;
+        sum.store_bytes += c.store_bytes;
+        sum.element_ops += c.element_ops;
+      }
+      tiles.push_back(sum);
+    }
+    auto& peak = ctx.out.ops[op].peak_lmem_bytes;
+    peak = std::max(peak, std::min<std::uint64_t>(tiles.size(), 2) * (tiles[0].load_bytes + tiles[0].store_bytes));
+    CoreEmitter emit(ctx, op, core);
+    std::uint32_t loaded = emit.load(tiles[0].load_bytes, 0);
+    std::uint32_t previous_tiu = 0;
+    for (std::size_t t = 0; t < tiles.size(); ++t) {
+      const std::uint32_t tiu = emit.compute(ctx.chip.vector_cycles(tiles[t].element_ops, compute), loaded);
+      if (t + 1 < tiles.size()) loaded = emit.load(tiles[t + 1].load_bytes, previous_tiu);
+      emit.store(tiles[t].store_bytes, tiu);
+      previous_tiu = tiu;
+    }
+  }
+}
+
+void lower_vector(LoweringContext& ctx, OpId op) {
+  const OpNode& node = ctx.graph[op];
+  const VectorShape& v = node.vec;
+  RowCost cost;
+  cost.load_bytes = v.width * hw::bytes_of(node.dtype);
+  cost.store_bytes = v.width * hw::bytes_of(v.out);
+  cost.element_ops = v.width * v.ops_per_element;
+  lower_rows(ctx, op, v.rows, [&](std::uint64_t) { return cost; }, v.compute);
+}
+
+}  // namespace ops::detail

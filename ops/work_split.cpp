@@ -1,0 +1,60 @@
+#include "ops/work_split.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace ops {
+
+Range balanced_part(std::uint64_t total, std::uint64_t parts, std::uint64_t p, std::uint64_t align) {
+  const std::uint64_t units = (total + align - 1) / align;
+  const std::uint64_t u0 = units * p / parts;
+  const std::uint64_t u1 = units * (p + 1) / parts;
+  return Range{std::min(total, u0 * align), std::min(total, u1 * align)};
+}
+
+std::vector<MatmulPart> split_matmul(const hw::Chip& chip, std::uint64_t groups, std::uint64_t m,
+                                     std::uint64_t k, std::uint64_t n, std::uint64_t elem_bytes) {
+  const std::uint64_t cores = chip.cores;
+  std::vector<MatmulPart> parts(cores);
+  if (groups >= cores) {
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      parts[c] = MatmulPart{balanced_part(groups, cores, c), Range{0, m}, Range{0, n}};
+    }
+    return parts;
+  }
+  // Fewer heads than cores: give each head cores_per_group cores and split its output grid.
+  const std::uint64_t per_group = cores / groups;
+  const std::uint64_t lanes = chip.lanes_per_core;
+  const std::uint64_t max_gm = (m + lanes - 1) / lanes;
+  const std::uint64_t max_gn = (n + chip.cube_n - 1) / chip.cube_n;
+  // Per-core time estimate of a (gm x gn) grid: the slower of the core's cube work and its
+  // GDMA traffic (A rows, B columns, C tile). The smallest wins; ties keep the column split.
+  const double flops_per_s = static_cast<double>(lanes) * chip.cube_macs(hw::DType::bf16) * 2.0 *
+                             chip.tiu_clock_mhz * 1e6;
+  const double bytes_per_s = chip.gdma.bandwidth_gb_per_s * 1e9;
+  std::uint64_t best_gm = 1, best_gn = std::min(per_group, max_gn);
+  double best_time = std::numeric_limits<double>::infinity();
+  for (std::uint64_t gm = 1; gm <= std::min(per_group, max_gm); ++gm) {
+    const std::uint64_t gn = std::min(per_group / gm, max_gn);
+    const double mc = static_cast<double>((m + gm - 1) / gm);
+    const double nc = static_cast<double>((n + gn - 1) / gn);
+    const double kd = static_cast<double>(k);
+    const double t = std::max(2.0 * mc * nc * kd / flops_per_s,
+                              (mc * kd + kd * nc + mc * nc) * static_cast<double>(elem_bytes) / bytes_per_s);
+    if (t < best_time * (1 - 1e-9)) {
+      best_time = t;
+      best_gm = gm;
+      best_gn = gn;
+    }
+  }
+  for (std::uint64_t g = 0; g < groups; ++g) {
+    for (std::uint64_t i = 0; i < best_gm * best_gn; ++i) {
+      const std::uint64_t core = g * per_group + i;
+      parts[core] = MatmulPart{Range{g, g + 1}, balanced_part(m, best_gm, i / best_gn, lanes),
+                               balanced_part(n, best_gn, i % best_gn, chip.cube_n)};
+    }
+  }
+  return parts;
+}
+
+}  // namespace ops

@@ -1,0 +1,81 @@
+#pragma once
+// The command model (Sophgo style), which is all the event kernel knows about work.
+//
+// Each core has three in-order queues: TIU (compute), GDMA (core DMA) and SDMA (system DMA).
+// A command's id is its 1-based position in its queue. Dependencies name ids on another engine of
+// the SAME core and are satisfied when that engine's *completed* id (advanced in order, like the
+// hardware's reorder buffer) has reached them:
+//   TIU  waits on GDMA (wait_gdma) and, optionally, on SDMA (wait_sdma: the initial_sdma_dep);
+//   GDMA waits on TIU  (wait_tiu) only: GDMA can never wait on GDMA, its order is its queue;
+//   SDMA waits on TIU  (wait_tiu): a G5-style modelling choice, the hardware uses messages.
+// Id 0 means "no wait". Cross-core order uses messages, as TIU SYS send_msg / wait_msg do:
+// send_msg adds one to a counter, wait_msg blocks its TIU queue until the counter reaches
+// msg_count. Message commands take no time.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace sim {
+
+enum class Engine : std::uint8_t { tiu = 0, gdma = 1, sdma = 2 };
+constexpr std::size_t kEngineCount = 3;
+
+enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg };
+
+/// A transfer either loads from DDR into local memory or stores local memory to DDR; both cross
+/// the shared DDR.
+enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr };
+
+struct Command {
+  std::uint64_t amount = 0;     ///< TIU cycles (compute) or bytes (transfer)
+  std::uint32_t op = 0;         ///< index of the op this command belongs to
+  std::uint32_t wait_gdma = 0;  ///< TIU: GDMA id to wait for
+  std::uint32_t wait_sdma = 0;  ///< TIU: SDMA id to wait for
+  std::uint32_t wait_tiu = 0;   ///< GDMA / SDMA: TIU id to wait for
+  std::uint32_t msg = 0;        ///< send_msg / wait_msg: message id (>= 1)
+  std::uint32_t msg_count = 0;  ///< wait_msg: sends required before it passes
+  CommandKind kind = CommandKind::compute;
+  Direction direction = Direction::ddr_to_lmem;
+};
+
+struct CoreProgram {
+  std::array<std::vector<Command>, kEngineCount> queues;
+  std::vector<Command>& queue(Engine e) { return queues[static_cast<std::size_t>(e)]; }
+  const std::vector<Command>& queue(Engine e) const { return queues[static_cast<std::size_t>(e)]; }
+};
+
+struct Program {
+  std::vector<CoreProgram> cores;
+  std::uint32_t message_count = 0;  ///< message ids run 1..message_count
+
+  std::uint64_t command_count(Engine e) const {
+    std::uint64_t n = 0;
+    for (const auto& c : cores) n += c.queue(e).size();
+    return n;
+  }
+  std::uint64_t command_count() const {
+    return command_count(Engine::tiu) + command_count(Engine::gdma) + command_count(Engine::sdma);
+  }
+};
+
+/// When one command ran. Message commands have start == end == the moment they passed.
+struct CommandRecord {
+  Tick start = 0;
+  Tick end = 0;
+};
+
+/// One record per command, laid out exactly like the Program's queues.
+struct Trace {
+  std::vector<std::array<std::vector<CommandRecord>, kEngineCount>> cores;
+  Tick end = 0;  ///< completion of the last command
+  std::uint64_t events = 0;
+
+  const std::vector<CommandRecord>& records(std::size_t core, Engine e) const {
+    return cores[core][static_cast<std::size_t>(e)];
+  }
+};
+
+}  // namespace sim

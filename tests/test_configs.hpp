@@ -1,0 +1,49 @@
+#pragma once
+// In-memory configs for tests: the shipped files may change; these must not.
+
+#include <string>
+
+namespace test_configs {
+
+/// SG2262 as in configs/chips/sg2262.yaml, held here so that tests never read the shipped files.
+inline const std::string kSg2262 = R"(name: SG2262-test
+cores: 64
+lmem_bytes_per_core: 2097152
+tiu:
+  clock_mhz: 1000
+  lanes_per_core: 16
+  cube_n: 8
+  cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}
+  vector_eu_per_lane: {bf16: 32, fp32: 16}
+  matmul_init_cycles: 44
+  vector_init_cycles: 11
+gdma: {bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4}
+sdma: {bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4}
+ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9}
+)";
+
+/// DeepSeek-V3 attention fields (official config_671B.json values).
+inline const std::string kDeepSeekV3 = R"(name: DeepSeek-V3-test
+hidden_size: 7168
+num_attention_heads: 128
+q_lora_rank: 1536
+kv_lora_rank: 512
+qk_nope_head_dim: 128
+qk_rope_head_dim: 64
+v_head_dim: 128
+)";
+
+/// A small chip for event-kernel tests: 1 cycle = 1 ps, 1 B/ps channels, numbers easy by hand.
+inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, double startup_ns = 0) {
+  return "name: tiny\ncores: " + std::to_string(cores) +
+         "\nlmem_bytes_per_core: 1048576\n"
+         "tiu:\n  clock_mhz: 1000000\n  lanes_per_core: 16\n  cube_n: 8\n"
+         "  cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}\n  vector_eu_per_lane: {bf16: 32, fp32: 16}\n"
+         "  matmul_init_cycles: 0\n  vector_init_cycles: 0\n"
+         "gdma: {bandwidth_gb_per_s: 1000, startup_ns: " + std::to_string(startup_ns) +
+         ", outstanding: " + std::to_string(outstanding) +
+         "}\nsdma: {bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1}\n"
+         "ddr: {bandwidth_gb_per_s: " + std::to_string(ddr_gb_per_s) + ", efficiency: 1}\n";
+}
+
+}  // namespace test_configs

@@ -1,0 +1,155 @@
+// The event kernel against hand-computed schedules. The tiny chip runs its TIU at 1 THz
+// (1 cycle = 1 ps) and its DMA channels at 1000 GB/s = 1 byte per ps, so times are easy to derive.
+#include <catch2/catch.hpp>
+
+#include "hw/chip.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/simulator.hpp"
+#include "test_configs.hpp"
+
+namespace {
+
+using sim::Command;
+using sim::CommandKind;
+using sim::Engine;
+
+Command compute(std::uint64_t cycles, std::uint32_t wait_gdma = 0, std::uint32_t wait_sdma = 0) {
+  Command c;
+  c.kind = CommandKind::compute;
+  c.amount = cycles;
+  c.wait_gdma = wait_gdma;
+  c.wait_sdma = wait_sdma;
+  return c;
+}
+
+Command transfer(std::uint64_t bytes, std::uint32_t wait_tiu = 0) {
+  Command c;
+  c.kind = CommandKind::transfer;
+  c.amount = bytes;
+  c.wait_tiu = wait_tiu;
+  return c;
+}
+
+Command message(CommandKind kind, std::uint32_t msg, std::uint32_t count = 0) {
+  Command c;
+  c.kind = kind;
+  c.msg = msg;
+  c.msg_count = count;
+  return c;
+}
+
+sim::Program program(std::size_t cores) {
+  sim::Program p;
+  p.cores.resize(cores);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("event queue: equal times run by priority, then first-in first-out", "[sim][events]") {
+  sim::EventQueue q;
+  q.push(5, sim::EventPriority::kRateUpdate, sim::EventType::rate_update, 100);
+  q.push(5, sim::EventPriority::kState, sim::EventType::tiu_done, 1);
+  q.push(3, sim::EventPriority::kState, sim::EventType::tiu_done, 0);
+  q.push(5, sim::EventPriority::kState, sim::EventType::tiu_done, 2);
+  q.push(5, sim::EventPriority::kState, sim::EventType::tiu_done, 3);
+  // Time 3 first; at time 5 the three state events in insertion order (1, 2, 3), then the rate update.
+  const std::uint32_t expected[] = {0, 1, 2, 3, 100};
+  for (std::uint32_t a : expected) CHECK(q.pop().a == a);
+  CHECK(q.empty());
+}
+
+TEST_CASE("sync waits: TIU waits on GDMA, GDMA waits on TIU", "[sim][kernel]") {
+  // startup 0.1 ns = 100 ps. load 1000 B: 0 -> 100 + 1000 = 1100 ps.
+  // TIU (500 cycles) waits on GDMA 1: 1100 -> 1600. store 200 B waits on TIU 1: 1600 -> 1600 + 100 + 200 = 1900.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4, 0.1), "tiny");
+  sim::Program p = program(1);
+  p.cores[0].queue(Engine::gdma) = {transfer(1000), transfer(200, 1)};
+  p.cores[0].queue(Engine::tiu) = {compute(500, 1)};
+  const sim::Trace t = sim::Simulator(chip).run(p);
+  CHECK(t.records(0, Engine::gdma)[0].start == 0);
+  CHECK(t.records(0, Engine::gdma)[0].end == 1100);
+  CHECK(t.records(0, Engine::tiu)[0].start == 1100);
+  CHECK(t.records(0, Engine::tiu)[0].end == 1600);
+  CHECK(t.records(0, Engine::gdma)[1].start == 1600);
+  CHECK(t.records(0, Engine::gdma)[1].end == 1900);
+  CHECK(t.end == 1900);
+}
+
+TEST_CASE("two concurrent transfers share their channel", "[sim][kernel][sharing]") {
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4), "tiny");
+  SECTION("equal sizes: 1000 B each at 0.5 B/ps -> both end at 2000 ps") {
+    sim::Program p = program(1);
+    p.cores[0].queue(Engine::gdma) = {transfer(1000), transfer(1000)};
+    const sim::Trace t = sim::Simulator(chip).run(p);
+    CHECK(t.records(0, Engine::gdma)[0].end == 2000);
+    CHECK(t.records(0, Engine::gdma)[1].end == 2000);
+  }
+  SECTION("1000 B and 3000 B: 0.5 each until 2000 ps, then the larger alone at 1 B/ps: 2000 + 2000 = 4000") {
+    sim::Program p = program(1);
+    p.cores[0].queue(Engine::gdma) = {transfer(3000), transfer(1000)};
+    // The TIU waits on GDMA id 2: completion ids advance in order, so it waits for id 1 as well.
+    p.cores[0].queue(Engine::tiu) = {compute(10, 2)};
+    const sim::Trace t = sim::Simulator(chip).run(p);
+    CHECK(t.records(0, Engine::gdma)[1].end == 2000);
+    CHECK(t.records(0, Engine::gdma)[0].end == 4000);
+    CHECK(t.records(0, Engine::tiu)[0].start == 4000);
+    CHECK(t.records(0, Engine::tiu)[0].end == 4010);
+  }
+}
+
+TEST_CASE("three concurrent transfers on three cores share the DDR", "[sim][kernel][sharing]") {
+  // Channels 1 B/ps each, DDR 1500 GB/s = 1.5 B/ps: three flows get 0.5 B/ps each.
+  //   1000 B ends at 1000/0.5 = 2000 ps (2000 B and 3000 B have 1000 and 2000 left);
+  //   two flows: DDR 1.5/2 = 0.75 each: 2000 B ends at 2000 + 1000/0.75 = 3333.33 -> 3334 ps
+  //     (rounded up; at 3334 the 3000 B flow has 2000 - 0.75*1334 = 999.5 B left);
+  //   alone: min(channel 1, DDR 1.5) = 1 B/ps: 3334 + 999.5 = 4333.5 -> 4334 ps.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(3, 1500, 1), "tiny");
+  sim::Program p = program(3);
+  p.cores[0].queue(Engine::gdma) = {transfer(1000)};
+  p.cores[1].queue(Engine::gdma) = {transfer(2000)};
+  p.cores[2].queue(Engine::gdma) = {transfer(3000)};
+  const sim::Trace t = sim::Simulator(chip).run(p);
+  CHECK(t.records(0, Engine::gdma)[0].end == 2000);
+  CHECK(t.records(1, Engine::gdma)[0].end == 3334);
+  CHECK(t.records(2, Engine::gdma)[0].end == 4334);
+}
+
+TEST_CASE("the outstanding limit queues further transfers in order", "[sim][kernel]") {
+  // Limit 2: transfers 1 and 2 share 1 B/ps (0.5 each), both 1000 B end at 2000 ps; transfer 3
+  // issues then and runs alone: 2000 + 1000 = 3000 ps.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 2), "tiny");
+  sim::Program p = program(1);
+  p.cores[0].queue(Engine::gdma) = {transfer(1000), transfer(1000), transfer(1000)};
+  const sim::Trace t = sim::Simulator(chip).run(p);
+  CHECK(t.records(0, Engine::gdma)[2].start == 2000);
+  CHECK(t.records(0, Engine::gdma)[2].end == 3000);
+}
+
+TEST_CASE("messages synchronise cores; SDMA waits feed the TIU", "[sim][kernel]") {
+  // Core 0: compute 100 cycles, then send. Core 1: send, wait for 2 sends, compute 10 cycles.
+  // Core 1's wait passes at 100 ps (core 0's send); its compute runs 100 -> 110.
+  // Core 0 also has an SDMA read of 50 B (1 B/ps, no startup: 0 -> 50) that its second TIU
+  // command names (initial_sdma_dep): it starts when the first compute ends, at 100.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(2, 1000, 1), "tiny");
+  sim::Program p = program(2);
+  p.message_count = 1;
+  p.cores[0].queue(Engine::tiu) = {compute(100), message(CommandKind::send_msg, 1), compute(5, 0, 1)};
+  p.cores[0].queue(Engine::sdma) = {transfer(50)};
+  p.cores[1].queue(Engine::tiu) = {message(CommandKind::send_msg, 1), message(CommandKind::wait_msg, 1, 2),
+                                   compute(10)};
+  const sim::Trace t = sim::Simulator(chip).run(p);
+  CHECK(t.records(1, Engine::tiu)[1].end == 100);
+  CHECK(t.records(1, Engine::tiu)[2].start == 100);
+  CHECK(t.records(1, Engine::tiu)[2].end == 110);
+  CHECK(t.records(0, Engine::sdma)[0].end == 50);
+  CHECK(t.records(0, Engine::tiu)[2].start == 100);
+  CHECK(t.records(0, Engine::tiu)[2].end == 105);
+}
+
+TEST_CASE("a program that can never finish is reported, not hung", "[sim][kernel]") {
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 1), "tiny");
+  sim::Program p = program(1);
+  p.cores[0].queue(Engine::tiu) = {compute(10, 1)};  // waits on a GDMA command that does not exist
+  CHECK_THROWS_WITH(sim::Simulator(chip).run(p), Catch::Contains("deadlocked"));
+}

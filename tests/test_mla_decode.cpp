@@ -1,0 +1,213 @@
+// The MLA KV memory-access model (seed 003's acceptance list), on the in-memory SG2262 test chip.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "hw/chip.hpp"
+#include "models/mla_block.hpp"
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+#include "ops/timeline.hpp"
+#include "test_configs.hpp"
+#include "tools/block_simulation.hpp"
+#include "tools/report.hpp"
+
+namespace {
+
+using hw::DType;
+using models::Phase;
+using ops::OpKind;
+
+const hw::Chip& chip() {
+  static const hw::Chip c = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
+  return c;
+}
+
+const models::MlaModelSpec& v3() {
+  static const models::MlaModelSpec m = models::model_from_yaml(test_configs::kDeepSeekV3, "deepseek-v3-test");
+  return m;
+}
+
+tools::BlockSimulation run(const models::MlaModelSpec& model, const models::Workload& w,
+                           sim::Engine route = sim::Engine::gdma, const hw::Chip& on = chip()) {
+  ops::LoweringOptions opts;
+  opts.kv_read_engine = route;
+  return tools::simulate_block(on, model, w, opts);
+}
+
+models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, DType kv = DType::bf16) {
+  return models::make_workload(Phase::decode, batch, kv_len, std::nullopt, kv);
+}
+
+}  // namespace
+
+TEST_CASE("(a) decode kv_cache_read bytes = B x kv_len x (d_c + d_rope) x e", "[mla][bytes]") {
+  struct Case {
+    std::uint64_t batch, kv_len;
+    DType kv;
+    std::uint64_t expected;
+  };
+  const Case cases[] = {
+      {1, 4096, DType::bf16, 4'718'592},   // 1 x 4096 x 576 x 2
+      {1, 4096, DType::fp8, 2'359'296},    // 1 x 4096 x 576 x 1 (spec use case 1)
+      {3, 1000, DType::fp8, 1'728'000},    // 3 x 1000 x 576 x 1
+      {32, 777, DType::bf16, 28'643'328},  // 32 x 777 x 576 x 2 (ragged chunks)
+  };
+  for (const Case& c : cases) {
+    const auto result = run(v3(), decode(c.batch, c.kv_len, c.kv));
+    const ops::OpTiming& read = result.timeline.op(OpKind::kv_cache_read);
+    INFO("B=" << c.batch << " kv_len=" << c.kv_len);
+    CHECK(read.kv_bytes == c.expected);   // the graph's count
+    CHECK(read.hbm_bytes == c.expected);  // what its DMA commands moved: each byte once
+    CHECK(models::latent_kv_read_bytes(v3(), decode(c.batch, c.kv_len, c.kv)) == c.expected);
+  }
+}
+
+TEST_CASE("(a) kv_cache_read bytes do not depend on heads or head dims", "[mla][bytes]") {
+  models::MlaModelSpec other = v3();
+  other.num_attention_heads = 16;
+  other.qk_nope_head_dim = 64;
+  other.v_head_dim = 96;
+  // Same latent (512 + 64): 2 x 4096 x 576 x 2 = 9,437,184 bytes with either head layout.
+  const auto a = run(v3(), decode(2, 4096));
+  const auto b = run(other, decode(2, 4096));
+  CHECK(a.timeline.op(OpKind::kv_cache_read).hbm_bytes == 9'437'184);
+  CHECK(b.timeline.op(OpKind::kv_cache_read).hbm_bytes == 9'437'184);
+}
+
+TEST_CASE("(b) MLA decode KV bytes over equivalent-MHA bytes = (d_c + d_rope) / (2 n_h d_h)", "[mla][bytes]") {
+  // Equivalent MHA reads K and V for every head: B x kv_len x 2 x n_h x d_h x e with d_h = 128.
+  // DeepSeek-V3: MLA 1 x 4096 x 576 x 2 = 4,718,592; MHA 1 x 4096 x 2 x 128 x 128 x 2 = 268,435,456.
+  // Ratio 4,718,592 / 268,435,456 = 576 / 32768 (about 1/57), checked exactly by cross-multiplying.
+  const auto w = decode(1, 4096);
+  const std::uint64_t mla = run(v3(), w).timeline.op(OpKind::kv_cache_read).hbm_bytes;
+  const std::uint64_t mha = w.batch * w.kv_len * 2 * v3().num_attention_heads * v3().qk_nope_head_dim * 2;
+  CHECK(mha == 268'435'456);
+  CHECK(mla * 32768 == mha * 576);
+}
+
+TEST_CASE("(c) kv_cache_read bytes and duration strictly increase with kv_len", "[mla][monotone]") {
+  std::uint64_t previous_bytes = 0;
+  sim::Tick previous_duration = 0;
+  for (std::uint64_t kv : {1024, 2048, 4096, 8192, 16384, 32768}) {
+    const auto result = run(v3(), decode(1, kv));
+    const ops::OpTiming& read = result.timeline.op(OpKind::kv_cache_read);
+    INFO("kv_len " << kv);
+    CHECK(read.hbm_bytes == kv * 576 * 2);
+    CHECK(read.hbm_bytes > previous_bytes);
+    CHECK(read.duration() > previous_duration);
+    previous_bytes = read.hbm_bytes;
+    previous_duration = read.duration();
+  }
+}
+
+TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read feature", "[mla][prefill]") {
+  const auto w = models::make_workload(Phase::prefill, 1, 1024, std::nullopt, DType::bf16);
+  const auto gdma = run(v3(), w, sim::Engine::gdma);
+  const auto sdma = run(v3(), w, sim::Engine::sdma);
+  CHECK(gdma.timeline.find(OpKind::kv_cache_read) == nullptr);
+  CHECK(gdma.timeline.find(OpKind::fa2_combine) == nullptr);
+  // fa2 FLOPs: 2 x B x q x n_h x kv x (576 + 512) = 2 x 1 x 1024 x 128 x 1024 x 1088 = 292,057,776,128.
+  CHECK(gdma.timeline.op(OpKind::fa2).flops == 292'057'776'128);
+  // fa2 attends the 1024 latent rows written this step: 1024 x 576 x 2 = 1,179,648 bytes.
+  CHECK(gdma.timeline.op(OpKind::fa2).kv_bytes == 1'179'648);
+  // The kv-read route only concerns decode: every op's bytes, FLOPs and interval are identical.
+  REQUIRE(gdma.timeline.ops.size() == sdma.timeline.ops.size());
+  for (std::size_t i = 0; i < gdma.timeline.ops.size(); ++i) {
+    const auto& a = gdma.timeline.ops[i];
+    const auto& b = sdma.timeline.ops[i];
+    INFO(a.name);
+    CHECK(a.hbm_bytes == b.hbm_bytes);
+    CHECK(a.flops == b.flops);
+    CHECK(a.start == b.start);
+    CHECK(a.end == b.end);
+  }
+  // Decode adds kv_cache_read and fa2_combine but leaves the projections' FLOPs as they are for
+  // the same token count: q_a_proj at T = 1: 2 x 1 x 7168 x 1536 = 22,020,096.
+  const auto d = run(v3(), decode(1, 1024));
+  CHECK(d.timeline.op(OpKind::kv_cache_read).hbm_bytes == 1'179'648);
+  CHECK(d.timeline.ops[1].name == "q_a_proj");
+  CHECK(d.timeline.ops[1].flops == 22'020'096);
+}
+
+TEST_CASE("(f) GDMA route: the history read overlaps fa2; SDMA route: strictly before it", "[mla][intervals]") {
+  SECTION("GDMA: intervals intersect and both are non-empty") {
+    const auto result = run(v3(), decode(4, 32768));
+    const ops::OpTiming& read = result.timeline.op(OpKind::kv_cache_read);
+    const ops::OpTiming& fa2 = result.timeline.op(OpKind::fa2);
+    CHECK(read.end > read.start);
+    CHECK(fa2.end > fa2.start);
+    CHECK(read.start < fa2.end);
+    CHECK(fa2.start < read.end);
+    // The read starts before fa2 (its first chunks are queued after the absorption) and ends
+    // before fa2 does (fa2 still computes on the last chunk).
+    CHECK(read.start < fa2.start);
+    CHECK(read.end < fa2.end);
+  }
+  SECTION("SDMA: fa2 starts only when the whole read has ended") {
+    const auto result = run(v3(), decode(4, 8192), sim::Engine::sdma);
+    const ops::OpTiming& read = result.timeline.op(OpKind::kv_cache_read);
+    const ops::OpTiming& fa2 = result.timeline.op(OpKind::fa2);
+    CHECK(read.end > read.start);
+    CHECK(fa2.start >= read.end);
+    CHECK(read.commands[static_cast<std::size_t>(sim::Engine::sdma)] > 0);
+    CHECK(read.commands[static_cast<std::size_t>(sim::Engine::gdma)] == 0);
+    // Bytes are the same on either route: 4 x 8192 x 576 x 2 = 37,748,736.
+    CHECK(read.hbm_bytes == 37'748'736);
+  }
+  SECTION("SDMA: a share too large for local memory is a clear error") {
+    CHECK_THROWS_WITH(run(v3(), decode(1, 131072), sim::Engine::sdma), Catch::Contains("--kv-read-engine sdma"));
+  }
+}
+
+TEST_CASE("(g) fa2's KV bytes are the real latent bytes, not a local-memory tile size", "[mla][bytes]") {
+  // Halving local memory changes fa2's tiles but not the bytes it attends.
+  std::string small_text = test_configs::kSg2262;
+  small_text.replace(small_text.find("2097152"), 7, "1048576");
+  const hw::Chip small = hw::chip_from_yaml(small_text, "sg2262-half-lmem");
+  const auto big = run(v3(), decode(2, 8192));
+  const auto half = run(v3(), decode(2, 8192), sim::Engine::gdma, small);
+  // 2 x 8192 x 576 x 2 = 18,874,368 bytes.
+  for (const auto* r : {&big, &half}) {
+    const ops::OpTiming& fa2 = r->timeline.op(OpKind::fa2);
+    CHECK(fa2.kv_bytes == 18'874'368);
+    CHECK(fa2.kv_bytes == r->timeline.op(OpKind::kv_cache_read).hbm_bytes);
+    CHECK(fa2.streamed_in_bytes == 18'874'368);
+  }
+  CHECK(big.timeline.op(OpKind::fa2).peak_lmem_bytes != half.timeline.op(OpKind::fa2).peak_lmem_bytes);
+  CHECK(half.timeline.op(OpKind::fa2).peak_lmem_bytes <= 1'048'576);
+}
+
+TEST_CASE("(h) two runs give byte-identical JSON", "[mla][determinism]") {
+  const auto w = decode(3, 5000, DType::fp8);
+  ops::LoweringOptions opts;
+  const tools::RunDescription d{chip(), v3(), w, opts};
+  std::ostringstream a, b;
+  tools::write_json(a, d, run(v3(), w).timeline);
+  tools::write_json(b, d, run(v3(), w).timeline);
+  CHECK(a.str() == b.str());
+  CHECK(a.str().find("\"kind\": \"kv_cache_read\"") != std::string::npos);
+  CHECK(a.str().find("\"kind\": \"fa2\"") != std::string::npos);
+}
+
+TEST_CASE("decode works for B = 1 GEMV, MTP q_len > 1 and a model without q LoRA", "[mla][shapes]") {
+  models::MlaModelSpec lite = v3();
+  lite.name = "V2-Lite-like";
+  lite.hidden_size = 2048;
+  lite.num_attention_heads = 16;  // fewer heads than cores: per-head matmuls split by columns
+  lite.q_lora_rank.reset();
+  const auto w = models::make_workload(Phase::decode, 1, 333, 2, DType::bf16);
+  const auto result = run(lite, w);
+  CHECK(result.timeline.ops[1].name == "q_proj");
+  // 1 x 333 x 576 x 2 = 383,616 bytes of history.
+  CHECK(result.timeline.op(OpKind::kv_cache_read).hbm_bytes == 383'616);
+  // Every op ran, and the block ends with o_proj.
+  for (const auto& op : result.timeline.ops) CHECK(op.end > op.start);
+  CHECK(result.timeline.total == result.timeline.ops.back().end);
+}
+
+TEST_CASE("q_len must be below kv_len for decode and equal to it for prefill", "[mla][workload]") {
+  CHECK_THROWS_WITH(models::make_workload(Phase::decode, 1, 4, 4, DType::bf16), Catch::Contains("--q-len"));
+  CHECK_THROWS_WITH(models::make_workload(Phase::prefill, 1, 4, 3, DType::bf16), Catch::Contains("--q-len"));
+}

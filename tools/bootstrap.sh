@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what g5sim needs from Debian packages (only the missing ones: safe to re-run), builds,
+# then either runs the default simulation or the test suite.
+#   bash tools/bootstrap.sh run    # install, build, `g5sim run`
+#   bash tools/bootstrap.sh test   # install, build, all tests (ctest)
+set -euo pipefail
+mode="${1:-run}"
+case "$mode" in run|test|build) ;; *) echo "usage: $0 run|test|build" >&2; exit 2 ;; esac
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake ninja-build pkg-config
+          libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
+          libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "bootstrap: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$(nproc)"
+
+case "$mode" in
+  run)  ./build/tools/g5sim run ;;
+  test) ctest --test-dir build --output-on-failure ;;
+  build) ;;
+esac

@@ -1,0 +1,50 @@
+#include "tools/context_list.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "hw/config_error.hpp"
+
+namespace tools {
+namespace {
+
+std::uint64_t parse_positive(std::string_view s, const std::string& whole) {
+  std::uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || v == 0) {
+    throw hw::ConfigError(fmt::format("--ctx: '{}' in '{}' is not a positive integer", s, whole));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> parse_context_list(const std::string& text) {
+  std::vector<std::uint64_t> out;
+  if (text.find(':') != std::string::npos) {
+    const auto a = text.find(':');
+    const auto b = text.find(':', a + 1);
+    if (b == std::string::npos || b + 1 >= text.size() || text[b + 1] != 'x') {
+      throw hw::ConfigError(fmt::format("--ctx: '{}' is not START:STOP:xFACTOR", text));
+    }
+    const std::uint64_t start = parse_positive(std::string_view(text).substr(0, a), text);
+    const std::uint64_t stop = parse_positive(std::string_view(text).substr(a + 1, b - a - 1), text);
+    const std::uint64_t factor = parse_positive(std::string_view(text).substr(b + 2), text);
+    if (factor < 2) throw hw::ConfigError(fmt::format("--ctx: factor in '{}' must be at least 2", text));
+    if (stop < start) throw hw::ConfigError(fmt::format("--ctx: STOP < START in '{}'", text));
+    for (std::uint64_t v = start; v <= stop; v *= factor) out.push_back(v);
+    return out;
+  }
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = text.find(',', pos);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    out.push_back(parse_positive(std::string_view(text).substr(pos, end - pos), text));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace tools

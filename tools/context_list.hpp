@@ -1,0 +1,14 @@
+#pragma once
+// Parses the --ctx list of `g5sim sweep`: "1024,4096,32768" or "START:STOP:xFACTOR"
+// (geometric: START, START*F, ... while <= STOP; e.g. "1024:131072:x2").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tools {
+
+/// Throws hw::ConfigError naming --ctx on malformed input.
+std::vector<std::uint64_t> parse_context_list(const std::string& text);
+
+}  // namespace tools

@@ -1,0 +1,172 @@
+// g5sim: command-line front end. The only place where errors become exit codes:
+//   0 success, 2 configuration or usage error (message on stderr, no stack trace),
+//   1 internal error (a bug: please report it with the command line).
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "hw/chip.hpp"
+#include "hw/config_error.hpp"
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+#include "tools/block_simulation.hpp"
+#include "tools/context_list.hpp"
+#include "tools/report.hpp"
+
+namespace {
+
+struct CommonOptions {
+  std::string chip = tools::default_chip_path();
+  std::string model = tools::default_model_path();
+  std::string phase = "decode";
+  std::uint64_t batch = 1;
+  std::string ctx = "4096";
+  std::optional<std::uint64_t> q_len;
+  std::string kv_dtype = "bf16";
+  std::string kv_read_engine = "gdma";
+};
+
+void add_common(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--chip", o.chip, "chip config YAML")->capture_default_str();
+  cmd->add_option("--model", o.model, "model config: YAML, or a Hugging Face config.json")->capture_default_str();
+  cmd->add_option("--phase", o.phase, "decode or prefill")->capture_default_str();
+  cmd->add_option("--batch", o.batch, "sequences per step (B)")->capture_default_str();
+  cmd->add_option("--q-len", o.q_len, "query tokens per sequence (decode default 1; prefill = ctx)");
+  cmd->add_option("--kv-dtype", o.kv_dtype, "latent KV cache dtype: bf16 or fp8")->capture_default_str();
+  cmd->add_option("--kv-read-engine", o.kv_read_engine, "engine of the decode history read: gdma or sdma")
+      ->capture_default_str();
+}
+
+ops::LoweringOptions lowering_options(const CommonOptions& o) {
+  ops::LoweringOptions opts;
+  if (o.kv_read_engine == "gdma") {
+    opts.kv_read_engine = sim::Engine::gdma;
+  } else if (o.kv_read_engine == "sdma") {
+    opts.kv_read_engine = sim::Engine::sdma;
+  } else {
+    throw hw::ConfigError(fmt::format("--kv-read-engine: expected gdma or sdma, got '{}'", o.kv_read_engine));
+  }
+  return opts;
+}
+
+hw::DType kv_dtype_of(const CommonOptions& o) {
+  const hw::DType t = hw::parse_dtype(o.kv_dtype, "--kv-dtype");
+  if (t == hw::DType::fp32) throw hw::ConfigError("--kv-dtype: expected bf16 or fp8, got 'fp32'");
+  return t;
+}
+
+std::uint64_t single_ctx(const std::string& text) {
+  const auto list = tools::parse_context_list(text);
+  if (list.size() != 1) throw hw::ConfigError("--ctx: `run` takes one context length (use `sweep` for a list)");
+  return list.front();
+}
+
+int run_command(const CommonOptions& o, const std::string& json_path) {
+  const hw::Chip chip = hw::load_chip(o.chip);
+  const models::MlaModelSpec model = models::load_model(o.model);
+  const models::Workload w =
+      models::make_workload(models::parse_phase(o.phase), o.batch, single_ctx(o.ctx), o.q_len, kv_dtype_of(o));
+  const ops::LoweringOptions opts = lowering_options(o);
+  const tools::BlockSimulation result = tools::simulate_block(chip, model, w, opts);
+  const tools::RunDescription run{chip, model, w, opts};
+  if (json_path == "-") {
+    tools::write_json(std::cout, run, result.timeline);
+    return 0;
+  }
+  tools::write_table(std::cout, run, result.timeline);
+  if (!json_path.empty()) {
+    std::ofstream out(json_path, std::ios::binary);
+    if (!out) throw hw::ConfigError(fmt::format("--json: cannot write '{}'", json_path));
+    tools::write_json(out, run, result.timeline);
+  }
+  return 0;
+}
+
+int sweep_command(const CommonOptions& o, const std::string& csv_path) {
+  const hw::Chip chip = hw::load_chip(o.chip);
+  const models::MlaModelSpec model = models::load_model(o.model);
+  const models::Phase phase = models::parse_phase(o.phase);
+  const hw::DType kv = kv_dtype_of(o);
+  const ops::LoweringOptions opts = lowering_options(o);
+  const auto contexts = tools::parse_context_list(o.ctx);
+  std::ofstream file;
+  if (csv_path != "-") {
+    file.open(csv_path, std::ios::binary);
+    if (!file) throw hw::ConfigError(fmt::format("--csv: cannot write '{}'", csv_path));
+  }
+  std::ostream& out = csv_path == "-" ? std::cout : file;
+  tools::write_sweep_header(out);
+  for (std::uint64_t ctx : contexts) {
+    const models::Workload w = models::make_workload(phase, o.batch, ctx, o.q_len, kv);
+    const tools::BlockSimulation result = tools::simulate_block(chip, model, w, opts);
+    tools::write_sweep_row(out, w, result.timeline);
+    out.flush();
+  }
+  return 0;
+}
+
+int check_command(const std::string& chip_path, const std::string& model_path) {
+  const hw::Chip chip = hw::load_chip(chip_path);
+  const models::MlaModelSpec model = models::load_model(model_path);
+  fmt::print("chip  {}: {} ({} cores, cube bf16 peak {:.1f} TFLOPS, DDR {:.1f} GB/s x eta_m {})\n", chip.source,
+             chip.name, chip.cores, chip.cube_peak_flops(hw::DType::bf16) / 1e12, chip.ddr_bandwidth_gb_per_s,
+             chip.ddr_efficiency);
+  fmt::print("model {}: {} (heads {}, kv_lora_rank {}, qk_rope_head_dim {}, latent {} elements/token/layer)\n",
+             model.source, model.name, model.num_attention_heads, model.kv_lora_rank, model.qk_rope_head_dim,
+             model.latent_kv_elements());
+  fmt::print("ok\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"g5sim: instruction-level performance simulator of MLA attention on SG2262-class TPUs"};
+  app.require_subcommand(0, 1);
+
+  CommonOptions run_opts;
+  std::string json_path;
+  CLI::App* run = app.add_subcommand("run", "simulate one attention block and print per-op timings");
+  add_common(run, run_opts);
+  run->add_option("--ctx", run_opts.ctx, "context length kv_len")->capture_default_str();
+  run->add_option("--json", json_path, "also write JSON to PATH ('-' for stdout only)");
+
+  CommonOptions sweep_opts;
+  std::string csv_path = "-";
+  CLI::App* sweep = app.add_subcommand("sweep", "simulate a list of context lengths, CSV out");
+  add_common(sweep, sweep_opts);
+  sweep->add_option("--ctx", sweep_opts.ctx, "comma list or START:STOP:xFACTOR")->required();
+  sweep->add_option("--csv", csv_path, "CSV destination ('-' = stdout)")->capture_default_str();
+
+  std::string check_chip = tools::default_chip_path();
+  std::string check_model = tools::default_model_path();
+  CLI::App* check = app.add_subcommand("check", "validate a chip and a model config");
+  check->add_option("--chip", check_chip, "chip config YAML")->capture_default_str();
+  check->add_option("--model", check_model, "model config (YAML or config.json)")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    if (*sweep) return sweep_command(sweep_opts, csv_path);
+    if (*check) return check_command(check_chip, check_model);
+    // `g5sim` alone behaves as `g5sim run`: the default block on the shipped configs.
+    return run_command(run_opts, json_path);
+  } catch (const hw::ConfigError& e) {
+    std::cerr << "g5sim: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "g5sim: internal error: " << e.what() << '\n';
+    return 1;
+  }
+}
