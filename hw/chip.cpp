@@ -19,6 +19,7 @@ std::uint32_t u32(ConfigMap& m, std::string_view key) {
 }
 
 DmaEngineSpec read_dma(ConfigMap m) {
+  m.expect_keys({"bandwidth_gb_per_s", "startup_ns", "outstanding"});
   DmaEngineSpec spec;
   spec.bandwidth_gb_per_s = m.positive_number("bandwidth_gb_per_s");
   spec.startup_ns = m.non_negative_number("startup_ns");
@@ -29,6 +30,7 @@ DmaEngineSpec read_dma(ConfigMap m) {
 
 // Per-dtype tables list the dtypes the unit supports; each listed value must be positive.
 std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list<DType> required) {
+  m.expect_keys({"fp8", "bf16", "fp32"});
   std::array<std::uint32_t, 3> table{};
   for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
     const bool needed = std::find(required.begin(), required.end(), t) != required.end();
@@ -39,6 +41,7 @@ std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list
 }
 
 Chip read_chip(ConfigMap root) {
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "tiu", "gdma", "sdma", "ddr"});
   Chip chip;
   chip.source = root.source();
   chip.name = root.string("name");
@@ -46,6 +49,8 @@ Chip read_chip(ConfigMap root) {
   chip.lmem_bytes_per_core = root.positive_int("lmem_bytes_per_core");
   {
     ConfigMap tiu = root.map("tiu");
+    tiu.expect_keys({"clock_mhz", "lanes_per_core", "cube_n", "cube_macs_per_lane_per_cycle", "vector_eu_per_lane",
+                     "matmul_init_cycles", "vector_init_cycles"});
     chip.tiu_clock_mhz = tiu.positive_number("clock_mhz");
     chip.lanes_per_core = u32(tiu, "lanes_per_core");
     chip.cube_n = u32(tiu, "cube_n");
@@ -71,6 +76,7 @@ Chip read_chip(ConfigMap root) {
   chip.sdma = read_dma(root.map("sdma"));
   {
     ConfigMap ddr = root.map("ddr");
+    ddr.expect_keys({"bandwidth_gb_per_s", "efficiency"});
     chip.ddr_bandwidth_gb_per_s = ddr.positive_number("bandwidth_gb_per_s");
     chip.ddr_efficiency = ddr.fraction("efficiency");
     ddr.finish();

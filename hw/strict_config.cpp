@@ -94,6 +94,25 @@ YAML::Node ConfigMap::scalar_node(std::string_view key) {
                                 path_.empty() ? "" : fmt::format(" (in '{}')", path_)));
 }
 
+void ConfigMap::expect_keys(std::initializer_list<std::string_view> valid) const {
+  if (doc_->policy == UnknownKeys::ignore) return;
+  std::vector<std::string> names(valid.begin(), valid.end());
+  std::sort(names.begin(), names.end());
+  for (const auto& kv : node_) {
+    const std::string& key = kv.first.Scalar();
+    if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+    report_unknown(kv.first, names);
+  }
+}
+
+void ConfigMap::report_unknown(const YAML::Node& key_node, const std::vector<std::string>& valid) const {
+  const std::string& key = key_node.Scalar();
+  std::string hint;
+  if (auto near = closest_match(key, valid); !near.empty()) hint = fmt::format(" (did you mean '{}'?)", near);
+  throw ConfigError(fmt::format("{}: {}: unknown key{}; valid keys: {}", mark_text(doc_->source, key_node.Mark()),
+                                path_of(key), hint, fmt::join(valid, ", ")));
+}
+
 template <class T>
 T ConfigMap::convert(std::string_view key, const char* expected) {
   YAML::Node value = scalar_node(key);
@@ -164,17 +183,9 @@ ConfigMap ConfigMap::map(std::string_view key) {
 
 void ConfigMap::finish() const {
   if (doc_->policy == UnknownKeys::ignore) return;
-  std::vector<std::string> valid(read_.begin(), read_.end());
+  const std::vector<std::string> valid(read_.begin(), read_.end());
   for (const auto& kv : node_) {
-    const std::string& key = kv.first.Scalar();
-    if (read_.count(key) != 0) continue;
-    std::string hint;
-    if (auto near = closest_match(key, valid); !near.empty()) {
-      hint = fmt::format(" (did you mean '{}'?)", near);
-    }
-    throw ConfigError(fmt::format("{}: {}: unknown key{}; valid keys: {}",
-                                  mark_text(doc_->source, kv.first.Mark()), path_of(key), hint,
-                                  fmt::join(valid, ", ")));
+    if (read_.count(kv.first.Scalar()) == 0) report_unknown(kv.first, valid);
   }
 }
 

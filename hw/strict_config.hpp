@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <set>
@@ -46,6 +47,10 @@ class ConfigMap {
   /// A required nested mapping.
   ConfigMap map(std::string_view key);
 
+  /// Declares the keys this mapping may hold and rejects any other at once (policy reject), so
+  /// that a misspelt key is reported as such, with a did-you-mean, before the field it was meant
+  /// to be is reported missing. Call before reading.
+  void expect_keys(std::initializer_list<std::string_view> valid) const;
   /// Throws on keys of this mapping that were never read (policy reject). Call after reading.
   void finish() const;
 
@@ -64,6 +69,7 @@ class ConfigMap {
   ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::string path);
 
   YAML::Node scalar_node(std::string_view key);
+  [[noreturn]] void report_unknown(const YAML::Node& key_node, const std::vector<std::string>& valid) const;
   [[noreturn]] void fail(std::string_view key, const std::string& message) const;
   template <class T>
   T convert(std::string_view key, const char* expected);

@@ -21,6 +21,8 @@ MlaModelSpec read_fields(hw::ConfigMap& m, MlaModelSpec spec) {
 }
 
 MlaModelSpec read_yaml(hw::ConfigMap m) {
+  m.expect_keys({"name", "hidden_size", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                 "qk_rope_head_dim", "v_head_dim"});
   MlaModelSpec spec;
   spec.name = m.string("name");
   return read_fields(m, std::move(spec));
