@@ -1,1 +1,79 @@
-int main(){}
+// Speed of g5sim: emit (graph + lowering) and simulate, per command. Google Benchmark, not a test.
+//   ./build/tools/g5sim_bench [--benchmark_filter=...]
+// Counters: `commands` per run; `per_command` = wall time per command (printed with an SI
+// prefix: 250n = 250 ns); `events` of the event kernel per run.
+
+#include <benchmark/benchmark.h>
+
+#include "hw/chip.hpp"
+#include "models/mla_block.hpp"
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+#include "ops/lowering.hpp"
+#include "sim/simulator.hpp"
+#include "tools/block_simulation.hpp"
+
+namespace {
+
+struct Setup {
+  hw::Chip chip = hw::load_chip(tools::default_chip_path());
+  models::MlaModelSpec model = models::load_model(tools::default_model_path());
+};
+
+const Setup& setup() {
+  static const Setup s;
+  return s;
+}
+
+models::Workload workload(models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
+  return models::make_workload(phase, batch, ctx, std::nullopt, hw::DType::bf16);
+}
+
+void set_counters(benchmark::State& state, std::uint64_t commands, std::uint64_t events) {
+  state.counters["commands"] = static_cast<double>(commands);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["per_command"] = benchmark::Counter(static_cast<double>(commands),
+                                                     benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
+}
+
+// Emit + simulate: the whole cost of one block, from op graph to command records.
+void BM_EmitAndSimulate(benchmark::State& state, models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
+  const Setup& s = setup();
+  const auto w = workload(phase, batch, ctx);
+  std::uint64_t commands = 0, events = 0;
+  for (auto _ : state) {
+    const ops::OpGraph graph = models::build_mla_attention_block(s.model, w);
+    const ops::Lowered lowered = ops::lower(graph, s.chip, {});
+    const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);
+    commands = lowered.program.command_count();
+    events = trace.events;
+    benchmark::DoNotOptimize(trace.end);
+  }
+  set_counters(state, commands, events);
+}
+
+// Simulate only: the event kernel on an already lowered program.
+void BM_SimulateOnly(benchmark::State& state, models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
+  const Setup& s = setup();
+  const ops::Lowered lowered = ops::lower(models::build_mla_attention_block(s.model, workload(phase, batch, ctx)), s.chip, {});
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);
+    events = trace.events;
+    benchmark::DoNotOptimize(trace.end);
+  }
+  set_counters(state, lowered.program.command_count(), events);
+}
+
+using models::Phase;
+BENCHMARK_CAPTURE(BM_EmitAndSimulate, decode_b1_ctx4k, Phase::decode, 1, 4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_EmitAndSimulate, decode_b32_ctx32k, Phase::decode, 32, 32768)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_EmitAndSimulate, decode_b1_ctx128k, Phase::decode, 1, 131072)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_EmitAndSimulate, prefill_b1_4k, Phase::prefill, 1, 4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SimulateOnly, decode_b1_ctx4k, Phase::decode, 1, 4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SimulateOnly, prefill_b1_4k, Phase::prefill, 1, 4096)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
