@@ -150,16 +150,25 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const AttentionShape& s = ctx.graph[op].attn;
   const AttentionPlan plan = plan_attention(s, ctx.chip, history_resident(ctx));
   const std::uint64_t rows_per_seq = s.q_len * s.heads;
-  auto cost = [&](std::uint64_t row) {
-    const std::uint64_t partials = plan.partials_per_batch[row / rows_per_seq];
+  const std::uint64_t partial_bytes = s.v_dim * 4 + kStatBytesPerRow;
+  // Rows of sequence b merge partials_per_batch[b] partial outputs each.
+  auto cost = [&](std::uint64_t begin, std::uint64_t end) {
     RowCost c;
-    c.load_bytes = partials * (s.v_dim * 4 + kStatBytesPerRow);
-    c.store_bytes = s.v_dim * 2;
-    c.element_ops = partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
+    for (std::uint64_t r = begin; r < end;) {
+      const std::uint64_t b = r / rows_per_seq;
+      const std::uint64_t n = std::min(end, (b + 1) * rows_per_seq) - r;
+      const std::uint64_t partials = plan.partials_per_batch[b];
+      c.load_bytes += n * partials * partial_bytes;
+      c.store_bytes += n * s.v_dim * 2;
+      c.element_ops += n * partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
+      r += n;
+    }
     return c;
   };
-  for (std::uint64_t row = 0; row < s.batch * rows_per_seq; ++row) ctx.out.ops[op].split_flops += cost(row).element_ops;
-  lower_rows(ctx, op, s.batch * rows_per_seq, cost, DType::fp32);
+  const std::uint64_t rows = s.batch * rows_per_seq;
+  const std::uint64_t most_partials = *std::max_element(plan.partials_per_batch.begin(), plan.partials_per_batch.end());
+  ctx.out.ops[op].split_flops = cost(0, rows).element_ops;
+  lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32);
 }
 
 }  // namespace ops::detail

@@ -86,10 +86,11 @@ struct RowCost {
   std::uint64_t element_ops = 0;  ///< vector element-operations per row
 };
 
-/// Lowers a row-wise op: `cost(row)` gives each row's traffic and vector work; rows are split
-/// over cores in balanced ranges and tiled so that two tiles of buffers fit in LMEM.
-void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows,
-                const std::function<RowCost(std::uint64_t row)>& cost, hw::DType compute);
+/// Lowers a row-wise op: `cost(begin, end)` sums the traffic and vector work of rows
+/// [begin, end); rows are split over cores in balanced ranges and tiled so that two tiles of
+/// buffers (each row needing at most `widest_row_bytes`) fit in LMEM.
+void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
+                const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute);
 
 // Op-kind lowerings.
 void lower_matmul(LoweringContext& ctx, OpId op);

@@ -7,6 +7,7 @@
 // store that freed the C buffer it accumulates into.
 
 #include <algorithm>
+#include <map>
 
 #include "hw/dtype.hpp"
 #include "ops/lowering_context.hpp"
@@ -49,10 +50,17 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const std::uint64_t e = hw::bytes_of(node.dtype);
   const std::uint64_t e_out = hw::bytes_of(hw::DType::bf16);
   const auto parts = split_matmul(ctx.chip, s.groups, s.m, s.k, s.n, e);
+  // Most cores get the same part shape: plan each shape once.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, MatmulTiling> tilings;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
-    const MatmulTiling tiling = plan_matmul_tiling(ctx.chip, part.rows.size(), s.k, part.cols.size(), e, e_out);
+    const auto shape = std::make_pair(part.rows.size(), part.cols.size());
+    auto found = tilings.find(shape);
+    if (found == tilings.end()) {
+      found = tilings.emplace(shape, plan_matmul_tiling(ctx.chip, shape.first, s.k, shape.second, e, e_out)).first;
+    }
+    const MatmulTiling& tiling = found->second;
     ctx.out.ops[op].peak_lmem_bytes = std::max(ctx.out.ops[op].peak_lmem_bytes, tiling.lmem_bytes);
     const auto tiles = core_tiles(part, s.k, tiling);
     CoreEmitter emit(ctx, op, core);

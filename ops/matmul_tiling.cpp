@@ -27,9 +27,12 @@ MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint
   MatmulTiling best;
   bool found = false;
   std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> best_key{};
-  for (std::uint64_t tm : candidates(m, chip.lanes_per_core)) {
-    for (std::uint64_t tn : candidates(n, chip.cube_n)) {
-      for (std::uint64_t tk : candidates(k, 2 * k_unit)) {
+  const std::vector<std::uint64_t> tms = candidates(m, chip.lanes_per_core);
+  const std::vector<std::uint64_t> tns = candidates(n, chip.cube_n);
+  const std::vector<std::uint64_t> tks = candidates(k, 2 * k_unit);
+  for (std::uint64_t tm : tms) {
+    for (std::uint64_t tn : tns) {
+      for (std::uint64_t tk : tks) {
         const std::uint64_t lmem = 2 * tm * tk * in_bytes + 2 * tk * tn * in_bytes + 2 * tm * tn * 4;
         if (lmem > chip.lmem_bytes_per_core) continue;
         const std::uint64_t a = tk == k ? m * k * in_bytes : m * k * in_bytes * ceil_div(n, tn);

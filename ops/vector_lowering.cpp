@@ -11,28 +11,17 @@
 
 namespace ops::detail {
 
-void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows,
-                const std::function<RowCost(std::uint64_t row)>& cost, hw::DType compute) {
-  std::uint64_t widest = 1;  // largest per-row buffer need, sizing the tiles
-  for (std::uint64_t r = 0; r < rows; ++r) {
-    const RowCost c = cost(r);
-    widest = std::max(widest, c.load_bytes + c.store_bytes);
-  }
-  const std::uint64_t tile_rows = std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * widest));
+void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
+                const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute) {
+  const std::uint64_t tile_rows =
+      std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * std::max<std::uint64_t>(1, widest_row_bytes)));
+  std::vector<RowCost> tiles;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const Range mine = balanced_part(rows, ctx.chip.cores, core);
     if (mine.empty()) continue;
-    // Per tile: summed costs of its rows.
-    std::vector<RowCost> tiles;
+    tiles.clear();
     for (std::uint64_t r0 = mine.begin; r0 < mine.end; r0 += tile_rows) {
-      RowCost sum;
-      for (std::uint64_t r = r0; r < std::min(mine.end, r0 + tile_rows); ++r) {
-        const RowCost c = cost(r);
-        sum.load_bytes += c.load_bytes;
-        sum.store_bytes += c.store_bytes;
-        sum.element_ops += c.element_ops;
-      }
-      tiles.push_back(sum);
+      tiles.push_back(cost(r0, std::min(mine.end, r0 + tile_rows)));
     }
     auto& peak = ctx.out.ops[op].peak_lmem_bytes;
     peak = std::max(peak, std::min<std::uint64_t>(tiles.size(), 2) * (tiles[0].load_bytes + tiles[0].store_bytes));
@@ -55,7 +44,11 @@ void lower_vector(LoweringContext& ctx, OpId op) {
   cost.load_bytes = v.width * hw::bytes_of(node.dtype);
   cost.store_bytes = v.width * hw::bytes_of(v.out);
   cost.element_ops = v.width * v.ops_per_element;
-  lower_rows(ctx, op, v.rows, [&](std::uint64_t) { return cost; }, v.compute);
+  auto rows_cost = [&](std::uint64_t begin, std::uint64_t end) {
+    const std::uint64_t n = end - begin;
+    return RowCost{n * cost.load_bytes, n * cost.store_bytes, n * cost.element_ops};
+  };
+  lower_rows(ctx, op, v.rows, cost.load_bytes + cost.store_bytes, rows_cost, v.compute);
 }
 
 }  // namespace ops::detail

@@ -14,6 +14,9 @@
 // f3 on B, all on DDR. Shares: A 4/2 = 2, B 4/1 = 4, DDR 6/3 = 2 -> fix f1, f2 at 2 (A, or DDR:
 // the first in index order among equal shares). DDR has 6 - 4 = 2 left for f3, B has 4: f3 = 2.
 //
+// A one-pass shortcut (each flow at its tightest local share) is taken when it can be proven to
+// be the max-min allocation; otherwise the progressive filling runs.
+//
 // The solver is recomputed by the simulator whenever the set of active transfers changes; it
 // keeps its work arrays between calls so that a solve allocates nothing once warmed up.
 
@@ -41,6 +44,8 @@ class MaxMinSharing {
   void solve(std::span<const FlowPath> flows, std::span<double> rates);
 
  private:
+  bool solve_by_local_shares(std::span<const FlowPath> flows, std::span<double> rates);
+
   struct HeapEntry {
     double share;
     std::uint32_t constraint;
@@ -56,6 +61,9 @@ class MaxMinSharing {
   std::vector<std::uint32_t> members_;
   std::vector<std::uint8_t> fixed_;
   std::vector<HeapEntry> heap_;
+  std::vector<std::uint32_t> bottleneck_;
+  std::vector<double> load_;
+  std::vector<std::uint8_t> mixed_;
 };
 
 }  // namespace sim
