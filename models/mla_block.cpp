@@ -102,6 +102,10 @@ ops::OpGraph build_mla_attention_block(const MlaModelSpec& m, const Workload& w)
   ops::add_dependency(g, kv_a_norm, cache_write);
   ops::add_dependency(g, rope, cache_write);
   ops::add_dependency(g, q_b, q_absorb);
+  // The absorption runs once this step's latent rows are in the cache. The history read is tied
+  // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
+  // the new rows written before it starts.
+  ops::add_dependency(g, cache_write, q_absorb);
 
   const std::uint64_t kv_bytes = latent_kv_read_bytes(m, w);
   std::optional<ops::OpId> read;
@@ -115,7 +119,6 @@ ops::OpGraph build_mla_attention_block(const MlaModelSpec& m, const Workload& w)
     r.kv_bytes = kv_bytes;
     read = ops::add_op(g, r);
     ops::add_dependency(g, q_absorb, *read, EdgeKind::order);
-    ops::add_dependency(g, cache_write, *read);
   }
 
   OpNode fa;

@@ -20,9 +20,10 @@
 //   v_up            n x ([T, d_c] x [d_c, d_v])        W_UV
 //   o_proj          [T, n d_v] x [n d_v, H]
 //
-// Decode (q < kv_len) is the only case with kv_cache_read; it waits on the absorption (order
-// edge) and on the cache write (the new rows are part of what it reads), and feeds fa2 on the
-// same core. FLOPs of matrices are 2 per multiply-add; attention FLOPs are the full einsum count
+// Decode (q < kv_len) is the only case with kv_cache_read; its first DMA on each core waits on
+// the absorption's last TIU command there (order edge), and it feeds fa2 on the same core. The
+// absorption itself follows the cache write (a barrier), so the rows written this step, which
+// the read includes, are in the cache before it starts. FLOPs of matrices are 2 per multiply-add; attention FLOPs are the full einsum count
 // (a causal mask is not exploited). Weights and activations are bf16.
 
 #include "models/model_spec.hpp"

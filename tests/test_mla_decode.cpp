@@ -211,3 +211,39 @@ TEST_CASE("q_len must be below kv_len for decode and equal to it for prefill", "
   CHECK_THROWS_WITH(models::make_workload(Phase::decode, 1, 4, 4, DType::bf16), Catch::Contains("--q-len"));
   CHECK_THROWS_WITH(models::make_workload(Phase::prefill, 1, 4, 3, DType::bf16), Catch::Contains("--q-len"));
 }
+
+TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route names the read", "[mla][deps]") {
+  // Per core: kv_cache_read's first GDMA command carries wait_tiu = the id of q_absorb's last TIU
+  // compute command on that core (seed 003 appendix B: cmd_id_dep -> the kv_b/absorption TIU).
+  // SDMA route: fa2's first TIU compute command carries wait_sdma = the read's last SDMA id.
+  for (const sim::Engine route : {sim::Engine::gdma, sim::Engine::sdma}) {
+    const auto result = run(v3(), decode(2, 8192), route);
+    const ops::OpId absorb = 8, read = 9, fa2 = 10;  // build order of the decode block with q LoRA
+    REQUIRE(result.graph[absorb].name == "q_absorb");
+    REQUIRE(result.graph[read].kind == OpKind::kv_cache_read);
+    REQUIRE(result.graph[fa2].kind == OpKind::fa2);
+    std::size_t cores_checked = 0;
+    for (const sim::CoreProgram& core : result.lowered.program.cores) {
+      std::uint32_t last_absorb_tiu = 0, first_fa2_tiu = 0, last_read_sdma = 0;
+      const auto& tiu = core.queue(sim::Engine::tiu);
+      for (std::uint32_t i = 0; i < tiu.size(); ++i) {
+        if (tiu[i].kind != sim::CommandKind::compute) continue;
+        if (tiu[i].op == absorb) last_absorb_tiu = i + 1;
+        if (tiu[i].op == fa2 && first_fa2_tiu == 0) first_fa2_tiu = i + 1;
+      }
+      const auto& reader = core.queue(route);
+      const sim::Command* first_read = nullptr;
+      for (std::uint32_t i = 0; i < reader.size(); ++i) {
+        if (reader[i].op != read) continue;
+        if (!first_read) first_read = &reader[i];
+        last_read_sdma = i + 1;
+      }
+      if (!first_read || last_absorb_tiu == 0) continue;
+      ++cores_checked;
+      CHECK(first_read->wait_tiu == last_absorb_tiu);
+      if (route == sim::Engine::sdma) CHECK(tiu[first_fa2_tiu - 1].wait_sdma == last_read_sdma);
+    }
+    // 2 x 8192 history rows over 64 cores: every core reads; 128 heads over 64 cores: every core absorbs.
+    CHECK(cores_checked == 64);
+  }
+}
