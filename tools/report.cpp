@@ -52,9 +52,14 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   }
   auto print_row = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      const bool left = i < 3 || i == cells.size() - 1;  // text columns left, numbers right
+      const bool last = i + 1 == cells.size();
+      const bool left = i < 3 || last;  // text columns left, numbers right
       if (i) out << "  ";
-      out << (left ? fmt::format("{:<{}}", cells[i], width[i]) : fmt::format("{:>{}}", cells[i], width[i]));
+      if (last) {
+        out << cells[i];  // no trailing padding
+      } else {
+        out << (left ? fmt::format("{:<{}}", cells[i], width[i]) : fmt::format("{:>{}}", cells[i], width[i]));
+      }
     }
     out << '\n';
   };
