@@ -63,49 +63,44 @@ void enter_op(LoweringContext& ctx, OpId op, std::uint32_t core) {
 CoreEmitter::CoreEmitter(LoweringContext& ctx, OpId op, std::uint32_t core)
     : ctx_(ctx), op_(op), core_(core), queues_(ctx.out.program.cores[core]) {}
 
-void CoreEmitter::enter() { enter_op(ctx_, op_, core_); }
-
-std::uint32_t CoreEmitter::compute(std::uint64_t cycles, std::uint32_t wait_gdma, std::uint32_t wait_sdma) {
-  enter();
-  LoweringContext::Entry& entry = ctx_.entry[op_][core_];
-  sim::Command cmd;
-  cmd.kind = sim::CommandKind::compute;
-  cmd.op = static_cast<std::uint32_t>(op_);
-  cmd.amount = cycles;
-  cmd.wait_gdma = wait_gdma;
-  cmd.wait_sdma = wait_sdma;
-  if (!entry.applied[E(Engine::tiu)]) {
-    entry.applied[E(Engine::tiu)] = 1;
-    cmd.wait_gdma = std::max(cmd.wait_gdma, entry.gdma_for_tiu);
-    cmd.wait_sdma = std::max(cmd.wait_sdma, entry.sdma_for_tiu);
-  }
-  auto& q = queues_.queue(Engine::tiu);
-  q.push_back(cmd);
-  const auto id = static_cast<std::uint32_t>(q.size());
-  ctx_.last[op_][core_][E(Engine::tiu)] = id;
-  return id;
-}
-
-std::uint32_t CoreEmitter::dma(OpId as, Engine engine, std::uint64_t bytes, sim::Direction dir,
-                               std::uint32_t wait_tiu) {
-  if (bytes == 0) throw std::logic_error("lowering emitted an empty transfer");
+std::uint32_t CoreEmitter::push(OpId as, Engine engine, sim::Command cmd) {
   enter_op(ctx_, as, core_);
   LoweringContext::Entry& entry = ctx_.entry[as][core_];
-  sim::Command cmd;
-  cmd.kind = sim::CommandKind::transfer;
-  cmd.op = static_cast<std::uint32_t>(as);
-  cmd.amount = bytes;
-  cmd.direction = dir;
-  cmd.wait_tiu = wait_tiu;
-  if (!entry.applied[E(engine)]) {
+  if (!entry.applied[E(engine)]) {  // the op's first command on this engine carries its entry waits
     entry.applied[E(engine)] = 1;
-    cmd.wait_tiu = std::max(cmd.wait_tiu, entry.tiu_for_dma);
+    if (engine == Engine::tiu) {
+      cmd.wait_gdma = std::max(cmd.wait_gdma, entry.gdma_for_tiu);
+      cmd.wait_sdma = std::max(cmd.wait_sdma, entry.sdma_for_tiu);
+    } else {
+      cmd.wait_tiu = std::max(cmd.wait_tiu, entry.tiu_for_dma);
+    }
   }
+  cmd.op = static_cast<std::uint32_t>(as);
   auto& q = queues_.queue(engine);
   q.push_back(cmd);
   const auto id = static_cast<std::uint32_t>(q.size());
   ctx_.last[as][core_][E(engine)] = id;
   return id;
+}
+
+std::uint32_t CoreEmitter::compute(std::uint64_t cycles, std::uint32_t wait_gdma, std::uint32_t wait_sdma) {
+  sim::Command cmd;
+  cmd.kind = sim::CommandKind::compute;
+  cmd.amount = cycles;
+  cmd.wait_gdma = wait_gdma;
+  cmd.wait_sdma = wait_sdma;
+  return push(op_, Engine::tiu, cmd);
+}
+
+std::uint32_t CoreEmitter::dma(OpId as, Engine engine, std::uint64_t bytes, sim::Direction dir,
+                               std::uint32_t wait_tiu) {
+  if (bytes == 0) throw std::logic_error("lowering emitted an empty transfer");
+  sim::Command cmd;
+  cmd.kind = sim::CommandKind::transfer;
+  cmd.amount = bytes;
+  cmd.direction = dir;
+  cmd.wait_tiu = wait_tiu;
+  return push(as, engine, cmd);
 }
 
 std::uint32_t CoreEmitter::load(std::uint64_t bytes, std::uint32_t wait_tiu, Engine engine) {

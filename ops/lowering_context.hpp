@@ -65,7 +65,9 @@ class CoreEmitter {
   const hw::Chip& chip() const { return ctx_.chip; }
 
  private:
-  void enter();
+  /// Appends to `engine`'s queue, attributed to `as`, adding the op's entry waits to its first
+  /// command on that engine; returns the command's id.
+  std::uint32_t push(OpId as, sim::Engine engine, sim::Command cmd);
   std::uint32_t dma(OpId as, sim::Engine engine, std::uint64_t bytes, sim::Direction dir,
                     std::uint32_t wait_tiu);
 
