@@ -59,7 +59,8 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   }
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
   std::vector<std::uint64_t> row_options{max_rows};
-  for (std::uint64_t r = chip.lanes_per_core; r < max_rows; r *= 2) row_options.insert(row_options.begin() + 1, r);
+  // Below one row per lane the cube wastes lanes, but a small local memory may leave no choice.
+  for (std::uint64_t r = 1; r < max_rows; r *= 2) row_options.insert(row_options.begin() + 1, r);
   std::vector<std::uint64_t> chunk_options;
   for (std::uint64_t t = 512; t >= 16; t /= 2) {
     const std::uint64_t capped = std::min(t, (max_tokens + 15) / 16 * 16);
