@@ -8,7 +8,7 @@ mode="${1:-run}"
 case "$mode" in run|test|build) ;; *) echo "usage: $0 run|test|build" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake ninja-build pkg-config
+packages=(g++ cmake ninja-build
           libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
           libbenchmark-dev)
 missing=()
