@@ -95,6 +95,10 @@ YAML::Node ConfigMap::scalar_node(std::string_view key) {
 }
 
 void ConfigMap::expect_keys(std::initializer_list<std::string_view> valid) const {
+  expect_keys(std::vector<std::string_view>(valid));
+}
+
+void ConfigMap::expect_keys(const std::vector<std::string_view>& valid) const {
   if (doc_->policy == UnknownKeys::ignore) return;
   std::vector<std::string> names(valid.begin(), valid.end());
   std::sort(names.begin(), names.end());

@@ -51,6 +51,7 @@ class ConfigMap {
   /// that a misspelt key is reported as such, with a did-you-mean, before the field it was meant
   /// to be is reported missing. Call before reading.
   void expect_keys(std::initializer_list<std::string_view> valid) const;
+  void expect_keys(const std::vector<std::string_view>& valid) const;
   /// Throws on keys of this mapping that were never read (policy reject). Call after reading.
   void finish() const;
 

@@ -40,11 +40,11 @@ OpNode matmul(std::string name, std::uint64_t groups, std::uint64_t m, std::uint
 
 }  // namespace
 
-std::uint64_t latent_kv_read_bytes(const MlaModelSpec& model, const Workload& w) {
+std::uint64_t latent_kv_read_bytes(const ModelSpec& model, const Workload& w) {
   return w.batch * w.kv_len * model.latent_kv_elements() * hw::bytes_of(w.kv_dtype);
 }
 
-ops::OpGraph build_mla_attention_block(const MlaModelSpec& m, const Workload& w) {
+ops::OpGraph build_mla_attention_block(const ModelSpec& m, const Workload& w) {
   ops::OpGraph g;
   const std::uint64_t T = w.batch * w.q_len;
   const std::uint64_t H = m.hidden_size, n = m.num_attention_heads;
@@ -56,8 +56,10 @@ ops::OpGraph build_mla_attention_block(const MlaModelSpec& m, const Workload& w)
   attn.q_len = w.q_len;
   attn.kv_len = w.kv_len;
   attn.heads = n;
+  attn.kv_heads = 1;
   attn.qk_dim = dc + dr;
   attn.v_dim = dc;
+  attn.kv_elements = dc + dr;
   attn.kv_dtype = w.kv_dtype;
   attn.decode = decode;
 

@@ -32,9 +32,9 @@
 
 namespace models {
 
-ops::OpGraph build_mla_attention_block(const MlaModelSpec& model, const Workload& workload);
+ops::OpGraph build_mla_attention_block(const ModelSpec& model, const Workload& workload);
 
 /// Bytes the decode history read moves: B * kv_len * (d_c + d_r) * e.
-std::uint64_t latent_kv_read_bytes(const MlaModelSpec& model, const Workload& workload);
+std::uint64_t latent_kv_read_bytes(const ModelSpec& model, const Workload& workload);
 
 }  // namespace models

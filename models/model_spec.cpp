@@ -1,44 +1,111 @@
 #include "models/model_spec.hpp"
 
-#include <filesystem>
+#include <fmt/format.h>
 
+#include <filesystem>
+#include <vector>
+
+#include "hw/config_error.hpp"
 #include "hw/strict_config.hpp"
 
 namespace models {
 namespace {
 
-MlaModelSpec read_fields(hw::ConfigMap& m, MlaModelSpec spec) {
-  spec.source = m.source();
-  spec.hidden_size = m.positive_int("hidden_size");
-  spec.num_attention_heads = m.positive_int("num_attention_heads");
-  spec.q_lora_rank = m.positive_int_or_null("q_lora_rank");
-  spec.kv_lora_rank = m.positive_int("kv_lora_rank");
-  spec.qk_nope_head_dim = m.positive_int("qk_nope_head_dim");
-  spec.qk_rope_head_dim = m.positive_int("qk_rope_head_dim");
-  spec.v_head_dim = m.positive_int("v_head_dim");
+enum class Family { deepseek, deepseek_dsa, llama };
+
+Family family_of(hw::ConfigMap& m) {
+  const std::string type = m.string("model_type");
+  if (type == "deepseek_v2" || type == "deepseek_v3") return Family::deepseek;
+  if (type == "deepseek_v32") return Family::deepseek_dsa;
+  if (type == "llama" || type == "mistral" || type == "qwen2") return Family::llama;
+  throw hw::ConfigError(fmt::format("{}: model_type: '{}' is not supported (supported: deepseek_v2, deepseek_v3, "
+                                    "deepseek_v32, llama, mistral, qwen2)",
+                                    m.where("model_type"), type));
+}
+
+// The keys each family reads, for the strict YAML check (HF files skip it).
+std::vector<std::string_view> keys_of(Family f, bool yaml) {
+  std::vector<std::string_view> keys{"model_type", "hidden_size", "num_hidden_layers", "vocab_size",
+                                     "intermediate_size", "num_attention_heads"};
+  if (yaml) keys.push_back("name");
+  if (f == Family::llama) {
+    keys.insert(keys.end(), {"num_key_value_heads", "head_dim"});
+  } else {
+    keys.insert(keys.end(), {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                             "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "moe_intermediate_size",
+                             "first_k_dense_replace", "routed_scaling_factor"});
+  }
+  if (f == Family::deepseek_dsa) keys.insert(keys.end(), {"index_n_heads", "index_head_dim", "index_topk"});
+  return keys;
+}
+
+ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
+  const Family family = family_of(m);
+  const auto keys = keys_of(family, yaml);
+  m.expect_keys(keys);
+  ModelSpec s;
+  s.name = yaml ? m.string("name") : std::move(name);
+  s.source = m.source();
+  s.model_type = m.string("model_type");
+  s.hidden_size = m.positive_int("hidden_size");
+  s.num_hidden_layers = m.positive_int("num_hidden_layers");
+  s.vocab_size = m.positive_int("vocab_size");
+  s.intermediate_size = m.positive_int("intermediate_size");
+  s.num_attention_heads = m.positive_int("num_attention_heads");
+  if (family == Family::llama) {
+    s.attention = AttentionKind::gqa;
+    s.num_key_value_heads = m.positive_int("num_key_value_heads");
+    if (m.has("head_dim")) {
+      s.head_dim = m.positive_int("head_dim");
+    } else if (s.hidden_size % s.num_attention_heads == 0) {
+      s.head_dim = s.hidden_size / s.num_attention_heads;  // Hugging Face's definition
+    } else {
+      throw hw::ConfigError(fmt::format("{}: missing required field 'head_dim' (hidden_size {} is not a multiple of "
+                                        "num_attention_heads {})",
+                                        m.where(), s.hidden_size, s.num_attention_heads));
+    }
+    if (s.num_attention_heads % s.num_key_value_heads != 0) {
+      throw hw::ConfigError(fmt::format("{}: num_key_value_heads: {} does not divide num_attention_heads {}",
+                                        m.where("num_key_value_heads"), s.num_key_value_heads,
+                                        s.num_attention_heads));
+    }
+  } else {
+    s.attention = AttentionKind::mla;
+    s.q_lora_rank = m.positive_int_or_null("q_lora_rank");
+    s.kv_lora_rank = m.positive_int("kv_lora_rank");
+    s.qk_nope_head_dim = m.positive_int("qk_nope_head_dim");
+    s.qk_rope_head_dim = m.positive_int("qk_rope_head_dim");
+    s.v_head_dim = m.positive_int("v_head_dim");
+    MoeSpec moe;
+    moe.n_routed_experts = m.positive_int("n_routed_experts");
+    moe.num_experts_per_tok = m.positive_int("num_experts_per_tok");
+    moe.n_shared_experts = m.non_negative_int("n_shared_experts");
+    moe.moe_intermediate_size = m.positive_int("moe_intermediate_size");
+    moe.first_k_dense_replace = m.non_negative_int("first_k_dense_replace");
+    moe.routed_scaling_factor = m.positive_number("routed_scaling_factor");
+    if (moe.num_experts_per_tok > moe.n_routed_experts) {
+      throw hw::ConfigError(fmt::format("{}: num_experts_per_tok: {} exceeds n_routed_experts {}",
+                                        m.where("num_experts_per_tok"), moe.num_experts_per_tok,
+                                        moe.n_routed_experts));
+    }
+    s.moe = moe;
+    if (family == Family::deepseek_dsa) {
+      DsaSpec dsa;
+      dsa.index_n_heads = m.positive_int("index_n_heads");
+      dsa.index_head_dim = m.positive_int("index_head_dim");
+      dsa.index_topk = m.positive_int("index_topk");
+      s.dsa = dsa;
+    }
+  }
   m.finish();
-  return spec;
-}
-
-MlaModelSpec read_yaml(hw::ConfigMap m) {
-  m.expect_keys({"name", "hidden_size", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                 "qk_rope_head_dim", "v_head_dim"});
-  MlaModelSpec spec;
-  spec.name = m.string("name");
-  return read_fields(m, std::move(spec));
-}
-
-MlaModelSpec read_hf(hw::ConfigMap m, const std::string& fallback_name) {
-  MlaModelSpec spec;
-  spec.name = fallback_name;
-  return read_fields(m, std::move(spec));
+  return s;
 }
 
 bool is_json(const std::string& path) { return std::filesystem::path(path).extension() == ".json"; }
 
 }  // namespace
 
-MlaModelSpec load_model(const std::string& path) {
+ModelSpec load_model(const std::string& path) {
   if (is_json(path)) {
     // Name a config.json by its folder (".../DeepSeek-V3/config.json" -> "DeepSeek-V3").
     const std::filesystem::path p(path);
@@ -46,17 +113,17 @@ MlaModelSpec load_model(const std::string& path) {
     if (name == "config" && p.has_parent_path() && !p.parent_path().filename().empty()) {
       name = p.parent_path().filename().string();
     }
-    return read_hf(hw::ConfigMap::from_file(path, hw::UnknownKeys::ignore), name);
+    return read_model(hw::ConfigMap::from_file(path, hw::UnknownKeys::ignore), name, false);
   }
-  return read_yaml(hw::ConfigMap::from_file(path, hw::UnknownKeys::reject));
+  return read_model(hw::ConfigMap::from_file(path, hw::UnknownKeys::reject), "", true);
 }
 
-MlaModelSpec model_from_yaml(const std::string& text, const std::string& source_name) {
-  return read_yaml(hw::ConfigMap::from_string(text, source_name, hw::UnknownKeys::reject));
+ModelSpec model_from_yaml(const std::string& text, const std::string& source_name) {
+  return read_model(hw::ConfigMap::from_string(text, source_name, hw::UnknownKeys::reject), "", true);
 }
 
-MlaModelSpec model_from_hf_json(const std::string& text, const std::string& source_name) {
-  return read_hf(hw::ConfigMap::from_string(text, source_name, hw::UnknownKeys::ignore), source_name);
+ModelSpec model_from_hf_json(const std::string& text, const std::string& source_name) {
+  return read_model(hw::ConfigMap::from_string(text, source_name, hw::UnknownKeys::ignore), source_name, false);
 }
 
 }  // namespace models

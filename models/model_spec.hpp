@@ -1,16 +1,22 @@
 #pragma once
-// What the simulator needs to know of an MLA model (DeepSeek-V2/V3 style), with Hugging Face
-// config.json field names. Loading is strict: every field below is required; a missing
-// kv_lora_rank or qk_rope_head_dim (or any other) throws hw::ConfigError naming the field and
-// the source with its line. No value ever falls back to hidden_size or 0.
+// What the simulator needs to know of a decoder-only LLM, with Hugging Face config.json field
+// names. Loading is strict: every field the model type uses is required; a missing kv_lora_rank
+// or qk_rope_head_dim (or any other) throws hw::ConfigError naming the field and the source with
+// its line. No value ever falls back to hidden_size or 0.
 //
+// `model_type` decides which fields are used:
+//   deepseek_v2, deepseek_v3   MLA attention (q_lora_rank may be null: direct q_proj), MoE FFN
+//                              after first_k_dense_replace dense layers
+//   deepseek_v32               the same plus the DSA indexer (index_n_heads, index_head_dim,
+//                              index_topk)
+//   llama, mistral, qwen2      GQA attention (num_key_value_heads; MHA when it equals the head
+//                              count), dense FFN. head_dim is read when present, otherwise it is
+//                              hidden_size / num_attention_heads, as Hugging Face defines it.
 // Two formats:
-//   *.yaml / *.yml - the project's model files: exactly these keys plus `name`; unknown keys are
-//                    errors with a did-you-mean.
+//   *.yaml / *.yml - the project's model files: `name` plus exactly the fields of the model type;
+//                    unknown keys are errors with a did-you-mean.
 //   *.json         - a Hugging Face config.json: keys the simulator does not use are ignored,
 //                    keys it uses are required.
-// q_lora_rank may be null (DeepSeek-V2-Lite): queries are then projected directly from the
-// hidden state (q_proj) instead of through a low-rank q_a / q_b pair.
 
 #include <cstdint>
 #include <optional>
@@ -18,26 +24,60 @@
 
 namespace models {
 
-struct MlaModelSpec {
+enum class AttentionKind { mla, gqa };
+
+struct MoeSpec {
+  std::uint64_t n_routed_experts = 0;
+  std::uint64_t num_experts_per_tok = 0;
+  std::uint64_t n_shared_experts = 0;  ///< may be 0
+  std::uint64_t moe_intermediate_size = 0;
+  std::uint64_t first_k_dense_replace = 0;  ///< leading dense layers (may be 0)
+  double routed_scaling_factor = 0;
+};
+
+struct DsaSpec {
+  std::uint64_t index_n_heads = 0;
+  std::uint64_t index_head_dim = 0;
+  std::uint64_t index_topk = 0;
+};
+
+struct ModelSpec {
   std::string name;
   std::string source;
+  std::string model_type;
+  AttentionKind attention = AttentionKind::mla;
+
   std::uint64_t hidden_size = 0;
+  std::uint64_t num_hidden_layers = 0;
+  std::uint64_t vocab_size = 0;
+  std::uint64_t intermediate_size = 0;  ///< dense FFN width
   std::uint64_t num_attention_heads = 0;
+
+  // MLA (attention == mla)
   std::optional<std::uint64_t> q_lora_rank;
   std::uint64_t kv_lora_rank = 0;      ///< d_c
   std::uint64_t qk_nope_head_dim = 0;  ///< d_nope
   std::uint64_t qk_rope_head_dim = 0;  ///< d_rope
   std::uint64_t v_head_dim = 0;        ///< d_v
 
-  /// Latent KV elements cached per token per layer: d_c + d_rope.
+  // GQA (attention == gqa)
+  std::uint64_t num_key_value_heads = 0;
+  std::uint64_t head_dim = 0;
+
+  std::optional<MoeSpec> moe;  ///< MoE FFN after the first_k_dense_replace dense layers
+  std::optional<DsaSpec> dsa;  ///< DeepSeek sparse attention indexer (V3.2)
+
+  /// Latent KV elements cached per token per layer (MLA): d_c + d_rope.
   std::uint64_t latent_kv_elements() const { return kv_lora_rank + qk_rope_head_dim; }
+  /// True if layer `l` (0-based) has a MoE FFN.
+  bool is_moe_layer(std::uint64_t l) const { return moe && l >= moe->first_k_dense_replace; }
 };
 
 /// Loads by extension (.json = Hugging Face config, otherwise strict YAML).
-MlaModelSpec load_model(const std::string& path);
+ModelSpec load_model(const std::string& path);
 /// Strict YAML held in memory; errors name "<memory:source_name>".
-MlaModelSpec model_from_yaml(const std::string& text, const std::string& source_name);
+ModelSpec model_from_yaml(const std::string& text, const std::string& source_name);
 /// Hugging Face config.json held in memory.
-MlaModelSpec model_from_hf_json(const std::string& text, const std::string& source_name);
+ModelSpec model_from_hf_json(const std::string& text, const std::string& source_name);
 
 }  // namespace models

@@ -42,7 +42,7 @@ std::optional<OpId> history_reader(const LoweringContext& ctx, OpId fa2) {
 }
 
 std::uint64_t chunk_bytes(const AttentionShape& s, std::uint64_t tokens) {
-  return tokens * s.qk_dim * hw::bytes_of(s.kv_dtype);
+  return tokens * s.kv_elements * hw::bytes_of(s.kv_dtype);
 }
 
 }  // namespace
@@ -121,7 +121,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
         const std::uint64_t tk = block.chunk_tokens[i];
         std::uint32_t wait = std::max(q_id, chunk_id[i]);
         if (dequant) {
-          emit.compute(chip.vector_cycles(tk * s.qk_dim * kDequantOpsPerElement, DType::bf16), wait);
+          emit.compute(chip.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, DType::bf16), wait);
           wait = 0;
         }
         emit.compute(chip.matmul_cycles(block.rows, s.qk_dim, tk, DType::bf16), wait);
@@ -149,15 +149,15 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
 void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const AttentionShape& s = ctx.graph[op].attn;
   const AttentionPlan plan = plan_attention(s, ctx.chip, history_resident(ctx));
-  const std::uint64_t rows_per_seq = s.q_len * s.heads;
+  const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
   const std::uint64_t partial_bytes = s.v_dim * 4 + kStatBytesPerRow;
-  // Rows of sequence b merge partials_per_batch[b] partial outputs each.
+  // Rows of sequence b merge partials_per_sequence[b] partial outputs each.
   auto cost = [&](std::uint64_t begin, std::uint64_t end) {
     RowCost c;
     for (std::uint64_t r = begin; r < end;) {
       const std::uint64_t b = r / rows_per_seq;
       const std::uint64_t n = std::min(end, (b + 1) * rows_per_seq) - r;
-      const std::uint64_t partials = plan.partials_per_batch[b];
+      const std::uint64_t partials = plan.partials_per_sequence[b];
       c.load_bytes += n * partials * partial_bytes;
       c.store_bytes += n * s.v_dim * 2;
       c.element_ops += n * partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
@@ -165,8 +165,8 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
     }
     return c;
   };
-  const std::uint64_t rows = s.batch * rows_per_seq;
-  const std::uint64_t most_partials = *std::max_element(plan.partials_per_batch.begin(), plan.partials_per_batch.end());
+  const std::uint64_t rows = s.sequences() * rows_per_seq;
+  const std::uint64_t most_partials = *std::max_element(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end());
   ctx.out.ops[op].split_flops = cost(0, rows).element_ops;
   lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32);
 }

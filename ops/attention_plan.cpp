@@ -11,22 +11,23 @@ namespace ops {
 namespace {
 
 struct Item {
-  std::uint64_t batch, rows, kv_tokens;
+  std::uint64_t sequence, rows, kv_tokens;
 };
 
+// Items over the B * kv_heads independent KV streams ("sequences" below).
 std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores) {
   std::vector<std::vector<Item>> items(cores);
   const std::uint64_t per_seq = s.decode ? s.kv_len : s.q_len;
-  const std::uint64_t total = s.batch * per_seq;
+  const std::uint64_t total = s.sequences() * per_seq;
   for (std::uint64_t c = 0; c < cores; ++c) {
     const Range r = balanced_part(total, cores, c);
     for (std::uint64_t pos = r.begin; pos < r.end;) {
-      const std::uint64_t b = pos / per_seq;
-      const std::uint64_t end = std::min(r.end, (b + 1) * per_seq);
+      const std::uint64_t seq = pos / per_seq;
+      const std::uint64_t end = std::min(r.end, (seq + 1) * per_seq);
       if (s.decode) {
-        items[c].push_back({b, s.q_len * s.heads, end - pos});
+        items[c].push_back({seq, s.q_len * s.heads_per_kv(), end - pos});
       } else {
-        items[c].push_back({b, (end - pos) * s.heads, s.kv_len});
+        items[c].push_back({seq, (end - pos) * s.heads_per_kv(), s.kv_len});
       }
       pos = end;
     }
@@ -38,8 +39,8 @@ std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64
                         std::uint64_t resident_tokens) {
   const std::uint64_t e = hw::bytes_of(s.kv_dtype);
   std::uint64_t bytes = rows * s.qk_dim * 2 + rows * (s.v_dim + 2) * 4 + rows * tk * 4;
-  bytes += resident_tokens > 0 ? resident_tokens * s.qk_dim * e : buffers * tk * s.qk_dim * e;
-  if (e != 2) bytes += tk * s.qk_dim * 2;
+  bytes += resident_tokens > 0 ? resident_tokens * s.kv_elements * e : buffers * tk * s.kv_elements * e;
+  if (e != 2) bytes += tk * s.kv_elements * 2;
   return bytes;
 }
 
@@ -95,7 +96,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
           "--kv-read-engine sdma keeps each core's share of the latent history in local memory: "
           "{} tokens x {} B need {} B on one core, but {} ({}) has lmem_bytes_per_core = {}; "
           "use --kv-read-engine gdma, a shorter context or a smaller batch",
-          max_resident, s.qk_dim * hw::bytes_of(s.kv_dtype), max_resident * s.qk_dim * hw::bytes_of(s.kv_dtype),
+          max_resident, s.kv_elements * hw::bytes_of(s.kv_dtype), max_resident * s.kv_elements * hw::bytes_of(s.kv_dtype),
           chip.name, chip.source, lmem));
     }
     throw hw::ConfigError(fmt::format("{}: lmem_bytes_per_core: {} B cannot hold the smallest fa2 tiles", chip.source,
@@ -103,14 +104,14 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   }
 
   plan.cores.resize(chip.cores);
-  if (s.decode) plan.partials_per_batch.assign(s.batch, 0);
+  if (s.decode) plan.partials_per_sequence.assign(s.sequences(), 0);
   for (std::uint64_t c = 0; c < chip.cores; ++c) {
     for (const Item& it : items[c]) {
-      if (s.decode) ++plan.partials_per_batch[it.batch];
+      if (s.decode) ++plan.partials_per_sequence[it.sequence];
       plan.cores[c].first_pass_tokens += it.kv_tokens;
       for (std::uint64_t r0 = 0; r0 < it.rows; r0 += plan.row_block) {
         AttentionBlock block;
-        block.batch = it.batch;
+        block.sequence = it.sequence;
         block.rows = std::min(plan.row_block, it.rows - r0);
         block.first_pass = r0 == 0;
         for (std::uint64_t t0 = 0; t0 < it.kv_tokens; t0 += plan.chunk_tokens) {

@@ -1,20 +1,22 @@
 #pragma once
 // How fa2 (and, in decode, kv_cache_read) is split over cores and tiled in local memory.
 //
-// Work items. Decode (q_len < kv_len): the B*kv_len history rows are cut into balanced contiguous
-// ranges, one per core (flash decoding); a core's range becomes one item per sequence it touches,
-// each item holding all q_len*heads query rows of that sequence and its slice of the history.
-// Every latent byte is therefore read by exactly one core, and each sequence's rows get one
-// partial output per item, merged by fa2_combine. Prefill (q_len == kv_len): the B*q_len query
-// tokens are cut the same way; an item holds its tokens' rows and the sequence's whole K/V.
+// Work items, over the B * kv_heads independent KV streams ("sequences": one per batch entry for
+// MLA absorb, one per batch entry and KV head for GQA). Decode (q_len < kv_len): the history rows
+// of all sequences are cut into balanced contiguous ranges, one per core (flash decoding); a
+// core's range becomes one item per sequence it touches, each item holding all the query rows of
+// that sequence (q_len * heads / kv_heads) and its slice of the history. Every KV byte is
+// therefore read by exactly one core, and each sequence's rows get one partial output per item,
+// merged by fa2_combine. Prefill (q_len == kv_len): the query tokens of all sequences are cut the
+// same way; an item holds its tokens' rows and the sequence's whole K/V.
 //
 // Tiles. An item's rows go in blocks of `row_block`; for each block the item's KV streams in
 // chunks of `chunk_tokens` through `buffers` chunk buffers. Per core, local memory holds:
 //   Q block       row_block * qk_dim * 2           (bf16)
 //   O accumulator row_block * (v_dim + 2) * 4      (fp32, plus running max and sum)
 //   scores        row_block * chunk_tokens * 4     (fp32)
-//   KV chunks     buffers * chunk_tokens * qk_dim * e_kv   (or, resident: the core's whole share)
-//   dequant       chunk_tokens * qk_dim * 2        (only when e_kv != 2)
+//   KV chunks     buffers * chunk_tokens * kv_elements * e_kv  (or, resident: the core's share)
+//   dequant       chunk_tokens * kv_elements * 2   (only when e_kv != 2)
 // The choice: the largest row block, then the largest chunk (<= 512 tokens) with two buffers,
 // then up to four buffers, that fit. Only the first row block of an item reads the history as
 // kv_cache_read; further blocks (when the rows do not fit at once) re-read it as fa2 traffic.
@@ -28,8 +30,8 @@
 namespace ops {
 
 struct AttentionBlock {
-  std::uint64_t batch = 0;
-  std::uint64_t rows = 0;  ///< query rows (tokens x heads) in this block
+  std::uint64_t sequence = 0;  ///< batch entry x KV head
+  std::uint64_t rows = 0;      ///< query rows (tokens x heads per KV head) in this block
   std::vector<std::uint64_t> chunk_tokens;
   bool first_pass = false;  ///< first row block of its item: its reads are the history read
 };
@@ -46,7 +48,7 @@ struct AttentionPlan {
   bool resident = false;
   std::uint64_t lmem_bytes = 0;
   std::vector<CoreAttention> cores;
-  std::vector<std::uint64_t> partials_per_batch;  ///< decode: items per sequence
+  std::vector<std::uint64_t> partials_per_sequence;  ///< decode: items per sequence (B * kv_heads)
 };
 
 /// `resident`: the core's whole history share stays in LMEM (the SDMA route). Throws

@@ -48,19 +48,30 @@ struct VectorShape {
   hw::DType out = hw::DType::bf16;   ///< dtype written back to DDR
 };
 
+/// Attention as `kv_heads` independent KV streams per sequence, each shared by
+/// heads / kv_heads query heads:
+///   MLA absorb: kv_heads 1, K = the latent + RoPE key (qk_dim = d_c + d_r), V = its first d_c
+///               elements (v_dim = d_c), so a token streams kv_elements = d_c + d_r elements;
+///   GQA / MHA:  kv_heads = num_key_value_heads, K and V separate: kv_elements = qk_dim + v_dim.
 struct AttentionShape {
   std::uint64_t batch = 0;
   std::uint64_t q_len = 0;   ///< query tokens per sequence
   std::uint64_t kv_len = 0;  ///< tokens attended per sequence
-  std::uint64_t heads = 0;
-  std::uint64_t qk_dim = 0;  ///< score dimension (kv_lora_rank + qk_rope_head_dim in absorb mode)
-  std::uint64_t v_dim = 0;   ///< value / output dimension (kv_lora_rank in absorb mode)
+  std::uint64_t heads = 0;   ///< query heads
+  std::uint64_t kv_heads = 1;
+  std::uint64_t qk_dim = 0;  ///< score dimension
+  std::uint64_t v_dim = 0;   ///< value / output dimension
+  std::uint64_t kv_elements = 0;  ///< elements one token streams per KV head
   hw::DType kv_dtype = hw::DType::bf16;
   bool decode = false;       ///< q_len < kv_len: the history comes from the cache
+
+  std::uint64_t heads_per_kv() const { return heads / kv_heads; }
+  std::uint64_t sequences() const { return batch * kv_heads; }  ///< independent KV streams
 };
 
 struct OpNode {
   std::string name;
+  int layer = -1;  ///< decoder layer, or -1 outside the layers (embedding, lm_head)
   OpKind kind = OpKind::matmul;
   std::string shape;  ///< human-readable, for tables
   hw::DType dtype = hw::DType::bf16;

@@ -24,13 +24,23 @@ ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9}
 
 /// DeepSeek-V3 attention fields (official config_671B.json values).
 inline const std::string kDeepSeekV3 = R"(name: DeepSeek-V3-test
+model_type: deepseek_v3
 hidden_size: 7168
+num_hidden_layers: 61
+vocab_size: 129280
+intermediate_size: 18432
 num_attention_heads: 128
 q_lora_rank: 1536
 kv_lora_rank: 512
 qk_nope_head_dim: 128
 qk_rope_head_dim: 64
 v_head_dim: 128
+n_routed_experts: 256
+num_experts_per_tok: 8
+n_shared_experts: 1
+moe_intermediate_size: 2048
+first_k_dense_replace: 3
+routed_scaling_factor: 2.5
 )";
 
 /// A small chip for event-kernel tests: 1 cycle = 1 ps, 1 B/ps channels, numbers easy by hand.

@@ -24,12 +24,12 @@ const hw::Chip& chip() {
   return c;
 }
 
-const models::MlaModelSpec& v3() {
-  static const models::MlaModelSpec m = models::model_from_yaml(test_configs::kDeepSeekV3, "deepseek-v3-test");
+const models::ModelSpec& v3() {
+  static const models::ModelSpec m = models::model_from_yaml(test_configs::kDeepSeekV3, "deepseek-v3-test");
   return m;
 }
 
-tools::BlockSimulation run(const models::MlaModelSpec& model, const models::Workload& w,
+tools::BlockSimulation run(const models::ModelSpec& model, const models::Workload& w,
                            sim::Engine route = sim::Engine::gdma, const hw::Chip& on = chip()) {
   ops::LoweringOptions opts;
   opts.kv_read_engine = route;
@@ -65,7 +65,7 @@ TEST_CASE("(a) decode kv_cache_read bytes = B x kv_len x (d_c + d_rope) x e", "[
 }
 
 TEST_CASE("(a) kv_cache_read bytes do not depend on heads or head dims", "[mla][bytes]") {
-  models::MlaModelSpec other = v3();
+  models::ModelSpec other = v3();
   other.num_attention_heads = 16;
   other.qk_nope_head_dim = 64;
   other.v_head_dim = 96;
@@ -192,7 +192,7 @@ TEST_CASE("(h) two runs give byte-identical JSON", "[mla][determinism]") {
 }
 
 TEST_CASE("decode works for B = 1 GEMV, MTP q_len > 1 and a model without q LoRA", "[mla][shapes]") {
-  models::MlaModelSpec lite = v3();
+  models::ModelSpec lite = v3();
   lite.name = "V2-Lite-like";
   lite.hidden_size = 2048;
   lite.num_attention_heads = 16;  // fewer heads than cores: per-head matmuls split by columns

@@ -57,6 +57,9 @@ TEST_CASE("a missing kv_lora_rank or qk_rope_head_dim names the field and the so
   SECTION("Hugging Face config.json: other keys are ignored, used keys are required") {
     const std::string json = R"({
   "architectures": ["DeepseekV3ForCausalLM"],
+  "model_type": "deepseek_v3", "num_hidden_layers": 61, "vocab_size": 129280, "intermediate_size": 18432,
+  "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "moe_intermediate_size": 2048,
+  "first_k_dense_replace": 3, "routed_scaling_factor": 2.5,
   "hidden_size": 7168,
   "num_attention_heads": 128,
   "q_lora_rank": 1536,
@@ -71,15 +74,17 @@ TEST_CASE("a missing kv_lora_rank or qk_rope_head_dim names the field and the so
   SECTION("a value never falls back: null kv_lora_rank is an error") {
     const std::string text = replace(test_configs::kDeepSeekV3, "kv_lora_rank: 512", "kv_lora_rank: null");
     const std::string msg = error_of([&] { models::model_from_yaml(text, "v3-null"); });
-    CHECK(msg == "<memory:v3-null>:5:1: kv_lora_rank: expected an integer, got null");
+    CHECK(msg == "<memory:v3-null>:9:1: kv_lora_rank: expected an integer, got null");
   }
 }
 
 TEST_CASE("Hugging Face config.json with unused keys loads", "[models][config]") {
   const std::string json = R"({"model_type": "deepseek_v2", "hidden_size": 2048, "num_attention_heads": 16,
+    "num_hidden_layers": 27, "vocab_size": 102400, "intermediate_size": 10944, "num_experts_per_tok": 6,
+    "n_shared_experts": 2, "moe_intermediate_size": 1408, "first_k_dense_replace": 1, "routed_scaling_factor": 1.0,
     "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
     "v_head_dim": 128, "n_routed_experts": 64, "torch_dtype": "bfloat16"})";
-  const models::MlaModelSpec m = models::model_from_hf_json(json, "v2-lite");
+  const models::ModelSpec m = models::model_from_hf_json(json, "v2-lite");
   CHECK(!m.q_lora_rank.has_value());
   // Latent elements per token per layer: 512 + 64 = 576 (seed 000: [B, T, 576]).
   CHECK(m.latent_kv_elements() == 576);

@@ -5,7 +5,7 @@
 
 namespace tools {
 
-BlockSimulation simulate_block(const hw::Chip& chip, const models::MlaModelSpec& model,
+BlockSimulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model,
                                const models::Workload& workload, const ops::LoweringOptions& options) {
   BlockSimulation out;
   out.graph = models::build_mla_attention_block(model, workload);

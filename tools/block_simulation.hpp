@@ -21,7 +21,7 @@ struct BlockSimulation {
   ops::Timeline timeline;
 };
 
-BlockSimulation simulate_block(const hw::Chip& chip, const models::MlaModelSpec& model,
+BlockSimulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model,
                                const models::Workload& workload, const ops::LoweringOptions& options);
 
 /// Shipped config paths ("configs/chips/sg2262.yaml" in the source tree).

@@ -17,7 +17,7 @@ namespace {
 
 struct Setup {
   hw::Chip chip = hw::load_chip(tools::default_chip_path());
-  models::MlaModelSpec model = models::load_model(tools::default_model_path());
+  models::ModelSpec model = models::load_model(tools::default_model_path());
 };
 
 const Setup& setup() {

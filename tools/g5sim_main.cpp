@@ -68,7 +68,7 @@ std::uint64_t single_ctx(const std::string& text) {
 
 int run_command(const CommonOptions& o, const std::string& json_path) {
   const hw::Chip chip = hw::load_chip(o.chip);
-  const models::MlaModelSpec model = models::load_model(o.model);
+  const models::ModelSpec model = models::load_model(o.model);
   const models::Workload w =
       models::make_workload(models::parse_phase(o.phase), o.batch, single_ctx(o.ctx), o.q_len, kv_dtype_of(o));
   const ops::LoweringOptions opts = lowering_options(o);
@@ -89,7 +89,7 @@ int run_command(const CommonOptions& o, const std::string& json_path) {
 
 int sweep_command(const CommonOptions& o, const std::string& csv_path) {
   const hw::Chip chip = hw::load_chip(o.chip);
-  const models::MlaModelSpec model = models::load_model(o.model);
+  const models::ModelSpec model = models::load_model(o.model);
   const models::Phase phase = models::parse_phase(o.phase);
   const hw::DType kv = kv_dtype_of(o);
   const ops::LoweringOptions opts = lowering_options(o);
@@ -112,7 +112,7 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
 
 int check_command(const std::string& chip_path, const std::string& model_path) {
   const hw::Chip chip = hw::load_chip(chip_path);
-  const models::MlaModelSpec model = models::load_model(model_path);
+  const models::ModelSpec model = models::load_model(model_path);
   fmt::print("chip  {}: {} ({} cores, cube bf16 peak {:.1f} TFLOPS, DDR {:.1f} GB/s x eta_m {})\n", chip.source,
              chip.name, chip.cores, chip.cube_peak_flops(hw::DType::bf16) / 1e12, chip.ddr_bandwidth_gb_per_s,
              chip.ddr_efficiency);

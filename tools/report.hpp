@@ -22,7 +22,7 @@ namespace tools {
 
 struct RunDescription {
   const hw::Chip& chip;
-  const models::MlaModelSpec& model;
+  const models::ModelSpec& model;
   const models::Workload& workload;
   const ops::LoweringOptions& options;
 };
