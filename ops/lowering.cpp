@@ -155,9 +155,14 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
   for (OpId op : topological_order(graph)) {
     switch (graph[op].kind) {
       case OpKind::matmul: detail::lower_matmul(ctx, op); break;
+      case OpKind::embedding:
       case OpKind::rmsnorm:
       case OpKind::rope:
+      case OpKind::swiglu:
+      case OpKind::moe_topk:
+      case OpKind::moe_combine:
       case OpKind::kv_cache_write: detail::lower_vector(ctx, op); break;
+      case OpKind::expert_weights: break;  // its consumers load on its behalf
       case OpKind::kv_cache_read: detail::lower_kv_cache_read(ctx, op); break;
       case OpKind::fa2: detail::lower_fa2(ctx, op); break;
       case OpKind::fa2_combine: detail::lower_fa2_combine(ctx, op); break;

@@ -5,9 +5,13 @@
 //             they overwrite; after the last k-step of an output tile, its store waits on TIU(t).
 // Because GDMA completion ids advance in order, waiting on a tile's last load also covers the
 // store that freed the C buffer it accumulates into.
+// When an expert_weights op feeds the matmul (same_core edge), the weight (B) tiles of the first
+// m-tile are loaded on that op's behalf: the weight stream is its traffic; re-loads for further
+// m-tiles, if the rows do not fit one tile, stay the matmul's own.
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "hw/dtype.hpp"
 #include "ops/lowering_context.hpp"
@@ -19,27 +23,17 @@ namespace {
 
 struct MatmulTile {
   std::uint64_t rows, cols, depth;
-  bool load_a;  // false when the resident A tile is reused across n-tiles
-  bool last_k;  // ends an output tile: store C
+  bool load_a;        // false when the resident A tile is reused across n-tiles
+  bool first_m_tile;  // rows start at 0: the first pass over these weights on any core
+  bool last_k;        // ends an output tile: store C
 };
 
-// Enumerates one core's tiles in loop order (groups, m, n, k).
-std::vector<MatmulTile> core_tiles(const MatmulPart& part, std::uint64_t k, const MatmulTiling& t) {
-  std::vector<MatmulTile> tiles;
-  for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
-    for (std::uint64_t m0 = part.rows.begin; m0 < part.rows.end; m0 += t.tm) {
-      const std::uint64_t rows = std::min(t.tm, part.rows.end - m0);
-      for (std::uint64_t n0 = part.cols.begin; n0 < part.cols.end; n0 += t.tn) {
-        const std::uint64_t cols = std::min(t.tn, part.cols.end - n0);
-        for (std::uint64_t k0 = 0; k0 < k; k0 += t.tk) {
-          const std::uint64_t depth = std::min(t.tk, k - k0);
-          const bool reuse_a = t.tk == k && n0 != part.cols.begin;
-          tiles.push_back({rows, cols, depth, !reuse_a, k0 + depth == k});
-        }
-      }
-    }
+std::optional<OpId> weight_stream(const LoweringContext& ctx, OpId op) {
+  for (auto [e, end] = boost::in_edges(op, ctx.graph); e != end; ++e) {
+    const OpId src = boost::source(*e, ctx.graph);
+    if (ctx.graph[*e].kind == EdgeKind::same_core && ctx.graph[src].kind == OpKind::expert_weights) return src;
   }
-  return tiles;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -49,24 +43,46 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const MatmulShape& s = node.mm;
   const std::uint64_t e = hw::bytes_of(node.dtype);
   const std::uint64_t e_out = hw::bytes_of(hw::DType::bf16);
-  const auto parts = split_matmul(ctx.chip, s.groups, s.m, s.k, s.n, e);
+  const std::optional<OpId> weights = weight_stream(ctx, op);
+  const auto parts = split_matmul(ctx.chip, s, e);
   // Most cores get the same part shape: plan each shape once.
   std::map<std::pair<std::uint64_t, std::uint64_t>, MatmulTiling> tilings;
+  auto tiling_for = [&](std::uint64_t rows, std::uint64_t cols) -> const MatmulTiling& {
+    auto found = tilings.find({rows, cols});
+    if (found == tilings.end()) {
+      found = tilings.emplace(std::make_pair(rows, cols), plan_matmul_tiling(ctx.chip, rows, s.k, cols, e, e_out)).first;
+    }
+    return found->second;
+  };
+  std::vector<MatmulTile> tiles;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
-    const auto shape = std::make_pair(part.rows.size(), part.cols.size());
-    auto found = tilings.find(shape);
-    if (found == tilings.end()) {
-      found = tilings.emplace(shape, plan_matmul_tiling(ctx.chip, shape.first, s.k, shape.second, e, e_out)).first;
+    // This core's tiles in loop order (groups, m, n, k).
+    tiles.clear();
+    for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
+      const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
+      if (row_end <= part.rows.begin) continue;
+      const MatmulTiling& t = tiling_for(row_end - part.rows.begin, part.cols.size());
+      ctx.out.ops[op].peak_lmem_bytes = std::max(ctx.out.ops[op].peak_lmem_bytes, t.lmem_bytes);
+      for (std::uint64_t m0 = part.rows.begin; m0 < row_end; m0 += t.tm) {
+        const std::uint64_t rows = std::min(t.tm, row_end - m0);
+        for (std::uint64_t n0 = part.cols.begin; n0 < part.cols.end; n0 += t.tn) {
+          const std::uint64_t cols = std::min(t.tn, part.cols.end - n0);
+          for (std::uint64_t k0 = 0; k0 < s.k; k0 += t.tk) {
+            const std::uint64_t depth = std::min(t.tk, s.k - k0);
+            const bool reuse_a = t.tk == s.k && n0 != part.cols.begin;
+            tiles.push_back({rows, cols, depth, !reuse_a, m0 == 0, k0 + depth == s.k});
+          }
+        }
+      }
     }
-    const MatmulTiling& tiling = found->second;
-    ctx.out.ops[op].peak_lmem_bytes = std::max(ctx.out.ops[op].peak_lmem_bytes, tiling.lmem_bytes);
-    const auto tiles = core_tiles(part, s.k, tiling);
+    if (tiles.empty()) continue;
     CoreEmitter emit(ctx, op, core);
     auto loads = [&](const MatmulTile& t, std::uint32_t wait_tiu) {
       if (t.load_a) emit.load(t.rows * t.depth * e, wait_tiu);
-      return emit.load(t.depth * t.cols * e, wait_tiu);
+      const std::uint64_t b_bytes = t.depth * t.cols * e;
+      return weights && t.first_m_tile ? emit.load_as(*weights, b_bytes, wait_tiu) : emit.load(b_bytes, wait_tiu);
     };
     std::uint32_t next_loaded = loads(tiles.front(), 0);
     std::uint32_t previous_tiu = 0;

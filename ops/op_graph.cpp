@@ -9,7 +9,12 @@ namespace ops {
 
 std::string_view kind_name(OpKind kind) {
   switch (kind) {
+    case OpKind::embedding: return "embedding";
     case OpKind::rmsnorm: return "rmsnorm";
+    case OpKind::swiglu: return "swiglu";
+    case OpKind::moe_topk: return "moe_topk";
+    case OpKind::moe_combine: return "moe_combine";
+    case OpKind::expert_weights: return "expert_weights";
     case OpKind::rope: return "rope";
     case OpKind::matmul: return "matmul";
     case OpKind::kv_cache_write: return "kv_cache_write";

@@ -9,6 +9,8 @@
 //                fa2): the consumer's TIU commands wait on the producer's DMA commands directly.
 //   order      - no data: the consumer's DMA on a core starts after the producer's last TIU
 //                command on that core (the spec's "cache read waits on the absorption").
+// An expert_weights op has no commands of its own: the expert matmuls it feeds (same_core)
+// load their weight tiles on its behalf, so its bytes and interval are the weight stream's.
 // Vertex ids follow insertion order, and the lowering emits ops in topological order breaking
 // ties by id, so a graph always lowers to the same program.
 
@@ -24,9 +26,14 @@
 namespace ops {
 
 enum class OpKind : std::uint8_t {
+  embedding,       ///< gathers the step's token rows of the embedding table
   rmsnorm,         ///< vector: rows x width, fp32 arithmetic
   rope,            ///< vector: rotary embedding on rows x width
+  swiglu,          ///< vector: silu(gate) * up, reads 2 x width, writes width
+  moe_topk,        ///< vector: router scores -> the top-k experts of every token
+  moe_combine,     ///< vector: weighted sum of each token's k expert outputs (routed scaling)
   matmul,          ///< cube: groups x ([m, k] x [k, n]), B operand = weights in DDR
+  expert_weights,  ///< the routed experts' weights, streamed into the expert matmuls' local memory
   kv_cache_write,  ///< writes the new tokens' latent + RoPE key rows into the KV cache
   kv_cache_read,   ///< decode only: streams the latent KV history from DDR
   fa2,             ///< flash attention (MQA over the latent in absorb mode)
@@ -37,12 +44,17 @@ enum class OpKind : std::uint8_t {
 std::string_view kind_name(OpKind kind);
 
 struct MatmulShape {
-  std::uint64_t groups = 1;  ///< independent matmuls (heads for per-head projections)
+  std::uint64_t groups = 1;  ///< independent matmuls (heads for per-head projections, experts)
   std::uint64_t m = 0, k = 0, n = 0;
+  /// Rows of each group when they differ (routed experts: tokens per expert); empty = m for all.
+  std::vector<std::uint64_t> group_rows;
+
+  std::uint64_t rows_of(std::uint64_t group) const { return group_rows.empty() ? m : group_rows[group]; }
 };
 
 struct VectorShape {
   std::uint64_t rows = 0, width = 0;
+  std::uint64_t load_width = 0;  ///< elements read per row when it differs from width (0 = width)
   std::uint64_t ops_per_element = 0;  ///< vector element-operations per element
   hw::DType compute = hw::DType::fp32;
   hw::DType out = hw::DType::bf16;   ///< dtype written back to DDR

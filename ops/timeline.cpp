@@ -38,6 +38,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     OpTiming& t = by_id[v];
     t.id = v;
     t.name = graph[v].name;
+    t.layer = graph[v].layer;
     t.kind = graph[v].kind;
     t.shape = graph[v].shape;
     t.flops = graph[v].flops + lowered.ops[v].split_flops;
@@ -71,11 +72,16 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     switch (t.kind) {
       case OpKind::matmul:
       case OpKind::fa2: peak = chip.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16); break;
+      case OpKind::embedding:
       case OpKind::rmsnorm:
       case OpKind::rope:
+      case OpKind::swiglu:
+      case OpKind::moe_topk:
+      case OpKind::moe_combine:
       case OpKind::kv_cache_write: peak = chip.vector_peak_ops(graph[v].vec.compute); break;
       case OpKind::fa2_combine: peak = chip.vector_peak_ops(hw::DType::fp32); break;
-      case OpKind::kv_cache_read: break;
+      case OpKind::kv_cache_read:
+      case OpKind::expert_weights: break;
     }
     t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
     t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / bytes_per_ns;

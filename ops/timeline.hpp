@@ -29,6 +29,7 @@ std::string_view regime_name(Regime r);
 struct OpTiming {
   OpId id = 0;
   std::string name;
+  int layer = -1;
   OpKind kind = OpKind::matmul;
   std::string shape;
   sim::Tick start = 0, end = 0;  ///< picoseconds

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace ops {
 
@@ -12,30 +13,23 @@ Range balanced_part(std::uint64_t total, std::uint64_t parts, std::uint64_t p, s
   return Range{std::min(total, u0 * align), std::min(total, u1 * align)};
 }
 
-std::vector<MatmulPart> split_matmul(const hw::Chip& chip, std::uint64_t groups, std::uint64_t m,
-                                     std::uint64_t k, std::uint64_t n, std::uint64_t elem_bytes) {
-  const std::uint64_t cores = chip.cores;
-  std::vector<MatmulPart> parts(cores);
-  if (groups >= cores) {
-    for (std::uint64_t c = 0; c < cores; ++c) {
-      parts[c] = MatmulPart{balanced_part(groups, cores, c), Range{0, m}, Range{0, n}};
-    }
-    return parts;
-  }
-  // Fewer heads than cores: give each head cores_per_group cores and split its output grid.
-  const std::uint64_t per_group = cores / groups;
+namespace {
+
+// The (rows x columns) grid over `cores` cores for one [m, k] x [k, n] matmul: the per-core time
+// estimate (the slower of the core's cube work and its GDMA traffic) decides; ties keep the
+// column split.
+std::pair<std::uint64_t, std::uint64_t> choose_grid(const hw::Chip& chip, std::uint64_t cores, std::uint64_t m,
+                                                    std::uint64_t k, std::uint64_t n, std::uint64_t elem_bytes) {
   const std::uint64_t lanes = chip.lanes_per_core;
   const std::uint64_t max_gm = (m + lanes - 1) / lanes;
   const std::uint64_t max_gn = (n + chip.cube_n - 1) / chip.cube_n;
-  // Per-core time estimate of a (gm x gn) grid: the slower of the core's cube work and its
-  // GDMA traffic (A rows, B columns, C tile). The smallest wins; ties keep the column split.
   const double flops_per_s = static_cast<double>(lanes) * chip.cube_macs(hw::DType::bf16) * 2.0 *
                              chip.tiu_clock_mhz * 1e6;
   const double bytes_per_s = chip.gdma.bandwidth_gb_per_s * 1e9;
-  std::uint64_t best_gm = 1, best_gn = std::min(per_group, max_gn);
+  std::uint64_t best_gm = 1, best_gn = std::min(cores, max_gn);
   double best_time = std::numeric_limits<double>::infinity();
-  for (std::uint64_t gm = 1; gm <= std::min(per_group, max_gm); ++gm) {
-    const std::uint64_t gn = std::min(per_group / gm, max_gn);
+  for (std::uint64_t gm = 1; gm <= std::min(cores, max_gm); ++gm) {
+    const std::uint64_t gn = std::min(cores / gm, max_gn);
     const double mc = static_cast<double>((m + gm - 1) / gm);
     const double nc = static_cast<double>((n + gn - 1) / gn);
     const double kd = static_cast<double>(k);
@@ -47,11 +41,31 @@ std::vector<MatmulPart> split_matmul(const hw::Chip& chip, std::uint64_t groups,
       best_gn = gn;
     }
   }
-  for (std::uint64_t g = 0; g < groups; ++g) {
-    for (std::uint64_t i = 0; i < best_gm * best_gn; ++i) {
-      const std::uint64_t core = g * per_group + i;
-      parts[core] = MatmulPart{Range{g, g + 1}, balanced_part(m, best_gm, i / best_gn, lanes),
-                               balanced_part(n, best_gn, i % best_gn, chip.cube_n)};
+  return {best_gm, best_gn};
+}
+
+}  // namespace
+
+std::vector<MatmulPart> split_matmul(const hw::Chip& chip, const MatmulShape& s, std::uint64_t elem_bytes) {
+  const std::uint64_t cores = chip.cores;
+  std::vector<MatmulPart> parts(cores);
+  std::uint64_t most_rows = 0;
+  for (std::uint64_t g = 0; g < s.groups; ++g) most_rows = std::max(most_rows, s.rows_of(g));
+  if (s.groups >= cores) {
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      parts[c] = MatmulPart{balanced_part(s.groups, cores, c), Range{0, most_rows}, Range{0, s.n}};
+    }
+    return parts;
+  }
+  // Fewer groups than cores: each group gets cores / groups cores and a grid of its own.
+  const std::uint64_t per_group = cores / s.groups;
+  for (std::uint64_t g = 0; g < s.groups; ++g) {
+    const std::uint64_t m = s.rows_of(g);
+    if (m == 0) continue;
+    const auto [gm, gn] = choose_grid(chip, per_group, m, s.k, s.n, elem_bytes);
+    for (std::uint64_t i = 0; i < gm * gn; ++i) {
+      parts[g * per_group + i] = MatmulPart{Range{g, g + 1}, balanced_part(m, gm, i / gn, chip.lanes_per_core),
+                                            balanced_part(s.n, gn, i % gn, chip.cube_n)};
     }
   }
   return parts;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "ops/op_graph.hpp"
 
 namespace ops {
 
@@ -26,12 +27,13 @@ struct Range {
 /// be ragged).
 Range balanced_part(std::uint64_t total, std::uint64_t parts, std::uint64_t p, std::uint64_t align = 1);
 
+/// One core's share of a matmul: `groups`, and within each of them the rows `rows` (clipped to
+/// the group's own row count) and the output columns `cols`.
 struct MatmulPart {
   Range groups, rows, cols;
 };
 
 /// The matmul split: one entry per core (empty ranges for idle cores).
-std::vector<MatmulPart> split_matmul(const hw::Chip& chip, std::uint64_t groups, std::uint64_t m,
-                                     std::uint64_t k, std::uint64_t n, std::uint64_t elem_bytes);
+std::vector<MatmulPart> split_matmul(const hw::Chip& chip, const MatmulShape& shape, std::uint64_t elem_bytes);
 
 }  // namespace ops

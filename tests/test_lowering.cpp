@@ -8,7 +8,7 @@
 #include "ops/timeline.hpp"
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
-#include "tools/block_simulation.hpp"
+#include "tools/simulation.hpp"
 
 TEST_CASE("one small matmul on one core: commands and schedule by hand", "[ops][lowering]") {
   // Tiny chip: 1 core, TIU 1 cycle = 1 ps, no start-up cycles, GDMA 1 B/ps, no start-up latency.

@@ -5,12 +5,12 @@
 #include <string>
 
 #include "hw/chip.hpp"
-#include "models/mla_block.hpp"
+#include "models/attention_block.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
 #include "ops/timeline.hpp"
 #include "test_configs.hpp"
-#include "tools/block_simulation.hpp"
+#include "tools/simulation.hpp"
 #include "tools/report.hpp"
 
 namespace {
@@ -29,7 +29,7 @@ const models::ModelSpec& v3() {
   return m;
 }
 
-tools::BlockSimulation run(const models::ModelSpec& model, const models::Workload& w,
+tools::Simulation run(const models::ModelSpec& model, const models::Workload& w,
                            sim::Engine route = sim::Engine::gdma, const hw::Chip& on = chip()) {
   ops::LoweringOptions opts;
   opts.kv_read_engine = route;
@@ -60,7 +60,7 @@ TEST_CASE("(a) decode kv_cache_read bytes = B x kv_len x (d_c + d_rope) x e", "[
     INFO("B=" << c.batch << " kv_len=" << c.kv_len);
     CHECK(read.kv_bytes == c.expected);   // the graph's count
     CHECK(read.hbm_bytes == c.expected);  // what its DMA commands moved: each byte once
-    CHECK(models::latent_kv_read_bytes(v3(), decode(c.batch, c.kv_len, c.kv)) == c.expected);
+    CHECK(models::kv_read_bytes(v3(), decode(c.batch, c.kv_len, c.kv)) == c.expected);
   }
 }
 

@@ -6,12 +6,12 @@
 #include <benchmark/benchmark.h>
 
 #include "hw/chip.hpp"
-#include "models/mla_block.hpp"
+#include "models/attention_block.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
 #include "sim/simulator.hpp"
-#include "tools/block_simulation.hpp"
+#include "tools/simulation.hpp"
 
 namespace {
 
@@ -43,7 +43,7 @@ void BM_EmitAndSimulate(benchmark::State& state, models::Phase phase, std::uint6
   const auto w = workload(phase, batch, ctx);
   std::uint64_t commands = 0, events = 0;
   for (auto _ : state) {
-    const ops::OpGraph graph = models::build_mla_attention_block(s.model, w);
+    const ops::OpGraph graph = models::build_attention_block(s.model, w);
     const ops::Lowered lowered = ops::lower(graph, s.chip, {});
     const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);
     commands = lowered.program.command_count();
@@ -56,7 +56,7 @@ void BM_EmitAndSimulate(benchmark::State& state, models::Phase phase, std::uint6
 // Simulate only: the event kernel on an already lowered program.
 void BM_SimulateOnly(benchmark::State& state, models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
   const Setup& s = setup();
-  const ops::Lowered lowered = ops::lower(models::build_mla_attention_block(s.model, workload(phase, batch, ctx)), s.chip, {});
+  const ops::Lowered lowered = ops::lower(models::build_attention_block(s.model, workload(phase, batch, ctx)), s.chip, {});
   std::uint64_t events = 0;
   for (auto _ : state) {
     const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);

@@ -12,9 +12,10 @@
 
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
+#include "models/expert_routing.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
-#include "tools/block_simulation.hpp"
+#include "tools/simulation.hpp"
 #include "tools/context_list.hpp"
 #include "tools/report.hpp"
 
@@ -29,6 +30,9 @@ struct CommonOptions {
   std::optional<std::uint64_t> q_len;
   std::string kv_dtype = "bf16";
   std::string kv_read_engine = "gdma";
+  std::string scope = "block";
+  std::optional<std::uint64_t> layers;
+  std::string expert_load;
 };
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
@@ -40,6 +44,40 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--kv-dtype", o.kv_dtype, "latent KV cache dtype: bf16 or fp8")->capture_default_str();
   cmd->add_option("--kv-read-engine", o.kv_read_engine, "engine of the decode history read: gdma or sdma")
       ->capture_default_str();
+  cmd->add_option("--scope", o.scope, "block (one attention block) or step (the whole decoder)")->capture_default_str();
+  cmd->add_option("--layers", o.layers, "step: simulate only the first N decoder layers");
+  cmd->add_option("--expert-load", o.expert_load, "step: measured routing, CSV layer,expert,tokens");
+}
+
+tools::Scope scope_of(const CommonOptions& o) {
+  if (o.scope == "block") {
+    if (o.layers || !o.expert_load.empty()) {
+      throw hw::ConfigError("--layers and --expert-load need --scope step");
+    }
+    return tools::Scope::block;
+  }
+  if (o.scope == "step") return tools::Scope::step;
+  throw hw::ConfigError(fmt::format("--scope: expected block or step, got '{}'", o.scope));
+}
+
+// Runs the scope the options ask for; `layers` receives the number of decoder layers simulated.
+tools::Simulation simulate(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& w,
+                           const CommonOptions& o, const ops::LoweringOptions& opts,
+                           const std::optional<models::ExpertLoad>& load, std::uint64_t& layers) {
+  if (scope_of(o) == tools::Scope::block) {
+    layers = 1;
+    return tools::simulate_block(chip, model, w, opts);
+  }
+  models::StepOptions step;
+  step.layers = o.layers;
+  step.expert_load = load ? &*load : nullptr;
+  layers = o.layers.value_or(model.num_hidden_layers);
+  return tools::simulate_step(chip, model, w, step, opts);
+}
+
+std::optional<models::ExpertLoad> expert_load_of(const CommonOptions& o) {
+  if (o.expert_load.empty()) return std::nullopt;
+  return models::ExpertLoad::from_csv_file(o.expert_load);
 }
 
 ops::LoweringOptions lowering_options(const CommonOptions& o) {
@@ -72,8 +110,9 @@ int run_command(const CommonOptions& o, const std::string& json_path) {
   const models::Workload w =
       models::make_workload(models::parse_phase(o.phase), o.batch, single_ctx(o.ctx), o.q_len, kv_dtype_of(o));
   const ops::LoweringOptions opts = lowering_options(o);
-  const tools::BlockSimulation result = tools::simulate_block(chip, model, w, opts);
-  const tools::RunDescription run{chip, model, w, opts};
+  std::uint64_t layers = 0;
+  const tools::Simulation result = simulate(chip, model, w, o, opts, expert_load_of(o), layers);
+  const tools::RunDescription run{chip, model, w, opts, scope_of(o), layers};
   if (json_path == "-") {
     tools::write_json(std::cout, run, result.timeline);
     return 0;
@@ -94,6 +133,7 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
   const hw::DType kv = kv_dtype_of(o);
   const ops::LoweringOptions opts = lowering_options(o);
   const auto contexts = tools::parse_context_list(o.ctx);
+  const auto load = expert_load_of(o);
   std::ofstream file;
   if (csv_path != "-") {
     file.open(csv_path, std::ios::binary);
@@ -103,7 +143,8 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
   tools::write_sweep_header(out);
   for (std::uint64_t ctx : contexts) {
     const models::Workload w = models::make_workload(phase, o.batch, ctx, o.q_len, kv);
-    const tools::BlockSimulation result = tools::simulate_block(chip, model, w, opts);
+    std::uint64_t layers = 0;
+    const tools::Simulation result = simulate(chip, model, w, o, opts, load, layers);
     tools::write_sweep_row(out, w, result.timeline);
     out.flush();
   }
@@ -116,9 +157,23 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
   fmt::print("chip  {}: {} ({} cores, cube bf16 peak {:.1f} TFLOPS, DDR {:.1f} GB/s x eta_m {})\n", chip.source,
              chip.name, chip.cores, chip.cube_peak_flops(hw::DType::bf16) / 1e12, chip.ddr_bandwidth_gb_per_s,
              chip.ddr_efficiency);
-  fmt::print("model {}: {} (heads {}, kv_lora_rank {}, qk_rope_head_dim {}, latent {} elements/token/layer)\n",
-             model.source, model.name, model.num_attention_heads, model.kv_lora_rank, model.qk_rope_head_dim,
-             model.latent_kv_elements());
+  if (model.attention == models::AttentionKind::mla) {
+    fmt::print("model {}: {} ({}, {} layers, MLA: heads {}, kv_lora_rank {}, qk_rope_head_dim {}, latent {} "
+               "elements/token/layer)\n",
+               model.source, model.name, model.model_type, model.num_hidden_layers, model.num_attention_heads,
+               model.kv_lora_rank, model.qk_rope_head_dim, model.latent_kv_elements());
+  } else {
+    fmt::print("model {}: {} ({}, {} layers, GQA: heads {}, kv heads {}, head_dim {})\n", model.source, model.name,
+               model.model_type, model.num_hidden_layers, model.num_attention_heads, model.num_key_value_heads,
+               model.head_dim);
+  }
+  if (model.moe) {
+    fmt::print("ffn   MoE after {} dense layers: {} routed experts (top {}), {} shared, width {}\n",
+               model.moe->first_k_dense_replace, model.moe->n_routed_experts, model.moe->num_experts_per_tok,
+               model.moe->n_shared_experts, model.moe->moe_intermediate_size);
+  } else {
+    fmt::print("ffn   dense, width {}\n", model.intermediate_size);
+  }
   fmt::print("ok\n");
   return 0;
 }

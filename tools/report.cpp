@@ -4,6 +4,8 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+
+#include "models/attention_block.hpp"
 #include <vector>
 
 namespace tools {
@@ -27,33 +29,48 @@ std::string quoted(const std::string& s) {
 
 std::string format_ns(sim::Tick ps) { return fmt::format("{}.{:03}", ps / 1000, ps % 1000); }
 
-void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
-  const models::Workload& w = run.workload;
-  fmt::print(out, "g5sim: {} MLA attention block (absorb), {} B={} q_len={} kv_len={} kv={}, on {} ({} cores)\n",
-             run.model.name, phase_name(w), w.batch, w.q_len, w.kv_len, hw::name_of(w.kv_dtype), run.chip.name,
-             run.chip.cores);
-  if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", engine_name(run.options.kv_read_engine));
-  out << '\n';
-  struct Row {
-    std::vector<std::string> cells;
-  };
-  const std::vector<std::string> header{"op", "kind", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
-                                        "flops", "roofline_ns", "regime"};
-  std::vector<Row> rows;
+std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
+  std::vector<KindSummary> out;
   for (const ops::OpTiming& t : tl.ops) {
-    rows.push_back(Row{{t.name, std::string(ops::kind_name(t.kind)), t.engines(), format_ns(t.start),
-                        format_ns(t.end), fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops),
-                        fmt::format("{:.3f}", t.roofline_ns), std::string(ops::regime_name(t.regime))}});
+    auto it = std::find_if(out.begin(), out.end(), [&](const KindSummary& k) { return k.kind == t.kind; });
+    if (it == out.end()) it = out.insert(out.end(), KindSummary{t.kind});
+    ++it->ops;
+    it->busy += t.duration();
+    it->hbm_bytes += t.hbm_bytes;
+    it->flops += t.flops;
+    it->compute_ns += t.compute_ns;
+    it->memory_ns += t.memory_ns;
   }
+  for (KindSummary& k : out) k.regime = k.compute_ns > k.memory_ns ? ops::Regime::compute : ops::Regime::memory;
+  std::stable_sort(out.begin(), out.end(), [](const KindSummary& a, const KindSummary& b) { return a.busy > b.busy; });
+  return out;
+}
+
+namespace {
+
+// Tokens produced per second: decode emits B * q_len tokens per step, prefill B first tokens.
+double tokens_per_s(const models::Workload& w, sim::Tick total) {
+  const double tokens = static_cast<double>(w.decode() ? w.batch * w.q_len : w.batch);
+  return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
+}
+
+std::string layer_text(int layer) { return layer < 0 ? std::string("null") : std::to_string(layer); }
+
+}  // namespace
+
+namespace {
+
+void write_aligned(std::ostream& out, const std::vector<std::string>& header,
+                   const std::vector<std::vector<std::string>>& rows, std::size_t text_columns) {
   std::vector<std::size_t> width(header.size());
   for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
-  for (const Row& r : rows) {
-    for (std::size_t i = 0; i < header.size(); ++i) width[i] = std::max(width[i], r.cells[i].size());
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i < header.size(); ++i) width[i] = std::max(width[i], r[i].size());
   }
   auto print_row = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const bool last = i + 1 == cells.size();
-      const bool left = i < 3 || last;  // text columns left, numbers right
+      const bool left = i < text_columns || last;  // text columns left, numbers right
       if (i) out << "  ";
       if (last) {
         out << cells[i];  // no trailing padding
@@ -64,9 +81,42 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
     out << '\n';
   };
   print_row(header);
-  for (const Row& r : rows) print_row(r.cells);
+  for (const auto& r : rows) print_row(r);
+}
+
+}  // namespace
+
+void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
+  const models::Workload& w = run.workload;
+  const bool step = run.scope == Scope::step;
+  fmt::print(out, "g5sim: {} {}, {} B={} q_len={} kv_len={} kv={}, on {} ({} cores)\n", run.model.name,
+             step ? fmt::format("decoder step ({} of {} layers)", run.layers, run.model.num_hidden_layers)
+                  : std::string(run.model.attention == models::AttentionKind::mla ? "MLA attention block (absorb)"
+                                                                                  : "attention block"),
+             phase_name(w), w.batch, w.q_len, w.kv_len, hw::name_of(w.kv_dtype), run.chip.name, run.chip.cores);
+  if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", engine_name(run.options.kv_read_engine));
+  out << '\n';
+  if (step) {
+    std::vector<std::vector<std::string>> rows;
+    for (const KindSummary& k : summarize_by_kind(tl)) {
+      rows.push_back({std::string(ops::kind_name(k.kind)), fmt::format("{}", k.ops), format_ns(k.busy),
+                      fmt::format("{:.1f}", tl.total ? 100.0 * static_cast<double>(k.busy) / static_cast<double>(tl.total) : 0.0),
+                      fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.flops), std::string(ops::regime_name(k.regime))});
+    }
+    write_aligned(out, {"kind", "ops", "busy_ns", "share_%", "hbm_bytes", "flops", "regime"}, rows, 1);
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const ops::OpTiming& t : tl.ops) {
+      rows.push_back({t.name, std::string(ops::kind_name(t.kind)), t.engines(), format_ns(t.start), format_ns(t.end),
+                      fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops), fmt::format("{:.3f}", t.roofline_ns),
+                      std::string(ops::regime_name(t.regime))});
+    }
+    write_aligned(out, {"op", "kind", "engines", "op_start_ns", "op_end_ns", "hbm_bytes", "flops", "roofline_ns", "regime"},
+                  rows, 3);
+  }
   out << '\n';
   fmt::print(out, "total_ns      {}\n", format_ns(tl.total));
+  if (step) fmt::print(out, "tokens_per_s  {:.1f}\n", tokens_per_s(w, tl.total));
   fmt::print(out, "hbm_bytes     {}\n", tl.hbm_bytes);
   fmt::print(out, "flops         {}\n", tl.flops);
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
@@ -79,23 +129,43 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   out << "{\n";
   fmt::print(out, "  \"chip\": {},\n", quoted(run.chip.name));
   fmt::print(out, "  \"model\": {},\n", quoted(run.model.name));
+  fmt::print(out, "  \"scope\": \"{}\",\n", run.scope == Scope::step ? "step" : "block");
+  fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
              "\"kv_read_engine\": \"{}\"}},\n",
              phase_name(w), w.batch, w.q_len, w.kv_len, hw::name_of(w.kv_dtype),
              engine_name(run.options.kv_read_engine));
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
+  fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
+  {
+    // The cache this run's attention keeps: bytes per token per layer in the KV dtype, and for
+    // the whole batch and context over the simulated layers.
+    const std::uint64_t per_token = models::kv_read_bytes(run.model, models::Workload{1, 1, 1, w.kv_dtype});
+    fmt::print(out, "  \"kv_cache\": {{\"bytes_per_token_per_layer\": {}, \"total_bytes\": {}}},\n", per_token,
+               per_token * w.batch * w.kv_len * run.layers);
+  }
+  out << "  \"kinds\": [\n";
+  const auto kinds = summarize_by_kind(tl);
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const KindSummary& k = kinds[i];
+    fmt::print(out, "    {{\"kind\": \"{}\", \"ops\": {}, \"busy_ns\": {}, \"hbm_bytes\": {}, \"flops\": {}, "
+               "\"regime\": \"{}\"}}{}\n",
+               ops::kind_name(k.kind), k.ops, format_ns(k.busy), k.hbm_bytes, k.flops, ops::regime_name(k.regime),
+               i + 1 < kinds.size() ? "," : "");
+  }
+  out << "  ],\n";
   out << "  \"ops\": [\n";
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const ops::OpTiming& t = tl.ops[i];
     fmt::print(out,
-               "    {{\"name\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
+               "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
                "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
                "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
-               quoted(t.name), ops::kind_name(t.kind), quoted(t.shape), t.engines(), format_ns(t.start),
+               quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines(), format_ns(t.start),
                format_ns(t.end), t.hbm_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns,
                ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
   }
@@ -110,10 +180,15 @@ void write_sweep_header(std::ostream& out) {
 }
 
 void write_sweep_row(std::ostream& out, const models::Workload& w, const ops::Timeline& tl) {
-  const ops::OpTiming* read = tl.find(ops::OpKind::kv_cache_read);
-  const ops::OpTiming& fa2 = tl.op(ops::OpKind::fa2);
-  fmt::print(out, "{},{},{},{},{},{},{}\n", w.kv_len, w.batch, format_ns(tl.total), read ? read->hbm_bytes : 0,
-             format_ns(read ? read->duration() : 0), format_ns(fa2.duration()), ops::regime_name(tl.regime));
+  // Over all layers of a step: bytes and op intervals of a kind add up.
+  std::uint64_t read_bytes = 0;
+  sim::Tick read_time = 0, fa2_time = 0;
+  for (const ops::OpTiming& t : tl.ops) {
+    if (t.kind == ops::OpKind::kv_cache_read) read_bytes += t.hbm_bytes, read_time += t.duration();
+    if (t.kind == ops::OpKind::fa2) fa2_time += t.duration();
+  }
+  fmt::print(out, "{},{},{},{},{},{},{}\n", w.kv_len, w.batch, format_ns(tl.total), read_bytes, format_ns(read_time),
+             format_ns(fa2_time), ops::regime_name(tl.regime));
 }
 
 }  // namespace tools

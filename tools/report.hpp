@@ -3,14 +3,16 @@
 // gives byte-identical output. Times inside are picoseconds; outputs say nanoseconds with three
 // decimals (exact).
 //
-// JSON (g5sim run --json): {"chip", "model", "workload": {...}, "total_ns", "regime",
-//   "hbm_bytes", "flops", "ops": [{"name", "kind", "shape", "engines", "op_start_ns",
-//   "op_end_ns", "hbm_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime"}],
-//   "commands": {"tiu", "gdma", "sdma"}}
+// JSON (g5sim run --json): {"chip", "model", "scope", "layers", "workload": {...}, "total_ns",
+//   "tokens_per_s", "regime", "hbm_bytes", "flops", "kv_cache": {...}, "kinds": [...],
+//   "ops": [{"name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
+//   "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime"}], "commands": {"tiu", "gdma", "sdma"}}
 // CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime
+//   (bytes and intervals summed over the layers of a step)
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "hw/chip.hpp"
 #include "models/model_spec.hpp"
@@ -20,12 +22,27 @@
 
 namespace tools {
 
+enum class Scope { block, step };
+
 struct RunDescription {
   const hw::Chip& chip;
   const models::ModelSpec& model;
   const models::Workload& workload;
   const ops::LoweringOptions& options;
+  Scope scope = Scope::block;
+  std::uint64_t layers = 1;  ///< decoder layers simulated
 };
+
+/// Time, bytes and work of all ops of one kind.
+struct KindSummary {
+  ops::OpKind kind;
+  std::uint64_t ops = 0;
+  sim::Tick busy = 0;  ///< sum of the ops' intervals (overlapping ops both count)
+  std::uint64_t hbm_bytes = 0, flops = 0;
+  double compute_ns = 0, memory_ns = 0;
+  ops::Regime regime = ops::Regime::memory;
+};
+std::vector<KindSummary> summarize_by_kind(const ops::Timeline& timeline);
 
 /// "1234.567" for 1234567 ps.
 std::string format_ns(sim::Tick ps);

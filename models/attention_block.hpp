@@ -1,0 +1,55 @@
+#pragma once
+// The attention block of one decoder layer, for one step.
+//
+// MLA (DeepSeek-V2/V3), absorb mode. Notation: B batch, q = q_len, T = B*q tokens, H hidden_size,
+// n heads, d_c kv_lora_rank, d_r qk_rope_head_dim, d_n qk_nope_head_dim, d_v v_head_dim,
+// r_q q_lora_rank, e KV bytes.
+//   attn_norm       RMSNorm [T, H]
+//   q_a_proj        [T, H] x [H, r_q]                  (absent when q_lora_rank is null)
+//   q_a_norm        RMSNorm [T, r_q]                   (absent when q_lora_rank is null)
+//   q_b_proj        [T, r_q] x [r_q, n (d_n + d_r)]    (q_proj [T, H] x [H, ...] without q LoRA)
+//   kv_a_proj       [T, H] x [H, d_c + d_r]
+//   kv_a_norm       RMSNorm [T, d_c]
+//   rope            on q_pe [T n, d_r] and k_pe [T, d_r]
+//   kv_cache_write  the T new rows of (d_c + d_r) elements into the cache, in the KV dtype
+//   q_absorb        n x ([T, d_n] x [d_n, d_c])        W_UK folded into the query
+//   kv_cache_read   decode only: B * kv_len * (d_c + d_r) * e bytes, independent of n and d_n
+//   fa2             MQA over the latent: scores on d_c + d_r, values on d_c;
+//                   FLOPs 2 B q n kv_len (d_c + d_r + d_c); KV bytes = the latent bytes above
+//   fa2_combine     decode only: merges per-core partial outputs
+//   v_up            n x ([T, d_c] x [d_c, d_v])        W_UV
+//   o_proj          [T, n d_v] x [n d_v, H]
+// Decode (q < kv_len) is the only case with kv_cache_read; its first DMA on each core waits on the
+// absorption's last TIU command there (order edge), and it feeds fa2 on the same core. The
+// absorption follows the cache write (a barrier), so the rows written this step, which the read
+// includes, are in the cache before it starts.
+//
+// GQA / MHA (Llama style), n query heads sharing g = num_key_value_heads K/V heads of d_h:
+//   attn_norm, qkv_proj [T, H] x [H, (n + 2g) d_h], rope on [T (n + g), d_h], kv_cache_write of
+//   2 g d_h elements per token, kv_cache_read (decode) of B * kv_len * 2 g d_h * e bytes (after
+//   the write), fa2 (FLOPs 2 B q n kv_len 2 d_h), fa2_combine (decode), o_proj [T, n d_h] x [n d_h, H].
+//
+// FLOPs of matrices are 2 per multiply-add; attention FLOPs are the full einsum count (a causal
+// mask is not exploited). Weights and activations are bf16.
+
+#include <optional>
+
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+#include "ops/op_graph.hpp"
+
+namespace models {
+
+/// Adds one layer's attention block to `graph`; its first op depends on `input` when given.
+/// Returns the block's last op (o_proj).
+ops::OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,
+                              std::optional<ops::OpId> input);
+
+/// A graph holding one attention block alone (layer 0).
+ops::OpGraph build_attention_block(const ModelSpec& model, const Workload& workload);
+
+/// KV cache bytes one decode step reads for one layer: B * kv_len * (elements per token) * e,
+/// with d_c + d_r elements for MLA and 2 * num_key_value_heads * head_dim for GQA.
+std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& workload);
+
+}  // namespace models

@@ -1,0 +1,29 @@
+#pragma once
+// One whole step of a decoder-only model: embedding rows, L decoder layers (attention block +
+// FFN block), final norm and lm_head.
+//   embedding    gathers the T = B * q_len token rows of the table ([T, H])
+//   layers 0..L-1 (models/attention_block.hpp, models/ffn_block.hpp), each fed by the previous
+//   final_norm   RMSNorm over the rows that need logits
+//   lm_head      [rows, H] x [H, vocab]
+// Rows that need logits: every query token in decode (B * q_len; q_len > 1 verifies drafted
+// tokens), the last token of each sequence in prefill (B).
+
+#include <cstdint>
+#include <optional>
+
+#include "models/expert_routing.hpp"
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+#include "ops/op_graph.hpp"
+
+namespace models {
+
+struct StepOptions {
+  std::optional<std::uint64_t> layers;  ///< simulate only the first N layers (--layers)
+  const ExpertLoad* expert_load = nullptr;
+};
+
+/// Throws hw::ConfigError when --layers exceeds the model or the expert load does not fit it.
+ops::OpGraph build_decoder_step(const ModelSpec& model, const Workload& workload, const StepOptions& options);
+
+}  // namespace models

@@ -1,0 +1,118 @@
+#include "models/expert_routing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "hw/config_error.hpp"
+
+namespace models {
+
+ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens) {
+  const long double e = static_cast<long double>(experts);
+  const long double expected = e * (1.0L - std::pow(1.0L - static_cast<long double>(top_k) / e,
+                                                    static_cast<long double>(tokens)));
+  const std::uint64_t slots = tokens * top_k;
+  std::uint64_t touched = static_cast<std::uint64_t>(std::floor(expected + 0.5L));
+  touched = std::max<std::uint64_t>(1, std::min({touched, experts, slots}));
+  ExpertAssignment a;
+  for (std::uint64_t i = 0; i < touched; ++i) {
+    a.experts.push_back(i);
+    a.tokens.push_back(slots / touched + (i < slots % touched ? 1 : 0));
+  }
+  return a;
+}
+
+ExpertLoad ExpertLoad::from_csv_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw hw::ConfigError(fmt::format("{}: cannot open file (--expert-load)", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return from_csv_text(text.str(), path);
+}
+
+ExpertLoad ExpertLoad::from_csv_text(const std::string& text, const std::string& source) {
+  ExpertLoad load;
+  load.source_ = source;
+  std::istringstream lines(text);
+  std::string line;
+  std::uint64_t number = 0;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
+  auto field = [&](std::string_view s, const char* what) {
+    std::uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size()) {
+      throw hw::ConfigError(fmt::format("{}:{}: {}: '{}' is not a non-negative integer", source, number, what, s));
+    }
+    return v;
+  };
+  while (std::getline(lines, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1) {
+      if (line != "layer,expert,tokens") {
+        throw hw::ConfigError(fmt::format("{}:1: expected the header 'layer,expert,tokens', got '{}'", source, line));
+      }
+      continue;
+    }
+    if (line.empty()) continue;
+    const auto c1 = line.find(',');
+    const auto c2 = c1 == std::string::npos ? std::string::npos : line.find(',', c1 + 1);
+    if (c2 == std::string::npos || line.find(',', c2 + 1) != std::string::npos) {
+      throw hw::ConfigError(fmt::format("{}:{}: expected three fields layer,expert,tokens, got '{}'", source, number, line));
+    }
+    const std::string_view view(line);
+    const std::uint64_t layer = field(view.substr(0, c1), "layer");
+    const std::uint64_t expert = field(view.substr(c1 + 1, c2 - c1 - 1), "expert");
+    const std::uint64_t tokens = field(view.substr(c2 + 1), "tokens");
+    if (!seen.insert({layer, expert}).second) {
+      throw hw::ConfigError(fmt::format("{}:{}: layer {} expert {} is listed twice", source, number, layer, expert));
+    }
+    load.first_line_.emplace(layer, number);
+    ExpertAssignment& a = load.layers_[layer];
+    if (tokens == 0) continue;
+    a.experts.push_back(expert);
+    a.tokens.push_back(tokens);
+  }
+  if (number == 0) throw hw::ConfigError(fmt::format("{}: empty file, expected the header 'layer,expert,tokens'", source));
+  return load;
+}
+
+const ExpertAssignment* ExpertLoad::layer(std::uint64_t layer) const {
+  const auto it = layers_.find(layer);
+  return it == layers_.end() ? nullptr : &it->second;
+}
+
+void ExpertLoad::validate(std::uint64_t layers, std::uint64_t first_moe_layer, std::uint64_t experts,
+                          std::uint64_t top_k, std::uint64_t step_tokens) const {
+  for (const auto& [layer, a] : layers_) {
+    const std::uint64_t line = first_line_.at(layer);
+    if (layer >= layers) {
+      throw hw::ConfigError(fmt::format("{}:{}: layer {} is beyond the model's {} layers", source_, line, layer, layers));
+    }
+    if (layer < first_moe_layer) {
+      throw hw::ConfigError(fmt::format("{}:{}: layer {} is a dense layer (first_k_dense_replace = {})", source_, line,
+                                        layer, first_moe_layer));
+    }
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < a.experts.size(); ++i) {
+      if (a.experts[i] >= experts) {
+        throw hw::ConfigError(fmt::format("{}: layer {}: expert {} is out of range (n_routed_experts = {})", source_,
+                                          layer, a.experts[i], experts));
+      }
+      total += a.tokens[i];
+    }
+    if (total != step_tokens * top_k) {
+      throw hw::ConfigError(fmt::format(
+          "{}:{}: layer {} routes {} token slots, but this step routes {} tokens x {} experts = {}", source_, line,
+          layer, total, step_tokens, top_k, step_tokens * top_k));
+    }
+  }
+}
+
+}  // namespace models

@@ -1,0 +1,34 @@
+#pragma once
+// The feed-forward half of one decoder layer. T tokens, H hidden_size, bf16 weights (e bytes).
+//
+// Dense (the first first_k_dense_replace layers of a MoE model, every layer of a dense model):
+//   ffn_norm RMSNorm [T, H]; gate_up [T, H] x [H, 2 I]; swiglu [T, I]; down [T, I] x [I, H].
+// MoE (E routed experts, top k, S shared experts of width I_e = moe_intermediate_size):
+//   ffn_norm; router [T, H] x [H, E]; moe_topk over [T, E];
+//   shared experts as one dense FFN of width S * I_e (when S > 0);
+//   expert_weights: the D touched experts' gate, up and down matrices, D * 3 * H * I_e * e bytes
+//     (models/expert_routing.hpp decides D and the tokens per expert);
+//   experts_gate_up D x ([t_i, H] x [H, 2 I_e]), experts_swiglu [T k, I_e],
+//   experts_down D x ([t_i, I_e] x [I_e, H]) - both matmuls stream their weights on behalf of
+//   expert_weights (same-core edges);
+//   moe_combine: each token's k expert outputs summed with the routing weights and
+//   routed_scaling_factor, plus the shared experts' output.
+// The residual additions are folded into the next norm (not costed separately).
+
+#include <optional>
+
+#include "models/expert_routing.hpp"
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+#include "ops/op_graph.hpp"
+
+namespace models {
+
+/// Adds layer `layer`'s FFN after `input`; returns its last op.
+ops::OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,
+                        ops::OpId input, const ExpertAssignment* routed);
+
+/// Weight bytes of `experts` routed experts: experts * 3 * hidden_size * moe_intermediate_size * 2.
+std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts);
+
+}  // namespace models

@@ -1,0 +1,33 @@
+#include "models/graph_helpers.hpp"
+
+#include <fmt/format.h>
+
+namespace models::detail {
+
+ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
+  ops::OpNode node;
+  node.name = std::move(name);
+  node.kind = ops::OpKind::matmul;
+  node.shape = groups == 1 ? fmt::format("[{}, {}] x [{}, {}]", m, k, k, n)
+                           : fmt::format("{} x [{}, {}] x [{}, {}]", groups, m, k, k, n);
+  node.mm = ops::MatmulShape{groups, m, k, n, {}};
+  node.flops = 2 * groups * m * k * n;
+  return node;
+}
+
+ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, std::uint64_t width,
+                      std::uint64_t ops_per_element, hw::DType compute, hw::DType out) {
+  ops::OpNode node;
+  node.name = std::move(name);
+  node.kind = kind;
+  node.shape = fmt::format("[{}, {}]", rows, width);
+  node.vec = ops::VectorShape{rows, width, 0, ops_per_element, compute, out};
+  node.flops = rows * width * ops_per_element;
+  return node;
+}
+
+ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width) {
+  return vector_op(std::move(name), ops::OpKind::rmsnorm, rows, width, kRmsNormOpsPerElement);
+}
+
+}  // namespace models::detail

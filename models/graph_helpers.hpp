@@ -1,0 +1,44 @@
+#pragma once
+// Small helpers the graph builders share: op constructors with FLOP counts, and a handle that
+// stamps every op it adds with its decoder layer.
+
+#include <cstdint>
+#include <string>
+
+#include "hw/dtype.hpp"
+#include "ops/op_graph.hpp"
+
+namespace models::detail {
+
+// Vector element-operations per element, by what the kernel does:
+constexpr std::uint64_t kRmsNormOpsPerElement = 4;     // square, accumulate, scale by 1/rms, by weight
+constexpr std::uint64_t kRopeOpsPerElement = 3;        // x*cos, rotate(x)*sin, add
+constexpr std::uint64_t kCacheWriteOpsPerElement = 1;  // pack (and cast to the KV dtype)
+constexpr std::uint64_t kSwigluOpsPerElement = 5;      // exp, add, divide (sigmoid), two multiplies
+constexpr std::uint64_t kCopyOpsPerElement = 0;        // a gather moves data only
+
+class LayerGraph {
+ public:
+  LayerGraph(ops::OpGraph& graph, int layer) : graph_(graph), layer_(layer) {}
+  ops::OpId add(ops::OpNode node) {
+    node.layer = layer_;
+    return ops::add_op(graph_, std::move(node));
+  }
+  void depend(ops::OpId producer, ops::OpId consumer, ops::EdgeKind kind = ops::EdgeKind::data) {
+    ops::add_dependency(graph_, producer, consumer, kind);
+  }
+  ops::OpGraph& graph() { return graph_; }
+  int layer() const { return layer_; }
+
+ private:
+  ops::OpGraph& graph_;
+  int layer_;
+};
+
+ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, std::uint64_t width,
+                      std::uint64_t ops_per_element, hw::DType compute = hw::DType::fp32,
+                      hw::DType out = hw::DType::bf16);
+ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width);
+
+}  // namespace models::detail

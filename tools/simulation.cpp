@@ -1,0 +1,30 @@
+#include "tools/simulation.hpp"
+
+#include "models/attention_block.hpp"
+#include "sim/simulator.hpp"
+
+namespace tools {
+
+Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options) {
+  Simulation out;
+  out.graph = std::move(graph);
+  out.lowered = ops::lower(out.graph, chip, options);
+  out.trace = sim::Simulator(chip).run(out.lowered.program);
+  out.timeline = ops::build_timeline(out.graph, chip, out.lowered, out.trace);
+  return out;
+}
+
+Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
+                          const ops::LoweringOptions& options) {
+  return simulate_graph(chip, models::build_attention_block(model, workload), options);
+}
+
+Simulation simulate_step(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
+                         const models::StepOptions& step, const ops::LoweringOptions& options) {
+  return simulate_graph(chip, models::build_decoder_step(model, workload, step), options);
+}
+
+std::string default_chip_path() { return std::string(G5SIM_SOURCE_DIR) + "/configs/chips/sg2262.yaml"; }
+std::string default_model_path() { return std::string(G5SIM_SOURCE_DIR) + "/configs/models/deepseek-v3.yaml"; }
+
+}  // namespace tools

@@ -1,0 +1,37 @@
+#pragma once
+// The whole pipeline: op graph -> lowering -> event simulation -> per-op timeline, for one
+// attention block (g5sim run --scope block) or a whole decoder step (--scope step).
+
+#include <string>
+
+#include "hw/chip.hpp"
+#include "models/decoder_step.hpp"
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+#include "ops/lowering.hpp"
+#include "ops/op_graph.hpp"
+#include "ops/timeline.hpp"
+#include "sim/command.hpp"
+
+namespace tools {
+
+struct Simulation {
+  ops::OpGraph graph;
+  ops::Lowered lowered;
+  sim::Trace trace;
+  ops::Timeline timeline;
+};
+
+Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options);
+/// One attention block (layer 0) alone.
+Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
+                          const ops::LoweringOptions& options);
+/// A whole decoder step.
+Simulation simulate_step(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
+                         const models::StepOptions& step, const ops::LoweringOptions& options);
+
+/// Shipped config paths ("configs/chips/sg2262.yaml" in the source tree).
+std::string default_chip_path();
+std::string default_model_path();
+
+}  // namespace tools
