@@ -43,6 +43,60 @@ first_k_dense_replace: 3
 routed_scaling_factor: 2.5
 )";
 
+/// DeepSeek-V2-Lite (official config_16B.json / HF config values): q_lora_rank null, 16 heads.
+inline const std::string kDeepSeekV2Lite = R"(name: DeepSeek-V2-Lite-test
+model_type: deepseek_v2
+hidden_size: 2048
+num_hidden_layers: 27
+vocab_size: 102400
+intermediate_size: 10944
+num_attention_heads: 16
+q_lora_rank: null
+kv_lora_rank: 512
+qk_nope_head_dim: 128
+qk_rope_head_dim: 64
+v_head_dim: 128
+n_routed_experts: 64
+num_experts_per_tok: 6
+n_shared_experts: 2
+moe_intermediate_size: 1408
+first_k_dense_replace: 1
+routed_scaling_factor: 1.0
+)";
+
+/// DeepSeek-V2 (official config_236B.json values).
+inline const std::string kDeepSeekV2 = R"(name: DeepSeek-V2-test
+model_type: deepseek_v2
+hidden_size: 5120
+num_hidden_layers: 60
+vocab_size: 102400
+intermediate_size: 12288
+num_attention_heads: 128
+q_lora_rank: 1536
+kv_lora_rank: 512
+qk_nope_head_dim: 128
+qk_rope_head_dim: 64
+v_head_dim: 128
+n_routed_experts: 160
+num_experts_per_tok: 6
+n_shared_experts: 2
+moe_intermediate_size: 1536
+first_k_dense_replace: 1
+routed_scaling_factor: 16.0
+)";
+
+/// A Llama-3-70B-like dense GQA model: 64 query heads over 8 KV heads of 128.
+inline const std::string kLlama70b = R"(name: Llama-3-70B-like-test
+model_type: llama
+hidden_size: 8192
+num_hidden_layers: 80
+vocab_size: 128256
+intermediate_size: 28672
+num_attention_heads: 64
+num_key_value_heads: 8
+head_dim: 128
+)";
+
 /// A small chip for event-kernel tests: 1 cycle = 1 ps, 1 B/ps channels, numbers easy by hand.
 inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, double startup_ns = 0) {
   return "name: tiny\ncores: " + std::to_string(cores) +

@@ -1,0 +1,189 @@
+// Whole decoder steps: KV cache byte counts, MoE routing, GQA baselines, structure.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "hw/chip.hpp"
+#include "hw/config_error.hpp"
+#include "models/attention_block.hpp"
+#include "models/decoder_step.hpp"
+#include "models/expert_routing.hpp"
+#include "models/ffn_block.hpp"
+#include "test_configs.hpp"
+#include "tools/report.hpp"
+#include "tools/simulation.hpp"
+
+namespace {
+
+using hw::DType;
+using models::Phase;
+using ops::OpKind;
+
+const hw::Chip& chip() {
+  static const hw::Chip c = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
+  return c;
+}
+
+models::ModelSpec model(const std::string& yaml, const char* name) { return models::model_from_yaml(yaml, name); }
+
+models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, DType kv = DType::bf16) {
+  return models::make_workload(Phase::decode, batch, kv_len, std::nullopt, kv);
+}
+
+tools::Simulation step(const models::ModelSpec& m, const models::Workload& w, std::uint64_t layers,
+                       const models::ExpertLoad* load = nullptr) {
+  models::StepOptions options;
+  options.layers = layers;
+  options.expert_load = load;
+  return tools::simulate_step(chip(), m, w, options, {});
+}
+
+// Sum of a kind's hbm_bytes over the ops of one layer.
+std::uint64_t bytes_of(const ops::Timeline& tl, OpKind kind, int layer) {
+  std::uint64_t sum = 0;
+  for (const auto& t : tl.ops) {
+    if (t.kind == kind && t.layer == layer) sum += t.hbm_bytes;
+  }
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("KV cache bytes per token per layer match seeds 000 and 001", "[step][kv]") {
+  const auto lite = model(test_configs::kDeepSeekV2Lite, "v2-lite");
+  const auto v2 = model(test_configs::kDeepSeekV2, "v2");
+  // V2-Lite, BF16, absorb: (512 + 64) x 2 = 1,152 B per token per layer.
+  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 1, DType::bf16}) == 1152);
+  // Seed 000: 26 active tokens -> 26 x 1,152 = 29,952 B; a 32-slot buffer -> 32 x 1,152 = 36,864 B.
+  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 26, DType::bf16}) == 29'952);
+  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 32, DType::bf16}) == 36'864);
+  // Seed 001, DeepSeek-V2: MLA 1,152 B vs MHA-equivalent 2 x 128 heads x 128 x 2 B = 65,536 B;
+  // 60 layers x 32,768 tokens x 1,152 B = 2,264,924,160 B.
+  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 1, DType::bf16}) == 1152);
+  CHECK(2 * v2.num_attention_heads * v2.qk_nope_head_dim * 2 == 65'536);
+  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 32'768, DType::bf16}) * v2.num_hidden_layers ==
+        2'264'924'160);
+}
+
+TEST_CASE("uniform routing reads the expected number of distinct experts", "[step][moe]") {
+  // E = 256, k = 8. T = 1: 256 (1 - (248/256)^1) = 8 exactly. T = 2: 256 (1 - (31/32)^2) = 15.75 -> 16.
+  // T = 32: 256 (1 - (31/32)^32) = 163.31 -> 163.
+  CHECK(models::uniform_routing(256, 8, 1).experts.size() == 8);
+  CHECK(models::uniform_routing(256, 8, 2).experts.size() == 16);
+  CHECK(models::uniform_routing(256, 8, 32).experts.size() == 163);
+  // 32 x 8 = 256 token slots over 163 experts: 93 experts get 2 and 70 get 1 (93*2 + 70 = 256).
+  const auto a = models::uniform_routing(256, 8, 32);
+  CHECK(a.tokens.front() == 2);
+  CHECK(a.tokens.back() == 1);
+  std::uint64_t slots = 0;
+  for (auto t : a.tokens) slots += t;
+  CHECK(slots == 256);
+
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  // One expert = gate, up and down: 3 x 7168 x 2048 x 2 B = 88,080,384 B.
+  CHECK(models::expert_weight_bytes(v3, 1) == 88'080'384);
+  // DeepSeek-V3, 4 layers (layer 3 is the first MoE layer), decode B = 1: 8 x 88,080,384 = 704,643,072 B.
+  const auto b1 = step(v3, decode(1, 1024), 4);
+  CHECK(bytes_of(b1.timeline, OpKind::expert_weights, 3) == 704'643'072);
+  // B = 32: 163 x 88,080,384 = 14,357,102,592 B.
+  const auto b32 = step(v3, decode(32, 1024), 4);
+  CHECK(bytes_of(b32.timeline, OpKind::expert_weights, 3) == 14'357'102'592);
+}
+
+TEST_CASE("a measured expert load reads exactly the listed experts; shared experts always run", "[step][moe]") {
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  // B = 1 decode routes 1 x 8 = 8 slots. Layer 3: expert 5 gets 3, expert 17 gets 5, expert 200 none.
+  const auto load = models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,5,3\n3,17,5\n3,200,0\n", "load.csv");
+  const auto r = step(v3, decode(1, 1024), 4, &load);
+  // Two experts read: 2 x 88,080,384 = 176,160,768 B.
+  CHECK(bytes_of(r.timeline, OpKind::expert_weights, 3) == 176'160'768);
+  // The expert matmuls have one group per listed expert, with its own rows.
+  for (ops::OpId v = 0; v < boost::num_vertices(r.graph); ++v) {
+    if (r.graph[v].name == "experts_gate_up" && r.graph[v].layer == 3) {
+      CHECK(r.graph[v].mm.group_rows == std::vector<std::uint64_t>{3, 5});
+    }
+  }
+  // The shared expert (1 x 2048 wide) runs in every MoE layer: its gate_up reads at least its weights,
+  // 7168 x 4096 x 2 = 58,720,256 B.
+  std::size_t shared = 0;
+  for (const auto& t : r.timeline.ops) {
+    if (t.name == "shared_gate_up") {
+      ++shared;
+      CHECK(t.hbm_bytes >= 58'720'256);
+    }
+  }
+  CHECK(shared == 1);
+
+  SECTION("a layer whose tokens do not add up to T x k is rejected") {
+    const auto bad = models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,5,3\n", "bad.csv");
+    CHECK_THROWS_WITH(step(v3, decode(1, 1024), 4, &bad),
+                      "bad.csv:2: layer 3 routes 3 token slots, but this step routes 1 tokens x 8 experts = 8");
+  }
+  SECTION("a dense layer cannot be listed") {
+    const auto bad = models::ExpertLoad::from_csv_text("layer,expert,tokens\n0,5,8\n", "dense.csv");
+    CHECK_THROWS_WITH(step(v3, decode(1, 1024), 4, &bad),
+                      "dense.csv:2: layer 0 is a dense layer (first_k_dense_replace = 3)");
+  }
+  SECTION("malformed files") {
+    CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert\n", "h.csv"),
+                      "h.csv:1: expected the header 'layer,expert,tokens', got 'layer,expert'");
+    CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,x,1\n", "x.csv"),
+                      "x.csv:2: expert: 'x' is not a non-negative integer");
+  }
+}
+
+TEST_CASE("a decoder step has every op of every layer, in order", "[step][structure]") {
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  const auto r = step(v3, decode(1, 1024), 4);
+  // embedding + 4 attention blocks (14 decode ops each) + 3 dense FFNs (norm, gate_up, swiglu,
+  // down) + 1 MoE FFN (norm, router, topk, expert_weights, experts gate_up/swiglu/down, combine,
+  // shared gate_up/swiglu/down) + final_norm + lm_head = 1 + 56 + 12 + 11 + 2 = 82.
+  CHECK(r.timeline.ops.size() == 82);
+  CHECK(r.timeline.ops.front().name == "embedding");
+  CHECK(r.timeline.ops.front().layer == -1);
+  CHECK(r.timeline.ops.back().name == "lm_head");
+  // lm_head [1, 7168] x [7168, 129280]: 2 x 7168 x 129280 = 1,853,358,080 FLOPs.
+  CHECK(r.timeline.ops.back().flops == 1'853'358'080);
+  // Layers run in order: each layer's attn_norm starts after the previous layer's last op ends.
+  sim::Tick previous_end = 0;
+  int layer = -1;
+  for (const auto& t : r.timeline.ops) {
+    if (t.name == "attn_norm") {
+      CHECK(t.layer == layer + 1);
+      CHECK(t.start >= previous_end);
+      layer = t.layer;
+    }
+    if (t.name == "mlp_down" || t.name == "moe_combine") previous_end = t.end;
+  }
+  CHECK(layer == 3);
+  CHECK_THROWS_WITH(step(v3, decode(1, 1024), 62), "--layers: expected 1..61 (DeepSeek-V3-test has 61 layers), got 62");
+}
+
+TEST_CASE("GQA baseline: KV read bytes and attention FLOPs", "[step][gqa]") {
+  const auto llama = model(test_configs::kLlama70b, "llama");
+  const auto w = decode(2, 1000);
+  // 2 x 1000 tokens x (2 x 8 KV heads x 128) x 2 B = 8,192,000 B per layer.
+  CHECK(models::kv_read_bytes(llama, w) == 8'192'000);
+  const auto r = tools::simulate_block(chip(), llama, w, {});
+  CHECK(r.timeline.op(OpKind::kv_cache_read).hbm_bytes == 8'192'000);
+  // fa2: 2 x B x q x 64 heads x 1000 x (128 + 128) = 65,536,000 FLOPs.
+  CHECK(r.timeline.op(OpKind::fa2).flops == 65'536'000);
+  CHECK(r.timeline.op(OpKind::fa2).kv_bytes == 8'192'000);
+  // Prefill has no history read.
+  const auto p = tools::simulate_block(chip(), llama, models::make_workload(Phase::prefill, 1, 256, std::nullopt,
+                                                                              DType::bf16), {});
+  CHECK(p.timeline.find(OpKind::kv_cache_read) == nullptr);
+}
+
+TEST_CASE("a whole step gives byte-identical JSON twice", "[step][determinism]") {
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  const auto w = decode(3, 2000, DType::fp8);
+  ops::LoweringOptions opts;
+  const tools::RunDescription d{chip(), v3, w, opts, tools::Scope::step, 5};
+  std::ostringstream a, b;
+  tools::write_json(a, d, step(v3, w, 5).timeline);
+  tools::write_json(b, d, step(v3, w, 5).timeline);
+  CHECK(a.str() == b.str());
+  CHECK(a.str().find("\"kind\": \"expert_weights\"") != std::string::npos);
+  CHECK(a.str().find("\"layer\": 4") != std::string::npos);
+}
