@@ -4,6 +4,7 @@
 
 #include "hw/config_error.hpp"
 #include "models/graph_helpers.hpp"
+#include "models/kv_cache.hpp"
 
 namespace models {
 namespace {
@@ -15,24 +16,28 @@ using ops::OpKind;
 using ops::OpNode;
 using namespace detail;
 
-std::uint64_t kv_elements_per_token(const ModelSpec& m) {
-  return m.attention == AttentionKind::mla ? m.latent_kv_elements() : 2 * m.num_key_value_heads * m.head_dim;
+OpNode cache_write_op(std::uint64_t tokens, const KvCacheLayout& cache, KvFormat format) {
+  const std::uint64_t width = cache.streams * cache.elements;
+  OpNode n = vector_op("kv_cache_write", OpKind::kv_cache_write, tokens, width, kCacheWriteOpsPerElement,
+                       DType::bf16, DType::bf16);
+  n.vec.store_row_bytes = cache.bytes_per_token();
+  n.shape = fmt::format("[{}, {}] {}", tokens, width, name_of(format));
+  return n;
 }
 
-OpNode cache_write_op(std::uint64_t tokens, std::uint64_t width, DType kv) {
-  OpNode n = vector_op("kv_cache_write", OpKind::kv_cache_write, tokens, width, kCacheWriteOpsPerElement,
-                       DType::bf16, kv);
-  n.shape = fmt::format("[{}, {}] {}", tokens, width, hw::name_of(kv));
-  return n;
+// The history as the attention streams it from the cache.
+void set_history(ops::AttentionShape& attn, const KvCacheLayout& cache) {
+  attn.kv_heads = cache.streams;
+  attn.kv_elements = cache.elements;
+  attn.kv_token_bytes = cache.bytes_per_stream;
+  attn.kv_dequant = cache.dequantize;
 }
 
 OpNode cache_read_op(const ops::AttentionShape& attn, std::uint64_t bytes) {
   OpNode r;
   r.name = "kv_cache_read";
   r.kind = OpKind::kv_cache_read;
-  r.shape = fmt::format("[{}, {}, {}] {}", attn.batch, attn.kv_len, attn.kv_heads * attn.kv_elements,
-                        hw::name_of(attn.kv_dtype));
-  r.dtype = attn.kv_dtype;
+  r.shape = fmt::format("[{}, {}, {}] x {} B", attn.batch, attn.kv_len, attn.kv_heads, attn.kv_token_bytes);
   r.attn = attn;
   r.kv_bytes = bytes;
   return r;
@@ -64,6 +69,7 @@ OpNode combine_op(const ops::AttentionShape& attn) {
 // output projection. `read_after` orders the history read: absorption (order) or cache write.
 OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::uint64_t kv_bytes, OpId read_after,
                         EdgeKind read_edge, std::initializer_list<OpId> fa2_inputs) {
+  // fa2 attends the history that the read brings (decode) or this step's K/V (prefill).
   std::optional<OpId> read;
   if (attn.decode) {
     read = lg.add(cache_read_op(attn, kv_bytes));
@@ -82,17 +88,15 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   const std::uint64_t T = w.batch * w.q_len;
   const std::uint64_t H = m.hidden_size, n = m.num_attention_heads;
   const std::uint64_t dc = m.kv_lora_rank, dr = m.qk_rope_head_dim, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+  const MlaMode compute = w.compute_mode();
+  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format);
+  const std::uint64_t history_bytes = kv_read_bytes(m, w);
 
   ops::AttentionShape attn;
   attn.batch = w.batch;
   attn.q_len = w.q_len;
   attn.kv_len = w.kv_len;
   attn.heads = n;
-  attn.kv_heads = 1;
-  attn.qk_dim = dc + dr;
-  attn.v_dim = dc;
-  attn.kv_elements = dc + dr;
-  attn.kv_dtype = w.kv_dtype;
   attn.decode = w.decode();
 
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
@@ -113,50 +117,110 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   const OpId kv_a = lg.add(matmul_op("kv_a_proj", 1, T, H, dc + dr));
   const OpId kv_a_norm = lg.add(rmsnorm_op("kv_a_norm", T, dc));
   const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + 1), dr, kRopeOpsPerElement));
-  const OpId cache_write = lg.add(cache_write_op(T, dc + dr, w.kv_dtype));
-  const OpId q_absorb = lg.add(matmul_op("q_absorb", n, T, dn, dc));
   lg.depend(attn_norm, kv_a);
   lg.depend(kv_a, kv_a_norm);
   lg.depend(q_b, rope);
   lg.depend(kv_a, rope);
+  // The new tokens' per-head K_nope and V (W_UK, W_UV applied): needed by an expanded cache and by
+  // a prefill that runs MHA.
+  std::optional<OpId> kv_b;
+  if (w.mla_mode == MlaMode::expanded || (!w.decode() && compute != MlaMode::absorb)) {
+    kv_b = lg.add(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)));
+    lg.depend(kv_a_norm, *kv_b);
+  }
+  const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
   lg.depend(kv_a_norm, cache_write);
   lg.depend(rope, cache_write);
-  lg.depend(q_b, q_absorb);
-  // The absorption runs once this step's latent rows are in the cache. The history read is tied
-  // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
-  // the new rows written before it starts.
-  lg.depend(cache_write, q_absorb);
+  if (w.mla_mode == MlaMode::expanded) lg.depend(*kv_b, cache_write);
 
-  const OpId attention_out = add_attention_core(lg, attn, kv_read_bytes(m, w), q_absorb, EdgeKind::order,
-                                                {q_absorb, rope, cache_write});
-  const OpId v_up = lg.add(matmul_op("v_up", n, T, dc, dv));
+  if (compute == MlaMode::absorb) {
+    // MQA over the latent: scores on d_c + d_r, values on d_c.
+    attn.qk_dim = dc + dr;
+    attn.v_dim = dc;
+    set_history(attn, cache);
+    if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16));  // fresh latents
+    const OpId q_absorb = lg.add(matmul_op("q_absorb", n, T, dn, dc));
+    lg.depend(q_b, q_absorb);
+    // The absorption runs once this step's latent rows are in the cache. The history read is tied
+    // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
+    // the new rows written before it starts.
+    lg.depend(cache_write, q_absorb);
+    const OpId out = add_attention_core(lg, attn, history_bytes, q_absorb, EdgeKind::order,
+                                        {q_absorb, rope, cache_write});
+    const OpId v_up = lg.add(matmul_op("v_up", n, T, dc, dv));
+    const OpId o_proj = lg.add(matmul_op("o_proj", 1, T, n * dv, H));
+    lg.depend(out, v_up);
+    lg.depend(v_up, o_proj);
+    return o_proj;
+  }
+
+  // MHA per head: scores on d_n + d_r, values on d_v.
+  attn.qk_dim = dn + dr;
+  attn.v_dim = dv;
+  OpId out;
+  if (w.decode() && compute == MlaMode::expanded) {
+    set_history(attn, cache);  // per-head K (with its RoPE part) and V from the cache
+    out = add_attention_core(lg, attn, history_bytes, cache_write, EdgeKind::data, {q_b, rope, cache_write});
+  } else {
+    // K_nope and V come from an up-projection held as bf16 activations: of the whole latent
+    // history (standard decode) or of the prompt (prefill).
+    attn.kv_heads = n;
+    attn.kv_elements = dn + dv;
+    attn.kv_token_bytes = 2 * (dn + dv);
+    attn.kv_dequant = false;
+    std::vector<OpId> inputs{q_b, rope, cache_write};
+    if (w.decode()) {
+      // Standard: read the cached latent rows (d_c + d_r each, in the cache format) as the A
+      // operand of [B kv_len, d_c + d_r] x [., n (d_n + d_v)]. The RoPE columns ride through the
+      // cube; the FLOPs count the d_c part, which is what the up-projection computes.
+      ops::AttentionShape latent = attn;
+      set_history(latent, cache);
+      OpNode read = cache_read_op(latent, history_bytes);
+      const OpId read_op = lg.add(read);
+      lg.depend(cache_write, read_op);
+      OpNode up = matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv));
+      up.flops = 2 * w.batch * w.kv_len * dc * n * (dn + dv);
+      up.mm.a_row_bytes = cache.bytes_per_token();
+      const OpId up_op = lg.add(up);
+      lg.depend(read_op, up_op, EdgeKind::same_core);
+      inputs.push_back(up_op);
+    } else {
+      inputs.push_back(*kv_b);
+    }
+    const OpId fa2 = lg.add(fa2_op(attn, history_bytes));
+    for (OpId in : inputs) lg.depend(in, fa2);
+    out = fa2;
+    if (w.decode()) {
+      out = lg.add(combine_op(attn));
+      lg.depend(fa2, out);
+    }
+  }
   const OpId o_proj = lg.add(matmul_op("o_proj", 1, T, n * dv, H));
-  lg.depend(attention_out, v_up);
-  lg.depend(v_up, o_proj);
+  lg.depend(out, o_proj);
   return o_proj;
 }
 
 OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input) {
   const std::uint64_t T = w.batch * w.q_len;
   const std::uint64_t H = m.hidden_size, n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
+  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format);
 
   ops::AttentionShape attn;
   attn.batch = w.batch;
   attn.q_len = w.q_len;
   attn.kv_len = w.kv_len;
   attn.heads = n;
-  attn.kv_heads = g;
   attn.qk_dim = d;
   attn.v_dim = d;
-  attn.kv_elements = 2 * d;
-  attn.kv_dtype = w.kv_dtype;
+  set_history(attn, cache);
+  if (!w.decode()) attn.kv_token_bytes = 2 * attn.kv_elements, attn.kv_dequant = false;  // fresh K/V in bf16
   attn.decode = w.decode();
 
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
   if (input) lg.depend(*input, attn_norm);
   const OpId qkv = lg.add(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d));
   const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + g), d, kRopeOpsPerElement));
-  const OpId cache_write = lg.add(cache_write_op(T, 2 * g * d, w.kv_dtype));
+  const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
   lg.depend(attn_norm, qkv);
   lg.depend(qkv, rope);
   lg.depend(qkv, cache_write);
@@ -171,7 +235,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 }  // namespace
 
 std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w) {
-  return w.batch * w.kv_len * kv_elements_per_token(model) * hw::bytes_of(w.kv_dtype);
+  return w.batch * w.kv_len * kv_bytes_per_token_per_layer(model, w);
 }
 
 OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,

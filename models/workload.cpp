@@ -7,14 +7,13 @@
 namespace models {
 
 Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std::optional<std::uint64_t> q_len,
-                       hw::DType kv_dtype) {
+                       KvFormat kv_format) {
   if (batch == 0) throw hw::ConfigError("--batch: must be a positive integer");
   if (ctx == 0) throw hw::ConfigError("--ctx: must be a positive integer");
-  if (kv_dtype == hw::DType::fp32) throw hw::ConfigError("--kv-dtype: must be bf16 or fp8");
   Workload w;
   w.batch = batch;
   w.kv_len = ctx;
-  w.kv_dtype = kv_dtype;
+  w.kv_format = kv_format;
   if (phase == Phase::decode) {
     w.q_len = q_len.value_or(1);
     if (w.q_len == 0 || w.q_len >= ctx) {
@@ -35,6 +34,38 @@ Phase parse_phase(const std::string& text) {
   if (text == "decode") return Phase::decode;
   if (text == "prefill") return Phase::prefill;
   throw hw::ConfigError(fmt::format("--phase: expected decode or prefill, got '{}'", text));
+}
+
+KvFormat parse_kv_format(std::string_view text) {
+  if (text == "bf16") return KvFormat::bf16;
+  if (text == "fp8") return KvFormat::fp8;
+  if (text == "fp8-flashmla") return KvFormat::fp8_flashmla;
+  throw hw::ConfigError(fmt::format("--kv-dtype: expected bf16, fp8 or fp8-flashmla, got '{}'", text));
+}
+
+MlaMode parse_mla_mode(std::string_view text, std::string_view flag) {
+  if (text == "absorb") return MlaMode::absorb;
+  if (text == "standard") return MlaMode::standard;
+  if (text == "expanded") return MlaMode::expanded;
+  throw hw::ConfigError(fmt::format("{}: expected absorb, standard or expanded, got '{}'", flag, text));
+}
+
+std::string_view name_of(KvFormat f) {
+  switch (f) {
+    case KvFormat::bf16: return "bf16";
+    case KvFormat::fp8: return "fp8";
+    case KvFormat::fp8_flashmla: return "fp8-flashmla";
+  }
+  return "?";
+}
+
+std::string_view name_of(MlaMode m) {
+  switch (m) {
+    case MlaMode::absorb: return "absorb";
+    case MlaMode::standard: return "standard";
+    case MlaMode::expanded: return "expanded";
+  }
+  return "?";
 }
 
 }  // namespace models

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "hw/config_error.hpp"
 #include "hw/dtype.hpp"
 #include "ops/attention_plan.hpp"
 #include "ops/lowering_context.hpp"
@@ -42,12 +43,22 @@ std::optional<OpId> history_reader(const LoweringContext& ctx, OpId fa2) {
 }
 
 std::uint64_t chunk_bytes(const AttentionShape& s, std::uint64_t tokens) {
-  return tokens * s.kv_elements * hw::bytes_of(s.kv_dtype);
+  return tokens * s.kv_token_bytes;
 }
 
 }  // namespace
 
 void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
+  // Feeding a matmul (MLA standard mode), the read is that matmul's A stream: nothing of its own.
+  for (auto [e, end] = boost::out_edges(op, ctx.graph); e != end; ++e) {
+    if (ctx.graph[boost::target(*e, ctx.graph)].kind == OpKind::matmul) {
+      if (history_resident(ctx)) {
+        throw hw::ConfigError(
+            "--kv-read-engine sdma: with --mla-mode standard the history feeds the up-projection, not fa2; use gdma");
+      }
+      return;
+    }
+  }
   const AttentionShape& s = ctx.graph[op].attn;
   const bool resident = history_resident(ctx);
   const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
@@ -85,7 +96,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
   if (reader) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*reader].kv_bytes;
-  const bool dequant = s.kv_dtype != DType::bf16;
+  const bool dequant = s.kv_dequant;
   const hw::Chip& chip = ctx.chip;
 
   for (std::uint32_t core = 0; core < chip.cores; ++core) {

@@ -37,10 +37,9 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
 
 std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64_t tk, std::uint64_t buffers,
                         std::uint64_t resident_tokens) {
-  const std::uint64_t e = hw::bytes_of(s.kv_dtype);
   std::uint64_t bytes = rows * s.qk_dim * 2 + rows * (s.v_dim + 2) * 4 + rows * tk * 4;
-  bytes += resident_tokens > 0 ? resident_tokens * s.kv_elements * e : buffers * tk * s.kv_elements * e;
-  if (e != 2) bytes += tk * s.kv_elements * 2;
+  bytes += resident_tokens > 0 ? resident_tokens * s.kv_token_bytes : buffers * tk * s.kv_token_bytes;
+  if (s.kv_dequant) bytes += tk * s.kv_elements * 2;
   return bytes;
 }
 
@@ -96,7 +95,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
           "--kv-read-engine sdma keeps each core's share of the latent history in local memory: "
           "{} tokens x {} B need {} B on one core, but {} ({}) has lmem_bytes_per_core = {}; "
           "use --kv-read-engine gdma, a shorter context or a smaller batch",
-          max_resident, s.kv_elements * hw::bytes_of(s.kv_dtype), max_resident * s.kv_elements * hw::bytes_of(s.kv_dtype),
+          max_resident, s.kv_token_bytes, max_resident * s.kv_token_bytes,
           chip.name, chip.source, lmem));
     }
     throw hw::ConfigError(fmt::format("{}: lmem_bytes_per_core: {} B cannot hold the smallest fa2 tiles", chip.source,

@@ -15,8 +15,8 @@
 //   Q block       row_block * qk_dim * 2           (bf16)
 //   O accumulator row_block * (v_dim + 2) * 4      (fp32, plus running max and sum)
 //   scores        row_block * chunk_tokens * 4     (fp32)
-//   KV chunks     buffers * chunk_tokens * kv_elements * e_kv  (or, resident: the core's share)
-//   dequant       chunk_tokens * kv_elements * 2   (only when e_kv != 2)
+//   KV chunks     buffers * chunk_tokens * kv_token_bytes  (or, resident: the core's share)
+//   dequant       chunk_tokens * kv_elements * 2   (only when the format needs converting)
 // The choice: the largest row block, then the largest chunk (<= 512 tokens) with two buffers,
 // then up to four buffers, that fit. Only the first row block of an item reads the history as
 // kv_cache_read; further blocks (when the rows do not fit at once) re-read it as fa2 traffic.

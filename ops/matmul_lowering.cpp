@@ -7,7 +7,8 @@
 // store that freed the C buffer it accumulates into.
 // When an expert_weights op feeds the matmul (same_core edge), the weight (B) tiles of the first
 // m-tile are loaded on that op's behalf: the weight stream is its traffic; re-loads for further
-// m-tiles, if the rows do not fit one tile, stay the matmul's own.
+// m-tiles, if the rows do not fit one tile, stay the matmul's own. A kv_cache_read feeding it
+// likewise owns the first pass of the A tiles (the cached latent).
 
 #include <algorithm>
 #include <map>
@@ -22,18 +23,28 @@ namespace ops::detail {
 namespace {
 
 struct MatmulTile {
-  std::uint64_t rows, cols, depth;
+  std::uint64_t rows, cols, depth, k0;
   bool load_a;        // false when the resident A tile is reused across n-tiles
+  bool first_n_tile;  // columns start at 0: the first pass over these A rows on any core
   bool first_m_tile;  // rows start at 0: the first pass over these weights on any core
   bool last_k;        // ends an output tile: store C
 };
 
-std::optional<OpId> weight_stream(const LoweringContext& ctx, OpId op) {
+// The same-core producer of the given kind that streams one operand on this matmul's behalf.
+std::optional<OpId> stream_of(const LoweringContext& ctx, OpId op, OpKind kind) {
   for (auto [e, end] = boost::in_edges(op, ctx.graph); e != end; ++e) {
     const OpId src = boost::source(*e, ctx.graph);
-    if (ctx.graph[*e].kind == EdgeKind::same_core && ctx.graph[src].kind == OpKind::expert_weights) return src;
+    if (ctx.graph[*e].kind == EdgeKind::same_core && ctx.graph[src].kind == kind) return src;
   }
   return std::nullopt;
+}
+
+// Bytes of the A tile covering k-range [k0, k0 + depth) of `rows` rows. With a row layout of
+// a_row_bytes per k elements, the k-tiles' shares telescope to exactly a_row_bytes per row.
+std::uint64_t a_tile_bytes(const MatmulShape& s, std::uint64_t e, std::uint64_t rows, std::uint64_t k0,
+                           std::uint64_t depth) {
+  if (s.a_row_bytes == 0) return rows * depth * e;
+  return rows * (s.a_row_bytes * (k0 + depth) / s.k - s.a_row_bytes * k0 / s.k);
 }
 
 }  // namespace
@@ -43,7 +54,8 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const MatmulShape& s = node.mm;
   const std::uint64_t e = hw::bytes_of(node.dtype);
   const std::uint64_t e_out = hw::bytes_of(hw::DType::bf16);
-  const std::optional<OpId> weights = weight_stream(ctx, op);
+  const std::optional<OpId> weights = stream_of(ctx, op, OpKind::expert_weights);
+  const std::optional<OpId> activations = stream_of(ctx, op, OpKind::kv_cache_read);
   const auto parts = split_matmul(ctx.chip, s, e);
   // Most cores get the same part shape: plan each shape once.
   std::map<std::pair<std::uint64_t, std::uint64_t>, MatmulTiling> tilings;
@@ -72,7 +84,7 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
           for (std::uint64_t k0 = 0; k0 < s.k; k0 += t.tk) {
             const std::uint64_t depth = std::min(t.tk, s.k - k0);
             const bool reuse_a = t.tk == s.k && n0 != part.cols.begin;
-            tiles.push_back({rows, cols, depth, !reuse_a, m0 == 0, k0 + depth == s.k});
+            tiles.push_back({rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == s.k});
           }
         }
       }
@@ -80,7 +92,14 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     if (tiles.empty()) continue;
     CoreEmitter emit(ctx, op, core);
     auto loads = [&](const MatmulTile& t, std::uint32_t wait_tiu) {
-      if (t.load_a) emit.load(t.rows * t.depth * e, wait_tiu);
+      if (t.load_a) {
+        const std::uint64_t a_bytes = a_tile_bytes(s, e, t.rows, t.k0, t.depth);
+        if (activations && t.first_n_tile) {
+          emit.load_as(*activations, a_bytes, wait_tiu);
+        } else {
+          emit.load(a_bytes, wait_tiu);
+        }
+      }
       const std::uint64_t b_bytes = t.depth * t.cols * e;
       return weights && t.first_m_tile ? emit.load_as(*weights, b_bytes, wait_tiu) : emit.load(b_bytes, wait_tiu);
     };

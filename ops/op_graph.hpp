@@ -11,6 +11,8 @@
 //                command on that core (the spec's "cache read waits on the absorption").
 // An expert_weights op has no commands of its own: the expert matmuls it feeds (same_core)
 // load their weight tiles on its behalf, so its bytes and interval are the weight stream's.
+// Likewise a kv_cache_read feeding a matmul (MLA standard mode's up-projection of the history)
+// is that matmul's A-operand stream.
 // Vertex ids follow insertion order, and the lowering emits ops in topological order breaking
 // ties by id, so a graph always lowers to the same program.
 
@@ -48,6 +50,9 @@ struct MatmulShape {
   std::uint64_t m = 0, k = 0, n = 0;
   /// Rows of each group when they differ (routed experts: tokens per expert); empty = m for all.
   std::vector<std::uint64_t> group_rows;
+  /// Bytes of one A row of k elements when A is not in the op's dtype (a cached latent in an fp8
+  /// or FlashMLA layout); 0 = k x the dtype's bytes.
+  std::uint64_t a_row_bytes = 0;
 
   std::uint64_t rows_of(std::uint64_t group) const { return group_rows.empty() ? m : group_rows[group]; }
 };
@@ -58,6 +63,7 @@ struct VectorShape {
   std::uint64_t ops_per_element = 0;  ///< vector element-operations per element
   hw::DType compute = hw::DType::fp32;
   hw::DType out = hw::DType::bf16;   ///< dtype written back to DDR
+  std::uint64_t store_row_bytes = 0;  ///< bytes written per row when not width x out (0 = that)
 };
 
 /// Attention as `kv_heads` independent KV streams per sequence, each shared by
@@ -73,9 +79,10 @@ struct AttentionShape {
   std::uint64_t kv_heads = 1;
   std::uint64_t qk_dim = 0;  ///< score dimension
   std::uint64_t v_dim = 0;   ///< value / output dimension
-  std::uint64_t kv_elements = 0;  ///< elements one token streams per KV head
-  hw::DType kv_dtype = hw::DType::bf16;
-  bool decode = false;       ///< q_len < kv_len: the history comes from the cache
+  std::uint64_t kv_elements = 0;     ///< elements one token streams per KV head
+  std::uint64_t kv_token_bytes = 0;  ///< bytes one token streams per KV head, in the cache format
+  bool kv_dequant = false;           ///< the cache format is converted to bf16 before the cube
+  bool decode = false;               ///< q_len < kv_len: the history comes from the cache
 
   std::uint64_t heads_per_kv() const { return heads / kv_heads; }
   std::uint64_t sequences() const { return batch * kv_heads; }  ///< independent KV streams

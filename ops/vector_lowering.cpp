@@ -42,7 +42,7 @@ void lower_vector(LoweringContext& ctx, OpId op) {
   const VectorShape& v = node.vec;
   RowCost cost;
   cost.load_bytes = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
-  cost.store_bytes = v.width * hw::bytes_of(v.out);
+  cost.store_bytes = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
   cost.element_ops = v.width * v.ops_per_element;
   auto rows_cost = [&](std::uint64_t begin, std::uint64_t end) {
     const std::uint64_t n = end - begin;

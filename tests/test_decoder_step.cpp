@@ -9,13 +9,14 @@
 #include "models/decoder_step.hpp"
 #include "models/expert_routing.hpp"
 #include "models/ffn_block.hpp"
+#include "models/kv_cache.hpp"
 #include "test_configs.hpp"
 #include "tools/report.hpp"
 #include "tools/simulation.hpp"
 
 namespace {
 
-using hw::DType;
+using models::KvFormat;
 using models::Phase;
 using ops::OpKind;
 
@@ -26,7 +27,7 @@ const hw::Chip& chip() {
 
 models::ModelSpec model(const std::string& yaml, const char* name) { return models::model_from_yaml(yaml, name); }
 
-models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, DType kv = DType::bf16) {
+models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, KvFormat kv = KvFormat::bf16) {
   return models::make_workload(Phase::decode, batch, kv_len, std::nullopt, kv);
 }
 
@@ -53,15 +54,15 @@ TEST_CASE("KV cache bytes per token per layer match seeds 000 and 001", "[step][
   const auto lite = model(test_configs::kDeepSeekV2Lite, "v2-lite");
   const auto v2 = model(test_configs::kDeepSeekV2, "v2");
   // V2-Lite, BF16, absorb: (512 + 64) x 2 = 1,152 B per token per layer.
-  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 1, DType::bf16}) == 1152);
+  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 1, KvFormat::bf16}) == 1152);
   // Seed 000: 26 active tokens -> 26 x 1,152 = 29,952 B; a 32-slot buffer -> 32 x 1,152 = 36,864 B.
-  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 26, DType::bf16}) == 29'952);
-  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 32, DType::bf16}) == 36'864);
+  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 26, KvFormat::bf16}) == 29'952);
+  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 32, KvFormat::bf16}) == 36'864);
   // Seed 001, DeepSeek-V2: MLA 1,152 B vs MHA-equivalent 2 x 128 heads x 128 x 2 B = 65,536 B;
   // 60 layers x 32,768 tokens x 1,152 B = 2,264,924,160 B.
-  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 1, DType::bf16}) == 1152);
+  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 1, KvFormat::bf16}) == 1152);
   CHECK(2 * v2.num_attention_heads * v2.qk_nope_head_dim * 2 == 65'536);
-  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 32'768, DType::bf16}) * v2.num_hidden_layers ==
+  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 32'768, KvFormat::bf16}) * v2.num_hidden_layers ==
         2'264'924'160);
 }
 
@@ -171,13 +172,13 @@ TEST_CASE("GQA baseline: KV read bytes and attention FLOPs", "[step][gqa]") {
   CHECK(r.timeline.op(OpKind::fa2).kv_bytes == 8'192'000);
   // Prefill has no history read.
   const auto p = tools::simulate_block(chip(), llama, models::make_workload(Phase::prefill, 1, 256, std::nullopt,
-                                                                              DType::bf16), {});
+                                                                              KvFormat::bf16), {});
   CHECK(p.timeline.find(OpKind::kv_cache_read) == nullptr);
 }
 
 TEST_CASE("a whole step gives byte-identical JSON twice", "[step][determinism]") {
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
-  const auto w = decode(3, 2000, DType::fp8);
+  const auto w = decode(3, 2000, KvFormat::fp8);
   ops::LoweringOptions opts;
   const tools::RunDescription d{chip(), v3, w, opts, tools::Scope::step, 5};
   std::ostringstream a, b;
@@ -186,4 +187,61 @@ TEST_CASE("a whole step gives byte-identical JSON twice", "[step][determinism]")
   CHECK(a.str() == b.str());
   CHECK(a.str().find("\"kind\": \"expert_weights\"") != std::string::npos);
   CHECK(a.str().find("\"layer\": 4") != std::string::npos);
+}
+
+TEST_CASE("MLA cache modes and KV formats: bytes per token per layer", "[step][modes]") {
+  const auto lite = model(test_configs::kDeepSeekV2Lite, "v2-lite");
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  auto per_token = [](const models::ModelSpec& m, models::MlaMode mode, KvFormat f) {
+    models::Workload w{1, 1, 2, f};
+    w.mla_mode = mode;
+    return models::kv_bytes_per_token_per_layer(m, w);
+  };
+  // V2-Lite BF16: absorb (512 + 64) x 2 = 1,152; expanded 16 heads x (128 + 64 + 128) x 2 = 10,240
+  // (seed 000: 5,120 elements). Ratio 10,240 / 1,152 = 80/9 = 8.888...
+  CHECK(per_token(lite, models::MlaMode::absorb, KvFormat::bf16) == 1152);
+  CHECK(per_token(lite, models::MlaMode::standard, KvFormat::bf16) == 1152);
+  CHECK(per_token(lite, models::MlaMode::expanded, KvFormat::bf16) == 10'240);
+  CHECK(10'240 * 9 == 1152 * 80);
+  // 26 tokens: 29,952 vs 266,240; a 32-slot buffer: 36,864 vs 327,680 (seed 000).
+  CHECK(26 * per_token(lite, models::MlaMode::expanded, KvFormat::bf16) == 266'240);
+  CHECK(32 * per_token(lite, models::MlaMode::expanded, KvFormat::bf16) == 327'680);
+  // DeepSeek-V3: fp8 as seed 003 counts it, (512 + 64) x 1 = 576; FlashMLA's layout
+  // 512 fp8 + 4 fp32 scales + 64 bf16 = 512 + 16 + 128 = 656.
+  CHECK(per_token(v3, models::MlaMode::absorb, KvFormat::fp8) == 576);
+  CHECK(per_token(v3, models::MlaMode::absorb, KvFormat::fp8_flashmla) == 656);
+  CHECK_THROWS_WITH(per_token(v3, models::MlaMode::expanded, KvFormat::fp8_flashmla),
+                    Catch::Contains("fp8-flashmla is FlashMLA's layout of the MLA latent"));
+  // The decode history read moves exactly that many bytes per token: 4096 x 656 = 2,686,976.
+  const auto r = tools::simulate_block(chip(), v3, decode(1, 4096, KvFormat::fp8_flashmla), {});
+  CHECK(r.timeline.op(OpKind::kv_cache_read).hbm_bytes == 2'686'976);
+  // Expanded cache, V3 bf16: 4096 x 128 x 320 x 2 = 335,544,320 bytes, read once.
+  auto expanded = decode(1, 4096);
+  expanded.mla_mode = models::MlaMode::expanded;
+  CHECK(tools::simulate_block(chip(), v3, expanded, {}).timeline.op(OpKind::kv_cache_read).hbm_bytes ==
+        335'544'320);
+}
+
+TEST_CASE("attention FLOPs: absorb matches the einsum count, standard grows linearly with kv_len", "[step][modes]") {
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  // Absorb, per query token per layer: 2 n_h (d_c + d_rope + d_c) kv_len = 2 x 128 x 1088 x 4096
+  // = 1,140,850,688 FLOPs.
+  CHECK(tools::simulate_block(chip(), v3, decode(1, 4096), {}).timeline.op(OpKind::fa2).flops == 1'140'850'688);
+  // Standard: the block's FLOPs are a + b kv_len (the history up-projection 2 d_c n (d_n + d_v) and
+  // the MHA 2 n (192 + 128) per history token), so equal steps in kv_len add equal FLOPs.
+  std::vector<std::uint64_t> flops;
+  for (std::uint64_t kv : {1024, 2048, 3072}) {
+    auto w = decode(1, kv);
+    w.mla_mode = models::MlaMode::standard;
+    flops.push_back(tools::simulate_block(chip(), v3, w, {}).timeline.flops);
+  }
+  // Per history token: 2 x 512 x 128 x 256 + 2 x 128 x 320 = 33,554,432 + 81,920 = 33,636,352.
+  CHECK(flops[1] - flops[0] == 1024 * 33'636'352ull);
+  CHECK(flops[2] - flops[1] == 1024 * 33'636'352ull);
+  // Standard mode's history feeds the up-projection, so the SDMA route does not apply.
+  auto w = decode(1, 1024);
+  w.mla_mode = models::MlaMode::standard;
+  ops::LoweringOptions sdma;
+  sdma.kv_read_engine = sim::Engine::sdma;
+  CHECK_THROWS_WITH(tools::simulate_block(chip(), v3, w, sdma), Catch::Contains("--kv-read-engine sdma"));
 }

@@ -48,7 +48,7 @@ TEST_CASE("decode history read: one chunk per core when each core's share is sma
   // commands of 73,728 B (64 x 73,728 = 4,718,592 = 4096 x 1152).
   const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
   const auto model = models::model_from_yaml(test_configs::kDeepSeekV3, "v3");
-  const auto w = models::make_workload(models::Phase::decode, 1, 4096, std::nullopt, hw::DType::bf16);
+  const auto w = models::make_workload(models::Phase::decode, 1, 4096, std::nullopt, models::KvFormat::bf16);
   const auto r = tools::simulate_block(chip, model, w, {});
   const ops::OpTiming& read = r.timeline.op(ops::OpKind::kv_cache_read);
   CHECK(read.commands[static_cast<std::size_t>(sim::Engine::gdma)] == 64);

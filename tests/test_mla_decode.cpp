@@ -15,7 +15,7 @@
 
 namespace {
 
-using hw::DType;
+using models::KvFormat;
 using models::Phase;
 using ops::OpKind;
 
@@ -36,7 +36,7 @@ tools::Simulation run(const models::ModelSpec& model, const models::Workload& w,
   return tools::simulate_block(on, model, w, opts);
 }
 
-models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, DType kv = DType::bf16) {
+models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, KvFormat kv = KvFormat::bf16) {
   return models::make_workload(Phase::decode, batch, kv_len, std::nullopt, kv);
 }
 
@@ -45,14 +45,14 @@ models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, DType kv = DT
 TEST_CASE("(a) decode kv_cache_read bytes = B x kv_len x (d_c + d_rope) x e", "[mla][bytes]") {
   struct Case {
     std::uint64_t batch, kv_len;
-    DType kv;
+    KvFormat kv;
     std::uint64_t expected;
   };
   const Case cases[] = {
-      {1, 4096, DType::bf16, 4'718'592},   // 1 x 4096 x 576 x 2
-      {1, 4096, DType::fp8, 2'359'296},    // 1 x 4096 x 576 x 1 (spec use case 1)
-      {3, 1000, DType::fp8, 1'728'000},    // 3 x 1000 x 576 x 1
-      {32, 777, DType::bf16, 28'643'328},  // 32 x 777 x 576 x 2 (ragged chunks)
+      {1, 4096, KvFormat::bf16, 4'718'592},   // 1 x 4096 x 576 x 2
+      {1, 4096, KvFormat::fp8, 2'359'296},    // 1 x 4096 x 576 x 1 (spec use case 1)
+      {3, 1000, KvFormat::fp8, 1'728'000},    // 3 x 1000 x 576 x 1
+      {32, 777, KvFormat::bf16, 28'643'328},  // 32 x 777 x 576 x 2 (ragged chunks)
   };
   for (const Case& c : cases) {
     const auto result = run(v3(), decode(c.batch, c.kv_len, c.kv));
@@ -103,7 +103,9 @@ TEST_CASE("(c) kv_cache_read bytes and duration strictly increase with kv_len", 
 }
 
 TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read feature", "[mla][prefill]") {
-  const auto w = models::make_workload(Phase::prefill, 1, 1024, std::nullopt, DType::bf16);
+  // The slice's absorb path in prefill (the CLI default for prefill is the MHA path, below).
+  auto w = models::make_workload(Phase::prefill, 1, 1024, std::nullopt, KvFormat::bf16);
+  w.prefill_mla_mode = models::MlaMode::absorb;
   const auto gdma = run(v3(), w, sim::Engine::gdma);
   const auto sdma = run(v3(), w, sim::Engine::sdma);
   CHECK(gdma.timeline.find(OpKind::kv_cache_read) == nullptr);
@@ -123,6 +125,12 @@ TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read featu
     CHECK(a.start == b.start);
     CHECK(a.end == b.end);
   }
+  // The default prefill (MHA after up-projecting the prompt): 2 x 1024 x 128 x 1024 x (192 + 128)
+  // = 85,899,345,920 FLOPs, and still no history read.
+  w.prefill_mla_mode = models::MlaMode::expanded;
+  const auto mha = run(v3(), w);
+  CHECK(mha.timeline.find(OpKind::kv_cache_read) == nullptr);
+  CHECK(mha.timeline.op(OpKind::fa2).flops == 85'899'345'920);
   // Decode adds kv_cache_read and fa2_combine but leaves the projections' FLOPs as they are for
   // the same token count: q_a_proj at T = 1: 2 x 1 x 7168 x 1536 = 22,020,096.
   const auto d = run(v3(), decode(1, 1024));
@@ -180,7 +188,7 @@ TEST_CASE("(g) fa2's KV bytes are the real latent bytes, not a local-memory tile
 }
 
 TEST_CASE("(h) two runs give byte-identical JSON", "[mla][determinism]") {
-  const auto w = decode(3, 5000, DType::fp8);
+  const auto w = decode(3, 5000, KvFormat::fp8);
   ops::LoweringOptions opts;
   const tools::RunDescription d{chip(), v3(), w, opts};
   std::ostringstream a, b;
@@ -197,7 +205,7 @@ TEST_CASE("decode works for B = 1 GEMV, MTP q_len > 1 and a model without q LoRA
   lite.hidden_size = 2048;
   lite.num_attention_heads = 16;  // fewer heads than cores: per-head matmuls split by columns
   lite.q_lora_rank.reset();
-  const auto w = models::make_workload(Phase::decode, 1, 333, 2, DType::bf16);
+  const auto w = models::make_workload(Phase::decode, 1, 333, 2, KvFormat::bf16);
   const auto result = run(lite, w);
   CHECK(result.timeline.ops[1].name == "q_proj");
   // 1 x 333 x 576 x 2 = 383,616 bytes of history.
@@ -208,8 +216,8 @@ TEST_CASE("decode works for B = 1 GEMV, MTP q_len > 1 and a model without q LoRA
 }
 
 TEST_CASE("q_len must be below kv_len for decode and equal to it for prefill", "[mla][workload]") {
-  CHECK_THROWS_WITH(models::make_workload(Phase::decode, 1, 4, 4, DType::bf16), Catch::Contains("--q-len"));
-  CHECK_THROWS_WITH(models::make_workload(Phase::prefill, 1, 4, 3, DType::bf16), Catch::Contains("--q-len"));
+  CHECK_THROWS_WITH(models::make_workload(Phase::decode, 1, 4, 4, KvFormat::bf16), Catch::Contains("--q-len"));
+  CHECK_THROWS_WITH(models::make_workload(Phase::prefill, 1, 4, 3, KvFormat::bf16), Catch::Contains("--q-len"));
 }
 
 TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route names the read", "[mla][deps]") {

@@ -26,7 +26,7 @@ const Setup& setup() {
 }
 
 models::Workload workload(models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
-  return models::make_workload(phase, batch, ctx, std::nullopt, hw::DType::bf16);
+  return models::make_workload(phase, batch, ctx, std::nullopt, models::KvFormat::bf16);
 }
 
 void set_counters(benchmark::State& state, std::uint64_t commands, std::uint64_t events) {

@@ -29,6 +29,8 @@ struct CommonOptions {
   std::string ctx = "4096";
   std::optional<std::uint64_t> q_len;
   std::string kv_dtype = "bf16";
+  std::string mla_mode = "absorb";
+  std::string prefill_mla_mode = "expanded";
   std::string kv_read_engine = "gdma";
   std::string scope = "block";
   std::optional<std::uint64_t> layers;
@@ -41,7 +43,11 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--phase", o.phase, "decode or prefill")->capture_default_str();
   cmd->add_option("--batch", o.batch, "sequences per step (B)")->capture_default_str();
   cmd->add_option("--q-len", o.q_len, "query tokens per sequence (decode default 1; prefill = ctx)");
-  cmd->add_option("--kv-dtype", o.kv_dtype, "latent KV cache dtype: bf16 or fp8")->capture_default_str();
+  cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache format: bf16, fp8 or fp8-flashmla")->capture_default_str();
+  cmd->add_option("--mla-mode", o.mla_mode, "MLA decode mode and cache: absorb, standard or expanded")
+      ->capture_default_str();
+  cmd->add_option("--prefill-mla-mode", o.prefill_mla_mode, "MLA prefill compute: absorb, standard or expanded (MHA)")
+      ->capture_default_str();
   cmd->add_option("--kv-read-engine", o.kv_read_engine, "engine of the decode history read: gdma or sdma")
       ->capture_default_str();
   cmd->add_option("--scope", o.scope, "block (one attention block) or step (the whole decoder)")->capture_default_str();
@@ -92,10 +98,13 @@ ops::LoweringOptions lowering_options(const CommonOptions& o) {
   return opts;
 }
 
-hw::DType kv_dtype_of(const CommonOptions& o) {
-  const hw::DType t = hw::parse_dtype(o.kv_dtype, "--kv-dtype");
-  if (t == hw::DType::fp32) throw hw::ConfigError("--kv-dtype: expected bf16 or fp8, got 'fp32'");
-  return t;
+// The workload of one context length, with the KV format and MLA modes of the options.
+models::Workload workload_of(const CommonOptions& o, std::uint64_t ctx) {
+  models::Workload w = models::make_workload(models::parse_phase(o.phase), o.batch, ctx, o.q_len,
+                                             models::parse_kv_format(o.kv_dtype));
+  w.mla_mode = models::parse_mla_mode(o.mla_mode, "--mla-mode");
+  w.prefill_mla_mode = models::parse_mla_mode(o.prefill_mla_mode, "--prefill-mla-mode");
+  return w;
 }
 
 std::uint64_t single_ctx(const std::string& text) {
@@ -107,8 +116,7 @@ std::uint64_t single_ctx(const std::string& text) {
 int run_command(const CommonOptions& o, const std::string& json_path) {
   const hw::Chip chip = hw::load_chip(o.chip);
   const models::ModelSpec model = models::load_model(o.model);
-  const models::Workload w =
-      models::make_workload(models::parse_phase(o.phase), o.batch, single_ctx(o.ctx), o.q_len, kv_dtype_of(o));
+  const models::Workload w = workload_of(o, single_ctx(o.ctx));
   const ops::LoweringOptions opts = lowering_options(o);
   std::uint64_t layers = 0;
   const tools::Simulation result = simulate(chip, model, w, o, opts, expert_load_of(o), layers);
@@ -129,8 +137,6 @@ int run_command(const CommonOptions& o, const std::string& json_path) {
 int sweep_command(const CommonOptions& o, const std::string& csv_path) {
   const hw::Chip chip = hw::load_chip(o.chip);
   const models::ModelSpec model = models::load_model(o.model);
-  const models::Phase phase = models::parse_phase(o.phase);
-  const hw::DType kv = kv_dtype_of(o);
   const ops::LoweringOptions opts = lowering_options(o);
   const auto contexts = tools::parse_context_list(o.ctx);
   const auto load = expert_load_of(o);
@@ -142,7 +148,7 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
   std::ostream& out = csv_path == "-" ? std::cout : file;
   tools::write_sweep_header(out);
   for (std::uint64_t ctx : contexts) {
-    const models::Workload w = models::make_workload(phase, o.batch, ctx, o.q_len, kv);
+    const models::Workload w = workload_of(o, ctx);
     std::uint64_t layers = 0;
     const tools::Simulation result = simulate(chip, model, w, o, opts, load, layers);
     tools::write_sweep_row(out, w, result.timeline);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "models/attention_block.hpp"
+#include "models/kv_cache.hpp"
 #include <vector>
 
 namespace tools {
@@ -93,7 +94,11 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
              step ? fmt::format("decoder step ({} of {} layers)", run.layers, run.model.num_hidden_layers)
                   : std::string(run.model.attention == models::AttentionKind::mla ? "MLA attention block (absorb)"
                                                                                   : "attention block"),
-             phase_name(w), w.batch, w.q_len, w.kv_len, hw::name_of(w.kv_dtype), run.chip.name, run.chip.cores);
+             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), run.chip.name, run.chip.cores);
+  if (run.model.attention == models::AttentionKind::mla) {
+    fmt::print(out, "mla mode: {} (cache and decode), prefill compute {}\n", models::name_of(w.mla_mode),
+               models::name_of(w.prefill_mla_mode));
+  }
   if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", engine_name(run.options.kv_read_engine));
   out << '\n';
   if (step) {
@@ -133,8 +138,9 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
-             "\"kv_read_engine\": \"{}\"}},\n",
-             phase_name(w), w.batch, w.q_len, w.kv_len, hw::name_of(w.kv_dtype),
+             "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"kv_read_engine\": \"{}\"}},\n",
+             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
+             models::name_of(w.prefill_mla_mode),
              engine_name(run.options.kv_read_engine));
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
   fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
@@ -144,7 +150,7 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   {
     // The cache this run's attention keeps: bytes per token per layer in the KV dtype, and for
     // the whole batch and context over the simulated layers.
-    const std::uint64_t per_token = models::kv_read_bytes(run.model, models::Workload{1, 1, 1, w.kv_dtype});
+    const std::uint64_t per_token = models::kv_bytes_per_token_per_layer(run.model, w);
     fmt::print(out, "  \"kv_cache\": {{\"bytes_per_token_per_layer\": {}, \"total_bytes\": {}}},\n", per_token,
                per_token * w.batch * w.kv_len * run.layers);
   }

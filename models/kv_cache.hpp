@@ -1,0 +1,33 @@
+#pragma once
+// What the KV cache holds per token per layer, for a model, an MLA cache mode and a KV format.
+//
+//   MLA, absorb or standard (latent): one stream of d_c + d_r elements (576 for DeepSeek-V2/V3):
+//       bf16 1,152 B; fp8 576 B (seed 003's count); fp8-flashmla d_c + 4 ceil(d_c/128) + 2 d_r
+//       = 512 + 16 + 128 = 656 B (FlashMLA's "FP8 with scale" layout).
+//   MLA, expanded: n heads x (d_n + d_r + d_v) elements (K with its RoPE part, and V):
+//       V2-Lite bf16 16 x 320 x 2 = 10,240 B (seed 000).
+//   GQA / MHA: g KV heads x 2 d_h elements.
+// fp8-flashmla exists only for the MLA latent; any other pairing is a ConfigError.
+
+#include <cstdint>
+
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+
+namespace models {
+
+struct KvCacheLayout {
+  std::uint64_t streams = 0;            ///< independent KV streams per token (KV heads; 1 for the latent)
+  std::uint64_t elements = 0;           ///< elements per stream per token
+  std::uint64_t bytes_per_stream = 0;   ///< bytes per stream per token in the KV format
+  bool dequantize = false;              ///< the kernel converts the format to bf16 before use
+
+  std::uint64_t bytes_per_token() const { return streams * bytes_per_stream; }
+};
+
+KvCacheLayout kv_cache_layout(const ModelSpec& model, MlaMode cache_mode, KvFormat format);
+
+/// Bytes per token per layer of the cache a workload keeps (its mla_mode decides MLA's layout).
+std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& workload);
+
+}  // namespace models
