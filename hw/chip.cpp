@@ -41,7 +41,7 @@ std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list
 }
 
 Chip read_chip(ConfigMap root) {
-  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "tiu", "gdma", "sdma", "ddr"});
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "tiu", "gdma", "sdma", "ddr", "c2c"});
   Chip chip;
   chip.source = root.source();
   chip.name = root.string("name");
@@ -76,10 +76,19 @@ Chip read_chip(ConfigMap root) {
   chip.sdma = read_dma(root.map("sdma"));
   {
     ConfigMap ddr = root.map("ddr");
-    ddr.expect_keys({"bandwidth_gb_per_s", "efficiency"});
+    ddr.expect_keys({"bandwidth_gb_per_s", "efficiency", "capacity_bytes"});
     chip.ddr_bandwidth_gb_per_s = ddr.positive_number("bandwidth_gb_per_s");
     chip.ddr_efficiency = ddr.fraction("efficiency");
+    chip.ddr_capacity_bytes = ddr.positive_int("capacity_bytes");
     ddr.finish();
+  }
+  {
+    ConfigMap c2c = root.map("c2c");
+    c2c.expect_keys({"bandwidth_gb_per_s", "latency_ns", "links"});
+    chip.c2c.bandwidth_gb_per_s = c2c.positive_number("bandwidth_gb_per_s");
+    chip.c2c.latency_ns = c2c.non_negative_number("latency_ns");
+    chip.c2c.links = u32(c2c, "links");
+    c2c.finish();
   }
   root.finish();
   return chip;

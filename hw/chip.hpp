@@ -13,6 +13,8 @@
 //   fairly between the active transfers over (a) E's own channel on that core, capacity
 //   bandwidth_E, and (b) the chip's DDR, capacity ddr_bandwidth * ddr_efficiency (eta_m).
 //   At most outstanding_E commands of one engine of one core are in flight.
+//   CDMA command of b bytes (collectives, core 0 only, one at a time): c2c.latency, then the
+//   bytes at up to c2c.links x c2c.bandwidth, shared with nothing but the DDR.
 // Peak figures (for rooflines) follow from the same numbers:
 //   cube peak FLOP/s = cores * lanes * macs_per_lane[t] * 2 * clock.
 //
@@ -51,6 +53,15 @@ struct Chip {
 
   double ddr_bandwidth_gb_per_s = 0;
   double ddr_efficiency = 0;  ///< eta_m: achievable fraction of ddr bandwidth (uncalibrated)
+  std::uint64_t ddr_capacity_bytes = 0;
+
+  /// Chip-to-chip links used by collectives (CDMA): `links` links of bandwidth_gb_per_s each,
+  /// used together; every transfer pays latency_ns first.
+  struct C2cLink {
+    double bandwidth_gb_per_s = 0;
+    double latency_ns = 0;
+    std::uint32_t links = 0;
+  } c2c;
 
   std::uint32_t cube_macs(DType t) const { return cube_macs_per_lane_per_cycle[static_cast<int>(t)]; }
   std::uint32_t vector_eu(DType t) const { return vector_eu_per_lane[static_cast<int>(t)]; }

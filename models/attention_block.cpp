@@ -84,13 +84,13 @@ OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::ui
   return combine;
 }
 
-OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input) {
+OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
   const std::uint64_t T = w.batch * w.q_len;
-  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads;
+  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp;
   const std::uint64_t dc = m.kv_lora_rank, dr = m.qk_rope_head_dim, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
   const MlaMode compute = w.compute_mode();
-  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format);
-  const std::uint64_t history_bytes = kv_read_bytes(m, w);
+  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
+  const std::uint64_t history_bytes = kv_read_bytes(m, w, tp);
 
   ops::AttentionShape attn;
   attn.batch = w.batch;
@@ -138,7 +138,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     attn.qk_dim = dc + dr;
     attn.v_dim = dc;
     set_history(attn, cache);
-    if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16));  // fresh latents
+    if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
     const OpId q_absorb = lg.add(matmul_op("q_absorb", n, T, dn, dc));
     lg.depend(q_b, q_absorb);
     // The absorption runs once this step's latent rows are in the cache. The history read is tied
@@ -200,10 +200,11 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   return o_proj;
 }
 
-OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input) {
+OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
   const std::uint64_t T = w.batch * w.q_len;
-  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
-  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format);
+  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp, g = m.num_key_value_heads / tp,
+                      d = m.head_dim;
+  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
 
   ops::AttentionShape attn;
   attn.batch = w.batch;
@@ -226,7 +227,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   lg.depend(qkv, cache_write);
   lg.depend(rope, cache_write);
   const OpId attention_out =
-      add_attention_core(lg, attn, kv_read_bytes(m, w), cache_write, EdgeKind::data, {rope, cache_write});
+      add_attention_core(lg, attn, kv_read_bytes(m, w, tp), cache_write, EdgeKind::data, {rope, cache_write});
   const OpId o_proj = lg.add(matmul_op("o_proj", 1, T, n * d, H));
   lg.depend(attention_out, o_proj);
   return o_proj;
@@ -234,20 +235,26 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 
 }  // namespace
 
-std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w) {
-  return w.batch * w.kv_len * kv_bytes_per_token_per_layer(model, w);
+std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w, std::uint64_t tp) {
+  return w.batch * w.kv_len * kv_bytes_per_token_per_layer(model, w, tp);
 }
 
 OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,
-                         std::optional<OpId> input) {
+                         std::optional<OpId> input, std::uint64_t tp) {
   LayerGraph lg(graph, layer);
-  return model.attention == AttentionKind::mla ? add_mla(lg, model, workload, input)
-                                               : add_gqa(lg, model, workload, input);
+  const OpId o_proj = model.attention == AttentionKind::mla ? add_mla(lg, model, workload, input, tp)
+                                                            : add_gqa(lg, model, workload, input, tp);
+  if (tp == 1) return o_proj;
+  // Each chip holds a partial sum of the [T, H] output: all-reduce it over the TP group.
+  const OpId reduce = lg.add(collective_op("attn_all_reduce", OpKind::all_reduce,
+                                           workload.batch * workload.q_len * model.hidden_size * 2, tp));
+  lg.depend(o_proj, reduce);
+  return reduce;
 }
 
-ops::OpGraph build_attention_block(const ModelSpec& model, const Workload& workload) {
+ops::OpGraph build_attention_block(const ModelSpec& model, const Workload& workload, std::uint64_t tp) {
   ops::OpGraph graph;
-  add_attention_block(graph, model, workload, 0, std::nullopt);
+  add_attention_block(graph, model, workload, 0, std::nullopt, tp);
   return graph;
 }
 

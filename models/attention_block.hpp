@@ -29,6 +29,9 @@
 //   2 g d_h elements per token, kv_cache_read (decode) of B * kv_len * 2 g d_h * e bytes (after
 //   the write), fa2 (FLOPs 2 B q n kv_len 2 d_h), fa2_combine (decode), o_proj [T, n d_h] x [n d_h, H].
 //
+// With tp > 1 every per-head matrix and the attention use n / tp heads (GQA: g / tp KV heads),
+// and an all_reduce of the [T, H] output follows o_proj.
+//
 // FLOPs of matrices are 2 per multiply-add; attention FLOPs are the full einsum count (a causal
 // mask is not exploited). Weights and activations are bf16.
 
@@ -40,16 +43,17 @@
 
 namespace models {
 
-/// Adds one layer's attention block to `graph`; its first op depends on `input` when given.
-/// Returns the block's last op (o_proj).
+/// Adds one layer's attention block to `graph`, for one chip of `tp` sharing the heads; its
+/// first op depends on `input` when given. Returns the block's last op (o_proj, or the TP
+/// all-reduce after it).
 ops::OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,
-                              std::optional<ops::OpId> input);
+                              std::optional<ops::OpId> input, std::uint64_t tp = 1);
 
 /// A graph holding one attention block alone (layer 0).
-ops::OpGraph build_attention_block(const ModelSpec& model, const Workload& workload);
+ops::OpGraph build_attention_block(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
-/// KV cache bytes one decode step reads for one layer: B * kv_len * (elements per token) * e,
-/// with d_c + d_r elements for MLA and 2 * num_key_value_heads * head_dim for GQA.
-std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& workload);
+/// KV cache bytes one decode step reads for one layer on one chip: B * kv_len * bytes per token
+/// (models/kv_cache.hpp).
+std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
 }  // namespace models

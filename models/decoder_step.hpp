@@ -6,13 +6,15 @@
 //   final_norm   RMSNorm over the rows that need logits
 //   lm_head      [rows, H] x [H, vocab]
 // Rows that need logits: every query token in decode (B * q_len; q_len > 1 verifies drafted
-// tokens), the last token of each sequence in prefill (B).
+// tokens), the last token of each sequence in prefill (B). With tp > 1 each chip computes
+// vocab / tp logits (gathering them is left to the sampler).
 
 #include <cstdint>
 #include <optional>
 
 #include "models/expert_routing.hpp"
 #include "models/model_spec.hpp"
+#include "models/parallelism.hpp"
 #include "models/workload.hpp"
 #include "ops/op_graph.hpp"
 
@@ -21,9 +23,12 @@ namespace models {
 struct StepOptions {
   std::optional<std::uint64_t> layers;  ///< simulate only the first N layers (--layers)
   const ExpertLoad* expert_load = nullptr;
+  Parallelism parallelism;
 };
 
-/// Throws hw::ConfigError when --layers exceeds the model or the expert load does not fit it.
+/// One chip's share of the step of the global `workload` (batch over all DP ranks). Throws
+/// hw::ConfigError when --layers exceeds the model, the sharding does not divide, or the expert
+/// load does not fit.
 ops::OpGraph build_decoder_step(const ModelSpec& model, const Workload& workload, const StepOptions& options);
 
 }  // namespace models

@@ -53,24 +53,47 @@ OpNode grouped_experts(std::string name, const ExpertAssignment& routed, std::ui
 
 }  // namespace
 
-std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts) {
-  return experts * 3 * model.hidden_size * model.moe->moe_intermediate_size * kWeightBytes;
+std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts, std::uint64_t width) {
+  return experts * 3 * model.hidden_size * width * kWeightBytes;
 }
 
+namespace {
+
+OpId tp_all_reduce(LayerGraph& lg, const Parallelism& p, std::uint64_t T, std::uint64_t H, OpId after) {
+  if (p.tp == 1) return after;
+  const OpId reduce = lg.add(collective_op("ffn_all_reduce", OpKind::all_reduce, T * H * 2, p.tp));
+  lg.depend(after, reduce);
+  return reduce;
+}
+
+}  // namespace
+
 OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, int layer, OpId input,
-                   const ExpertAssignment* routed) {
+                   const Parallelism& p, const ExpertShare* share) {
   LayerGraph lg(graph, layer);
   const std::uint64_t T = w.batch * w.q_len, H = m.hidden_size;
   const OpId norm = lg.add(rmsnorm_op("ffn_norm", T, H));
   lg.depend(input, norm);
-  if (!m.is_moe_layer(static_cast<std::uint64_t>(layer))) return add_mlp(lg, "mlp_", T, H, m.intermediate_size, norm);
+  if (!m.is_moe_layer(static_cast<std::uint64_t>(layer))) {
+    return tp_all_reduce(lg, p, T, H, add_mlp(lg, "mlp_", T, H, m.intermediate_size / p.tp, norm));
+  }
 
   const MoeSpec& moe = *m.moe;
-  const std::uint64_t E = moe.n_routed_experts, k = moe.num_experts_per_tok, I = moe.moe_intermediate_size;
+  const ExpertAssignment* routed = &share->experts;
+  const std::uint64_t E = moe.n_routed_experts, k = moe.num_experts_per_tok, I = share->expert_width;
+  std::uint64_t slots = 0;
+  for (std::uint64_t t : routed->tokens) slots += t;
   const OpId router = lg.add(matmul_op("router", 1, T, H, E));
   const OpId topk = lg.add(vector_op("moe_topk", OpKind::moe_topk, T, E, topk_ops_per_score(k)));
   lg.depend(norm, router);
   lg.depend(router, topk);
+
+  // Tokens cross chips when the EP group is wider than the TP group.
+  OpId experts_input = topk;
+  if (share->dispatch_bytes > 0) {
+    experts_input = lg.add(collective_op("moe_dispatch", OpKind::all_to_all, share->dispatch_bytes, p.ep));
+    lg.depend(topk, experts_input);
+  }
 
   OpNode weights;
   weights.name = "expert_weights";
@@ -78,7 +101,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   weights.shape = fmt::format("{} of {} experts x 3 x [{}, {}]", routed->experts.size(), E, H, I);
   const OpId weights_op = lg.add(weights);
   const OpId gate_up = lg.add(grouped_experts("experts_gate_up", *routed, H, 2 * I));
-  OpNode act = vector_op("experts_swiglu", OpKind::swiglu, T * k, I, kSwigluOpsPerElement);
+  OpNode act = vector_op("experts_swiglu", OpKind::swiglu, slots, I, kSwigluOpsPerElement);
   act.vec.load_width = 2 * I;
   const OpId swiglu = lg.add(act);
   const OpId down = lg.add(grouped_experts("experts_down", *routed, I, H));
@@ -86,20 +109,25 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   lg.depend(weights_op, gate_up, EdgeKind::same_core);
   lg.depend(weights_op, down, EdgeKind::same_core);
   lg.depend(norm, gate_up);
-  lg.depend(topk, gate_up);
+  lg.depend(experts_input, gate_up);
   lg.depend(gate_up, swiglu);
   lg.depend(swiglu, down);
+  OpId experts_output = down;
+  if (share->dispatch_bytes > 0) {
+    experts_output = lg.add(collective_op("moe_combine_a2a", OpKind::all_to_all, share->dispatch_bytes, p.ep));
+    lg.depend(down, experts_output);
+  }
 
   // Each token's output: the k expert rows weighted and scaled, plus the shared experts' row.
   OpNode combine = vector_op("moe_combine", OpKind::moe_combine, T, H, 2 * k + (moe.n_shared_experts ? 1 : 0));
   combine.vec.load_width = H * (k + (moe.n_shared_experts ? 1 : 0));
   const OpId combine_op = lg.add(combine);
-  lg.depend(down, combine_op);
+  lg.depend(experts_output, combine_op);
   if (moe.n_shared_experts > 0) {
-    const OpId shared = add_mlp(lg, "shared_", T, H, moe.n_shared_experts * I, norm);
+    const OpId shared = add_mlp(lg, "shared_", T, H, moe.n_shared_experts * moe.moe_intermediate_size / p.tp, norm);
     lg.depend(shared, combine_op);
   }
-  return combine_op;
+  return tp_all_reduce(lg, p, T, H, combine_op);
 }
 
 }  // namespace models

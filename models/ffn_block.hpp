@@ -13,22 +13,27 @@
 //   expert_weights (same-core edges);
 //   moe_combine: each token's k expert outputs summed with the routing weights and
 //   routed_scaling_factor, plus the shared experts' output.
+// Sharding: dense and shared widths are split over tp (an all_reduce of [T, H] ends the layer's
+// FFN when tp > 1); routed experts as the chip's ExpertShare, with a dispatch all_to_all before
+// the expert matmuls and a combine all_to_all after them when tokens cross chips (ep > tp).
 // The residual additions are folded into the next norm (not costed separately).
 
 #include <optional>
 
 #include "models/expert_routing.hpp"
 #include "models/model_spec.hpp"
+#include "models/parallelism.hpp"
 #include "models/workload.hpp"
 #include "ops/op_graph.hpp"
 
 namespace models {
 
-/// Adds layer `layer`'s FFN after `input`; returns its last op.
+/// Adds layer `layer`'s FFN after `input`, for one chip of the sharding `p` (MoE layers: its
+/// expert share, models/parallelism.hpp); returns its last op.
 ops::OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,
-                        ops::OpId input, const ExpertAssignment* routed);
+                        ops::OpId input, const Parallelism& p, const ExpertShare* share);
 
-/// Weight bytes of `experts` routed experts: experts * 3 * hidden_size * moe_intermediate_size * 2.
-std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts);
+/// Weight bytes of `experts` routed experts of width `width`: experts * 3 * hidden_size * width * 2.
+std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts, std::uint64_t width);
 
 }  // namespace models

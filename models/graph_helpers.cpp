@@ -30,4 +30,13 @@ ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width
   return vector_op(std::move(name), ops::OpKind::rmsnorm, rows, width, kRmsNormOpsPerElement);
 }
 
+ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t bytes, std::uint64_t chips) {
+  ops::OpNode node;
+  node.name = std::move(name);
+  node.kind = kind;
+  node.shape = fmt::format("{} B over {} chips", bytes, chips);
+  node.collective = ops::CollectiveShape{bytes, chips};
+  return node;
+}
+
 }  // namespace models::detail

@@ -40,5 +40,6 @@ ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, st
                       std::uint64_t ops_per_element, hw::DType compute = hw::DType::fp32,
                       hw::DType out = hw::DType::bf16);
 ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width);
+ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t bytes, std::uint64_t chips);
 
 }  // namespace models::detail

@@ -6,17 +6,17 @@
 
 namespace models {
 
-KvCacheLayout kv_cache_layout(const ModelSpec& m, MlaMode cache_mode, KvFormat format) {
+KvCacheLayout kv_cache_layout(const ModelSpec& m, MlaMode cache_mode, KvFormat format, std::uint64_t tp) {
   KvCacheLayout l;
   const bool latent = m.attention == AttentionKind::mla && cache_mode != MlaMode::expanded;
   if (latent) {
     l.streams = 1;
     l.elements = m.latent_kv_elements();
   } else if (m.attention == AttentionKind::mla) {
-    l.streams = m.num_attention_heads;
+    l.streams = m.num_attention_heads / tp;
     l.elements = m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim;
   } else {
-    l.streams = m.num_key_value_heads;
+    l.streams = m.num_key_value_heads / tp;
     l.elements = 2 * m.head_dim;
   }
   switch (format) {
@@ -39,8 +39,8 @@ KvCacheLayout kv_cache_layout(const ModelSpec& m, MlaMode cache_mode, KvFormat f
   return l;
 }
 
-std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& w) {
-  return kv_cache_layout(model, w.mla_mode, w.kv_format).bytes_per_token();
+std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& w, std::uint64_t tp) {
+  return kv_cache_layout(model, w.mla_mode, w.kv_format, tp).bytes_per_token();
 }
 
 }  // namespace models

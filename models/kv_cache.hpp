@@ -25,9 +25,12 @@ struct KvCacheLayout {
   std::uint64_t bytes_per_token() const { return streams * bytes_per_stream; }
 };
 
-KvCacheLayout kv_cache_layout(const ModelSpec& model, MlaMode cache_mode, KvFormat format);
+/// `tp` chips share the heads: per-head caches (expanded MLA, GQA) hold 1/tp of the streams on a
+/// chip; the MLA latent is replicated.
+KvCacheLayout kv_cache_layout(const ModelSpec& model, MlaMode cache_mode, KvFormat format, std::uint64_t tp = 1);
 
-/// Bytes per token per layer of the cache a workload keeps (its mla_mode decides MLA's layout).
-std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& workload);
+/// Bytes per token per layer of the cache a workload keeps on one chip (its mla_mode decides
+/// MLA's layout).
+std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
 }  // namespace models

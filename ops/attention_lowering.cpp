@@ -182,4 +182,17 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32);
 }
 
+void lower_collective(LoweringContext& ctx, OpId op) {
+  // On core 0's CDMA, one transfer per step of the algorithm, each paying the link latency:
+  //   ring all-reduce of S bytes over N chips: 2 (N - 1) steps of S / N (reduce-scatter, all-gather);
+  //   all-to-all of S bytes sent: N - 1 steps of S / (N - 1), one per peer.
+  const CollectiveShape& c = ctx.graph[op].collective;
+  if (c.chips < 2 || c.bytes == 0) return;
+  const bool ring = ctx.graph[op].kind == OpKind::all_reduce;
+  const std::uint64_t steps = ring ? 2 * (c.chips - 1) : c.chips - 1;
+  const std::uint64_t share = ring ? c.chips : c.chips - 1;
+  CoreEmitter emit(ctx, op, 0);
+  for (std::uint64_t i = 0; i < steps; ++i) emit.send_to_chip((c.bytes + share - 1) / share, 0);
+}
+
 }  // namespace ops::detail

@@ -111,6 +111,10 @@ std::uint32_t CoreEmitter::load_as(OpId as, std::uint64_t bytes, std::uint32_t w
   return dma(as, engine, bytes, sim::Direction::ddr_to_lmem, wait_tiu);
 }
 
+std::uint32_t CoreEmitter::send_to_chip(std::uint64_t bytes, std::uint32_t wait_tiu) {
+  return dma(op_, Engine::cdma, bytes, sim::Direction::chip_to_chip, wait_tiu);
+}
+
 std::uint32_t CoreEmitter::store(std::uint64_t bytes, std::uint32_t wait_tiu) {
   return dma(op_, Engine::gdma, bytes, sim::Direction::lmem_to_ddr, wait_tiu);
 }
@@ -127,6 +131,7 @@ void emit_barrier_sends(LoweringContext& ctx, OpId op) {
     send.msg = ctx.message[op];
     send.wait_gdma = ctx.last[op][core][E(Engine::gdma)];
     send.wait_sdma = ctx.last[op][core][E(Engine::sdma)];
+    send.wait_cdma = ctx.last[op][core][E(Engine::cdma)];
     ctx.out.program.cores[core].queue(Engine::tiu).push_back(send);
   }
 }
@@ -135,7 +140,7 @@ void emit_barrier_sends(LoweringContext& ctx, OpId op) {
 }  // namespace detail
 
 Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options) {
-  if (options.kv_read_engine == sim::Engine::tiu) {
+  if (options.kv_read_engine != sim::Engine::gdma && options.kv_read_engine != sim::Engine::sdma) {
     throw std::invalid_argument("kv_read_engine must be gdma or sdma");
   }
   Lowered out;
@@ -166,6 +171,8 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
       case OpKind::kv_cache_read: detail::lower_kv_cache_read(ctx, op); break;
       case OpKind::fa2: detail::lower_fa2(ctx, op); break;
       case OpKind::fa2_combine: detail::lower_fa2_combine(ctx, op); break;
+      case OpKind::all_reduce:
+      case OpKind::all_to_all: detail::lower_collective(ctx, op); break;
     }
     if (ctx.message[op] != 0) detail::emit_barrier_sends(ctx, op);
   }

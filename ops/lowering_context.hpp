@@ -57,6 +57,8 @@ class CoreEmitter {
   std::uint32_t compute(std::uint64_t cycles, std::uint32_t wait_gdma, std::uint32_t wait_sdma = 0);
   std::uint32_t load(std::uint64_t bytes, std::uint32_t wait_tiu, sim::Engine engine = sim::Engine::gdma);
   std::uint32_t store(std::uint64_t bytes, std::uint32_t wait_tiu);
+  /// A CDMA transfer to another chip.
+  std::uint32_t send_to_chip(std::uint64_t bytes, std::uint32_t wait_tiu);
   /// Same, attributed to op `as` (which must already be entered on this core).
   std::uint32_t load_as(OpId as, std::uint64_t bytes, std::uint32_t wait_tiu,
                         sim::Engine engine = sim::Engine::gdma);
@@ -100,5 +102,6 @@ void lower_vector(LoweringContext& ctx, OpId op);
 void lower_kv_cache_read(LoweringContext& ctx, OpId op);
 void lower_fa2(LoweringContext& ctx, OpId op);
 void lower_fa2_combine(LoweringContext& ctx, OpId op);
+void lower_collective(LoweringContext& ctx, OpId op);
 
 }  // namespace ops::detail

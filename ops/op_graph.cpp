@@ -21,6 +21,8 @@ std::string_view kind_name(OpKind kind) {
     case OpKind::kv_cache_read: return "kv_cache_read";
     case OpKind::fa2: return "fa2";
     case OpKind::fa2_combine: return "fa2_combine";
+    case OpKind::all_reduce: return "all_reduce";
+    case OpKind::all_to_all: return "all_to_all";
   }
   return "?";
 }

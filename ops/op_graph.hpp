@@ -40,6 +40,8 @@ enum class OpKind : std::uint8_t {
   kv_cache_read,   ///< decode only: streams the latent KV history from DDR
   fa2,             ///< flash attention (MQA over the latent in absorb mode)
   fa2_combine,     ///< decode only: merges the per-core partial outputs of fa2
+  all_reduce,      ///< collective over the C2C links: ring all-reduce of TP partial sums
+  all_to_all,      ///< collective over the C2C links: EP dispatch / combine of routed tokens
 };
 
 /// The name users see in tables and JSON ("kind").
@@ -88,6 +90,13 @@ struct AttentionShape {
   std::uint64_t sequences() const { return batch * kv_heads; }  ///< independent KV streams
 };
 
+/// A collective between chips: `bytes` per chip (all_reduce: the buffer reduced; all_to_all:
+/// what this chip sends), among `chips` participants.
+struct CollectiveShape {
+  std::uint64_t bytes = 0;
+  std::uint64_t chips = 1;
+};
+
 struct OpNode {
   std::string name;
   int layer = -1;  ///< decoder layer, or -1 outside the layers (embedding, lm_head)
@@ -99,6 +108,7 @@ struct OpNode {
   MatmulShape mm;
   VectorShape vec;
   AttentionShape attn;
+  CollectiveShape collective;
 };
 
 enum class EdgeKind : std::uint8_t { data, same_core, order };

@@ -6,10 +6,17 @@
 
 namespace ops {
 
-std::string_view regime_name(Regime r) { return r == Regime::compute ? "compute" : "memory"; }
+std::string_view regime_name(Regime r) {
+  switch (r) {
+    case Regime::compute: return "compute";
+    case Regime::memory: return "memory";
+    case Regime::comm: return "comm";
+  }
+  return "?";
+}
 
 std::string OpTiming::engines() const {
-  static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA"};
+  static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA"};
   std::string out;
   for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
     if (commands[e] == 0) continue;
@@ -60,11 +67,14 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
         t.start = std::min(t.start, records[i].start);
         t.end = std::max(t.end, records[i].end);
         ++t.commands[e];
-        if (cmd.kind == sim::CommandKind::transfer) t.hbm_bytes += cmd.amount;
+        if (cmd.kind == sim::CommandKind::transfer) {
+          (cmd.direction == sim::Direction::chip_to_chip ? t.c2c_bytes : t.hbm_bytes) += cmd.amount;
+        }
       }
     }
   }
   const double bytes_per_ns = chip.roofline_bytes_per_s() * 1e-9;
+  const double link_bytes_per_ns = chip.c2c.bandwidth_gb_per_s * chip.c2c.links;
   for (OpId v : topological_order(graph)) {
     OpTiming& t = by_id[v];
     if (t.start == std::numeric_limits<sim::Tick>::max()) t.start = 0;
@@ -81,13 +91,20 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       case OpKind::kv_cache_write: peak = chip.vector_peak_ops(graph[v].vec.compute); break;
       case OpKind::fa2_combine: peak = chip.vector_peak_ops(hw::DType::fp32); break;
       case OpKind::kv_cache_read:
-      case OpKind::expert_weights: break;
+      case OpKind::expert_weights:
+      case OpKind::all_reduce:
+      case OpKind::all_to_all: break;
     }
     t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
     t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / bytes_per_ns;
-    t.roofline_ns = std::max(t.compute_ns, t.memory_ns);
-    t.regime = t.compute_ns > t.memory_ns ? Regime::compute : Regime::memory;
+    t.comm_ns = static_cast<double>(t.c2c_bytes) / link_bytes_per_ns;
+    t.roofline_ns = std::max({t.compute_ns, t.memory_ns, t.comm_ns});
+    t.regime = t.comm_ns > std::max(t.compute_ns, t.memory_ns) ? Regime::comm
+               : t.compute_ns > t.memory_ns                   ? Regime::compute
+                                                              : Regime::memory;
     tl.hbm_bytes += t.hbm_bytes;
+    tl.c2c_bytes += t.c2c_bytes;
+    tl.comm_ns += t.comm_ns;
     tl.flops += t.flops;
     tl.compute_ns += t.compute_ns;
     tl.ops.push_back(std::move(t));
@@ -95,7 +112,9 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   // Streamed-in bytes are already some other op's hbm_bytes: the block counts each byte once.
   tl.memory_ns = static_cast<double>(tl.hbm_bytes) / bytes_per_ns;
   tl.total = trace.end;
-  tl.regime = tl.compute_ns > tl.memory_ns ? Regime::compute : Regime::memory;
+  tl.regime = tl.comm_ns > std::max(tl.compute_ns, tl.memory_ns) ? Regime::comm
+              : tl.compute_ns > tl.memory_ns                    ? Regime::compute
+                                                                : Regime::memory;
   return tl;
 }
 

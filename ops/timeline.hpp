@@ -8,6 +8,7 @@
 //             t_roof = max(t_compute, t_memory); regime = compute if t_compute > t_memory.
 //   Peak: the cube peak (bf16) for matmul and fa2, the vector peak of the op's arithmetic dtype
 //   for vector ops; ops without arithmetic are memory-bound by definition.
+//   Collectives: t_comm = c2c_bytes / (links x link bandwidth); regime comm when it dominates.
 // The block's regime compares the sum of t_compute over all ops with the block's HBM bytes over
 // BW * eta_m (each byte once: streamed-in bytes are already the reader's hbm_bytes).
 
@@ -23,7 +24,7 @@
 
 namespace ops {
 
-enum class Regime : std::uint8_t { compute, memory };
+enum class Regime : std::uint8_t { compute, memory, comm };
 std::string_view regime_name(Regime r);
 
 struct OpTiming {
@@ -34,12 +35,13 @@ struct OpTiming {
   std::string shape;
   sim::Tick start = 0, end = 0;  ///< picoseconds
   std::uint64_t hbm_bytes = 0;
+  std::uint64_t c2c_bytes = 0;  ///< bytes its CDMA commands sent to other chips
   std::uint64_t flops = 0;
   std::uint64_t kv_bytes = 0;
   std::uint64_t streamed_in_bytes = 0;
   std::uint64_t peak_lmem_bytes = 0;
   std::array<std::uint64_t, sim::kEngineCount> commands{};  ///< data/compute commands per engine
-  double compute_ns = 0, memory_ns = 0, roofline_ns = 0;
+  double compute_ns = 0, memory_ns = 0, comm_ns = 0, roofline_ns = 0;
   Regime regime = Regime::memory;
 
   sim::Tick duration() const { return end - start; }
@@ -50,8 +52,8 @@ struct Timeline {
   std::vector<OpTiming> ops;  ///< in emission (topological) order
   sim::Tick total = 0;        ///< end of the last command
   std::array<std::uint64_t, sim::kEngineCount> commands{};  ///< all commands, messages included
-  std::uint64_t hbm_bytes = 0, flops = 0;
-  double compute_ns = 0, memory_ns = 0;
+  std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
+  double compute_ns = 0, memory_ns = 0, comm_ns = 0;
   Regime regime = Regime::memory;
 
   const OpTiming& op(OpKind kind) const;      ///< first op of a kind; throws if absent

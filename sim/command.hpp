@@ -7,7 +7,9 @@
 // hardware's reorder buffer) has reached them:
 //   TIU  waits on GDMA (wait_gdma) and, optionally, on SDMA (wait_sdma: the initial_sdma_dep);
 //   GDMA waits on TIU  (wait_tiu) only: GDMA can never wait on GDMA, its order is its queue;
-//   SDMA waits on TIU  (wait_tiu): a G5-style modelling choice, the hardware uses messages.
+//   SDMA waits on TIU  (wait_tiu): a G5-style modelling choice, the hardware uses messages;
+//   CDMA (chip-to-chip, used by collectives on core 0) waits on TIU likewise, and a TIU command
+//        may wait on a CDMA id (wait_cdma).
 // Id 0 means "no wait". Cross-core order uses messages, as TIU SYS send_msg / wait_msg do:
 // send_msg adds one to a counter, wait_msg blocks its TIU queue until the counter reaches
 // msg_count. Message commands take no time.
@@ -20,20 +22,21 @@
 
 namespace sim {
 
-enum class Engine : std::uint8_t { tiu = 0, gdma = 1, sdma = 2 };
-constexpr std::size_t kEngineCount = 3;
+enum class Engine : std::uint8_t { tiu = 0, gdma = 1, sdma = 2, cdma = 3 };
+constexpr std::size_t kEngineCount = 4;
 
 enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg };
 
-/// A transfer either loads from DDR into local memory or stores local memory to DDR; both cross
-/// the shared DDR.
-enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr };
+/// A GDMA/SDMA transfer loads from DDR into local memory or stores local memory to DDR; both
+/// cross the shared DDR. A CDMA transfer sends DDR data to another chip over the C2C links.
+enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip };
 
 struct Command {
   std::uint64_t amount = 0;     ///< TIU cycles (compute) or bytes (transfer)
   std::uint32_t op = 0;         ///< index of the op this command belongs to
   std::uint32_t wait_gdma = 0;  ///< TIU: GDMA id to wait for
   std::uint32_t wait_sdma = 0;  ///< TIU: SDMA id to wait for
+  std::uint32_t wait_cdma = 0;  ///< TIU: CDMA id to wait for
   std::uint32_t wait_tiu = 0;   ///< GDMA / SDMA: TIU id to wait for
   std::uint32_t msg = 0;        ///< send_msg / wait_msg: message id (>= 1)
   std::uint32_t msg_count = 0;  ///< wait_msg: sends required before it passes
@@ -57,7 +60,8 @@ struct Program {
     return n;
   }
   std::uint64_t command_count() const {
-    return command_count(Engine::tiu) + command_count(Engine::gdma) + command_count(Engine::sdma);
+    return command_count(Engine::tiu) + command_count(Engine::gdma) + command_count(Engine::sdma) +
+           command_count(Engine::cdma);
   }
 };
 

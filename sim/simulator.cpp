@@ -89,14 +89,15 @@ class Run {
 };
 
 std::vector<double> capacities_of(const hw::Chip& chip) {
-  // Constraint 2c is core c's GDMA channel, 2c+1 its SDMA channel, the last one the DDR.
+  // Constraint 2c is core c's GDMA channel, 2c+1 its SDMA channel, then the DDR, then the C2C links.
   std::vector<double> caps;
-  caps.reserve(2 * chip.cores + 1);
+  caps.reserve(2 * chip.cores + 2);
   for (std::uint32_t c = 0; c < chip.cores; ++c) {
     caps.push_back(gb_per_s_to_bytes_per_tick(chip.gdma.bandwidth_gb_per_s));
     caps.push_back(gb_per_s_to_bytes_per_tick(chip.sdma.bandwidth_gb_per_s));
   }
   caps.push_back(gb_per_s_to_bytes_per_tick(chip.ddr_bandwidth_gb_per_s * chip.ddr_efficiency));
+  caps.push_back(gb_per_s_to_bytes_per_tick(chip.c2c.bandwidth_gb_per_s * chip.c2c.links));
   return caps;
 }
 
@@ -109,8 +110,11 @@ Run::Run(const hw::Chip& chip, const Program& program)
   ddr_constraint_ = 2 * chip.cores;
   startup_[idx(Engine::gdma)] = nanos_to_ticks(chip.gdma.startup_ns);
   startup_[idx(Engine::sdma)] = nanos_to_ticks(chip.sdma.startup_ns);
+  startup_[idx(Engine::cdma)] = nanos_to_ticks(chip.c2c.latency_ns);
   outstanding_[idx(Engine::gdma)] = chip.gdma.outstanding;
   outstanding_[idx(Engine::sdma)] = chip.sdma.outstanding;
+  // The steps of a collective depend on each other (a ring passes partial sums on): one at a time.
+  outstanding_[idx(Engine::cdma)] = 1;
   const double period = 1e6 / chip.tiu_clock_mhz;
   if (period == std::floor(period)) ps_per_cycle_ = static_cast<std::uint64_t>(period);
 
@@ -118,7 +122,7 @@ Run::Run(const hw::Chip& chip, const Program& program)
   trace_.cores.resize(program.cores.size());
   std::size_t dma_commands = 0;
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
-    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma}) {
+    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma, Engine::cdma}) {
       const auto& q = program.cores[c].queue(e);
       trace_.cores[c][idx(e)].resize(q.size());
       for (const Command& cmd : q) {
@@ -140,7 +144,7 @@ Run::Run(const hw::Chip& chip, const Program& program)
   }
   sent_.assign(program.message_count + 1, 0);
   waiters_.resize(program.message_count + 1);
-  const std::size_t max_flows = program.cores.size() * (chip.gdma.outstanding + chip.sdma.outstanding);
+  const std::size_t max_flows = program.cores.size() * (chip.gdma.outstanding + chip.sdma.outstanding + 1);
   flows_.reserve(max_flows);
   active_.reserve(max_flows);
   active_paths_.reserve(max_flows);
@@ -174,6 +178,7 @@ void Run::issue(std::uint32_t core) {
   issue_tiu(core);
   issue_dma(core, Engine::gdma);
   issue_dma(core, Engine::sdma);
+  issue_dma(core, Engine::cdma);
 }
 
 void Run::issue_tiu(std::uint32_t core) {
@@ -184,7 +189,8 @@ void Run::issue_tiu(std::uint32_t core) {
   while (!cs.tiu_busy && tiu.head < queue.size()) {
     const Command& cmd = queue[tiu.head];
     if (cmd.wait_gdma > cs.engines[idx(Engine::gdma)].completed ||
-        cmd.wait_sdma > cs.engines[idx(Engine::sdma)].completed) {
+        cmd.wait_sdma > cs.engines[idx(Engine::sdma)].completed ||
+        cmd.wait_cdma > cs.engines[idx(Engine::cdma)].completed) {
       return;
     }
     switch (cmd.kind) {
@@ -277,7 +283,8 @@ void Run::on_startup_done(std::uint32_t f) {
   flow.active_slot = static_cast<std::uint32_t>(active_.size());
   active_.push_back(f);
   FlowPath path;
-  path.constraints[0] = 2 * flow.core + (flow.engine == Engine::gdma ? 0u : 1u);
+  path.constraints[0] = flow.engine == Engine::cdma ? ddr_constraint_ + 1
+                                                    : 2 * flow.core + (flow.engine == Engine::gdma ? 0u : 1u);
   path.constraints[1] = ddr_constraint_;
   path.count = 2;
   active_paths_.push_back(path);
@@ -352,14 +359,15 @@ void Run::update_rates() {
 void Run::report_stuck() const {
   std::string detail;
   for (std::size_t c = 0; c < cores_.size(); ++c) {
-    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma}) {
+    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma, Engine::cdma}) {
       const EngineState& es = cores_[c].engines[idx(e)];
       const auto& q = program_.cores[c].queue(e);
       if (es.head >= q.size()) continue;
       const Command& cmd = q[es.head];
-      detail += fmt::format("\n  core {} {} head id {} (op {}): waits gdma {} sdma {} tiu {} msg {}x{}", c,
-                            e == Engine::tiu ? "TIU" : e == Engine::gdma ? "GDMA" : "SDMA", es.head + 1,
-                            cmd.op, cmd.wait_gdma, cmd.wait_sdma, cmd.wait_tiu, cmd.msg, cmd.msg_count);
+      static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA"};
+      detail += fmt::format("\n  core {} {} head id {} (op {}): waits gdma {} sdma {} cdma {} tiu {} msg {}x{}", c,
+                            kNames[idx(e)], es.head + 1, cmd.op, cmd.wait_gdma, cmd.wait_sdma, cmd.wait_cdma,
+                            cmd.wait_tiu, cmd.msg, cmd.msg_count);
       if (detail.size() > 2000) break;
     }
   }
@@ -385,7 +393,7 @@ Trace Run::execute() {
     drain_issue_worklist();
   }
   for (std::size_t c = 0; c < cores_.size(); ++c) {
-    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma}) {
+    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma, Engine::cdma}) {
       if (cores_[c].engines[idx(e)].completed < program_.cores[c].queue(e).size()) report_stuck();
     }
   }

@@ -19,7 +19,8 @@ tiu:
   vector_init_cycles: 11
 gdma: {bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4}
 sdma: {bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4}
-ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9}
+ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472}
+c2c: {bandwidth_gb_per_s: 56, latency_ns: 250, links: 8}
 )";
 
 /// DeepSeek-V3 attention fields (official config_671B.json values).
@@ -107,7 +108,8 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          "gdma: {bandwidth_gb_per_s: 1000, startup_ns: " + std::to_string(startup_ns) +
          ", outstanding: " + std::to_string(outstanding) +
          "}\nsdma: {bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1}\n"
-         "ddr: {bandwidth_gb_per_s: " + std::to_string(ddr_gb_per_s) + ", efficiency: 1}\n";
+         "ddr: {bandwidth_gb_per_s: " + std::to_string(ddr_gb_per_s) + ", efficiency: 1, capacity_bytes: 1073741824}\n"
+         "c2c: {bandwidth_gb_per_s: 100, latency_ns: 0, links: 1}\n";
 }
 
 }  // namespace test_configs

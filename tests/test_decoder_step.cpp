@@ -10,6 +10,7 @@
 #include "models/expert_routing.hpp"
 #include "models/ffn_block.hpp"
 #include "models/kv_cache.hpp"
+#include "models/memory_footprint.hpp"
 #include "test_configs.hpp"
 #include "tools/report.hpp"
 #include "tools/simulation.hpp"
@@ -82,7 +83,7 @@ TEST_CASE("uniform routing reads the expected number of distinct experts", "[ste
 
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
   // One expert = gate, up and down: 3 x 7168 x 2048 x 2 B = 88,080,384 B.
-  CHECK(models::expert_weight_bytes(v3, 1) == 88'080'384);
+  CHECK(models::expert_weight_bytes(v3, 1, 2048) == 88'080'384);
   // DeepSeek-V3, 4 layers (layer 3 is the first MoE layer), decode B = 1: 8 x 88,080,384 = 704,643,072 B.
   const auto b1 = step(v3, decode(1, 1024), 4);
   CHECK(bytes_of(b1.timeline, OpKind::expert_weights, 3) == 704'643'072);
@@ -244,4 +245,71 @@ TEST_CASE("attention FLOPs: absorb matches the einsum count, standard grows line
   ops::LoweringOptions sdma;
   sdma.kv_read_engine = sim::Engine::sdma;
   CHECK_THROWS_WITH(tools::simulate_block(chip(), v3, w, sdma), Catch::Contains("--kv-read-engine sdma"));
+}
+
+TEST_CASE("memory footprint: DeepSeek-V3 has 671,026,404,352 parameters", "[step][memory]") {
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  // embedding + lm_head 2 x 129280 x 7168 = 1,853,358,080; final norm 7,168.
+  // Attention per layer: q_a 7168 x 1536 + 1536 (norm) + q_b 1536 x 128 x 192 + kv_a 7168 x 576
+  //   + 512 (norm) + kv_b 512 x 128 x 256 + o 128 x 128 x 7168 = 187,107,328; two norms 14,336.
+  // Dense FFN 3 x 7168 x 18432 = 396,361,728. MoE FFN: router 7168 x 256 + shared 3 x 7168 x 2048
+  //   + 256 routed x 3 x 7168 x 2048 = 11,320,164,352.
+  // 3 dense layers 3 x 583,483,392 + 58 MoE layers 58 x 11,507,286,016 + 1,853,365,248
+  //   = 671,026,404,352 parameters (DeepSeek's 671B), x 2 bytes in bf16.
+  const auto one_chip = models::chip_footprint(v3, decode(1, 4096), models::Parallelism{});
+  CHECK(one_chip.weight_bytes == 1'342'052'808'704);
+  // KV cache: 1 x 4096 tokens x 61 layers x 1,152 B = 287,834,112.
+  CHECK(one_chip.kv_cache_bytes == 287'834'112);
+  // With ep 16 each chip keeps 16 of the 256 routed experts: 240 x 58 x 3 x 7168 x 2048 params fewer.
+  const auto ep16 = models::chip_footprint(v3, decode(16, 4096), models::Parallelism{1, 16, 16});
+  CHECK(ep16.weight_bytes == 1'342'052'808'704 - 2ull * 240 * 58 * 44'040'192);
+  // The smallest dp = ep sharding fitting 128 GiB is 16 (8 would hold 32 experts per layer: 163 GB).
+  const auto chosen = models::auto_sharding(v3, decode(1, 4096), false, 137'438'953'472);
+  CHECK(chosen.parallelism.dp == 16);
+  CHECK(chosen.parallelism.ep == 16);
+  CHECK(chosen.parallelism.tp == 1);
+  CHECK(chosen.batch == 16);
+}
+
+TEST_CASE("sharding: collectives over the C2C links, and splits that must divide", "[step][sharding]") {
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  models::StepOptions options;
+  options.layers = 4;
+  options.parallelism = models::Parallelism{2, 8, 4};
+  const auto r = tools::simulate_step(chip(), v3, decode(4, 4096), options, {});
+  std::uint64_t reduces = 0, a2a = 0;
+  for (const auto& t : r.timeline.ops) {
+    if (t.kind == OpKind::all_reduce) {
+      ++reduces;
+      // One token (4 sequences / dp 4) of 7168 bf16: S = 14,336 B; a ring over 2 chips sends
+      // 2 (2 - 1) steps of 14,336 / 2 = 7,168 B.
+      CHECK(t.c2c_bytes == 14'336);
+      CHECK(t.commands[static_cast<std::size_t>(sim::Engine::cdma)] == 2);
+    }
+    if (t.kind == OpKind::all_to_all) {
+      ++a2a;
+      // ep 8 > tp 2: this chip sends its token's 8 slots of 7168 x 2 B, 7/8 of them away, split
+      // over its 2 TP ranks: 1 x 8 x 14,336 x 7 / 8 / 2 = 50,176 B in 7 steps of 7,168 B.
+      CHECK(t.c2c_bytes == 50'176);
+    }
+  }
+  // All-reduce after each attention and each FFN: 4 layers x 2; dispatch and combine in the
+  // one MoE layer (layer 3).
+  CHECK(reduces == 8);
+  CHECK(a2a == 2);
+  // 128 heads over tp 2: q_absorb has 64 groups.
+  for (ops::OpId v = 0; v < boost::num_vertices(r.graph); ++v) {
+    if (r.graph[v].name == "q_absorb") CHECK(r.graph[v].mm.groups == 64);
+  }
+
+  auto fails = [&](models::Parallelism p, std::uint64_t batch, const char* message) {
+    models::StepOptions o;
+    o.layers = 1;
+    o.parallelism = p;
+    CHECK_THROWS_WITH(tools::simulate_step(chip(), v3, decode(batch, 1024), o, {}), message);
+  };
+  fails({3, 1, 1}, 1, "--tp: 3 does not divide num_attention_heads (128)");
+  fails({1, 3, 3}, 3, "--ep: 3 does not divide n_routed_experts (256)");
+  fails({1, 1, 4}, 6, "--dp: 4 does not divide the batch (6)");
+  fails({1, 8, 4}, 4, "--ep: 8 does not divide the chips (tp x dp) (4)");
 }

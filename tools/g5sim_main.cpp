@@ -13,6 +13,7 @@
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "models/expert_routing.hpp"
+#include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
 #include "tools/simulation.hpp"
@@ -25,23 +26,25 @@ struct CommonOptions {
   std::string chip = tools::default_chip_path();
   std::string model = tools::default_model_path();
   std::string phase = "decode";
-  std::uint64_t batch = 1;
+  std::optional<std::uint64_t> batch;
   std::string ctx = "4096";
   std::optional<std::uint64_t> q_len;
   std::string kv_dtype = "bf16";
   std::string mla_mode = "absorb";
   std::string prefill_mla_mode = "expanded";
   std::string kv_read_engine = "gdma";
-  std::string scope = "block";
+  std::string scope = "step";
   std::optional<std::uint64_t> layers;
   std::string expert_load;
+  std::optional<std::uint64_t> tp, ep, dp;
+  bool strict_capacity = false;
 };
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--chip", o.chip, "chip config YAML")->capture_default_str();
   cmd->add_option("--model", o.model, "model config: YAML, or a Hugging Face config.json")->capture_default_str();
   cmd->add_option("--phase", o.phase, "decode or prefill")->capture_default_str();
-  cmd->add_option("--batch", o.batch, "sequences per step (B)")->capture_default_str();
+  cmd->add_option("--batch", o.batch, "sequences per step over all chips (default: one per DP rank)");
   cmd->add_option("--q-len", o.q_len, "query tokens per sequence (decode default 1; prefill = ctx)");
   cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache format: bf16, fp8 or fp8-flashmla")->capture_default_str();
   cmd->add_option("--mla-mode", o.mla_mode, "MLA decode mode and cache: absorb, standard or expanded")
@@ -53,6 +56,48 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--scope", o.scope, "block (one attention block) or step (the whole decoder)")->capture_default_str();
   cmd->add_option("--layers", o.layers, "step: simulate only the first N decoder layers");
   cmd->add_option("--expert-load", o.expert_load, "step: measured routing, CSV layer,expert,tokens");
+  cmd->add_option("--tp", o.tp, "tensor parallel chips (heads, FFN width, vocabulary)");
+  cmd->add_option("--ep", o.ep, "expert parallel chips (routed experts)");
+  cmd->add_option("--dp", o.dp, "data parallel chips (batch)");
+  cmd->add_flag("--strict-capacity", o.strict_capacity, "fail when a chip's weights and KV cache exceed its DDR");
+}
+
+// The sharding and the global batch: as given (missing factors 1), or when none of --tp, --ep,
+// --dp is given the smallest that fits the chip's DDR. Without --batch, one sequence per DP rank.
+struct Deployment {
+  models::Parallelism parallelism;
+  bool automatic = false;
+  models::Workload workload;
+  models::MemoryFootprint footprint;
+};
+
+models::Workload workload_of(const CommonOptions& o, std::uint64_t ctx, std::uint64_t batch);
+
+Deployment deployment_of(const CommonOptions& o, const hw::Chip& chip, const models::ModelSpec& model,
+                         std::uint64_t ctx) {
+  Deployment d;
+  if (!o.tp && !o.ep && !o.dp) {
+    const auto chosen = models::auto_sharding(model, workload_of(o, ctx, o.batch.value_or(1)), o.batch.has_value(),
+                                              chip.ddr_capacity_bytes);
+    d.parallelism = chosen.parallelism;
+    d.automatic = true;
+    d.workload = workload_of(o, ctx, chosen.batch);
+  } else {
+    d.parallelism = models::Parallelism{o.tp.value_or(1), o.ep.value_or(1), o.dp.value_or(1)};
+    d.workload = workload_of(o, ctx, o.batch.value_or(d.parallelism.dp));
+  }
+  models::validate_parallelism(d.parallelism, model, d.workload);
+  d.footprint = models::chip_footprint(model, d.workload, d.parallelism);
+  if (d.footprint.total() > chip.ddr_capacity_bytes) {
+    const std::string message = fmt::format(
+        "{} needs {} bytes per chip (weights {}, KV cache {}) with tp {} ep {} dp {}, but {} has {} "
+        "(ddr.capacity_bytes)",
+        model.name, d.footprint.total(), d.footprint.weight_bytes, d.footprint.kv_cache_bytes, d.parallelism.tp,
+        d.parallelism.ep, d.parallelism.dp, chip.name, chip.ddr_capacity_bytes);
+    if (o.strict_capacity) throw hw::ConfigError("--strict-capacity: " + message);
+    std::cerr << "g5sim: warning: " << message << '\n';
+  }
+  return d;
 }
 
 tools::Scope scope_of(const CommonOptions& o) {
@@ -67,18 +112,19 @@ tools::Scope scope_of(const CommonOptions& o) {
 }
 
 // Runs the scope the options ask for; `layers` receives the number of decoder layers simulated.
-tools::Simulation simulate(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& w,
+tools::Simulation simulate(const hw::Chip& chip, const models::ModelSpec& model, const Deployment& d,
                            const CommonOptions& o, const ops::LoweringOptions& opts,
                            const std::optional<models::ExpertLoad>& load, std::uint64_t& layers) {
   if (scope_of(o) == tools::Scope::block) {
     layers = 1;
-    return tools::simulate_block(chip, model, w, opts);
+    return tools::simulate_block(chip, model, d.workload, opts, d.parallelism);
   }
   models::StepOptions step;
   step.layers = o.layers;
   step.expert_load = load ? &*load : nullptr;
+  step.parallelism = d.parallelism;
   layers = o.layers.value_or(model.num_hidden_layers);
-  return tools::simulate_step(chip, model, w, step, opts);
+  return tools::simulate_step(chip, model, d.workload, step, opts);
 }
 
 std::optional<models::ExpertLoad> expert_load_of(const CommonOptions& o) {
@@ -99,8 +145,8 @@ ops::LoweringOptions lowering_options(const CommonOptions& o) {
 }
 
 // The workload of one context length, with the KV format and MLA modes of the options.
-models::Workload workload_of(const CommonOptions& o, std::uint64_t ctx) {
-  models::Workload w = models::make_workload(models::parse_phase(o.phase), o.batch, ctx, o.q_len,
+models::Workload workload_of(const CommonOptions& o, std::uint64_t ctx, std::uint64_t batch) {
+  models::Workload w = models::make_workload(models::parse_phase(o.phase), batch, ctx, o.q_len,
                                              models::parse_kv_format(o.kv_dtype));
   w.mla_mode = models::parse_mla_mode(o.mla_mode, "--mla-mode");
   w.prefill_mla_mode = models::parse_mla_mode(o.prefill_mla_mode, "--prefill-mla-mode");
@@ -116,11 +162,12 @@ std::uint64_t single_ctx(const std::string& text) {
 int run_command(const CommonOptions& o, const std::string& json_path) {
   const hw::Chip chip = hw::load_chip(o.chip);
   const models::ModelSpec model = models::load_model(o.model);
-  const models::Workload w = workload_of(o, single_ctx(o.ctx));
+  const Deployment d = deployment_of(o, chip, model, single_ctx(o.ctx));
   const ops::LoweringOptions opts = lowering_options(o);
   std::uint64_t layers = 0;
-  const tools::Simulation result = simulate(chip, model, w, o, opts, expert_load_of(o), layers);
-  const tools::RunDescription run{chip, model, w, opts, scope_of(o), layers};
+  const tools::Simulation result = simulate(chip, model, d, o, opts, expert_load_of(o), layers);
+  const tools::RunDescription run{chip,   model,         d.workload, opts, scope_of(o), layers, d.parallelism,
+                                  d.automatic, d.footprint};
   if (json_path == "-") {
     tools::write_json(std::cout, run, result.timeline);
     return 0;
@@ -148,10 +195,10 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
   std::ostream& out = csv_path == "-" ? std::cout : file;
   tools::write_sweep_header(out);
   for (std::uint64_t ctx : contexts) {
-    const models::Workload w = workload_of(o, ctx);
+    const Deployment d = deployment_of(o, chip, model, ctx);
     std::uint64_t layers = 0;
-    const tools::Simulation result = simulate(chip, model, w, o, opts, load, layers);
-    tools::write_sweep_row(out, w, result.timeline);
+    const tools::Simulation result = simulate(chip, model, d, o, opts, load, layers);
+    tools::write_sweep_row(out, d.workload, result.timeline);
     out.flush();
   }
   return 0;

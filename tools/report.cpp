@@ -32,24 +32,49 @@ std::string format_ns(sim::Tick ps) { return fmt::format("{}.{:03}", ps / 1000, 
 
 std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
   std::vector<KindSummary> out;
+  std::vector<std::vector<std::pair<sim::Tick, sim::Tick>>> intervals;
   for (const ops::OpTiming& t : tl.ops) {
     auto it = std::find_if(out.begin(), out.end(), [&](const KindSummary& k) { return k.kind == t.kind; });
-    if (it == out.end()) it = out.insert(out.end(), KindSummary{t.kind});
+    if (it == out.end()) {
+      it = out.insert(out.end(), KindSummary{t.kind});
+      intervals.emplace_back();
+    }
     ++it->ops;
-    it->busy += t.duration();
     it->hbm_bytes += t.hbm_bytes;
+    it->c2c_bytes += t.c2c_bytes;
     it->flops += t.flops;
     it->compute_ns += t.compute_ns;
     it->memory_ns += t.memory_ns;
+    it->comm_ns += t.comm_ns;
+    if (t.end > t.start) intervals[static_cast<std::size_t>(it - out.begin())].emplace_back(t.start, t.end);
   }
-  for (KindSummary& k : out) k.regime = k.compute_ns > k.memory_ns ? ops::Regime::compute : ops::Regime::memory;
-  std::stable_sort(out.begin(), out.end(), [](const KindSummary& a, const KindSummary& b) { return a.busy > b.busy; });
-  return out;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    // Busy time: the union of the kind's op intervals.
+    auto& list = intervals[i];
+    std::sort(list.begin(), list.end());
+    sim::Tick covered_to = 0;
+    for (const auto& [start, end] : list) {
+      if (end <= covered_to) continue;
+      out[i].busy += end - std::max(start, covered_to);
+      covered_to = end;
+    }
+    KindSummary& k = out[i];
+    k.regime = k.comm_ns > std::max(k.compute_ns, k.memory_ns) ? ops::Regime::comm
+               : k.compute_ns > k.memory_ns                   ? ops::Regime::compute
+                                                              : ops::Regime::memory;
+  }
+  std::vector<std::size_t> order(out.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return out[a].busy > out[b].busy; });
+  std::vector<KindSummary> sorted;
+  for (std::size_t i : order) sorted.push_back(out[i]);
+  return sorted;
 }
 
 namespace {
 
-// Tokens produced per second: decode emits B * q_len tokens per step, prefill B first tokens.
+// Tokens produced per second by the whole deployment: a decode step emits B * q_len tokens (B
+// over all DP ranks), a prefill B first tokens.
 double tokens_per_s(const models::Workload& w, sim::Tick total) {
   const double tokens = static_cast<double>(w.decode() ? w.batch * w.q_len : w.batch);
   return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
@@ -100,15 +125,25 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
                models::name_of(w.prefill_mla_mode));
   }
   if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", engine_name(run.options.kv_read_engine));
+  const models::Parallelism& p = run.parallelism;
+  fmt::print(out, "sharding: tp {} ep {} dp {} ({} chips{}); this chip runs {} of the {} sequences\n", p.tp, p.ep, p.dp,
+             p.chips(), run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "", w.batch / p.dp, w.batch);
+  if (step) {
+    fmt::print(out, "memory per chip: weights {:.2f} GiB + KV cache {:.2f} GiB = {:.2f} GiB of {:.2f} GiB\n",
+               run.footprint.weight_bytes / 1073741824.0, run.footprint.kv_cache_bytes / 1073741824.0,
+               run.footprint.total() / 1073741824.0, run.chip.ddr_capacity_bytes / 1073741824.0);
+  }
   out << '\n';
   if (step) {
     std::vector<std::vector<std::string>> rows;
     for (const KindSummary& k : summarize_by_kind(tl)) {
       rows.push_back({std::string(ops::kind_name(k.kind)), fmt::format("{}", k.ops), format_ns(k.busy),
                       fmt::format("{:.1f}", tl.total ? 100.0 * static_cast<double>(k.busy) / static_cast<double>(tl.total) : 0.0),
-                      fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.flops), std::string(ops::regime_name(k.regime))});
+                      fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.c2c_bytes), fmt::format("{}", k.flops),
+                      std::string(ops::regime_name(k.regime))});
     }
-    write_aligned(out, {"kind", "ops", "busy_ns", "share_%", "hbm_bytes", "flops", "regime"}, rows, 1);
+    write_aligned(out, {"kind", "ops", "busy_ns", "share_%", "hbm_bytes", "c2c_bytes", "flops", "regime"}, rows, 1);
+    out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100)\n";
   } else {
     std::vector<std::vector<std::string>> rows;
     for (const ops::OpTiming& t : tl.ops) {
@@ -126,7 +161,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   fmt::print(out, "flops         {}\n", tl.flops);
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
              ops::regime_name(tl.regime));
-  fmt::print(out, "commands      tiu {}  gdma {}  sdma {}\n", tl.commands[0], tl.commands[1], tl.commands[2]);
+  fmt::print(out, "commands      tiu {}  gdma {}  sdma {}  cdma {}\n", tl.commands[0], tl.commands[1], tl.commands[2],
+             tl.commands[3]);
 }
 
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
@@ -142,25 +178,34 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
              models::name_of(w.prefill_mla_mode),
              engine_name(run.options.kv_read_engine));
+  fmt::print(out,
+             "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
+             run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
+             run.automatic_sharding ? "true" : "false");
+  fmt::print(out,
+             "  \"memory\": {{\"weight_bytes\": {}, \"kv_cache_bytes\": {}, \"capacity_bytes\": {}, \"fits\": {}}},\n",
+             run.footprint.weight_bytes, run.footprint.kv_cache_bytes, run.chip.ddr_capacity_bytes,
+             run.footprint.total() <= run.chip.ddr_capacity_bytes ? "true" : "false");
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
   fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
   {
-    // The cache this run's attention keeps: bytes per token per layer in the KV dtype, and for
-    // the whole batch and context over the simulated layers.
-    const std::uint64_t per_token = models::kv_bytes_per_token_per_layer(run.model, w);
+    // The cache one chip keeps: bytes per token per layer in the mode and format, and in all for
+    // its sequences, the context and every layer of the model.
+    const std::uint64_t per_token = models::kv_bytes_per_token_per_layer(run.model, w, run.parallelism.tp);
     fmt::print(out, "  \"kv_cache\": {{\"bytes_per_token_per_layer\": {}, \"total_bytes\": {}}},\n", per_token,
-               per_token * w.batch * w.kv_len * run.layers);
+               run.footprint.kv_cache_bytes);
   }
   out << "  \"kinds\": [\n";
   const auto kinds = summarize_by_kind(tl);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const KindSummary& k = kinds[i];
-    fmt::print(out, "    {{\"kind\": \"{}\", \"ops\": {}, \"busy_ns\": {}, \"hbm_bytes\": {}, \"flops\": {}, "
+    fmt::print(out, "    {{\"kind\": \"{}\", \"ops\": {}, \"busy_ns\": {}, \"hbm_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, "
                "\"regime\": \"{}\"}}{}\n",
-               ops::kind_name(k.kind), k.ops, format_ns(k.busy), k.hbm_bytes, k.flops, ops::regime_name(k.regime),
+               ops::kind_name(k.kind), k.ops, format_ns(k.busy), k.hbm_bytes, k.c2c_bytes, k.flops,
+               ops::regime_name(k.regime),
                i + 1 < kinds.size() ? "," : "");
   }
   out << "  ],\n";
@@ -169,15 +214,15 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
     const ops::OpTiming& t = tl.ops[i];
     fmt::print(out,
                "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
-               "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
+               "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
                "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
                quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines(), format_ns(t.start),
-               format_ns(t.end), t.hbm_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns,
+               format_ns(t.end), t.hbm_bytes, t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns,
                ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
-  fmt::print(out, "  \"commands\": {{\"tiu\": {}, \"gdma\": {}, \"sdma\": {}}}\n", tl.commands[0], tl.commands[1],
-             tl.commands[2]);
+  fmt::print(out, "  \"commands\": {{\"tiu\": {}, \"gdma\": {}, \"sdma\": {}, \"cdma\": {}}}\n", tl.commands[0],
+             tl.commands[1], tl.commands[2], tl.commands[3]);
   out << "}\n";
 }
 

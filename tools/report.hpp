@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
+#include "models/parallelism.hpp"
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
 #include "ops/timeline.hpp"
@@ -27,19 +29,22 @@ enum class Scope { block, step };
 struct RunDescription {
   const hw::Chip& chip;
   const models::ModelSpec& model;
-  const models::Workload& workload;
+  const models::Workload& workload;  ///< the global step (batch over all DP ranks)
   const ops::LoweringOptions& options;
   Scope scope = Scope::block;
   std::uint64_t layers = 1;  ///< decoder layers simulated
+  models::Parallelism parallelism{};
+  bool automatic_sharding = false;
+  models::MemoryFootprint footprint{};
 };
 
 /// Time, bytes and work of all ops of one kind.
 struct KindSummary {
   ops::OpKind kind;
   std::uint64_t ops = 0;
-  sim::Tick busy = 0;  ///< sum of the ops' intervals (overlapping ops both count)
-  std::uint64_t hbm_bytes = 0, flops = 0;
-  double compute_ns = 0, memory_ns = 0;
+  sim::Tick busy = 0;  ///< length of the union of the ops' intervals (kinds may overlap each other)
+  std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
+  double compute_ns = 0, memory_ns = 0, comm_ns = 0;
   ops::Regime regime = ops::Regime::memory;
 };
 std::vector<KindSummary> summarize_by_kind(const ops::Timeline& timeline);

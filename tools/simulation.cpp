@@ -15,8 +15,11 @@ Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::L
 }
 
 Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
-                          const ops::LoweringOptions& options) {
-  return simulate_graph(chip, models::build_attention_block(model, workload), options);
+                          const ops::LoweringOptions& options, const models::Parallelism& parallelism) {
+  models::validate_parallelism(parallelism, model, workload);
+  return simulate_graph(
+      chip, models::build_attention_block(model, models::chip_workload(workload, parallelism), parallelism.tp),
+      options);
 }
 
 Simulation simulate_step(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,

@@ -23,9 +23,10 @@ struct Simulation {
 };
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options);
-/// One attention block (layer 0) alone.
+/// One attention block (layer 0) alone: one chip's share of it under `parallelism` (the batch
+/// over dp, the heads over tp).
 Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
-                          const ops::LoweringOptions& options);
+                          const ops::LoweringOptions& options, const models::Parallelism& parallelism = {});
 /// A whole decoder step.
 Simulation simulate_step(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
                          const models::StepOptions& step, const ops::LoweringOptions& options);

@@ -1,0 +1,66 @@
+#include "models/memory_footprint.hpp"
+
+#include <fmt/format.h>
+
+#include "hw/config_error.hpp"
+#include "models/kv_cache.hpp"
+
+namespace models {
+
+MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const Parallelism& p) {
+  const std::uint64_t H = m.hidden_size, tp = p.tp;
+  std::uint64_t params = 2 * m.vocab_size * H / tp + H;  // embedding, lm_head, final norm
+  for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
+    params += 2 * H;  // attention and FFN norms
+    if (m.attention == AttentionKind::mla) {
+      const std::uint64_t n = m.num_attention_heads, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
+      const std::uint64_t dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+      params += m.q_lora_rank ? H * *m.q_lora_rank + *m.q_lora_rank + *m.q_lora_rank * n * (dn + dr) / tp
+                              : H * n * (dn + dr) / tp;
+      params += H * (dc + dr) + dc + dc * n * (dn + dv) / tp + n * dv * H / tp;
+    } else {
+      const std::uint64_t n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
+      params += H * (n + 2 * g) * d / tp + n * d * H / tp;
+    }
+    if (m.is_moe_layer(l)) {
+      const MoeSpec& moe = *m.moe;
+      const std::uint64_t width = p.ep == 1 ? moe.moe_intermediate_size / tp : moe.moe_intermediate_size;
+      params += H * moe.n_routed_experts + 3 * H * moe.n_shared_experts * moe.moe_intermediate_size / tp;
+      params += moe.n_routed_experts / p.ep * 3 * H * width;
+    } else {
+      params += 3 * H * m.intermediate_size / tp;
+    }
+  }
+  MemoryFootprint f;
+  f.weight_bytes = params * 2;
+  const Workload chip = chip_workload(global, p);
+  f.kv_cache_bytes = chip.batch * chip.kv_len * m.num_hidden_layers * kv_bytes_per_token_per_layer(m, chip, tp);
+  return f;
+}
+
+AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given, std::uint64_t capacity) {
+  for (std::uint64_t n = 1; n <= 1024; n *= 2) {
+    Parallelism p;
+    if (m.moe) {
+      p.dp = p.ep = n;
+      if (n > m.moe->n_routed_experts || m.moe->n_routed_experts % n != 0) break;
+    } else {
+      p.tp = n;
+    }
+    if (batch_given && global.batch % p.dp != 0) continue;
+    Workload w = global;
+    if (!batch_given) w.batch = p.dp;
+    try {
+      validate_parallelism(p, m, w);
+    } catch (const hw::ConfigError&) {
+      continue;
+    }
+    if (chip_footprint(m, w, p).total() <= capacity) return AutoSharding{p, w.batch};
+  }
+  throw hw::ConfigError(fmt::format(
+      "no automatic sharding of {} fits {} bytes per chip (dp = ep or tp up to 1024 chips{}); give --tp, --ep "
+      "and --dp",
+      m.name, capacity, batch_given ? ", dividing the batch" : ""));
+}
+
+}  // namespace models

@@ -1,0 +1,41 @@
+#pragma once
+// What one chip must hold for a deployment: weights (bf16) and KV cache, for the whole model
+// (all num_hidden_layers, whatever --layers simulates).
+//
+// Weights per chip, with the shares of models/parallelism.hpp:
+//   embedding and lm_head  vocab x H each, / tp
+//   MLA layer  q: H r_q + r_q n (d_n + d_r) / tp (or H n (d_n + d_r) / tp without q LoRA);
+//              kv_a: H (d_c + d_r); kv_b (W_UK, W_UV): d_c n (d_n + d_v) / tp; o_proj n d_v H / tp
+//   GQA layer  qkv: H (n + 2 g) d_h / tp; o_proj n d_h H / tp
+//   dense FFN  3 H I / tp
+//   MoE FFN    router H E; shared 3 H (S I_e) / tp; routed (E / ep) x 3 H I_e (I_e / tp when ep = 1)
+//   norms      H per norm (and r_q, d_c for MLA's)
+// KV cache per chip: (B / dp) x kv_len x layers x bytes per token per layer (models/kv_cache.hpp).
+
+#include <cstdint>
+
+#include "models/model_spec.hpp"
+#include "models/parallelism.hpp"
+#include "models/workload.hpp"
+
+namespace models {
+
+struct MemoryFootprint {
+  std::uint64_t weight_bytes = 0;
+  std::uint64_t kv_cache_bytes = 0;
+  std::uint64_t total() const { return weight_bytes + kv_cache_bytes; }
+};
+
+MemoryFootprint chip_footprint(const ModelSpec& model, const Workload& global, const Parallelism& p);
+
+/// The smallest sharding whose footprint fits `capacity_bytes`: no sharding if the model fits one
+/// chip; else for a MoE model dp = ep = 2, 4, 8, ... (tp 1), for a dense model tp = 2, 4, 8, ...
+/// `batch_given`: the batch must be divisible by dp; otherwise the batch becomes dp (one
+/// sequence per chip). Throws hw::ConfigError when nothing up to 1024 chips fits.
+struct AutoSharding {
+  Parallelism parallelism;
+  std::uint64_t batch = 0;
+};
+AutoSharding auto_sharding(const ModelSpec& model, Workload global, bool batch_given, std::uint64_t capacity_bytes);
+
+}  // namespace models

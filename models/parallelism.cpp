@@ -1,0 +1,105 @@
+#include "models/parallelism.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hw/config_error.hpp"
+
+namespace models {
+namespace {
+
+void require_divides(std::uint64_t parts, std::uint64_t total, const char* flag, const std::string& what) {
+  if (total % parts != 0) {
+    throw hw::ConfigError(fmt::format("{}: {} does not divide {} ({})", flag, parts, what, total));
+  }
+}
+
+std::uint64_t group_tokens(const Workload& chip, const Parallelism& p) {
+  return chip.batch * chip.q_len * std::max<std::uint64_t>(1, p.ep / p.tp);
+}
+
+}  // namespace
+
+void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Workload& global) {
+  if (p.tp == 0) throw hw::ConfigError("--tp: must be a positive integer");
+  if (p.ep == 0) throw hw::ConfigError("--ep: must be a positive integer");
+  if (p.dp == 0) throw hw::ConfigError("--dp: must be a positive integer");
+  require_divides(p.dp, global.batch, "--dp", "the batch");
+  require_divides(p.tp, m.num_attention_heads, "--tp", "num_attention_heads");
+  if (m.attention == AttentionKind::gqa) require_divides(p.tp, m.num_key_value_heads, "--tp", "num_key_value_heads");
+  require_divides(p.tp, m.intermediate_size, "--tp", "intermediate_size");
+  require_divides(p.tp, m.vocab_size, "--tp", "vocab_size");
+  if (m.moe) {
+    require_divides(p.ep, m.moe->n_routed_experts, "--ep", "n_routed_experts");
+    if (p.ep == 1) require_divides(p.tp, m.moe->moe_intermediate_size, "--tp", "moe_intermediate_size");
+    if (m.moe->n_shared_experts > 0) {
+      require_divides(p.tp, m.moe->n_shared_experts * m.moe->moe_intermediate_size, "--tp",
+                      "the shared experts' width (n_shared_experts x moe_intermediate_size)");
+    }
+  } else if (p.ep != 1) {
+    throw hw::ConfigError(fmt::format("--ep: {} has no routed experts; use --ep 1", m.name));
+  }
+  require_divides(p.ep, p.chips(), "--ep", "the chips (tp x dp)");
+  if (p.ep > p.tp) require_divides(p.tp, p.ep, "--ep", "an EP group spanning whole TP groups: tp");
+}
+
+Workload chip_workload(const Workload& global, const Parallelism& p) {
+  Workload w = global;
+  w.batch = global.batch / p.dp;
+  return w;
+}
+
+std::uint64_t routed_slots(const ModelSpec& m, const Workload& chip, const Parallelism& p) {
+  return group_tokens(chip, p) * m.moe->num_experts_per_tok;
+}
+
+ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Parallelism& p,
+                         const ExpertAssignment* load) {
+  const MoeSpec& moe = *m.moe;
+  const std::uint64_t E = moe.n_routed_experts, k = moe.num_experts_per_tok;
+  const std::uint64_t local = E / p.ep;
+  ExpertShare share;
+  share.group_tokens = group_tokens(chip, p);
+  share.expert_width = p.ep == 1 ? moe.moe_intermediate_size / p.tp : moe.moe_intermediate_size;
+  if (p.ep > p.tp) {
+    // This chip's own tokens (split over its TP group) go out to the other EP ranks' experts.
+    const std::uint64_t own = chip.batch * chip.q_len;
+    share.dispatch_bytes = own * k * m.hidden_size * 2 * (p.ep - 1) / p.ep / p.tp;
+  }
+  if (load) {
+    // The most loaded EP rank decides the step.
+    std::uint64_t best = 0, best_slots = 0;
+    for (std::uint64_t r = 0; r < p.ep; ++r) {
+      std::uint64_t slots = 0;
+      for (std::size_t i = 0; i < load->experts.size(); ++i) {
+        if (load->experts[i] / local == r) slots += load->tokens[i];
+      }
+      if (slots > best_slots) best_slots = slots, best = r;
+    }
+    share.rank = best;
+    for (std::size_t i = 0; i < load->experts.size(); ++i) {
+      if (load->experts[i] / local == best) {
+        share.experts.experts.push_back(load->experts[i]);
+        share.experts.tokens.push_back(load->tokens[i]);
+      }
+    }
+    return share;
+  }
+  // Uniform routing over the EP group's tokens, restricted to the local experts.
+  const long double touched_expected =
+      static_cast<long double>(local) *
+      (1.0L - std::pow(1.0L - static_cast<long double>(k) / static_cast<long double>(E),
+                       static_cast<long double>(share.group_tokens)));
+  const std::uint64_t slots = (share.group_tokens * k + p.ep - 1) / p.ep;
+  std::uint64_t touched = static_cast<std::uint64_t>(std::floor(touched_expected + 0.5L));
+  touched = std::max<std::uint64_t>(1, std::min({touched, local, slots}));
+  for (std::uint64_t i = 0; i < touched; ++i) {
+    share.experts.experts.push_back(i);
+    share.experts.tokens.push_back(slots / touched + (i < slots % touched ? 1 : 0));
+  }
+  return share;
+}
+
+}  // namespace models

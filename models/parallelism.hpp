@@ -1,0 +1,56 @@
+#pragma once
+// How one step is sharded over chips, and which share the simulated chip runs.
+//
+//   --dp D  splits the batch: each chip runs B / D sequences.
+//   --tp T  splits attention heads (and GQA's KV heads), the dense FFN width, the shared experts'
+//           width and the lm_head vocabulary T ways; MLA's latent path (kv_a, the latent cache
+//           and its read) is replicated, as the latent is shared by all heads. After o_proj and
+//           after every FFN the T partial sums are all-reduced over the C2C links.
+//   --ep E  splits the routed experts E ways (each chip holds n_routed_experts / E whole
+//           experts); chips = T * D and E must divide it. When E > T, tokens are dispatched to
+//           the experts' chips and the results combined back (two all-to-alls per MoE layer);
+//           when E <= T every chip already has all of its TP group's tokens. Without EP and with
+//           T > 1, each routed expert is split T ways along its width instead.
+// Routed tokens on the simulated chip: its EP group holds G = (B / D) q_len * max(1, E / T)
+// tokens; uniform routing touches round(E_l (1 - (1 - k / n_routed)^G)) of its E_l local
+// experts with ceil(G k / E) token slots. With a measured load file the simulated chip is the
+// EP rank with the most token slots (the step waits for the slowest chip).
+// Every split that does not divide is a ConfigError naming the flag.
+
+#include <cstdint>
+
+#include "models/expert_routing.hpp"
+#include "models/model_spec.hpp"
+#include "models/workload.hpp"
+
+namespace models {
+
+struct Parallelism {
+  std::uint64_t tp = 1, ep = 1, dp = 1;
+  std::uint64_t chips() const { return tp * dp; }
+};
+
+/// Throws hw::ConfigError naming --tp, --ep or --dp when the sharding does not fit the model or
+/// the batch.
+void validate_parallelism(const Parallelism& p, const ModelSpec& model, const Workload& global);
+
+/// The simulated chip's workload: batch / dp.
+Workload chip_workload(const Workload& global, const Parallelism& p);
+
+/// The MoE work of the simulated chip in one layer.
+struct ExpertShare {
+  ExpertAssignment experts;           ///< local experts touched, tokens each
+  std::uint64_t group_tokens = 0;     ///< G above
+  std::uint64_t rank = 0;             ///< EP rank simulated
+  std::uint64_t dispatch_bytes = 0;   ///< bytes this chip sends in each of dispatch and combine
+  std::uint64_t expert_width = 0;     ///< width of each local expert (moe_intermediate_size / split)
+};
+
+/// `load` (optional) is the measured routing of this layer over the EP group's tokens.
+ExpertShare expert_share(const ModelSpec& model, const Workload& chip, const Parallelism& p,
+                         const ExpertAssignment* load);
+
+/// Token slots the EP group routes per MoE layer: G * k (what a load file must list per layer).
+std::uint64_t routed_slots(const ModelSpec& model, const Workload& chip, const Parallelism& p);
+
+}  // namespace models
