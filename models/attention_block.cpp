@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "hw/config_error.hpp"
 #include "models/graph_helpers.hpp"
 #include "models/kv_cache.hpp"
@@ -84,6 +86,77 @@ OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::ui
   return combine;
 }
 
+// DeepSeek-V3.2 sparse attention in decode (DSA). The indexer scores the whole history with its
+// own small key cache and keeps the top index_topk rows; attention then reads only those:
+//   indexer_q_proj      [T, r_q] x [r_q, h_i d_i]           (h_i index heads of d_i)
+//   indexer_k_proj      [T, H] x [H, d_i + h_i]             (the new key and the head weights)
+//   indexer_cache_write T rows of d_i fp8 + one fp32 scale
+//   indexer_cache_read  B kv_len (d_i + 4) bytes: the whole history of index keys, streamed as the
+//                       B operand of
+//   indexer_score       B x ([q h_i, d_i] x [d_i, kv_len]) in fp8; the epilogue sums the heads
+//                       (ReLU, weights), so [q, kv_len] scores are stored per sequence
+//   indexer_topk        weighs and selects min(kv_len, topk) rows per query token
+//   kv_cache_read       gathers those rows: B min(kv_len, topk) x the latent bytes, on SDMA into a
+//                       contiguous buffer; fa2 streams it and its first TIU command waits on the
+//                       gather's last SDMA id (initial_sdma_dep)
+//   fa2                 attends min(kv_len, topk) rows.
+OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w, ops::AttentionShape attn,
+                          const KvCacheLayout& cache, OpId q_latent, OpId attn_norm,
+                          std::initializer_list<OpId> fa2_inputs) {
+  const DsaSpec& dsa = *m.dsa;
+  const std::uint64_t T = w.batch * w.q_len, H = m.hidden_size;
+  const std::uint64_t hi = dsa.index_n_heads, di = dsa.index_head_dim;
+  const std::uint64_t key_bytes = di + 4;  // fp8 key and its fp32 scale
+  const std::uint64_t q_width = m.q_lora_rank ? *m.q_lora_rank : H;
+  const OpId idx_q = lg.add(matmul_op("indexer_q_proj", 1, T, q_width, hi * di));
+  const OpId idx_k = lg.add(matmul_op("indexer_k_proj", 1, T, H, di + hi));
+  lg.depend(q_latent, idx_q);
+  lg.depend(attn_norm, idx_k);
+  OpNode write = vector_op("indexer_cache_write", OpKind::kv_cache_write, T, di, kCacheWriteOpsPerElement,
+                           DType::bf16, DType::fp8);
+  write.vec.store_row_bytes = key_bytes;
+  const OpId idx_write = lg.add(write);
+  lg.depend(idx_k, idx_write);
+
+  OpNode read;
+  read.name = "indexer_cache_read";
+  read.kind = OpKind::indexer_cache_read;
+  read.shape = fmt::format("[{}, {}] x {} B", w.batch, w.kv_len, key_bytes);
+  read.kv_bytes = w.batch * w.kv_len * key_bytes;
+  const OpId idx_read = lg.add(read);
+  lg.depend(idx_write, idx_read);
+
+  OpNode score = matmul_op("indexer_score", w.batch, w.q_len * hi, di, w.kv_len);
+  score.dtype = DType::fp8;
+  score.mm.b_col_bytes = key_bytes;
+  score.mm.out_reduce = hi;
+  const OpId idx_score = lg.add(score);
+  lg.depend(idx_q, idx_score);
+  lg.depend(idx_read, idx_score, EdgeKind::same_core);
+
+  const std::uint64_t selected = std::min(w.kv_len, dsa.index_topk);
+  std::uint64_t passes = 0;
+  while ((std::uint64_t{1} << passes) < selected) ++passes;
+  OpNode topk = vector_op("indexer_topk", OpKind::indexer_topk, T, w.kv_len, passes + 1);
+  topk.vec.store_row_bytes = selected * 4;  // int32 row indices
+  const OpId idx_topk = lg.add(topk);
+  lg.depend(idx_score, idx_topk);
+
+  attn.kv_len = selected;
+  attn.gather = true;
+  const std::uint64_t gathered = w.batch * selected * cache.bytes_per_token();
+  OpNode gather = cache_read_op(attn, gathered);
+  const OpId gather_op = lg.add(gather);
+  lg.depend(idx_topk, gather_op);
+  for (OpId in : fa2_inputs) lg.depend(in, gather_op);  // the new rows are in the cache
+  const OpId fa2 = lg.add(fa2_op(attn, gathered));
+  for (OpId in : fa2_inputs) lg.depend(in, fa2);
+  lg.depend(gather_op, fa2, EdgeKind::same_core);
+  const OpId combine = lg.add(combine_op(attn));
+  lg.depend(fa2, combine);
+  return combine;
+}
+
 OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
   const std::uint64_t T = w.batch * w.q_len;
   const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp;
@@ -102,6 +175,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
   if (input) lg.depend(*input, attn_norm);
   OpId q_b;
+  OpId q_latent = attn_norm;  // what the query projections read: q_a_norm, or the hidden state
   if (m.q_lora_rank) {
     const std::uint64_t rq = *m.q_lora_rank;
     const OpId q_a = lg.add(matmul_op("q_a_proj", 1, T, H, rq));
@@ -110,6 +184,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     lg.depend(attn_norm, q_a);
     lg.depend(q_a, q_a_norm);
     lg.depend(q_a_norm, q_b);
+    q_latent = q_a_norm;
   } else {
     q_b = lg.add(matmul_op("q_proj", 1, T, H, n * (dn + dr)));
     lg.depend(attn_norm, q_b);
@@ -133,6 +208,10 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   lg.depend(rope, cache_write);
   if (w.mla_mode == MlaMode::expanded) lg.depend(*kv_b, cache_write);
 
+  const bool sparse = m.dsa && w.decode();
+  if (sparse && compute != MlaMode::absorb) {
+    throw hw::ConfigError(fmt::format("--mla-mode: {}'s sparse attention (DSA) runs in absorb mode", m.name));
+  }
   if (compute == MlaMode::absorb) {
     // MQA over the latent: scores on d_c + d_r, values on d_c.
     attn.qk_dim = dc + dr;
@@ -145,8 +224,12 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
     // the new rows written before it starts.
     lg.depend(cache_write, q_absorb);
-    const OpId out = add_attention_core(lg, attn, history_bytes, q_absorb, EdgeKind::order,
-                                        {q_absorb, rope, cache_write});
+    OpId out;
+    if (sparse) {
+      out = add_sparse_attention(lg, m, w, attn, cache, q_latent, attn_norm, {q_absorb, rope, cache_write});
+    } else {
+      out = add_attention_core(lg, attn, history_bytes, q_absorb, EdgeKind::order, {q_absorb, rope, cache_write});
+    }
     const OpId v_up = lg.add(matmul_op("v_up", n, T, dc, dv));
     const OpId o_proj = lg.add(matmul_op("o_proj", 1, T, n * dv, H));
     lg.depend(out, v_up);

@@ -18,6 +18,12 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
       params += m.q_lora_rank ? H * *m.q_lora_rank + *m.q_lora_rank + *m.q_lora_rank * n * (dn + dr) / tp
                               : H * n * (dn + dr) / tp;
       params += H * (dc + dr) + dc + dc * n * (dn + dv) / tp + n * dv * H / tp;
+      if (m.dsa) {
+        // The DSA indexer (replicated): wq_b, wk (+ its norm), weights_proj.
+        const std::uint64_t q_width = m.q_lora_rank ? *m.q_lora_rank : H;
+        params += q_width * m.dsa->index_n_heads * m.dsa->index_head_dim + H * m.dsa->index_head_dim +
+                  m.dsa->index_head_dim + H * m.dsa->index_n_heads;
+      }
     } else {
       const std::uint64_t n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
       params += H * (n + 2 * g) * d / tp + n * d * H / tp;
@@ -34,7 +40,9 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   MemoryFootprint f;
   f.weight_bytes = params * 2;
   const Workload chip = chip_workload(global, p);
-  f.kv_cache_bytes = chip.batch * chip.kv_len * m.num_hidden_layers * kv_bytes_per_token_per_layer(m, chip, tp);
+  std::uint64_t per_token = kv_bytes_per_token_per_layer(m, chip, tp);
+  if (m.dsa) per_token += m.dsa->index_head_dim + 4;  // the indexer's fp8 key and fp32 scale
+  f.kv_cache_bytes = chip.batch * chip.kv_len * m.num_hidden_layers * per_token;
   return f;
 }
 

@@ -10,7 +10,9 @@
 //   dense FFN  3 H I / tp
 //   MoE FFN    router H E; shared 3 H (S I_e) / tp; routed (E / ep) x 3 H I_e (I_e / tp when ep = 1)
 //   norms      H per norm (and r_q, d_c for MLA's)
-// KV cache per chip: (B / dp) x kv_len x layers x bytes per token per layer (models/kv_cache.hpp).
+//   DSA        the indexer per layer: r_q h_i d_i + H d_i + d_i + H h_i (replicated)
+// KV cache per chip: (B / dp) x kv_len x layers x bytes per token per layer (models/kv_cache.hpp),
+// plus the DSA index keys, d_i + 4 bytes per token per layer.
 
 #include <cstdint>
 

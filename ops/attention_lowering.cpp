@@ -60,7 +60,7 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
     }
   }
   const AttentionShape& s = ctx.graph[op].attn;
-  const bool resident = history_resident(ctx);
+  const bool resident = history_resident(ctx) && !s.gather;
   const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
   PrefetchedChunks prefetched;
@@ -69,8 +69,9 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
     const auto& blocks = plan.cores[core].blocks;
     if (blocks.empty()) continue;
     CoreEmitter emit(ctx, op, core);
-    if (resident) {
-      // One SDMA transfer per item: the core's whole share lands in local memory.
+    if (resident || s.gather) {
+      // One SDMA transfer per item: the core's share lands in local memory (SDMA route) or, for a
+      // DSA gather, in a contiguous buffer that fa2 then streams.
       for (const AttentionBlock& b : blocks) {
         if (!b.first_pass) continue;
         std::uint64_t tokens = 0;
@@ -92,10 +93,11 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   const OpNode& node = ctx.graph[op];
   const AttentionShape& s = node.attn;
   const std::optional<OpId> reader = history_reader(ctx, op);
-  const bool resident = reader.has_value() && history_resident(ctx);
+  const bool gathered = reader.has_value() && ctx.graph[*reader].attn.gather;
+  const bool resident = reader.has_value() && history_resident(ctx) && !gathered;
   const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
-  if (reader) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*reader].kv_bytes;
+  if (reader && !gathered) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*reader].kv_bytes;
   const bool dequant = s.kv_dequant;
   const hw::Chip& chip = ctx.chip;
 
@@ -104,7 +106,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
     if (blocks.empty()) continue;
     CoreEmitter emit(ctx, op, core);
     const std::vector<std::uint32_t> none;
-    const auto& prefetched = reader && !resident ? ctx.prefetched.at(*reader).ids[core] : none;
+    const auto& prefetched = reader && !resident && !gathered ? ctx.prefetched.at(*reader).ids[core] : none;
     std::vector<std::uint32_t> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1), 0);
     std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
     std::uint32_t previous_block_end = 0;
@@ -112,7 +114,8 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
     for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
       const AttentionBlock& block = blocks[bi];
       const std::size_t n = block.chunk_tokens.size();
-      const bool reads_history = reader.has_value() && block.first_pass;
+      // A gathered history is read again from its buffer: fa2's own traffic.
+      const bool reads_history = reader.has_value() && block.first_pass && !gathered;
       auto load_chunk = [&](std::size_t i, std::uint32_t wait_tiu) -> std::uint32_t {
         const std::uint64_t bytes = chunk_bytes(s, block.chunk_tokens[i]);
         return reads_history ? emit.load_as(*reader, bytes, wait_tiu) : emit.load(bytes, wait_tiu);

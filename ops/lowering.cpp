@@ -24,9 +24,10 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
 bool LoweringContext::is_barrier(const OpGraph::edge_descriptor& e) const {
   const EdgeKind kind = graph[e].kind;
   if (kind == EdgeKind::data) return true;
-  // The SDMA route makes fa2 wait for the whole history read, on every core.
-  return kind == EdgeKind::same_core && options.kv_read_engine == Engine::sdma &&
-         graph[boost::source(e, graph)].kind == OpKind::kv_cache_read;
+  // The SDMA route, and a DSA gather, make fa2 wait for the whole read, on every core.
+  const OpNode& source = graph[boost::source(e, graph)];
+  return kind == EdgeKind::same_core && source.kind == OpKind::kv_cache_read &&
+         (options.kv_read_engine == Engine::sdma || source.attn.gather);
 }
 
 void enter_op(LoweringContext& ctx, OpId op, std::uint32_t core) {
@@ -166,7 +167,9 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
       case OpKind::swiglu:
       case OpKind::moe_topk:
       case OpKind::moe_combine:
+      case OpKind::indexer_topk:
       case OpKind::kv_cache_write: detail::lower_vector(ctx, op); break;
+      case OpKind::indexer_cache_read: break;  // the score matmul loads the keys on its behalf
       case OpKind::expert_weights: break;  // its consumers load on its behalf
       case OpKind::kv_cache_read: detail::lower_kv_cache_read(ctx, op); break;
       case OpKind::fa2: detail::lower_fa2(ctx, op); break;

@@ -5,7 +5,8 @@
 //             they overwrite; after the last k-step of an output tile, its store waits on TIU(t).
 // Because GDMA completion ids advance in order, waiting on a tile's last load also covers the
 // store that freed the C buffer it accumulates into.
-// When an expert_weights op feeds the matmul (same_core edge), the weight (B) tiles of the first
+// When an expert_weights (or DSA indexer_cache_read) op feeds the matmul (same_core edge), the
+// B tiles of the first
 // m-tile are loaded on that op's behalf: the weight stream is its traffic; re-loads for further
 // m-tiles, if the rows do not fit one tile, stay the matmul's own. A kv_cache_read feeding it
 // likewise owns the first pass of the A tiles (the cached latent).
@@ -54,7 +55,8 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const MatmulShape& s = node.mm;
   const std::uint64_t e = hw::bytes_of(node.dtype);
   const std::uint64_t e_out = hw::bytes_of(hw::DType::bf16);
-  const std::optional<OpId> weights = stream_of(ctx, op, OpKind::expert_weights);
+  std::optional<OpId> weights = stream_of(ctx, op, OpKind::expert_weights);
+  if (!weights) weights = stream_of(ctx, op, OpKind::indexer_cache_read);
   const std::optional<OpId> activations = stream_of(ctx, op, OpKind::kv_cache_read);
   const auto parts = split_matmul(ctx.chip, s, e);
   // Most cores get the same part shape: plan each shape once.
@@ -100,7 +102,9 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
           emit.load(a_bytes, wait_tiu);
         }
       }
-      const std::uint64_t b_bytes = t.depth * t.cols * e;
+      const std::uint64_t b_bytes = s.b_col_bytes == 0 ? t.depth * t.cols * e
+                                                       : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k -
+                                                                   s.b_col_bytes * t.k0 / s.k);
       return weights && t.first_m_tile ? emit.load_as(*weights, b_bytes, wait_tiu) : emit.load(b_bytes, wait_tiu);
     };
     std::uint32_t next_loaded = loads(tiles.front(), 0);
@@ -109,7 +113,7 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
       const MatmulTile& t = tiles[i];
       const std::uint32_t tiu = emit.compute(ctx.chip.matmul_cycles(t.rows, t.depth, t.cols, node.dtype), next_loaded);
       if (i + 1 < tiles.size()) next_loaded = loads(tiles[i + 1], previous_tiu);
-      if (t.last_k) emit.store(t.rows * t.cols * e_out, tiu);
+      if (t.last_k) emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu);
       previous_tiu = tiu;
     }
   }

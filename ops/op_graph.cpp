@@ -19,6 +19,8 @@ std::string_view kind_name(OpKind kind) {
     case OpKind::matmul: return "matmul";
     case OpKind::kv_cache_write: return "kv_cache_write";
     case OpKind::kv_cache_read: return "kv_cache_read";
+    case OpKind::indexer_cache_read: return "indexer_cache_read";
+    case OpKind::indexer_topk: return "indexer_topk";
     case OpKind::fa2: return "fa2";
     case OpKind::fa2_combine: return "fa2_combine";
     case OpKind::all_reduce: return "all_reduce";

@@ -37,7 +37,9 @@ enum class OpKind : std::uint8_t {
   matmul,          ///< cube: groups x ([m, k] x [k, n]), B operand = weights in DDR
   expert_weights,  ///< the routed experts' weights, streamed into the expert matmuls' local memory
   kv_cache_write,  ///< writes the new tokens' latent + RoPE key rows into the KV cache
-  kv_cache_read,   ///< decode only: streams the latent KV history from DDR
+  kv_cache_read,   ///< decode only: streams the latent KV history from DDR (DSA: gathers top-k rows)
+  indexer_cache_read,  ///< DSA decode: the indexer's key cache for the whole history
+  indexer_topk,    ///< DSA: weighs the indexer's head scores and selects the top-k history rows
   fa2,             ///< flash attention (MQA over the latent in absorb mode)
   fa2_combine,     ///< decode only: merges the per-core partial outputs of fa2
   all_reduce,      ///< collective over the C2C links: ring all-reduce of TP partial sums
@@ -55,6 +57,12 @@ struct MatmulShape {
   /// Bytes of one A row of k elements when A is not in the op's dtype (a cached latent in an fp8
   /// or FlashMLA layout); 0 = k x the dtype's bytes.
   std::uint64_t a_row_bytes = 0;
+  /// Bytes of one B column of k elements when B is not in the op's dtype (the DSA index keys:
+  /// fp8 values and a scale); 0 = k x the dtype's bytes.
+  std::uint64_t b_col_bytes = 0;
+  /// Output rows summed `out_reduce` to 1 in the epilogue before the store (DSA's weighted sum of
+  /// the indexer heads); 1 = none.
+  std::uint64_t out_reduce = 1;
 
   std::uint64_t rows_of(std::uint64_t group) const { return group_rows.empty() ? m : group_rows[group]; }
 };
@@ -85,6 +93,9 @@ struct AttentionShape {
   std::uint64_t kv_token_bytes = 0;  ///< bytes one token streams per KV head, in the cache format
   bool kv_dequant = false;           ///< the cache format is converted to bf16 before the cube
   bool decode = false;               ///< q_len < kv_len: the history comes from the cache
+  /// DSA: the read gathers the selected rows on SDMA into a contiguous buffer, which fa2 then
+  /// streams on GDMA; fa2's first TIU command waits on the gather (initial_sdma_dep).
+  bool gather = false;
 
   std::uint64_t heads_per_kv() const { return heads / kv_heads; }
   std::uint64_t sequences() const { return batch * kv_heads; }  ///< independent KV streams

@@ -88,9 +88,11 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       case OpKind::swiglu:
       case OpKind::moe_topk:
       case OpKind::moe_combine:
+      case OpKind::indexer_topk:
       case OpKind::kv_cache_write: peak = chip.vector_peak_ops(graph[v].vec.compute); break;
       case OpKind::fa2_combine: peak = chip.vector_peak_ops(hw::DType::fp32); break;
       case OpKind::kv_cache_read:
+      case OpKind::indexer_cache_read:
       case OpKind::expert_weights:
       case OpKind::all_reduce:
       case OpKind::all_to_all: break;

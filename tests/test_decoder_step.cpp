@@ -313,3 +313,48 @@ TEST_CASE("sharding: collectives over the C2C links, and splits that must divide
   fails({1, 1, 4}, 6, "--dp: 4 does not divide the batch (6)");
   fails({1, 8, 4}, 4, "--ep: 8 does not divide the chips (tp x dp) (4)");
 }
+
+TEST_CASE("DSA: the gather is flat beyond index_topk while the indexer read grows", "[step][dsa]") {
+  std::string text = test_configs::kDeepSeekV3;
+  text.replace(text.find("deepseek_v3"), 11, "deepseek_v32");
+  text += "index_n_heads: 64\nindex_head_dim: 128\nindex_topk: 2048\n";
+  const auto v32 = model(text, "v32");
+  auto run = [&](std::uint64_t kv) { return tools::simulate_block(chip(), v32, decode(1, kv), {}); };
+  // kv_len <= topk: the gathered latent rows are the dense read, 1024 x 1152 = 1,179,648 B.
+  const auto small = run(1024);
+  CHECK(small.timeline.op(OpKind::kv_cache_read).hbm_bytes == 1'179'648);
+  // Above topk: 2048 x 1152 = 2,359,296 B whatever kv_len; the index keys grow, 132 B a token:
+  // 4096 x 132 = 540,672 and 32768 x 132 = 4,325,376.
+  const auto mid = run(4096);
+  const auto big = run(32768);
+  CHECK(mid.timeline.op(OpKind::kv_cache_read).hbm_bytes == 2'359'296);
+  CHECK(big.timeline.op(OpKind::kv_cache_read).hbm_bytes == 2'359'296);
+  CHECK(mid.timeline.op(OpKind::indexer_cache_read).hbm_bytes == 540'672);
+  CHECK(big.timeline.op(OpKind::indexer_cache_read).hbm_bytes == 4'325'376);
+  // fa2 attends 2048 rows: 2 x 128 x 1088 x 2048 = 570,425,344 FLOPs at any kv_len above topk.
+  CHECK(big.timeline.op(OpKind::fa2).flops == 570'425'344);
+  // The gather runs on SDMA and fa2 starts after it has ended everywhere; on each core fa2's first
+  // TIU command names the gather's last SDMA id (initial_sdma_dep).
+  const ops::OpTiming& gather = big.timeline.op(OpKind::kv_cache_read);
+  const ops::OpTiming& fa2 = big.timeline.op(OpKind::fa2);
+  CHECK(gather.commands[static_cast<std::size_t>(sim::Engine::sdma)] > 0);
+  CHECK(fa2.start >= gather.end);
+  std::size_t cores_checked = 0;
+  for (const sim::CoreProgram& core : big.lowered.program.cores) {
+    std::uint32_t last_gather = 0;
+    const auto& sdma = core.queue(sim::Engine::sdma);
+    for (std::uint32_t i = 0; i < sdma.size(); ++i) {
+      if (sdma[i].op == gather.id) last_gather = i + 1;
+    }
+    if (last_gather == 0) continue;
+    for (const sim::Command& c : core.queue(sim::Engine::tiu)) {
+      if (c.op == fa2.id && c.kind == sim::CommandKind::compute) {
+        CHECK(c.wait_sdma == last_gather);
+        ++cores_checked;
+        break;
+      }
+    }
+  }
+  // 2048 gathered rows over 64 cores: every core gathers and attends.
+  CHECK(cores_checked == 64);
+}

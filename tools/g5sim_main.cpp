@@ -62,6 +62,17 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--strict-capacity", o.strict_capacity, "fail when a chip's weights and KV cache exceed its DDR");
 }
 
+tools::Scope scope_of(const CommonOptions& o) {
+  if (o.scope == "block") {
+    if (o.layers || !o.expert_load.empty()) {
+      throw hw::ConfigError("--layers and --expert-load need --scope step");
+    }
+    return tools::Scope::block;
+  }
+  if (o.scope == "step") return tools::Scope::step;
+  throw hw::ConfigError(fmt::format("--scope: expected block or step, got '{}'", o.scope));
+}
+
 // The sharding and the global batch: as given (missing factors 1), or when none of --tp, --ep,
 // --dp is given the smallest that fits the chip's DDR. Without --batch, one sequence per DP rank.
 struct Deployment {
@@ -88,7 +99,8 @@ Deployment deployment_of(const CommonOptions& o, const hw::Chip& chip, const mod
   }
   models::validate_parallelism(d.parallelism, model, d.workload);
   d.footprint = models::chip_footprint(model, d.workload, d.parallelism);
-  if (d.footprint.total() > chip.ddr_capacity_bytes) {
+  // A block is a piece of a chip's share: the deployment's capacity is checked for whole steps.
+  if (scope_of(o) == tools::Scope::step && d.footprint.total() > chip.ddr_capacity_bytes) {
     const std::string message = fmt::format(
         "{} needs {} bytes per chip (weights {}, KV cache {}) with tp {} ep {} dp {}, but {} has {} "
         "(ddr.capacity_bytes)",
@@ -100,16 +112,6 @@ Deployment deployment_of(const CommonOptions& o, const hw::Chip& chip, const mod
   return d;
 }
 
-tools::Scope scope_of(const CommonOptions& o) {
-  if (o.scope == "block") {
-    if (o.layers || !o.expert_load.empty()) {
-      throw hw::ConfigError("--layers and --expert-load need --scope step");
-    }
-    return tools::Scope::block;
-  }
-  if (o.scope == "step") return tools::Scope::step;
-  throw hw::ConfigError(fmt::format("--scope: expected block or step, got '{}'", o.scope));
-}
 
 // Runs the scope the options ask for; `layers` receives the number of decoder layers simulated.
 tools::Simulation simulate(const hw::Chip& chip, const models::ModelSpec& model, const Deployment& d,
