@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "hw/config_error.hpp"
 #include "models/kv_cache.hpp"
 
@@ -48,27 +50,32 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
 
 AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given, std::uint64_t capacity) {
   for (std::uint64_t n = 1; n <= 1024; n *= 2) {
-    Parallelism p;
+    // Candidates for n chips: MoE models shard the batch and the experts (dp = ep = n) or, when
+    // the batch does not split, heads and experts (tp = ep = n); dense models shard heads (tp = n).
+    std::vector<Parallelism> candidates;
     if (m.moe) {
-      p.dp = p.ep = n;
-      if (n > m.moe->n_routed_experts || m.moe->n_routed_experts % n != 0) break;
+      if (n > m.moe->n_routed_experts) break;
+      candidates.push_back(Parallelism{1, n, n});
+      candidates.push_back(Parallelism{n, n, 1});
     } else {
-      p.tp = n;
+      candidates.push_back(Parallelism{n, 1, 1});
     }
-    if (batch_given && global.batch % p.dp != 0) continue;
-    Workload w = global;
-    if (!batch_given) w.batch = p.dp;
-    try {
-      validate_parallelism(p, m, w);
-    } catch (const hw::ConfigError&) {
-      continue;
+    for (const Parallelism& p : candidates) {
+      if (batch_given && global.batch % p.dp != 0) continue;
+      Workload w = global;
+      if (!batch_given) w.batch = p.dp;
+      try {
+        validate_parallelism(p, m, w);
+      } catch (const hw::ConfigError&) {
+        continue;
+      }
+      if (chip_footprint(m, w, p).total() <= capacity) return AutoSharding{p, w.batch};
     }
-    if (chip_footprint(m, w, p).total() <= capacity) return AutoSharding{p, w.batch};
   }
   throw hw::ConfigError(fmt::format(
-      "no automatic sharding of {} fits {} bytes per chip (dp = ep or tp up to 1024 chips{}); give --tp, --ep "
+      "no automatic sharding of {} fits {} bytes per chip (dp = ep, tp = ep or tp up to 1024 chips); give --tp, --ep "
       "and --dp",
-      m.name, capacity, batch_given ? ", dividing the batch" : ""));
+      m.name, capacity));
 }
 
 }  // namespace models

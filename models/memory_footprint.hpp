@@ -31,9 +31,10 @@ struct MemoryFootprint {
 MemoryFootprint chip_footprint(const ModelSpec& model, const Workload& global, const Parallelism& p);
 
 /// The smallest sharding whose footprint fits `capacity_bytes`: no sharding if the model fits one
-/// chip; else for a MoE model dp = ep = 2, 4, 8, ... (tp 1), for a dense model tp = 2, 4, 8, ...
-/// `batch_given`: the batch must be divisible by dp; otherwise the batch becomes dp (one
-/// sequence per chip). Throws hw::ConfigError when nothing up to 1024 chips fits.
+/// chip; else for n = 2, 4, 8, ... chips, a MoE model tries dp = ep = n (tp 1), then tp = ep = n
+/// (dp 1), a dense model tp = n. `batch_given`: the batch must be divisible by dp; otherwise the
+/// batch becomes dp (one sequence per chip). Throws hw::ConfigError when nothing up to 1024
+/// chips fits.
 struct AutoSharding {
   Parallelism parallelism;
   std::uint64_t batch = 0;
