@@ -73,10 +73,10 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
 
 namespace {
 
-// Tokens produced per second by the whole deployment: a decode step emits B * q_len tokens (B
-// over all DP ranks), a prefill B first tokens.
+// Tokens per second of the whole deployment: a decode step processes B * q_len new tokens (B over
+// all DP ranks), a prefill B * q_len prompt tokens.
 double tokens_per_s(const models::Workload& w, sim::Tick total) {
-  const double tokens = static_cast<double>(w.decode() ? w.batch * w.q_len : w.batch);
+  const double tokens = static_cast<double>(w.batch * w.q_len);
   return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
 }
 
