@@ -41,7 +41,7 @@ std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list
 }
 
 Chip read_chip(ConfigMap root) {
-  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "tiu", "gdma", "sdma", "ddr", "c2c"});
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "tiu", "gdma", "sdma", "ddr", "c2c", "hau"});
   Chip chip;
   chip.source = root.source();
   chip.name = root.string("name");
@@ -90,6 +90,16 @@ Chip read_chip(ConfigMap root) {
     chip.c2c.links = u32(c2c, "links");
     c2c.finish();
   }
+  if (root.has("hau")) {
+    ConfigMap hau = root.map("hau");
+    hau.expect_keys({"sort_width", "compare_cycles", "init_cycles"});
+    Chip::Hau h;
+    h.sort_width = u32(hau, "sort_width");
+    h.compare_cycles = u32(hau, "compare_cycles");
+    h.init_cycles = static_cast<std::uint32_t>(hau.non_negative_int("init_cycles"));
+    hau.finish();
+    chip.hau = h;
+  }
   root.finish();
   return chip;
 }
@@ -115,6 +125,13 @@ std::uint64_t Chip::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_
 std::uint64_t Chip::vector_cycles(std::uint64_t element_ops, DType t) const {
   const std::uint64_t per_cycle = static_cast<std::uint64_t>(lanes_per_core) * vector_eu(t);
   return vector_init_cycles + (element_ops + per_cycle - 1) / per_cycle;
+}
+
+std::uint64_t Chip::hau_topk_cycles(std::uint64_t rows, std::uint64_t n, std::uint64_t k) const {
+  std::uint64_t passes = 0;
+  while ((std::uint64_t{1} << passes) < k) ++passes;
+  return hau->init_cycles + rows * ((n + hau->sort_width - 1) / hau->sort_width) * std::max<std::uint64_t>(1, passes) *
+                                hau->compare_cycles;
 }
 
 Chip load_chip(const std::string& path) {

@@ -18,10 +18,13 @@
 // Peak figures (for rooflines) follow from the same numbers:
 //   cube peak FLOP/s = cores * lanes * macs_per_lane[t] * 2 * clock.
 //
-// Nothing has a default: load_chip() requires every field (hw/strict_config.hpp).
+// Nothing has a default: load_chip() requires every field (hw/strict_config.hpp). The `hau`
+// section is the one optional section: a chip without it has no HAU, and top-k runs on the
+// vector unit.
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "hw/dtype.hpp"
@@ -54,6 +57,17 @@ struct Chip {
   double ddr_bandwidth_gb_per_s = 0;
   double ddr_efficiency = 0;  ///< eta_m: achievable fraction of ddr bandwidth (uncalibrated)
   std::uint64_t ddr_capacity_bytes = 0;
+
+  /// The hardware sort / top-k unit (HAU), when the chip has one: selecting the top k of n
+  /// scores of each of `rows` rows takes
+  ///   init_cycles + rows * ceil(n / sort_width) * max(1, ceil(log2 k)) * compare_cycles.
+  struct Hau {
+    std::uint32_t sort_width = 0;
+    std::uint32_t compare_cycles = 0;
+    std::uint32_t init_cycles = 0;
+  };
+  std::optional<Hau> hau;
+  std::uint64_t hau_topk_cycles(std::uint64_t rows, std::uint64_t n, std::uint64_t k) const;
 
   /// Chip-to-chip links used by collectives (CDMA): `links` links of bandwidth_gb_per_s each,
   /// used together; every transfer pays latency_ns first.

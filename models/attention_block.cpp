@@ -139,6 +139,7 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   while ((std::uint64_t{1} << passes) < selected) ++passes;
   OpNode topk = vector_op("indexer_topk", OpKind::indexer_topk, T, w.kv_len, passes + 1);
   topk.vec.store_row_bytes = selected * 4;  // int32 row indices
+  topk.topk = selected;
   const OpId idx_topk = lg.add(topk);
   lg.depend(idx_score, idx_topk);
 

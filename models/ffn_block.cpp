@@ -84,7 +84,10 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   std::uint64_t slots = 0;
   for (std::uint64_t t : routed->tokens) slots += t;
   const OpId router = lg.add(matmul_op("router", 1, T, H, E));
-  const OpId topk = lg.add(vector_op("moe_topk", OpKind::moe_topk, T, E, topk_ops_per_score(k)));
+  OpNode select = vector_op("moe_topk", OpKind::moe_topk, T, E, topk_ops_per_score(k));
+  select.topk = k;
+  select.vec.store_row_bytes = k * 8;  // expert index and routing weight per choice
+  const OpId topk = lg.add(select);
   lg.depend(norm, router);
   lg.depend(router, topk);
 

@@ -93,14 +93,23 @@ std::uint32_t CoreEmitter::compute(std::uint64_t cycles, std::uint32_t wait_gdma
   return push(op_, Engine::tiu, cmd);
 }
 
+std::uint32_t CoreEmitter::hau(std::uint64_t cycles, std::uint32_t wait_gdma) {
+  sim::Command cmd;
+  cmd.kind = sim::CommandKind::compute;
+  cmd.amount = cycles;
+  cmd.wait_gdma = wait_gdma;
+  return push(op_, Engine::hau, cmd);
+}
+
 std::uint32_t CoreEmitter::dma(OpId as, Engine engine, std::uint64_t bytes, sim::Direction dir,
-                               std::uint32_t wait_tiu) {
+                               std::uint32_t wait_tiu, std::uint32_t wait_hau) {
   if (bytes == 0) throw std::logic_error("lowering emitted an empty transfer");
   sim::Command cmd;
   cmd.kind = sim::CommandKind::transfer;
   cmd.amount = bytes;
   cmd.direction = dir;
   cmd.wait_tiu = wait_tiu;
+  cmd.wait_hau = wait_hau;
   return push(as, engine, cmd);
 }
 
@@ -116,8 +125,8 @@ std::uint32_t CoreEmitter::send_to_chip(std::uint64_t bytes, std::uint32_t wait_
   return dma(op_, Engine::cdma, bytes, sim::Direction::chip_to_chip, wait_tiu);
 }
 
-std::uint32_t CoreEmitter::store(std::uint64_t bytes, std::uint32_t wait_tiu) {
-  return dma(op_, Engine::gdma, bytes, sim::Direction::lmem_to_ddr, wait_tiu);
+std::uint32_t CoreEmitter::store(std::uint64_t bytes, std::uint32_t wait_tiu, std::uint32_t wait_hau) {
+  return dma(op_, Engine::gdma, bytes, sim::Direction::lmem_to_ddr, wait_tiu, wait_hau);
 }
 
 namespace {
@@ -133,6 +142,7 @@ void emit_barrier_sends(LoweringContext& ctx, OpId op) {
     send.wait_gdma = ctx.last[op][core][E(Engine::gdma)];
     send.wait_sdma = ctx.last[op][core][E(Engine::sdma)];
     send.wait_cdma = ctx.last[op][core][E(Engine::cdma)];
+    send.wait_hau = ctx.last[op][core][E(Engine::hau)];
     ctx.out.program.cores[core].queue(Engine::tiu).push_back(send);
   }
 }
@@ -161,13 +171,20 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
   for (OpId op : topological_order(graph)) {
     switch (graph[op].kind) {
       case OpKind::matmul: detail::lower_matmul(ctx, op); break;
+      case OpKind::moe_topk:
+      case OpKind::indexer_topk:
+        // On the HAU when the chip has one, else on the vector unit.
+        if (chip.hau) {
+          detail::lower_topk(ctx, op);
+        } else {
+          detail::lower_vector(ctx, op);
+        }
+        break;
       case OpKind::embedding:
       case OpKind::rmsnorm:
       case OpKind::rope:
       case OpKind::swiglu:
-      case OpKind::moe_topk:
       case OpKind::moe_combine:
-      case OpKind::indexer_topk:
       case OpKind::kv_cache_write: detail::lower_vector(ctx, op); break;
       case OpKind::indexer_cache_read: break;  // the score matmul loads the keys on its behalf
       case OpKind::expert_weights: break;  // its consumers load on its behalf

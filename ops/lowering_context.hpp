@@ -56,7 +56,9 @@ class CoreEmitter {
 
   std::uint32_t compute(std::uint64_t cycles, std::uint32_t wait_gdma, std::uint32_t wait_sdma = 0);
   std::uint32_t load(std::uint64_t bytes, std::uint32_t wait_tiu, sim::Engine engine = sim::Engine::gdma);
-  std::uint32_t store(std::uint64_t bytes, std::uint32_t wait_tiu);
+  std::uint32_t store(std::uint64_t bytes, std::uint32_t wait_tiu, std::uint32_t wait_hau = 0);
+  /// A HAU (sort / top-k) command waiting on a GDMA id.
+  std::uint32_t hau(std::uint64_t cycles, std::uint32_t wait_gdma);
   /// A CDMA transfer to another chip.
   std::uint32_t send_to_chip(std::uint64_t bytes, std::uint32_t wait_tiu);
   /// Same, attributed to op `as` (which must already be entered on this core).
@@ -71,7 +73,7 @@ class CoreEmitter {
   /// command on that engine; returns the command's id.
   std::uint32_t push(OpId as, sim::Engine engine, sim::Command cmd);
   std::uint32_t dma(OpId as, sim::Engine engine, std::uint64_t bytes, sim::Direction dir,
-                    std::uint32_t wait_tiu);
+                    std::uint32_t wait_tiu, std::uint32_t wait_hau = 0);
 
   LoweringContext& ctx_;
   OpId op_;
@@ -103,5 +105,6 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op);
 void lower_fa2(LoweringContext& ctx, OpId op);
 void lower_fa2_combine(LoweringContext& ctx, OpId op);
 void lower_collective(LoweringContext& ctx, OpId op);
+void lower_topk(LoweringContext& ctx, OpId op);
 
 }  // namespace ops::detail

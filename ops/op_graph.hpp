@@ -116,6 +116,7 @@ struct OpNode {
   hw::DType dtype = hw::DType::bf16;
   std::uint64_t flops = 0;     ///< matrix FLOPs (2 per MAC); vector ops count element-operations
   std::uint64_t kv_bytes = 0;  ///< kv_cache_read, fa2: the latent KV bytes attended
+  std::uint64_t topk = 0;      ///< moe_topk, indexer_topk: entries selected per row
   MatmulShape mm;
   VectorShape vec;
   AttentionShape attn;

@@ -16,7 +16,7 @@ std::string_view regime_name(Regime r) {
 }
 
 std::string OpTiming::engines() const {
-  static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA"};
+  static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA", "HAU"};
   std::string out;
   for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
     if (commands[e] == 0) continue;

@@ -52,3 +52,30 @@ void lower_vector(LoweringContext& ctx, OpId op) {
 }
 
 }  // namespace ops::detail
+
+namespace ops::detail {
+
+// Top-k on the HAU: rows split over cores, per tile load the scores (GDMA), select on the HAU,
+// store the chosen indices (GDMA, waiting on the HAU command). The vector unit is left free.
+void lower_topk(LoweringContext& ctx, OpId op) {
+  const OpNode& node = ctx.graph[op];
+  const VectorShape& v = node.vec;
+  const std::uint64_t load = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
+  const std::uint64_t store = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+  const std::uint64_t tile_rows = std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * (load + store)));
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    const Range mine = balanced_part(v.rows, ctx.chip.cores, core);
+    if (mine.empty()) continue;
+    CoreEmitter emit(ctx, op, core);
+    for (std::uint64_t r0 = mine.begin; r0 < mine.end; r0 += tile_rows) {
+      const std::uint64_t rows = std::min(tile_rows, mine.end - r0);
+      const std::uint32_t loaded = emit.load(rows * load, 0);
+      const std::uint32_t selected = emit.hau(ctx.chip.hau_topk_cycles(rows, v.width, node.topk), loaded);
+      emit.store(rows * store, 0, selected);
+    }
+    auto& peak = ctx.out.ops[op].peak_lmem_bytes;
+    peak = std::max(peak, std::min(tile_rows, mine.size()) * (load + store));
+  }
+}
+
+}  // namespace ops::detail

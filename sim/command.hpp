@@ -9,7 +9,10 @@
 //   GDMA waits on TIU  (wait_tiu) only: GDMA can never wait on GDMA, its order is its queue;
 //   SDMA waits on TIU  (wait_tiu): a G5-style modelling choice, the hardware uses messages;
 //   CDMA (chip-to-chip, used by collectives on core 0) waits on TIU likewise, and a TIU command
-//        may wait on a CDMA id (wait_cdma).
+//        may wait on a CDMA id (wait_cdma);
+//   HAU  (sort / top-k unit) runs one command at a time like the TIU, waiting on a GDMA id (its
+//        input) and a TIU id; TIU and DMA commands may wait on a HAU id (wait_hau), as the
+//        hardware's commands carry hau_cmd_id.
 // Id 0 means "no wait". Cross-core order uses messages, as TIU SYS send_msg / wait_msg do:
 // send_msg adds one to a counter, wait_msg blocks its TIU queue until the counter reaches
 // msg_count. Message commands take no time.
@@ -22,8 +25,10 @@
 
 namespace sim {
 
-enum class Engine : std::uint8_t { tiu = 0, gdma = 1, sdma = 2, cdma = 3 };
-constexpr std::size_t kEngineCount = 4;
+enum class Engine : std::uint8_t { tiu = 0, gdma = 1, sdma = 2, cdma = 3, hau = 4 };
+constexpr std::size_t kEngineCount = 5;
+constexpr std::array<Engine, kEngineCount> kAllEngines{Engine::tiu, Engine::gdma, Engine::sdma, Engine::cdma,
+                                                        Engine::hau};
 
 enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg };
 
@@ -32,12 +37,13 @@ enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg };
 enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip };
 
 struct Command {
-  std::uint64_t amount = 0;     ///< TIU cycles (compute) or bytes (transfer)
+  std::uint64_t amount = 0;     ///< TIU / HAU cycles (compute) or bytes (transfer)
   std::uint32_t op = 0;         ///< index of the op this command belongs to
   std::uint32_t wait_gdma = 0;  ///< TIU: GDMA id to wait for
   std::uint32_t wait_sdma = 0;  ///< TIU: SDMA id to wait for
   std::uint32_t wait_cdma = 0;  ///< TIU: CDMA id to wait for
-  std::uint32_t wait_tiu = 0;   ///< GDMA / SDMA: TIU id to wait for
+  std::uint32_t wait_hau = 0;   ///< TIU, GDMA, SDMA, CDMA: HAU id to wait for
+  std::uint32_t wait_tiu = 0;   ///< GDMA / SDMA / CDMA / HAU: TIU id to wait for
   std::uint32_t msg = 0;        ///< send_msg / wait_msg: message id (>= 1)
   std::uint32_t msg_count = 0;  ///< wait_msg: sends required before it passes
   CommandKind kind = CommandKind::compute;
@@ -60,8 +66,9 @@ struct Program {
     return n;
   }
   std::uint64_t command_count() const {
-    return command_count(Engine::tiu) + command_count(Engine::gdma) + command_count(Engine::sdma) +
-           command_count(Engine::cdma);
+    std::uint64_t n = 0;
+    for (Engine e : kAllEngines) n += command_count(e);
+    return n;
   }
 };
 

@@ -19,14 +19,14 @@ enum class EventPriority : std::uint8_t {
   kRateUpdate = 1,
 };
 
-enum class EventType : std::uint8_t { tiu_done, transfer_startup_done, transfer_completion, rate_update };
+enum class EventType : std::uint8_t { tiu_done, hau_done, transfer_startup_done, transfer_completion, rate_update };
 
 struct Event {
   Tick time = 0;
   std::uint64_t seq = 0;
   EventPriority priority = EventPriority::kState;
   EventType type = EventType::tiu_done;
-  std::uint32_t a = 0;  ///< core (tiu_done), flow (startup), generation (completion)
+  std::uint32_t a = 0;  ///< core (tiu_done, hau_done), flow (startup), generation (completion)
 };
 
 class EventQueue {

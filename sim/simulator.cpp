@@ -26,6 +26,7 @@ struct EngineState {
 struct CoreState {
   std::array<EngineState, kEngineCount> engines;
   bool tiu_busy = false;
+  bool hau_busy = false;
   bool queued_for_issue = false;
   std::uint32_t waiting_msg = 0;  // message the TIU head is blocked on (0 = none)
 };
@@ -50,6 +51,8 @@ class Run {
   void drain_issue_worklist();
   void issue(std::uint32_t core);
   void issue_tiu(std::uint32_t core);
+  void issue_hau(std::uint32_t core);
+  void on_hau_done(std::uint32_t core);
   void issue_dma(std::uint32_t core, Engine engine);
   void on_tiu_done(std::uint32_t core);
   void on_startup_done(std::uint32_t flow);
@@ -122,21 +125,21 @@ Run::Run(const hw::Chip& chip, const Program& program)
   trace_.cores.resize(program.cores.size());
   std::size_t dma_commands = 0;
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
-    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma, Engine::cdma}) {
+    for (Engine e : kAllEngines) {
       const auto& q = program.cores[c].queue(e);
       trace_.cores[c][idx(e)].resize(q.size());
       for (const Command& cmd : q) {
         const bool is_transfer = cmd.kind == CommandKind::transfer;
-        if ((e == Engine::tiu) == is_transfer) {
-          throw std::logic_error(fmt::format("core {}: {} queue holds a command of the wrong kind", c,
-                                             e == Engine::tiu ? "TIU" : "DMA"));
+        const bool computes = e == Engine::tiu || e == Engine::hau;
+        if (computes == is_transfer || (e == Engine::hau && cmd.kind != CommandKind::compute)) {
+          throw std::logic_error(fmt::format("core {}: engine {} queue holds a command of the wrong kind", c, idx(e)));
         }
         if ((cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg) &&
             (cmd.msg == 0 || cmd.msg > program.message_count)) {
           throw std::logic_error(fmt::format("core {}: message id {} out of range", c, cmd.msg));
         }
       }
-      if (e != Engine::tiu) {
+      if (e != Engine::tiu && e != Engine::hau) {
         cores_[c].engines[idx(e)].done.assign(q.size(), 0);
         dma_commands += q.size();
       }
@@ -176,6 +179,7 @@ void Run::drain_issue_worklist() {
 void Run::issue(std::uint32_t core) {
   // TIU first: a message command it passes can release GDMA / SDMA waits at the same tick.
   issue_tiu(core);
+  issue_hau(core);
   issue_dma(core, Engine::gdma);
   issue_dma(core, Engine::sdma);
   issue_dma(core, Engine::cdma);
@@ -190,7 +194,8 @@ void Run::issue_tiu(std::uint32_t core) {
     const Command& cmd = queue[tiu.head];
     if (cmd.wait_gdma > cs.engines[idx(Engine::gdma)].completed ||
         cmd.wait_sdma > cs.engines[idx(Engine::sdma)].completed ||
-        cmd.wait_cdma > cs.engines[idx(Engine::cdma)].completed) {
+        cmd.wait_cdma > cs.engines[idx(Engine::cdma)].completed ||
+        cmd.wait_hau > cs.engines[idx(Engine::hau)].completed) {
       return;
     }
     switch (cmd.kind) {
@@ -239,7 +244,10 @@ void Run::issue_dma(std::uint32_t core, Engine engine) {
   auto& records = trace_.cores[core][idx(engine)];
   while (es.in_flight < outstanding_[idx(engine)] && es.head < queue.size()) {
     const Command& cmd = queue[es.head];
-    if (cmd.wait_tiu > cs.engines[idx(Engine::tiu)].completed) return;
+    if (cmd.wait_tiu > cs.engines[idx(Engine::tiu)].completed ||
+        cmd.wait_hau > cs.engines[idx(Engine::hau)].completed) {
+      return;
+    }
     records[es.head].start = now_;
     std::uint32_t f;
     if (!free_flows_.empty()) {
@@ -255,6 +263,31 @@ void Run::issue_dma(std::uint32_t core, Engine engine) {
     ++es.in_flight;
     events_.push(now_ + startup_[idx(engine)], EventPriority::kState, EventType::transfer_startup_done, f);
   }
+}
+
+void Run::issue_hau(std::uint32_t core) {
+  CoreState& cs = cores_[core];
+  EngineState& hau = cs.engines[idx(Engine::hau)];
+  const auto& queue = program_.cores[core].queue(Engine::hau);
+  if (cs.hau_busy || hau.head >= queue.size()) return;
+  const Command& cmd = queue[hau.head];
+  if (cmd.wait_gdma > cs.engines[idx(Engine::gdma)].completed ||
+      cmd.wait_tiu > cs.engines[idx(Engine::tiu)].completed) {
+    return;
+  }
+  trace_.cores[core][idx(Engine::hau)][hau.head].start = now_;
+  ++hau.head;
+  cs.hau_busy = true;
+  events_.push(now_ + tiu_ticks(cmd.amount), EventPriority::kState, EventType::hau_done, core);
+}
+
+void Run::on_hau_done(std::uint32_t core) {
+  CoreState& cs = cores_[core];
+  EngineState& hau = cs.engines[idx(Engine::hau)];
+  trace_.cores[core][idx(Engine::hau)][hau.completed].end = now_;
+  ++hau.completed;
+  cs.hau_busy = false;
+  request_issue(core);
 }
 
 void Run::on_tiu_done(std::uint32_t core) {
@@ -359,15 +392,15 @@ void Run::update_rates() {
 void Run::report_stuck() const {
   std::string detail;
   for (std::size_t c = 0; c < cores_.size(); ++c) {
-    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma, Engine::cdma}) {
+    for (Engine e : kAllEngines) {
       const EngineState& es = cores_[c].engines[idx(e)];
       const auto& q = program_.cores[c].queue(e);
       if (es.head >= q.size()) continue;
       const Command& cmd = q[es.head];
-      static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA"};
-      detail += fmt::format("\n  core {} {} head id {} (op {}): waits gdma {} sdma {} cdma {} tiu {} msg {}x{}", c,
-                            kNames[idx(e)], es.head + 1, cmd.op, cmd.wait_gdma, cmd.wait_sdma, cmd.wait_cdma,
-                            cmd.wait_tiu, cmd.msg, cmd.msg_count);
+      static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA", "HAU"};
+      detail += fmt::format("\n  core {} {} head id {} (op {}): waits gdma {} sdma {} cdma {} hau {} tiu {} msg {}x{}",
+                            c, kNames[idx(e)], es.head + 1, cmd.op, cmd.wait_gdma, cmd.wait_sdma, cmd.wait_cdma,
+                            cmd.wait_hau, cmd.wait_tiu, cmd.msg, cmd.msg_count);
       if (detail.size() > 2000) break;
     }
   }
@@ -384,6 +417,7 @@ Trace Run::execute() {
     ++events;
     switch (ev.type) {
       case EventType::tiu_done: on_tiu_done(ev.a); break;
+      case EventType::hau_done: on_hau_done(ev.a); break;
       case EventType::transfer_startup_done: on_startup_done(ev.a); break;
       case EventType::transfer_completion:
         if (ev.a == generation_) on_completion();
@@ -393,7 +427,7 @@ Trace Run::execute() {
     drain_issue_worklist();
   }
   for (std::size_t c = 0; c < cores_.size(); ++c) {
-    for (Engine e : {Engine::tiu, Engine::gdma, Engine::sdma, Engine::cdma}) {
+    for (Engine e : kAllEngines) {
       if (cores_[c].engines[idx(e)].completed < program_.cores[c].queue(e).size()) report_stuck();
     }
   }

@@ -4,6 +4,7 @@
 //
 // Engine semantics (see sim/command.hpp for the dependency rules):
 //   TIU  - one instruction at a time, in queue order; duration = cycles at tiu_clock_mhz.
+//   HAU  - the same, for sort / top-k commands.
 //   GDMA, SDMA - issue in queue order, up to `outstanding` transfers in flight per engine per core.
 //     A transfer waits its engine's start-up latency, then moves its bytes at a rate recomputed
 //     whenever the set of moving transfers changes: max-min fair sharing (sim/max_min_sharing.hpp)

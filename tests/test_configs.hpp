@@ -21,6 +21,7 @@ gdma: {bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4}
 sdma: {bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4}
 ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472}
 c2c: {bandwidth_gb_per_s: 56, latency_ns: 250, links: 8}
+hau: {sort_width: 16, compare_cycles: 1, init_cycles: 20}
 )";
 
 /// DeepSeek-V3 attention fields (official config_671B.json values).

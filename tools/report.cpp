@@ -161,8 +161,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   fmt::print(out, "flops         {}\n", tl.flops);
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
              ops::regime_name(tl.regime));
-  fmt::print(out, "commands      tiu {}  gdma {}  sdma {}  cdma {}\n", tl.commands[0], tl.commands[1], tl.commands[2],
-             tl.commands[3]);
+  fmt::print(out, "commands      tiu {}  gdma {}  sdma {}  cdma {}  hau {}\n", tl.commands[0], tl.commands[1],
+             tl.commands[2], tl.commands[3], tl.commands[4]);
 }
 
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
@@ -221,8 +221,8 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
                ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
-  fmt::print(out, "  \"commands\": {{\"tiu\": {}, \"gdma\": {}, \"sdma\": {}, \"cdma\": {}}}\n", tl.commands[0],
-             tl.commands[1], tl.commands[2], tl.commands[3]);
+  fmt::print(out, "  \"commands\": {{\"tiu\": {}, \"gdma\": {}, \"sdma\": {}, \"cdma\": {}, \"hau\": {}}}\n",
+             tl.commands[0], tl.commands[1], tl.commands[2], tl.commands[3], tl.commands[4]);
   out << "}\n";
 }
 
