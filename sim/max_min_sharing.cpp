@@ -46,8 +46,10 @@ bool MaxMinSharing::solve_by_local_shares(std::span<const FlowPath> flows, std::
     rates[i] = r;
     bottleneck_[i] = tightest;
   }
-  std::fill(load_.begin(), load_.end(), 0.0);
-  std::fill(mixed_.begin(), mixed_.end(), 0);
+  // Only the constraints these flows cross are touched: reset, accumulate, check.
+  for (const FlowPath& f : flows) {
+    for (std::uint8_t k = 0; k < f.count; ++k) load_[f.constraints[k]] = 0.0, mixed_[f.constraints[k]] = 0;
+  }
   for (std::size_t i = 0; i < flows.size(); ++i) {
     for (std::uint8_t k = 0; k < flows[i].count; ++k) {
       const std::uint32_t j = flows[i].constraints[k];
@@ -55,23 +57,31 @@ bool MaxMinSharing::solve_by_local_shares(std::span<const FlowPath> flows, std::
       if (rates[i] != capacity_[j] / unfixed_[j]) mixed_[j] = 1;
     }
   }
-  for (std::size_t j = 0; j < capacity_.size(); ++j) {
-    if (load_[j] > capacity_[j] * (1 + 1e-12)) return false;
-  }
   for (std::size_t i = 0; i < flows.size(); ++i) {
     if (mixed_[bottleneck_[i]]) return false;
+    for (std::uint8_t k = 0; k < flows[i].count; ++k) {
+      const std::uint32_t j = flows[i].constraints[k];
+      if (load_[j] > capacity_[j] * (1 + 1e-12)) return false;
+    }
   }
   return true;
 }
 
 void MaxMinSharing::solve(std::span<const FlowPath> flows, std::span<double> rates) {
   const std::size_t n = capacity_.size();
-  std::fill(unfixed_.begin(), unfixed_.end(), 0u);
+  for (const FlowPath& f : flows) {
+    for (std::uint8_t k = 0; k < f.count; ++k) unfixed_[f.constraints[k]] = 0;
+  }
   for (const FlowPath& f : flows) {
     for (std::uint8_t k = 0; k < f.count; ++k) ++unfixed_[f.constraints[k]];
   }
   bottleneck_.resize(flows.size());
   if (solve_by_local_shares(flows, rates)) return;
+  // Progressive filling over every constraint: counts from scratch.
+  std::fill(unfixed_.begin(), unfixed_.end(), 0u);
+  for (const FlowPath& f : flows) {
+    for (std::uint8_t k = 0; k < f.count; ++k) ++unfixed_[f.constraints[k]];
+  }
   // Constraint -> member flows, as compressed rows.
   offset_[0] = 0;
   for (std::size_t j = 0; j < n; ++j) offset_[j + 1] = offset_[j] + unfixed_[j];

@@ -1,4 +1,5 @@
-// Speed of g5sim: emit (graph + lowering) and simulate, per command. Google Benchmark, not a test.
+// Speed of g5sim: emit (graph + lowering) and simulate, per command, for attention blocks and a
+// whole DeepSeek-V3 decode step. Google Benchmark, not a test.
 //   ./build/tools/g5sim_bench [--benchmark_filter=...]
 // Counters: `commands` per run; `per_command` = wall time per command (printed with an SI
 // prefix: 250n = 250 ns); `events` of the event kernel per run.
@@ -7,6 +8,7 @@
 
 #include "hw/chip.hpp"
 #include "models/attention_block.hpp"
+#include "models/decoder_step.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
@@ -66,7 +68,28 @@ void BM_SimulateOnly(benchmark::State& state, models::Phase phase, std::uint64_t
   set_counters(state, lowered.program.command_count(), events);
 }
 
+// The default `g5sim run`: a whole DeepSeek-V3 decode step, 61 layers, dp = ep = 16, one
+// sequence per chip, kv_len 4096.
+void BM_WholeDecodeStep(benchmark::State& state, std::uint64_t batch_per_chip, std::uint64_t ctx) {
+  const Setup& s = setup();
+  models::StepOptions step;
+  step.parallelism = models::Parallelism{1, 16, 16};
+  const auto w = workload(models::Phase::decode, 16 * batch_per_chip, ctx);
+  std::uint64_t commands = 0, events = 0;
+  for (auto _ : state) {
+    const ops::OpGraph graph = models::build_decoder_step(s.model, w, step);
+    const ops::Lowered lowered = ops::lower(graph, s.chip, {});
+    const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);
+    commands = lowered.program.command_count();
+    events = trace.events;
+    benchmark::DoNotOptimize(trace.end);
+  }
+  set_counters(state, commands, events);
+}
+
 using models::Phase;
+BENCHMARK_CAPTURE(BM_WholeDecodeStep, v3_61_layers_b1_ctx4k, 1, 4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WholeDecodeStep, v3_61_layers_b8_ctx32k, 8, 32768)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_EmitAndSimulate, decode_b1_ctx4k, Phase::decode, 1, 4096)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_EmitAndSimulate, decode_b32_ctx32k, Phase::decode, 32, 32768)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_EmitAndSimulate, decode_b1_ctx128k, Phase::decode, 1, 131072)->Unit(benchmark::kMillisecond);
