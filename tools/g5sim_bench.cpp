@@ -6,6 +6,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <functional>
+
 #include "hw/chip.hpp"
 #include "models/attention_block.hpp"
 #include "models/decoder_step.hpp"
@@ -39,20 +41,23 @@ void set_counters(benchmark::State& state, std::uint64_t commands, std::uint64_t
                                                          benchmark::Counter::kInvert);
 }
 
-// Emit + simulate: the whole cost of one block, from op graph to command records.
-void BM_EmitAndSimulate(benchmark::State& state, models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
+// Emit + simulate: the whole cost of one graph, from op graph to command records.
+void emit_and_simulate(benchmark::State& state, const std::function<ops::OpGraph()>& build) {
   const Setup& s = setup();
-  const auto w = workload(phase, batch, ctx);
   std::uint64_t commands = 0, events = 0;
   for (auto _ : state) {
-    const ops::OpGraph graph = models::build_attention_block(s.model, w);
-    const ops::Lowered lowered = ops::lower(graph, s.chip, {});
+    const ops::Lowered lowered = ops::lower(build(), s.chip, {});
     const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);
     commands = lowered.program.command_count();
     events = trace.events;
     benchmark::DoNotOptimize(trace.end);
   }
   set_counters(state, commands, events);
+}
+
+void BM_EmitAndSimulate(benchmark::State& state, models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
+  const auto w = workload(phase, batch, ctx);
+  emit_and_simulate(state, [&] { return models::build_attention_block(setup().model, w); });
 }
 
 // Simulate only: the event kernel on an already lowered program.
@@ -71,20 +76,10 @@ void BM_SimulateOnly(benchmark::State& state, models::Phase phase, std::uint64_t
 // The default `g5sim run`: a whole DeepSeek-V3 decode step, 61 layers, dp = ep = 16, one
 // sequence per chip, kv_len 4096.
 void BM_WholeDecodeStep(benchmark::State& state, std::uint64_t batch_per_chip, std::uint64_t ctx) {
-  const Setup& s = setup();
   models::StepOptions step;
   step.parallelism = models::Parallelism{1, 16, 16};
   const auto w = workload(models::Phase::decode, 16 * batch_per_chip, ctx);
-  std::uint64_t commands = 0, events = 0;
-  for (auto _ : state) {
-    const ops::OpGraph graph = models::build_decoder_step(s.model, w, step);
-    const ops::Lowered lowered = ops::lower(graph, s.chip, {});
-    const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);
-    commands = lowered.program.command_count();
-    events = trace.events;
-    benchmark::DoNotOptimize(trace.end);
-  }
-  set_counters(state, commands, events);
+  emit_and_simulate(state, [&] { return models::build_decoder_step(setup().model, w, step); });
 }
 
 using models::Phase;
