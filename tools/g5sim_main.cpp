@@ -17,6 +17,7 @@
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
 #include "tools/simulation.hpp"
+#include "tools/trace_writer.hpp"
 #include "tools/context_list.hpp"
 #include "tools/report.hpp"
 
@@ -161,7 +162,12 @@ std::uint64_t single_ctx(const std::string& text) {
   return list.front();
 }
 
-int run_command(const CommonOptions& o, const std::string& json_path) {
+struct TraceOptions {
+  std::string path;
+  std::string layers;
+};
+
+int run_command(const CommonOptions& o, const std::string& json_path, const TraceOptions& trace_options) {
   const hw::Chip chip = hw::load_chip(o.chip);
   const models::ModelSpec model = models::load_model(o.model);
   const Deployment d = deployment_of(o, chip, model, single_ctx(o.ctx));
@@ -170,6 +176,15 @@ int run_command(const CommonOptions& o, const std::string& json_path) {
   const tools::Simulation result = simulate(chip, model, d, o, opts, expert_load_of(o), layers);
   const tools::RunDescription run{chip,   model,         d.workload, opts, scope_of(o), layers, d.parallelism,
                                   d.automatic, d.footprint};
+  if (!trace_options.path.empty()) {
+    tools::TraceFilter filter;
+    if (!trace_options.layers.empty()) filter.layers = tools::parse_layer_range(trace_options.layers);
+    std::ofstream trace(trace_options.path, std::ios::binary);
+    if (!trace) throw hw::ConfigError(fmt::format("--trace: cannot write '{}'", trace_options.path));
+    tools::write_chrome_trace(trace, result.graph, result.lowered, result.trace, result.timeline, filter);
+  } else if (!trace_options.layers.empty()) {
+    throw hw::ConfigError("--trace-layers needs --trace PATH");
+  }
   if (json_path == "-") {
     tools::write_json(std::cout, run, result.timeline);
     return 0;
@@ -245,6 +260,9 @@ int main(int argc, char** argv) {
   add_common(run, run_opts);
   run->add_option("--ctx", run_opts.ctx, "context length kv_len")->capture_default_str();
   run->add_option("--json", json_path, "also write JSON to PATH ('-' for stdout only)");
+  TraceOptions trace_options;
+  run->add_option("--trace", trace_options.path, "write a Chrome trace-event JSON (Perfetto) to PATH");
+  run->add_option("--trace-layers", trace_options.layers, "trace only decoder layers I..J (I:J or I)");
 
   CommonOptions sweep_opts;
   std::string csv_path = "-";
@@ -271,7 +289,7 @@ int main(int argc, char** argv) {
     if (*sweep) return sweep_command(sweep_opts, csv_path);
     if (*check) return check_command(check_chip, check_model);
     // `g5sim` alone behaves as `g5sim run`: the default block on the shipped configs.
-    return run_command(run_opts, json_path);
+    return run_command(run_opts, json_path, trace_options);
   } catch (const hw::ConfigError& e) {
     std::cerr << "g5sim: error: " << e.what() << '\n';
     return 2;

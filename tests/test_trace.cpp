@@ -1,0 +1,92 @@
+// The Chrome trace: valid JSON, one slice per command at the recorded times, engines within their
+// in-flight limits.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "hw/chip.hpp"
+#include "models/model_spec.hpp"
+#include "test_configs.hpp"
+#include "tools/simulation.hpp"
+#include "tools/trace_writer.hpp"
+
+namespace {
+
+// Picoseconds from the trace's exact microsecond text.
+sim::Tick ps_of(const nlohmann::json& value) {
+  const std::string text = value.dump();
+  const auto dot = text.find('.');
+  std::string frac = dot == std::string::npos ? "" : text.substr(dot + 1);
+  frac.resize(6, '0');
+  return std::stoull(text.substr(0, dot)) * 1'000'000 + std::stoull(frac);
+}
+
+}  // namespace
+
+TEST_CASE("trace: one slice per command at the recorded times, engines within their limits", "[trace]") {
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
+  const auto v3 = models::model_from_yaml(test_configs::kDeepSeekV3, "v3");
+  models::StepOptions step;
+  step.layers = 4;
+  step.parallelism = models::Parallelism{2, 8, 4};
+  const auto r = tools::simulate_step(
+      chip, v3, models::make_workload(models::Phase::decode, 4, 2048, std::nullopt, models::KvFormat::bf16), step, {});
+  std::ostringstream text;
+  tools::write_chrome_trace(text, r.graph, r.lowered, r.trace, r.timeline, {});
+  // nlohmann keeps the number text for us through dump(); parse floats as they are.
+  const auto doc = nlohmann::json::parse(text.str());
+  const auto& events = doc.at("traceEvents");
+
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::pair<sim::Tick, sim::Tick>>> slices;
+  std::size_t op_slices = 0;
+  for (const auto& e : events) {
+    if (e.at("ph") != "X") continue;
+    const std::size_t pid = e.at("pid");
+    if (pid == chip.cores) {
+      ++op_slices;
+      continue;
+    }
+    const std::size_t tid = e.at("tid");
+    const std::size_t id = e.at("args").at("id");
+    const sim::Tick start = ps_of(e.at("ts"));
+    const sim::Tick dur = ps_of(e.at("dur"));
+    // Timestamps equal the records of command `id` (1-based) of that core and engine.
+    const auto& record = r.trace.records(pid, static_cast<sim::Engine>(tid))[id - 1];
+    CHECK(start == record.start);
+    CHECK(start + dur == record.end);
+    slices[{pid, tid}].emplace_back(start, start + dur);
+  }
+  // One slice per command, one per op on the op track.
+  std::size_t total = 0;
+  for (const auto& [key, list] : slices) total += list.size();
+  CHECK(total == r.lowered.program.command_count());
+  CHECK(op_slices == r.timeline.ops.size());
+  // At any instant, at most `limit` slices of one engine are open (TIU, HAU, CDMA: 1; GDMA 4).
+  for (auto& [key, list] : slices) {
+    const std::size_t engine = key.second;
+    const std::size_t limit = engine == 1 ? chip.gdma.outstanding : engine == 2 ? chip.sdma.outstanding : 1;
+    std::vector<std::pair<sim::Tick, int>> edges;
+    for (const auto& [s, e] : list) {
+      if (e == s) continue;  // message commands take no time
+      edges.emplace_back(s, +1);
+      edges.emplace_back(e, -1);
+    }
+    std::sort(edges.begin(), edges.end());  // at equal times, ends (-1) before starts (+1)
+    int open = 0, most = 0;
+    for (const auto& [t, d] : edges) most = std::max(most, open += d);
+    CHECK(most <= static_cast<int>(limit));
+  }
+  // The layer filter keeps only those layers' commands.
+  std::ostringstream one;
+  tools::TraceFilter only3;
+  only3.layers = std::make_pair(3, 3);
+  tools::write_chrome_trace(one, r.graph, r.lowered, r.trace, r.timeline, only3);
+  for (const auto& e : nlohmann::json::parse(one.str()).at("traceEvents")) {
+    if (e.at("ph") == "X") CHECK(e.at("args").at("layer") == 3);
+  }
+  CHECK(tools::parse_layer_range("2:5") == std::make_pair(2, 5));
+  CHECK_THROWS_WITH(tools::parse_layer_range("5:2"), "--trace-layers: '5:2' has J < I");
+}

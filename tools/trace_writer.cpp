@@ -1,0 +1,109 @@
+#include "tools/trace_writer.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <charconv>
+#include <map>
+#include <string>
+
+#include "hw/config_error.hpp"
+
+namespace tools {
+namespace {
+
+constexpr const char* kEngineNames[] = {"TIU", "GDMA", "SDMA", "CDMA", "HAU"};
+
+// Microseconds with six exact decimals from picoseconds.
+std::string us(sim::Tick ps) { return fmt::format("{}.{:06}", ps / 1'000'000, ps % 1'000'000); }
+
+std::string escaped(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+bool wanted(const TraceFilter& f, int layer) {
+  return !f.layers || (layer >= f.layers->first && layer <= f.layers->second);
+}
+
+}  // namespace
+
+std::pair<int, int> parse_layer_range(const std::string& text) {
+  auto number = [&](std::string_view s) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) {
+      throw hw::ConfigError(fmt::format("--trace-layers: '{}' is not I or I:J with layers I <= J", text));
+    }
+    return v;
+  };
+  const auto colon = text.find(':');
+  const int first = number(std::string_view(text).substr(0, colon));
+  const int last = colon == std::string::npos ? first : number(std::string_view(text).substr(colon + 1));
+  if (last < first) throw hw::ConfigError(fmt::format("--trace-layers: '{}' has J < I", text));
+  return {first, last};
+}
+
+void write_chrome_trace(std::ostream& out, const ops::OpGraph& graph, const ops::Lowered& lowered,
+                        const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter) {
+  out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+  bool first = true;
+  auto event = [&](const std::string& text) {
+    if (!first) out << ",\n";
+    first = false;
+    out << text;
+  };
+  const std::size_t cores = lowered.program.cores.size();
+  for (std::size_t c = 0; c < cores; ++c) {
+    event(fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "core {}"}}}})", c, c));
+    for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
+      event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})", c,
+                        e, kEngineNames[e]));
+    }
+  }
+  for (std::size_t c = 0; c < cores; ++c) {
+    for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
+      const auto& queue = lowered.program.cores[c].queues[e];
+      const auto& records = trace.cores[c][e];
+      for (std::size_t i = 0; i < queue.size(); ++i) {
+        const sim::Command& cmd = queue[i];
+        const ops::OpNode& node = graph[cmd.op];
+        if (!wanted(filter, node.layer)) continue;
+        std::string work;
+        switch (cmd.kind) {
+          case sim::CommandKind::compute: work = fmt::format(R"("cycles": {})", cmd.amount); break;
+          case sim::CommandKind::transfer: work = fmt::format(R"("bytes": {})", cmd.amount); break;
+          case sim::CommandKind::send_msg: work = fmt::format(R"("send_msg": {})", cmd.msg); break;
+          case sim::CommandKind::wait_msg: work = fmt::format(R"("wait_msg": {}, "count": {})", cmd.msg, cmd.msg_count); break;
+        }
+        event(fmt::format(
+            R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}, "wait_tiu": {}, "wait_gdma": {}, "wait_sdma": {}, "wait_cdma": {}, "wait_hau": {}}}}})",
+            escaped(node.name), ops::kind_name(node.kind), c, e, us(records[i].start), us(records[i].end - records[i].start),
+            work, i + 1, node.layer, cmd.wait_tiu, cmd.wait_gdma, cmd.wait_sdma, cmd.wait_cdma, cmd.wait_hau));
+      }
+    }
+  }
+  // The op-level track: one thread per op kind, in order of first appearance.
+  const std::size_t ops_pid = cores;
+  event(fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "ops"}}}})", ops_pid));
+  std::map<ops::OpKind, std::size_t> thread_of;
+  for (const ops::OpTiming& t : timeline.ops) {
+    if (!wanted(filter, t.layer)) continue;
+    auto [it, added] = thread_of.emplace(t.kind, thread_of.size());
+    if (added) {
+      event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})",
+                        ops_pid, it->second, ops::kind_name(t.kind)));
+    }
+    event(fmt::format(
+        R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"layer": {}, "hbm_bytes": {}, "flops": {}}}}})",
+        escaped(t.name), ops::kind_name(t.kind), ops_pid, it->second, us(t.start), us(t.end - t.start), t.layer,
+        t.hbm_bytes, t.flops));
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace tools
