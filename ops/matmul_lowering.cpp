@@ -29,6 +29,7 @@ struct MatmulTile {
   bool first_n_tile;  // columns start at 0: the first pass over these A rows on any core
   bool first_m_tile;  // rows start at 0: the first pass over these weights on any core
   bool last_k;        // ends an output tile: store C
+  bool single_c;      // its tiling has one accumulator: a new output tile waits for the last store
 };
 
 // The same-core producer of the given kind that streams one operand on this matmul's behalf.
@@ -86,7 +87,7 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
           for (std::uint64_t k0 = 0; k0 < s.k; k0 += t.tk) {
             const std::uint64_t depth = std::min(t.tk, s.k - k0);
             const bool reuse_a = t.tk == s.k && n0 != part.cols.begin;
-            tiles.push_back({rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == s.k});
+            tiles.push_back({rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == s.k, t.c_buffers == 1});
           }
         }
       }
@@ -107,13 +108,18 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
                                                                    s.b_col_bytes * t.k0 / s.k);
       return weights && t.first_m_tile ? emit.load_as(*weights, b_bytes, wait_tiu) : emit.load(b_bytes, wait_tiu);
     };
+    // With one accumulator, an output tile's first instruction also waits for the previous
+    // output tile's store (GDMA completion ids are in order, so waiting on it covers the loads).
     std::uint32_t next_loaded = loads(tiles.front(), 0);
-    std::uint32_t previous_tiu = 0;
+    std::uint32_t previous_tiu = 0, last_store = 0;
+    bool first_k = true;
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const MatmulTile& t = tiles[i];
-      const std::uint32_t tiu = emit.compute(ctx.chip.matmul_cycles(t.rows, t.depth, t.cols, node.dtype), next_loaded);
+      const std::uint32_t wait = t.single_c && first_k ? std::max(next_loaded, last_store) : next_loaded;
+      const std::uint32_t tiu = emit.compute(ctx.chip.matmul_cycles(t.rows, t.depth, t.cols, node.dtype), wait);
       if (i + 1 < tiles.size()) next_loaded = loads(tiles[i + 1], previous_tiu);
-      if (t.last_k) emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu);
+      if (t.last_k) last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu);
+      first_k = t.last_k;
       previous_tiu = tiu;
     }
   }

@@ -2,48 +2,61 @@
 
 #include <fmt/format.h>
 
-#include "hw/config_error.hpp"
-
+#include <algorithm>
+#include <set>
 #include <tuple>
-#include <vector>
+
+#include "hw/config_error.hpp"
 
 namespace ops {
 namespace {
 
-// The full extent x, and unit * 2^j for every such value below x.
-std::vector<std::uint64_t> candidates(std::uint64_t x, std::uint64_t unit) {
-  std::vector<std::uint64_t> out{x};
-  for (std::uint64_t v = unit; v < x; v *= 2) out.push_back(v);
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// ceil(x / d) rounded up to `unit` (capped at x) for d = 1..32, and unit * 2^j below x.
+std::set<std::uint64_t> candidates(std::uint64_t x, std::uint64_t unit) {
+  std::set<std::uint64_t> out;
+  for (std::uint64_t d = 1; d <= 32; ++d) out.insert(std::min(x, ceil_div(ceil_div(x, d), unit) * unit));
+  for (std::uint64_t v = unit; v < x; v *= 2) out.insert(v);
   return out;
 }
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
 MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
                                 std::uint64_t in_bytes, std::uint64_t out_bytes) {
   const std::uint64_t k_unit = std::max<std::uint64_t>(1, chip.cube_macs(hw::DType::bf16) / chip.cube_n);
+  const std::uint64_t lmem = chip.lmem_bytes_per_core;
   MatmulTiling best;
   bool found = false;
-  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> best_key{};
-  const std::vector<std::uint64_t> tms = candidates(m, chip.lanes_per_core);
-  const std::vector<std::uint64_t> tns = candidates(n, chip.cube_n);
-  const std::vector<std::uint64_t> tks = candidates(k, 2 * k_unit);
-  for (std::uint64_t tm : tms) {
-    for (std::uint64_t tn : tns) {
-      for (std::uint64_t tk : tks) {
-        const std::uint64_t lmem = 2 * tm * tk * in_bytes + 2 * tk * tn * in_bytes + 2 * tm * tn * 4;
-        if (lmem > chip.lmem_bytes_per_core) continue;
+  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t> best_key{};
+  for (std::uint64_t tm : candidates(m, chip.lanes_per_core)) {
+    for (std::uint64_t tn : candidates(n, chip.cube_n)) {
+      for (std::uint64_t c_buffers : {2u, 1u}) {
+        const std::uint64_t fixed = c_buffers * tm * tn * 4;
+        const std::uint64_t per_k = 2 * (tm + tn) * in_bytes;  // A and B slices, double-buffered
+        if (fixed + per_k * std::min(k, k_unit) > lmem) continue;
+        std::uint64_t tk = k;
+        if (fixed + per_k * k > lmem) tk = (lmem - fixed) / per_k / k_unit * k_unit;
+        if (tk == 0) continue;
         const std::uint64_t a = tk == k ? m * k * in_bytes : m * k * in_bytes * ceil_div(n, tn);
         const std::uint64_t traffic = a + k * n * in_bytes * ceil_div(m, tm) + m * n * out_bytes;
         const std::uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * ceil_div(k, tk);
-        // Smaller key wins: traffic, then tile count, then wider n (stored negated).
-        const auto key = std::make_tuple(traffic, tiles, ~tn);
+        // Estimated time of the software pipeline: the first tile's loads, then every tile at the
+        // slower of its loads and its instruction, then the last store. It prefers tiles small
+        // enough to overlap well and large enough to amortise the start-up cycles.
+        const double load_ns = static_cast<double>((tm + tn) * tk * in_bytes) / chip.gdma.bandwidth_gb_per_s;
+        const double compute_ns =
+            static_cast<double>(chip.matmul_cycles(tm, tk, tn, hw::DType::bf16)) * 1e3 / chip.tiu_clock_mhz;
+        const double store_ns = static_cast<double>(tm * tn * out_bytes) / chip.gdma.bandwidth_gb_per_s;
+        const auto estimate = static_cast<std::uint64_t>(load_ns + static_cast<double>(tiles) * std::max(load_ns, compute_ns) +
+                                                         store_ns);
+        // Smaller key wins: traffic, then two accumulators, then the estimate, then wider n.
+        const auto key = std::make_tuple(traffic, 2 - c_buffers, estimate, ~tn);
         if (!found || key < best_key) {
           found = true;
           best_key = key;
-          best = MatmulTiling{tm, tn, tk, lmem, traffic};
+          best = MatmulTiling{tm, tn, tk, c_buffers, fixed + per_k * tk, traffic};
         }
       }
     }
@@ -51,7 +64,7 @@ MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint
   if (!found) {
     throw hw::ConfigError(fmt::format("{}: lmem_bytes_per_core: {} B cannot hold even the smallest tiles of a "
                                       "{}x{}x{} matmul",
-                                      chip.source, chip.lmem_bytes_per_core, m, k, n));
+                                      chip.source, lmem, m, k, n));
   }
   return best;
 }

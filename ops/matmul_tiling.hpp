@@ -2,13 +2,18 @@
 // Tile choice for one core's share of a matmul [m, k] x [k, n] (A = activations, B = weights,
 // C accumulated in fp32 and written back in the output dtype).
 //
-// Local memory per core holds two A tiles, two B tiles and two C tiles (double buffering):
-//     2*tm*tk*e_in + 2*tk*tn*e_in + 2*tm*tn*4 <= lmem_bytes_per_core.
+// Local memory per core holds two A tiles and two B tiles (double buffering) and c_buffers fp32
+// C accumulators:
+//     2*tm*tk*e_in + 2*tk*tn*e_in + c_buffers*tm*tn*4 <= lmem_bytes_per_core.
+// With two accumulators the next output tile computes while the last one is stored; with one,
+// its first instruction waits for that store (fewer bytes of LMEM, bigger tiles, less traffic).
 // Loop order: m-tiles, then n-tiles, then k-tiles innermost. DDR traffic of the core:
 //     A: m*k*e_in once if tk == k (the A tile stays resident across n-tiles), else once per n-tile;
 //     B: k*n*e_in once per m-tile;   C: m*n*e_out once.
-// The tiling with the least traffic wins; ties go to fewer tiles (less per-instruction start-up),
-// then to wider n-tiles. Candidate sizes are the full extent or cube-aligned powers of two.
+// Candidates: tm = ceil(m / d) rounded up to the lanes and tn = ceil(n / d) rounded up to cube_n
+// for d = 1..32, plus powers of two; tk = k if it fits, else the largest multiple of the cube's
+// k step that fits. The least traffic wins; ties go to two accumulators, then fewer tiles (less
+// per-instruction start-up), then wider n-tiles.
 
 #include <cstdint>
 
@@ -18,6 +23,7 @@ namespace ops {
 
 struct MatmulTiling {
   std::uint64_t tm = 0, tn = 0, tk = 0;
+  std::uint64_t c_buffers = 2;
   std::uint64_t lmem_bytes = 0;    ///< footprint of the buffers above
   std::uint64_t ddr_bytes = 0;     ///< traffic the loop order implies
 };

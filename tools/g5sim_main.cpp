@@ -19,6 +19,7 @@
 #include "tools/simulation.hpp"
 #include "tools/trace_writer.hpp"
 #include "tools/context_list.hpp"
+#include "tools/op_run.hpp"
 #include "tools/report.hpp"
 
 namespace {
@@ -271,6 +272,36 @@ int main(int argc, char** argv) {
   sweep->add_option("--ctx", sweep_opts.ctx, "comma list or START:STOP:xFACTOR")->required();
   sweep->add_option("--csv", csv_path, "CSV destination ('-' = stdout)")->capture_default_str();
 
+  CLI::App* op = app.add_subcommand("op", "simulate one op alone (microbenchmark)");
+  op->require_subcommand(1);
+  std::string op_chip = tools::default_chip_path();
+  std::uint32_t op_cores = 0;
+  std::string op_json;
+  auto add_op_common = [&](CLI::App* cmd) {
+    cmd->add_option("--chip", op_chip, "chip config YAML")->capture_default_str();
+    cmd->add_option("--cores", op_cores, "cores to use (default: all)");
+    cmd->add_option("--json", op_json, "write JSON to PATH ('-' for stdout only)");
+  };
+  tools::MatmulRequest mm;
+  std::string mm_dtype = "bf16";
+  CLI::App* op_matmul = op->add_subcommand("matmul", "[m, k] x [k, n]");
+  op_matmul->add_option("--m", mm.m, "rows")->required();
+  op_matmul->add_option("--n", mm.n, "columns")->required();
+  op_matmul->add_option("--k", mm.k, "reduction")->required();
+  op_matmul->add_option("--dtype", mm_dtype, "bf16 or fp8")->capture_default_str();
+  add_op_common(op_matmul);
+  tools::Fa2Request fa;
+  CLI::App* op_fa2 = op->add_subcommand("fa2", "flash attention (decode when q-len < kv-len)");
+  op_fa2->add_option("--batch", fa.batch, "sequences")->capture_default_str();
+  op_fa2->add_option("--q-len", fa.q_len, "query tokens per sequence")->capture_default_str();
+  op_fa2->add_option("--kv-len", fa.kv_len, "tokens attended")->required();
+  op_fa2->add_option("--heads", fa.heads, "query heads")->required();
+  op_fa2->add_option("--kv-heads", fa.kv_heads, "KV heads")->capture_default_str();
+  op_fa2->add_option("--qk-dim", fa.qk_dim, "score dimension")->required();
+  op_fa2->add_option("--v-dim", fa.v_dim, "value dimension")->required();
+  op_fa2->add_flag("--shared-kv", fa.shared_kv, "V is the first v-dim elements of K (MLA latent)");
+  add_op_common(op_fa2);
+
   std::string check_chip = tools::default_chip_path();
   std::string check_model = tools::default_model_path();
   CLI::App* check = app.add_subcommand("check", "validate a chip and a model config");
@@ -288,6 +319,27 @@ int main(int argc, char** argv) {
   try {
     if (*sweep) return sweep_command(sweep_opts, csv_path);
     if (*check) return check_command(check_chip, check_model);
+    if (*op) {
+      const hw::Chip chip = hw::load_chip(op_chip);
+      tools::OpRunResult result;
+      if (*op_matmul) {
+        mm.dtype = hw::parse_dtype(mm_dtype, "--dtype");
+        result = tools::run_matmul(chip, mm, op_cores);
+      } else {
+        result = tools::run_fa2(chip, fa, op_cores);
+      }
+      if (op_json == "-") {
+        tools::write_op_json(std::cout, result);
+        return 0;
+      }
+      tools::write_op_table(std::cout, result);
+      if (!op_json.empty()) {
+        std::ofstream out(op_json, std::ios::binary);
+        if (!out) throw hw::ConfigError(fmt::format("--json: cannot write '{}'", op_json));
+        tools::write_op_json(out, result);
+      }
+      return 0;
+    }
     // `g5sim` alone behaves as `g5sim run`: the default block on the shipped configs.
     return run_command(run_opts, json_path, trace_options);
   } catch (const hw::ConfigError& e) {

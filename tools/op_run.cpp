@@ -1,0 +1,136 @@
+#include "tools/op_run.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "hw/config_error.hpp"
+#include "ops/lowering.hpp"
+#include "ops/op_graph.hpp"
+#include "ops/timeline.hpp"
+#include "sim/simulator.hpp"
+#include "tools/report.hpp"
+
+namespace tools {
+namespace {
+
+hw::Chip with_cores(const hw::Chip& chip, std::uint32_t cores) {
+  if (cores > chip.cores) {
+    throw hw::ConfigError(fmt::format("--cores: {} has {} cores, asked for {}", chip.name, chip.cores, cores));
+  }
+  hw::Chip c = chip;
+  if (cores != 0) c.cores = cores;
+  return c;
+}
+
+OpRunResult simulate_alone(const hw::Chip& chip, const ops::OpGraph& graph, hw::DType dtype) {
+  const ops::Lowered lowered = ops::lower(graph, chip, {});
+  const sim::Trace trace = sim::Simulator(chip).run(lowered.program);
+  const ops::Timeline tl = ops::build_timeline(graph, chip, lowered, trace);
+  OpRunResult r;
+  r.cores = chip.cores;
+  r.total_ps = tl.total;
+  r.ddr_bytes = tl.hbm_bytes;
+  r.flops = tl.flops;
+  r.commands = lowered.program.command_count();
+  for (const auto& op : lowered.ops) r.peak_lmem_bytes = std::max(r.peak_lmem_bytes, op.peak_lmem_bytes);
+  const double peak = chip.cube_peak_flops(dtype);  // this chip (cores already restricted)
+  r.tiu_utilization = tl.total == 0 ? 0.0 : static_cast<double>(r.flops) / (static_cast<double>(tl.total) * 1e-12 * peak);
+  return r;
+}
+
+void require(std::uint64_t v, const char* flag) {
+  if (v == 0) throw hw::ConfigError(fmt::format("{}: must be a positive integer", flag));
+}
+
+}  // namespace
+
+OpRunResult run_matmul(const hw::Chip& full, const MatmulRequest& q, std::uint32_t cores) {
+  require(q.m, "--m");
+  require(q.n, "--n");
+  require(q.k, "--k");
+  if (full.cube_macs(q.dtype) == 0) {
+    throw hw::ConfigError(fmt::format("--dtype: {} has no {} cube", full.name, hw::name_of(q.dtype)));
+  }
+  const hw::Chip chip = with_cores(full, cores);
+  ops::OpGraph g;
+  ops::OpNode node;
+  node.name = "matmul";
+  node.kind = ops::OpKind::matmul;
+  node.dtype = q.dtype;
+  node.mm = ops::MatmulShape{1, q.m, q.k, q.n, {}};
+  node.flops = 2 * q.m * q.n * q.k;
+  ops::add_op(g, node);
+  OpRunResult r = simulate_alone(chip, g, q.dtype);
+  r.op = "matmul";
+  r.shape = fmt::format("[{}, {}] x [{}, {}] {}", q.m, q.k, q.k, q.n, hw::name_of(q.dtype));
+  r.unique_bytes = (q.m * q.k + q.k * q.n) * hw::bytes_of(q.dtype) + q.m * q.n * 2;
+  return r;
+}
+
+OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cores) {
+  require(q.batch, "--batch");
+  require(q.q_len, "--q-len");
+  require(q.kv_len, "--kv-len");
+  require(q.heads, "--heads");
+  require(q.kv_heads, "--kv-heads");
+  require(q.qk_dim, "--qk-dim");
+  require(q.v_dim, "--v-dim");
+  if (q.heads % q.kv_heads != 0) throw hw::ConfigError("--kv-heads: must divide --heads");
+  if (q.q_len > q.kv_len) throw hw::ConfigError("--q-len: must not exceed --kv-len");
+  if (q.shared_kv && q.v_dim > q.qk_dim) throw hw::ConfigError("--shared-kv: needs --v-dim <= --qk-dim");
+  const hw::Chip chip = with_cores(full, cores);
+  ops::AttentionShape a;
+  a.batch = q.batch;
+  a.q_len = q.q_len;
+  a.kv_len = q.kv_len;
+  a.heads = q.heads;
+  a.kv_heads = q.kv_heads;
+  a.qk_dim = q.qk_dim;
+  a.v_dim = q.v_dim;
+  a.kv_elements = q.shared_kv ? q.qk_dim : q.qk_dim + q.v_dim;
+  a.kv_token_bytes = 2 * a.kv_elements;
+  a.decode = q.q_len < q.kv_len;
+  ops::OpGraph g;
+  ops::OpNode fa;
+  fa.name = "fa2";
+  fa.kind = ops::OpKind::fa2;
+  fa.attn = a;
+  fa.flops = 2 * a.batch * a.q_len * a.heads * a.kv_len * (a.qk_dim + a.v_dim);
+  fa.kv_bytes = a.batch * a.kv_len * a.kv_heads * a.kv_token_bytes;
+  const ops::OpId fa2 = ops::add_op(g, fa);
+  if (a.decode) {  // split over the history: the partial outputs are merged too
+    ops::OpNode combine;
+    combine.name = "fa2_combine";
+    combine.kind = ops::OpKind::fa2_combine;
+    combine.attn = a;
+    ops::add_dependency(g, fa2, ops::add_op(g, combine));
+  }
+  OpRunResult r = simulate_alone(chip, g, hw::DType::bf16);
+  r.op = "fa2";
+  r.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}{}", a.batch, a.q_len, a.kv_len, a.heads, a.kv_heads, a.qk_dim,
+                        a.v_dim, q.shared_kv ? " shared-kv" : "");
+  r.unique_bytes = a.batch * a.q_len * a.heads * (a.qk_dim + a.v_dim) * 2 + fa.kv_bytes;
+  return r;
+}
+
+void write_op_json(std::ostream& out, const OpRunResult& r) {
+  fmt::print(out,
+             "{{\"op\": \"{}\", \"shape\": \"{}\", \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"unique_bytes\": {}, "
+             "\"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, \"commands\": {}}}\n",
+             r.op, r.shape, r.cores, format_ns(r.total_ps), r.ddr_bytes, r.unique_bytes, r.tiu_utilization,
+             r.peak_lmem_bytes, r.flops, r.commands);
+}
+
+void write_op_table(std::ostream& out, const OpRunResult& r) {
+  fmt::print(out, "{} {} on {} cores\n", r.op, r.shape, r.cores);
+  fmt::print(out, "total_ns         {}\n", format_ns(r.total_ps));
+  fmt::print(out, "ddr_bytes        {} ({:.3f} x unique)\n", r.ddr_bytes,
+             static_cast<double>(r.ddr_bytes) / static_cast<double>(r.unique_bytes));
+  fmt::print(out, "unique_bytes     {}\n", r.unique_bytes);
+  fmt::print(out, "tiu_utilization  {:.4f}\n", r.tiu_utilization);
+  fmt::print(out, "peak_lmem_bytes  {}\n", r.peak_lmem_bytes);
+  fmt::print(out, "flops            {}\n", r.flops);
+  fmt::print(out, "commands         {}\n", r.commands);
+}
+
+}  // namespace tools
