@@ -61,7 +61,7 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
   }
   const AttentionShape& s = ctx.graph[op].attn;
   const bool resident = history_resident(ctx) && !s.gather;
-  const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
+  const AttentionPlan plan = plan_attention(s, ctx.chip, resident, ctx.options.attn_split);
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
   PrefetchedChunks prefetched;
   prefetched.ids.resize(ctx.chip.cores);
@@ -95,10 +95,13 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   const std::optional<OpId> reader = history_reader(ctx, op);
   const bool gathered = reader.has_value() && ctx.graph[*reader].attn.gather;
   const bool resident = reader.has_value() && history_resident(ctx) && !gathered;
-  const AttentionPlan plan = plan_attention(s, ctx.chip, resident);
+  const AttentionPlan plan = plan_attention(s, ctx.chip, resident, ctx.options.attn_split);
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
   if (reader && !gathered) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*reader].kv_bytes;
   const bool dequant = s.kv_dequant;
+  // Whole rows on a core (prefill, or decode split by heads) are finished here; rows split over
+  // the history leave partial outputs for fa2_combine.
+  const bool partial = s.decode && ctx.options.attn_split == AttentionSplit::seq;
   const hw::Chip& chip = ctx.chip;
 
   for (std::uint32_t core = 0; core < chip.cores; ++core) {
@@ -147,7 +150,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
           if (i + plan.buffers < n) chunk_id[i + plan.buffers] = load_chunk(i + plan.buffers, pv);
         }
       }
-      if (s.decode) {
+      if (partial) {
         // Partial output with its softmax statistics, merged across cores by fa2_combine.
         emit.store(block.rows * (s.v_dim * 4 + kStatBytesPerRow), last_tiu);
       } else {
@@ -161,6 +164,8 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
 }
 
 void lower_fa2_combine(LoweringContext& ctx, OpId op) {
+  // Split by heads, fa2 finished its rows: nothing to merge.
+  if (ctx.options.attn_split == AttentionSplit::head) return;
   const AttentionShape& s = ctx.graph[op].attn;
   const AttentionPlan plan = plan_attention(s, ctx.chip, history_resident(ctx));
   const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();

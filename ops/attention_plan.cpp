@@ -15,8 +15,23 @@ struct Item {
 };
 
 // Items over the B * kv_heads independent KV streams ("sequences" below).
-std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores) {
+std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores, AttentionSplit split) {
   std::vector<std::vector<Item>> items(cores);
+  if (split == AttentionSplit::head && s.decode) {
+    // The query rows of all sequences, in balanced ranges; each item reads its whole history.
+    const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
+    const std::uint64_t total = s.sequences() * rows_per_seq;
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      const Range r = balanced_part(total, cores, c);
+      for (std::uint64_t pos = r.begin; pos < r.end;) {
+        const std::uint64_t seq = pos / rows_per_seq;
+        const std::uint64_t end = std::min(r.end, (seq + 1) * rows_per_seq);
+        items[c].push_back({seq, end - pos, s.kv_len});
+        pos = end;
+      }
+    }
+    return items;
+  }
   const std::uint64_t per_seq = s.decode ? s.kv_len : s.q_len;
   const std::uint64_t total = s.sequences() * per_seq;
   for (std::uint64_t c = 0; c < cores; ++c) {
@@ -45,8 +60,8 @@ std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64
 
 }  // namespace
 
-AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident) {
-  const auto items = split_items(s, chip.cores);
+AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
+  const auto items = split_items(s, chip.cores, split);
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
   for (const auto& core : items) {
     std::uint64_t share = 0;

@@ -1,6 +1,12 @@
 #pragma once
 // How fa2 (and, in decode, kv_cache_read) is split over cores and tiled in local memory.
 //
+// Two split strategies (--attn-split):
+//   seq  (default, flash decoding) as below;
+//   head (decode): the query rows (heads) of every sequence are cut over the cores instead, and
+//        every core reads the whole history of each sequence it serves: the history is read once
+//        per core used (MLA's single latent stream is shared by all heads), but no combine.
+//
 // Work items, over the B * kv_heads independent KV streams ("sequences": one per batch entry for
 // MLA absorb, one per batch entry and KV head for GQA). Decode (q_len < kv_len): the history rows
 // of all sequences are cut into balanced contiguous ranges, one per core (flash decoding); a
@@ -53,6 +59,9 @@ struct AttentionPlan {
 
 /// `resident`: the core's whole history share stays in LMEM (the SDMA route). Throws
 /// hw::ConfigError when nothing fits, saying which choice to change.
-AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident);
+enum class AttentionSplit : std::uint8_t { seq, head };
+
+AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident,
+                             AttentionSplit split = AttentionSplit::seq);
 
 }  // namespace ops

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "ops/attention_plan.hpp"
 #include "ops/op_graph.hpp"
 #include "sim/command.hpp"
 
@@ -28,6 +29,7 @@ namespace ops {
 
 struct LoweringOptions {
   sim::Engine kv_read_engine = sim::Engine::gdma;  ///< gdma or sdma
+  AttentionSplit attn_split = AttentionSplit::seq;  ///< how decode attention is cut over cores
 };
 
 struct LoweredOp {

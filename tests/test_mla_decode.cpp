@@ -255,3 +255,21 @@ TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route 
     CHECK(cores_checked == 64);
   }
 }
+
+TEST_CASE("attention split: by heads every core reads the history, by sequence once", "[mla][split]") {
+  const auto w = decode(2, 4096);
+  ops::LoweringOptions heads;
+  heads.attn_split = ops::AttentionSplit::head;
+  const auto seq = tools::simulate_block(chip(), v3(), w, {});
+  const auto head = tools::simulate_block(chip(), v3(), w, heads);
+  // Seq split: 2 x 4096 x 576 x 2 = 9,437,184 bytes, once.
+  CHECK(seq.timeline.op(OpKind::kv_cache_read).hbm_bytes == 9'437'184);
+  // Head split: 2 sequences x 128 heads = 256 query rows over 64 cores, 4 each, every core in one
+  // sequence: each of the 64 cores reads its sequence's 4096 x 1152 = 4,718,592 bytes:
+  // 64 x 4,718,592 = 301,989,888 = 32 x the seq split's bytes.
+  CHECK(head.timeline.op(OpKind::kv_cache_read).hbm_bytes == 301'989'888);
+  // No partial outputs to merge when rows are whole.
+  CHECK(head.timeline.op(OpKind::fa2_combine).hbm_bytes == 0);
+  // Same attention FLOPs either way.
+  CHECK(head.timeline.op(OpKind::fa2).flops == seq.timeline.op(OpKind::fa2).flops);
+}

@@ -35,6 +35,7 @@ struct CommonOptions {
   std::string mla_mode = "absorb";
   std::string prefill_mla_mode = "expanded";
   std::string kv_read_engine = "gdma";
+  std::string attn_split = "seq";
   std::string scope = "step";
   std::optional<std::uint64_t> layers;
   std::string expert_load;
@@ -54,6 +55,8 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--prefill-mla-mode", o.prefill_mla_mode, "MLA prefill compute: absorb, standard or expanded (MHA)")
       ->capture_default_str();
   cmd->add_option("--kv-read-engine", o.kv_read_engine, "engine of the decode history read: gdma or sdma")
+      ->capture_default_str();
+  cmd->add_option("--attn-split", o.attn_split, "decode attention over cores: seq (flash decoding) or head")
       ->capture_default_str();
   cmd->add_option("--scope", o.scope, "block (one attention block) or step (the whole decoder)")->capture_default_str();
   cmd->add_option("--layers", o.layers, "step: simulate only the first N decoder layers");
@@ -145,6 +148,13 @@ ops::LoweringOptions lowering_options(const CommonOptions& o) {
   } else {
     throw hw::ConfigError(fmt::format("--kv-read-engine: expected gdma or sdma, got '{}'", o.kv_read_engine));
   }
+  if (o.attn_split == "seq") {
+    opts.attn_split = ops::AttentionSplit::seq;
+  } else if (o.attn_split == "head") {
+    opts.attn_split = ops::AttentionSplit::head;
+  } else {
+    throw hw::ConfigError(fmt::format("--attn-split: expected seq or head, got '{}'", o.attn_split));
+  }
   return opts;
 }
 
@@ -216,7 +226,10 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
     const Deployment d = deployment_of(o, chip, model, ctx);
     std::uint64_t layers = 0;
     const tools::Simulation result = simulate(chip, model, d, o, opts, load, layers);
-    tools::write_sweep_row(out, d.workload, result.timeline);
+    ops::LoweringOptions by_heads = opts;
+    by_heads.attn_split = ops::AttentionSplit::head;
+    const tools::Simulation heads = simulate(chip, model, d, o, by_heads, load, layers);
+    tools::write_sweep_row(out, d.workload, result.timeline, heads.timeline);
     out.flush();
   }
   return 0;

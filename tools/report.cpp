@@ -227,19 +227,35 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
 }
 
 void write_sweep_header(std::ostream& out) {
-  out << "ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime\n";
+  out << "ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,head_split_total_ns,"
+         "head_split_kv_cache_read_bytes\n";
 }
 
-void write_sweep_row(std::ostream& out, const models::Workload& w, const ops::Timeline& tl) {
-  // Over all layers of a step: bytes and op intervals of a kind add up.
+namespace {
+
+// Over all layers of a step: bytes and op intervals of a kind add up.
+struct AttentionSums {
   std::uint64_t read_bytes = 0;
   sim::Tick read_time = 0, fa2_time = 0;
+};
+
+AttentionSums attention_sums(const ops::Timeline& tl) {
+  AttentionSums a;
   for (const ops::OpTiming& t : tl.ops) {
-    if (t.kind == ops::OpKind::kv_cache_read) read_bytes += t.hbm_bytes, read_time += t.duration();
-    if (t.kind == ops::OpKind::fa2) fa2_time += t.duration();
+    if (t.kind == ops::OpKind::kv_cache_read) a.read_bytes += t.hbm_bytes, a.read_time += t.duration();
+    if (t.kind == ops::OpKind::fa2) a.fa2_time += t.duration();
   }
-  fmt::print(out, "{},{},{},{},{},{},{}\n", w.kv_len, w.batch, format_ns(tl.total), read_bytes, format_ns(read_time),
-             format_ns(fa2_time), ops::regime_name(tl.regime));
+  return a;
+}
+
+}  // namespace
+
+void write_sweep_row(std::ostream& out, const models::Workload& w, const ops::Timeline& tl,
+                     const ops::Timeline& head_split) {
+  const AttentionSums a = attention_sums(tl);
+  fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", w.kv_len, w.batch, format_ns(tl.total), a.read_bytes,
+             format_ns(a.read_time), format_ns(a.fa2_time), ops::regime_name(tl.regime), format_ns(head_split.total),
+             attention_sums(head_split).read_bytes);
 }
 
 }  // namespace tools

@@ -7,8 +7,10 @@
 //   "tokens_per_s", "regime", "hbm_bytes", "flops", "kv_cache": {...}, "kinds": [...],
 //   "ops": [{"name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
 //   "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime"}], "commands": {"tiu", "gdma", "sdma"}}
-// CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime
-//   (bytes and intervals summed over the layers of a step)
+// CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,
+//   head_split_total_ns,head_split_kv_cache_read_bytes
+//   (bytes and intervals summed over the layers of a step; the last two columns are the same run
+//   with decode attention split by heads instead of by the history)
 
 #include <ostream>
 #include <string>
@@ -55,6 +57,8 @@ std::string format_ns(sim::Tick ps);
 void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& timeline);
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& timeline);
 void write_sweep_header(std::ostream& out);
-void write_sweep_row(std::ostream& out, const models::Workload& workload, const ops::Timeline& timeline);
+/// `head_split`: the same step with attention split by heads (the last two columns).
+void write_sweep_row(std::ostream& out, const models::Workload& workload, const ops::Timeline& timeline,
+                     const ops::Timeline& head_split);
 
 }  // namespace tools
