@@ -19,11 +19,12 @@ std::uint32_t u32(ConfigMap& m, std::string_view key) {
 }
 
 DmaEngineSpec read_dma(ConfigMap m) {
-  m.expect_keys({"bandwidth_gb_per_s", "startup_ns", "outstanding"});
+  m.expect_keys({"bandwidth_gb_per_s", "startup_ns", "outstanding", "bytes_in_flight"});
   DmaEngineSpec spec;
   spec.bandwidth_gb_per_s = m.positive_number("bandwidth_gb_per_s");
   spec.startup_ns = m.non_negative_number("startup_ns");
   spec.outstanding = u32(m, "outstanding");
+  spec.bytes_in_flight = m.positive_int("bytes_in_flight");
   m.finish();
   return spec;
 }
@@ -76,10 +77,12 @@ Chip read_chip(ConfigMap root) {
   chip.sdma = read_dma(root.map("sdma"));
   {
     ConfigMap ddr = root.map("ddr");
-    ddr.expect_keys({"bandwidth_gb_per_s", "efficiency", "capacity_bytes"});
+    ddr.expect_keys({"bandwidth_gb_per_s", "efficiency", "capacity_bytes", "latency_ns", "burst_bytes"});
     chip.ddr_bandwidth_gb_per_s = ddr.positive_number("bandwidth_gb_per_s");
     chip.ddr_efficiency = ddr.fraction("efficiency");
     chip.ddr_capacity_bytes = ddr.positive_int("capacity_bytes");
+    chip.ddr_latency_ns = ddr.non_negative_number("latency_ns");
+    chip.ddr_burst_bytes = ddr.positive_int("burst_bytes");
     ddr.finish();
   }
   {
@@ -105,6 +108,11 @@ Chip read_chip(ConfigMap root) {
 }
 
 }  // namespace
+
+double DmaEngineSpec::sustained_gb_per_s(double latency_ns) const {
+  if (latency_ns <= 0) return bandwidth_gb_per_s;
+  return std::min(bandwidth_gb_per_s, static_cast<double>(bytes_in_flight) / latency_ns);
+}
 
 double Chip::cube_peak_flops(DType t) const {
   return static_cast<double>(cores) * lanes_per_core * cube_macs(t) * 2.0 * tiu_clock_mhz * 1e6;

@@ -9,9 +9,11 @@
 //   TIU vector instruction over e element-operations in dtype t:
 //       init_vec + ceil(e / (lanes * vector_eu_per_lane[t])).
 //   Cycles become time at tiu_clock_mhz.
-//   DMA command of b bytes on engine E: startup_E, then the bytes flow at a rate shared max-min
-//   fairly between the active transfers over (a) E's own channel on that core, capacity
-//   bandwidth_E, and (b) the chip's DDR, capacity ddr_bandwidth * ddr_efficiency (eta_m).
+//   DMA command of b bytes on engine E: startup_E + ddr_latency, then its bus bytes (b rounded up
+//   to whole ddr bursts, per row for a strided transfer) flow at a rate shared max-min fairly
+//   between the active transfers over (a) E's own channel on that core, capacity
+//   min(bandwidth_E, bytes_in_flight_E / ddr_latency) (Little's law), and (b) the chip's DDR,
+//   capacity ddr_bandwidth * ddr_efficiency (eta_m).
 //   At most outstanding_E commands of one engine of one core are in flight.
 //   CDMA command of b bytes (collectives, core 0 only, one at a time): c2c.latency, then the
 //   bytes at up to c2c.links x c2c.bandwidth, shared with nothing but the DDR.
@@ -35,6 +37,11 @@ struct DmaEngineSpec {
   double bandwidth_gb_per_s = 0;  ///< channel bandwidth of one engine of one core (1e9 B/s)
   double startup_ns = 0;          ///< fixed latency before the first byte moves
   std::uint32_t outstanding = 0;  ///< commands in flight at once on one engine of one core
+  std::uint64_t bytes_in_flight = 0;  ///< bus requests outstanding, in bytes (AXI outstanding x burst)
+
+  /// Little's law: with bytes_in_flight outstanding over a memory round trip of latency_ns, an
+  /// engine sustains at most bytes_in_flight / latency; the channel caps it too.
+  double sustained_gb_per_s(double latency_ns) const;
 };
 
 struct Chip {
@@ -57,6 +64,8 @@ struct Chip {
   double ddr_bandwidth_gb_per_s = 0;
   double ddr_efficiency = 0;  ///< eta_m: achievable fraction of ddr bandwidth (uncalibrated)
   std::uint64_t ddr_capacity_bytes = 0;
+  double ddr_latency_ns = 0;        ///< round trip of a DDR request, paid by every transfer
+  std::uint64_t ddr_burst_bytes = 0;  ///< transfers move whole bursts (each row of a strided one)
 
   /// The hardware sort / top-k unit (HAU), when the chip has one: selecting the top k of n
   /// scores of each of `rows` rows takes

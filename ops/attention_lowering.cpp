@@ -76,7 +76,8 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
         if (!b.first_pass) continue;
         std::uint64_t tokens = 0;
         for (std::uint64_t t : b.chunk_tokens) tokens += t;
-        emit.load(chunk_bytes(s, tokens), 0, Engine::sdma);
+        // A DSA gather picks scattered rows: each rounds up to whole bursts.
+        emit.load(chunk_bytes(s, tokens), 0, Engine::sdma, s.gather ? s.kv_token_bytes : 0);
       }
       continue;
     }
@@ -119,9 +120,12 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       const std::size_t n = block.chunk_tokens.size();
       // A gathered history is read again from its buffer: fa2's own traffic.
       const bool reads_history = reader.has_value() && block.first_pass && !gathered;
+      // With several KV heads per token (GQA, MLA expanded), one head's rows are strided.
+      const std::uint64_t kv_row = s.kv_heads > 1 ? s.kv_token_bytes : 0;
       auto load_chunk = [&](std::size_t i, std::uint32_t wait_tiu) -> std::uint32_t {
         const std::uint64_t bytes = chunk_bytes(s, block.chunk_tokens[i]);
-        return reads_history ? emit.load_as(*reader, bytes, wait_tiu) : emit.load(bytes, wait_tiu);
+        return reads_history ? emit.load_as(*reader, bytes, wait_tiu, Engine::gdma, kv_row)
+                             : emit.load(bytes, wait_tiu, Engine::gdma, kv_row);
       };
       std::vector<std::uint32_t> chunk_id(n, 0);
       const std::size_t already = bi == 0 ? prefetched.size() : 0;

@@ -102,7 +102,7 @@ std::uint32_t CoreEmitter::hau(std::uint64_t cycles, std::uint32_t wait_gdma) {
 }
 
 std::uint32_t CoreEmitter::dma(OpId as, Engine engine, std::uint64_t bytes, sim::Direction dir,
-                               std::uint32_t wait_tiu, std::uint32_t wait_hau) {
+                               std::uint32_t wait_tiu, std::uint32_t wait_hau, std::uint64_t row_bytes) {
   if (bytes == 0) throw std::logic_error("lowering emitted an empty transfer");
   sim::Command cmd;
   cmd.kind = sim::CommandKind::transfer;
@@ -110,23 +110,26 @@ std::uint32_t CoreEmitter::dma(OpId as, Engine engine, std::uint64_t bytes, sim:
   cmd.direction = dir;
   cmd.wait_tiu = wait_tiu;
   cmd.wait_hau = wait_hau;
+  cmd.row_bytes = row_bytes < bytes ? static_cast<std::uint32_t>(row_bytes) : 0;  // one row is contiguous
   return push(as, engine, cmd);
 }
 
-std::uint32_t CoreEmitter::load(std::uint64_t bytes, std::uint32_t wait_tiu, Engine engine) {
-  return dma(op_, engine, bytes, sim::Direction::ddr_to_lmem, wait_tiu);
+std::uint32_t CoreEmitter::load(std::uint64_t bytes, std::uint32_t wait_tiu, Engine engine, std::uint64_t row_bytes) {
+  return dma(op_, engine, bytes, sim::Direction::ddr_to_lmem, wait_tiu, 0, row_bytes);
 }
 
-std::uint32_t CoreEmitter::load_as(OpId as, std::uint64_t bytes, std::uint32_t wait_tiu, Engine engine) {
-  return dma(as, engine, bytes, sim::Direction::ddr_to_lmem, wait_tiu);
+std::uint32_t CoreEmitter::load_as(OpId as, std::uint64_t bytes, std::uint32_t wait_tiu, Engine engine,
+                                   std::uint64_t row_bytes) {
+  return dma(as, engine, bytes, sim::Direction::ddr_to_lmem, wait_tiu, 0, row_bytes);
 }
 
 std::uint32_t CoreEmitter::send_to_chip(std::uint64_t bytes, std::uint32_t wait_tiu) {
   return dma(op_, Engine::cdma, bytes, sim::Direction::chip_to_chip, wait_tiu);
 }
 
-std::uint32_t CoreEmitter::store(std::uint64_t bytes, std::uint32_t wait_tiu, std::uint32_t wait_hau) {
-  return dma(op_, Engine::gdma, bytes, sim::Direction::lmem_to_ddr, wait_tiu, wait_hau);
+std::uint32_t CoreEmitter::store(std::uint64_t bytes, std::uint32_t wait_tiu, std::uint32_t wait_hau,
+                                 std::uint64_t row_bytes) {
+  return dma(op_, Engine::gdma, bytes, sim::Direction::lmem_to_ddr, wait_tiu, wait_hau, row_bytes);
 }
 
 namespace {

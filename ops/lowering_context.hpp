@@ -54,16 +54,20 @@ class CoreEmitter {
  public:
   CoreEmitter(LoweringContext& ctx, OpId op, std::uint32_t core);
 
+  // `row_bytes`: the transfer gathers or scatters rows of that many bytes (each rounds up to whole
+  // DDR bursts); 0 = one contiguous block.
   std::uint32_t compute(std::uint64_t cycles, std::uint32_t wait_gdma, std::uint32_t wait_sdma = 0);
-  std::uint32_t load(std::uint64_t bytes, std::uint32_t wait_tiu, sim::Engine engine = sim::Engine::gdma);
-  std::uint32_t store(std::uint64_t bytes, std::uint32_t wait_tiu, std::uint32_t wait_hau = 0);
+  std::uint32_t load(std::uint64_t bytes, std::uint32_t wait_tiu, sim::Engine engine = sim::Engine::gdma,
+                     std::uint64_t row_bytes = 0);
+  std::uint32_t store(std::uint64_t bytes, std::uint32_t wait_tiu, std::uint32_t wait_hau = 0,
+                      std::uint64_t row_bytes = 0);
   /// A HAU (sort / top-k) command waiting on a GDMA id.
   std::uint32_t hau(std::uint64_t cycles, std::uint32_t wait_gdma);
   /// A CDMA transfer to another chip.
   std::uint32_t send_to_chip(std::uint64_t bytes, std::uint32_t wait_tiu);
   /// Same, attributed to op `as` (which must already be entered on this core).
   std::uint32_t load_as(OpId as, std::uint64_t bytes, std::uint32_t wait_tiu,
-                        sim::Engine engine = sim::Engine::gdma);
+                        sim::Engine engine = sim::Engine::gdma, std::uint64_t row_bytes = 0);
 
   std::uint32_t core() const { return core_; }
   const hw::Chip& chip() const { return ctx_.chip; }
@@ -73,7 +77,7 @@ class CoreEmitter {
   /// command on that engine; returns the command's id.
   std::uint32_t push(OpId as, sim::Engine engine, sim::Command cmd);
   std::uint32_t dma(OpId as, sim::Engine engine, std::uint64_t bytes, sim::Direction dir,
-                    std::uint32_t wait_tiu, std::uint32_t wait_hau = 0);
+                    std::uint32_t wait_tiu, std::uint32_t wait_hau = 0, std::uint64_t row_bytes = 0);
 
   LoweringContext& ctx_;
   OpId op_;

@@ -94,19 +94,24 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     }
     if (tiles.empty()) continue;
     CoreEmitter emit(ctx, op, core);
+    // Row-major operands: an A tile is rows of its k-slice, contiguous when it spans all of k; a
+    // B tile is depth rows of its columns, contiguous when it spans all n columns; likewise C.
     auto loads = [&](const MatmulTile& t, std::uint32_t wait_tiu) {
       if (t.load_a) {
         const std::uint64_t a_bytes = a_tile_bytes(s, e, t.rows, t.k0, t.depth);
+        const std::uint64_t a_row = t.depth == s.k ? 0 : a_bytes / t.rows;
         if (activations && t.first_n_tile) {
-          emit.load_as(*activations, a_bytes, wait_tiu);
+          emit.load_as(*activations, a_bytes, wait_tiu, sim::Engine::gdma, a_row);
         } else {
-          emit.load(a_bytes, wait_tiu);
+          emit.load(a_bytes, wait_tiu, sim::Engine::gdma, a_row);
         }
       }
       const std::uint64_t b_bytes = s.b_col_bytes == 0 ? t.depth * t.cols * e
                                                        : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k -
                                                                    s.b_col_bytes * t.k0 / s.k);
-      return weights && t.first_m_tile ? emit.load_as(*weights, b_bytes, wait_tiu) : emit.load(b_bytes, wait_tiu);
+      const std::uint64_t b_row = t.cols == s.n ? 0 : t.cols * e;
+      return weights && t.first_m_tile ? emit.load_as(*weights, b_bytes, wait_tiu, sim::Engine::gdma, b_row)
+                                       : emit.load(b_bytes, wait_tiu, sim::Engine::gdma, b_row);
     };
     // With one accumulator, an output tile's first instruction also waits for the previous
     // output tile's store (GDMA completion ids are in order, so waiting on it covers the loads).
@@ -118,7 +123,10 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
       const std::uint32_t wait = t.single_c && first_k ? std::max(next_loaded, last_store) : next_loaded;
       const std::uint32_t tiu = emit.compute(ctx.chip.matmul_cycles(t.rows, t.depth, t.cols, node.dtype), wait);
       if (i + 1 < tiles.size()) next_loaded = loads(tiles[i + 1], previous_tiu);
-      if (t.last_k) last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu);
+      if (t.last_k) {
+        last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu, 0,
+                                t.cols == s.n ? 0 : t.cols * e_out);
+      }
       first_k = t.last_k;
       previous_tiu = tiu;
     }

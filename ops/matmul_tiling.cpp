@@ -27,6 +27,7 @@ MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint
                                 std::uint64_t in_bytes, std::uint64_t out_bytes) {
   const std::uint64_t k_unit = std::max<std::uint64_t>(1, chip.cube_macs(hw::DType::bf16) / chip.cube_n);
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
+  auto bus = [&](std::uint64_t row) { return ceil_div(row, chip.ddr_burst_bytes) * chip.ddr_burst_bytes; };
   MatmulTiling best;
   bool found = false;
   std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t> best_key{};
@@ -39,13 +40,22 @@ MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint
         std::uint64_t tk = k;
         if (fixed + per_k * k > lmem) tk = (lmem - fixed) / per_k / k_unit * k_unit;
         if (tk == 0) continue;
-        const std::uint64_t a = tk == k ? m * k * in_bytes : m * k * in_bytes * ceil_div(n, tn);
-        const std::uint64_t traffic = a + k * n * in_bytes * ceil_div(m, tm) + m * n * out_bytes;
+        // Bus bytes: a tile narrower than its matrix moves strided rows, each rounded up to whole
+        // DDR bursts, so narrow tiles cost more than their payload.
+        const std::uint64_t a_row = tk == k ? k * in_bytes : bus(tk * in_bytes) * k / tk;
+        const std::uint64_t b_row = tn == n ? n * in_bytes : bus(tn * in_bytes) * n / tn;
+        const std::uint64_t c_row = tn == n ? n * out_bytes : bus(tn * out_bytes) * n / tn;
+        const std::uint64_t a = tk == k ? m * a_row : m * a_row * ceil_div(n, tn);
+        const std::uint64_t traffic = a + k * b_row * ceil_div(m, tm) + m * c_row;
         const std::uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * ceil_div(k, tk);
         // Estimated time of the software pipeline: the first tile's loads, then every tile at the
         // slower of its loads and its instruction, then the last store. It prefers tiles small
         // enough to overlap well and large enough to amortise the start-up cycles.
-        const double load_ns = static_cast<double>((tm + tn) * tk * in_bytes) / chip.gdma.bandwidth_gb_per_s;
+        const double load_ns =
+            static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) +
+                                tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes))) /
+                chip.gdma.bandwidth_gb_per_s +
+            chip.gdma.startup_ns + chip.ddr_latency_ns;
         const double compute_ns =
             static_cast<double>(chip.matmul_cycles(tm, tk, tn, hw::DType::bf16)) * 1e3 / chip.tiu_clock_mhz;
         const double store_ns = static_cast<double>(tm * tn * out_bytes) / chip.gdma.bandwidth_gb_per_s;

@@ -7,7 +7,9 @@
 //     2*tm*tk*e_in + 2*tk*tn*e_in + c_buffers*tm*tn*4 <= lmem_bytes_per_core.
 // With two accumulators the next output tile computes while the last one is stored; with one,
 // its first instruction waits for that store (fewer bytes of LMEM, bigger tiles, less traffic).
-// Loop order: m-tiles, then n-tiles, then k-tiles innermost. DDR traffic of the core:
+// Loop order: m-tiles, then n-tiles, then k-tiles innermost. DDR traffic of the core, in bus
+// bytes (a tile narrower than its row-major matrix moves strided rows, each rounded up to whole
+// DDR bursts):
 //     A: m*k*e_in once if tk == k (the A tile stays resident across n-tiles), else once per n-tile;
 //     B: k*n*e_in once per m-tile;   C: m*n*e_out once.
 // Candidates: tm = ceil(m / d) rounded up to the lanes and tn = ceil(n / d) rounded up to cube_n

@@ -46,6 +46,8 @@ struct Command {
   std::uint32_t wait_tiu = 0;   ///< GDMA / SDMA / CDMA / HAU: TIU id to wait for
   std::uint32_t msg = 0;        ///< send_msg / wait_msg: message id (>= 1)
   std::uint32_t msg_count = 0;  ///< wait_msg: sends required before it passes
+  /// Transfer: bytes of each strided row (each rounds up to whole DDR bursts); 0 = contiguous.
+  std::uint32_t row_bytes = 0;
   CommandKind kind = CommandKind::compute;
   Direction direction = Direction::ddr_to_lmem;
 };

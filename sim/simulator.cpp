@@ -62,6 +62,8 @@ class Run {
   void request_rate_update();
   void update_rates();
   Tick tiu_ticks(std::uint64_t cycles) const;
+  /// Bytes a transfer moves on the bus: whole DDR bursts (per row when strided).
+  std::uint64_t bus_bytes(const Command& cmd) const;
   [[noreturn]] void report_stuck() const;
 
   const hw::Chip& chip_;
@@ -88,6 +90,7 @@ class Run {
   std::array<Tick, kEngineCount> startup_{};
   std::array<std::uint32_t, kEngineCount> outstanding_{};
   std::uint64_t ps_per_cycle_ = 0;  // exact integer period when the clock divides 1 THz
+  std::uint64_t burst_ = 1;
   std::uint32_t ddr_constraint_ = 0;
 };
 
@@ -95,9 +98,10 @@ std::vector<double> capacities_of(const hw::Chip& chip) {
   // Constraint 2c is core c's GDMA channel, 2c+1 its SDMA channel, then the DDR, then the C2C links.
   std::vector<double> caps;
   caps.reserve(2 * chip.cores + 2);
+  // An engine channel sustains min(bandwidth, bytes in flight / DDR latency) (Little's law).
   for (std::uint32_t c = 0; c < chip.cores; ++c) {
-    caps.push_back(gb_per_s_to_bytes_per_tick(chip.gdma.bandwidth_gb_per_s));
-    caps.push_back(gb_per_s_to_bytes_per_tick(chip.sdma.bandwidth_gb_per_s));
+    caps.push_back(gb_per_s_to_bytes_per_tick(chip.gdma.sustained_gb_per_s(chip.ddr_latency_ns)));
+    caps.push_back(gb_per_s_to_bytes_per_tick(chip.sdma.sustained_gb_per_s(chip.ddr_latency_ns)));
   }
   caps.push_back(gb_per_s_to_bytes_per_tick(chip.ddr_bandwidth_gb_per_s * chip.ddr_efficiency));
   caps.push_back(gb_per_s_to_bytes_per_tick(chip.c2c.bandwidth_gb_per_s * chip.c2c.links));
@@ -111,8 +115,10 @@ Run::Run(const hw::Chip& chip, const Program& program)
                                        program.cores.size(), chip.name, chip.cores));
   }
   ddr_constraint_ = 2 * chip.cores;
-  startup_[idx(Engine::gdma)] = nanos_to_ticks(chip.gdma.startup_ns);
-  startup_[idx(Engine::sdma)] = nanos_to_ticks(chip.sdma.startup_ns);
+  // A DDR transfer pays its engine's start-up and one DDR round trip before bytes stream.
+  startup_[idx(Engine::gdma)] = nanos_to_ticks(chip.gdma.startup_ns + chip.ddr_latency_ns);
+  startup_[idx(Engine::sdma)] = nanos_to_ticks(chip.sdma.startup_ns + chip.ddr_latency_ns);
+  burst_ = chip.ddr_burst_bytes;
   startup_[idx(Engine::cdma)] = nanos_to_ticks(chip.c2c.latency_ns);
   outstanding_[idx(Engine::gdma)] = chip.gdma.outstanding;
   outstanding_[idx(Engine::sdma)] = chip.sdma.outstanding;
@@ -154,6 +160,13 @@ Run::Run(const hw::Chip& chip, const Program& program)
   rates_.reserve(max_flows);
   events_.reserve(program.cores.size() * 4 + max_flows + 16);
   (void)dma_commands;
+}
+
+std::uint64_t Run::bus_bytes(const Command& cmd) const {
+  auto round_up = [this](std::uint64_t b) { return (b + burst_ - 1) / burst_ * burst_; };
+  if (cmd.row_bytes == 0) return round_up(cmd.amount);
+  const std::uint64_t rows = (cmd.amount + cmd.row_bytes - 1) / cmd.row_bytes;
+  return rows * round_up(cmd.row_bytes);
 }
 
 Tick Run::tiu_ticks(std::uint64_t cycles) const {
@@ -257,7 +270,8 @@ void Run::issue_dma(std::uint32_t core, Engine engine) {
       f = static_cast<std::uint32_t>(flows_.size());
       flows_.emplace_back();
     }
-    flows_[f] = Flow{static_cast<double>(cmd.amount), 0.0, static_cast<double>(cmd.amount), core,
+    const auto moved = static_cast<double>(engine == Engine::cdma ? cmd.amount : bus_bytes(cmd));
+    flows_[f] = Flow{moved, 0.0, moved, core,
                      es.head, engine, 0};
     ++es.head;
     ++es.in_flight;

@@ -6,9 +6,11 @@
 //   TIU  - one instruction at a time, in queue order; duration = cycles at tiu_clock_mhz.
 //   HAU  - the same, for sort / top-k commands.
 //   GDMA, SDMA - issue in queue order, up to `outstanding` transfers in flight per engine per core.
-//     A transfer waits its engine's start-up latency, then moves its bytes at a rate recomputed
-//     whenever the set of moving transfers changes: max-min fair sharing (sim/max_min_sharing.hpp)
-//     over its engine channel on its core and the shared DDR (bandwidth * eta_m). Completion ids
+//     A transfer waits its engine's start-up latency plus one DDR round trip, then moves its bus
+//     bytes (whole DDR bursts, per row when strided) at a rate recomputed whenever the set of
+//     moving transfers changes: max-min fair sharing (sim/max_min_sharing.hpp) over its engine
+//     channel on its core, capacity min(bandwidth, bytes_in_flight / DDR latency) (Little's law),
+//     and the shared DDR (bandwidth * eta_m). Completion ids
 //     advance in order (a later transfer finishing early does not release waits on it until all
 //     earlier ones have finished), while each record keeps the transfer's own end time.
 // Time is integer picoseconds; events at equal time run in (priority, insertion) order.

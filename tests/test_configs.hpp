@@ -17,9 +17,9 @@ tiu:
   vector_eu_per_lane: {bf16: 32, fp32: 16}
   matmul_init_cycles: 44
   vector_init_cycles: 11
-gdma: {bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4}
-sdma: {bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4}
-ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472}
+gdma: {bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}
+sdma: {bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4, bytes_in_flight: 32768}
+ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472, latency_ns: 150, burst_bytes: 64}
 c2c: {bandwidth_gb_per_s: 56, latency_ns: 250, links: 8}
 hau: {sort_width: 16, compare_cycles: 1, init_cycles: 20}
 )";
@@ -100,16 +100,19 @@ head_dim: 128
 )";
 
 /// A small chip for event-kernel tests: 1 cycle = 1 ps, 1 B/ps channels, numbers easy by hand.
-inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, double startup_ns = 0) {
+inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, double startup_ns = 0,
+                             double latency_ns = 0, int bytes_in_flight = 1 << 30, int burst = 1) {
   return "name: tiny\ncores: " + std::to_string(cores) +
          "\nlmem_bytes_per_core: 1048576\n"
          "tiu:\n  clock_mhz: 1000000\n  lanes_per_core: 16\n  cube_n: 8\n"
          "  cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}\n  vector_eu_per_lane: {bf16: 32, fp32: 16}\n"
          "  matmul_init_cycles: 0\n  vector_init_cycles: 0\n"
          "gdma: {bandwidth_gb_per_s: 1000, startup_ns: " + std::to_string(startup_ns) +
-         ", outstanding: " + std::to_string(outstanding) +
-         "}\nsdma: {bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1}\n"
-         "ddr: {bandwidth_gb_per_s: " + std::to_string(ddr_gb_per_s) + ", efficiency: 1, capacity_bytes: 1073741824}\n"
+         ", outstanding: " + std::to_string(outstanding) + ", bytes_in_flight: " + std::to_string(bytes_in_flight) +
+         "}\nsdma: {bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"
+         "ddr: {bandwidth_gb_per_s: " + std::to_string(ddr_gb_per_s) +
+         ", efficiency: 1, capacity_bytes: 1073741824, latency_ns: " + std::to_string(latency_ns) +
+         ", burst_bytes: " + std::to_string(burst) + "}\n"
          "c2c: {bandwidth_gb_per_s: 100, latency_ns: 0, links: 1}\n";
 }
 

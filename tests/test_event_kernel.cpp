@@ -153,3 +153,35 @@ TEST_CASE("a program that can never finish is reported, not hung", "[sim][kernel
   p.cores[0].queue(Engine::tiu) = {compute(10, 1)};  // waits on a GDMA command that does not exist
   CHECK_THROWS_WITH(sim::Simulator(chip).run(p), Catch::Contains("deadlocked"));
 }
+
+TEST_CASE("Little's law: one engine sustains min(channel, bytes in flight / latency)", "[sim][kernel][dma]") {
+  // Channel 1 B/ps, DDR latency 10 ns = 10,000 ps.
+  SECTION("1,000 bytes in flight: 1,000 / 10,000 = 0.1 B/ps, below the channel") {
+    const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 100000, 4, 0, 10, 1000), "little");
+    sim::Program p = program(1);
+    p.cores[0].queue(Engine::gdma) = {transfer(100'000)};
+    const sim::Trace t = sim::Simulator(chip).run(p);
+    // 10,000 ps latency, then 100,000 B at 0.1 B/ps = 1,000,000 ps: ends at 1,010,000.
+    CHECK(t.records(0, Engine::gdma)[0].end == 1'010'000);
+  }
+  SECTION("100,000 bytes in flight: 10 B/ps, the channel's 1 B/ps binds") {
+    const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 100000, 4, 0, 10, 100000), "little");
+    sim::Program p = program(1);
+    p.cores[0].queue(Engine::gdma) = {transfer(100'000)};
+    const sim::Trace t = sim::Simulator(chip).run(p);
+    CHECK(t.records(0, Engine::gdma)[0].end == 110'000);
+  }
+}
+
+TEST_CASE("bursts: transfers move whole DDR bursts, per row when strided", "[sim][kernel][dma]") {
+  // 64-byte bursts, channel 1 B/ps, no latency.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 100000, 1, 0, 0, 1 << 30, 64), "burst");
+  sim::Program p = program(1);
+  Command strided = transfer(6560);  // 10 FlashMLA rows of 656 B -> 10 x 704 = 7,040 bus bytes
+  strided.row_bytes = 656;
+  Command contiguous = transfer(6560);  // one block: 6,560 -> 103 bursts = 6,592 bus bytes
+  p.cores[0].queue(Engine::gdma) = {strided, contiguous};
+  const sim::Trace t = sim::Simulator(chip).run(p);
+  CHECK(t.records(0, Engine::gdma)[0].end == 7040);
+  CHECK(t.records(0, Engine::gdma)[1].end == 7040 + 6592);
+}

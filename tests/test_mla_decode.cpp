@@ -273,3 +273,28 @@ TEST_CASE("attention split: by heads every core reads the history, by sequence o
   // Same attention FLOPs either way.
   CHECK(head.timeline.op(OpKind::fa2).flops == seq.timeline.op(OpKind::fa2).flops);
 }
+
+TEST_CASE("bound checks: a memory-bound history read runs near, never above, its bandwidth limit", "[mla][bounds]") {
+  // SDMA route: the read is pure streaming (no compute interleaved). B = 4, kv_len 8192:
+  // 4 x 8192 x 1152 = 37,748,736 bytes over 64 cores, one transfer per core.
+  const auto w = decode(4, 8192);
+  ops::LoweringOptions sdma;
+  sdma.kv_read_engine = sim::Engine::sdma;
+  auto achieved_gb_per_s = [&](const hw::Chip& c) {
+    const auto r = tools::simulate_block(c, v3(), w, sdma);
+    const ops::OpTiming& read = r.timeline.op(OpKind::kv_cache_read);
+    return static_cast<double>(read.hbm_bytes) / (static_cast<double>(read.duration()) * 1e-3);  // B/ns = GB/s
+  };
+  SECTION("channel-bound: 64 SDMA channels x 64 GB/s = 4,096 GB/s < DDR 8,601.6 x 0.9") {
+    const double got = achieved_gb_per_s(chip());
+    CHECK(got >= 0.9 * 4096.0);
+    CHECK(got <= 4096.0);
+  }
+  SECTION("DDR-bound: DDR 2,000 GB/s x 0.9 = 1,800 GB/s shared by the 64 cores") {
+    std::string text = test_configs::kSg2262;
+    text.replace(text.find("bandwidth_gb_per_s: 8601.6"), 26, "bandwidth_gb_per_s: 2000");
+    const double got = achieved_gb_per_s(hw::chip_from_yaml(text, "slow-ddr"));
+    CHECK(got >= 0.9 * 1800.0);
+    CHECK(got <= 1800.0);
+  }
+}

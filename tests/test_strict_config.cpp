@@ -97,7 +97,7 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
     const std::string msg = error_of([&] { hw::chip_from_yaml(text, "typo"); });
     CHECK(msg ==
           "<memory:typo>:12:53: gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
-          "bandwidth_gb_per_s, outstanding, startup_ns");
+          "bandwidth_gb_per_s, bytes_in_flight, outstanding, startup_ns");
   }
   SECTION("a missing bandwidth") {
     const std::string text = replace(kSg2262, "bandwidth_gb_per_s: 8601.6, ", "");
