@@ -51,7 +51,8 @@ Chip read_chip(ConfigMap root) {
   {
     ConfigMap tiu = root.map("tiu");
     tiu.expect_keys({"clock_mhz", "lanes_per_core", "cube_n", "cube_macs_per_lane_per_cycle", "vector_eu_per_lane",
-                     "matmul_init_cycles", "vector_init_cycles"});
+                     "mm2_init_cycles", "bank_conflict_cycles", "vector_init_cycles", "sfu_init_cycles",
+                     "sfu_elements_per_lane_per_cycle"});
     chip.tiu_clock_mhz = tiu.positive_number("clock_mhz");
     chip.lanes_per_core = u32(tiu, "lanes_per_core");
     chip.cube_n = u32(tiu, "cube_n");
@@ -60,8 +61,18 @@ Chip read_chip(ConfigMap root) {
     chip.cube_macs_per_lane_per_cycle =
         read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16, DType::fp8});
     chip.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
-    chip.matmul_init_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("matmul_init_cycles"));
+    {
+      ConfigMap init = tiu.map("mm2_init_cycles");
+      init.expect_keys({"nn", "nt", "tt"});
+      chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nn)] = static_cast<std::uint32_t>(init.non_negative_int("nn"));
+      chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nt)] = static_cast<std::uint32_t>(init.non_negative_int("nt"));
+      chip.mm2_init_cycles[static_cast<int>(MatmulLayout::tt)] = static_cast<std::uint32_t>(init.non_negative_int("tt"));
+      init.finish();
+    }
+    chip.bank_conflict_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("bank_conflict_cycles"));
     chip.vector_init_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("vector_init_cycles"));
+    chip.sfu_init_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("sfu_init_cycles"));
+    chip.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
     tiu.finish();
     // Cross-field check: a lane's cube must reduce at least one k element per output column.
     for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
@@ -124,10 +135,17 @@ double Chip::vector_peak_ops(DType t) const {
 
 double Chip::roofline_bytes_per_s() const { return ddr_bandwidth_gb_per_s * 1e9 * ddr_efficiency; }
 
-std::uint64_t Chip::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t) const {
+std::uint64_t Chip::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t,
+                                  MatmulLayout layout) const {
   const std::uint64_t k_per_cycle = cube_macs(t) / cube_n;
   auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
-  return matmul_init_cycles + ceil_div(m, lanes_per_core) * ceil_div(n, cube_n) * ceil_div(k, k_per_cycle);
+  return mm2_init_cycles[static_cast<int>(layout)] +
+         ceil_div(m, lanes_per_core) * ceil_div(n, cube_n) * (ceil_div(k, k_per_cycle) + bank_conflict_cycles);
+}
+
+std::uint64_t Chip::sfu_cycles(std::uint64_t elements) const {
+  const std::uint64_t per_cycle = static_cast<std::uint64_t>(lanes_per_core) * sfu_elements_per_lane_per_cycle;
+  return sfu_init_cycles + (elements + per_cycle - 1) / per_cycle;
 }
 
 std::uint64_t Chip::vector_cycles(std::uint64_t element_ops, DType t) const {

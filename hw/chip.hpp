@@ -2,12 +2,17 @@
 // The chip as data: what one SG2262-class accelerator can compute and move, per core and shared.
 //
 // Throughput model used by the rest of the simulator:
-//   TIU matrix (cube) instruction of shape m x k x n in dtype t, in cycles:
-//       init_mm + ceil(m / lanes) * ceil(n / cube_n) * ceil(k / (macs_per_lane[t] / cube_n))
+//   TIU matrix (MM2) instruction of shape m x k x n in dtype t and layout L (NN: A B, NT: A B^T,
+//   TT: A^T B^T), in cycles:
+//       mm2_init[L] + ceil(m / lanes) * ceil(n / cube_n) * (ceil(k / (macs_per_lane[t] / cube_n))
+//                                                            + bank_conflict)
 //     (rows spread over lanes; each lane's cube does cube_n output columns times
-//      macs_per_lane[t] / cube_n reduction steps per cycle; partial shapes waste the rest).
-//   TIU vector instruction over e element-operations in dtype t:
+//      macs_per_lane[t] / cube_n reduction steps per cycle; partial shapes waste the rest; an
+//      operand sharing a local-memory bank with the result costs bank_conflict cycles per block).
+//   TIU vector (AR) instruction over e element-operations in dtype t:
 //       init_vec + ceil(e / (lanes * vector_eu_per_lane[t])).
+//   TIU special-function (SFU: exp, rsqrt) instruction over e elements:
+//       init_sfu + ceil(e / (lanes * sfu_elements_per_lane_per_cycle)).
 //   Cycles become time at tiu_clock_mhz.
 //   DMA command of b bytes on engine E: startup_E + ddr_latency, then its bus bytes (b rounded up
 //   to whole ddr bursts, per row for a strided transfer) flow at a rate shared max-min fairly
@@ -33,6 +38,9 @@
 
 namespace hw {
 
+/// Operand layouts of a matrix instruction: NN computes A B, NT A B^T, TT A^T B^T.
+enum class MatmulLayout : std::uint8_t { nn = 0, nt = 1, tt = 2 };
+
 struct DmaEngineSpec {
   double bandwidth_gb_per_s = 0;  ///< channel bandwidth of one engine of one core (1e9 B/s)
   double startup_ns = 0;          ///< fixed latency before the first byte moves
@@ -54,8 +62,11 @@ struct Chip {
   std::uint32_t cube_n = 0;                      ///< output columns one lane's cube produces per pass
   std::array<std::uint32_t, 3> cube_macs_per_lane_per_cycle{};  ///< indexed by DType; 0 = unsupported
   std::array<std::uint32_t, 3> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
-  std::uint32_t matmul_init_cycles = 0;
+  std::array<std::uint32_t, 3> mm2_init_cycles{};  ///< indexed by MatmulLayout
+  std::uint32_t bank_conflict_cycles = 0;
   std::uint32_t vector_init_cycles = 0;
+  std::uint32_t sfu_init_cycles = 0;
+  std::uint32_t sfu_elements_per_lane_per_cycle = 0;
   std::uint64_t lmem_bytes_per_core = 0;
 
   DmaEngineSpec gdma;
@@ -96,9 +107,12 @@ struct Chip {
   /// DDR bandwidth the roofline uses: ddr_bandwidth * eta_m, in bytes/s.
   double roofline_bytes_per_s() const;
   /// TIU cycles of one matrix instruction (see the model above).
-  std::uint64_t matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t) const;
+  std::uint64_t matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t,
+                              MatmulLayout layout = MatmulLayout::nn) const;
   /// TIU cycles of one vector instruction doing `element_ops` operations.
   std::uint64_t vector_cycles(std::uint64_t element_ops, DType t) const;
+  /// TIU cycles of one special-function instruction over `elements` elements.
+  std::uint64_t sfu_cycles(std::uint64_t elements) const;
 };
 
 /// Reads a chip YAML file strictly. Throws ConfigError naming field, file and line.

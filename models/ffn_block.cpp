@@ -19,12 +19,12 @@ using namespace detail;
 
 constexpr std::uint64_t kWeightBytes = 2;  // bf16 weights
 
-// Router scoring (sigmoid or softmax: 3 operations per score) and selection (about log2 k
-// compare-exchange passes over the scores).
+// Router scoring (sigmoid or softmax: an exp on the SFU and 2 ALU operations per score) and
+// selection (about log2 k compare-exchange passes over the scores).
 std::uint64_t topk_ops_per_score(std::uint64_t k) {
   std::uint64_t passes = 0;
   while ((std::uint64_t{1} << passes) < k) ++passes;
-  return 3 + passes;
+  return 2 + passes;
 }
 
 // gate_up -> swiglu -> down after `input`; returns down.
@@ -32,6 +32,7 @@ OpId add_mlp(LayerGraph& lg, const std::string& prefix, std::uint64_t T, std::ui
              OpId input) {
   const OpId gate_up = lg.add(matmul_op(prefix + "gate_up", 1, T, H, 2 * I));
   OpNode act = vector_op(prefix + "swiglu", OpKind::swiglu, T, I, kSwigluOpsPerElement);
+  add_sfu(act, kSwigluSfuPerElement, 0);
   act.vec.load_width = 2 * I;
   const OpId swiglu = lg.add(act);
   const OpId down = lg.add(matmul_op(prefix + "down", 1, T, I, H));
@@ -85,6 +86,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   for (std::uint64_t t : routed->tokens) slots += t;
   const OpId router = lg.add(matmul_op("router", 1, T, H, E));
   OpNode select = vector_op("moe_topk", OpKind::moe_topk, T, E, topk_ops_per_score(k));
+  add_sfu(select, 1, 0);
   select.topk = k;
   select.vec.store_row_bytes = k * 8;  // expert index and routing weight per choice
   const OpId topk = lg.add(select);
@@ -105,6 +107,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   const OpId weights_op = lg.add(weights);
   const OpId gate_up = lg.add(grouped_experts("experts_gate_up", *routed, H, 2 * I));
   OpNode act = vector_op("experts_swiglu", OpKind::swiglu, slots, I, kSwigluOpsPerElement);
+  add_sfu(act, kSwigluSfuPerElement, 0);
   act.vec.load_width = 2 * I;
   const OpId swiglu = lg.add(act);
   const OpId down = lg.add(grouped_experts("experts_down", *routed, I, H));

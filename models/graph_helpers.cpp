@@ -21,13 +21,21 @@ ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, st
   node.name = std::move(name);
   node.kind = kind;
   node.shape = fmt::format("[{}, {}]", rows, width);
-  node.vec = ops::VectorShape{rows, width, 0, ops_per_element, compute, out};
+  node.vec = ops::VectorShape{rows, width, 0, ops_per_element, 0, 0, compute, out};
   node.flops = rows * width * ops_per_element;
   return node;
 }
 
+void add_sfu(ops::OpNode& node, std::uint64_t per_element, std::uint64_t per_row) {
+  node.vec.sfu_per_element = per_element;
+  node.vec.sfu_per_row = per_row;
+  node.flops += node.vec.rows * (node.vec.width * per_element + per_row);
+}
+
 ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width) {
-  return vector_op(std::move(name), ops::OpKind::rmsnorm, rows, width, kRmsNormOpsPerElement);
+  ops::OpNode node = vector_op(std::move(name), ops::OpKind::rmsnorm, rows, width, kRmsNormOpsPerElement);
+  add_sfu(node, 0, kRmsNormSfuPerRow);
+  return node;
 }
 
 ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t bytes, std::uint64_t chips) {

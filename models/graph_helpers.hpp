@@ -10,11 +10,14 @@
 
 namespace models::detail {
 
-// Vector element-operations per element, by what the kernel does:
+// Vector (ALU) element-operations per element, by what the kernel does; special functions
+// (exp, rsqrt) run on the SFU and are counted apart:
 constexpr std::uint64_t kRmsNormOpsPerElement = 4;     // square, accumulate, scale by 1/rms, by weight
+constexpr std::uint64_t kRmsNormSfuPerRow = 1;         // rsqrt of the mean square
 constexpr std::uint64_t kRopeOpsPerElement = 3;        // x*cos, rotate(x)*sin, add
 constexpr std::uint64_t kCacheWriteOpsPerElement = 1;  // pack (and cast to the KV dtype)
-constexpr std::uint64_t kSwigluOpsPerElement = 5;      // exp, add, divide (sigmoid), two multiplies
+constexpr std::uint64_t kSwigluOpsPerElement = 4;      // add, divide (sigmoid), two multiplies
+constexpr std::uint64_t kSwigluSfuPerElement = 1;      // exp of the sigmoid
 constexpr std::uint64_t kCopyOpsPerElement = 0;        // a gather moves data only
 
 class LayerGraph {
@@ -39,6 +42,8 @@ ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, s
 ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, std::uint64_t width,
                       std::uint64_t ops_per_element, hw::DType compute = hw::DType::fp32,
                       hw::DType out = hw::DType::bf16);
+/// Adds special-function work (SFU) to a vector op, and its FLOPs.
+void add_sfu(ops::OpNode& node, std::uint64_t per_element, std::uint64_t per_row);
 ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width);
 ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t bytes, std::uint64_t chips);
 

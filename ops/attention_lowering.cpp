@@ -23,13 +23,13 @@ namespace {
 using hw::DType;
 using sim::Engine;
 
-// Vector work per element, by what the kernel does to it (fp32 on the vector unit):
-constexpr std::uint64_t kSoftmaxOpsPerScore = 4;     // running max, subtract, exp, running sum
-constexpr std::uint64_t kRescaleOpsPerOutput = 1;    // O *= exp(m_old - m_new)
-constexpr std::uint64_t kNormaliseOpsPerOutput = 1;  // O /= l at the end of a prefill row block
+// Work per element, by what the kernel does to it (fp32 on the vector ALU, exp on the SFU):
+constexpr std::uint64_t kSoftmaxOpsPerScore = 3;     // running max, subtract, running sum (+ 1 exp)
+constexpr std::uint64_t kRescaleOpsPerOutput = 1;    // O *= exp(m_old - m_new) (+ 1 exp per row)
+constexpr std::uint64_t kNormaliseOpsPerOutput = 1;  // O *= 1 / l (+ 1 reciprocal per row)
 constexpr std::uint64_t kDequantOpsPerElement = 1;   // fp8 * scale -> bf16
 constexpr std::uint64_t kCombineOpsPerOutput = 1;    // weighted accumulate of one partial
-constexpr std::uint64_t kCombineOpsPerRow = 4;       // max, two exps and a sum of the statistics
+constexpr std::uint64_t kCombineOpsPerRow = 2;       // max and sum of the statistics (+ 2 exps per partial)
 constexpr std::uint64_t kStatBytesPerRow = 8;        // fp32 running max and running sum
 
 bool history_resident(const LoweringContext& ctx) { return ctx.options.kv_read_engine == Engine::sdma; }
@@ -145,9 +145,12 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
           emit.compute(chip.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, DType::bf16), wait);
           wait = 0;
         }
-        emit.compute(chip.matmul_cycles(block.rows, s.qk_dim, tk, DType::bf16), wait);
+        // S = Q K^T: K is stored token-major, an NT instruction.
+        emit.compute(chip.matmul_cycles(block.rows, s.qk_dim, tk, DType::bf16, hw::MatmulLayout::nt), wait);
         emit.compute(chip.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, DType::fp32), 0);
+        emit.compute(chip.sfu_cycles(block.rows * tk), 0);  // exp of the scores
         const std::uint32_t pv = emit.compute(chip.matmul_cycles(block.rows, tk, s.v_dim, DType::bf16), 0);
+        emit.compute(chip.sfu_cycles(block.rows), 0);  // exp(m_old - m_new) per row
         last_tiu = emit.compute(chip.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), DType::fp32), 0);
         if (!resident) {
           buffer_freed_by[(global_chunk + i) % plan.buffers] = pv;
@@ -158,6 +161,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
         // Partial output with its softmax statistics, merged across cores by fa2_combine.
         emit.store(block.rows * (s.v_dim * 4 + kStatBytesPerRow), last_tiu);
       } else {
+        emit.compute(chip.sfu_cycles(block.rows), 0);  // 1 / l per row
         last_tiu = emit.compute(chip.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, DType::fp32), 0);
         emit.store(block.rows * s.v_dim * 2, last_tiu);
       }
@@ -184,13 +188,15 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
       c.load_bytes += n * partials * partial_bytes;
       c.store_bytes += n * s.v_dim * 2;
       c.element_ops += n * partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
+      c.sfu_ops += n * partials * 2;  // exp(m_i - m) for the output and for the sum
       r += n;
     }
     return c;
   };
   const std::uint64_t rows = s.sequences() * rows_per_seq;
   const std::uint64_t most_partials = *std::max_element(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end());
-  ctx.out.ops[op].split_flops = cost(0, rows).element_ops;
+  const RowCost all = cost(0, rows);
+  ctx.out.ops[op].split_flops = all.element_ops + all.sfu_ops;
   lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32);
 }
 

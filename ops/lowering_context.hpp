@@ -94,6 +94,7 @@ struct RowCost {
   std::uint64_t load_bytes = 0;   ///< DDR -> LMEM per row
   std::uint64_t store_bytes = 0;  ///< LMEM -> DDR per row
   std::uint64_t element_ops = 0;  ///< vector element-operations per row
+  std::uint64_t sfu_ops = 0;      ///< special-function evaluations per row
 };
 
 /// Lowers a row-wise op: `cost(begin, end)` sums the traffic and vector work of rows

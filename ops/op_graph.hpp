@@ -70,7 +70,9 @@ struct MatmulShape {
 struct VectorShape {
   std::uint64_t rows = 0, width = 0;
   std::uint64_t load_width = 0;  ///< elements read per row when it differs from width (0 = width)
-  std::uint64_t ops_per_element = 0;  ///< vector element-operations per element
+  std::uint64_t ops_per_element = 0;  ///< vector (ALU) element-operations per element
+  std::uint64_t sfu_per_element = 0;  ///< special-function (exp, rsqrt) evaluations per element
+  std::uint64_t sfu_per_row = 0;      ///< ... and per row (an rsqrt of a norm, say)
   hw::DType compute = hw::DType::fp32;
   hw::DType out = hw::DType::bf16;   ///< dtype written back to DDR
   std::uint64_t store_row_bytes = 0;  ///< bytes written per row when not width x out (0 = that)

@@ -29,7 +29,14 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
     std::uint32_t loaded = emit.load(tiles[0].load_bytes, 0);
     std::uint32_t previous_tiu = 0;
     for (std::size_t t = 0; t < tiles.size(); ++t) {
-      const std::uint32_t tiu = emit.compute(ctx.chip.vector_cycles(tiles[t].element_ops, compute), loaded);
+      // The special functions first (exp, rsqrt on the SFU), then the vector ALU pass; the TIU
+      // runs them in order, so only the first waits on the load.
+      std::uint32_t wait = loaded;
+      if (tiles[t].sfu_ops > 0) {
+        emit.compute(ctx.chip.sfu_cycles(tiles[t].sfu_ops), wait);
+        wait = 0;
+      }
+      const std::uint32_t tiu = emit.compute(ctx.chip.vector_cycles(tiles[t].element_ops, compute), wait);
       if (t + 1 < tiles.size()) loaded = emit.load(tiles[t + 1].load_bytes, previous_tiu);
       emit.store(tiles[t].store_bytes, tiu);
       previous_tiu = tiu;
@@ -44,9 +51,10 @@ void lower_vector(LoweringContext& ctx, OpId op) {
   cost.load_bytes = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
   cost.store_bytes = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
   cost.element_ops = v.width * v.ops_per_element;
+  cost.sfu_ops = v.width * v.sfu_per_element + v.sfu_per_row;
   auto rows_cost = [&](std::uint64_t begin, std::uint64_t end) {
     const std::uint64_t n = end - begin;
-    return RowCost{n * cost.load_bytes, n * cost.store_bytes, n * cost.element_ops};
+    return RowCost{n * cost.load_bytes, n * cost.store_bytes, n * cost.element_ops, n * cost.sfu_ops};
   };
   lower_rows(ctx, op, v.rows, cost.load_bytes + cost.store_bytes, rows_cost, v.compute);
 }

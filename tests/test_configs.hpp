@@ -15,8 +15,11 @@ tiu:
   cube_n: 8
   cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}
   vector_eu_per_lane: {bf16: 32, fp32: 16}
-  matmul_init_cycles: 44
+  mm2_init_cycles: {nn: 44, nt: 44, tt: 47}
+  bank_conflict_cycles: 0
   vector_init_cycles: 11
+  sfu_init_cycles: 13
+  sfu_elements_per_lane_per_cycle: 8
 gdma: {bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}
 sdma: {bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4, bytes_in_flight: 32768}
 ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472, latency_ns: 150, burst_bytes: 64}
@@ -106,7 +109,8 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          "\nlmem_bytes_per_core: 1048576\n"
          "tiu:\n  clock_mhz: 1000000\n  lanes_per_core: 16\n  cube_n: 8\n"
          "  cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}\n  vector_eu_per_lane: {bf16: 32, fp32: 16}\n"
-         "  matmul_init_cycles: 0\n  vector_init_cycles: 0\n"
+         "  mm2_init_cycles: {nn: 0, nt: 0, tt: 0}\n  bank_conflict_cycles: 0\n  vector_init_cycles: 0\n"
+         "  sfu_init_cycles: 0\n  sfu_elements_per_lane_per_cycle: 8\n"
          "gdma: {bandwidth_gb_per_s: 1000, startup_ns: " + std::to_string(startup_ns) +
          ", outstanding: " + std::to_string(outstanding) + ", bytes_in_flight: " + std::to_string(bytes_in_flight) +
          "}\nsdma: {bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"

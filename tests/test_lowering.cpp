@@ -73,9 +73,10 @@ TEST_CASE("decode history read: one chunk per core when each core's share is sma
     }
     CHECK(mine == 1);
   }
-  // fa2 per core: one chunk = 4 TIU commands (Q K^T, softmax, P V, rescale), Q load + partial store.
+  // fa2 per core: one chunk = 6 TIU commands (Q K^T on the cube, softmax on the ALU, exp on the
+  // SFU, P V, the rescale's exp and multiply), Q load + partial store.
   const ops::OpTiming& fa2 = r.timeline.op(ops::OpKind::fa2);
-  CHECK(fa2.commands[static_cast<std::size_t>(sim::Engine::tiu)] == 64 * 4);
+  CHECK(fa2.commands[static_cast<std::size_t>(sim::Engine::tiu)] == 64 * 6);
   CHECK(fa2.commands[static_cast<std::size_t>(sim::Engine::gdma)] == 64 * 2);
 }
 

@@ -35,12 +35,20 @@ TEST_CASE("the in-memory SG2262 test chip loads with the sourced figures", "[hw]
   CHECK(chip.source == "<memory:sg2262-test>");
   // Cube bf16 peak: 64 cores x 16 lanes x 128 MAC x 2 FLOP x 1e9 Hz = 262,144,000,000,000 FLOP/s.
   CHECK(chip.cube_peak_flops(hw::DType::bf16) == 262144e9);
-  // A 16 x 32 x 8 bf16 instruction: ceil(16/16) * ceil(8/8) * ceil(32/(128/8)) = 2 cycles + 44 init.
+  // A 16 x 32 x 8 bf16 NN instruction: ceil(16/16) * ceil(8/8) * ceil(32/(128/8)) = 2 cycles + 44
+  // init; TT starts in 47: 49.
   CHECK(chip.matmul_cycles(16, 32, 8, hw::DType::bf16) == 46);
+  CHECK(chip.matmul_cycles(16, 32, 8, hw::DType::bf16, hw::MatmulLayout::tt) == 49);
   // GEMV row (m = 1) costs a whole lane group: ceil(1/16) = 1, ceil(48/8) = 6, ceil(7168/16) = 448.
   CHECK(chip.matmul_cycles(1, 7168, 48, hw::DType::bf16) == 44 + 6 * 448);
+  // With a bank-conflict penalty of 1 cycle, each (m, n) block costs one more: 44 + 6 x 449.
+  std::string text = test_configs::kSg2262;
+  text.replace(text.find("bank_conflict_cycles: 0"), 23, "bank_conflict_cycles: 1");
+  CHECK(hw::chip_from_yaml(text, "conflicts").matmul_cycles(1, 7168, 48, hw::DType::bf16) == 44 + 6 * 449);
   // Vector: 1000 ops over 16 lanes x 16 fp32 EUs = ceil(1000/256) = 4 cycles + 11 init.
   CHECK(chip.vector_cycles(1000, hw::DType::fp32) == 15);
+  // SFU: 1000 exps over 16 lanes x 8 = ceil(1000/128) = 8 cycles + 13 init.
+  CHECK(chip.sfu_cycles(1000) == 21);
 }
 
 TEST_CASE("a missing kv_lora_rank or qk_rope_head_dim names the field and the source", "[models][config]") {
@@ -96,25 +104,25 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
     const std::string text = replace(kSg2262, "startup_ns: 100,", "startup_ns: 100, outstandnig: 2,");
     const std::string msg = error_of([&] { hw::chip_from_yaml(text, "typo"); });
     CHECK(msg ==
-          "<memory:typo>:12:53: gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
+          "<memory:typo>:15:53: gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
           "bandwidth_gb_per_s, bytes_in_flight, outstanding, startup_ns");
   }
   SECTION("a missing bandwidth") {
     const std::string text = replace(kSg2262, "bandwidth_gb_per_s: 8601.6, ", "");
     const std::string msg = error_of([&] { hw::chip_from_yaml(text, "no-ddr-bw"); });
-    CHECK(msg == "<memory:no-ddr-bw>:14:6: missing required field 'ddr.bandwidth_gb_per_s' (in 'ddr')");
+    CHECK(msg == "<memory:no-ddr-bw>:17:6: missing required field 'ddr.bandwidth_gb_per_s' (in 'ddr')");
   }
   SECTION("zero, negative, NaN and infinite numbers") {
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "cores: 64", "cores: 0"), "c"); }) ==
           "<memory:c>:2:1: cores: must be a positive integer, got 0");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "bandwidth_gb_per_s: 64", "bandwidth_gb_per_s: -64"), "c"); }) ==
-          "<memory:c>:13:8: sdma.bandwidth_gb_per_s: must be > 0, got -64");
+          "<memory:c>:16:8: sdma.bandwidth_gb_per_s: must be > 0, got -64");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "efficiency: 0.9", "efficiency: .nan"), "c"); }) ==
-          "<memory:c>:14:35: ddr.efficiency: must be a finite number");
+          "<memory:c>:17:35: ddr.efficiency: must be a finite number");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "clock_mhz: 1000", "clock_mhz: .inf"), "c"); }) ==
           "<memory:c>:5:3: tiu.clock_mhz: must be a finite number");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "efficiency: 0.9", "efficiency: 1.5"), "c"); }) ==
-          "<memory:c>:14:35: ddr.efficiency: must be in (0, 1], got 1.5");
+          "<memory:c>:17:35: ddr.efficiency: must be in (0, 1], got 1.5");
   }
   SECTION("a wrong type") {
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "lanes_per_core: 16", "lanes_per_core: sixteen"), "c"); }) ==

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -15,13 +16,9 @@
 
 namespace {
 
-// Picoseconds from the trace's exact microsecond text.
+// Picoseconds from the trace's microseconds (six decimals: a double rounds back exactly).
 sim::Tick ps_of(const nlohmann::json& value) {
-  const std::string text = value.dump();
-  const auto dot = text.find('.');
-  std::string frac = dot == std::string::npos ? "" : text.substr(dot + 1);
-  frac.resize(6, '0');
-  return std::stoull(text.substr(0, dot)) * 1'000'000 + std::stoull(frac);
+  return static_cast<sim::Tick>(std::llround(value.get<double>() * 1e6));
 }
 
 }  // namespace
@@ -36,7 +33,6 @@ TEST_CASE("trace: one slice per command at the recorded times, engines within th
       chip, v3, models::make_workload(models::Phase::decode, 4, 2048, std::nullopt, models::KvFormat::bf16), step, {});
   std::ostringstream text;
   tools::write_chrome_trace(text, r.graph, r.lowered, r.trace, r.timeline, {});
-  // nlohmann keeps the number text for us through dump(); parse floats as they are.
   const auto doc = nlohmann::json::parse(text.str());
   const auto& events = doc.at("traceEvents");
 
