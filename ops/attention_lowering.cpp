@@ -1,5 +1,6 @@
 // Lowering of kv_cache_read, fa2 and fa2_combine (see ops/attention_plan.hpp for the split and
-// the tiles, ops/lowering.hpp for the two kv-read routes).
+// the tiles, ops/lowering.hpp for the two kv-read routes). fa2_combine gathers the other cores'
+// partial outputs and softmax statistics over SDMA.
 //
 // Per core and per row block, fa2 runs for every KV chunk:
 //   [dequant fp8 -> bf16]  S = Q K^T  softmax(S) (online)  O += P V  rescale O
@@ -197,7 +198,8 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const std::uint64_t most_partials = *std::max_element(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end());
   const RowCost all = cost(0, rows);
   ctx.out.ops[op].split_flops = all.element_ops + all.sfu_ops;
-  lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32);
+  // The partial outputs come from the other cores: the merge gathers them over SDMA.
+  lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32, Engine::sdma);
 }
 
 void lower_collective(LoweringContext& ctx, OpId op) {

@@ -100,8 +100,10 @@ struct RowCost {
 /// Lowers a row-wise op: `cost(begin, end)` sums the traffic and vector work of rows
 /// [begin, end); rows are split over cores in balanced ranges and tiled so that two tiles of
 /// buffers (each row needing at most `widest_row_bytes`) fit in LMEM.
+/// `load_engine`: GDMA (from DDR) or SDMA (data other cores left behind, as fa2's partials).
 void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
-                const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute);
+                const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute,
+                sim::Engine load_engine = sim::Engine::gdma);
 
 // Op-kind lowerings.
 void lower_matmul(LoweringContext& ctx, OpId op);

@@ -38,6 +38,51 @@ const OpTiming& Timeline::op(OpKind kind) const {
   throw std::out_of_range(std::string("timeline has no op of kind ") + std::string(kind_name(kind)));
 }
 
+std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
+  const OpNode& node = graph[op];
+  switch (node.kind) {
+    case OpKind::matmul: {
+      const MatmulShape& s = node.mm;
+      const std::uint64_t e = hw::bytes_of(node.dtype);
+      std::uint64_t rows = 0;
+      for (std::uint64_t g = 0; g < s.groups; ++g) rows += s.rows_of(g);
+      const std::uint64_t a = rows * (s.a_row_bytes != 0 ? s.a_row_bytes : s.k * e);
+      const std::uint64_t b = s.groups * s.n * (s.b_col_bytes != 0 ? s.b_col_bytes : s.k * e);
+      return a + b + (rows + s.out_reduce - 1) / s.out_reduce * s.n * 2;
+    }
+    case OpKind::embedding:
+    case OpKind::rmsnorm:
+    case OpKind::rope:
+    case OpKind::swiglu:
+    case OpKind::moe_topk:
+    case OpKind::moe_combine:
+    case OpKind::indexer_topk:
+    case OpKind::kv_cache_write: {
+      const VectorShape& v = node.vec;
+      const std::uint64_t in = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
+      const std::uint64_t out = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+      return v.rows * (in + out);
+    }
+    case OpKind::kv_cache_read:
+    case OpKind::indexer_cache_read: return node.kv_bytes;
+    case OpKind::fa2: {
+      const AttentionShape& a = node.attn;
+      const std::uint64_t q = a.batch * a.q_len * a.heads * a.qk_dim * 2;
+      const std::uint64_t o = a.batch * a.q_len * a.heads * a.v_dim * 2;
+      bool streamed = false;  // the history arrives from a read op
+      for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
+        streamed = streamed || graph[boost::source(*e, graph)].kind == OpKind::kv_cache_read;
+      }
+      return q + (streamed ? 0 : node.kv_bytes) + o;
+    }
+    case OpKind::expert_weights:
+    case OpKind::fa2_combine:
+    case OpKind::all_reduce:
+    case OpKind::all_to_all: return 0;  // no layout-independent floor: its traffic is what it is
+  }
+  return 0;
+}
+
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace) {
   const std::size_t n = boost::num_vertices(graph);
   std::vector<OpTiming> by_id(n);
@@ -52,6 +97,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     t.kv_bytes = graph[v].kv_bytes;
     t.streamed_in_bytes = lowered.ops[v].streamed_in_bytes;
     t.peak_lmem_bytes = lowered.ops[v].peak_lmem_bytes;
+    t.unique_bytes = unique_bytes(graph, v);
     t.start = std::numeric_limits<sim::Tick>::max();
   }
   Timeline tl;

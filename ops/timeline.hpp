@@ -35,6 +35,7 @@ struct OpTiming {
   std::string shape;
   sim::Tick start = 0, end = 0;  ///< picoseconds
   std::uint64_t hbm_bytes = 0;
+  std::uint64_t unique_bytes = 0;  ///< bytes it must move at least once (see unique_bytes())
   std::uint64_t c2c_bytes = 0;  ///< bytes its CDMA commands sent to other chips
   std::uint64_t flops = 0;
   std::uint64_t kv_bytes = 0;
@@ -59,6 +60,11 @@ struct Timeline {
   const OpTiming& op(OpKind kind) const;      ///< first op of a kind; throws if absent
   const OpTiming* find(OpKind kind) const;    ///< or nullptr
 };
+
+/// The DDR bytes an op must move at least once, whatever its tiling: a matmul's A, B and C; a
+/// row op's rows in and out; a read's bytes; fa2's Q, the K/V it reads itself and its output
+/// (in decode, partials per history slice). Tiling re-reads make hbm_bytes exceed it.
+std::uint64_t unique_bytes(const OpGraph& graph, OpId op);
 
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace);
 

@@ -12,7 +12,9 @@
 namespace ops::detail {
 
 void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
-                const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute) {
+                const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute_dtype,
+                sim::Engine load_engine) {
+  const bool sdma = load_engine == sim::Engine::sdma;
   const std::uint64_t tile_rows =
       std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * std::max<std::uint64_t>(1, widest_row_bytes)));
   std::vector<RowCost> tiles;
@@ -26,18 +28,20 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
     auto& peak = ctx.out.ops[op].peak_lmem_bytes;
     peak = std::max(peak, std::min<std::uint64_t>(tiles.size(), 2) * (tiles[0].load_bytes + tiles[0].store_bytes));
     CoreEmitter emit(ctx, op, core);
-    std::uint32_t loaded = emit.load(tiles[0].load_bytes, 0);
+    std::uint32_t loaded = emit.load(tiles[0].load_bytes, 0, load_engine);
     std::uint32_t previous_tiu = 0;
     for (std::size_t t = 0; t < tiles.size(); ++t) {
       // The special functions first (exp, rsqrt on the SFU), then the vector ALU pass; the TIU
-      // runs them in order, so only the first waits on the load.
+      // runs them in order, so only the first waits on the load (a GDMA or an SDMA id).
       std::uint32_t wait = loaded;
-      if (tiles[t].sfu_ops > 0) {
-        emit.compute(ctx.chip.sfu_cycles(tiles[t].sfu_ops), wait);
+      auto compute = [&](std::uint64_t cycles) {
+        const std::uint32_t id = sdma ? emit.compute(cycles, 0, wait) : emit.compute(cycles, wait);
         wait = 0;
-      }
-      const std::uint32_t tiu = emit.compute(ctx.chip.vector_cycles(tiles[t].element_ops, compute), wait);
-      if (t + 1 < tiles.size()) loaded = emit.load(tiles[t + 1].load_bytes, previous_tiu);
+        return id;
+      };
+      if (tiles[t].sfu_ops > 0) compute(ctx.chip.sfu_cycles(tiles[t].sfu_ops));
+      const std::uint32_t tiu = compute(ctx.chip.vector_cycles(tiles[t].element_ops, compute_dtype));
+      if (t + 1 < tiles.size()) loaded = emit.load(tiles[t + 1].load_bytes, previous_tiu, load_engine);
       emit.store(tiles[t].store_bytes, tiu);
       previous_tiu = tiu;
     }

@@ -82,7 +82,30 @@ void BM_WholeDecodeStep(benchmark::State& state, std::uint64_t batch_per_chip, s
   emit_and_simulate(state, [&] { return models::build_decoder_step(setup().model, w, step); });
 }
 
+// A large matmul alone on one core (the Python G5 takes 132.6 ms for 4096^3: 85 emit + 37 simulate).
+void BM_Matmul(benchmark::State& state, std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint32_t cores) {
+  hw::Chip chip = setup().chip;
+  chip.cores = cores;
+  std::uint64_t commands = 0, events = 0;
+  for (auto _ : state) {
+    ops::OpGraph graph;
+    ops::OpNode node;
+    node.kind = ops::OpKind::matmul;
+    node.mm = ops::MatmulShape{1, m, k, n, {}};
+    ops::add_op(graph, node);
+    const ops::Lowered lowered = ops::lower(graph, chip, {});
+    const sim::Trace trace = sim::Simulator(chip).run(lowered.program);
+    commands = lowered.program.command_count();
+    events = trace.events;
+    benchmark::DoNotOptimize(trace.end);
+  }
+  set_counters(state, commands, events);
+}
+
 using models::Phase;
+BENCHMARK_CAPTURE(BM_Matmul, m4096_n4096_k4096_1core, 4096, 4096, 4096, 1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Matmul, m512_n2048_k4096_1core, 512, 2048, 4096, 1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Matmul, m4096_n4096_k4096_64cores, 4096, 4096, 4096, 64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WholeDecodeStep, v3_61_layers_b1_ctx4k, 1, 4096)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WholeDecodeStep, v3_61_layers_b8_ctx32k, 8, 32768)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_EmitAndSimulate, decode_b1_ctx4k, Phase::decode, 1, 4096)->Unit(benchmark::kMillisecond);

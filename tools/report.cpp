@@ -214,10 +214,10 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
     const ops::OpTiming& t = tl.ops[i];
     fmt::print(out,
                "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
-               "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
+               "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
                "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
                quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines(), format_ns(t.start),
-               format_ns(t.end), t.hbm_bytes, t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns,
+               format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns,
                ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";

@@ -6,7 +6,8 @@
 // JSON (g5sim run --json): {"chip", "model", "scope", "layers", "workload": {...}, "total_ns",
 //   "tokens_per_s", "regime", "hbm_bytes", "flops", "kv_cache": {...}, "kinds": [...],
 //   "ops": [{"name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
-//   "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime"}], "commands": {"tiu", "gdma", "sdma"}}
+//   "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime"}],
+//   "commands": {"tiu", "gdma", "sdma", "cdma", "hau"}}
 // CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,
 //   head_split_total_ns,head_split_kv_cache_read_bytes
 //   (bytes and intervals summed over the layers of a step; the last two columns are the same run
