@@ -29,6 +29,20 @@ std::string_view kind_name(OpKind kind) {
   return "?";
 }
 
+bool is_row_op(OpKind kind) {
+  switch (kind) {
+    case OpKind::embedding:
+    case OpKind::rmsnorm:
+    case OpKind::rope:
+    case OpKind::swiglu:
+    case OpKind::moe_topk:
+    case OpKind::moe_combine:
+    case OpKind::indexer_topk:
+    case OpKind::kv_cache_write: return true;
+    default: return false;
+  }
+}
+
 OpId add_op(OpGraph& graph, OpNode node) { return boost::add_vertex(std::move(node), graph); }
 
 void add_dependency(OpGraph& graph, OpId producer, OpId consumer, EdgeKind kind) {

@@ -49,6 +49,9 @@ enum class OpKind : std::uint8_t {
 /// The name users see in tables and JSON ("kind").
 std::string_view kind_name(OpKind kind);
 
+/// Row-wise ops described by a VectorShape (rows in, vector / SFU work, rows out).
+bool is_row_op(OpKind kind);
+
 struct MatmulShape {
   std::uint64_t groups = 1;  ///< independent matmuls (heads for per-head projections, experts)
   std::uint64_t m = 0, k = 0, n = 0;

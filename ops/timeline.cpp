@@ -40,6 +40,12 @@ const OpTiming& Timeline::op(OpKind kind) const {
 
 std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
   const OpNode& node = graph[op];
+  if (is_row_op(node.kind)) {
+    const VectorShape& v = node.vec;
+    const std::uint64_t in = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
+    const std::uint64_t out = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+    return v.rows * (in + out);
+  }
   switch (node.kind) {
     case OpKind::matmul: {
       const MatmulShape& s = node.mm;
@@ -49,19 +55,6 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
       const std::uint64_t a = rows * (s.a_row_bytes != 0 ? s.a_row_bytes : s.k * e);
       const std::uint64_t b = s.groups * s.n * (s.b_col_bytes != 0 ? s.b_col_bytes : s.k * e);
       return a + b + (rows + s.out_reduce - 1) / s.out_reduce * s.n * 2;
-    }
-    case OpKind::embedding:
-    case OpKind::rmsnorm:
-    case OpKind::rope:
-    case OpKind::swiglu:
-    case OpKind::moe_topk:
-    case OpKind::moe_combine:
-    case OpKind::indexer_topk:
-    case OpKind::kv_cache_write: {
-      const VectorShape& v = node.vec;
-      const std::uint64_t in = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
-      const std::uint64_t out = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
-      return v.rows * (in + out);
     }
     case OpKind::kv_cache_read:
     case OpKind::indexer_cache_read: return node.kv_bytes;
@@ -75,12 +68,8 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
       }
       return q + (streamed ? 0 : node.kv_bytes) + o;
     }
-    case OpKind::expert_weights:
-    case OpKind::fa2_combine:
-    case OpKind::all_reduce:
-    case OpKind::all_to_all: return 0;  // no layout-independent floor: its traffic is what it is
+    default: return 0;  // weights streams, combines, collectives: no layout-independent floor
   }
-  return 0;
 }
 
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace) {
@@ -124,24 +113,13 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   for (OpId v : topological_order(graph)) {
     OpTiming& t = by_id[v];
     if (t.start == std::numeric_limits<sim::Tick>::max()) t.start = 0;
-    double peak = 0;  // FLOP or element-op per second
-    switch (t.kind) {
-      case OpKind::matmul:
-      case OpKind::fa2: peak = chip.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16); break;
-      case OpKind::embedding:
-      case OpKind::rmsnorm:
-      case OpKind::rope:
-      case OpKind::swiglu:
-      case OpKind::moe_topk:
-      case OpKind::moe_combine:
-      case OpKind::indexer_topk:
-      case OpKind::kv_cache_write: peak = chip.vector_peak_ops(graph[v].vec.compute); break;
-      case OpKind::fa2_combine: peak = chip.vector_peak_ops(hw::DType::fp32); break;
-      case OpKind::kv_cache_read:
-      case OpKind::indexer_cache_read:
-      case OpKind::expert_weights:
-      case OpKind::all_reduce:
-      case OpKind::all_to_all: break;
+    double peak = 0;  // FLOP or element-op per second; 0 for ops without arithmetic
+    if (t.kind == OpKind::matmul || t.kind == OpKind::fa2) {
+      peak = chip.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16);
+    } else if (is_row_op(t.kind)) {
+      peak = chip.vector_peak_ops(graph[v].vec.compute);
+    } else if (t.kind == OpKind::fa2_combine) {
+      peak = chip.vector_peak_ops(hw::DType::fp32);
     }
     t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
     t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / bytes_per_ns;
