@@ -112,7 +112,15 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   const double link_bytes_per_ns = chip.c2c.bandwidth_gb_per_s * chip.c2c.links;
   for (OpId v : topological_order(graph)) {
     OpTiming& t = by_id[v];
-    if (t.start == std::numeric_limits<sim::Tick>::max()) t.start = 0;
+    if (t.start == std::numeric_limits<sim::Tick>::max()) {
+      // An op with no commands (a combine with nothing to merge) is an instant, when its inputs
+      // are ready: the latest end of its producers.
+      sim::Tick ready = 0;
+      for (auto [e, end] = boost::in_edges(v, graph); e != end; ++e) {
+        ready = std::max(ready, by_id[boost::source(*e, graph)].end);
+      }
+      t.start = t.end = ready;
+    }
     double peak = 0;  // FLOP or element-op per second; 0 for ops without arithmetic
     if (t.kind == OpKind::matmul || t.kind == OpKind::fa2) {
       peak = chip.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16);

@@ -2,7 +2,8 @@
 // Folds the command records of a run back into per-op timings, beside each op's roofline.
 //
 //   op_start = earliest start of the op's data or compute commands (message commands excluded:
-//              a wait is not work), op_end = latest end of them.
+//              a wait is not work), op_end = latest end of them; an op without commands is an
+//              instant at the latest end of its producers.
 //   hbm_bytes = bytes of the op's own DMA commands (every transfer crosses DDR).
 //   roofline: t_compute = flops / peak, t_memory = (hbm_bytes + streamed_in_bytes) / (BW * eta_m),
 //             t_roof = max(t_compute, t_memory); regime = compute if t_compute > t_memory.

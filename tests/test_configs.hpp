@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include "hw/chip.hpp"
+#include "models/workload.hpp"
+
 namespace test_configs {
 
 /// SG2262 as in configs/chips/sg2262.yaml, held here so that tests never read the shipped files.
@@ -118,6 +121,18 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          ", efficiency: 1, capacity_bytes: 1073741824, latency_ns: " + std::to_string(latency_ns) +
          ", burst_bytes: " + std::to_string(burst) + "}\n"
          "c2c: {bandwidth_gb_per_s: 100, latency_ns: 0, links: 1}\n";
+}
+
+/// The SG2262 test chip, loaded once.
+inline const hw::Chip& sg2262() {
+  static const hw::Chip chip = hw::chip_from_yaml(kSg2262, "sg2262-test");
+  return chip;
+}
+
+/// A decode workload: B sequences attending kv_len tokens, one query token each.
+inline models::Workload decode(std::uint64_t batch, std::uint64_t kv_len,
+                               models::KvFormat kv = models::KvFormat::bf16) {
+  return models::make_workload(models::Phase::decode, batch, kv_len, std::nullopt, kv);
 }
 
 }  // namespace test_configs

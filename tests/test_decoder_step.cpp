@@ -21,16 +21,11 @@ using models::KvFormat;
 using models::Phase;
 using ops::OpKind;
 
-const hw::Chip& chip() {
-  static const hw::Chip c = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
-  return c;
-}
+const hw::Chip& chip() { return test_configs::sg2262(); }
 
 models::ModelSpec model(const std::string& yaml, const char* name) { return models::model_from_yaml(yaml, name); }
 
-models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, KvFormat kv = KvFormat::bf16) {
-  return models::make_workload(Phase::decode, batch, kv_len, std::nullopt, kv);
-}
+using test_configs::decode;
 
 tools::Simulation step(const models::ModelSpec& m, const models::Workload& w, std::uint64_t layers,
                        const models::ExpertLoad* load = nullptr) {

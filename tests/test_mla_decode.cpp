@@ -19,10 +19,7 @@ using models::KvFormat;
 using models::Phase;
 using ops::OpKind;
 
-const hw::Chip& chip() {
-  static const hw::Chip c = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
-  return c;
-}
+const hw::Chip& chip() { return test_configs::sg2262(); }
 
 const models::ModelSpec& v3() {
   static const models::ModelSpec m = models::model_from_yaml(test_configs::kDeepSeekV3, "deepseek-v3-test");
@@ -36,9 +33,7 @@ tools::Simulation run(const models::ModelSpec& model, const models::Workload& w,
   return tools::simulate_block(on, model, w, opts);
 }
 
-models::Workload decode(std::uint64_t batch, std::uint64_t kv_len, KvFormat kv = KvFormat::bf16) {
-  return models::make_workload(Phase::decode, batch, kv_len, std::nullopt, kv);
-}
+using test_configs::decode;
 
 }  // namespace
 
