@@ -129,7 +129,6 @@ Run::Run(const hw::Chip& chip, const Program& program)
 
   cores_.resize(program.cores.size());
   trace_.cores.resize(program.cores.size());
-  std::size_t dma_commands = 0;
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
     for (Engine e : kAllEngines) {
       const auto& q = program.cores[c].queue(e);
@@ -147,19 +146,22 @@ Run::Run(const hw::Chip& chip, const Program& program)
       }
       if (e != Engine::tiu && e != Engine::hau) {
         cores_[c].engines[idx(e)].done.assign(q.size(), 0);
-        dma_commands += q.size();
       }
     }
   }
   sent_.assign(program.message_count + 1, 0);
   waiters_.resize(program.message_count + 1);
   const std::size_t max_flows = program.cores.size() * (chip.gdma.outstanding + chip.sdma.outstanding + 1);
+  // Reserved up front so that handling an event allocates nothing.
   flows_.reserve(max_flows);
+  free_flows_.reserve(max_flows);
+  finished_.reserve(max_flows);
+  issue_worklist_.reserve(program.cores.size());
+  for (auto& list : waiters_) list.reserve(program.cores.size());
   active_.reserve(max_flows);
   active_paths_.reserve(max_flows);
   rates_.reserve(max_flows);
   events_.reserve(program.cores.size() * 4 + max_flows + 16);
-  (void)dma_commands;
 }
 
 std::uint64_t Run::bus_bytes(const Command& cmd) const {
