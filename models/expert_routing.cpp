@@ -13,13 +13,15 @@
 
 namespace models {
 
-ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens) {
-  const long double e = static_cast<long double>(experts);
-  const long double expected = e * (1.0L - std::pow(1.0L - static_cast<long double>(top_k) / e,
-                                                    static_cast<long double>(tokens)));
-  const std::uint64_t slots = tokens * top_k;
+ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens, std::uint64_t ep) {
+  const std::uint64_t local = experts / ep;
+  const long double expected =
+      static_cast<long double>(local) *
+      (1.0L - std::pow(1.0L - static_cast<long double>(top_k) / static_cast<long double>(experts),
+                       static_cast<long double>(tokens)));
+  const std::uint64_t slots = (tokens * top_k + ep - 1) / ep;
   std::uint64_t touched = static_cast<std::uint64_t>(std::floor(expected + 0.5L));
-  touched = std::max<std::uint64_t>(1, std::min({touched, experts, slots}));
+  touched = std::max<std::uint64_t>(1, std::min({touched, local, slots}));
   ExpertAssignment a;
   for (std::uint64_t i = 0; i < touched; ++i) {
     a.experts.push_back(i);

@@ -24,8 +24,11 @@ struct ExpertAssignment {
   std::vector<std::uint64_t> tokens;   ///< tokens routed to each (parallel to experts)
 };
 
-/// The uniform-routing expectation above.
-ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens);
+/// The uniform-routing expectation above. With expert parallelism, the share of one of `ep`
+/// ranks holding experts / ep of them: round(experts/ep (1 - (1 - k/experts)^T)) experts touched,
+/// ceil(T k / ep) token slots.
+ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens,
+                                 std::uint64_t ep = 1);
 
 class ExpertLoad {
  public:

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "hw/config_error.hpp"
 
@@ -88,17 +87,7 @@ ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Paralle
     return share;
   }
   // Uniform routing over the EP group's tokens, restricted to the local experts.
-  const long double touched_expected =
-      static_cast<long double>(local) *
-      (1.0L - std::pow(1.0L - static_cast<long double>(k) / static_cast<long double>(E),
-                       static_cast<long double>(share.group_tokens)));
-  const std::uint64_t slots = (share.group_tokens * k + p.ep - 1) / p.ep;
-  std::uint64_t touched = static_cast<std::uint64_t>(std::floor(touched_expected + 0.5L));
-  touched = std::max<std::uint64_t>(1, std::min({touched, local, slots}));
-  for (std::uint64_t i = 0; i < touched; ++i) {
-    share.experts.experts.push_back(i);
-    share.experts.tokens.push_back(slots / touched + (i < slots % touched ? 1 : 0));
-  }
+  share.experts = uniform_routing(E, k, share.group_tokens, p.ep);
   return share;
 }
 
