@@ -72,18 +72,4 @@ std::vector<OpId> topological_order(const OpGraph& graph) {
   return order;
 }
 
-OpId find_op(const OpGraph& graph, OpKind kind) {
-  for (OpId v = 0; v < boost::num_vertices(graph); ++v) {
-    if (graph[v].kind == kind) return v;
-  }
-  throw std::out_of_range(fmt::format("no op of kind {}", kind_name(kind)));
-}
-
-bool has_op(const OpGraph& graph, OpKind kind) {
-  for (OpId v = 0; v < boost::num_vertices(graph); ++v) {
-    if (graph[v].kind == kind) return true;
-  }
-  return false;
-}
-
 }  // namespace ops

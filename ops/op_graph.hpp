@@ -145,9 +145,4 @@ void add_dependency(OpGraph& graph, OpId producer, OpId consumer, EdgeKind kind 
 /// Topological order, ties broken by smallest id. Throws std::logic_error on a cycle.
 std::vector<OpId> topological_order(const OpGraph& graph);
 
-/// The first op of a kind, or throws std::out_of_range.
-OpId find_op(const OpGraph& graph, OpKind kind);
-/// True if the graph holds an op of this kind.
-bool has_op(const OpGraph& graph, OpKind kind);
-
 }  // namespace ops
