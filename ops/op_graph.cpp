@@ -1,6 +1,5 @@
 #include "ops/op_graph.hpp"
 
-#include <fmt/format.h>
 
 #include <queue>
 #include <stdexcept>
