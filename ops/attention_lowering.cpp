@@ -62,7 +62,7 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
   }
   const AttentionShape& s = ctx.graph[op].attn;
   const bool resident = history_resident(ctx) && !s.gather;
-  const AttentionPlan plan = plan_attention(s, ctx.chip, resident, ctx.options.attn_split);
+  const AttentionPlan& plan = ctx.attention_plan(s, resident);
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
   PrefetchedChunks prefetched;
   prefetched.ids.resize(ctx.chip.cores);
@@ -97,7 +97,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   const std::optional<OpId> reader = history_reader(ctx, op);
   const bool gathered = reader.has_value() && ctx.graph[*reader].attn.gather;
   const bool resident = reader.has_value() && history_resident(ctx) && !gathered;
-  const AttentionPlan plan = plan_attention(s, ctx.chip, resident, ctx.options.attn_split);
+  const AttentionPlan& plan = ctx.attention_plan(s, resident);
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
   if (reader && !gathered) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*reader].kv_bytes;
   const bool dequant = s.kv_dequant;
@@ -176,7 +176,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   // Split by heads, fa2 finished its rows: nothing to merge.
   if (ctx.options.attn_split == AttentionSplit::head) return;
   const AttentionShape& s = ctx.graph[op].attn;
-  const AttentionPlan plan = plan_attention(s, ctx.chip, history_resident(ctx));
+  const AttentionPlan& plan = ctx.attention_plan(s, history_resident(ctx));
   const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
   const std::uint64_t partial_bytes = s.v_dim * 4 + kStatBytesPerRow;
   // Rows of sequence b merge partials_per_sequence[b] partial outputs each.

@@ -21,6 +21,16 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
   message.assign(n, 0);
 }
 
+const AttentionPlan& LoweringContext::attention_plan(const AttentionShape& s, bool resident) {
+  const std::vector<std::uint64_t> key{s.batch,       s.q_len,          s.kv_len,     s.heads,  s.kv_heads,
+                                       s.qk_dim,      s.v_dim,          s.kv_elements, s.kv_token_bytes,
+                                       s.kv_dequant,  s.decode,         s.gather,     resident,
+                                       static_cast<std::uint64_t>(options.attn_split)};
+  auto found = plans_.find(key);
+  if (found == plans_.end()) found = plans_.emplace(key, plan_attention(s, chip, resident, options.attn_split)).first;
+  return found->second;
+}
+
 bool LoweringContext::is_barrier(const OpGraph::edge_descriptor& e) const {
   const EdgeKind kind = graph[e].kind;
   if (kind == EdgeKind::data) return true;

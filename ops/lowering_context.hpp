@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "ops/attention_plan.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
 #include "sim/command.hpp"
@@ -40,6 +41,14 @@ struct LoweringContext {
   std::vector<std::vector<Entry>> entry;  ///< [op][core]
   std::vector<std::uint32_t> message;            ///< [op]: barrier message id, 0 if none
   std::map<OpId, PrefetchedChunks> prefetched;  ///< by kv_cache_read op
+
+  /// The attention plan of a shape, computed once for the read, fa2 and the combine that share it.
+  const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident);
+
+ private:
+  std::map<std::vector<std::uint64_t>, AttentionPlan> plans_;
+
+ public:
 
   LoweringContext(const OpGraph& g, const hw::Chip& c, const LoweringOptions& o, Lowered& l);
 
