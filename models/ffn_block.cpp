@@ -60,6 +60,14 @@ std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts,
 
 namespace {
 
+// An EP all-to-all after `after` when tokens cross chips (ep > tp); else `after` itself.
+OpId ep_all_to_all(LayerGraph& lg, const char* name, const Parallelism& p, const ExpertShare& share, OpId after) {
+  if (share.dispatch_bytes == 0) return after;
+  const OpId exchange = lg.add(collective_op(name, OpKind::all_to_all, share.dispatch_bytes, p.ep));
+  lg.depend(after, exchange);
+  return exchange;
+}
+
 OpId tp_all_reduce(LayerGraph& lg, const Parallelism& p, std::uint64_t T, std::uint64_t H, OpId after) {
   if (p.tp == 1) return after;
   const OpId reduce = lg.add(collective_op("ffn_all_reduce", OpKind::all_reduce, T * H * 2, p.tp));
@@ -94,11 +102,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   lg.depend(router, topk);
 
   // Tokens cross chips when the EP group is wider than the TP group.
-  OpId experts_input = topk;
-  if (share->dispatch_bytes > 0) {
-    experts_input = lg.add(collective_op("moe_dispatch", OpKind::all_to_all, share->dispatch_bytes, p.ep));
-    lg.depend(topk, experts_input);
-  }
+  const OpId experts_input = ep_all_to_all(lg, "moe_dispatch", p, *share, topk);
 
   OpNode weights;
   weights.name = "expert_weights";
@@ -118,11 +122,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   lg.depend(experts_input, gate_up);
   lg.depend(gate_up, swiglu);
   lg.depend(swiglu, down);
-  OpId experts_output = down;
-  if (share->dispatch_bytes > 0) {
-    experts_output = lg.add(collective_op("moe_combine_a2a", OpKind::all_to_all, share->dispatch_bytes, p.ep));
-    lg.depend(down, experts_output);
-  }
+  const OpId experts_output = ep_all_to_all(lg, "moe_combine_a2a", p, *share, down);
 
   // Each token's output: the k expert rows weighted and scaled, plus the shared experts' row.
   OpNode combine = vector_op("moe_combine", OpKind::moe_combine, T, H, 2 * k + (moe.n_shared_experts ? 1 : 0));
