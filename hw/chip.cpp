@@ -18,17 +18,6 @@ std::uint32_t u32(ConfigMap& m, std::string_view key) {
   return static_cast<std::uint32_t>(v);
 }
 
-DmaEngineSpec read_dma(ConfigMap m) {
-  m.expect_keys({"bandwidth_gb_per_s", "startup_ns", "outstanding", "bytes_in_flight"});
-  DmaEngineSpec spec;
-  spec.bandwidth_gb_per_s = m.positive_number("bandwidth_gb_per_s");
-  spec.startup_ns = m.non_negative_number("startup_ns");
-  spec.outstanding = u32(m, "outstanding");
-  spec.bytes_in_flight = m.positive_int("bytes_in_flight");
-  m.finish();
-  return spec;
-}
-
 // Per-dtype tables list the dtypes the unit supports; each listed value must be positive.
 std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list<DType> required) {
   m.expect_keys({"fp8", "bf16", "fp32"});
@@ -41,51 +30,133 @@ std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list
   return table;
 }
 
+std::uint32_t u32_or_zero(ConfigMap& m, std::string_view key) {
+  const std::uint64_t v = m.non_negative_int(key);
+  if (v > 0xFFFFFFFFull) {
+    throw ConfigError(fmt::format("{}: {}: value {} is too large", m.where(key), m.path_of(key), v));
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
+// The tensor engine's instruction costs (the model at the top of hw/chip.hpp).
+void read_tensor(ConfigMap& tiu, Chip& chip) {
+  chip.tiu_clock_mhz = tiu.positive_number("clock_mhz");
+  chip.lanes_per_core = u32(tiu, "lanes_per_core");
+  chip.cube_n = u32(tiu, "cube_n");
+  // The simulator computes matrices in bf16 (and fp8 where weights are fp8) and runs norms
+  // and softmax in fp32 on the vector unit, so those entries are required.
+  chip.cube_macs_per_lane_per_cycle =
+      read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16, DType::fp8});
+  chip.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
+  {
+    ConfigMap init = tiu.map("mm2_init_cycles");
+    init.expect_keys({"nn", "nt", "tt"});
+    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nn)] = u32_or_zero(init, "nn");
+    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nt)] = u32_or_zero(init, "nt");
+    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::tt)] = u32_or_zero(init, "tt");
+    init.finish();
+  }
+  chip.bank_conflict_cycles = u32_or_zero(tiu, "bank_conflict_cycles");
+  chip.vector_init_cycles = u32_or_zero(tiu, "vector_init_cycles");
+  chip.sfu_init_cycles = u32_or_zero(tiu, "sfu_init_cycles");
+  chip.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
+  // Cross-field check: a lane's cube must reduce at least one k element per output column.
+  for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
+    const std::uint32_t macs = chip.cube_macs(t);
+    if (macs != 0 && macs % chip.cube_n != 0) {
+      throw ConfigError(fmt::format("{}: {}.{}: {} is not a multiple of {} ({})", tiu.where("cube_macs_per_lane_per_cycle"),
+                                    tiu.path_of("cube_macs_per_lane_per_cycle"), name_of(t), macs,
+                                    tiu.path_of("cube_n"), chip.cube_n));
+    }
+  }
+}
+
+// Names in `names` -> indexes into `known`; an unknown name is an error with a did-you-mean.
+std::vector<std::uint32_t> ids_of(ConfigMap& m, std::string_view key, const std::vector<std::string>& names,
+                                  const std::vector<std::string>& known, std::string_view what) {
+  std::vector<std::uint32_t> ids;
+  for (const std::string& n : names) {
+    const auto it = std::find(known.begin(), known.end(), n);
+    if (it == known.end()) {
+      const std::string near = closest_match(n, known);
+      m.fail(key, fmt::format("'{}' is not {}{}; known: {}", n, what,
+                              near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near), fmt::join(known, ", ")));
+    }
+    ids.push_back(static_cast<std::uint32_t>(it - known.begin()));
+  }
+  return ids;
+}
+
+const std::vector<std::string> kKindNames{"tensor", "sort", "dma", "collective"};
+const std::vector<std::string> kRoleNames{"tiles", "kv_stream", "kv_resident", "cross_core", "gather"};
+
+EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<std::string>& engine_names,
+                       const std::vector<std::string>& resource_names, Chip& chip) {
+  EngineSpec spec;
+  spec.name = name;
+  const std::string kind = e.one_of("kind", kKindNames);
+  spec.kind = static_cast<EngineKind>(std::find(kKindNames.begin(), kKindNames.end(), kind) - kKindNames.begin());
+  std::vector<std::string_view> keys{"kind", "waits_on"};
+  switch (spec.kind) {
+    case EngineKind::tensor:
+      keys.insert(keys.end(), {"clock_mhz", "lanes_per_core", "cube_n", "cube_macs_per_lane_per_cycle",
+                               "vector_eu_per_lane", "mm2_init_cycles", "bank_conflict_cycles", "vector_init_cycles",
+                               "sfu_init_cycles", "sfu_elements_per_lane_per_cycle"});
+      break;
+    case EngineKind::sort: keys.insert(keys.end(), {"sort_width", "compare_cycles", "init_cycles"}); break;
+    case EngineKind::dma:
+      keys.insert(keys.end(),
+                  {"roles", "crosses", "bandwidth_gb_per_s", "startup_ns", "outstanding", "bytes_in_flight"});
+      break;
+    case EngineKind::collective: keys.insert(keys.end(), {"crosses", "startup_ns", "outstanding"}); break;
+  }
+  e.expect_keys(keys);
+  for (std::uint32_t id : ids_of(e, "waits_on", e.string_list("waits_on"), engine_names, "an engine of this chip")) {
+    if (engine_names[id] == name) e.fail("waits_on", "an engine cannot wait on itself: its queue is in order");
+    spec.waits_on.push_back(static_cast<EngineId>(id));
+  }
+  switch (spec.kind) {
+    case EngineKind::tensor: read_tensor(e, chip); break;
+    case EngineKind::sort:
+      spec.sort_width = u32(e, "sort_width");
+      spec.compare_cycles = u32(e, "compare_cycles");
+      spec.init_cycles = u32_or_zero(e, "init_cycles");
+      break;
+    case EngineKind::dma:
+    case EngineKind::collective: {
+      spec.crosses = ids_of(e, "crosses", e.string_list("crosses"), resource_names, "a shared resource of this chip");
+      const std::string_view needed = spec.kind == EngineKind::dma ? "ddr" : "c2c";
+      const bool crosses_needed = std::any_of(spec.crosses.begin(), spec.crosses.end(),
+                                              [&](std::uint32_t r) { return resource_names[r] == needed; });
+      if (!crosses_needed) {
+        e.fail("crosses", fmt::format("a {} engine must cross '{}'", kind, needed));
+      }
+      if (spec.crosses.size() + 1 > kMaxPathResources) {
+        e.fail("crosses", fmt::format("at most {} resources", kMaxPathResources - 1));
+      }
+      spec.startup_ns = e.non_negative_number("startup_ns");
+      spec.outstanding = u32(e, "outstanding");
+      if (spec.kind == EngineKind::dma) {
+        spec.bandwidth_gb_per_s = e.positive_number("bandwidth_gb_per_s");
+        spec.bytes_in_flight = e.positive_int("bytes_in_flight");
+        for (std::uint32_t r : ids_of(e, "roles", e.string_list("roles"), kRoleNames, "a DMA role")) {
+          spec.roles |= 1u << r;
+        }
+      }
+      break;
+    }
+  }
+  e.finish();
+  return spec;
+}
+
 Chip read_chip(ConfigMap root) {
-  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "tiu", "gdma", "sdma", "ddr", "c2c", "hau"});
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2"});
   Chip chip;
   chip.source = root.source();
   chip.name = root.string("name");
   chip.cores = u32(root, "cores");
   chip.lmem_bytes_per_core = root.positive_int("lmem_bytes_per_core");
-  {
-    ConfigMap tiu = root.map("tiu");
-    tiu.expect_keys({"clock_mhz", "lanes_per_core", "cube_n", "cube_macs_per_lane_per_cycle", "vector_eu_per_lane",
-                     "mm2_init_cycles", "bank_conflict_cycles", "vector_init_cycles", "sfu_init_cycles",
-                     "sfu_elements_per_lane_per_cycle"});
-    chip.tiu_clock_mhz = tiu.positive_number("clock_mhz");
-    chip.lanes_per_core = u32(tiu, "lanes_per_core");
-    chip.cube_n = u32(tiu, "cube_n");
-    // The simulator computes matrices in bf16 (and fp8 where weights are fp8) and runs norms
-    // and softmax in fp32 on the vector unit, so those entries are required.
-    chip.cube_macs_per_lane_per_cycle =
-        read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16, DType::fp8});
-    chip.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
-    {
-      ConfigMap init = tiu.map("mm2_init_cycles");
-      init.expect_keys({"nn", "nt", "tt"});
-      chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nn)] = static_cast<std::uint32_t>(init.non_negative_int("nn"));
-      chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nt)] = static_cast<std::uint32_t>(init.non_negative_int("nt"));
-      chip.mm2_init_cycles[static_cast<int>(MatmulLayout::tt)] = static_cast<std::uint32_t>(init.non_negative_int("tt"));
-      init.finish();
-    }
-    chip.bank_conflict_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("bank_conflict_cycles"));
-    chip.vector_init_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("vector_init_cycles"));
-    chip.sfu_init_cycles = static_cast<std::uint32_t>(tiu.non_negative_int("sfu_init_cycles"));
-    chip.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
-    tiu.finish();
-    // Cross-field check: a lane's cube must reduce at least one k element per output column.
-    for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
-      const std::uint32_t macs = chip.cube_macs(t);
-      if (macs != 0 && macs % chip.cube_n != 0) {
-        throw ConfigError(fmt::format(
-            "{}: tiu.cube_macs_per_lane_per_cycle.{}: {} is not a multiple of tiu.cube_n ({})",
-            tiu.where("cube_macs_per_lane_per_cycle"), name_of(t), macs, chip.cube_n));
-      }
-    }
-  }
-  chip.gdma = read_dma(root.map("gdma"));
-  chip.sdma = read_dma(root.map("sdma"));
   {
     ConfigMap ddr = root.map("ddr");
     ddr.expect_keys({"bandwidth_gb_per_s", "efficiency", "capacity_bytes", "latency_ns", "burst_bytes"});
@@ -104,15 +175,33 @@ Chip read_chip(ConfigMap root) {
     chip.c2c.links = u32(c2c, "links");
     c2c.finish();
   }
-  if (root.has("hau")) {
-    ConfigMap hau = root.map("hau");
-    hau.expect_keys({"sort_width", "compare_cycles", "init_cycles"});
-    Chip::Hau h;
-    h.sort_width = u32(hau, "sort_width");
-    h.compare_cycles = u32(hau, "compare_cycles");
-    h.init_cycles = static_cast<std::uint32_t>(hau.non_negative_int("init_cycles"));
-    hau.finish();
-    chip.hau = h;
+  chip.resources.push_back({"ddr", chip.ddr_bandwidth_gb_per_s * chip.ddr_efficiency, chip.ddr_latency_ns});
+  chip.resources.push_back({"c2c", chip.c2c.bandwidth_gb_per_s * chip.c2c.links, chip.c2c.latency_ns});
+  if (root.has("l2")) {
+    ConfigMap l2 = root.map("l2");
+    l2.expect_keys({"capacity_bytes", "bandwidth_gb_per_s", "latency_ns"});
+    Chip::L2 spec;
+    spec.capacity_bytes = l2.positive_int("capacity_bytes");
+    spec.bandwidth_gb_per_s = l2.positive_number("bandwidth_gb_per_s");
+    spec.latency_ns = l2.non_negative_number("latency_ns");
+    l2.finish();
+    chip.l2 = spec;
+    chip.resources.push_back({"l2", spec.bandwidth_gb_per_s, spec.latency_ns});
+  }
+  std::vector<std::string> resource_names;
+  for (const SharedResource& r : chip.resources) resource_names.push_back(r.name);
+  {
+    ConfigMap engines = root.map("engines");
+    const std::vector<std::string> names = engines.keys();
+    if (names.empty() || names.size() > kMaxEngines) {
+      root.fail("engines", fmt::format("a core has 1 to {} engines, got {}", kMaxEngines, names.size()));
+    }
+    engines.expect_keys(std::vector<std::string_view>(names.begin(), names.end()));
+    for (const std::string& name : names) {
+      chip.engines.push_back(read_engine(engines.map(name), name, names, resource_names, chip));
+    }
+    engines.finish();
+    chip.index_engines(root.where("engines"));
   }
   root.finish();
   return chip;
@@ -120,44 +209,68 @@ Chip read_chip(ConfigMap root) {
 
 }  // namespace
 
-double DmaEngineSpec::sustained_gb_per_s(double latency_ns) const {
-  if (latency_ns <= 0) return bandwidth_gb_per_s;
-  return std::min(bandwidth_gb_per_s, static_cast<double>(bytes_in_flight) / latency_ns);
+std::optional<EngineId> Chip::find_engine(std::string_view engine_name) const {
+  for (std::size_t i = 0; i < engines.size(); ++i) {
+    if (engines[i].name == engine_name) return static_cast<EngineId>(i);
+  }
+  return std::nullopt;
 }
 
-double Chip::cube_peak_flops(DType t) const {
-  return static_cast<double>(cores) * lanes_per_core * cube_macs(t) * 2.0 * tiu_clock_mhz * 1e6;
+std::string Chip::engine_names(EngineKind kind) const {
+  std::vector<std::string> out;
+  for (const EngineSpec& e : engines) {
+    if (e.kind == kind) out.push_back(e.name);
+  }
+  return out.empty() ? std::string("none") : fmt::format("{}", fmt::join(out, ", "));
 }
 
-double Chip::vector_peak_ops(DType t) const {
-  return static_cast<double>(cores) * lanes_per_core * vector_eu(t) * tiu_clock_mhz * 1e6;
+EngineId Chip::dma_for(DmaRole role) const { return role_engine_[static_cast<std::size_t>(role)].value(); }
+
+EngineId Chip::default_kv_engine() const { return role_engine_[static_cast<std::size_t>(DmaRole::kv_stream)].value(); }
+
+double Chip::round_trip_ns(EngineId engine) const {
+  double latency = 0;
+  for (std::uint32_t r : engines[engine].crosses) latency = std::max(latency, resources[r].latency_ns);
+  return latency;
 }
 
-double Chip::roofline_bytes_per_s() const { return ddr_bandwidth_gb_per_s * 1e9 * ddr_efficiency; }
-
-std::uint64_t Chip::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t,
-                                  MatmulLayout layout) const {
-  const std::uint64_t k_per_cycle = cube_macs(t) / cube_n;
-  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
-  return mm2_init_cycles[static_cast<int>(layout)] +
-         ceil_div(m, lanes_per_core) * ceil_div(n, cube_n) * (ceil_div(k, k_per_cycle) + bank_conflict_cycles);
-}
-
-std::uint64_t Chip::sfu_cycles(std::uint64_t elements) const {
-  const std::uint64_t per_cycle = static_cast<std::uint64_t>(lanes_per_core) * sfu_elements_per_lane_per_cycle;
-  return sfu_init_cycles + (elements + per_cycle - 1) / per_cycle;
-}
-
-std::uint64_t Chip::vector_cycles(std::uint64_t element_ops, DType t) const {
-  const std::uint64_t per_cycle = static_cast<std::uint64_t>(lanes_per_core) * vector_eu(t);
-  return vector_init_cycles + (element_ops + per_cycle - 1) / per_cycle;
-}
-
-std::uint64_t Chip::hau_topk_cycles(std::uint64_t rows, std::uint64_t n, std::uint64_t k) const {
-  std::uint64_t passes = 0;
-  while ((std::uint64_t{1} << passes) < k) ++passes;
-  return hau->init_cycles + rows * ((n + hau->sort_width - 1) / hau->sort_width) * std::max<std::uint64_t>(1, passes) *
-                                hau->compare_cycles;
+void Chip::index_engines(const std::string& where) {
+  auto fail = [&](const std::string& message) { throw ConfigError(fmt::format("{}: engines: {}", where, message)); };
+  std::optional<EngineId> tensor;
+  std::array<std::vector<EngineId>, kDmaRoleCount> by_role;
+  for (std::size_t i = 0; i < engines.size(); ++i) {
+    const EngineSpec& e = engines[i];
+    const auto id = static_cast<EngineId>(i);
+    auto only_one = [&](std::optional<EngineId>& slot) {
+      if (slot) fail(fmt::format("'{}' and '{}' are both {} engines; a core has at most one", engines[*slot].name,
+                                 e.name, name_of(e.kind)));
+      slot = id;
+    };
+    switch (e.kind) {
+      case EngineKind::tensor: only_one(tensor); break;
+      case EngineKind::sort: only_one(sort_engine_); break;
+      case EngineKind::collective: only_one(collective_engine_); break;
+      case EngineKind::dma:
+        for (std::size_t r = 0; r < kDmaRoleCount; ++r) {
+          if (e.serves(static_cast<DmaRole>(r))) by_role[r].push_back(id);
+        }
+        if (e.serves(DmaRole::kv_stream) && e.serves(DmaRole::kv_resident)) {
+          fail(fmt::format("'{}' cannot both stream (kv_stream) and hold (kv_resident) the history", e.name));
+        }
+        break;
+    }
+  }
+  if (!tensor) fail("no tensor engine (kind: tensor): nothing could compute");
+  tensor_engine_ = *tensor;
+  for (DmaRole role : {DmaRole::tiles, DmaRole::cross_core, DmaRole::gather, DmaRole::kv_stream}) {
+    const auto& list = by_role[static_cast<std::size_t>(role)];
+    if (list.empty()) fail(fmt::format("no DMA engine has the role '{}'", name_of(role)));
+    if (list.size() > 1 && role != DmaRole::kv_stream) {
+      fail(fmt::format("'{}' and '{}' both have the role '{}'; it needs exactly one engine", engines[list[0]].name,
+                       engines[list[1]].name, name_of(role)));
+    }
+    role_engine_[static_cast<std::size_t>(role)] = list.front();
+  }
 }
 
 Chip load_chip(const std::string& path) {

@@ -167,6 +167,39 @@ std::string ConfigMap::string(std::string_view key) {
   return value.Scalar();
 }
 
+std::string ConfigMap::one_of(std::string_view key, const std::vector<std::string>& options) {
+  const std::string value = string(key);
+  if (std::find(options.begin(), options.end(), value) == options.end()) {
+    fail(key, fmt::format("expected one of {}, got '{}'", fmt::join(options, ", "), value));
+  }
+  return value;
+}
+
+std::vector<std::string> ConfigMap::string_list(std::string_view key) {
+  read_.emplace(key);
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() != key) continue;
+    if (!kv.second.IsSequence()) fail(key, "expected a list, e.g. [a, b]");
+    std::vector<std::string> out;
+    for (const auto& item : kv.second) {
+      if (!item.IsScalar() || item.Scalar().empty()) fail(key, "expected a list of names");
+      if (std::find(out.begin(), out.end(), item.Scalar()) != out.end()) {
+        fail(key, fmt::format("'{}' is listed twice", item.Scalar()));
+      }
+      out.push_back(item.Scalar());
+    }
+    return out;
+  }
+  throw ConfigError(fmt::format("{}: missing required field '{}'{}", where(), path_of(key),
+                                path_.empty() ? "" : fmt::format(" (in '{}')", path_)));
+}
+
+std::vector<std::string> ConfigMap::keys() const {
+  std::vector<std::string> out;
+  for (const auto& kv : node_) out.push_back(kv.first.Scalar());
+  return out;
+}
+
 std::optional<std::uint64_t> ConfigMap::positive_int_or_null(std::string_view key) {
   YAML::Node value = scalar_node(key);
   if (value.IsNull()) return std::nullopt;

@@ -42,10 +42,18 @@ class ConfigMap {
   double non_negative_number(std::string_view key);       ///< finite, >= 0
   double fraction(std::string_view key);                   ///< finite, in (0, 1]
   std::string string(std::string_view key);                ///< non-empty scalar
+  /// A non-empty scalar that must be one of `options`.
+  std::string one_of(std::string_view key, const std::vector<std::string>& options);
+  /// A required sequence of non-empty strings (`[]` is allowed), with no repeats.
+  std::vector<std::string> string_list(std::string_view key);
+  /// The keys of this mapping, in document order.
+  std::vector<std::string> keys() const;
   /// The key must be present; `null` means "absent by design" and gives nullopt.
   std::optional<std::uint64_t> positive_int_or_null(std::string_view key);
   /// A required nested mapping.
   ConfigMap map(std::string_view key);
+  /// Throws ConfigError at `key`'s position: for cross-field checks made by callers.
+  [[noreturn]] void fail(std::string_view key, const std::string& message) const;
 
   /// Declares the keys this mapping may hold and rejects any other at once (policy reject), so
   /// that a misspelt key is reported as such, with a did-you-mean, before the field it was meant
@@ -71,7 +79,6 @@ class ConfigMap {
 
   YAML::Node scalar_node(std::string_view key);
   [[noreturn]] void report_unknown(const YAML::Node& key_node, const std::vector<std::string>& valid) const;
-  [[noreturn]] void fail(std::string_view key, const std::string& message) const;
   template <class T>
   T convert(std::string_view key, const char* expected);
 

@@ -18,6 +18,7 @@
 // (initial_sdma_dep).
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hw/chip.hpp"
@@ -28,7 +29,10 @@
 namespace ops {
 
 struct LoweringOptions {
-  sim::Engine kv_read_engine = sim::Engine::gdma;  ///< gdma or sdma
+  /// The DMA engine of the decode history read: one with the kv_stream role (the read streams
+  /// beside fa2) or the kv_resident role (the read lands in local memory before fa2). Empty: the
+  /// chip's first kv_stream engine.
+  std::string kv_read_engine;
   AttentionSplit attn_split = AttentionSplit::seq;  ///< how decode attention is cut over cores
 };
 

@@ -1,13 +1,28 @@
 #pragma once
-// Internal to the lowering: shared state and the per-core command emitter.
+// Internal to the lowering: the state one lowering run shares between op lowerings, and the
+// per-core command emitter every command goes through.
+//
+// Entry waits. An op's first command on each engine of a core carries the op's entry waits:
+//   - a `data` edge (or a barrier the attention unit asks for): every core must have finished the
+//     producer: wait_msg on the tensor engine, then every other engine's first command of the
+//     op waits on that tensor id;
+//   - an `order` edge: the op's first command on each non-tensor engine waits on the producer's
+//     last tensor command on the core;
+//   - a `same_core` edge: the op's first tensor command waits on the producer's last command of
+//     every DMA engine on the core.
+// Every wait a command names must be allowed by the chip's rule (EngineSpec::waits_on); a
+// lowering that needs one the chip forbids gets a ConfigError naming the engines.
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "hw/cost_model.hpp"
 #include "ops/attention_plan.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
@@ -15,88 +30,116 @@
 
 namespace ops::detail {
 
-/// Ids of the kv_cache_read chunks queued ahead of fa2 (GDMA route), per core, for the fa2
-/// lowering to consume.
-struct PrefetchedChunks {
-  std::vector<std::vector<std::uint32_t>> ids;  ///< [core]
+using hw::EngineId;
+
+/// A command once emitted: its engine and 1-based id there (id 0: nothing to wait for).
+struct CmdRef {
+  EngineId engine = 0;
+  std::uint32_t id = 0;
 };
 
 /// Last command id per engine of one op on one core (0 = none).
-using LastIds = std::array<std::uint32_t, sim::kEngineCount>;
+using LastIds = std::array<std::uint32_t, hw::kMaxEngines>;
 
-struct LoweringContext {
+struct AttentionUnit;
+
+class LoweringContext {
+ public:
+  LoweringContext(const OpGraph& g, const hw::Chip& c, const LoweringOptions& o, Lowered& l);
+  ~LoweringContext();
+
   const OpGraph& graph;
   const hw::Chip& chip;
+  const hw::CostModel cost;
   const LoweringOptions& options;
   Lowered& out;
-  std::vector<std::vector<LastIds>> last;        ///< [op][core]
-  /// What an op's first command on each engine of a core must wait for.
-  struct Entry {
-    bool entered = false;
-    std::uint32_t tiu_for_dma = 0;   ///< TIU id its first GDMA / SDMA command waits on
-    std::uint32_t gdma_for_tiu = 0;  ///< GDMA id its first TIU command waits on
-    std::uint32_t sdma_for_tiu = 0;  ///< SDMA id its first TIU command waits on
-    std::array<std::uint8_t, sim::kEngineCount> applied{};  ///< first command emitted per engine
-  };
-  std::vector<std::vector<Entry>> entry;  ///< [op][core]
-  std::vector<std::uint32_t> message;            ///< [op]: barrier message id, 0 if none
-  std::map<OpId, PrefetchedChunks> prefetched;  ///< by kv_cache_read op
 
-  /// The attention plan of a shape, computed once for the read, fa2 and the combine that share it.
+  // The engines the lowering uses, by role (hw/engine.hpp).
+  EngineId tensor() const { return chip.tensor_engine(); }
+  EngineId tiles() const { return tiles_; }
+  /// The history-read engine options.kv_read_engine names (default: the chip's first kv_stream
+  /// engine), and whether it keeps the history resident (kv_resident) rather than streaming it.
+  EngineId kv_engine() const { return kv_engine_; }
+  bool kv_resident() const { return kv_resident_; }
+
+  /// The attention plan of a shape, computed once for every layer that shares it.
   const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident);
 
+  /// The kv_cache_read / fa2 / fa2_combine unit `op` belongs to (built once, on first use).
+  AttentionUnit& attention_unit(OpId op);
+
+  /// True if `consumer` must wait for `producer` on every core (a cross-core barrier).
+  bool is_barrier(const OpGraph::edge_descriptor& e);
+
+  /// Entry waits of `op` on `core` (see above): emits its barrier waits on the tensor engine and
+  /// records which ids its first command on each engine must name. Idempotent.
+  void enter_op(OpId op, std::uint32_t core);
+
+  /// Appends `cmd` to `engine`'s queue on `core`, attributed to `as`, adding the op's entry
+  /// waits to its first command on that engine and checking every wait against the chip's rule.
+  CmdRef push(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd);
+
+  /// After an op with barrier consumers: every core announces that the op's commands there have
+  /// completed (a send_msg on the tensor engine naming the op's last ids on the other engines).
+  void emit_barrier_sends(OpId op);
+
+  std::uint32_t message_of(OpId op) const { return message_[op]; }
+  void assign_messages();
+  const LastIds& last(OpId op, std::uint32_t core) const { return last_[op][core]; }
+
  private:
-  std::map<std::vector<std::uint64_t>, AttentionPlan> plans_;
+  struct Entry {
+    bool entered = false;
+    std::uint32_t tensor_wait = 0;  ///< tensor id the op's first command on other engines waits on
+    LastIds for_tensor{};           ///< ids the op's first tensor command waits on, per engine
+    std::array<std::uint8_t, hw::kMaxEngines> applied{};  ///< first command emitted, per engine
+  };
+  void check_rule(EngineId engine, const sim::Command& cmd, OpId as) const;
 
- public:
-
-  LoweringContext(const OpGraph& g, const hw::Chip& c, const LoweringOptions& o, Lowered& l);
-
-  /// True if the edge makes the consumer wait for the producer on every core.
-  bool is_barrier(const OpGraph::edge_descriptor& e) const;
+  EngineId tiles_ = 0;
+  EngineId kv_engine_ = 0;
+  bool kv_resident_ = false;
+  std::map<std::pair<AttentionShape, bool>, AttentionPlan> plans_;
+  std::vector<std::vector<LastIds>> last_;    ///< [op][core]
+  std::vector<std::vector<Entry>> entry_;     ///< [op][core]
+  std::vector<std::uint32_t> message_;        ///< [op]: barrier message id, 0 if none
+  std::vector<std::unique_ptr<AttentionUnit>> units_;
+  std::map<OpId, AttentionUnit*> unit_of_;
 };
 
-/// Emits one op's commands on one core, applying the op's entry waits to its first command on
-/// each engine. Commands may be attributed to another op (`as`), for streams that one op queues
-/// on behalf of another (kv_cache_read chunks queued while fa2 is lowered).
+/// Emits one op's commands on one core. Commands may be attributed to another op (`as`), for
+/// streams that one op queues on behalf of another (kv_cache_read chunks queued while fa2 is
+/// lowered, expert weights loaded by the expert matmuls).
 class CoreEmitter {
  public:
-  CoreEmitter(LoweringContext& ctx, OpId op, std::uint32_t core);
+  CoreEmitter(LoweringContext& ctx, OpId op, std::uint32_t core) : ctx_(ctx), op_(op), core_(core) {}
 
-  // `row_bytes`: the transfer gathers or scatters rows of that many bytes (each rounds up to whole
-  // DDR bursts); 0 = one contiguous block.
-  std::uint32_t compute(std::uint64_t cycles, std::uint32_t wait_gdma, std::uint32_t wait_sdma = 0);
-  std::uint32_t load(std::uint64_t bytes, std::uint32_t wait_tiu, sim::Engine engine = sim::Engine::gdma,
-                     std::uint64_t row_bytes = 0);
-  std::uint32_t store(std::uint64_t bytes, std::uint32_t wait_tiu, std::uint32_t wait_hau = 0,
-                      std::uint64_t row_bytes = 0);
-  /// A HAU (sort / top-k) command waiting on a GDMA id.
-  std::uint32_t hau(std::uint64_t cycles, std::uint32_t wait_gdma);
-  /// A CDMA transfer to another chip.
-  std::uint32_t send_to_chip(std::uint64_t bytes, std::uint32_t wait_tiu);
-  /// Same, attributed to op `as` (which must already be entered on this core).
-  std::uint32_t load_as(OpId as, std::uint64_t bytes, std::uint32_t wait_tiu,
-                        sim::Engine engine = sim::Engine::gdma, std::uint64_t row_bytes = 0);
+  /// A tensor-engine instruction of `cycles` cycles, after the given commands.
+  CmdRef compute(std::uint64_t cycles, std::initializer_list<CmdRef> after = {});
+  /// A sort-engine (HAU) instruction.
+  CmdRef sort(std::uint64_t cycles, CmdRef after);
+  /// DDR -> local memory on `engine` (default: the tiles engine). `row_bytes`: the transfer
+  /// gathers rows of that many bytes (each rounds up to whole DDR bursts); 0 = contiguous.
+  CmdRef load(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  CmdRef load_on(EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  /// Same, attributed to op `as`.
+  CmdRef load_as(OpId as, EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  /// Local memory -> DDR on the tiles engine.
+  CmdRef store(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  /// A transfer to another chip on the collective engine.
+  CmdRef send_to_chip(std::uint64_t bytes, CmdRef after);
 
   std::uint32_t core() const { return core_; }
-  const hw::Chip& chip() const { return ctx_.chip; }
+  const hw::CostModel& cost() const { return ctx_.cost; }
 
  private:
-  /// Appends to `engine`'s queue, attributed to `as`, adding the op's entry waits to its first
-  /// command on that engine; returns the command's id.
-  std::uint32_t push(OpId as, sim::Engine engine, sim::Command cmd);
-  std::uint32_t dma(OpId as, sim::Engine engine, std::uint64_t bytes, sim::Direction dir,
-                    std::uint32_t wait_tiu, std::uint32_t wait_hau = 0, std::uint64_t row_bytes = 0);
+  CmdRef transfer(OpId as, EngineId engine, std::uint64_t bytes, sim::Direction dir, CmdRef after,
+                  std::uint64_t row_bytes);
 
   LoweringContext& ctx_;
   OpId op_;
   std::uint32_t core_;
-  sim::CoreProgram& queues_;
 };
-
-/// Entry waits of `op` on `core`: emits its barrier waits (wait_msg) on TIU and records which ids
-/// its first command on each engine must name. Idempotent.
-void enter_op(LoweringContext& ctx, OpId op, std::uint32_t core);
 
 /// Row-tiled vector-style op: rows split over cores, tiles of rows double-buffered in LMEM.
 struct RowCost {
@@ -109,18 +152,10 @@ struct RowCost {
 /// Lowers a row-wise op: `cost(begin, end)` sums the traffic and vector work of rows
 /// [begin, end); rows are split over cores in balanced ranges and tiled so that two tiles of
 /// buffers (each row needing at most `widest_row_bytes`) fit in LMEM.
-/// `load_engine`: GDMA (from DDR) or SDMA (data other cores left behind, as fa2's partials).
+/// `load_engine`: where the rows come from (the tiles engine, or the cross-core engine for data
+/// other cores left behind, as fa2's partials).
 void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
                 const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute,
-                sim::Engine load_engine = sim::Engine::gdma);
-
-// Op-kind lowerings.
-void lower_matmul(LoweringContext& ctx, OpId op);
-void lower_vector(LoweringContext& ctx, OpId op);
-void lower_kv_cache_read(LoweringContext& ctx, OpId op);
-void lower_fa2(LoweringContext& ctx, OpId op);
-void lower_fa2_combine(LoweringContext& ctx, OpId op);
-void lower_collective(LoweringContext& ctx, OpId op);
-void lower_topk(LoweringContext& ctx, OpId op);
+                EngineId load_engine);
 
 }  // namespace ops::detail

@@ -12,12 +12,15 @@
 // likewise owns the first pass of the A tiles (the cached latent).
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 
 #include "hw/dtype.hpp"
+#include "ops/attention_unit.hpp"
 #include "ops/lowering_context.hpp"
 #include "ops/matmul_tiling.hpp"
+#include "ops/op_lowerings.hpp"
 #include "ops/work_split.hpp"
 
 namespace ops::detail {
@@ -59,13 +62,15 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   std::optional<OpId> weights = stream_of(ctx, op, OpKind::expert_weights);
   if (!weights) weights = stream_of(ctx, op, OpKind::indexer_cache_read);
   const std::optional<OpId> activations = stream_of(ctx, op, OpKind::kv_cache_read);
-  const auto parts = split_matmul(ctx.chip, s, e);
+  // The cached history streams as A on the history engine (MLA standard mode).
+  const EngineId history_engine = activations ? ctx.attention_unit(*activations).history_engine : ctx.tiles();
+  const auto parts = split_matmul(ctx.cost, s, node.dtype);
   // Most cores get the same part shape: plan each shape once.
   std::map<std::pair<std::uint64_t, std::uint64_t>, MatmulTiling> tilings;
   auto tiling_for = [&](std::uint64_t rows, std::uint64_t cols) -> const MatmulTiling& {
     auto found = tilings.find({rows, cols});
     if (found == tilings.end()) {
-      found = tilings.emplace(std::make_pair(rows, cols), plan_matmul_tiling(ctx.chip, rows, s.k, cols, e, e_out)).first;
+      found = tilings.emplace(std::make_pair(rows, cols), plan_matmul_tiling(ctx.cost, rows, s.k, cols, node.dtype, e_out)).first;
     }
     return found->second;
   };
@@ -96,35 +101,36 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     CoreEmitter emit(ctx, op, core);
     // Row-major operands: an A tile is rows of its k-slice, contiguous when it spans all of k; a
     // B tile is depth rows of its columns, contiguous when it spans all n columns; likewise C.
-    auto loads = [&](const MatmulTile& t, std::uint32_t wait_tiu) {
+    auto loads = [&](const MatmulTile& t, CmdRef after) {
+      CmdRef a_loaded;
       if (t.load_a) {
         const std::uint64_t a_bytes = a_tile_bytes(s, e, t.rows, t.k0, t.depth);
         const std::uint64_t a_row = t.depth == s.k ? 0 : a_bytes / t.rows;
-        if (activations && t.first_n_tile) {
-          emit.load_as(*activations, a_bytes, wait_tiu, sim::Engine::gdma, a_row);
-        } else {
-          emit.load(a_bytes, wait_tiu, sim::Engine::gdma, a_row);
-        }
+        a_loaded = activations && t.first_n_tile ? emit.load_as(*activations, history_engine, a_bytes, after, a_row)
+                                                 : emit.load(a_bytes, after, a_row);
       }
       const std::uint64_t b_bytes = s.b_col_bytes == 0 ? t.depth * t.cols * e
                                                        : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k -
                                                                    s.b_col_bytes * t.k0 / s.k);
       const std::uint64_t b_row = t.cols == s.n ? 0 : t.cols * e;
-      return weights && t.first_m_tile ? emit.load_as(*weights, b_bytes, wait_tiu, sim::Engine::gdma, b_row)
-                                       : emit.load(b_bytes, wait_tiu, sim::Engine::gdma, b_row);
+      const CmdRef b_loaded = weights && t.first_m_tile ? emit.load_as(*weights, ctx.tiles(), b_bytes, after, b_row)
+                                                        : emit.load(b_bytes, after, b_row);
+      // Both operands must be in: on one engine the later id covers the earlier.
+      return std::array<CmdRef, 2>{a_loaded, b_loaded};
     };
     // With one accumulator, an output tile's first instruction also waits for the previous
-    // output tile's store (GDMA completion ids are in order, so waiting on it covers the loads).
-    std::uint32_t next_loaded = loads(tiles.front(), 0);
-    std::uint32_t previous_tiu = 0, last_store = 0;
+    // output tile's store (completion ids are in order, so waiting on it covers the loads).
+    std::array<CmdRef, 2> next_loaded = loads(tiles.front(), CmdRef{});
+    CmdRef previous_tiu, last_store;
     bool first_k = true;
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const MatmulTile& t = tiles[i];
-      const std::uint32_t wait = t.single_c && first_k ? std::max(next_loaded, last_store) : next_loaded;
-      const std::uint32_t tiu = emit.compute(ctx.chip.matmul_cycles(t.rows, t.depth, t.cols, node.dtype), wait);
+      const CmdRef store_wait = t.single_c && first_k ? last_store : CmdRef{};
+      const CmdRef tiu = emit.compute(ctx.cost.matmul_cycles(t.rows, t.depth, t.cols, node.dtype),
+                                      {next_loaded[0], next_loaded[1], store_wait});
       if (i + 1 < tiles.size()) next_loaded = loads(tiles[i + 1], previous_tiu);
       if (t.last_k) {
-        last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu, 0,
+        last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu,
                                 t.cols == s.n ? 0 : t.cols * e_out);
       }
       first_k = t.last_k;

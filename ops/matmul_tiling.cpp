@@ -23,11 +23,14 @@ std::set<std::uint64_t> candidates(std::uint64_t x, std::uint64_t unit) {
 
 }  // namespace
 
-MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                                std::uint64_t in_bytes, std::uint64_t out_bytes) {
-  const std::uint64_t k_unit = std::max<std::uint64_t>(1, chip.cube_macs(hw::DType::bf16) / chip.cube_n);
+MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                                hw::DType in, std::uint64_t out_bytes) {
+  const hw::Chip& chip = cost.chip();
+  const hw::EngineId dma = chip.dma_for(hw::DmaRole::tiles);
+  const std::uint64_t in_bytes = hw::bytes_of(in);
+  const std::uint64_t k_unit = std::max<std::uint64_t>(1, cost.k_step(in));
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
-  auto bus = [&](std::uint64_t row) { return ceil_div(row, chip.ddr_burst_bytes) * chip.ddr_burst_bytes; };
+  auto bus = [&](std::uint64_t row) { return cost.bus_bytes(dma, row); };
   MatmulTiling best;
   bool found = false;
   std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t> best_key{};
@@ -51,14 +54,11 @@ MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint
         // Estimated time of the software pipeline: the first tile's loads, then every tile at the
         // slower of its loads and its instruction, then the last store. It prefers tiles small
         // enough to overlap well and large enough to amortise the start-up cycles.
-        const double load_ns =
-            static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) +
-                                tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes))) /
-                chip.gdma.bandwidth_gb_per_s +
-            chip.gdma.startup_ns + chip.ddr_latency_ns;
-        const double compute_ns =
-            static_cast<double>(chip.matmul_cycles(tm, tk, tn, hw::DType::bf16)) * 1e3 / chip.tiu_clock_mhz;
-        const double store_ns = static_cast<double>(tm * tn * out_bytes) / chip.gdma.bandwidth_gb_per_s;
+        const double load_ns = cost.transfer_alone_ns(
+            dma, static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) +
+                                     tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes))));
+        const double compute_ns = cost.cycles_ns(cost.matmul_cycles(tm, tk, tn, in));
+        const double store_ns = cost.stream_ns(dma, static_cast<double>(tm * tn * out_bytes));
         const auto estimate = static_cast<std::uint64_t>(load_ns + static_cast<double>(tiles) * std::max(load_ns, compute_ns) +
                                                          store_ns);
         // Smaller key wins: traffic, then two accumulators, then the estimate, then wider n.

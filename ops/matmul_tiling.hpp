@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-#include "hw/chip.hpp"
+#include "hw/cost_model.hpp"
 
 namespace ops {
 
@@ -30,7 +30,9 @@ struct MatmulTiling {
   std::uint64_t ddr_bytes = 0;     ///< traffic the loop order implies
 };
 
-MatmulTiling plan_matmul_tiling(const hw::Chip& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                                std::uint64_t in_bytes, std::uint64_t out_bytes);
+/// Tiles for operands in `in` (A and B) and an output of `out_bytes` per element; times come from
+/// the cost model (instructions in `in`, transfers alone on the chip's tiles engine).
+MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                                hw::DType in, std::uint64_t out_bytes);
 
 }  // namespace ops

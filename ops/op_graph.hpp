@@ -18,6 +18,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,6 +46,7 @@ enum class OpKind : std::uint8_t {
   all_reduce,      ///< collective over the C2C links: ring all-reduce of TP partial sums
   all_to_all,      ///< collective over the C2C links: EP dispatch / combine of routed tokens
 };
+constexpr std::size_t kOpKindCount = 16;
 
 /// The name users see in tables and JSON ("kind").
 std::string_view kind_name(OpKind kind);
@@ -102,6 +104,7 @@ struct AttentionShape {
   /// streams on GDMA; fa2's first TIU command waits on the gather (initial_sdma_dep).
   bool gather = false;
 
+  auto operator<=>(const AttentionShape&) const = default;
   std::uint64_t heads_per_kv() const { return heads / kv_heads; }
   std::uint64_t sequences() const { return batch * kv_heads; }  ///< independent KV streams
 };

@@ -1,5 +1,7 @@
 #include "ops/timeline.hpp"
 
+#include "hw/cost_model.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -13,17 +15,6 @@ std::string_view regime_name(Regime r) {
     case Regime::comm: return "comm";
   }
   return "?";
-}
-
-std::string OpTiming::engines() const {
-  static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA", "HAU"};
-  std::string out;
-  for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
-    if (commands[e] == 0) continue;
-    if (!out.empty()) out += "+";
-    out += kNames[e];
-  }
-  return out.empty() ? "-" : out;
 }
 
 const OpTiming* Timeline::find(OpKind kind) const {
@@ -91,7 +82,8 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   }
   Timeline tl;
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
-    for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
+    for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+      const bool link = chip.engines[e].kind == hw::EngineKind::collective;
       const auto& queue = lowered.program.cores[c].queues[e];
       const auto& records = trace.cores[c][e];
       tl.commands[e] += queue.size();
@@ -102,16 +94,21 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
         t.start = std::min(t.start, records[i].start);
         t.end = std::max(t.end, records[i].end);
         ++t.commands[e];
-        if (cmd.kind == sim::CommandKind::transfer) {
-          (cmd.direction == sim::Direction::chip_to_chip ? t.c2c_bytes : t.hbm_bytes) += cmd.amount;
-        }
+        if (cmd.kind == sim::CommandKind::transfer) (link ? t.c2c_bytes : t.hbm_bytes) += cmd.amount;
       }
     }
   }
-  const double bytes_per_ns = chip.roofline_bytes_per_s() * 1e-9;
-  const double link_bytes_per_ns = chip.c2c.bandwidth_gb_per_s * chip.c2c.links;
+  const hw::CostModel cost(chip);
+  const double bytes_per_ns = cost.roofline_bytes_per_s() * 1e-9;
+  const double link_bytes_per_ns = cost.c2c_bytes_per_ns();
   for (OpId v : topological_order(graph)) {
     OpTiming& t = by_id[v];
+    for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+      if (t.commands[e] == 0) continue;
+      if (!t.engines.empty()) t.engines += "+";
+      t.engines += chip.engines[e].display_name();
+    }
+    if (t.engines.empty()) t.engines = "-";
     if (t.start == std::numeric_limits<sim::Tick>::max()) {
       // An op with no commands (a combine with nothing to merge) is an instant, when its inputs
       // are ready: the latest end of its producers.
@@ -123,11 +120,11 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     }
     double peak = 0;  // FLOP or element-op per second; 0 for ops without arithmetic
     if (t.kind == OpKind::matmul || t.kind == OpKind::fa2) {
-      peak = chip.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16);
+      peak = cost.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16);
     } else if (is_row_op(t.kind)) {
-      peak = chip.vector_peak_ops(graph[v].vec.compute);
+      peak = cost.vector_peak_ops(graph[v].vec.compute);
     } else if (t.kind == OpKind::fa2_combine) {
-      peak = chip.vector_peak_ops(hw::DType::fp32);
+      peak = cost.vector_peak_ops(hw::DType::fp32);
     }
     t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
     t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / bytes_per_ns;

@@ -4,7 +4,8 @@
 //   op_start = earliest start of the op's data or compute commands (message commands excluded:
 //              a wait is not work), op_end = latest end of them; an op without commands is an
 //              instant at the latest end of its producers.
-//   hbm_bytes = bytes of the op's own DMA commands (every transfer crosses DDR).
+//   hbm_bytes = bytes of the op's own DMA commands (every DMA transfer crosses DDR); c2c_bytes =
+//              bytes of its collective-engine commands.
 //   roofline: t_compute = flops / peak, t_memory = (hbm_bytes + streamed_in_bytes) / (BW * eta_m),
 //             t_roof = max(t_compute, t_memory); regime = compute if t_compute > t_memory.
 //   Peak: the cube peak (bf16) for matmul and fa2, the vector peak of the op's arithmetic dtype
@@ -42,18 +43,18 @@ struct OpTiming {
   std::uint64_t kv_bytes = 0;
   std::uint64_t streamed_in_bytes = 0;
   std::uint64_t peak_lmem_bytes = 0;
-  std::array<std::uint64_t, sim::kEngineCount> commands{};  ///< data/compute commands per engine
+  std::array<std::uint64_t, hw::kMaxEngines> commands{};  ///< data/compute commands, by engine id
+  std::string engines;  ///< the engines it used, in chip order: "TIU+GDMA", or "-"
   double compute_ns = 0, memory_ns = 0, comm_ns = 0, roofline_ns = 0;
   Regime regime = Regime::memory;
 
   sim::Tick duration() const { return end - start; }
-  std::string engines() const;  ///< "TIU+GDMA", ...
 };
 
 struct Timeline {
   std::vector<OpTiming> ops;  ///< in emission (topological) order
   sim::Tick total = 0;        ///< end of the last command
-  std::array<std::uint64_t, sim::kEngineCount> commands{};  ///< all commands, messages included
+  std::array<std::uint64_t, hw::kMaxEngines> commands{};  ///< all commands by engine id, messages included
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
   double compute_ns = 0, memory_ns = 0, comm_ns = 0;
   Regime regime = Regime::memory;

@@ -18,14 +18,15 @@ namespace {
 // The (rows x columns) grid over `cores` cores for one [m, k] x [k, n] matmul: the per-core time
 // estimate (the slower of the core's cube work and its GDMA traffic) decides; ties keep the
 // column split.
-std::pair<std::uint64_t, std::uint64_t> choose_grid(const hw::Chip& chip, std::uint64_t cores, std::uint64_t m,
-                                                    std::uint64_t k, std::uint64_t n, std::uint64_t elem_bytes) {
+std::pair<std::uint64_t, std::uint64_t> choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m,
+                                                    std::uint64_t k, std::uint64_t n, hw::DType dtype) {
+  const hw::Chip& chip = cost.chip();
   const std::uint64_t lanes = chip.lanes_per_core;
   const std::uint64_t max_gm = (m + lanes - 1) / lanes;
   const std::uint64_t max_gn = (n + chip.cube_n - 1) / chip.cube_n;
-  const double flops_per_s = static_cast<double>(lanes) * chip.cube_macs(hw::DType::bf16) * 2.0 *
-                             chip.tiu_clock_mhz * 1e6;
-  const double bytes_per_s = chip.gdma.bandwidth_gb_per_s * 1e9;
+  const double flops_per_s = cost.core_cube_peak_flops(dtype);
+  const double bytes_per_s = cost.alone_gb_per_s(chip.dma_for(hw::DmaRole::tiles)) * 1e9;
+  const double elem_bytes = static_cast<double>(hw::bytes_of(dtype));
   std::uint64_t best_gm = 1, best_gn = std::min(cores, max_gn);
   double best_time = std::numeric_limits<double>::infinity();
   for (std::uint64_t gm = 1; gm <= std::min(cores, max_gm); ++gm) {
@@ -34,7 +35,7 @@ std::pair<std::uint64_t, std::uint64_t> choose_grid(const hw::Chip& chip, std::u
     const double nc = static_cast<double>((n + gn - 1) / gn);
     const double kd = static_cast<double>(k);
     const double t = std::max(2.0 * mc * nc * kd / flops_per_s,
-                              (mc * kd + kd * nc + mc * nc) * static_cast<double>(elem_bytes) / bytes_per_s);
+                              (mc * kd + kd * nc + mc * nc) * elem_bytes / bytes_per_s);
     if (t < best_time * (1 - 1e-9)) {
       best_time = t;
       best_gm = gm;
@@ -46,7 +47,8 @@ std::pair<std::uint64_t, std::uint64_t> choose_grid(const hw::Chip& chip, std::u
 
 }  // namespace
 
-std::vector<MatmulPart> split_matmul(const hw::Chip& chip, const MatmulShape& s, std::uint64_t elem_bytes) {
+std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& s, hw::DType dtype) {
+  const hw::Chip& chip = cost.chip();
   const std::uint64_t cores = chip.cores;
   std::vector<MatmulPart> parts(cores);
   std::uint64_t most_rows = 0;
@@ -62,7 +64,7 @@ std::vector<MatmulPart> split_matmul(const hw::Chip& chip, const MatmulShape& s,
   for (std::uint64_t g = 0; g < s.groups; ++g) {
     const std::uint64_t m = s.rows_of(g);
     if (m == 0) continue;
-    const auto [gm, gn] = choose_grid(chip, per_group, m, s.k, s.n, elem_bytes);
+    const auto [gm, gn] = choose_grid(cost, per_group, m, s.k, s.n, dtype);
     for (std::uint64_t i = 0; i < gm * gn; ++i) {
       parts[g * per_group + i] = MatmulPart{Range{g, g + 1}, balanced_part(m, gm, i / gn, chip.lanes_per_core),
                                             balanced_part(s.n, gn, i % gn, chip.cube_n)};

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/chip.hpp"
+#include "hw/cost_model.hpp"
 #include "ops/op_graph.hpp"
 
 namespace ops {
@@ -34,6 +34,7 @@ struct MatmulPart {
 };
 
 /// The matmul split: one entry per core (empty ranges for idle cores).
-std::vector<MatmulPart> split_matmul(const hw::Chip& chip, const MatmulShape& shape, std::uint64_t elem_bytes);
+/// `dtype`: the operands' element type (its cube rate and bytes enter the grid estimate).
+std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& shape, hw::DType dtype);
 
 }  // namespace ops

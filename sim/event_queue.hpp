@@ -3,8 +3,8 @@
 // so events with equal time and priority run first-in first-out (ns-3 / SST), never by pointer or
 // by heap accident: the run is deterministic.
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -19,21 +19,23 @@ enum class EventPriority : std::uint8_t {
   kRateUpdate = 1,
 };
 
-enum class EventType : std::uint8_t { tiu_done, hau_done, transfer_startup_done, transfer_completion, rate_update };
+enum class EventType : std::uint8_t { serial_done, transfer_startup_done, transfer_completion, rate_update };
 
 struct Event {
   Tick time = 0;
   std::uint64_t seq = 0;
   EventPriority priority = EventPriority::kState;
-  EventType type = EventType::tiu_done;
-  std::uint32_t a = 0;  ///< core (tiu_done, hau_done), flow (startup), generation (completion)
+  EventType type = EventType::serial_done;
+  /// serial_done: core * kMaxEngines + engine; transfer_startup_done: flow; transfer_completion:
+  /// the solve generation it was scheduled by; rate_update: unused.
+  std::uint32_t subject = 0;
 };
 
 class EventQueue {
  public:
   void reserve(std::size_t n) { storage_.reserve(n); }
-  void push(Tick time, EventPriority priority, EventType type, std::uint32_t a) {
-    storage_.push_back(Event{time, next_seq_++, priority, type, a});
+  void push(Tick time, EventPriority priority, EventType type, std::uint32_t subject) {
+    storage_.push_back(Event{time, next_seq_++, priority, type, subject});
     std::push_heap(storage_.begin(), storage_.end(), Later{});
   }
   bool empty() const { return storage_.empty(); }

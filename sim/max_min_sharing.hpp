@@ -28,7 +28,7 @@
 namespace sim {
 
 struct FlowPath {
-  static constexpr std::size_t kMaxConstraints = 3;
+  static constexpr std::size_t kMaxConstraints = 4;  // hw::kMaxPathResources
   std::array<std::uint32_t, kMaxConstraints> constraints{};
   std::uint8_t count = 0;
 };

@@ -8,27 +8,37 @@
 #include <stdexcept>
 #include <string>
 
+#include "hw/cost_model.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/max_min_sharing.hpp"
 
 namespace sim {
 namespace {
 
-constexpr std::size_t idx(Engine e) { return static_cast<std::size_t>(e); }
+static_assert(FlowPath::kMaxConstraints >= hw::kMaxPathResources, "a transfer path must fit a FlowPath");
+
+/// How the kernel runs one engine of the chip, derived once from its hw::EngineSpec.
+struct EngineModel {
+  bool serial = false;
+  std::uint32_t outstanding = 0;  // transfers in flight per core
+  Tick startup = 0;               // before bytes move: start-up plus round trip
+  std::int64_t channel = -1;      // per-core channel slot among the DMA engines, -1 = none
+  FlowPath shared;                // the shared resources it crosses, as constraint ids
+  std::vector<EngineId> waits_on;
+};
 
 struct EngineState {
   std::uint32_t head = 0;       // next command to issue
   std::uint32_t completed = 0;  // completed id: every command with id <= completed has finished
-  std::uint32_t in_flight = 0;  // DMA transfers issued and not finished
-  std::vector<std::uint8_t> done;  // DMA: finished flags, for in-order completion ids
+  std::uint32_t in_flight = 0;  // transfers issued and not finished
+  bool busy = false;            // serial engines: an instruction is running
+  std::vector<std::uint8_t> done;  // transfers: finished flags, for in-order completion ids
 };
 
 struct CoreState {
-  std::array<EngineState, kEngineCount> engines;
-  bool tiu_busy = false;
-  bool hau_busy = false;
+  std::array<EngineState, kMaxEngines> engines;
   bool queued_for_issue = false;
-  std::uint32_t waiting_msg = 0;  // message the TIU head is blocked on (0 = none)
+  std::uint32_t waiting_msg = 0;  // message the tensor engine's head is blocked on (0 = none)
 };
 
 struct Flow {
@@ -37,7 +47,7 @@ struct Flow {
   double bytes = 0;
   std::uint32_t core = 0;
   std::uint32_t command = 0;  // index in its queue
-  Engine engine = Engine::gdma;
+  EngineId engine = 0;
   std::uint32_t active_slot = 0;
 };
 
@@ -47,27 +57,29 @@ class Run {
   Trace execute();
 
  private:
+  void validate(const Program& program) const;
   void request_issue(std::uint32_t core);
   void drain_issue_worklist();
   void issue(std::uint32_t core);
-  void issue_tiu(std::uint32_t core);
-  void issue_hau(std::uint32_t core);
-  void on_hau_done(std::uint32_t core);
-  void issue_dma(std::uint32_t core, Engine engine);
-  void on_tiu_done(std::uint32_t core);
+  bool ready(const CoreState& cs, EngineId engine, const Command& cmd) const;
+  void issue_serial(std::uint32_t core, EngineId engine);
+  void issue_transfers(std::uint32_t core, EngineId engine);
+  void on_serial_done(std::uint32_t subject);
   void on_startup_done(std::uint32_t flow);
   void on_completion();
   void complete(std::uint32_t flow);
   void advance_flows();
   void request_rate_update();
   void update_rates();
-  Tick tiu_ticks(std::uint64_t cycles) const;
-  /// Bytes a transfer moves on the bus: whole DDR bursts (per row when strided).
-  std::uint64_t bus_bytes(const Command& cmd) const;
+  Tick cycle_ticks(std::uint64_t cycles) const;
   [[noreturn]] void report_stuck() const;
 
   const hw::Chip& chip_;
+  const hw::CostModel cost_;
   const Program& program_;
+  std::vector<EngineModel> models_;
+  std::vector<EngineId> issue_order_;
+  std::uint32_t channels_per_core_ = 0;
   Trace trace_;
   EventQueue events_;
   MaxMinSharing sharing_;
@@ -78,8 +90,8 @@ class Run {
 
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
-  std::vector<std::uint32_t> active_;      // flows moving bytes
-  std::vector<FlowPath> active_paths_;     // parallel to active_
+  std::vector<std::uint32_t> active_;   // flows moving bytes
+  std::vector<FlowPath> active_paths_;  // parallel to active_
   std::vector<double> rates_;
   std::vector<std::uint32_t> finished_;
 
@@ -87,71 +99,73 @@ class Run {
   Tick last_advance_ = 0;
   std::uint32_t generation_ = 0;  // of the pending completion event; older ones are stale
   bool rate_update_pending_ = false;
-  std::array<Tick, kEngineCount> startup_{};
-  std::array<std::uint32_t, kEngineCount> outstanding_{};
   std::uint64_t ps_per_cycle_ = 0;  // exact integer period when the clock divides 1 THz
-  std::uint64_t burst_ = 1;
-  std::uint32_t ddr_constraint_ = 0;
 };
 
+// Constraints: per core, one channel per DMA engine (declaration order), core after core; then
+// the chip's shared resources in hw::Chip::resources order.
 std::vector<double> capacities_of(const hw::Chip& chip) {
-  // Constraint 2c is core c's GDMA channel, 2c+1 its SDMA channel, then the DDR, then the C2C links.
+  const hw::CostModel cost(chip);
   std::vector<double> caps;
-  caps.reserve(2 * chip.cores + 2);
-  // An engine channel sustains min(bandwidth, bytes in flight / DDR latency) (Little's law).
   for (std::uint32_t c = 0; c < chip.cores; ++c) {
-    caps.push_back(gb_per_s_to_bytes_per_tick(chip.gdma.sustained_gb_per_s(chip.ddr_latency_ns)));
-    caps.push_back(gb_per_s_to_bytes_per_tick(chip.sdma.sustained_gb_per_s(chip.ddr_latency_ns)));
+    for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+      if (chip.engines[e].kind == hw::EngineKind::dma) {
+        caps.push_back(gb_per_s_to_bytes_per_tick(cost.channel_gb_per_s(static_cast<EngineId>(e))));
+      }
+    }
   }
-  caps.push_back(gb_per_s_to_bytes_per_tick(chip.ddr_bandwidth_gb_per_s * chip.ddr_efficiency));
-  caps.push_back(gb_per_s_to_bytes_per_tick(chip.c2c.bandwidth_gb_per_s * chip.c2c.links));
+  for (const hw::SharedResource& r : chip.resources) caps.push_back(gb_per_s_to_bytes_per_tick(r.capacity_gb_per_s));
   return caps;
 }
 
 Run::Run(const hw::Chip& chip, const Program& program)
-    : chip_(chip), program_(program), sharing_(capacities_of(chip)) {
+    : chip_(chip), cost_(chip), program_(program), sharing_(capacities_of(chip)) {
   if (program.cores.size() > chip.cores) {
-    throw std::logic_error(fmt::format("program uses {} cores but chip '{}' has {}",
-                                       program.cores.size(), chip.name, chip.cores));
+    throw std::logic_error(fmt::format("program uses {} cores but chip '{}' has {}", program.cores.size(), chip.name,
+                                       chip.cores));
   }
-  ddr_constraint_ = 2 * chip.cores;
-  // A DDR transfer pays its engine's start-up and one DDR round trip before bytes stream.
-  startup_[idx(Engine::gdma)] = nanos_to_ticks(chip.gdma.startup_ns + chip.ddr_latency_ns);
-  startup_[idx(Engine::sdma)] = nanos_to_ticks(chip.sdma.startup_ns + chip.ddr_latency_ns);
-  burst_ = chip.ddr_burst_bytes;
-  startup_[idx(Engine::cdma)] = nanos_to_ticks(chip.c2c.latency_ns);
-  outstanding_[idx(Engine::gdma)] = chip.gdma.outstanding;
-  outstanding_[idx(Engine::sdma)] = chip.sdma.outstanding;
-  // The steps of a collective depend on each other (a ring passes partial sums on): one at a time.
-  outstanding_[idx(Engine::cdma)] = 1;
+  for (const hw::EngineSpec& spec : chip.engines) {
+    if (spec.kind == hw::EngineKind::dma) ++channels_per_core_;
+  }
+  const std::uint32_t first_shared = channels_per_core_ * chip.cores;
+  std::uint32_t next_channel = 0;
+  models_.resize(chip.engines.size());
+  for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+    const hw::EngineSpec& spec = chip.engines[e];
+    EngineModel& m = models_[e];
+    m.serial = spec.serial();
+    m.waits_on = spec.waits_on;
+    if (m.serial) continue;
+    m.outstanding = spec.outstanding;
+    m.startup = nanos_to_ticks(cost_.startup_ns(static_cast<EngineId>(e)));
+    if (spec.kind == hw::EngineKind::dma) m.channel = next_channel++;
+    for (std::uint32_t r : spec.crosses) m.shared.constraints[m.shared.count++] = first_shared + r;
+  }
+  for (bool serial : {true, false}) {
+    for (std::size_t e = 0; e < models_.size(); ++e) {
+      if (models_[e].serial == serial) issue_order_.push_back(static_cast<EngineId>(e));
+    }
+  }
   const double period = 1e6 / chip.tiu_clock_mhz;
   if (period == std::floor(period)) ps_per_cycle_ = static_cast<std::uint64_t>(period);
+  validate(program);
 
   cores_.resize(program.cores.size());
   trace_.cores.resize(program.cores.size());
+  std::size_t max_flows = 16;
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
-    for (Engine e : kAllEngines) {
-      const auto& q = program.cores[c].queue(e);
-      trace_.cores[c][idx(e)].resize(q.size());
-      for (const Command& cmd : q) {
-        const bool is_transfer = cmd.kind == CommandKind::transfer;
-        const bool computes = e == Engine::tiu || e == Engine::hau;
-        if (computes == is_transfer || (e == Engine::hau && cmd.kind != CommandKind::compute)) {
-          throw std::logic_error(fmt::format("core {}: engine {} queue holds a command of the wrong kind", c, idx(e)));
-        }
-        if ((cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg) &&
-            (cmd.msg == 0 || cmd.msg > program.message_count)) {
-          throw std::logic_error(fmt::format("core {}: message id {} out of range", c, cmd.msg));
-        }
-      }
-      if (e != Engine::tiu && e != Engine::hau) {
-        cores_[c].engines[idx(e)].done.assign(q.size(), 0);
+    trace_.cores[c].resize(models_.size());
+    for (std::size_t e = 0; e < models_.size(); ++e) {
+      const auto& q = program.cores[c].queues[e];
+      trace_.cores[c][e].resize(q.size());
+      if (!models_[e].serial) {
+        cores_[c].engines[e].done.assign(q.size(), 0);
+        max_flows += models_[e].outstanding;
       }
     }
   }
   sent_.assign(program.message_count + 1, 0);
   waiters_.resize(program.message_count + 1);
-  const std::size_t max_flows = program.cores.size() * (chip.gdma.outstanding + chip.sdma.outstanding + 1);
   // Reserved up front so that handling an event allocates nothing.
   flows_.reserve(max_flows);
   free_flows_.reserve(max_flows);
@@ -161,17 +175,42 @@ Run::Run(const hw::Chip& chip, const Program& program)
   active_.reserve(max_flows);
   active_paths_.reserve(max_flows);
   rates_.reserve(max_flows);
-  events_.reserve(program.cores.size() * 4 + max_flows + 16);
+  events_.reserve(program.cores.size() * models_.size() + max_flows + 16);
 }
 
-std::uint64_t Run::bus_bytes(const Command& cmd) const {
-  auto round_up = [this](std::uint64_t b) { return (b + burst_ - 1) / burst_ * burst_; };
-  if (cmd.row_bytes == 0) return round_up(cmd.amount);
-  const std::uint64_t rows = (cmd.amount + cmd.row_bytes - 1) / cmd.row_bytes;
-  return rows * round_up(cmd.row_bytes);
+void Run::validate(const Program& program) const {
+  const EngineId tensor = chip_.tensor_engine();
+  for (std::size_t c = 0; c < program.cores.size(); ++c) {
+    if (program.cores[c].queues.size() != models_.size()) {
+      throw std::logic_error(fmt::format("core {}: {} queues, but chip '{}' has {} engines", c,
+                                         program.cores[c].queues.size(), chip_.name, models_.size()));
+    }
+    for (std::size_t e = 0; e < models_.size(); ++e) {
+      const hw::EngineSpec& spec = chip_.engines[e];
+      for (const Command& cmd : program.cores[c].queues[e]) {
+        const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
+        const bool kind_ok = models_[e].serial ? cmd.kind == CommandKind::compute || (message && e == tensor)
+                                               : cmd.kind == CommandKind::transfer;
+        if (!kind_ok) {
+          throw std::logic_error(fmt::format("core {}: engine {} queue holds a command of the wrong kind", c, spec.name));
+        }
+        if (message && (cmd.msg == 0 || cmd.msg > program.message_count)) {
+          throw std::logic_error(fmt::format("core {}: message id {} out of range", c, cmd.msg));
+        }
+        for (std::size_t w = 0; w < kMaxEngines; ++w) {
+          if (cmd.wait[w] != 0 && (w >= models_.size() || !spec.may_wait_on(static_cast<EngineId>(w)))) {
+            throw std::logic_error(fmt::format("core {}: a {} command waits on engine {}, which chip '{}' does not "
+                                               "allow (waits_on)",
+                                               c, spec.name, w < models_.size() ? chip_.engines[w].name : "?",
+                                               chip_.name));
+          }
+        }
+      }
+    }
+  }
 }
 
-Tick Run::tiu_ticks(std::uint64_t cycles) const {
+Tick Run::cycle_ticks(std::uint64_t cycles) const {
   return ps_per_cycle_ != 0 ? cycles * ps_per_cycle_ : cycles_to_ticks(cycles, chip_.tiu_clock_mhz);
 }
 
@@ -192,38 +231,42 @@ void Run::drain_issue_worklist() {
 }
 
 void Run::issue(std::uint32_t core) {
-  // TIU first: a message command it passes can release GDMA / SDMA waits at the same tick.
-  issue_tiu(core);
-  issue_hau(core);
-  issue_dma(core, Engine::gdma);
-  issue_dma(core, Engine::sdma);
-  issue_dma(core, Engine::cdma);
+  for (EngineId e : issue_order_) {
+    if (models_[e].serial) {
+      issue_serial(core, e);
+    } else {
+      issue_transfers(core, e);
+    }
+  }
 }
 
-void Run::issue_tiu(std::uint32_t core) {
+bool Run::ready(const CoreState& cs, EngineId engine, const Command& cmd) const {
+  for (EngineId w : models_[engine].waits_on) {
+    if (cmd.wait[w] > cs.engines[w].completed) return false;
+  }
+  return true;
+}
+
+void Run::issue_serial(std::uint32_t core, EngineId engine) {
   CoreState& cs = cores_[core];
-  EngineState& tiu = cs.engines[idx(Engine::tiu)];
-  const auto& queue = program_.cores[core].queue(Engine::tiu);
-  auto& records = trace_.cores[core][idx(Engine::tiu)];
-  while (!cs.tiu_busy && tiu.head < queue.size()) {
-    const Command& cmd = queue[tiu.head];
-    if (cmd.wait_gdma > cs.engines[idx(Engine::gdma)].completed ||
-        cmd.wait_sdma > cs.engines[idx(Engine::sdma)].completed ||
-        cmd.wait_cdma > cs.engines[idx(Engine::cdma)].completed ||
-        cmd.wait_hau > cs.engines[idx(Engine::hau)].completed) {
-      return;
-    }
+  EngineState& es = cs.engines[engine];
+  const auto& queue = program_.cores[core].queues[engine];
+  auto& records = trace_.cores[core][engine];
+  while (!es.busy && es.head < queue.size()) {
+    const Command& cmd = queue[es.head];
+    if (!ready(cs, engine, cmd)) return;
     switch (cmd.kind) {
       case CommandKind::compute:
-        records[tiu.head].start = now_;
-        ++tiu.head;
-        cs.tiu_busy = true;
-        events_.push(now_ + tiu_ticks(cmd.amount), EventPriority::kState, EventType::tiu_done, core);
+        records[es.head].start = now_;
+        ++es.head;
+        es.busy = true;
+        events_.push(now_ + cycle_ticks(cmd.amount), EventPriority::kState, EventType::serial_done,
+                     core * static_cast<std::uint32_t>(kMaxEngines) + engine);
         return;
       case CommandKind::send_msg: {
-        records[tiu.head] = {now_, now_};
-        ++tiu.head;
-        ++tiu.completed;
+        records[es.head] = {now_, now_};
+        ++es.head;
+        ++es.completed;
         ++sent_[cmd.msg];
         auto& waiting = waiters_[cmd.msg];
         for (std::uint32_t other : waiting) {
@@ -242,27 +285,25 @@ void Run::issue_tiu(std::uint32_t core) {
           return;
         }
         cs.waiting_msg = 0;
-        records[tiu.head] = {now_, now_};
-        ++tiu.head;
-        ++tiu.completed;
+        records[es.head] = {now_, now_};
+        ++es.head;
+        ++es.completed;
         break;
       case CommandKind::transfer:
-        break;  // rejected at construction
+        return;  // rejected by validate()
     }
   }
 }
 
-void Run::issue_dma(std::uint32_t core, Engine engine) {
+void Run::issue_transfers(std::uint32_t core, EngineId engine) {
   CoreState& cs = cores_[core];
-  EngineState& es = cs.engines[idx(engine)];
-  const auto& queue = program_.cores[core].queue(engine);
-  auto& records = trace_.cores[core][idx(engine)];
-  while (es.in_flight < outstanding_[idx(engine)] && es.head < queue.size()) {
+  EngineState& es = cs.engines[engine];
+  const EngineModel& model = models_[engine];
+  const auto& queue = program_.cores[core].queues[engine];
+  auto& records = trace_.cores[core][engine];
+  while (es.in_flight < model.outstanding && es.head < queue.size()) {
     const Command& cmd = queue[es.head];
-    if (cmd.wait_tiu > cs.engines[idx(Engine::tiu)].completed ||
-        cmd.wait_hau > cs.engines[idx(Engine::hau)].completed) {
-      return;
-    }
+    if (!ready(cs, engine, cmd)) return;
     records[es.head].start = now_;
     std::uint32_t f;
     if (!free_flows_.empty()) {
@@ -272,46 +313,21 @@ void Run::issue_dma(std::uint32_t core, Engine engine) {
       f = static_cast<std::uint32_t>(flows_.size());
       flows_.emplace_back();
     }
-    const auto moved = static_cast<double>(engine == Engine::cdma ? cmd.amount : bus_bytes(cmd));
-    flows_[f] = Flow{moved, 0.0, moved, core,
-                     es.head, engine, 0};
+    const auto moved = static_cast<double>(cost_.bus_bytes(engine, cmd.amount, cmd.row_bytes));
+    flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0};
     ++es.head;
     ++es.in_flight;
-    events_.push(now_ + startup_[idx(engine)], EventPriority::kState, EventType::transfer_startup_done, f);
+    events_.push(now_ + model.startup, EventPriority::kState, EventType::transfer_startup_done, f);
   }
 }
 
-void Run::issue_hau(std::uint32_t core) {
-  CoreState& cs = cores_[core];
-  EngineState& hau = cs.engines[idx(Engine::hau)];
-  const auto& queue = program_.cores[core].queue(Engine::hau);
-  if (cs.hau_busy || hau.head >= queue.size()) return;
-  const Command& cmd = queue[hau.head];
-  if (cmd.wait_gdma > cs.engines[idx(Engine::gdma)].completed ||
-      cmd.wait_tiu > cs.engines[idx(Engine::tiu)].completed) {
-    return;
-  }
-  trace_.cores[core][idx(Engine::hau)][hau.head].start = now_;
-  ++hau.head;
-  cs.hau_busy = true;
-  events_.push(now_ + tiu_ticks(cmd.amount), EventPriority::kState, EventType::hau_done, core);
-}
-
-void Run::on_hau_done(std::uint32_t core) {
-  CoreState& cs = cores_[core];
-  EngineState& hau = cs.engines[idx(Engine::hau)];
-  trace_.cores[core][idx(Engine::hau)][hau.completed].end = now_;
-  ++hau.completed;
-  cs.hau_busy = false;
-  request_issue(core);
-}
-
-void Run::on_tiu_done(std::uint32_t core) {
-  CoreState& cs = cores_[core];
-  EngineState& tiu = cs.engines[idx(Engine::tiu)];
-  trace_.cores[core][idx(Engine::tiu)][tiu.completed].end = now_;
-  ++tiu.completed;
-  cs.tiu_busy = false;
+void Run::on_serial_done(std::uint32_t subject) {
+  const std::uint32_t core = subject / static_cast<std::uint32_t>(kMaxEngines);
+  const auto engine = static_cast<EngineId>(subject % kMaxEngines);
+  EngineState& es = cores_[core].engines[engine];
+  trace_.cores[core][engine][es.completed].end = now_;
+  ++es.completed;
+  es.busy = false;
   request_issue(core);
 }
 
@@ -331,20 +347,20 @@ void Run::on_startup_done(std::uint32_t f) {
   }
   flow.active_slot = static_cast<std::uint32_t>(active_.size());
   active_.push_back(f);
+  const EngineModel& model = models_[flow.engine];
   FlowPath path;
-  path.constraints[0] = flow.engine == Engine::cdma ? ddr_constraint_ + 1
-                                                    : 2 * flow.core + (flow.engine == Engine::gdma ? 0u : 1u);
-  path.constraints[1] = ddr_constraint_;
-  path.count = 2;
+  if (model.channel >= 0) {
+    path.constraints[path.count++] = flow.core * channels_per_core_ + static_cast<std::uint32_t>(model.channel);
+  }
+  for (std::uint8_t i = 0; i < model.shared.count; ++i) path.constraints[path.count++] = model.shared.constraints[i];
   active_paths_.push_back(path);
   request_rate_update();
 }
 
 void Run::complete(std::uint32_t f) {
   Flow& flow = flows_[f];
-  CoreState& cs = cores_[flow.core];
-  EngineState& es = cs.engines[idx(flow.engine)];
-  trace_.cores[flow.core][idx(flow.engine)][flow.command].end = now_;
+  EngineState& es = cores_[flow.core].engines[flow.engine];
+  trace_.cores[flow.core][flow.engine][flow.command].end = now_;
   es.done[flow.command] = 1;
   while (es.completed < es.done.size() && es.done[es.completed]) ++es.completed;
   --es.in_flight;
@@ -407,17 +423,16 @@ void Run::update_rates() {
 
 void Run::report_stuck() const {
   std::string detail;
-  for (std::size_t c = 0; c < cores_.size(); ++c) {
-    for (Engine e : kAllEngines) {
-      const EngineState& es = cores_[c].engines[idx(e)];
-      const auto& q = program_.cores[c].queue(e);
+  for (std::size_t c = 0; c < cores_.size() && detail.size() <= 2000; ++c) {
+    for (std::size_t e = 0; e < models_.size(); ++e) {
+      const EngineState& es = cores_[c].engines[e];
+      const auto& q = program_.cores[c].queues[e];
       if (es.head >= q.size()) continue;
       const Command& cmd = q[es.head];
-      static constexpr const char* kNames[] = {"TIU", "GDMA", "SDMA", "CDMA", "HAU"};
-      detail += fmt::format("\n  core {} {} head id {} (op {}): waits gdma {} sdma {} cdma {} hau {} tiu {} msg {}x{}",
-                            c, kNames[idx(e)], es.head + 1, cmd.op, cmd.wait_gdma, cmd.wait_sdma, cmd.wait_cdma,
-                            cmd.wait_hau, cmd.wait_tiu, cmd.msg, cmd.msg_count);
-      if (detail.size() > 2000) break;
+      std::string waits;
+      for (EngineId w : models_[e].waits_on) waits += fmt::format(" {} {}", chip_.engines[w].name, cmd.wait[w]);
+      detail += fmt::format("\n  core {} {} head id {} (op {}): waits{} msg {}x{}", c, chip_.engines[e].name,
+                            es.head + 1, cmd.op, waits, cmd.msg, cmd.msg_count);
     }
   }
   throw std::logic_error("program deadlocked: queues cannot make progress" + detail);
@@ -432,19 +447,18 @@ Trace Run::execute() {
     now_ = ev.time;
     ++events;
     switch (ev.type) {
-      case EventType::tiu_done: on_tiu_done(ev.a); break;
-      case EventType::hau_done: on_hau_done(ev.a); break;
-      case EventType::transfer_startup_done: on_startup_done(ev.a); break;
+      case EventType::serial_done: on_serial_done(ev.subject); break;
+      case EventType::transfer_startup_done: on_startup_done(ev.subject); break;
       case EventType::transfer_completion:
-        if (ev.a == generation_) on_completion();
+        if (ev.subject == generation_) on_completion();
         break;
       case EventType::rate_update: update_rates(); break;
     }
     drain_issue_worklist();
   }
   for (std::size_t c = 0; c < cores_.size(); ++c) {
-    for (Engine e : kAllEngines) {
-      if (cores_[c].engines[idx(e)].completed < program_.cores[c].queue(e).size()) report_stuck();
+    for (std::size_t e = 0; e < models_.size(); ++e) {
+      if (cores_[c].engines[e].completed < program_.cores[c].queues[e].size()) report_stuck();
     }
   }
   // The last event may be a stale completion; the run ends with its last command.

@@ -1,21 +1,22 @@
 #pragma once
-// The discrete-event kernel: runs a Program of per-core TIU / GDMA / SDMA queues on a chip and
+// The discrete-event kernel: runs a Program of per-core, per-engine command queues on a chip and
 // records when every command started and ended.
 //
-// Engine semantics (see sim/command.hpp for the dependency rules):
-//   TIU  - one instruction at a time, in queue order; duration = cycles at tiu_clock_mhz.
-//   HAU  - the same, for sort / top-k commands.
-//   GDMA, SDMA - issue in queue order, up to `outstanding` transfers in flight per engine per core.
-//     A transfer waits its engine's start-up latency plus one DDR round trip, then moves its bus
-//     bytes (whole DDR bursts, per row when strided) at a rate recomputed whenever the set of
-//     moving transfers changes: max-min fair sharing (sim/max_min_sharing.hpp) over its engine
-//     channel on its core, capacity min(bandwidth, bytes_in_flight / DDR latency) (Little's law),
-//     and the shared DDR (bandwidth * eta_m). Completion ids
-//     advance in order (a later transfer finishing early does not release waits on it until all
-//     earlier ones have finished), while each record keeps the transfer's own end time.
-// Time is integer picoseconds; events at equal time run in (priority, insertion) order.
-// A program that can never finish (a wait on an id that is never completed) raises
-// std::logic_error naming the stuck queue heads.
+// The engines, their kinds, their dependency rule and the resources their transfers cross are
+// the chip's data (hw/engine.hpp states the model); this kernel has no code per engine name:
+//   serial engines (tensor, sort) run one instruction at a time, in queue order;
+//   transfer engines (dma, collective) issue in queue order, up to `outstanding` in flight per
+//     engine per core. A transfer waits its engine's start-up plus its round trip, then moves its
+//     bytes at a rate recomputed whenever the set of moving transfers changes: max-min fair
+//     sharing (sim/max_min_sharing.hpp) over its path. Completion ids advance in order (a later
+//     transfer finishing early does not release waits on it until all earlier ones have
+//     finished), while each record keeps the transfer's own end time.
+// Each core issues its serial engines first (a message passed on the tensor engine can release
+// waits of the others at the same tick), then its transfer engines, each group in declaration
+// order. Time is integer picoseconds; events at equal time run in (priority, insertion) order.
+// A program that breaks the chip's rule (a wait on an engine not in `waits_on`, a command of the
+// wrong kind) raises std::logic_error at construction; one that can never finish (a wait on an
+// id that is never completed) raises std::logic_error naming the stuck queue heads.
 
 #include "hw/chip.hpp"
 #include "sim/command.hpp"

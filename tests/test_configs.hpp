@@ -8,26 +8,35 @@
 
 namespace test_configs {
 
+/// Engine ids of the test chips (kSg2262, tiny_chip): their declaration order. tiny_chip has no hau.
+namespace engine {
+constexpr hw::EngineId tiu = 0, gdma = 1, sdma = 2, cdma = 3, hau = 4;
+}  // namespace engine
+
 /// SG2262 as in configs/chips/sg2262.yaml, held here so that tests never read the shipped files.
 inline const std::string kSg2262 = R"(name: SG2262-test
 cores: 64
 lmem_bytes_per_core: 2097152
-tiu:
-  clock_mhz: 1000
-  lanes_per_core: 16
-  cube_n: 8
-  cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}
-  vector_eu_per_lane: {bf16: 32, fp32: 16}
-  mm2_init_cycles: {nn: 44, nt: 44, tt: 47}
-  bank_conflict_cycles: 0
-  vector_init_cycles: 11
-  sfu_init_cycles: 13
-  sfu_elements_per_lane_per_cycle: 8
-gdma: {bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}
-sdma: {bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4, bytes_in_flight: 32768}
 ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472, latency_ns: 150, burst_bytes: 64}
 c2c: {bandwidth_gb_per_s: 56, latency_ns: 250, links: 8}
-hau: {sort_width: 16, compare_cycles: 1, init_cycles: 20}
+engines:
+  tiu:
+    kind: tensor
+    waits_on: [gdma, sdma, cdma, hau]
+    clock_mhz: 1000
+    lanes_per_core: 16
+    cube_n: 8
+    cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}
+    vector_eu_per_lane: {bf16: 32, fp32: 16}
+    mm2_init_cycles: {nn: 44, nt: 44, tt: 47}
+    bank_conflict_cycles: 0
+    vector_init_cycles: 11
+    sfu_init_cycles: 13
+    sfu_elements_per_lane_per_cycle: 8
+  gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}
+  sdma: {kind: dma, roles: [kv_resident, cross_core, gather], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4, bytes_in_flight: 32768}
+  cdma: {kind: collective, waits_on: [tiu, hau], crosses: [c2c, ddr], startup_ns: 0, outstanding: 1}
+  hau: {kind: sort, waits_on: [gdma, tiu], sort_width: 16, compare_cycles: 1, init_cycles: 20}
 )";
 
 /// DeepSeek-V3 attention fields (official config_671B.json values).
@@ -110,17 +119,22 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
                              double latency_ns = 0, int bytes_in_flight = 1 << 30, int burst = 1) {
   return "name: tiny\ncores: " + std::to_string(cores) +
          "\nlmem_bytes_per_core: 1048576\n"
-         "tiu:\n  clock_mhz: 1000000\n  lanes_per_core: 16\n  cube_n: 8\n"
-         "  cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}\n  vector_eu_per_lane: {bf16: 32, fp32: 16}\n"
-         "  mm2_init_cycles: {nn: 0, nt: 0, tt: 0}\n  bank_conflict_cycles: 0\n  vector_init_cycles: 0\n"
-         "  sfu_init_cycles: 0\n  sfu_elements_per_lane_per_cycle: 8\n"
-         "gdma: {bandwidth_gb_per_s: 1000, startup_ns: " + std::to_string(startup_ns) +
-         ", outstanding: " + std::to_string(outstanding) + ", bytes_in_flight: " + std::to_string(bytes_in_flight) +
-         "}\nsdma: {bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"
          "ddr: {bandwidth_gb_per_s: " + std::to_string(ddr_gb_per_s) +
          ", efficiency: 1, capacity_bytes: 1073741824, latency_ns: " + std::to_string(latency_ns) +
          ", burst_bytes: " + std::to_string(burst) + "}\n"
-         "c2c: {bandwidth_gb_per_s: 100, latency_ns: 0, links: 1}\n";
+         "c2c: {bandwidth_gb_per_s: 100, latency_ns: 0, links: 1}\n"
+         "engines:\n"
+         "  tiu:\n    kind: tensor\n    waits_on: [gdma, sdma, cdma]\n"
+         "    clock_mhz: 1000000\n    lanes_per_core: 16\n    cube_n: 8\n"
+         "    cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}\n    vector_eu_per_lane: {bf16: 32, fp32: 16}\n"
+         "    mm2_init_cycles: {nn: 0, nt: 0, tt: 0}\n    bank_conflict_cycles: 0\n    vector_init_cycles: 0\n"
+         "    sfu_init_cycles: 0\n    sfu_elements_per_lane_per_cycle: 8\n"
+         "  gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu], crosses: [ddr], bandwidth_gb_per_s: 1000, "
+         "startup_ns: " + std::to_string(startup_ns) + ", outstanding: " + std::to_string(outstanding) +
+         ", bytes_in_flight: " + std::to_string(bytes_in_flight) + "}\n"
+         "  sdma: {kind: dma, roles: [kv_resident, cross_core, gather], waits_on: [tiu], crosses: [ddr], "
+         "bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"
+         "  cdma: {kind: collective, waits_on: [tiu], crosses: [c2c, ddr], startup_ns: 0, outstanding: 1}\n";
 }
 
 /// The SG2262 test chip, loaded once.

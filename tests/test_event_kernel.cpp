@@ -11,14 +11,14 @@ namespace {
 
 using sim::Command;
 using sim::CommandKind;
-using sim::Engine;
+namespace engine = test_configs::engine;
 
 Command compute(std::uint64_t cycles, std::uint32_t wait_gdma = 0, std::uint32_t wait_sdma = 0) {
   Command c;
   c.kind = CommandKind::compute;
   c.amount = cycles;
-  c.wait_gdma = wait_gdma;
-  c.wait_sdma = wait_sdma;
+  c.wait[test_configs::engine::gdma] = wait_gdma;
+  c.wait[test_configs::engine::sdma] = wait_sdma;
   return c;
 }
 
@@ -26,7 +26,7 @@ Command transfer(std::uint64_t bytes, std::uint32_t wait_tiu = 0) {
   Command c;
   c.kind = CommandKind::transfer;
   c.amount = bytes;
-  c.wait_tiu = wait_tiu;
+  c.wait[test_configs::engine::tiu] = wait_tiu;
   return c;
 }
 
@@ -38,24 +38,21 @@ Command message(CommandKind kind, std::uint32_t msg, std::uint32_t count = 0) {
   return c;
 }
 
-sim::Program program(std::size_t cores) {
-  sim::Program p;
-  p.cores.resize(cores);
-  return p;
-}
+// Queues for tiny_chip's four engines (tiu, gdma, sdma, cdma).
+sim::Program program(std::size_t cores) { return sim::Program::with_queues(cores, 4); }
 
 }  // namespace
 
 TEST_CASE("event queue: equal times run by priority, then first-in first-out", "[sim][events]") {
   sim::EventQueue q;
   q.push(5, sim::EventPriority::kRateUpdate, sim::EventType::rate_update, 100);
-  q.push(5, sim::EventPriority::kState, sim::EventType::tiu_done, 1);
-  q.push(3, sim::EventPriority::kState, sim::EventType::tiu_done, 0);
-  q.push(5, sim::EventPriority::kState, sim::EventType::tiu_done, 2);
-  q.push(5, sim::EventPriority::kState, sim::EventType::tiu_done, 3);
+  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 1);
+  q.push(3, sim::EventPriority::kState, sim::EventType::serial_done, 0);
+  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 2);
+  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 3);
   // Time 3 first; at time 5 the three state events in insertion order (1, 2, 3), then the rate update.
   const std::uint32_t expected[] = {0, 1, 2, 3, 100};
-  for (std::uint32_t a : expected) CHECK(q.pop().a == a);
+  for (std::uint32_t a : expected) CHECK(q.pop().subject == a);
   CHECK(q.empty());
 }
 
@@ -64,15 +61,15 @@ TEST_CASE("sync waits: TIU waits on GDMA, GDMA waits on TIU", "[sim][kernel]") {
   // TIU (500 cycles) waits on GDMA 1: 1100 -> 1600. store 200 B waits on TIU 1: 1600 -> 1600 + 100 + 200 = 1900.
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4, 0.1), "tiny");
   sim::Program p = program(1);
-  p.cores[0].queue(Engine::gdma) = {transfer(1000), transfer(200, 1)};
-  p.cores[0].queue(Engine::tiu) = {compute(500, 1)};
+  p.cores[0].queue(engine::gdma) = {transfer(1000), transfer(200, 1)};
+  p.cores[0].queue(engine::tiu) = {compute(500, 1)};
   const sim::Trace t = sim::Simulator(chip).run(p);
-  CHECK(t.records(0, Engine::gdma)[0].start == 0);
-  CHECK(t.records(0, Engine::gdma)[0].end == 1100);
-  CHECK(t.records(0, Engine::tiu)[0].start == 1100);
-  CHECK(t.records(0, Engine::tiu)[0].end == 1600);
-  CHECK(t.records(0, Engine::gdma)[1].start == 1600);
-  CHECK(t.records(0, Engine::gdma)[1].end == 1900);
+  CHECK(t.records(0, engine::gdma)[0].start == 0);
+  CHECK(t.records(0, engine::gdma)[0].end == 1100);
+  CHECK(t.records(0, engine::tiu)[0].start == 1100);
+  CHECK(t.records(0, engine::tiu)[0].end == 1600);
+  CHECK(t.records(0, engine::gdma)[1].start == 1600);
+  CHECK(t.records(0, engine::gdma)[1].end == 1900);
   CHECK(t.end == 1900);
 }
 
@@ -80,21 +77,21 @@ TEST_CASE("two concurrent transfers share their channel", "[sim][kernel][sharing
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4), "tiny");
   SECTION("equal sizes: 1000 B each at 0.5 B/ps -> both end at 2000 ps") {
     sim::Program p = program(1);
-    p.cores[0].queue(Engine::gdma) = {transfer(1000), transfer(1000)};
+    p.cores[0].queue(engine::gdma) = {transfer(1000), transfer(1000)};
     const sim::Trace t = sim::Simulator(chip).run(p);
-    CHECK(t.records(0, Engine::gdma)[0].end == 2000);
-    CHECK(t.records(0, Engine::gdma)[1].end == 2000);
+    CHECK(t.records(0, engine::gdma)[0].end == 2000);
+    CHECK(t.records(0, engine::gdma)[1].end == 2000);
   }
   SECTION("1000 B and 3000 B: 0.5 each until 2000 ps, then the larger alone at 1 B/ps: 2000 + 2000 = 4000") {
     sim::Program p = program(1);
-    p.cores[0].queue(Engine::gdma) = {transfer(3000), transfer(1000)};
+    p.cores[0].queue(engine::gdma) = {transfer(3000), transfer(1000)};
     // The TIU waits on GDMA id 2: completion ids advance in order, so it waits for id 1 as well.
-    p.cores[0].queue(Engine::tiu) = {compute(10, 2)};
+    p.cores[0].queue(engine::tiu) = {compute(10, 2)};
     const sim::Trace t = sim::Simulator(chip).run(p);
-    CHECK(t.records(0, Engine::gdma)[1].end == 2000);
-    CHECK(t.records(0, Engine::gdma)[0].end == 4000);
-    CHECK(t.records(0, Engine::tiu)[0].start == 4000);
-    CHECK(t.records(0, Engine::tiu)[0].end == 4010);
+    CHECK(t.records(0, engine::gdma)[1].end == 2000);
+    CHECK(t.records(0, engine::gdma)[0].end == 4000);
+    CHECK(t.records(0, engine::tiu)[0].start == 4000);
+    CHECK(t.records(0, engine::tiu)[0].end == 4010);
   }
 }
 
@@ -106,13 +103,13 @@ TEST_CASE("three concurrent transfers on three cores share the DDR", "[sim][kern
   //   alone: min(channel 1, DDR 1.5) = 1 B/ps: 3334 + 999.5 = 4333.5 -> 4334 ps.
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(3, 1500, 1), "tiny");
   sim::Program p = program(3);
-  p.cores[0].queue(Engine::gdma) = {transfer(1000)};
-  p.cores[1].queue(Engine::gdma) = {transfer(2000)};
-  p.cores[2].queue(Engine::gdma) = {transfer(3000)};
+  p.cores[0].queue(engine::gdma) = {transfer(1000)};
+  p.cores[1].queue(engine::gdma) = {transfer(2000)};
+  p.cores[2].queue(engine::gdma) = {transfer(3000)};
   const sim::Trace t = sim::Simulator(chip).run(p);
-  CHECK(t.records(0, Engine::gdma)[0].end == 2000);
-  CHECK(t.records(1, Engine::gdma)[0].end == 3334);
-  CHECK(t.records(2, Engine::gdma)[0].end == 4334);
+  CHECK(t.records(0, engine::gdma)[0].end == 2000);
+  CHECK(t.records(1, engine::gdma)[0].end == 3334);
+  CHECK(t.records(2, engine::gdma)[0].end == 4334);
 }
 
 TEST_CASE("the outstanding limit queues further transfers in order", "[sim][kernel]") {
@@ -120,10 +117,10 @@ TEST_CASE("the outstanding limit queues further transfers in order", "[sim][kern
   // issues then and runs alone: 2000 + 1000 = 3000 ps.
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 2), "tiny");
   sim::Program p = program(1);
-  p.cores[0].queue(Engine::gdma) = {transfer(1000), transfer(1000), transfer(1000)};
+  p.cores[0].queue(engine::gdma) = {transfer(1000), transfer(1000), transfer(1000)};
   const sim::Trace t = sim::Simulator(chip).run(p);
-  CHECK(t.records(0, Engine::gdma)[2].start == 2000);
-  CHECK(t.records(0, Engine::gdma)[2].end == 3000);
+  CHECK(t.records(0, engine::gdma)[2].start == 2000);
+  CHECK(t.records(0, engine::gdma)[2].end == 3000);
 }
 
 TEST_CASE("messages synchronise cores; SDMA waits feed the TIU", "[sim][kernel]") {
@@ -134,23 +131,23 @@ TEST_CASE("messages synchronise cores; SDMA waits feed the TIU", "[sim][kernel]"
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(2, 1000, 1), "tiny");
   sim::Program p = program(2);
   p.message_count = 1;
-  p.cores[0].queue(Engine::tiu) = {compute(100), message(CommandKind::send_msg, 1), compute(5, 0, 1)};
-  p.cores[0].queue(Engine::sdma) = {transfer(50)};
-  p.cores[1].queue(Engine::tiu) = {message(CommandKind::send_msg, 1), message(CommandKind::wait_msg, 1, 2),
+  p.cores[0].queue(engine::tiu) = {compute(100), message(CommandKind::send_msg, 1), compute(5, 0, 1)};
+  p.cores[0].queue(engine::sdma) = {transfer(50)};
+  p.cores[1].queue(engine::tiu) = {message(CommandKind::send_msg, 1), message(CommandKind::wait_msg, 1, 2),
                                    compute(10)};
   const sim::Trace t = sim::Simulator(chip).run(p);
-  CHECK(t.records(1, Engine::tiu)[1].end == 100);
-  CHECK(t.records(1, Engine::tiu)[2].start == 100);
-  CHECK(t.records(1, Engine::tiu)[2].end == 110);
-  CHECK(t.records(0, Engine::sdma)[0].end == 50);
-  CHECK(t.records(0, Engine::tiu)[2].start == 100);
-  CHECK(t.records(0, Engine::tiu)[2].end == 105);
+  CHECK(t.records(1, engine::tiu)[1].end == 100);
+  CHECK(t.records(1, engine::tiu)[2].start == 100);
+  CHECK(t.records(1, engine::tiu)[2].end == 110);
+  CHECK(t.records(0, engine::sdma)[0].end == 50);
+  CHECK(t.records(0, engine::tiu)[2].start == 100);
+  CHECK(t.records(0, engine::tiu)[2].end == 105);
 }
 
 TEST_CASE("a program that can never finish is reported, not hung", "[sim][kernel]") {
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 1), "tiny");
   sim::Program p = program(1);
-  p.cores[0].queue(Engine::tiu) = {compute(10, 1)};  // waits on a GDMA command that does not exist
+  p.cores[0].queue(engine::tiu) = {compute(10, 1)};  // waits on a GDMA command that does not exist
   CHECK_THROWS_WITH(sim::Simulator(chip).run(p), Catch::Contains("deadlocked"));
 }
 
@@ -159,17 +156,17 @@ TEST_CASE("Little's law: one engine sustains min(channel, bytes in flight / late
   SECTION("1,000 bytes in flight: 1,000 / 10,000 = 0.1 B/ps, below the channel") {
     const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 100000, 4, 0, 10, 1000), "little");
     sim::Program p = program(1);
-    p.cores[0].queue(Engine::gdma) = {transfer(100'000)};
+    p.cores[0].queue(engine::gdma) = {transfer(100'000)};
     const sim::Trace t = sim::Simulator(chip).run(p);
     // 10,000 ps latency, then 100,000 B at 0.1 B/ps = 1,000,000 ps: ends at 1,010,000.
-    CHECK(t.records(0, Engine::gdma)[0].end == 1'010'000);
+    CHECK(t.records(0, engine::gdma)[0].end == 1'010'000);
   }
   SECTION("100,000 bytes in flight: 10 B/ps, the channel's 1 B/ps binds") {
     const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 100000, 4, 0, 10, 100000), "little");
     sim::Program p = program(1);
-    p.cores[0].queue(Engine::gdma) = {transfer(100'000)};
+    p.cores[0].queue(engine::gdma) = {transfer(100'000)};
     const sim::Trace t = sim::Simulator(chip).run(p);
-    CHECK(t.records(0, Engine::gdma)[0].end == 110'000);
+    CHECK(t.records(0, engine::gdma)[0].end == 110'000);
   }
 }
 
@@ -180,8 +177,8 @@ TEST_CASE("bursts: transfers move whole DDR bursts, per row when strided", "[sim
   Command strided = transfer(6560);  // 10 FlashMLA rows of 656 B -> 10 x 704 = 7,040 bus bytes
   strided.row_bytes = 656;
   Command contiguous = transfer(6560);  // one block: 6,560 -> 103 bursts = 6,592 bus bytes
-  p.cores[0].queue(Engine::gdma) = {strided, contiguous};
+  p.cores[0].queue(engine::gdma) = {strided, contiguous};
   const sim::Trace t = sim::Simulator(chip).run(p);
-  CHECK(t.records(0, Engine::gdma)[0].end == 7040);
-  CHECK(t.records(0, Engine::gdma)[1].end == 7040 + 6592);
+  CHECK(t.records(0, engine::gdma)[0].end == 7040);
+  CHECK(t.records(0, engine::gdma)[1].end == 7040 + 6592);
 }

@@ -25,11 +25,11 @@ TEST_CASE("one small matmul on one core: commands and schedule by hand", "[ops][
   // The tiler splits n in two (16 x 64 x 32 tiles): a smaller first load starts the pipeline
   // sooner. A stays resident (tk = k). GDMA: load A, load B0, load B1, store C0, store C1; TIU: two
   // instructions. No consumers, so no messages.
-  REQUIRE(lowered.program.command_count(sim::Engine::tiu) == 2);
-  REQUIRE(lowered.program.command_count(sim::Engine::gdma) == 5);
+  REQUIRE(lowered.program.command_count(test_configs::engine::tiu) == 2);
+  REQUIRE(lowered.program.command_count(test_configs::engine::gdma) == 5);
   const sim::Trace t = sim::Simulator(chip).run(lowered.program);
-  const auto& dma = t.records(0, sim::Engine::gdma);
-  const auto& tiu = t.records(0, sim::Engine::tiu);
+  const auto& dma = t.records(0, test_configs::engine::gdma);
+  const auto& tiu = t.records(0, test_configs::engine::tiu);
   // A = 16*64*2 = 2,048 B and the B tiles, 64*32*2 = 4,096 B each, load together (4 in flight),
   // 1/3 B/ps each: A ends at 2,048 x 3 = 6,144 ps; the B tiles then have 2,048 B left at 0.5 B/ps:
   // both end at 6,144 + 4,096 = 10,240.
@@ -62,11 +62,11 @@ TEST_CASE("decode history read: one chunk per core when each core's share is sma
   const auto w = models::make_workload(models::Phase::decode, 1, 4096, std::nullopt, models::KvFormat::bf16);
   const auto r = tools::simulate_block(chip, model, w, {});
   const ops::OpTiming& read = r.timeline.op(ops::OpKind::kv_cache_read);
-  CHECK(read.commands[static_cast<std::size_t>(sim::Engine::gdma)] == 64);
-  CHECK(read.commands[static_cast<std::size_t>(sim::Engine::tiu)] == 0);
+  CHECK(read.commands[test_configs::engine::gdma] == 64);
+  CHECK(read.commands[test_configs::engine::tiu] == 0);
   for (const sim::CoreProgram& core : r.lowered.program.cores) {
     std::size_t mine = 0;
-    for (const sim::Command& c : core.queue(sim::Engine::gdma)) {
+    for (const sim::Command& c : core.queue(test_configs::engine::gdma)) {
       if (c.op != read.id) continue;
       ++mine;
       CHECK(c.amount == 73'728);
@@ -76,8 +76,8 @@ TEST_CASE("decode history read: one chunk per core when each core's share is sma
   // fa2 per core: one chunk = 6 TIU commands (Q K^T on the cube, softmax on the ALU, exp on the
   // SFU, P V, the rescale's exp and multiply), Q load + partial store.
   const ops::OpTiming& fa2 = r.timeline.op(ops::OpKind::fa2);
-  CHECK(fa2.commands[static_cast<std::size_t>(sim::Engine::tiu)] == 64 * 6);
-  CHECK(fa2.commands[static_cast<std::size_t>(sim::Engine::gdma)] == 64 * 2);
+  CHECK(fa2.commands[test_configs::engine::tiu] == 64 * 6);
+  CHECK(fa2.commands[test_configs::engine::gdma] == 64 * 2);
 }
 
 TEST_CASE("tiling: 512 x 2048 x 4096 bf16 on one SG2262 core moves at most 1.5 x its unique bytes", "[ops][tiling]") {

@@ -27,7 +27,7 @@ const models::ModelSpec& v3() {
 }
 
 tools::Simulation run(const models::ModelSpec& model, const models::Workload& w,
-                           sim::Engine route = sim::Engine::gdma, const hw::Chip& on = chip()) {
+                           std::string route = "gdma", const hw::Chip& on = chip()) {
   ops::LoweringOptions opts;
   opts.kv_read_engine = route;
   return tools::simulate_block(on, model, w, opts);
@@ -101,8 +101,8 @@ TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read featu
   // The slice's absorb path in prefill (the CLI default for prefill is the MHA path, below).
   auto w = models::make_workload(Phase::prefill, 1, 1024, std::nullopt, KvFormat::bf16);
   w.prefill_mla_mode = models::MlaMode::absorb;
-  const auto gdma = run(v3(), w, sim::Engine::gdma);
-  const auto sdma = run(v3(), w, sim::Engine::sdma);
+  const auto gdma = run(v3(), w, "gdma");
+  const auto sdma = run(v3(), w, "sdma");
   CHECK(gdma.timeline.find(OpKind::kv_cache_read) == nullptr);
   CHECK(gdma.timeline.find(OpKind::fa2_combine) == nullptr);
   // fa2 FLOPs: 2 x B x q x n_h x kv x (576 + 512) = 2 x 1 x 1024 x 128 x 1024 x 1088 = 292,057,776,128.
@@ -149,18 +149,18 @@ TEST_CASE("(f) GDMA route: the history read overlaps fa2; SDMA route: strictly b
     CHECK(read.end < fa2.end);
   }
   SECTION("SDMA: fa2 starts only when the whole read has ended") {
-    const auto result = run(v3(), decode(4, 8192), sim::Engine::sdma);
+    const auto result = run(v3(), decode(4, 8192), "sdma");
     const ops::OpTiming& read = result.timeline.op(OpKind::kv_cache_read);
     const ops::OpTiming& fa2 = result.timeline.op(OpKind::fa2);
     CHECK(read.end > read.start);
     CHECK(fa2.start >= read.end);
-    CHECK(read.commands[static_cast<std::size_t>(sim::Engine::sdma)] > 0);
-    CHECK(read.commands[static_cast<std::size_t>(sim::Engine::gdma)] == 0);
+    CHECK(read.commands[test_configs::engine::sdma] > 0);
+    CHECK(read.commands[test_configs::engine::gdma] == 0);
     // Bytes are the same on either route: 4 x 8192 x 576 x 2 = 37,748,736.
     CHECK(read.hbm_bytes == 37'748'736);
   }
   SECTION("SDMA: a share too large for local memory is a clear error") {
-    CHECK_THROWS_WITH(run(v3(), decode(1, 131072), sim::Engine::sdma), Catch::Contains("--kv-read-engine sdma"));
+    CHECK_THROWS_WITH(run(v3(), decode(1, 131072), "sdma"), Catch::Contains("--kv-read-engine sdma"));
   }
 }
 
@@ -170,7 +170,7 @@ TEST_CASE("(g) fa2's KV bytes are the real latent bytes, not a local-memory tile
   small_text.replace(small_text.find("2097152"), 7, "1048576");
   const hw::Chip small = hw::chip_from_yaml(small_text, "sg2262-half-lmem");
   const auto big = run(v3(), decode(2, 8192));
-  const auto half = run(v3(), decode(2, 8192), sim::Engine::gdma, small);
+  const auto half = run(v3(), decode(2, 8192), "gdma", small);
   // 2 x 8192 x 576 x 2 = 18,874,368 bytes.
   for (const auto* r : {&big, &half}) {
     const ops::OpTiming& fa2 = r->timeline.op(OpKind::fa2);
@@ -219,8 +219,9 @@ TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route 
   // Per core: kv_cache_read's first GDMA command carries wait_tiu = the id of q_absorb's last TIU
   // compute command on that core (seed 003 appendix B: cmd_id_dep -> the kv_b/absorption TIU).
   // SDMA route: fa2's first TIU compute command carries wait_sdma = the read's last SDMA id.
-  for (const sim::Engine route : {sim::Engine::gdma, sim::Engine::sdma}) {
+  for (const std::string route : {"gdma", "sdma"}) {
     const auto result = run(v3(), decode(2, 8192), route);
+    const hw::EngineId reader_engine = *chip().find_engine(route);
     const ops::OpId absorb = 8, read = 9, fa2 = 10;  // build order of the decode block with q LoRA
     REQUIRE(result.graph[absorb].name == "q_absorb");
     REQUIRE(result.graph[read].kind == OpKind::kv_cache_read);
@@ -228,13 +229,13 @@ TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route 
     std::size_t cores_checked = 0;
     for (const sim::CoreProgram& core : result.lowered.program.cores) {
       std::uint32_t last_absorb_tiu = 0, first_fa2_tiu = 0, last_read_sdma = 0;
-      const auto& tiu = core.queue(sim::Engine::tiu);
+      const auto& tiu = core.queue(test_configs::engine::tiu);
       for (std::uint32_t i = 0; i < tiu.size(); ++i) {
         if (tiu[i].kind != sim::CommandKind::compute) continue;
         if (tiu[i].op == absorb) last_absorb_tiu = i + 1;
         if (tiu[i].op == fa2 && first_fa2_tiu == 0) first_fa2_tiu = i + 1;
       }
-      const auto& reader = core.queue(route);
+      const auto& reader = core.queue(reader_engine);
       const sim::Command* first_read = nullptr;
       for (std::uint32_t i = 0; i < reader.size(); ++i) {
         if (reader[i].op != read) continue;
@@ -243,8 +244,8 @@ TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route 
       }
       if (!first_read || last_absorb_tiu == 0) continue;
       ++cores_checked;
-      CHECK(first_read->wait_tiu == last_absorb_tiu);
-      if (route == sim::Engine::sdma) CHECK(tiu[first_fa2_tiu - 1].wait_sdma == last_read_sdma);
+      CHECK(first_read->wait[test_configs::engine::tiu] == last_absorb_tiu);
+      if (route == "sdma") CHECK(tiu[first_fa2_tiu - 1].wait[test_configs::engine::sdma] == last_read_sdma);
     }
     // 2 x 8192 history rows over 64 cores: every core reads; 128 heads over 64 cores: every core absorbs.
     CHECK(cores_checked == 64);
@@ -274,7 +275,7 @@ TEST_CASE("bound checks: a memory-bound history read runs near, never above, its
   // 4 x 8192 x 1152 = 37,748,736 bytes over 64 cores, one transfer per core.
   const auto w = decode(4, 8192);
   ops::LoweringOptions sdma;
-  sdma.kv_read_engine = sim::Engine::sdma;
+  sdma.kv_read_engine = "sdma";
   auto achieved_gb_per_s = [&](const hw::Chip& c) {
     const auto r = tools::simulate_block(c, v3(), w, sdma);
     const ops::OpTiming& read = r.timeline.op(OpKind::kv_cache_read);

@@ -1,11 +1,12 @@
 // Strict loading: missing fields, unknown keys, wrong values, all naming field and source.
 #include <catch2/catch.hpp>
 
-#include <regex>
+#include <functional>
 #include <string>
 
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
+#include "hw/cost_model.hpp"
 #include "models/model_spec.hpp"
 #include "test_configs.hpp"
 
@@ -31,24 +32,43 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST_CASE("the in-memory SG2262 test chip loads with the sourced figures", "[hw][config]") {
   const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
+  const hw::CostModel cost(chip);
   CHECK(chip.cores == 64);
   CHECK(chip.source == "<memory:sg2262-test>");
   // Cube bf16 peak: 64 cores x 16 lanes x 128 MAC x 2 FLOP x 1e9 Hz = 262,144,000,000,000 FLOP/s.
-  CHECK(chip.cube_peak_flops(hw::DType::bf16) == 262144e9);
+  CHECK(cost.cube_peak_flops(hw::DType::bf16) == 262144e9);
   // A 16 x 32 x 8 bf16 NN instruction: ceil(16/16) * ceil(8/8) * ceil(32/(128/8)) = 2 cycles + 44
   // init; TT starts in 47: 49.
-  CHECK(chip.matmul_cycles(16, 32, 8, hw::DType::bf16) == 46);
-  CHECK(chip.matmul_cycles(16, 32, 8, hw::DType::bf16, hw::MatmulLayout::tt) == 49);
+  CHECK(cost.matmul_cycles(16, 32, 8, hw::DType::bf16) == 46);
+  CHECK(cost.matmul_cycles(16, 32, 8, hw::DType::bf16, hw::MatmulLayout::tt) == 49);
+  // fp8 reduces 256 / 8 = 32 k elements per cycle: ceil(32/32) = 1 cycle + 44.
+  CHECK(cost.matmul_cycles(16, 32, 8, hw::DType::fp8) == 45);
   // GEMV row (m = 1) costs a whole lane group: ceil(1/16) = 1, ceil(48/8) = 6, ceil(7168/16) = 448.
-  CHECK(chip.matmul_cycles(1, 7168, 48, hw::DType::bf16) == 44 + 6 * 448);
+  CHECK(cost.matmul_cycles(1, 7168, 48, hw::DType::bf16) == 44 + 6 * 448);
   // With a bank-conflict penalty of 1 cycle, each (m, n) block costs one more: 44 + 6 x 449.
   std::string text = test_configs::kSg2262;
   text.replace(text.find("bank_conflict_cycles: 0"), 23, "bank_conflict_cycles: 1");
-  CHECK(hw::chip_from_yaml(text, "conflicts").matmul_cycles(1, 7168, 48, hw::DType::bf16) == 44 + 6 * 449);
+  const hw::Chip conflicts = hw::chip_from_yaml(text, "conflicts");
+  CHECK(hw::CostModel(conflicts).matmul_cycles(1, 7168, 48, hw::DType::bf16) == 44 + 6 * 449);
   // Vector: 1000 ops over 16 lanes x 16 fp32 EUs = ceil(1000/256) = 4 cycles + 11 init.
-  CHECK(chip.vector_cycles(1000, hw::DType::fp32) == 15);
+  CHECK(cost.vector_cycles(1000, hw::DType::fp32) == 15);
   // SFU: 1000 exps over 16 lanes x 8 = ceil(1000/128) = 8 cycles + 13 init.
-  CHECK(chip.sfu_cycles(1000) == 21);
+  CHECK(cost.sfu_cycles(1000) == 21);
+  // HAU: top 8 of 256 for one row: 20 init + 1 x ceil(256/16) x ceil(log2 8) x 1 = 20 + 16 x 3 = 68.
+  CHECK(cost.topk_cycles(1, 256, 8) == 68);
+  // Transfers alone. GDMA: start-up 100 + DDR round trip 150 = 250 ns; its channel sustains
+  // min(68.264, 32768 B / 150 ns = 218.45) = 68.264 GB/s, below DDR x eta_m = 7741.44.
+  const hw::EngineId gdma = *chip.find_engine("gdma"), cdma = *chip.find_engine("cdma");
+  CHECK(cost.startup_ns(gdma) == 250.0);
+  CHECK(cost.alone_gb_per_s(gdma) == 68.264);
+  // A 100-byte row moves two 64-byte bursts; 10 strided rows of 656 B move 10 x 704.
+  CHECK(cost.bus_bytes(gdma, 100) == 128);
+  CHECK(cost.bus_bytes(gdma, 6560, 656) == 7040);
+  // CDMA: no channel; c2c 8 x 56 = 448 GB/s binds; it pays the larger latency, c2c's 250 ns, and
+  // moves its payload as is.
+  CHECK(cost.alone_gb_per_s(cdma) == 448.0);
+  CHECK(cost.startup_ns(cdma) == 250.0);
+  CHECK(cost.bus_bytes(cdma, 100) == 100);
 }
 
 TEST_CASE("a missing kv_lora_rank or qk_rope_head_dim names the field and the source", "[models][config]") {
@@ -104,31 +124,69 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
     const std::string text = replace(kSg2262, "startup_ns: 100,", "startup_ns: 100, outstandnig: 2,");
     const std::string msg = error_of([&] { hw::chip_from_yaml(text, "typo"); });
     CHECK(msg ==
-          "<memory:typo>:15:53: gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
-          "bandwidth_gb_per_s, bytes_in_flight, outstanding, startup_ns");
+          "<memory:typo>:20:131: engines.gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
+          "bandwidth_gb_per_s, bytes_in_flight, crosses, kind, outstanding, roles, startup_ns, waits_on");
   }
   SECTION("a missing bandwidth") {
     const std::string text = replace(kSg2262, "bandwidth_gb_per_s: 8601.6, ", "");
     const std::string msg = error_of([&] { hw::chip_from_yaml(text, "no-ddr-bw"); });
-    CHECK(msg == "<memory:no-ddr-bw>:17:6: missing required field 'ddr.bandwidth_gb_per_s' (in 'ddr')");
+    CHECK(msg == "<memory:no-ddr-bw>:4:6: missing required field 'ddr.bandwidth_gb_per_s' (in 'ddr')");
   }
   SECTION("zero, negative, NaN and infinite numbers") {
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "cores: 64", "cores: 0"), "c"); }) ==
           "<memory:c>:2:1: cores: must be a positive integer, got 0");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "bandwidth_gb_per_s: 64", "bandwidth_gb_per_s: -64"), "c"); }) ==
-          "<memory:c>:16:8: sdma.bandwidth_gb_per_s: must be > 0, got -64");
+          "<memory:c>:21:101: engines.sdma.bandwidth_gb_per_s: must be > 0, got -64");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "efficiency: 0.9", "efficiency: .nan"), "c"); }) ==
-          "<memory:c>:17:35: ddr.efficiency: must be a finite number");
+          "<memory:c>:4:35: ddr.efficiency: must be a finite number");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "clock_mhz: 1000", "clock_mhz: .inf"), "c"); }) ==
-          "<memory:c>:5:3: tiu.clock_mhz: must be a finite number");
+          "<memory:c>:10:5: engines.tiu.clock_mhz: must be a finite number");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "efficiency: 0.9", "efficiency: 1.5"), "c"); }) ==
-          "<memory:c>:17:35: ddr.efficiency: must be in (0, 1], got 1.5");
+          "<memory:c>:4:35: ddr.efficiency: must be in (0, 1], got 1.5");
   }
   SECTION("a wrong type") {
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "lanes_per_core: 16", "lanes_per_core: sixteen"), "c"); }) ==
-          "<memory:c>:6:3: tiu.lanes_per_core: expected an integer, got 'sixteen'");
+          "<memory:c>:11:5: engines.tiu.lanes_per_core: expected an integer, got 'sixteen'");
   }
   SECTION("a file that does not exist") {
     CHECK(error_of([&] { hw::load_chip("/nonexistent/chip.yaml"); }) == "/nonexistent/chip.yaml: cannot open file");
   }
+}
+
+TEST_CASE("engine table errors name the engine, the rule broken and the file position", "[hw][config][engines]") {
+  using test_configs::kSg2262;
+  auto error = [](const std::string& text) { return error_of([&] { hw::chip_from_yaml(text, "e"); }); };
+  // waits_on names an engine that does not exist: did-you-mean and the engines there are.
+  CHECK(error(replace(kSg2262, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, sdam, cdma, hau]")) ==
+        "<memory:e>:9:5: engines.tiu.waits_on: 'sdam' is not an engine of this chip (did you mean 'sdma'?); "
+        "known: tiu, gdma, sdma, cdma, hau");
+  // An engine cannot wait on itself: its queue is already in order.
+  CHECK(error(replace(kSg2262, "waits_on: [gdma, tiu]", "waits_on: [hau, tiu]")) ==
+        "<memory:e>:23:21: engines.hau.waits_on: an engine cannot wait on itself: its queue is in order");
+  // A kind outside the four the kernel knows.
+  CHECK(error(replace(kSg2262, "cdma: {kind: collective", "cdma: {kind: link")) ==
+        "<memory:e>:22:10: engines.cdma.kind: expected one of tensor, sort, dma, collective, got 'link'");
+  // A transfer crossing a resource the chip does not have.
+  CHECK(error(replace(kSg2262, "crosses: [c2c, ddr]", "crosses: [c2c, l2]")) ==
+        "<memory:e>:22:50: engines.cdma.crosses: 'l2' is not a shared resource of this chip (did you mean 'c2c'?); "
+        "known: ddr, c2c");
+  // A DMA engine must cross the DDR (it moves DDR bursts).
+  CHECK(error(replace(kSg2262, "gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu, hau], crosses: [ddr]",
+                      "gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu, hau], crosses: [c2c]")) ==
+        "<memory:e>:20:70: engines.gdma.crosses: a dma engine must cross 'ddr'");
+  // Every single-engine role needs exactly one engine.
+  CHECK(error(replace(kSg2262, "roles: [kv_resident, cross_core, gather]", "roles: [kv_resident, gather]")) ==
+        "<memory:e>:6:1: engines: no DMA engine has the role 'cross_core'");
+  CHECK(error(replace(kSg2262, "roles: [kv_resident, cross_core, gather]", "roles: [kv_resident, cross_core, gather, tiles]")) ==
+        "<memory:e>:6:1: engines: 'gdma' and 'sdma' both have the role 'tiles'; it needs exactly one engine");
+  CHECK(error(replace(kSg2262, "roles: [tiles, kv_stream]", "roles: [tiles, kv_stream, kv_resident]")) ==
+        "<memory:e>:6:1: engines: 'gdma' cannot both stream (kv_stream) and hold (kv_resident) the history");
+  CHECK(error(replace(kSg2262, "roles: [tiles, kv_stream]", "roles: [tiles, kv_strem]")) ==
+        "<memory:e>:20:21: engines.gdma.roles: 'kv_strem' is not a DMA role (did you mean 'kv_stream'?); "
+        "known: tiles, kv_stream, kv_resident, cross_core, gather");
+  // Each kind has its own keys: a sort engine's fields on a tensor engine are unknown there.
+  CHECK(error(replace(kSg2262, "hau: {kind: sort", "hau: {kind: tensor")) ==
+        "<memory:e>:23:46: engines.hau.sort_width: unknown key; valid keys: bank_conflict_cycles, clock_mhz, "
+        "cube_macs_per_lane_per_cycle, cube_n, kind, lanes_per_core, mm2_init_cycles, sfu_elements_per_lane_per_cycle, "
+        "sfu_init_cycles, vector_eu_per_lane, vector_init_cycles, waits_on");
 }

@@ -12,6 +12,7 @@
 
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
+#include "hw/cost_model.hpp"
 #include "models/expert_routing.hpp"
 #include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
@@ -34,7 +35,7 @@ struct CommonOptions {
   std::string kv_dtype = "bf16";
   std::string mla_mode = "absorb";
   std::string prefill_mla_mode = "expanded";
-  std::string kv_read_engine = "gdma";
+  std::string kv_read_engine;
   std::string attn_split = "seq";
   std::string scope = "step";
   std::optional<std::uint64_t> layers;
@@ -54,8 +55,9 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
       ->capture_default_str();
   cmd->add_option("--prefill-mla-mode", o.prefill_mla_mode, "MLA prefill compute: absorb, standard or expanded (MHA)")
       ->capture_default_str();
-  cmd->add_option("--kv-read-engine", o.kv_read_engine, "engine of the decode history read: gdma or sdma")
-      ->capture_default_str();
+  cmd->add_option("--kv-read-engine", o.kv_read_engine,
+                  "DMA engine of the decode history read (SG2262: gdma streams beside fa2, sdma loads it first); "
+                  "default: the chip's first kv_stream engine");
   cmd->add_option("--attn-split", o.attn_split, "decode attention over cores: seq (flash decoding) or head")
       ->capture_default_str();
   cmd->add_option("--scope", o.scope, "block (one attention block) or step (the whole decoder)")->capture_default_str();
@@ -141,13 +143,7 @@ std::optional<models::ExpertLoad> expert_load_of(const CommonOptions& o) {
 
 ops::LoweringOptions lowering_options(const CommonOptions& o) {
   ops::LoweringOptions opts;
-  if (o.kv_read_engine == "gdma") {
-    opts.kv_read_engine = sim::Engine::gdma;
-  } else if (o.kv_read_engine == "sdma") {
-    opts.kv_read_engine = sim::Engine::sdma;
-  } else {
-    throw hw::ConfigError(fmt::format("--kv-read-engine: expected gdma or sdma, got '{}'", o.kv_read_engine));
-  }
+  opts.kv_read_engine = o.kv_read_engine;
   if (o.attn_split == "seq") {
     opts.attn_split = ops::AttentionSplit::seq;
   } else if (o.attn_split == "head") {
@@ -192,7 +188,7 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
     if (!trace_options.layers.empty()) filter.layers = tools::parse_layer_range(trace_options.layers);
     std::ofstream trace(trace_options.path, std::ios::binary);
     if (!trace) throw hw::ConfigError(fmt::format("--trace: cannot write '{}'", trace_options.path));
-    tools::write_chrome_trace(trace, result.graph, result.lowered, result.trace, result.timeline, filter);
+    tools::write_chrome_trace(trace, chip, result.graph, result.lowered, result.trace, result.timeline, filter);
   } else if (!trace_options.layers.empty()) {
     throw hw::ConfigError("--trace-layers needs --trace PATH");
   }
@@ -239,7 +235,7 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
   const hw::Chip chip = hw::load_chip(chip_path);
   const models::ModelSpec model = models::load_model(model_path);
   fmt::print("chip  {}: {} ({} cores, cube bf16 peak {:.1f} TFLOPS, DDR {:.1f} GB/s x eta_m {})\n", chip.source,
-             chip.name, chip.cores, chip.cube_peak_flops(hw::DType::bf16) / 1e12, chip.ddr_bandwidth_gb_per_s,
+             chip.name, chip.cores, hw::CostModel(chip).cube_peak_flops(hw::DType::bf16) / 1e12, chip.ddr_bandwidth_gb_per_s,
              chip.ddr_efficiency);
   if (model.attention == models::AttentionKind::mla) {
     fmt::print("model {}: {} ({}, {} layers, MLA: heads {}, kv_lora_rank {}, qk_rope_head_dim {}, latent {} "

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include "hw/config_error.hpp"
+#include "hw/cost_model.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
 #include "ops/timeline.hpp"
@@ -33,7 +34,7 @@ OpRunResult simulate_alone(const hw::Chip& chip, const ops::OpGraph& graph, hw::
   r.flops = tl.flops;
   r.commands = lowered.program.command_count();
   for (const auto& op : lowered.ops) r.peak_lmem_bytes = std::max(r.peak_lmem_bytes, op.peak_lmem_bytes);
-  const double peak = chip.cube_peak_flops(dtype);  // this chip (cores already restricted)
+  const double peak = hw::CostModel(chip).cube_peak_flops(dtype);  // this chip (cores already restricted)
   r.tiu_utilization = tl.total == 0 ? 0.0 : static_cast<double>(r.flops) / (static_cast<double>(tl.total) * 1e-12 * peak);
   return r;
 }

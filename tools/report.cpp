@@ -12,10 +12,6 @@
 namespace tools {
 namespace {
 
-std::string engine_name(sim::Engine e) { return e == sim::Engine::sdma ? "sdma" : "gdma"; }
-
-std::string phase_name(const models::Workload& w) { return w.decode() ? "decode" : "prefill"; }
-
 // JSON string with the escapes our names can need.
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -25,6 +21,28 @@ std::string quoted(const std::string& s) {
   }
   return out + "\"";
 }
+
+// The engine of the history read: the one named, or the chip's default.
+std::string kv_engine_name(const RunDescription& run) {
+  return run.options.kv_read_engine.empty() ? run.chip.engine(run.chip.default_kv_engine()).name
+                                            : run.options.kv_read_engine;
+}
+
+// "tiu 12  gdma 40 ..." and {"tiu": 12, "gdma": 40, ...}: every engine of the chip, in order.
+std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool json) {
+  std::string out;
+  for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+    if (json) {
+      out += fmt::format("{}{}: {}", e ? ", " : "", quoted(chip.engines[e].name), tl.commands[e]);
+    } else {
+      out += fmt::format("{}{} {}", e ? "  " : "", chip.engines[e].name, tl.commands[e]);
+    }
+  }
+  return out;
+}
+
+std::string phase_name(const models::Workload& w) { return w.decode() ? "decode" : "prefill"; }
+
 
 }  // namespace
 
@@ -124,7 +142,7 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
     fmt::print(out, "mla mode: {} (cache and decode), prefill compute {}\n", models::name_of(w.mla_mode),
                models::name_of(w.prefill_mla_mode));
   }
-  if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", engine_name(run.options.kv_read_engine));
+  if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", kv_engine_name(run));
   const models::Parallelism& p = run.parallelism;
   fmt::print(out, "sharding: tp {} ep {} dp {} ({} chips{}); this chip runs {} of the {} sequences\n", p.tp, p.ep, p.dp,
              p.chips(), run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "", w.batch / p.dp, w.batch);
@@ -147,7 +165,7 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   } else {
     std::vector<std::vector<std::string>> rows;
     for (const ops::OpTiming& t : tl.ops) {
-      rows.push_back({t.name, std::string(ops::kind_name(t.kind)), t.engines(), format_ns(t.start), format_ns(t.end),
+      rows.push_back({t.name, std::string(ops::kind_name(t.kind)), t.engines, format_ns(t.start), format_ns(t.end),
                       fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops), fmt::format("{:.3f}", t.roofline_ns),
                       std::string(ops::regime_name(t.regime))});
     }
@@ -161,8 +179,7 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   fmt::print(out, "flops         {}\n", tl.flops);
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
              ops::regime_name(tl.regime));
-  fmt::print(out, "commands      tiu {}  gdma {}  sdma {}  cdma {}  hau {}\n", tl.commands[0], tl.commands[1],
-             tl.commands[2], tl.commands[3], tl.commands[4]);
+  fmt::print(out, "commands      {}\n", command_counts(run.chip, tl, false));
 }
 
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
@@ -177,7 +194,7 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"kv_read_engine\": \"{}\"}},\n",
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
              models::name_of(w.prefill_mla_mode),
-             engine_name(run.options.kv_read_engine));
+             kv_engine_name(run));
   fmt::print(out,
              "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
@@ -216,13 +233,12 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
                "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
                "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
                "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
-               quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines(), format_ns(t.start),
+               quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines, format_ns(t.start),
                format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns,
                ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
-  fmt::print(out, "  \"commands\": {{\"tiu\": {}, \"gdma\": {}, \"sdma\": {}, \"cdma\": {}, \"hau\": {}}}\n",
-             tl.commands[0], tl.commands[1], tl.commands[2], tl.commands[3], tl.commands[4]);
+  fmt::print(out, "  \"commands\": {{{}}}\n", command_counts(run.chip, tl, true));
   out << "}\n";
 }
 

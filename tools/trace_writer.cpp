@@ -12,8 +12,6 @@
 namespace tools {
 namespace {
 
-constexpr const char* kEngineNames[] = {"TIU", "GDMA", "SDMA", "CDMA", "HAU"};
-
 // Microseconds with six exact decimals from picoseconds.
 std::string us(sim::Tick ps) { return fmt::format("{}.{:06}", ps / 1'000'000, ps % 1'000'000); }
 
@@ -48,7 +46,7 @@ std::pair<int, int> parse_layer_range(const std::string& text) {
   return {first, last};
 }
 
-void write_chrome_trace(std::ostream& out, const ops::OpGraph& graph, const ops::Lowered& lowered,
+void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGraph& graph, const ops::Lowered& lowered,
                         const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter) {
   out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
   bool first = true;
@@ -60,13 +58,13 @@ void write_chrome_trace(std::ostream& out, const ops::OpGraph& graph, const ops:
   const std::size_t cores = lowered.program.cores.size();
   for (std::size_t c = 0; c < cores; ++c) {
     event(fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "core {}"}}}})", c, c));
-    for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
+    for (std::size_t e = 0; e < chip.engines.size(); ++e) {
       event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})", c,
-                        e, kEngineNames[e]));
+                        e, escaped(chip.engines[e].display_name())));
     }
   }
   for (std::size_t c = 0; c < cores; ++c) {
-    for (std::size_t e = 0; e < sim::kEngineCount; ++e) {
+    for (std::size_t e = 0; e < chip.engines.size(); ++e) {
       const auto& queue = lowered.program.cores[c].queues[e];
       const auto& records = trace.cores[c][e];
       for (std::size_t i = 0; i < queue.size(); ++i) {
@@ -80,10 +78,14 @@ void write_chrome_trace(std::ostream& out, const ops::OpGraph& graph, const ops:
           case sim::CommandKind::send_msg: work = fmt::format(R"("send_msg": {})", cmd.msg); break;
           case sim::CommandKind::wait_msg: work = fmt::format(R"("wait_msg": {}, "count": {})", cmd.msg, cmd.msg_count); break;
         }
+        std::string waits;
+        for (std::size_t w = 0; w < chip.engines.size(); ++w) {
+          waits += fmt::format(R"(, "wait_{}": {})", escaped(chip.engines[w].name), cmd.wait[w]);
+        }
         event(fmt::format(
-            R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}, "wait_tiu": {}, "wait_gdma": {}, "wait_sdma": {}, "wait_cdma": {}, "wait_hau": {}}}}})",
+            R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}{}}}}})",
             escaped(node.name), ops::kind_name(node.kind), c, e, us(records[i].start), us(records[i].end - records[i].start),
-            work, i + 1, node.layer, cmd.wait_tiu, cmd.wait_gdma, cmd.wait_sdma, cmd.wait_cdma, cmd.wait_hau));
+            work, i + 1, node.layer, waits));
       }
     }
   }

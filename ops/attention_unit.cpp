@@ -1,0 +1,250 @@
+// Lowering of kv_cache_read, fa2 and fa2_combine as one unit (ops/attention_unit.hpp), with the
+// split and tiles of ops/attention_plan.hpp. fa2_combine gathers the other cores' partial outputs
+// and softmax statistics on the cross-core engine.
+//
+// Per core and per row block, fa2 runs for every KV chunk:
+//   [dequant fp8 -> bf16]  S = Q K^T  softmax(S) (online)  O += P V  rescale O
+// as tensor commands. Chunk j's load waits on the P V product of chunk j - buffers (which frees
+// its buffer), so up to `buffers` chunks are in flight ahead of the compute. The chunk loads of
+// the first row block of each item are the history read and belong to kv_cache_read; with the
+// stream route, the first `buffers` chunks of a core are queued at kv_cache_read's place (right
+// after the absorption), the rest as fa2 consumes them.
+
+#include "ops/attention_unit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hw/config_error.hpp"
+#include "hw/dtype.hpp"
+#include "ops/op_lowerings.hpp"
+
+namespace ops::detail {
+namespace {
+
+using hw::DType;
+
+// Work per element, by what the kernel does to it (fp32 on the vector ALU, exp on the SFU):
+constexpr std::uint64_t kSoftmaxOpsPerScore = 3;     // running max, subtract, running sum (+ 1 exp)
+constexpr std::uint64_t kRescaleOpsPerOutput = 1;    // O *= exp(m_old - m_new) (+ 1 exp per row)
+constexpr std::uint64_t kNormaliseOpsPerOutput = 1;  // O *= 1 / l (+ 1 reciprocal per row)
+constexpr std::uint64_t kDequantOpsPerElement = 1;   // fp8 * scale -> bf16
+constexpr std::uint64_t kCombineOpsPerOutput = 1;    // weighted accumulate of one partial
+constexpr std::uint64_t kCombineOpsPerRow = 2;       // max and sum of the statistics (+ 2 exps per partial)
+constexpr std::uint64_t kStatBytesPerRow = 8;        // fp32 running max and running sum
+
+std::optional<OpId> neighbour(const OpGraph& g, OpId op, OpKind kind, bool downstream) {
+  if (downstream) {
+    for (auto [e, end] = boost::out_edges(op, g); e != end; ++e) {
+      if (g[boost::target(*e, g)].kind == kind) return boost::target(*e, g);
+    }
+  } else {
+    for (auto [e, end] = boost::in_edges(op, g); e != end; ++e) {
+      if (g[boost::source(*e, g)].kind == kind) return boost::source(*e, g);
+    }
+  }
+  return std::nullopt;
+}
+
+std::uint64_t chunk_bytes(const AttentionShape& s, std::uint64_t tokens) { return tokens * s.kv_token_bytes; }
+
+}  // namespace
+
+std::vector<OpId> AttentionUnit::members() const {
+  std::vector<OpId> out;
+  for (const auto& op : {reader, fa2, combine}) {
+    if (op) out.push_back(*op);
+  }
+  return out;
+}
+
+AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
+  const OpGraph& g = ctx.graph;
+  AttentionUnit unit;
+  switch (g[op].kind) {
+    case OpKind::fa2: unit.fa2 = op; break;
+    case OpKind::kv_cache_read:
+      unit.reader = op;
+      unit.fa2 = neighbour(g, op, OpKind::fa2, true);
+      break;
+    case OpKind::fa2_combine: unit.fa2 = neighbour(g, op, OpKind::fa2, false); break;
+    default: throw std::logic_error("attention unit asked for an op outside attention");
+  }
+  if (unit.fa2) {
+    if (!unit.reader) unit.reader = neighbour(g, *unit.fa2, OpKind::kv_cache_read, false);
+    unit.combine = neighbour(g, *unit.fa2, OpKind::fa2_combine, true);
+  }
+  if (!unit.reader) {
+    unit.history = HistoryRoute::none;
+  } else if (!unit.fa2) {
+    // MLA standard mode: the history is the up-projection's A operand, streamed beside it.
+    if (ctx.kv_resident()) {
+      throw hw::ConfigError(
+          fmt::format("--kv-read-engine {}: with --mla-mode standard the history feeds the up-projection, not fa2; "
+                      "use {}",
+                      ctx.chip.engine(ctx.kv_engine()).name, ctx.chip.engine(ctx.chip.default_kv_engine()).name));
+    }
+    unit.history = HistoryRoute::matmul;
+    unit.history_engine = ctx.kv_engine();
+    return unit;
+  } else if (g[*unit.reader].attn.gather) {
+    unit.history = HistoryRoute::gather;
+    unit.history_engine = ctx.chip.dma_for(hw::DmaRole::gather);
+  } else {
+    unit.history = ctx.kv_resident() ? HistoryRoute::resident : HistoryRoute::stream;
+    unit.history_engine = ctx.kv_engine();
+  }
+  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn, unit.history == HistoryRoute::resident);
+  unit.prefetched.resize(ctx.chip.cores);
+  return unit;
+}
+
+void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
+  AttentionUnit& unit = ctx.attention_unit(op);
+  if (unit.history == HistoryRoute::matmul) return;  // the matmul loads it on the read's behalf
+  const AttentionShape& s = ctx.graph[op].attn;
+  const AttentionPlan& plan = *unit.plan;
+  ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    const auto& blocks = plan.cores[core].blocks;
+    if (blocks.empty()) continue;
+    CoreEmitter emit(ctx, op, core);
+    if (unit.history != HistoryRoute::stream) {
+      // One transfer per item: the core's share lands in local memory (resident) or, for a DSA
+      // gather, in a contiguous buffer that fa2 then streams.
+      const bool gather = unit.history == HistoryRoute::gather;
+      for (const AttentionBlock& b : blocks) {
+        if (!b.first_pass) continue;
+        std::uint64_t tokens = 0;
+        for (std::uint64_t t : b.chunk_tokens) tokens += t;
+        // A gather picks scattered rows: each rounds up to whole bursts.
+        emit.load_on(unit.history_engine, chunk_bytes(s, tokens), {}, gather ? s.kv_token_bytes : 0);
+      }
+      continue;
+    }
+    const AttentionBlock& first = blocks.front();
+    const std::size_t ahead = std::min<std::size_t>(plan.buffers, first.chunk_tokens.size());
+    for (std::size_t i = 0; i < ahead; ++i) {
+      unit.prefetched[core].push_back(emit.load_on(unit.history_engine, chunk_bytes(s, first.chunk_tokens[i]), {}));
+    }
+  }
+}
+
+void lower_fa2(LoweringContext& ctx, OpId op) {
+  const AttentionUnit& unit = ctx.attention_unit(op);
+  const OpNode& node = ctx.graph[op];
+  const AttentionShape& s = node.attn;
+  const AttentionPlan& plan = *unit.plan;
+  const bool streams = unit.history == HistoryRoute::stream;
+  const bool resident = unit.history == HistoryRoute::resident;
+  ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
+  if (streams || resident) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*unit.reader].kv_bytes;
+  const bool dequant = s.kv_dequant;
+  // Whole rows on a core (prefill, or decode split by heads) are finished here; rows split over
+  // the history leave partial outputs for fa2_combine.
+  const bool partial = s.decode && ctx.options.attn_split == AttentionSplit::seq;
+  const hw::CostModel& cost = ctx.cost;
+  // With several KV heads per token (GQA, MLA expanded), one head's rows are strided.
+  const std::uint64_t kv_row = s.kv_heads > 1 ? s.kv_token_bytes : 0;
+
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    const auto& blocks = plan.cores[core].blocks;
+    if (blocks.empty()) continue;
+    CoreEmitter emit(ctx, op, core);
+    const std::vector<CmdRef>& prefetched = unit.prefetched[core];
+    std::vector<CmdRef> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1));
+    std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
+    CmdRef previous_block_end;
+
+    for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+      const AttentionBlock& block = blocks[bi];
+      const std::size_t n = block.chunk_tokens.size();
+      // The first row block streams the history as kv_cache_read's traffic; further blocks, and a
+      // gathered history read again from its buffer, are fa2's own.
+      const bool reads_history = streams && block.first_pass;
+      auto load_chunk = [&](std::size_t i, CmdRef after) {
+        const std::uint64_t bytes = chunk_bytes(s, block.chunk_tokens[i]);
+        return reads_history ? emit.load_as(*unit.reader, unit.history_engine, bytes, after, kv_row)
+                             : emit.load(bytes, after, kv_row);
+      };
+      std::vector<CmdRef> chunk(n);
+      const std::size_t already = bi == 0 ? prefetched.size() : 0;
+      std::copy(prefetched.begin(), prefetched.begin() + static_cast<std::ptrdiff_t>(already), chunk.begin());
+      // The Q buffer is reused by the next block: its load waits for this block's last tensor command.
+      const CmdRef q = emit.load(block.rows * s.qk_dim * 2, previous_block_end);
+      if (!resident) {
+        for (std::size_t i = already; i < std::min<std::size_t>(plan.buffers, n); ++i) {
+          chunk[i] = load_chunk(i, buffer_freed_by[(global_chunk + i) % plan.buffers]);
+        }
+      }
+      CmdRef last;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t tk = block.chunk_tokens[i];
+        if (dequant) {
+          emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, DType::bf16), {q, chunk[i]});
+        }
+        // S = Q K^T: K is stored token-major, an NT instruction.
+        const std::uint64_t qk = cost.matmul_cycles(block.rows, s.qk_dim, tk, DType::bf16, hw::MatmulLayout::nt);
+        if (dequant) {
+          emit.compute(qk);
+        } else {
+          emit.compute(qk, {q, chunk[i]});
+        }
+        emit.compute(cost.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, DType::fp32));
+        emit.compute(cost.sfu_cycles(block.rows * tk));  // exp of the scores
+        const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, DType::bf16));
+        emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
+        last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), DType::fp32));
+        if (!resident) {
+          buffer_freed_by[(global_chunk + i) % plan.buffers] = pv;
+          if (i + plan.buffers < n) chunk[i + plan.buffers] = load_chunk(i + plan.buffers, pv);
+        }
+      }
+      if (partial) {
+        // Partial output with its softmax statistics, merged across cores by fa2_combine.
+        emit.store(block.rows * (s.v_dim * 4 + kStatBytesPerRow), last);
+      } else {
+        emit.compute(cost.sfu_cycles(block.rows));  // 1 / l per row
+        last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, DType::fp32));
+        emit.store(block.rows * s.v_dim * 2, last);
+      }
+      previous_block_end = last;
+      global_chunk += n;
+    }
+  }
+}
+
+void lower_fa2_combine(LoweringContext& ctx, OpId op) {
+  // Split by heads, fa2 finished its rows: nothing to merge.
+  if (ctx.options.attn_split == AttentionSplit::head) return;
+  const AttentionPlan& plan = *ctx.attention_unit(op).plan;
+  const AttentionShape& s = ctx.graph[op].attn;
+  const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
+  const std::uint64_t partial_bytes = s.v_dim * 4 + kStatBytesPerRow;
+  // Rows of sequence b merge partials_per_sequence[b] partial outputs each.
+  auto cost = [&](std::uint64_t begin, std::uint64_t end) {
+    RowCost c;
+    for (std::uint64_t r = begin; r < end;) {
+      const std::uint64_t b = r / rows_per_seq;
+      const std::uint64_t n = std::min(end, (b + 1) * rows_per_seq) - r;
+      const std::uint64_t partials = plan.partials_per_sequence[b];
+      c.load_bytes += n * partials * partial_bytes;
+      c.store_bytes += n * s.v_dim * 2;
+      c.element_ops += n * partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
+      c.sfu_ops += n * partials * 2;  // exp(m_i - m) for the output and for the sum
+      r += n;
+    }
+    return c;
+  };
+  const std::uint64_t rows = s.sequences() * rows_per_seq;
+  const std::uint64_t most_partials =
+      *std::max_element(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end());
+  const RowCost all = cost(0, rows);
+  ctx.out.ops[op].split_flops = all.element_ops + all.sfu_ops;
+  // The partial outputs come from the other cores: the merge gathers them on the cross-core engine.
+  lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32,
+             ctx.chip.dma_for(hw::DmaRole::cross_core));
+}
+
+}  // namespace ops::detail

@@ -1,0 +1,50 @@
+#pragma once
+// One attention's history read, fa2 and combine, lowered with ONE plan.
+//
+// The three ops of an attention (kv_cache_read -> fa2 -> fa2_combine in decode; fa2 alone in
+// prefill) share an AttentionUnit, built once when the first of them is lowered. It decides, in
+// this one place:
+//   history  - how the decode history reaches fa2:
+//                none      prefill (q_len == kv_len): fa2 attends this step's K/V;
+//                stream    on a kv_stream engine, chunk by chunk: fa2's tiles wait on the chunk
+//                          they consume, so reading and computing overlap (flash decoding);
+//                resident  on a kv_resident engine, each core's whole share into local memory in
+//                          one transfer per item; fa2 starts after the read has finished on every
+//                          core, its first tensor command naming the read's last id
+//                          (initial_sdma_dep);
+//                gather    DSA: the selected rows gathered on the gather engine into a contiguous
+//                          buffer that fa2 then streams on the tiles engine, after the gather has
+//                          finished on every core;
+//                matmul    MLA standard mode: the history is the up-projection's A operand.
+//   plan     - the split over cores and the tiles (ops/attention_plan.hpp), with the history
+//              resident exactly when `history == resident`; the read, fa2 and the combine all
+//              use it.
+// The read's first chunks are queued at the read's place (right after the absorption), the rest
+// as fa2 consumes them: `prefetched` carries their ids from one to the other.
+
+#include <optional>
+#include <vector>
+
+#include "ops/attention_plan.hpp"
+#include "ops/lowering_context.hpp"
+
+namespace ops::detail {
+
+enum class HistoryRoute : std::uint8_t { none, stream, resident, gather, matmul };
+
+struct AttentionUnit {
+  std::optional<OpId> reader, fa2, combine;
+  HistoryRoute history = HistoryRoute::none;
+  EngineId history_engine = 0;          ///< the engine the history read runs on
+  const AttentionPlan* plan = nullptr;  ///< null for HistoryRoute::matmul
+  std::vector<std::vector<CmdRef>> prefetched;  ///< [core]: stream chunks queued at the read
+
+  /// fa2 waits for the read on every core (resident and gather routes).
+  bool history_barrier() const { return history == HistoryRoute::resident || history == HistoryRoute::gather; }
+  std::vector<OpId> members() const;
+};
+
+/// The unit of `op` (a kv_cache_read, fa2 or fa2_combine), its route and plan decided.
+AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op);
+
+}  // namespace ops::detail

@@ -1,0 +1,173 @@
+// Engines and resources are chip data: chips with another engine set load and simulate with no
+// code change (an extra DMA engine per core, no SDMA, an L2 SRAM), and the dependency rule a chip
+// declares is enforced when commands are built.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "hw/chip.hpp"
+#include "hw/config_error.hpp"
+#include "models/model_spec.hpp"
+#include "ops/timeline.hpp"
+#include "sim/simulator.hpp"
+#include "test_configs.hpp"
+#include "tools/simulation.hpp"
+
+namespace {
+
+using ops::OpKind;
+using test_configs::decode;
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+const models::ModelSpec& v3() {
+  static const models::ModelSpec m = models::model_from_yaml(test_configs::kDeepSeekV3, "v3");
+  return m;
+}
+
+tools::Simulation block(const hw::Chip& chip, const models::Workload& w, const std::string& route = "") {
+  ops::LoweringOptions options;
+  options.kv_read_engine = route;
+  return tools::simulate_block(chip, v3(), w, options);
+}
+
+// SG2262 with a third DMA engine per core that streams the decode history on a channel of its own.
+hw::Chip with_kv_dma() {
+  std::string text = test_configs::kSg2262;
+  text = replaced(text, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, sdma, cdma, hau, kvdma]");
+  text = replaced(text, "roles: [tiles, kv_stream]", "roles: [tiles]");
+  text += "  kvdma: {kind: dma, roles: [kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, "
+          "startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}\n";
+  return hw::chip_from_yaml(text, "sg2262-kvdma");
+}
+
+// SG2262 without SDMA: GDMA takes every DMA role.
+hw::Chip without_sdma() {
+  std::string text = test_configs::kSg2262;
+  text = replaced(text, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, cdma, hau]");
+  text = replaced(text, "roles: [tiles, kv_stream]", "roles: [tiles, kv_stream, cross_core, gather]");
+  const auto sdma = text.find("  sdma:");
+  text.erase(sdma, text.find('\n', sdma) + 1 - sdma);
+  return hw::chip_from_yaml(text, "sg2262-no-sdma");
+}
+
+}  // namespace
+
+TEST_CASE("a chip with an extra DMA engine per core streams the history on it", "[hw][engines][variants]") {
+  const hw::Chip chip = with_kv_dma();
+  REQUIRE(chip.engines.size() == 6);
+  const hw::EngineId kvdma = *chip.find_engine("kvdma"), gdma = *chip.find_engine("gdma");
+  // The first kv_stream engine is the default route.
+  CHECK(chip.default_kv_engine() == kvdma);
+  const auto w = decode(4, 8192);
+  const auto r = block(chip, w);
+  const ops::OpTiming& read = r.timeline.op(OpKind::kv_cache_read);
+  const ops::OpTiming& fa2 = r.timeline.op(OpKind::fa2);
+  // All of the history, 4 x 8192 x 576 x 2 = 37,748,736 bytes, moves on kvdma; none on gdma.
+  CHECK(read.hbm_bytes == 37'748'736);
+  CHECK(read.commands[gdma] == 0);
+  CHECK(read.commands[kvdma] > 0);
+  CHECK(read.engines == "KVDMA");
+  // fa2's tensor commands name kvdma ids (their chunks), and the read overlaps fa2.
+  std::size_t tensor_waits_on_kvdma = 0;
+  for (const sim::CoreProgram& core : r.lowered.program.cores) {
+    for (const sim::Command& c : core.queue(chip.tensor_engine())) {
+      if (c.op == fa2.id && c.wait[kvdma] != 0) ++tensor_waits_on_kvdma;
+    }
+  }
+  CHECK(tensor_waits_on_kvdma > 0);
+  CHECK(fa2.start < read.end);
+  // The command counts of the JSON and table list the chip's six engines.
+  CHECK(r.timeline.commands[kvdma] == r.lowered.program.command_count(kvdma));
+  // With its own channel the history read no longer queues behind fa2's loads on GDMA: the block
+  // is faster than on the same chip with the read on GDMA.
+  const auto on_gdma = block(test_configs::sg2262(), w);
+  CHECK(r.timeline.total < on_gdma.timeline.total);
+  // A whole decoder step runs too.
+  models::StepOptions step;
+  step.layers = 4;
+  const auto s = tools::simulate_step(chip, v3(), decode(1, 2048), step, {});
+  CHECK(s.timeline.total > 0);
+}
+
+TEST_CASE("a chip without SDMA runs every DMA role on GDMA", "[hw][engines][variants]") {
+  const hw::Chip chip = without_sdma();
+  REQUIRE(chip.engines.size() == 4);
+  CHECK(!chip.find_engine("sdma"));
+  const hw::EngineId gdma = *chip.find_engine("gdma");
+  const auto r = block(chip, decode(2, 4096));
+  // The combine gathers fa2's partials on GDMA now.
+  const ops::OpTiming& combine = r.timeline.op(OpKind::fa2_combine);
+  CHECK(combine.engines == "TIU+GDMA");
+  CHECK(combine.commands[gdma] > 0);
+  // 2 x 4096 x 576 x 2 = 9,437,184 bytes of history, as on SG2262.
+  CHECK(r.timeline.op(OpKind::kv_cache_read).hbm_bytes == 9'437'184);
+  // The SDMA route does not exist here: a clear error in the library's words.
+  CHECK_THROWS_WITH(block(chip, decode(2, 4096), "sdma"),
+                    "kv_read_engine: chip 'SG2262-test' has no DMA engine 'sdma' (its DMA engines: gdma)");
+}
+
+TEST_CASE("an L2 SRAM on the path shares its bandwidth and adds its latency", "[hw][engines][variants]") {
+  // Tiny chip: 1 B/ps channels, DDR 100 B/ps, DDR latency 10 ns; an L2 of 500 GB/s = 0.5 B/ps
+  // and 20 ns that GDMA transfers cross on their way to DDR.
+  std::string text = test_configs::tiny_chip(2, 100000, 4, 0, 10);
+  text += "l2: {capacity_bytes: 67108864, bandwidth_gb_per_s: 500, latency_ns: 20}\n";
+  text = replaced(text, "waits_on: [tiu], crosses: [ddr], bandwidth_gb_per_s: 1000, startup_ns",
+                  "waits_on: [tiu], crosses: [l2, ddr], bandwidth_gb_per_s: 1000, startup_ns");
+  const hw::Chip chip = hw::chip_from_yaml(text, "tiny-l2");
+  REQUIRE(chip.l2.has_value());
+  CHECK(chip.l2->capacity_bytes == 67'108'864);
+  const hw::EngineId gdma = test_configs::engine::gdma;
+  sim::Command load;
+  load.kind = sim::CommandKind::transfer;
+  load.amount = 1000;
+  SECTION("alone: the round trip is the farther resource's, 20 ns; the L2's 0.5 B/ps binds") {
+    sim::Program p = sim::Program::with_queues(1, 4);
+    p.cores[0].queue(gdma) = {load};
+    const sim::Trace t = sim::Simulator(chip).run(p);
+    // 20,000 ps + 1,000 B / 0.5 B/ps = 22,000 ps.
+    CHECK(t.records(0, gdma)[0].end == 22'000);
+  }
+  SECTION("two cores share the L2: 0.25 B/ps each") {
+    sim::Program p = sim::Program::with_queues(2, 4);
+    p.cores[0].queue(gdma) = {load};
+    p.cores[1].queue(gdma) = {load};
+    const sim::Trace t = sim::Simulator(chip).run(p);
+    // 20,000 ps + 1,000 B / 0.25 B/ps = 24,000 ps on both.
+    CHECK(t.records(0, gdma)[0].end == 24'000);
+    CHECK(t.records(1, gdma)[0].end == 24'000);
+  }
+  SECTION("a whole attention block runs on it") {
+    CHECK(block(hw::chip_from_yaml(replaced(test_configs::kSg2262, "engines:",
+                                            "l2: {capacity_bytes: 134217728, bandwidth_gb_per_s: 2000, latency_ns: "
+                                            "40}\nengines:"),
+                                   "sg2262-l2"),
+                decode(1, 1024))
+              .timeline.total > 0);
+  }
+}
+
+TEST_CASE("a wait the chip's rule forbids is rejected when commands are built", "[hw][engines][rule]") {
+  SECTION("lowering: the combine's tensor commands would wait on SDMA") {
+    const hw::Chip chip = hw::chip_from_yaml(
+        replaced(test_configs::kSg2262, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, cdma, hau]"), "rule");
+    CHECK_THROWS_WITH(block(chip, decode(2, 4096)),
+                      "<memory:rule>: engines.tiu.waits_on: tiu must wait on sdma ids to run fa2_combine "
+                      "(fa2_combine), but the chip does not allow it");
+  }
+  SECTION("kernel: a hand-built program naming a forbidden engine") {
+    const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 1), "tiny");
+    sim::Program p = sim::Program::with_queues(1, 4);
+    sim::Command load;
+    load.kind = sim::CommandKind::transfer;
+    load.amount = 10;
+    load.wait[test_configs::engine::sdma] = 1;  // GDMA may wait on TIU only
+    p.cores[0].queue(test_configs::engine::gdma) = {load};
+    CHECK_THROWS_WITH(sim::Simulator(chip).run(p),
+                      "core 0: a gdma command waits on engine sdma, which chip 'tiny' does not allow (waits_on)");
+  }
+}
