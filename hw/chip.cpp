@@ -114,6 +114,7 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
   for (std::uint32_t id : ids_of(e, "waits_on", e.string_list("waits_on"), engine_names, "an engine of this chip")) {
     if (engine_names[id] == name) e.fail("waits_on", "an engine cannot wait on itself: its queue is in order");
     spec.waits_on.push_back(static_cast<EngineId>(id));
+    spec.wait_mask |= 1u << id;
   }
   switch (spec.kind) {
     case EngineKind::tensor: read_tensor(e, chip); break;

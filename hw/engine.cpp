@@ -32,8 +32,4 @@ std::string EngineSpec::display_name() const {
   return out;
 }
 
-bool EngineSpec::may_wait_on(EngineId other) const {
-  return std::find(waits_on.begin(), waits_on.end(), other) != waits_on.end();
-}
-
 }  // namespace hw

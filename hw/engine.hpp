@@ -53,6 +53,7 @@ struct EngineSpec {
   std::string name;
   EngineKind kind = EngineKind::tensor;
   std::vector<EngineId> waits_on;  ///< engines whose ids this engine's commands may wait on
+  std::uint32_t wait_mask = 0;     ///< the same as a bit set (bit e: may wait on engine e)
 
   // Transfer engines (dma, collective).
   double startup_ns = 0;              ///< fixed cost of a command before its round trip
@@ -73,7 +74,7 @@ struct EngineSpec {
   std::string display_name() const;
   bool serial() const { return kind == EngineKind::tensor || kind == EngineKind::sort; }
   bool serves(DmaRole role) const { return (roles >> static_cast<unsigned>(role)) & 1u; }
-  bool may_wait_on(EngineId other) const;
+  bool may_wait_on(EngineId other) const { return (wait_mask >> other) & 1u; }
 };
 
 /// A bandwidth resource every core's transfers share when they cross it (the DDR, the

@@ -106,30 +106,41 @@ void LoweringContext::enter_op(OpId op, std::uint32_t core) {
   }
 }
 
-void LoweringContext::check_rule(EngineId engine, const sim::Command& cmd, OpId as) const {
+void LoweringContext::forbidden_wait(EngineId engine, EngineId on, OpId as) const {
   const hw::EngineSpec& spec = chip.engine(engine);
-  for (std::size_t w = 0; w < chip.engines.size(); ++w) {
-    if (cmd.wait[w] != 0 && !spec.may_wait_on(static_cast<EngineId>(w))) {
-      throw hw::ConfigError(fmt::format(
-          "{}: engines.{}.waits_on: {} must wait on {} ids to run {} ({}), but the chip does not allow it",
-          chip.source, spec.name, spec.name, chip.engines[w].name, graph[as].name, kind_name(graph[as].kind)));
-    }
-  }
+  throw hw::ConfigError(
+      fmt::format("{}: engines.{}.waits_on: {} must wait on {} ids to run {} ({}), but the chip does not allow it",
+                  chip.source, spec.name, spec.name, chip.engine(on).name, graph[as].name, kind_name(graph[as].kind)));
 }
 
-CmdRef LoweringContext::push(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd) {
-  enter_op(as, core);
+void LoweringContext::add_wait_with_fence(std::uint32_t core, EngineId engine, sim::Command& cmd, EngineId on,
+                                          std::uint32_t id) {
+  if (engine != tensor()) throw std::logic_error("lowering: a transfer or sort command waits on too many engines");
+  // The tensor queue is in order: a fence carrying the waits so far, then the command.
+  sim::Command fence = cmd;
+  fence.kind = sim::CommandKind::fence;
+  fence.amount = 0;
+  out.program.cores[core].queue(engine).push_back(fence);
+  cmd.wait_count = 0;
+  cmd.add_wait(on, id);
+}
+
+CmdRef LoweringContext::push(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd,
+                             std::initializer_list<CmdRef> after) {
   Entry& entry = entry_[as][core];
+  if (!entry.entered) enter_op(as, core);
+  cmd.op = static_cast<std::uint32_t>(as);
+  for (const CmdRef& a : after) add_wait(core, engine, cmd, a.engine, a.id, as);
   if (!entry.applied[engine]) {  // the op's first command on this engine carries its entry waits
     entry.applied[engine] = 1;
     if (engine == tensor()) {
-      for (std::size_t x = 0; x < chip.engines.size(); ++x) cmd.wait[x] = std::max(cmd.wait[x], entry.for_tensor[x]);
+      for (std::size_t x = 0; x < chip.engines.size(); ++x) {
+        add_wait(core, engine, cmd, static_cast<EngineId>(x), entry.for_tensor[x], as);
+      }
     } else {
-      cmd.wait[tensor()] = std::max(cmd.wait[tensor()], entry.tensor_wait);
+      add_wait(core, engine, cmd, tensor(), entry.tensor_wait, as);
     }
   }
-  check_rule(engine, cmd, as);
-  cmd.op = static_cast<std::uint32_t>(as);
   auto& q = out.program.cores[core].queue(engine);
   q.push_back(cmd);
   const auto id = static_cast<std::uint32_t>(q.size());
@@ -146,9 +157,8 @@ void LoweringContext::emit_barrier_sends(OpId op) {
     // The send is a tensor command, so it follows the op's tensor work in order; it names the
     // op's last command on every other engine.
     for (std::size_t x = 0; x < chip.engines.size(); ++x) {
-      if (x != tensor()) send.wait[x] = last_[op][core][x];
+      if (x != tensor()) add_wait(core, tensor(), send, static_cast<EngineId>(x), last_[op][core][x], op);
     }
-    check_rule(tensor(), send, op);
     out.program.cores[core].queue(tensor()).push_back(send);
   }
 }
@@ -157,16 +167,14 @@ CmdRef CoreEmitter::compute(std::uint64_t cycles, std::initializer_list<CmdRef> 
   sim::Command cmd;
   cmd.kind = sim::CommandKind::compute;
   cmd.amount = cycles;
-  for (const CmdRef& a : after) cmd.wait[a.engine] = std::max(cmd.wait[a.engine], a.id);
-  return ctx_.push(op_, core_, ctx_.tensor(), cmd);
+  return ctx_.push(op_, core_, ctx_.tensor(), cmd, after);
 }
 
 CmdRef CoreEmitter::sort(std::uint64_t cycles, CmdRef after) {
   sim::Command cmd;
   cmd.kind = sim::CommandKind::compute;
   cmd.amount = cycles;
-  cmd.wait[after.engine] = after.id;
-  return ctx_.push(op_, core_, ctx_.chip.sort_engine().value(), cmd);
+  return ctx_.push(op_, core_, ctx_.chip.sort_engine().value(), cmd, {after});
 }
 
 CmdRef CoreEmitter::transfer(OpId as, EngineId engine, std::uint64_t bytes, sim::Direction dir, CmdRef after,
@@ -176,9 +184,8 @@ CmdRef CoreEmitter::transfer(OpId as, EngineId engine, std::uint64_t bytes, sim:
   cmd.kind = sim::CommandKind::transfer;
   cmd.amount = bytes;
   cmd.direction = dir;
-  cmd.wait[after.engine] = after.id;
   cmd.row_bytes = row_bytes < bytes ? static_cast<std::uint32_t>(row_bytes) : 0;  // one row is contiguous
-  return ctx_.push(as, core_, engine, cmd);
+  return ctx_.push(as, core_, engine, cmd, {after});
 }
 
 CmdRef CoreEmitter::load(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {

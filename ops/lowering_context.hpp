@@ -75,9 +75,11 @@ class LoweringContext {
   /// records which ids its first command on each engine must name. Idempotent.
   void enter_op(OpId op, std::uint32_t core);
 
-  /// Appends `cmd` to `engine`'s queue on `core`, attributed to `as`, adding the op's entry
-  /// waits to its first command on that engine and checking every wait against the chip's rule.
-  CmdRef push(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd);
+  /// Appends `cmd` to `engine`'s queue on `core`, attributed to `as`, waiting on `after` plus the
+  /// op's entry waits on its first command on that engine; every wait is checked against the
+  /// chip's rule. A tensor command with more waits than a command holds is preceded by fences
+  /// carrying the rest.
+  CmdRef push(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd, std::initializer_list<CmdRef> after);
 
   /// After an op with barrier consumers: every core announces that the op's commands there have
   /// completed (a send_msg on the tensor engine naming the op's last ids on the other engines).
@@ -94,7 +96,15 @@ class LoweringContext {
     LastIds for_tensor{};           ///< ids the op's first tensor command waits on, per engine
     std::array<std::uint8_t, hw::kMaxEngines> applied{};  ///< first command emitted, per engine
   };
-  void check_rule(EngineId engine, const sim::Command& cmd, OpId as) const;
+  /// Adds the wait (on, id) to `cmd` for `engine`'s queue on `core`: checked against the chip's
+  /// rule (a ConfigError naming op `as`); a tensor command out of room first gets a fence.
+  void add_wait(std::uint32_t core, EngineId engine, sim::Command& cmd, EngineId on, std::uint32_t id, OpId as) {
+    if (id == 0) return;
+    if (!chip.engine(engine).may_wait_on(on)) forbidden_wait(engine, on, as);
+    if (!cmd.add_wait(on, id)) add_wait_with_fence(core, engine, cmd, on, id);
+  }
+  [[noreturn]] void forbidden_wait(EngineId engine, EngineId on, OpId as) const;
+  void add_wait_with_fence(std::uint32_t core, EngineId engine, sim::Command& cmd, EngineId on, std::uint32_t id);
 
   EngineId tiles_ = 0;
   EngineId kv_engine_ = 0;

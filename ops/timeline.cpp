@@ -89,7 +89,10 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       tl.commands[e] += queue.size();
       for (std::size_t i = 0; i < queue.size(); ++i) {
         const sim::Command& cmd = queue[i];
-        if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg) continue;
+        if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg ||
+            cmd.kind == sim::CommandKind::fence) {
+          continue;
+        }
         OpTiming& t = by_id[cmd.op];
         t.start = std::min(t.start, records[i].start);
         t.end = std::max(t.end, records[i].end);

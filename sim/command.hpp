@@ -3,15 +3,18 @@
 //
 // Each core has one in-order queue per engine of the chip (hw/engine.hpp: which engines, of which
 // kind, and which engines each may wait on). A command's id is its 1-based position in its queue.
-// Dependencies name ids on other engines of the SAME core, one slot per engine: `wait[e] = n`
-// holds the command until engine e's *completed* id (advanced in order, like the hardware's
-// reorder buffer) has reached n; 0 means "no wait". Only the engines in the command's own
+// Dependencies name ids on other engines of the SAME core: a wait (e, n) holds the command until
+// engine e's *completed* id (advanced in order, like the hardware's reorder buffer) has reached n.
+// A command holds up to kMaxWaits waits, on distinct engines (a tensor command that needs more
+// is preceded by fence commands carrying the rest: the queue is in order, so that is the same).
+// Only the engines in the command's own
 // engine's `waits_on` may be named (SG2262: TIU names GDMA, SDMA, CDMA and HAU ids, the DMA
 // engines TIU and HAU ids, the HAU GDMA and TIU ids); GDMA never waits on GDMA: its order is its
 // queue. Cross-core order uses messages, as TIU SYS send_msg / wait_msg do: send_msg adds one to
 // a counter, wait_msg blocks the tensor engine's queue until the counter reaches msg_count.
-// Message commands take no time and run on the tensor engine only.
+// Message and fence commands take no time and run on the tensor engine only.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -24,23 +27,53 @@ namespace sim {
 using hw::EngineId;
 using hw::kMaxEngines;
 
-enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg };
+/// fence: waits, then passes at once (it carries waits a tensor command has no room for).
+enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg, fence };
 
 /// A DMA transfer loads from DDR into local memory or stores local memory to DDR; a collective
 /// engine's transfer sends DDR data to another chip.
 enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip };
 
 struct Command {
+  static constexpr std::size_t kMaxWaits = 4;
+
   std::uint64_t amount = 0;  ///< cycles (serial engines) or bytes (transfer engines)
   std::uint32_t op = 0;      ///< index of the op this command belongs to
-  std::array<std::uint32_t, kMaxEngines> wait{};  ///< per engine: id to see completed first (0 = none)
-  std::uint32_t msg = 0;        ///< send_msg / wait_msg: message id (>= 1)
-  std::uint32_t msg_count = 0;  ///< wait_msg: sends required before it passes
   /// Transfer: bytes of each strided row (each rounds up to whole DDR bursts); 0 = contiguous.
   std::uint32_t row_bytes = 0;
+  std::uint32_t msg = 0;        ///< send_msg / wait_msg: message id (>= 1)
+  std::uint32_t msg_count = 0;  ///< wait_msg: sends required before it passes
+  std::array<std::uint32_t, kMaxWaits> wait_id{};  ///< ids to see completed first, ...
+  std::array<EngineId, kMaxWaits> wait_engine{};   ///< ... on these engines
+  std::uint8_t wait_count = 0;
   CommandKind kind = CommandKind::compute;
   Direction direction = Direction::ddr_to_lmem;
+  // 48 bytes: a command is read once per issue attempt, so its size is the kernel's memory traffic.
+
+  /// The id this command waits for on engine e (0 = none).
+  std::uint32_t wait_on(EngineId e) const {
+    for (std::uint8_t i = 0; i < wait_count; ++i) {
+      if (wait_engine[i] == e) return wait_id[i];
+    }
+    return 0;
+  }
+  /// Adds a wait (id 0 adds nothing; a second wait on an engine keeps the larger id). Returns
+  /// false when the command has no room left.
+  bool add_wait(EngineId e, std::uint32_t id) {
+    if (id == 0) return true;
+    for (std::uint8_t i = 0; i < wait_count; ++i) {
+      if (wait_engine[i] == e) {
+        wait_id[i] = std::max(wait_id[i], id);
+        return true;
+      }
+    }
+    if (wait_count == kMaxWaits) return false;
+    wait_engine[wait_count] = e;
+    wait_id[wait_count++] = id;
+    return true;
+  }
 };
+static_assert(sizeof(Command) == 48, "keep commands small: they dominate memory and cache traffic");
 
 /// One command queue per engine of the chip, indexed by EngineId.
 struct CoreProgram {

@@ -24,15 +24,19 @@ struct EngineModel {
   Tick startup = 0;               // before bytes move: start-up plus round trip
   std::int64_t channel = -1;      // per-core channel slot among the DMA engines, -1 = none
   FlowPath shared;                // the shared resources it crosses, as constraint ids
-  std::vector<EngineId> waits_on;
 };
 
+// One engine of one core: its queue and records (cached pointers: the hot paths touch them on
+// every event) and where it stands.
 struct EngineState {
-  std::uint32_t head = 0;       // next command to issue
-  std::uint32_t completed = 0;  // completed id: every command with id <= completed has finished
-  std::uint32_t in_flight = 0;  // transfers issued and not finished
-  bool busy = false;            // serial engines: an instruction is running
-  std::vector<std::uint8_t> done;  // transfers: finished flags, for in-order completion ids
+  const Command* queue = nullptr;
+  CommandRecord* records = nullptr;
+  std::uint8_t* done = nullptr;  // transfers: finished flags, for in-order completion ids
+  std::uint32_t size = 0;        // commands in the queue
+  std::uint32_t head = 0;        // next command to issue
+  std::uint32_t completed = 0;   // completed id: every command with id <= completed has finished
+  std::uint32_t in_flight = 0;   // transfers issued and not finished
+  bool busy = false;             // serial engines: an instruction is running
 };
 
 struct CoreState {
@@ -61,7 +65,7 @@ class Run {
   void request_issue(std::uint32_t core);
   void drain_issue_worklist();
   void issue(std::uint32_t core);
-  bool ready(const CoreState& cs, EngineId engine, const Command& cmd) const;
+  bool ready(const CoreState& cs, const Command& cmd) const;
   void issue_serial(std::uint32_t core, EngineId engine);
   void issue_transfers(std::uint32_t core, EngineId engine);
   void on_serial_done(std::uint32_t subject);
@@ -94,6 +98,7 @@ class Run {
   std::vector<FlowPath> active_paths_;  // parallel to active_
   std::vector<double> rates_;
   std::vector<std::uint32_t> finished_;
+  std::vector<std::uint8_t> done_flags_;  // backing store of every EngineState::done
 
   Tick now_ = 0;
   Tick last_advance_ = 0;
@@ -134,7 +139,6 @@ Run::Run(const hw::Chip& chip, const Program& program)
     const hw::EngineSpec& spec = chip.engines[e];
     EngineModel& m = models_[e];
     m.serial = spec.serial();
-    m.waits_on = spec.waits_on;
     if (m.serial) continue;
     m.outstanding = spec.outstanding;
     m.startup = nanos_to_ticks(cost_.startup_ns(static_cast<EngineId>(e)));
@@ -152,14 +156,26 @@ Run::Run(const hw::Chip& chip, const Program& program)
 
   cores_.resize(program.cores.size());
   trace_.cores.resize(program.cores.size());
-  std::size_t max_flows = 16;
+  std::size_t max_flows = 16, transfers = 0;
+  for (std::size_t c = 0; c < program.cores.size(); ++c) {
+    for (std::size_t e = 0; e < models_.size(); ++e) {
+      if (!models_[e].serial) transfers += program.cores[c].queues[e].size();
+    }
+  }
+  done_flags_.assign(transfers, 0);
+  std::uint8_t* next_done = done_flags_.data();
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
     trace_.cores[c].resize(models_.size());
     for (std::size_t e = 0; e < models_.size(); ++e) {
       const auto& q = program.cores[c].queues[e];
       trace_.cores[c][e].resize(q.size());
+      EngineState& es = cores_[c].engines[e];
+      es.queue = q.data();
+      es.records = trace_.cores[c][e].data();
+      es.size = static_cast<std::uint32_t>(q.size());
       if (!models_[e].serial) {
-        cores_[c].engines[e].done.assign(q.size(), 0);
+        es.done = next_done;
+        next_done += q.size();
         max_flows += models_[e].outstanding;
       }
     }
@@ -189,7 +205,8 @@ void Run::validate(const Program& program) const {
       const hw::EngineSpec& spec = chip_.engines[e];
       for (const Command& cmd : program.cores[c].queues[e]) {
         const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
-        const bool kind_ok = models_[e].serial ? cmd.kind == CommandKind::compute || (message && e == tensor)
+        const bool tensor_only = message || cmd.kind == CommandKind::fence;
+        const bool kind_ok = models_[e].serial ? cmd.kind == CommandKind::compute || (tensor_only && e == tensor)
                                                : cmd.kind == CommandKind::transfer;
         if (!kind_ok) {
           throw std::logic_error(fmt::format("core {}: engine {} queue holds a command of the wrong kind", c, spec.name));
@@ -197,8 +214,9 @@ void Run::validate(const Program& program) const {
         if (message && (cmd.msg == 0 || cmd.msg > program.message_count)) {
           throw std::logic_error(fmt::format("core {}: message id {} out of range", c, cmd.msg));
         }
-        for (std::size_t w = 0; w < kMaxEngines; ++w) {
-          if (cmd.wait[w] != 0 && (w >= models_.size() || !spec.may_wait_on(static_cast<EngineId>(w)))) {
+        for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
+          const EngineId w = cmd.wait_engine[i];
+          if (w >= models_.size() || !spec.may_wait_on(w)) {
             throw std::logic_error(fmt::format("core {}: a {} command waits on engine {}, which chip '{}' does not "
                                                "allow (waits_on)",
                                                c, spec.name, w < models_.size() ? chip_.engines[w].name : "?",
@@ -240,9 +258,9 @@ void Run::issue(std::uint32_t core) {
   }
 }
 
-bool Run::ready(const CoreState& cs, EngineId engine, const Command& cmd) const {
-  for (EngineId w : models_[engine].waits_on) {
-    if (cmd.wait[w] > cs.engines[w].completed) return false;
+bool Run::ready(const CoreState& cs, const Command& cmd) const {
+  for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
+    if (cmd.wait_id[i] > cs.engines[cmd.wait_engine[i]].completed) return false;
   }
   return true;
 }
@@ -250,11 +268,10 @@ bool Run::ready(const CoreState& cs, EngineId engine, const Command& cmd) const 
 void Run::issue_serial(std::uint32_t core, EngineId engine) {
   CoreState& cs = cores_[core];
   EngineState& es = cs.engines[engine];
-  const auto& queue = program_.cores[core].queues[engine];
-  auto& records = trace_.cores[core][engine];
-  while (!es.busy && es.head < queue.size()) {
-    const Command& cmd = queue[es.head];
-    if (!ready(cs, engine, cmd)) return;
+  CommandRecord* records = es.records;
+  while (!es.busy && es.head < es.size) {
+    const Command& cmd = es.queue[es.head];
+    if (!ready(cs, cmd)) return;
     switch (cmd.kind) {
       case CommandKind::compute:
         records[es.head].start = now_;
@@ -276,6 +293,11 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
         waiting.clear();
         break;
       }
+      case CommandKind::fence:
+        records[es.head] = {now_, now_};
+        ++es.head;
+        ++es.completed;
+        break;
       case CommandKind::wait_msg:
         if (sent_[cmd.msg] < cmd.msg_count) {
           if (cs.waiting_msg != cmd.msg) {
@@ -299,12 +321,10 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
   CoreState& cs = cores_[core];
   EngineState& es = cs.engines[engine];
   const EngineModel& model = models_[engine];
-  const auto& queue = program_.cores[core].queues[engine];
-  auto& records = trace_.cores[core][engine];
-  while (es.in_flight < model.outstanding && es.head < queue.size()) {
-    const Command& cmd = queue[es.head];
-    if (!ready(cs, engine, cmd)) return;
-    records[es.head].start = now_;
+  while (es.in_flight < model.outstanding && es.head < es.size) {
+    const Command& cmd = es.queue[es.head];
+    if (!ready(cs, cmd)) return;
+    es.records[es.head].start = now_;
     std::uint32_t f;
     if (!free_flows_.empty()) {
       f = free_flows_.back();
@@ -325,7 +345,7 @@ void Run::on_serial_done(std::uint32_t subject) {
   const std::uint32_t core = subject / static_cast<std::uint32_t>(kMaxEngines);
   const auto engine = static_cast<EngineId>(subject % kMaxEngines);
   EngineState& es = cores_[core].engines[engine];
-  trace_.cores[core][engine][es.completed].end = now_;
+  es.records[es.completed].end = now_;
   ++es.completed;
   es.busy = false;
   request_issue(core);
@@ -360,9 +380,9 @@ void Run::on_startup_done(std::uint32_t f) {
 void Run::complete(std::uint32_t f) {
   Flow& flow = flows_[f];
   EngineState& es = cores_[flow.core].engines[flow.engine];
-  trace_.cores[flow.core][flow.engine][flow.command].end = now_;
+  es.records[flow.command].end = now_;
   es.done[flow.command] = 1;
-  while (es.completed < es.done.size() && es.done[es.completed]) ++es.completed;
+  while (es.completed < es.size && es.done[es.completed]) ++es.completed;
   --es.in_flight;
   free_flows_.push_back(f);
   request_issue(flow.core);
@@ -430,7 +450,9 @@ void Run::report_stuck() const {
       if (es.head >= q.size()) continue;
       const Command& cmd = q[es.head];
       std::string waits;
-      for (EngineId w : models_[e].waits_on) waits += fmt::format(" {} {}", chip_.engines[w].name, cmd.wait[w]);
+      for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
+        waits += fmt::format(" {} {}", chip_.engines[cmd.wait_engine[i]].name, cmd.wait_id[i]);
+      }
       detail += fmt::format("\n  core {} {} head id {} (op {}): waits{} msg {}x{}", c, chip_.engines[e].name,
                             es.head + 1, cmd.op, waits, cmd.msg, cmd.msg_count);
     }

@@ -76,7 +76,7 @@ TEST_CASE("a chip with an extra DMA engine per core streams the history on it", 
   std::size_t tensor_waits_on_kvdma = 0;
   for (const sim::CoreProgram& core : r.lowered.program.cores) {
     for (const sim::Command& c : core.queue(chip.tensor_engine())) {
-      if (c.op == fa2.id && c.wait[kvdma] != 0) ++tensor_waits_on_kvdma;
+      if (c.op == fa2.id && c.wait_on(kvdma) != 0) ++tensor_waits_on_kvdma;
     }
   }
   CHECK(tensor_waits_on_kvdma > 0);
@@ -165,7 +165,7 @@ TEST_CASE("a wait the chip's rule forbids is rejected when commands are built", 
     sim::Command load;
     load.kind = sim::CommandKind::transfer;
     load.amount = 10;
-    load.wait[test_configs::engine::sdma] = 1;  // GDMA may wait on TIU only
+    load.add_wait(test_configs::engine::sdma, 1);  // GDMA may wait on TIU only
     p.cores[0].queue(test_configs::engine::gdma) = {load};
     CHECK_THROWS_WITH(sim::Simulator(chip).run(p),
                       "core 0: a gdma command waits on engine sdma, which chip 'tiny' does not allow (waits_on)");

@@ -344,7 +344,7 @@ TEST_CASE("DSA: the gather is flat beyond index_topk while the indexer read grow
     if (last_gather == 0) continue;
     for (const sim::Command& c : core.queue(test_configs::engine::tiu)) {
       if (c.op == fa2.id && c.kind == sim::CommandKind::compute) {
-        CHECK(c.wait[test_configs::engine::sdma] == last_gather);
+        CHECK(c.wait_on(test_configs::engine::sdma) == last_gather);
         ++cores_checked;
         break;
       }
@@ -378,7 +378,7 @@ TEST_CASE("MoE top-k runs on the HAU when the chip has one, else on the vector u
   // The same chip without its sort engine (and without the waits on it).
   std::string text = test_configs::kSg2262;
   text.erase(text.find("  hau:"));
-  for (std::size_t at; (at = text.find(", hau]")) != std::string::npos;) text.replace(at, 6, "]");
+  for (std::size_t at; (at = text.find(", hau]")) != std::string::npos;) text.erase(at, 5);
   const hw::Chip no_hau = hw::chip_from_yaml(text, "no-hau");
   CHECK(!no_hau.sort_engine().has_value());
   const auto without = tools::simulate_step(no_hau, v3, decode(1, 1024), options, {});

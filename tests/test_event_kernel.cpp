@@ -17,8 +17,8 @@ Command compute(std::uint64_t cycles, std::uint32_t wait_gdma = 0, std::uint32_t
   Command c;
   c.kind = CommandKind::compute;
   c.amount = cycles;
-  c.wait[test_configs::engine::gdma] = wait_gdma;
-  c.wait[test_configs::engine::sdma] = wait_sdma;
+  c.add_wait(test_configs::engine::gdma, wait_gdma);
+  c.add_wait(test_configs::engine::sdma, wait_sdma);
   return c;
 }
 
@@ -26,7 +26,7 @@ Command transfer(std::uint64_t bytes, std::uint32_t wait_tiu = 0) {
   Command c;
   c.kind = CommandKind::transfer;
   c.amount = bytes;
-  c.wait[test_configs::engine::tiu] = wait_tiu;
+  c.add_wait(test_configs::engine::tiu, wait_tiu);
   return c;
 }
 

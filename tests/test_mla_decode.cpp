@@ -244,8 +244,8 @@ TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route 
       }
       if (!first_read || last_absorb_tiu == 0) continue;
       ++cores_checked;
-      CHECK(first_read->wait[test_configs::engine::tiu] == last_absorb_tiu);
-      if (route == "sdma") CHECK(tiu[first_fa2_tiu - 1].wait[test_configs::engine::sdma] == last_read_sdma);
+      CHECK(first_read->wait_on(test_configs::engine::tiu) == last_absorb_tiu);
+      if (route == "sdma") CHECK(tiu[first_fa2_tiu - 1].wait_on(test_configs::engine::sdma) == last_read_sdma);
     }
     // 2 x 8192 history rows over 64 cores: every core reads; 128 heads over 64 cores: every core absorbs.
     CHECK(cores_checked == 64);

@@ -77,10 +77,11 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
           case sim::CommandKind::transfer: work = fmt::format(R"("bytes": {})", cmd.amount); break;
           case sim::CommandKind::send_msg: work = fmt::format(R"("send_msg": {})", cmd.msg); break;
           case sim::CommandKind::wait_msg: work = fmt::format(R"("wait_msg": {}, "count": {})", cmd.msg, cmd.msg_count); break;
+          case sim::CommandKind::fence: work = R"("fence": true)"; break;
         }
         std::string waits;
         for (std::size_t w = 0; w < chip.engines.size(); ++w) {
-          waits += fmt::format(R"(, "wait_{}": {})", escaped(chip.engines[w].name), cmd.wait[w]);
+          waits += fmt::format(R"(, "wait_{}": {})", escaped(chip.engines[w].name), cmd.wait_on(static_cast<hw::EngineId>(w)));
         }
         event(fmt::format(
             R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}{}}}}})",
