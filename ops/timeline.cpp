@@ -1,5 +1,7 @@
 #include "ops/timeline.hpp"
 
+#include <fmt/format.h>
+
 #include "hw/cost_model.hpp"
 
 #include <algorithm>
@@ -104,14 +106,15 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   const hw::CostModel cost(chip);
   const double bytes_per_ns = cost.roofline_bytes_per_s() * 1e-9;
   const double link_bytes_per_ns = cost.c2c_bytes_per_ns();
+  std::vector<std::string> engine_names;
+  for (const hw::EngineSpec& e : chip.engines) engine_names.push_back(e.display_name());
   for (OpId v : topological_order(graph)) {
     OpTiming& t = by_id[v];
+    std::vector<std::string_view> used;
     for (std::size_t e = 0; e < chip.engines.size(); ++e) {
-      if (t.commands[e] == 0) continue;
-      if (!t.engines.empty()) t.engines += "+";
-      t.engines += chip.engines[e].display_name();
+      if (t.commands[e] != 0) used.push_back(engine_names[e]);
     }
-    if (t.engines.empty()) t.engines = "-";
+    t.engines = used.empty() ? std::string("-") : fmt::format("{}", fmt::join(used, "+"));
     if (t.start == std::numeric_limits<sim::Tick>::max()) {
       // An op with no commands (a combine with nothing to merge) is an instant, when its inputs
       // are ready: the latest end of its producers.
