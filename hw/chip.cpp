@@ -64,9 +64,9 @@ void read_tensor(ConfigMap& tiu, Chip& chip) {
   for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
     const std::uint32_t macs = chip.cube_macs(t);
     if (macs != 0 && macs % chip.cube_n != 0) {
-      throw ConfigError(fmt::format("{}: {}.{}: {} is not a multiple of {} ({})", tiu.where("cube_macs_per_lane_per_cycle"),
-                                    tiu.path_of("cube_macs_per_lane_per_cycle"), name_of(t), macs,
-                                    tiu.path_of("cube_n"), chip.cube_n));
+      throw ConfigError(fmt::format(
+          "{}: {}.{}: {} is not a multiple of {} ({})", tiu.where("cube_macs_per_lane_per_cycle"),
+          tiu.path_of("cube_macs_per_lane_per_cycle"), name_of(t), macs, tiu.path_of("cube_n"), chip.cube_n));
     }
   }
 }
@@ -243,8 +243,9 @@ void Chip::index_engines(const std::string& where) {
     const EngineSpec& e = engines[i];
     const auto id = static_cast<EngineId>(i);
     auto only_one = [&](std::optional<EngineId>& slot) {
-      if (slot) fail(fmt::format("'{}' and '{}' are both {} engines; a core has at most one", engines[*slot].name,
-                                 e.name, name_of(e.kind)));
+      if (slot)
+        fail(fmt::format("'{}' and '{}' are both {} engines; a core has at most one", engines[*slot].name, e.name,
+                         name_of(e.kind)));
       slot = id;
     };
     switch (e.kind) {
@@ -274,9 +275,7 @@ void Chip::index_engines(const std::string& where) {
   }
 }
 
-Chip load_chip(const std::string& path) {
-  return read_chip(ConfigMap::from_file(path, UnknownKeys::reject));
-}
+Chip load_chip(const std::string& path) { return read_chip(ConfigMap::from_file(path, UnknownKeys::reject)); }
 
 Chip chip_from_yaml(const std::string& text, const std::string& source_name) {
   return read_chip(ConfigMap::from_string(text, source_name, UnknownKeys::reject));

@@ -32,10 +32,10 @@ struct Chip {
   std::uint32_t cores = 0;
   double tiu_clock_mhz = 0;
   std::uint32_t lanes_per_core = 0;
-  std::uint32_t cube_n = 0;                      ///< output columns one lane's cube produces per pass
+  std::uint32_t cube_n = 0;                                     ///< output columns one lane's cube produces per pass
   std::array<std::uint32_t, 3> cube_macs_per_lane_per_cycle{};  ///< indexed by DType; 0 = unsupported
   std::array<std::uint32_t, 3> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
-  std::array<std::uint32_t, 3> mm2_init_cycles{};  ///< indexed by MatmulLayout
+  std::array<std::uint32_t, 3> mm2_init_cycles{};               ///< indexed by MatmulLayout
   std::uint32_t bank_conflict_cycles = 0;
   std::uint32_t vector_init_cycles = 0;
   std::uint32_t sfu_init_cycles = 0;
@@ -45,7 +45,7 @@ struct Chip {
   double ddr_bandwidth_gb_per_s = 0;
   double ddr_efficiency = 0;  ///< eta_m: achievable fraction of ddr bandwidth (uncalibrated)
   std::uint64_t ddr_capacity_bytes = 0;
-  double ddr_latency_ns = 0;        ///< round trip of a DDR request, paid by every transfer
+  double ddr_latency_ns = 0;          ///< round trip of a DDR request, paid by every transfer
   std::uint64_t ddr_burst_bytes = 0;  ///< transfers move whole bursts (each row of a strided one)
 
   /// Chip-to-chip links used by collectives (CDMA): `links` links of bandwidth_gb_per_s each,

@@ -13,9 +13,9 @@ std::uint64_t CostModel::k_step(DType t) const { return chip_.cube_macs(t) / chi
 
 std::uint64_t CostModel::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t,
                                        MatmulLayout layout) const {
-  return chip_.mm2_init_cycles[static_cast<int>(layout)] +
-         ceil_div(m, chip_.lanes_per_core) * ceil_div(n, chip_.cube_n) *
-             (ceil_div(k, k_step(t)) + chip_.bank_conflict_cycles);
+  return chip_.mm2_init_cycles[static_cast<int>(layout)] + ceil_div(m, chip_.lanes_per_core) *
+                                                               ceil_div(n, chip_.cube_n) *
+                                                               (ceil_div(k, k_step(t)) + chip_.bank_conflict_cycles);
 }
 
 std::uint64_t CostModel::vector_cycles(std::uint64_t element_ops, DType t) const {
@@ -24,7 +24,8 @@ std::uint64_t CostModel::vector_cycles(std::uint64_t element_ops, DType t) const
 }
 
 std::uint64_t CostModel::sfu_cycles(std::uint64_t elements) const {
-  const std::uint64_t per_cycle = static_cast<std::uint64_t>(chip_.lanes_per_core) * chip_.sfu_elements_per_lane_per_cycle;
+  const std::uint64_t per_cycle =
+      static_cast<std::uint64_t>(chip_.lanes_per_core) * chip_.sfu_elements_per_lane_per_cycle;
   return chip_.sfu_init_cycles + ceil_div(elements, per_cycle);
 }
 
@@ -51,7 +52,8 @@ double CostModel::channel_gb_per_s(EngineId e) const {
 
 double CostModel::alone_gb_per_s(EngineId e) const {
   const EngineSpec& spec = chip_.engines[e];
-  double rate = spec.kind == EngineKind::dma ? channel_gb_per_s(e) : chip_.resources[spec.crosses.front()].capacity_gb_per_s;
+  double rate =
+      spec.kind == EngineKind::dma ? channel_gb_per_s(e) : chip_.resources[spec.crosses.front()].capacity_gb_per_s;
   for (std::uint32_t r : spec.crosses) rate = std::min(rate, chip_.resources[r].capacity_gb_per_s);
   return rate;
 }

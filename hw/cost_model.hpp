@@ -70,8 +70,8 @@ class CostModel {
   double cube_peak_flops(DType t) const;       ///< whole chip, FLOP/s (0 if the cube lacks t)
   double core_cube_peak_flops(DType t) const;  ///< one core
   double vector_peak_ops(DType t) const;       ///< whole chip, element-operations/s
-  double roofline_bytes_per_s() const;          ///< DDR bandwidth * eta_m
-  double c2c_bytes_per_ns() const;              ///< all chip-to-chip links together
+  double roofline_bytes_per_s() const;         ///< DDR bandwidth * eta_m
+  double c2c_bytes_per_ns() const;             ///< all chip-to-chip links together
 
  private:
   const Chip& chip_;

@@ -56,8 +56,8 @@ struct EngineSpec {
   std::uint32_t wait_mask = 0;     ///< the same as a bit set (bit e: may wait on engine e)
 
   // Transfer engines (dma, collective).
-  double startup_ns = 0;              ///< fixed cost of a command before its round trip
-  std::uint32_t outstanding = 0;      ///< commands in flight at once on one core
+  double startup_ns = 0;               ///< fixed cost of a command before its round trip
+  std::uint32_t outstanding = 0;       ///< commands in flight at once on one core
   std::vector<std::uint32_t> crosses;  ///< Chip::resources ids, in path order
   // DMA engines: the engine's own channel on each core.
   double bandwidth_gb_per_s = 0;      ///< channel bandwidth (1e9 B/s)

@@ -22,8 +22,7 @@ std::string mark_text(const std::string& source, const YAML::Mark& mark) {
 ConfigMap::ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::string path)
     : doc_(std::move(doc)), node_(std::move(node)), path_(std::move(path)) {}
 
-ConfigMap ConfigMap::from_string(const std::string& text, const std::string& source_name,
-                                 UnknownKeys policy) {
+ConfigMap ConfigMap::from_string(const std::string& text, const std::string& source_name, UnknownKeys policy) {
   const std::string source = "<memory:" + source_name + ">";
   auto doc = std::make_shared<const Document>(Document{source, policy});
   YAML::Node root;

@@ -31,17 +31,16 @@ class ConfigMap {
   /// Opens a file; throws ConfigError if it cannot be read or parsed, or is not a mapping.
   static ConfigMap from_file(const std::string& path, UnknownKeys policy);
   /// Parses text held in memory; `source_name` appears in errors as "<memory:source_name>".
-  static ConfigMap from_string(const std::string& text, const std::string& source_name,
-                               UnknownKeys policy);
+  static ConfigMap from_string(const std::string& text, const std::string& source_name, UnknownKeys policy);
 
   bool has(std::string_view key) const;
 
-  std::uint64_t positive_int(std::string_view key);       ///< integer >= 1
-  std::uint64_t non_negative_int(std::string_view key);   ///< integer >= 0
-  double positive_number(std::string_view key);           ///< finite, > 0
-  double non_negative_number(std::string_view key);       ///< finite, >= 0
-  double fraction(std::string_view key);                   ///< finite, in (0, 1]
-  std::string string(std::string_view key);                ///< non-empty scalar
+  std::uint64_t positive_int(std::string_view key);      ///< integer >= 1
+  std::uint64_t non_negative_int(std::string_view key);  ///< integer >= 0
+  double positive_number(std::string_view key);          ///< finite, > 0
+  double non_negative_number(std::string_view key);      ///< finite, >= 0
+  double fraction(std::string_view key);                 ///< finite, in (0, 1]
+  std::string string(std::string_view key);              ///< non-empty scalar
   /// A non-empty scalar that must be one of `options`.
   std::string one_of(std::string_view key, const std::vector<std::string>& options);
   /// A required sequence of non-empty strings (`[]` is allowed), with no repeats.

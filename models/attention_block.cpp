@@ -20,8 +20,8 @@ using namespace detail;
 
 OpNode cache_write_op(std::uint64_t tokens, const KvCacheLayout& cache, KvFormat format) {
   const std::uint64_t width = cache.streams * cache.elements;
-  OpNode n = vector_op("kv_cache_write", OpKind::kv_cache_write, tokens, width, kCacheWriteOpsPerElement,
-                       DType::bf16, DType::bf16);
+  OpNode n = vector_op("kv_cache_write", OpKind::kv_cache_write, tokens, width, kCacheWriteOpsPerElement, DType::bf16,
+                       DType::bf16);
   n.vec.store_row_bytes = cache.bytes_per_token();
   n.shape = fmt::format("[{}, {}] {}", tokens, width, name_of(format));
   return n;
@@ -112,8 +112,8 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   const OpId idx_k = lg.add(matmul_op("indexer_k_proj", 1, T, H, di + hi));
   lg.depend(q_latent, idx_q);
   lg.depend(attn_norm, idx_k);
-  OpNode write = vector_op("indexer_cache_write", OpKind::kv_cache_write, T, di, kCacheWriteOpsPerElement,
-                           DType::bf16, DType::fp8);
+  OpNode write = vector_op("indexer_cache_write", OpKind::kv_cache_write, T, di, kCacheWriteOpsPerElement, DType::bf16,
+                           DType::fp8);
   write.vec.store_row_bytes = key_bytes;
   const OpId idx_write = lg.add(write);
   lg.depend(idx_k, idx_write);
@@ -286,8 +286,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 
 OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
   const std::uint64_t T = w.batch * w.q_len;
-  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp, g = m.num_key_value_heads / tp,
-                      d = m.head_dim;
+  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp, g = m.num_key_value_heads / tp, d = m.head_dim;
   const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
 
   ops::AttentionShape attn;

@@ -66,7 +66,8 @@ ExpertLoad ExpertLoad::from_csv_text(const std::string& text, const std::string&
     const auto c1 = line.find(',');
     const auto c2 = c1 == std::string::npos ? std::string::npos : line.find(',', c1 + 1);
     if (c2 == std::string::npos || line.find(',', c2 + 1) != std::string::npos) {
-      throw hw::ConfigError(fmt::format("{}:{}: expected three fields layer,expert,tokens, got '{}'", source, number, line));
+      throw hw::ConfigError(
+          fmt::format("{}:{}: expected three fields layer,expert,tokens, got '{}'", source, number, line));
     }
     const std::string_view view(line);
     const std::uint64_t layer = field(view.substr(0, c1), "layer");
@@ -81,7 +82,8 @@ ExpertLoad ExpertLoad::from_csv_text(const std::string& text, const std::string&
     a.experts.push_back(expert);
     a.tokens.push_back(tokens);
   }
-  if (number == 0) throw hw::ConfigError(fmt::format("{}: empty file, expected the header 'layer,expert,tokens'", source));
+  if (number == 0)
+    throw hw::ConfigError(fmt::format("{}: empty file, expected the header 'layer,expert,tokens'", source));
   return load;
 }
 
@@ -95,7 +97,8 @@ void ExpertLoad::validate(std::uint64_t layers, std::uint64_t first_moe_layer, s
   for (const auto& [layer, a] : layers_) {
     const std::uint64_t line = first_line_.at(layer);
     if (layer >= layers) {
-      throw hw::ConfigError(fmt::format("{}:{}: layer {} is beyond the model's {} layers", source_, line, layer, layers));
+      throw hw::ConfigError(
+          fmt::format("{}:{}: layer {} is beyond the model's {} layers", source_, line, layer, layers));
     }
     if (layer < first_moe_layer) {
       throw hw::ConfigError(fmt::format("{}:{}: layer {} is a dense layer (first_k_dense_replace = {})", source_, line,
@@ -110,9 +113,9 @@ void ExpertLoad::validate(std::uint64_t layers, std::uint64_t first_moe_layer, s
       total += a.tokens[i];
     }
     if (total != step_tokens * top_k) {
-      throw hw::ConfigError(fmt::format(
-          "{}:{}: layer {} routes {} token slots, but this step routes {} tokens x {} experts = {}", source_, line,
-          layer, total, step_tokens, top_k, step_tokens * top_k));
+      throw hw::ConfigError(
+          fmt::format("{}:{}: layer {} routes {} token slots, but this step routes {} tokens x {} experts = {}",
+                      source_, line, layer, total, step_tokens, top_k, step_tokens * top_k));
     }
   }
 }

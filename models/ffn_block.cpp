@@ -28,8 +28,7 @@ std::uint64_t topk_ops_per_score(std::uint64_t k) {
 }
 
 // gate_up -> swiglu -> down after `input`; returns down.
-OpId add_mlp(LayerGraph& lg, const std::string& prefix, std::uint64_t T, std::uint64_t H, std::uint64_t I,
-             OpId input) {
+OpId add_mlp(LayerGraph& lg, const std::string& prefix, std::uint64_t T, std::uint64_t H, std::uint64_t I, OpId input) {
   const OpId gate_up = lg.add(matmul_op(prefix + "gate_up", 1, T, H, 2 * I));
   OpNode act = vector_op(prefix + "swiglu", OpKind::swiglu, T, I, kSwigluOpsPerElement);
   add_sfu(act, kSwigluSfuPerElement, 0);

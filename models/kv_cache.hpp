@@ -17,10 +17,10 @@
 namespace models {
 
 struct KvCacheLayout {
-  std::uint64_t streams = 0;            ///< independent KV streams per token (KV heads; 1 for the latent)
-  std::uint64_t elements = 0;           ///< elements per stream per token
-  std::uint64_t bytes_per_stream = 0;   ///< bytes per stream per token in the KV format
-  bool dequantize = false;              ///< the kernel converts the format to bf16 before use
+  std::uint64_t streams = 0;           ///< independent KV streams per token (KV heads; 1 for the latent)
+  std::uint64_t elements = 0;          ///< elements per stream per token
+  std::uint64_t bytes_per_stream = 0;  ///< bytes per stream per token in the KV format
+  bool dequantize = false;             ///< the kernel converts the format to bf16 before use
 
   std::uint64_t bytes_per_token() const { return streams * bytes_per_stream; }
 };

@@ -18,15 +18,16 @@ Family family_of(hw::ConfigMap& m) {
   if (type == "deepseek_v2" || type == "deepseek_v3") return Family::deepseek;
   if (type == "deepseek_v32") return Family::deepseek_dsa;
   if (type == "llama" || type == "mistral" || type == "qwen2") return Family::llama;
-  throw hw::ConfigError(fmt::format("{}: model_type: '{}' is not supported (supported: deepseek_v2, deepseek_v3, "
-                                    "deepseek_v32, llama, mistral, qwen2)",
-                                    m.where("model_type"), type));
+  throw hw::ConfigError(
+      fmt::format("{}: model_type: '{}' is not supported (supported: deepseek_v2, deepseek_v3, "
+                  "deepseek_v32, llama, mistral, qwen2)",
+                  m.where("model_type"), type));
 }
 
 // The keys each family reads, for the strict YAML check (HF files skip it).
 std::vector<std::string_view> keys_of(Family f, bool yaml) {
-  std::vector<std::string_view> keys{"model_type", "hidden_size", "num_hidden_layers", "vocab_size",
-                                     "intermediate_size", "num_attention_heads"};
+  std::vector<std::string_view> keys{"model_type", "hidden_size",       "num_hidden_layers",
+                                     "vocab_size", "intermediate_size", "num_attention_heads"};
   if (yaml) keys.push_back("name");
   if (f == Family::llama) {
     keys.insert(keys.end(), {"num_key_value_heads", "head_dim"});
@@ -60,14 +61,14 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
     } else if (s.hidden_size % s.num_attention_heads == 0) {
       s.head_dim = s.hidden_size / s.num_attention_heads;  // Hugging Face's definition
     } else {
-      throw hw::ConfigError(fmt::format("{}: missing required field 'head_dim' (hidden_size {} is not a multiple of "
-                                        "num_attention_heads {})",
-                                        m.where(), s.hidden_size, s.num_attention_heads));
+      throw hw::ConfigError(
+          fmt::format("{}: missing required field 'head_dim' (hidden_size {} is not a multiple of "
+                      "num_attention_heads {})",
+                      m.where(), s.hidden_size, s.num_attention_heads));
     }
     if (s.num_attention_heads % s.num_key_value_heads != 0) {
       throw hw::ConfigError(fmt::format("{}: num_key_value_heads: {} does not divide num_attention_heads {}",
-                                        m.where("num_key_value_heads"), s.num_key_value_heads,
-                                        s.num_attention_heads));
+                                        m.where("num_key_value_heads"), s.num_key_value_heads, s.num_attention_heads));
     }
   } else {
     s.attention = AttentionKind::mla;
@@ -85,8 +86,7 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
     moe.routed_scaling_factor = m.positive_number("routed_scaling_factor");
     if (moe.num_experts_per_tok > moe.n_routed_experts) {
       throw hw::ConfigError(fmt::format("{}: num_experts_per_tok: {} exceeds n_routed_experts {}",
-                                        m.where("num_experts_per_tok"), moe.num_experts_per_tok,
-                                        moe.n_routed_experts));
+                                        m.where("num_experts_per_tok"), moe.num_experts_per_tok, moe.n_routed_experts));
     }
     s.moe = moe;
     if (family == Family::deepseek_dsa) {

@@ -54,8 +54,7 @@ std::uint64_t routed_slots(const ModelSpec& m, const Workload& chip, const Paral
   return group_tokens(chip, p) * m.moe->num_experts_per_tok;
 }
 
-ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Parallelism& p,
-                         const ExpertAssignment* load) {
+ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Parallelism& p, const ExpertAssignment* load) {
   const MoeSpec& moe = *m.moe;
   const std::uint64_t E = moe.n_routed_experts, k = moe.num_experts_per_tok;
   const std::uint64_t local = E / p.ep;

@@ -39,11 +39,11 @@ Workload chip_workload(const Workload& global, const Parallelism& p);
 
 /// The MoE work of the simulated chip in one layer.
 struct ExpertShare {
-  ExpertAssignment experts;           ///< local experts touched, tokens each
-  std::uint64_t group_tokens = 0;     ///< G above
-  std::uint64_t rank = 0;             ///< EP rank simulated
-  std::uint64_t dispatch_bytes = 0;   ///< bytes this chip sends in each of dispatch and combine
-  std::uint64_t expert_width = 0;     ///< width of each local expert (moe_intermediate_size / split)
+  ExpertAssignment experts;          ///< local experts touched, tokens each
+  std::uint64_t group_tokens = 0;    ///< G above
+  std::uint64_t rank = 0;            ///< EP rank simulated
+  std::uint64_t dispatch_bytes = 0;  ///< bytes this chip sends in each of dispatch and combine
+  std::uint64_t expert_width = 0;    ///< width of each local expert (moe_intermediate_size / split)
 };
 
 /// `load` (optional) is the measured routing of this layer over the EP group's tokens.

@@ -23,8 +23,8 @@ Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std:
   } else {
     w.q_len = q_len.value_or(ctx);
     if (w.q_len != ctx) {
-      throw hw::ConfigError(fmt::format(
-          "--q-len: prefill processes the whole prompt, q_len must equal ctx ({}), got {}", ctx, w.q_len));
+      throw hw::ConfigError(
+          fmt::format("--q-len: prefill processes the whole prompt, q_len must equal ctx ({}), got {}", ctx, w.q_len));
     }
   }
   return w;

@@ -32,8 +32,8 @@ struct Workload {
   std::uint64_t q_len = 0;
   std::uint64_t kv_len = 0;
   KvFormat kv_format = KvFormat::bf16;
-  MlaMode mla_mode = MlaMode::absorb;             ///< decode compute and the cache layout
-  MlaMode prefill_mla_mode = MlaMode::expanded;   ///< prefill compute (MHA, as vLLM and SGLang)
+  MlaMode mla_mode = MlaMode::absorb;            ///< decode compute and the cache layout
+  MlaMode prefill_mla_mode = MlaMode::expanded;  ///< prefill compute (MHA, as vLLM and SGLang)
 
   bool decode() const { return q_len < kv_len; }
   /// The MLA compute path of this step.
@@ -47,7 +47,7 @@ Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std:
                        KvFormat kv_format);
 
 Phase parse_phase(const std::string& text);
-KvFormat parse_kv_format(std::string_view text);          ///< bf16, fp8, fp8-flashmla (--kv-dtype)
+KvFormat parse_kv_format(std::string_view text);  ///< bf16, fp8, fp8-flashmla (--kv-dtype)
 MlaMode parse_mla_mode(std::string_view text, std::string_view flag);
 std::string_view name_of(KvFormat f);
 std::string_view name_of(MlaMode m);

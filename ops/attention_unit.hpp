@@ -35,8 +35,8 @@ enum class HistoryRoute : std::uint8_t { none, stream, resident, gather, matmul 
 struct AttentionUnit {
   std::optional<OpId> reader, fa2, combine;
   HistoryRoute history = HistoryRoute::none;
-  EngineId history_engine = 0;          ///< the engine the history read runs on
-  const AttentionPlan* plan = nullptr;  ///< null for HistoryRoute::matmul
+  EngineId history_engine = 0;                  ///< the engine the history read runs on
+  const AttentionPlan* plan = nullptr;          ///< null for HistoryRoute::matmul
   std::vector<std::vector<CmdRef>> prefetched;  ///< [core]: stream chunks queued at the read
 
   /// fa2 waits for the read on every core (resident and gather routes).

@@ -29,9 +29,10 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
     }
     const hw::EngineSpec& e = c.engine(*found);
     if (!e.serves(hw::DmaRole::kv_stream) && !e.serves(hw::DmaRole::kv_resident)) {
-      throw hw::ConfigError(fmt::format("kv_read_engine: engine '{}' of chip '{}' has neither the kv_stream nor "
-                                        "the kv_resident role",
-                                        e.name, c.name));
+      throw hw::ConfigError(
+          fmt::format("kv_read_engine: engine '{}' of chip '{}' has neither the kv_stream nor "
+                      "the kv_resident role",
+                      e.name, c.name));
     }
     kv_engine_ = *found;
   }
@@ -207,9 +208,10 @@ CmdRef CoreEmitter::store(std::uint64_t bytes, CmdRef after, std::uint64_t row_b
 CmdRef CoreEmitter::send_to_chip(std::uint64_t bytes, CmdRef after) {
   const auto engine = ctx_.chip.collective_engine();
   if (!engine) {
-    throw hw::ConfigError(fmt::format("{}: engines: chip '{}' has no collective engine, but the deployment spans "
-                                      "several chips",
-                                      ctx_.chip.source, ctx_.chip.name));
+    throw hw::ConfigError(
+        fmt::format("{}: engines: chip '{}' has no collective engine, but the deployment spans "
+                    "several chips",
+                    ctx_.chip.source, ctx_.chip.name));
   }
   return transfer(op_, *engine, bytes, sim::Direction::chip_to_chip, after, 0);
 }

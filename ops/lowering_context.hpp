@@ -110,9 +110,9 @@ class LoweringContext {
   EngineId kv_engine_ = 0;
   bool kv_resident_ = false;
   std::map<std::pair<AttentionShape, bool>, AttentionPlan> plans_;
-  std::vector<std::vector<LastIds>> last_;    ///< [op][core]
-  std::vector<std::vector<Entry>> entry_;     ///< [op][core]
-  std::vector<std::uint32_t> message_;        ///< [op]: barrier message id, 0 if none
+  std::vector<std::vector<LastIds>> last_;  ///< [op][core]
+  std::vector<std::vector<Entry>> entry_;   ///< [op][core]
+  std::vector<std::uint32_t> message_;      ///< [op]: barrier message id, 0 if none
   std::vector<std::unique_ptr<AttentionUnit>> units_;
   std::map<OpId, AttentionUnit*> unit_of_;
 };

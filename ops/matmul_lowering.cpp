@@ -70,7 +70,9 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   auto tiling_for = [&](std::uint64_t rows, std::uint64_t cols) -> const MatmulTiling& {
     auto found = tilings.find({rows, cols});
     if (found == tilings.end()) {
-      found = tilings.emplace(std::make_pair(rows, cols), plan_matmul_tiling(ctx.cost, rows, s.k, cols, node.dtype, e_out)).first;
+      found =
+          tilings.emplace(std::make_pair(rows, cols), plan_matmul_tiling(ctx.cost, rows, s.k, cols, node.dtype, e_out))
+              .first;
     }
     return found->second;
   };
@@ -109,9 +111,9 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
         a_loaded = activations && t.first_n_tile ? emit.load_as(*activations, history_engine, a_bytes, after, a_row)
                                                  : emit.load(a_bytes, after, a_row);
       }
-      const std::uint64_t b_bytes = s.b_col_bytes == 0 ? t.depth * t.cols * e
-                                                       : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k -
-                                                                   s.b_col_bytes * t.k0 / s.k);
+      const std::uint64_t b_bytes =
+          s.b_col_bytes == 0 ? t.depth * t.cols * e
+                             : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k - s.b_col_bytes * t.k0 / s.k);
       const std::uint64_t b_row = t.cols == s.n ? 0 : t.cols * e;
       const CmdRef b_loaded = weights && t.first_m_tile ? emit.load_as(*weights, ctx.tiles(), b_bytes, after, b_row)
                                                         : emit.load(b_bytes, after, b_row);

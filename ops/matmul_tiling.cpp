@@ -54,13 +54,13 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
         // Estimated time of the software pipeline: the first tile's loads, then every tile at the
         // slower of its loads and its instruction, then the last store. It prefers tiles small
         // enough to overlap well and large enough to amortise the start-up cycles.
-        const double load_ns = cost.transfer_alone_ns(
-            dma, static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) +
-                                     tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes))));
+        const double load_ns =
+            cost.transfer_alone_ns(dma, static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) +
+                                                            tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes))));
         const double compute_ns = cost.cycles_ns(cost.matmul_cycles(tm, tk, tn, in));
         const double store_ns = cost.stream_ns(dma, static_cast<double>(tm * tn * out_bytes));
-        const auto estimate = static_cast<std::uint64_t>(load_ns + static_cast<double>(tiles) * std::max(load_ns, compute_ns) +
-                                                         store_ns);
+        const auto estimate =
+            static_cast<std::uint64_t>(load_ns + static_cast<double>(tiles) * std::max(load_ns, compute_ns) + store_ns);
         // Smaller key wins: traffic, then two accumulators, then the estimate, then wider n.
         const auto key = std::make_tuple(traffic, 2 - c_buffers, estimate, ~tn);
         if (!found || key < best_key) {
@@ -72,9 +72,10 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
     }
   }
   if (!found) {
-    throw hw::ConfigError(fmt::format("{}: lmem_bytes_per_core: {} B cannot hold even the smallest tiles of a "
-                                      "{}x{}x{} matmul",
-                                      chip.source, lmem, m, k, n));
+    throw hw::ConfigError(
+        fmt::format("{}: lmem_bytes_per_core: {} B cannot hold even the smallest tiles of a "
+                    "{}x{}x{} matmul",
+                    chip.source, lmem, m, k, n));
   }
   return best;
 }

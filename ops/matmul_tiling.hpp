@@ -26,8 +26,8 @@ namespace ops {
 struct MatmulTiling {
   std::uint64_t tm = 0, tn = 0, tk = 0;
   std::uint64_t c_buffers = 2;
-  std::uint64_t lmem_bytes = 0;    ///< footprint of the buffers above
-  std::uint64_t ddr_bytes = 0;     ///< traffic the loop order implies
+  std::uint64_t lmem_bytes = 0;  ///< footprint of the buffers above
+  std::uint64_t ddr_bytes = 0;   ///< traffic the loop order implies
 };
 
 /// Tiles for operands in `in` (A and B) and an output of `out_bytes` per element; times come from

@@ -1,6 +1,5 @@
 #include "ops/op_graph.hpp"
 
-
 #include <queue>
 #include <stdexcept>
 

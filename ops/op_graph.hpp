@@ -29,22 +29,22 @@
 namespace ops {
 
 enum class OpKind : std::uint8_t {
-  embedding,       ///< gathers the step's token rows of the embedding table
-  rmsnorm,         ///< vector: rows x width, fp32 arithmetic
-  rope,            ///< vector: rotary embedding on rows x width
-  swiglu,          ///< vector: silu(gate) * up, reads 2 x width, writes width
-  moe_topk,        ///< vector: router scores -> the top-k experts of every token
-  moe_combine,     ///< vector: weighted sum of each token's k expert outputs (routed scaling)
-  matmul,          ///< cube: groups x ([m, k] x [k, n]), B operand = weights in DDR
-  expert_weights,  ///< the routed experts' weights, streamed into the expert matmuls' local memory
-  kv_cache_write,  ///< writes the new tokens' latent + RoPE key rows into the KV cache
-  kv_cache_read,   ///< decode only: streams the latent KV history from DDR (DSA: gathers top-k rows)
+  embedding,           ///< gathers the step's token rows of the embedding table
+  rmsnorm,             ///< vector: rows x width, fp32 arithmetic
+  rope,                ///< vector: rotary embedding on rows x width
+  swiglu,              ///< vector: silu(gate) * up, reads 2 x width, writes width
+  moe_topk,            ///< vector: router scores -> the top-k experts of every token
+  moe_combine,         ///< vector: weighted sum of each token's k expert outputs (routed scaling)
+  matmul,              ///< cube: groups x ([m, k] x [k, n]), B operand = weights in DDR
+  expert_weights,      ///< the routed experts' weights, streamed into the expert matmuls' local memory
+  kv_cache_write,      ///< writes the new tokens' latent + RoPE key rows into the KV cache
+  kv_cache_read,       ///< decode only: streams the latent KV history from DDR (DSA: gathers top-k rows)
   indexer_cache_read,  ///< DSA decode: the indexer's key cache for the whole history
-  indexer_topk,    ///< DSA: weighs the indexer's head scores and selects the top-k history rows
-  fa2,             ///< flash attention (MQA over the latent in absorb mode)
-  fa2_combine,     ///< decode only: merges the per-core partial outputs of fa2
-  all_reduce,      ///< collective over the C2C links: ring all-reduce of TP partial sums
-  all_to_all,      ///< collective over the C2C links: EP dispatch / combine of routed tokens
+  indexer_topk,        ///< DSA: weighs the indexer's head scores and selects the top-k history rows
+  fa2,                 ///< flash attention (MQA over the latent in absorb mode)
+  fa2_combine,         ///< decode only: merges the per-core partial outputs of fa2
+  all_reduce,          ///< collective over the C2C links: ring all-reduce of TP partial sums
+  all_to_all,          ///< collective over the C2C links: EP dispatch / combine of routed tokens
 };
 constexpr std::size_t kOpKindCount = 16;
 
@@ -74,12 +74,12 @@ struct MatmulShape {
 
 struct VectorShape {
   std::uint64_t rows = 0, width = 0;
-  std::uint64_t load_width = 0;  ///< elements read per row when it differs from width (0 = width)
+  std::uint64_t load_width = 0;       ///< elements read per row when it differs from width (0 = width)
   std::uint64_t ops_per_element = 0;  ///< vector (ALU) element-operations per element
   std::uint64_t sfu_per_element = 0;  ///< special-function (exp, rsqrt) evaluations per element
   std::uint64_t sfu_per_row = 0;      ///< ... and per row (an rsqrt of a norm, say)
   hw::DType compute = hw::DType::fp32;
-  hw::DType out = hw::DType::bf16;   ///< dtype written back to DDR
+  hw::DType out = hw::DType::bf16;    ///< dtype written back to DDR
   std::uint64_t store_row_bytes = 0;  ///< bytes written per row when not width x out (0 = that)
 };
 
@@ -94,8 +94,8 @@ struct AttentionShape {
   std::uint64_t kv_len = 0;  ///< tokens attended per sequence
   std::uint64_t heads = 0;   ///< query heads
   std::uint64_t kv_heads = 1;
-  std::uint64_t qk_dim = 0;  ///< score dimension
-  std::uint64_t v_dim = 0;   ///< value / output dimension
+  std::uint64_t qk_dim = 0;          ///< score dimension
+  std::uint64_t v_dim = 0;           ///< value / output dimension
   std::uint64_t kv_elements = 0;     ///< elements one token streams per KV head
   std::uint64_t kv_token_bytes = 0;  ///< bytes one token streams per KV head, in the cache format
   bool kv_dequant = false;           ///< the cache format is converted to bf16 before the cube

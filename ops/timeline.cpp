@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "hw/cost_model.hpp"
-
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+
+#include "hw/cost_model.hpp"
 
 namespace ops {
 
@@ -137,8 +137,8 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     t.comm_ns = static_cast<double>(t.c2c_bytes) / link_bytes_per_ns;
     t.roofline_ns = std::max({t.compute_ns, t.memory_ns, t.comm_ns});
     t.regime = t.comm_ns > std::max(t.compute_ns, t.memory_ns) ? Regime::comm
-               : t.compute_ns > t.memory_ns                   ? Regime::compute
-                                                              : Regime::memory;
+               : t.compute_ns > t.memory_ns                    ? Regime::compute
+                                                               : Regime::memory;
     tl.hbm_bytes += t.hbm_bytes;
     tl.c2c_bytes += t.c2c_bytes;
     tl.comm_ns += t.comm_ns;
@@ -150,8 +150,8 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   tl.memory_ns = static_cast<double>(tl.hbm_bytes) / bytes_per_ns;
   tl.total = trace.end;
   tl.regime = tl.comm_ns > std::max(tl.compute_ns, tl.memory_ns) ? Regime::comm
-              : tl.compute_ns > tl.memory_ns                    ? Regime::compute
-                                                                : Regime::memory;
+              : tl.compute_ns > tl.memory_ns                     ? Regime::compute
+                                                                 : Regime::memory;
   return tl;
 }
 

@@ -38,13 +38,13 @@ struct OpTiming {
   sim::Tick start = 0, end = 0;  ///< picoseconds
   std::uint64_t hbm_bytes = 0;
   std::uint64_t unique_bytes = 0;  ///< bytes it must move at least once (see unique_bytes())
-  std::uint64_t c2c_bytes = 0;  ///< bytes its CDMA commands sent to other chips
+  std::uint64_t c2c_bytes = 0;     ///< bytes its CDMA commands sent to other chips
   std::uint64_t flops = 0;
   std::uint64_t kv_bytes = 0;
   std::uint64_t streamed_in_bytes = 0;
   std::uint64_t peak_lmem_bytes = 0;
   std::array<std::uint64_t, hw::kMaxEngines> commands{};  ///< data/compute commands, by engine id
-  std::string engines;  ///< the engines it used, in chip order: "TIU+GDMA", or "-"
+  std::string engines;                                    ///< the engines it used, in chip order: "TIU+GDMA", or "-"
   double compute_ns = 0, memory_ns = 0, comm_ns = 0, roofline_ns = 0;
   Regime regime = Regime::memory;
 
@@ -52,15 +52,15 @@ struct OpTiming {
 };
 
 struct Timeline {
-  std::vector<OpTiming> ops;  ///< in emission (topological) order
-  sim::Tick total = 0;        ///< end of the last command
+  std::vector<OpTiming> ops;                              ///< in emission (topological) order
+  sim::Tick total = 0;                                    ///< end of the last command
   std::array<std::uint64_t, hw::kMaxEngines> commands{};  ///< all commands by engine id, messages included
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
   double compute_ns = 0, memory_ns = 0, comm_ns = 0;
   Regime regime = Regime::memory;
 
-  const OpTiming& op(OpKind kind) const;      ///< first op of a kind; throws if absent
-  const OpTiming* find(OpKind kind) const;    ///< or nullptr
+  const OpTiming& op(OpKind kind) const;    ///< first op of a kind; throws if absent
+  const OpTiming* find(OpKind kind) const;  ///< or nullptr
 };
 
 /// The DDR bytes an op must move at least once, whatever its tiling: a matmul's A, B and C; a

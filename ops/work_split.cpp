@@ -34,8 +34,8 @@ std::pair<std::uint64_t, std::uint64_t> choose_grid(const hw::CostModel& cost, s
     const double mc = static_cast<double>((m + gm - 1) / gm);
     const double nc = static_cast<double>((n + gn - 1) / gn);
     const double kd = static_cast<double>(k);
-    const double t = std::max(2.0 * mc * nc * kd / flops_per_s,
-                              (mc * kd + kd * nc + mc * nc) * elem_bytes / bytes_per_s);
+    const double t =
+        std::max(2.0 * mc * nc * kd / flops_per_s, (mc * kd + kd * nc + mc * nc) * elem_bytes / bytes_per_s);
     if (t < best_time * (1 - 1e-9)) {
       best_time = t;
       best_gm = gm;

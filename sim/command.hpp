@@ -41,8 +41,8 @@ struct Command {
   std::uint32_t op = 0;      ///< index of the op this command belongs to
   /// Transfer: bytes of each strided row (each rounds up to whole DDR bursts); 0 = contiguous.
   std::uint32_t row_bytes = 0;
-  std::uint32_t msg = 0;        ///< send_msg / wait_msg: message id (>= 1)
-  std::uint32_t msg_count = 0;  ///< wait_msg: sends required before it passes
+  std::uint32_t msg = 0;                           ///< send_msg / wait_msg: message id (>= 1)
+  std::uint32_t msg_count = 0;                     ///< wait_msg: sends required before it passes
   std::array<std::uint32_t, kMaxWaits> wait_id{};  ///< ids to see completed first, ...
   std::array<EngineId, kMaxWaits> wait_engine{};   ///< ... on these engines
   std::uint8_t wait_count = 0;

@@ -126,8 +126,8 @@ std::vector<double> capacities_of(const hw::Chip& chip) {
 Run::Run(const hw::Chip& chip, const Program& program)
     : chip_(chip), cost_(chip), program_(program), sharing_(capacities_of(chip)) {
   if (program.cores.size() > chip.cores) {
-    throw std::logic_error(fmt::format("program uses {} cores but chip '{}' has {}", program.cores.size(), chip.name,
-                                       chip.cores));
+    throw std::logic_error(
+        fmt::format("program uses {} cores but chip '{}' has {}", program.cores.size(), chip.name, chip.cores));
   }
   for (const hw::EngineSpec& spec : chip.engines) {
     if (spec.kind == hw::EngineKind::dma) ++channels_per_core_;
@@ -209,7 +209,8 @@ void Run::validate(const Program& program) const {
         const bool kind_ok = models_[e].serial ? cmd.kind == CommandKind::compute || (tensor_only && e == tensor)
                                                : cmd.kind == CommandKind::transfer;
         if (!kind_ok) {
-          throw std::logic_error(fmt::format("core {}: engine {} queue holds a command of the wrong kind", c, spec.name));
+          throw std::logic_error(
+              fmt::format("core {}: engine {} queue holds a command of the wrong kind", c, spec.name));
         }
         if (message && (cmd.msg == 0 || cmd.msg > program.message_count)) {
           throw std::logic_error(fmt::format("core {}: message id {} out of range", c, cmd.msg));
@@ -217,10 +218,10 @@ void Run::validate(const Program& program) const {
         for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
           const EngineId w = cmd.wait_engine[i];
           if (w >= models_.size() || !spec.may_wait_on(w)) {
-            throw std::logic_error(fmt::format("core {}: a {} command waits on engine {}, which chip '{}' does not "
-                                               "allow (waits_on)",
-                                               c, spec.name, w < models_.size() ? chip_.engines[w].name : "?",
-                                               chip_.name));
+            throw std::logic_error(
+                fmt::format("core {}: a {} command waits on engine {}, which chip '{}' does not "
+                            "allow (waits_on)",
+                            c, spec.name, w < models_.size() ? chip_.engines[w].name : "?", chip_.name));
           }
         }
       }
@@ -311,8 +312,7 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
         ++es.head;
         ++es.completed;
         break;
-      case CommandKind::transfer:
-        return;  // rejected by validate()
+      case CommandKind::transfer: return;  // rejected by validate()
     }
   }
 }

@@ -40,8 +40,9 @@ hw::Chip with_kv_dma() {
   std::string text = test_configs::kSg2262;
   text = replaced(text, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, sdma, cdma, hau, kvdma]");
   text = replaced(text, "roles: [tiles, kv_stream]", "roles: [tiles]");
-  text += "  kvdma: {kind: dma, roles: [kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, "
-          "startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}\n";
+  text +=
+      "  kvdma: {kind: dma, roles: [kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, "
+      "startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}\n";
   return hw::chip_from_yaml(text, "sg2262-kvdma");
 }
 

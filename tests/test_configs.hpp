@@ -119,9 +119,11 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
                              double latency_ns = 0, int bytes_in_flight = 1 << 30, int burst = 1) {
   return "name: tiny\ncores: " + std::to_string(cores) +
          "\nlmem_bytes_per_core: 1048576\n"
-         "ddr: {bandwidth_gb_per_s: " + std::to_string(ddr_gb_per_s) +
+         "ddr: {bandwidth_gb_per_s: " +
+         std::to_string(ddr_gb_per_s) +
          ", efficiency: 1, capacity_bytes: 1073741824, latency_ns: " + std::to_string(latency_ns) +
-         ", burst_bytes: " + std::to_string(burst) + "}\n"
+         ", burst_bytes: " + std::to_string(burst) +
+         "}\n"
          "c2c: {bandwidth_gb_per_s: 100, latency_ns: 0, links: 1}\n"
          "engines:\n"
          "  tiu:\n    kind: tensor\n    waits_on: [gdma, sdma, cdma]\n"
@@ -130,8 +132,10 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          "    mm2_init_cycles: {nn: 0, nt: 0, tt: 0}\n    bank_conflict_cycles: 0\n    vector_init_cycles: 0\n"
          "    sfu_init_cycles: 0\n    sfu_elements_per_lane_per_cycle: 8\n"
          "  gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu], crosses: [ddr], bandwidth_gb_per_s: 1000, "
-         "startup_ns: " + std::to_string(startup_ns) + ", outstanding: " + std::to_string(outstanding) +
-         ", bytes_in_flight: " + std::to_string(bytes_in_flight) + "}\n"
+         "startup_ns: " +
+         std::to_string(startup_ns) + ", outstanding: " + std::to_string(outstanding) +
+         ", bytes_in_flight: " + std::to_string(bytes_in_flight) +
+         "}\n"
          "  sdma: {kind: dma, roles: [kv_resident, cross_core, gather], waits_on: [tiu], crosses: [ddr], "
          "bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"
          "  cdma: {kind: collective, waits_on: [tiu], crosses: [c2c, ddr], startup_ns: 0, outstanding: 1}\n";

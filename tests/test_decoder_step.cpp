@@ -167,8 +167,8 @@ TEST_CASE("GQA baseline: KV read bytes and attention FLOPs", "[step][gqa]") {
   CHECK(r.timeline.op(OpKind::fa2).flops == 65'536'000);
   CHECK(r.timeline.op(OpKind::fa2).kv_bytes == 8'192'000);
   // Prefill has no history read.
-  const auto p = tools::simulate_block(chip(), llama, models::make_workload(Phase::prefill, 1, 256, std::nullopt,
-                                                                              KvFormat::bf16), {});
+  const auto p = tools::simulate_block(chip(), llama,
+                                       models::make_workload(Phase::prefill, 1, 256, std::nullopt, KvFormat::bf16), {});
   CHECK(p.timeline.find(OpKind::kv_cache_read) == nullptr);
 }
 
@@ -214,8 +214,7 @@ TEST_CASE("MLA cache modes and KV formats: bytes per token per layer", "[step][m
   // Expanded cache, V3 bf16: 4096 x 128 x 320 x 2 = 335,544,320 bytes, read once.
   auto expanded = decode(1, 4096);
   expanded.mla_mode = models::MlaMode::expanded;
-  CHECK(tools::simulate_block(chip(), v3, expanded, {}).timeline.op(OpKind::kv_cache_read).hbm_bytes ==
-        335'544'320);
+  CHECK(tools::simulate_block(chip(), v3, expanded, {}).timeline.op(OpKind::kv_cache_read).hbm_bytes == 335'544'320);
 }
 
 TEST_CASE("attention FLOPs: absorb matches the einsum count, standard grows linearly with kv_len", "[step][modes]") {

@@ -10,8 +10,8 @@
 #include "models/workload.hpp"
 #include "ops/timeline.hpp"
 #include "test_configs.hpp"
-#include "tools/simulation.hpp"
 #include "tools/report.hpp"
+#include "tools/simulation.hpp"
 
 namespace {
 
@@ -26,8 +26,8 @@ const models::ModelSpec& v3() {
   return m;
 }
 
-tools::Simulation run(const models::ModelSpec& model, const models::Workload& w,
-                           std::string route = "gdma", const hw::Chip& on = chip()) {
+tools::Simulation run(const models::ModelSpec& model, const models::Workload& w, std::string route = "gdma",
+                      const hw::Chip& on = chip()) {
   ops::LoweringOptions opts;
   opts.kv_read_engine = route;
   return tools::simulate_block(on, model, w, opts);

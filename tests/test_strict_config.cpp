@@ -135,8 +135,9 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
   SECTION("zero, negative, NaN and infinite numbers") {
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "cores: 64", "cores: 0"), "c"); }) ==
           "<memory:c>:2:1: cores: must be a positive integer, got 0");
-    CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "bandwidth_gb_per_s: 64", "bandwidth_gb_per_s: -64"), "c"); }) ==
-          "<memory:c>:21:101: engines.sdma.bandwidth_gb_per_s: must be > 0, got -64");
+    CHECK(error_of([&] {
+            hw::chip_from_yaml(replace(kSg2262, "bandwidth_gb_per_s: 64", "bandwidth_gb_per_s: -64"), "c");
+          }) == "<memory:c>:21:101: engines.sdma.bandwidth_gb_per_s: must be > 0, got -64");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "efficiency: 0.9", "efficiency: .nan"), "c"); }) ==
           "<memory:c>:4:35: ddr.efficiency: must be a finite number");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "clock_mhz: 1000", "clock_mhz: .inf"), "c"); }) ==
@@ -145,8 +146,9 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
           "<memory:c>:4:35: ddr.efficiency: must be in (0, 1], got 1.5");
   }
   SECTION("a wrong type") {
-    CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "lanes_per_core: 16", "lanes_per_core: sixteen"), "c"); }) ==
-          "<memory:c>:11:5: engines.tiu.lanes_per_core: expected an integer, got 'sixteen'");
+    CHECK(error_of([&] {
+            hw::chip_from_yaml(replace(kSg2262, "lanes_per_core: 16", "lanes_per_core: sixteen"), "c");
+          }) == "<memory:c>:11:5: engines.tiu.lanes_per_core: expected an integer, got 'sixteen'");
   }
   SECTION("a file that does not exist") {
     CHECK(error_of([&] { hw::load_chip("/nonexistent/chip.yaml"); }) == "/nonexistent/chip.yaml: cannot open file");
@@ -177,7 +179,8 @@ TEST_CASE("engine table errors name the engine, the rule broken and the file pos
   // Every single-engine role needs exactly one engine.
   CHECK(error(replace(kSg2262, "roles: [kv_resident, cross_core, gather]", "roles: [kv_resident, gather]")) ==
         "<memory:e>:6:1: engines: no DMA engine has the role 'cross_core'");
-  CHECK(error(replace(kSg2262, "roles: [kv_resident, cross_core, gather]", "roles: [kv_resident, cross_core, gather, tiles]")) ==
+  CHECK(error(replace(kSg2262, "roles: [kv_resident, cross_core, gather]",
+                      "roles: [kv_resident, cross_core, gather, tiles]")) ==
         "<memory:e>:6:1: engines: 'gdma' and 'sdma' both have the role 'tiles'; it needs exactly one engine");
   CHECK(error(replace(kSg2262, "roles: [tiles, kv_stream]", "roles: [tiles, kv_stream, kv_resident]")) ==
         "<memory:e>:6:1: engines: 'gdma' cannot both stream (kv_stream) and hold (kv_resident) the history");

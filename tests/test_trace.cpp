@@ -17,9 +17,7 @@
 namespace {
 
 // Picoseconds from the trace's microseconds (six decimals: a double rounds back exactly).
-sim::Tick ps_of(const nlohmann::json& value) {
-  return static_cast<sim::Tick>(std::llround(value.get<double>() * 1e6));
-}
+sim::Tick ps_of(const nlohmann::json& value) { return static_cast<sim::Tick>(std::llround(value.get<double>() * 1e6)); }
 
 }  // namespace
 

@@ -36,9 +36,8 @@ models::Workload workload(models::Phase phase, std::uint64_t batch, std::uint64_
 void set_counters(benchmark::State& state, std::uint64_t commands, std::uint64_t events) {
   state.counters["commands"] = static_cast<double>(commands);
   state.counters["events"] = static_cast<double>(events);
-  state.counters["per_command"] = benchmark::Counter(static_cast<double>(commands),
-                                                     benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  state.counters["per_command"] = benchmark::Counter(
+      static_cast<double>(commands), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 // Emit + simulate: the whole cost of one graph, from op graph to command records.
@@ -63,7 +62,8 @@ void BM_EmitAndSimulate(benchmark::State& state, models::Phase phase, std::uint6
 // Simulate only: the event kernel on an already lowered program.
 void BM_SimulateOnly(benchmark::State& state, models::Phase phase, std::uint64_t batch, std::uint64_t ctx) {
   const Setup& s = setup();
-  const ops::Lowered lowered = ops::lower(models::build_attention_block(s.model, workload(phase, batch, ctx)), s.chip, {});
+  const ops::Lowered lowered =
+      ops::lower(models::build_attention_block(s.model, workload(phase, batch, ctx)), s.chip, {});
   std::uint64_t events = 0;
   for (auto _ : state) {
     const sim::Trace trace = sim::Simulator(s.chip).run(lowered.program);

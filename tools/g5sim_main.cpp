@@ -17,11 +17,11 @@
 #include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
-#include "tools/simulation.hpp"
-#include "tools/trace_writer.hpp"
 #include "tools/context_list.hpp"
 #include "tools/op_run.hpp"
 #include "tools/report.hpp"
+#include "tools/simulation.hpp"
+#include "tools/trace_writer.hpp"
 
 namespace {
 
@@ -119,7 +119,6 @@ Deployment deployment_of(const CommonOptions& o, const hw::Chip& chip, const mod
   return d;
 }
 
-
 // Runs the scope the options ask for; `layers` receives the number of decoder layers simulated.
 tools::Simulation simulate(const hw::Chip& chip, const models::ModelSpec& model, const Deployment& d,
                            const CommonOptions& o, const ops::LoweringOptions& opts,
@@ -156,8 +155,8 @@ ops::LoweringOptions lowering_options(const CommonOptions& o) {
 
 // The workload of one context length, with the KV format and MLA modes of the options.
 models::Workload workload_of(const CommonOptions& o, std::uint64_t ctx, std::uint64_t batch) {
-  models::Workload w = models::make_workload(models::parse_phase(o.phase), batch, ctx, o.q_len,
-                                             models::parse_kv_format(o.kv_dtype));
+  models::Workload w =
+      models::make_workload(models::parse_phase(o.phase), batch, ctx, o.q_len, models::parse_kv_format(o.kv_dtype));
   w.mla_mode = models::parse_mla_mode(o.mla_mode, "--mla-mode");
   w.prefill_mla_mode = models::parse_mla_mode(o.prefill_mla_mode, "--prefill-mla-mode");
   return w;
@@ -181,8 +180,8 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
   const ops::LoweringOptions opts = lowering_options(o);
   std::uint64_t layers = 0;
   const tools::Simulation result = simulate(chip, model, d, o, opts, expert_load_of(o), layers);
-  const tools::RunDescription run{chip,   model,         d.workload, opts, scope_of(o), layers, d.parallelism,
-                                  d.automatic, d.footprint};
+  const tools::RunDescription run{chip,   model,         d.workload,  opts,       scope_of(o),
+                                  layers, d.parallelism, d.automatic, d.footprint};
   if (!trace_options.path.empty()) {
     tools::TraceFilter filter;
     if (!trace_options.layers.empty()) filter.layers = tools::parse_layer_range(trace_options.layers);
@@ -235,13 +234,14 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
   const hw::Chip chip = hw::load_chip(chip_path);
   const models::ModelSpec model = models::load_model(model_path);
   fmt::print("chip  {}: {} ({} cores, cube bf16 peak {:.1f} TFLOPS, DDR {:.1f} GB/s x eta_m {})\n", chip.source,
-             chip.name, chip.cores, hw::CostModel(chip).cube_peak_flops(hw::DType::bf16) / 1e12, chip.ddr_bandwidth_gb_per_s,
-             chip.ddr_efficiency);
+             chip.name, chip.cores, hw::CostModel(chip).cube_peak_flops(hw::DType::bf16) / 1e12,
+             chip.ddr_bandwidth_gb_per_s, chip.ddr_efficiency);
   if (model.attention == models::AttentionKind::mla) {
-    fmt::print("model {}: {} ({}, {} layers, MLA: heads {}, kv_lora_rank {}, qk_rope_head_dim {}, latent {} "
-               "elements/token/layer)\n",
-               model.source, model.name, model.model_type, model.num_hidden_layers, model.num_attention_heads,
-               model.kv_lora_rank, model.qk_rope_head_dim, model.latent_kv_elements());
+    fmt::print(
+        "model {}: {} ({}, {} layers, MLA: heads {}, kv_lora_rank {}, qk_rope_head_dim {}, latent {} "
+        "elements/token/layer)\n",
+        model.source, model.name, model.model_type, model.num_hidden_layers, model.num_attention_heads,
+        model.kv_lora_rank, model.qk_rope_head_dim, model.latent_kv_elements());
   } else {
     fmt::print("model {}: {} ({}, {} layers, GQA: heads {}, kv heads {}, head_dim {})\n", model.source, model.name,
                model.model_type, model.num_hidden_layers, model.num_attention_heads, model.num_key_value_heads,

@@ -35,7 +35,8 @@ OpRunResult simulate_alone(const hw::Chip& chip, const ops::OpGraph& graph, hw::
   r.commands = lowered.program.command_count();
   for (const auto& op : lowered.ops) r.peak_lmem_bytes = std::max(r.peak_lmem_bytes, op.peak_lmem_bytes);
   const double peak = hw::CostModel(chip).cube_peak_flops(dtype);  // this chip (cores already restricted)
-  r.tiu_utilization = tl.total == 0 ? 0.0 : static_cast<double>(r.flops) / (static_cast<double>(tl.total) * 1e-12 * peak);
+  r.tiu_utilization =
+      tl.total == 0 ? 0.0 : static_cast<double>(r.flops) / (static_cast<double>(tl.total) * 1e-12 * peak);
   return r;
 }
 
@@ -115,11 +116,12 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
 }
 
 void write_op_json(std::ostream& out, const OpRunResult& r) {
-  fmt::print(out,
-             "{{\"op\": \"{}\", \"shape\": \"{}\", \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"unique_bytes\": {}, "
-             "\"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, \"commands\": {}}}\n",
-             r.op, r.shape, r.cores, format_ns(r.total_ps), r.ddr_bytes, r.unique_bytes, r.tiu_utilization,
-             r.peak_lmem_bytes, r.flops, r.commands);
+  fmt::print(
+      out,
+      "{{\"op\": \"{}\", \"shape\": \"{}\", \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"unique_bytes\": {}, "
+      "\"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, \"commands\": {}}}\n",
+      r.op, r.shape, r.cores, format_ns(r.total_ps), r.ddr_bytes, r.unique_bytes, r.tiu_utilization, r.peak_lmem_bytes,
+      r.flops, r.commands);
 }
 
 void write_op_table(std::ostream& out, const OpRunResult& r) {

@@ -4,10 +4,10 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "models/attention_block.hpp"
 #include "models/kv_cache.hpp"
-#include <vector>
 
 namespace tools {
 namespace {
@@ -43,7 +43,6 @@ std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool j
 
 std::string phase_name(const models::Workload& w) { return w.decode() ? "decode" : "prefill"; }
 
-
 }  // namespace
 
 std::string format_ns(sim::Tick ps) { return fmt::format("{}.{:03}", ps / 1000, ps % 1000); }
@@ -78,8 +77,8 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
     }
     KindSummary& k = out[i];
     k.regime = k.comm_ns > std::max(k.compute_ns, k.memory_ns) ? ops::Regime::comm
-               : k.compute_ns > k.memory_ns                   ? ops::Regime::compute
-                                                              : ops::Regime::memory;
+               : k.compute_ns > k.memory_ns                    ? ops::Regime::compute
+                                                               : ops::Regime::memory;
   }
   std::vector<std::size_t> order(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -145,7 +144,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", kv_engine_name(run));
   const models::Parallelism& p = run.parallelism;
   fmt::print(out, "sharding: tp {} ep {} dp {} ({} chips{}); this chip runs {} of the {} sequences\n", p.tp, p.ep, p.dp,
-             p.chips(), run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "", w.batch / p.dp, w.batch);
+             p.chips(), run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "", w.batch / p.dp,
+             w.batch);
   if (step) {
     fmt::print(out, "memory per chip: weights {:.2f} GiB + KV cache {:.2f} GiB = {:.2f} GiB of {:.2f} GiB\n",
                run.footprint.weight_bytes / 1073741824.0, run.footprint.kv_cache_bytes / 1073741824.0,
@@ -155,10 +155,11 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   if (step) {
     std::vector<std::vector<std::string>> rows;
     for (const KindSummary& k : summarize_by_kind(tl)) {
-      rows.push_back({std::string(ops::kind_name(k.kind)), fmt::format("{}", k.ops), format_ns(k.busy),
-                      fmt::format("{:.1f}", tl.total ? 100.0 * static_cast<double>(k.busy) / static_cast<double>(tl.total) : 0.0),
-                      fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.c2c_bytes), fmt::format("{}", k.flops),
-                      std::string(ops::regime_name(k.regime))});
+      rows.push_back(
+          {std::string(ops::kind_name(k.kind)), fmt::format("{}", k.ops), format_ns(k.busy),
+           fmt::format("{:.1f}", tl.total ? 100.0 * static_cast<double>(k.busy) / static_cast<double>(tl.total) : 0.0),
+           fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.c2c_bytes), fmt::format("{}", k.flops),
+           std::string(ops::regime_name(k.regime))});
     }
     write_aligned(out, {"kind", "ops", "busy_ns", "share_%", "hbm_bytes", "c2c_bytes", "flops", "regime"}, rows, 1);
     out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100)\n";
@@ -169,7 +170,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
                       fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops), fmt::format("{:.3f}", t.roofline_ns),
                       std::string(ops::regime_name(t.regime))});
     }
-    write_aligned(out, {"op", "kind", "engines", "op_start_ns", "op_end_ns", "hbm_bytes", "flops", "roofline_ns", "regime"},
+    write_aligned(out,
+                  {"op", "kind", "engines", "op_start_ns", "op_end_ns", "hbm_bytes", "flops", "roofline_ns", "regime"},
                   rows, 3);
   }
   out << '\n';
@@ -193,10 +195,8 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
              "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"kv_read_engine\": \"{}\"}},\n",
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
-             models::name_of(w.prefill_mla_mode),
-             kv_engine_name(run));
-  fmt::print(out,
-             "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
+             models::name_of(w.prefill_mla_mode), kv_engine_name(run));
+  fmt::print(out, "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
              run.automatic_sharding ? "true" : "false");
   fmt::print(out,
@@ -219,23 +219,26 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   const auto kinds = summarize_by_kind(tl);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const KindSummary& k = kinds[i];
-    fmt::print(out, "    {{\"kind\": \"{}\", \"ops\": {}, \"busy_ns\": {}, \"hbm_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, "
-               "\"regime\": \"{}\"}}{}\n",
-               ops::kind_name(k.kind), k.ops, format_ns(k.busy), k.hbm_bytes, k.c2c_bytes, k.flops,
-               ops::regime_name(k.regime),
-               i + 1 < kinds.size() ? "," : "");
+    fmt::print(
+        out,
+        "    {{\"kind\": \"{}\", \"ops\": {}, \"busy_ns\": {}, \"hbm_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, "
+        "\"regime\": \"{}\"}}{}\n",
+        ops::kind_name(k.kind), k.ops, format_ns(k.busy), k.hbm_bytes, k.c2c_bytes, k.flops, ops::regime_name(k.regime),
+        i + 1 < kinds.size() ? "," : "");
   }
   out << "  ],\n";
   out << "  \"ops\": [\n";
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const ops::OpTiming& t = tl.ops[i];
-    fmt::print(out,
-               "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
-               "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
-               "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
-               quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines, format_ns(t.start),
-               format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns,
-               ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
+    fmt::print(
+        out,
+        "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
+        "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": "
+        "{}, \"peak_lmem_bytes\": {}, "
+        "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
+        quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines, format_ns(t.start),
+        format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes,
+        t.roofline_ns, ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
   fmt::print(out, "  \"commands\": {{{}}}\n", command_counts(run.chip, tl, true));

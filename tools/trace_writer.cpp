@@ -59,8 +59,8 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
   for (std::size_t c = 0; c < cores; ++c) {
     event(fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "core {}"}}}})", c, c));
     for (std::size_t e = 0; e < chip.engines.size(); ++e) {
-      event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})", c,
-                        e, escaped(chip.engines[e].display_name())));
+      event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})", c, e,
+                        escaped(chip.engines[e].display_name())));
     }
   }
   for (std::size_t c = 0; c < cores; ++c) {
@@ -76,17 +76,20 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
           case sim::CommandKind::compute: work = fmt::format(R"("cycles": {})", cmd.amount); break;
           case sim::CommandKind::transfer: work = fmt::format(R"("bytes": {})", cmd.amount); break;
           case sim::CommandKind::send_msg: work = fmt::format(R"("send_msg": {})", cmd.msg); break;
-          case sim::CommandKind::wait_msg: work = fmt::format(R"("wait_msg": {}, "count": {})", cmd.msg, cmd.msg_count); break;
+          case sim::CommandKind::wait_msg:
+            work = fmt::format(R"("wait_msg": {}, "count": {})", cmd.msg, cmd.msg_count);
+            break;
           case sim::CommandKind::fence: work = R"("fence": true)"; break;
         }
         std::string waits;
         for (std::size_t w = 0; w < chip.engines.size(); ++w) {
-          waits += fmt::format(R"(, "wait_{}": {})", escaped(chip.engines[w].name), cmd.wait_on(static_cast<hw::EngineId>(w)));
+          waits += fmt::format(R"(, "wait_{}": {})", escaped(chip.engines[w].name),
+                               cmd.wait_on(static_cast<hw::EngineId>(w)));
         }
         event(fmt::format(
             R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}{}}}}})",
-            escaped(node.name), ops::kind_name(node.kind), c, e, us(records[i].start), us(records[i].end - records[i].start),
-            work, i + 1, node.layer, waits));
+            escaped(node.name), ops::kind_name(node.kind), c, e, us(records[i].start),
+            us(records[i].end - records[i].start), work, i + 1, node.layer, waits));
       }
     }
   }
