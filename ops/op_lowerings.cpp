@@ -31,21 +31,21 @@ constexpr Registration kRegistry[] = {
     {OpKind::all_to_all, lower_collective},
 };
 
-constexpr std::array<LowerFn, kOpKindCount> table() {
-  std::array<LowerFn, kOpKindCount> t{};
-  for (const Registration& r : kRegistry) t[static_cast<std::size_t>(r.kind)] = r.lower;
-  return t;
-}
-
-constexpr std::array<LowerFn, kOpKindCount> kTable = table();
-
-constexpr bool covers_every_kind() {
-  for (LowerFn f : kTable) {
-    if (f == nullptr) return false;
+constexpr bool registers_every_kind_once() {
+  std::array<int, kOpKindCount> count{};
+  for (const Registration& r : kRegistry) ++count[static_cast<std::size_t>(r.kind)];
+  for (int n : count) {
+    if (n != 1) return false;
   }
   return true;
 }
-static_assert(covers_every_kind(), "every OpKind needs a lowering in kRegistry");
+static_assert(registers_every_kind_once(), "every OpKind needs exactly one lowering in kRegistry");
+
+const std::array<LowerFn, kOpKindCount> kTable = [] {
+  std::array<LowerFn, kOpKindCount> t{};
+  for (const Registration& r : kRegistry) t[static_cast<std::size_t>(r.kind)] = r.lower;
+  return t;
+}();
 
 }  // namespace
 

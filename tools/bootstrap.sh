@@ -2,7 +2,8 @@
 # Installs what g5sim needs from Debian packages (only the missing ones: safe to re-run), builds,
 # then either runs the default simulation or the test suite.
 #   bash tools/bootstrap.sh run    # install, build, `g5sim run`
-#   bash tools/bootstrap.sh test   # install, build, all tests (ctest)
+#   bash tools/bootstrap.sh test   # install; format check; build with -Werror and run every test;
+#                                  # then the whole suite again under ASan + UBSan (build-asan/)
 set -euo pipefail
 mode="${1:-run}"
 case "$mode" in run|test|build) ;; *) echo "usage: $0 run|test|build" >&2; exit 2 ;; esac
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build
           libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
-          libbenchmark-dev)
+          libbenchmark-dev clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,11 +24,25 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)"
+jobs="$(nproc)"
+if [ "$mode" = test ]; then
+  bash tools/check_format.sh
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DG5SIM_WARNINGS_AS_ERRORS=ON >/dev/null
+else
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build build -j "$jobs"
 
 case "$mode" in
-  run)  ./build/tools/g5sim run ;;
-  test) ctest --test-dir build --output-on-failure ;;
+  run) ./build/tools/g5sim run ;;
+  test)
+    ctest --test-dir build --output-on-failure -j "$jobs"
+    # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer: any report fails it.
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DG5SIM_SANITIZE=ON \
+          -DG5SIM_BUILD_BENCHMARKS=OFF >/dev/null
+    cmake --build build-asan -j "$jobs"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --test-dir build-asan --output-on-failure -j "$jobs"
+    ;;
   build) ;;
 esac
