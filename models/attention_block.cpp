@@ -211,7 +211,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 
   const bool sparse = m.dsa && w.decode();
   if (sparse && compute != MlaMode::absorb) {
-    throw hw::ConfigError(fmt::format("--mla-mode: {}'s sparse attention (DSA) runs in absorb mode", m.name));
+    throw hw::InputError("mla_mode", fmt::format("{}'s sparse attention (DSA) runs in absorb mode", m.name));
   }
   if (compute == MlaMode::absorb) {
     // MQA over the latent: scores on d_c + d_r, values on d_c.

@@ -12,15 +12,15 @@ namespace models {
 ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, const StepOptions& options) {
   const std::uint64_t layers = options.layers.value_or(m.num_hidden_layers);
   if (layers == 0 || layers > m.num_hidden_layers) {
-    throw hw::ConfigError(fmt::format("--layers: expected 1..{} ({} has {} layers), got {}", m.num_hidden_layers,
-                                      m.name, m.num_hidden_layers, layers));
+    throw hw::InputError("layers", fmt::format("expected 1..{} ({} has {} layers), got {}", m.num_hidden_layers, m.name,
+                                               m.num_hidden_layers, layers));
   }
   const Parallelism& p = options.parallelism;
   validate_parallelism(p, m, global);
   const Workload w = chip_workload(global, p);
   const std::uint64_t T = w.batch * w.q_len;
   if (options.expert_load) {
-    if (!m.moe) throw hw::ConfigError(fmt::format("--expert-load: {} has no MoE layers", m.name));
+    if (!m.moe) throw hw::InputError("expert_load", fmt::format("{} has no MoE layers", m.name));
     options.expert_load->validate(m.num_hidden_layers, m.moe->first_k_dense_replace, m.moe->n_routed_experts,
                                   m.moe->num_experts_per_tok, routed_slots(m, w, p) / m.moe->num_experts_per_tok);
   }

@@ -32,7 +32,7 @@ ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std
 
 ExpertLoad ExpertLoad::from_csv_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw hw::ConfigError(fmt::format("{}: cannot open file (--expert-load)", path));
+  if (!in) throw hw::InputError("expert_load", fmt::format("{}: cannot open file", path));
   std::ostringstream text;
   text << in.rdbuf();
   return from_csv_text(text.str(), path);

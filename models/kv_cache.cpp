@@ -27,9 +27,9 @@ KvCacheLayout kv_cache_layout(const ModelSpec& m, MlaMode cache_mode, KvFormat f
       break;
     case KvFormat::fp8_flashmla:
       if (!latent) {
-        throw hw::ConfigError(
-            "--kv-dtype: fp8-flashmla is FlashMLA's layout of the MLA latent; it needs an MLA model with --mla-mode "
-            "absorb or standard");
+        throw hw::InputError("kv_format",
+                             "fp8-flashmla is FlashMLA's layout of the MLA latent; it needs an MLA model with "
+                             "mla_mode absorb or standard");
       }
       // d_c fp8 values, one fp32 scale per 128 of them, and the RoPE key kept in bf16.
       l.bytes_per_stream = m.kv_lora_rank + 4 * ((m.kv_lora_rank + 127) / 128) + 2 * m.qk_rope_head_dim;

@@ -72,10 +72,9 @@ AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given
       if (chip_footprint(m, w, p).total() <= capacity) return AutoSharding{p, w.batch};
     }
   }
-  throw hw::ConfigError(fmt::format(
-      "no automatic sharding of {} fits {} bytes per chip (dp = ep, tp = ep or tp up to 1024 chips); give --tp, --ep "
-      "and --dp",
-      m.name, capacity));
+  throw hw::InputError("sharding", fmt::format("no automatic sharding of {} fits {} bytes per chip (dp = ep, tp = ep "
+                                               "or tp up to 1024 chips); give tp, ep and dp",
+                                               m.name, capacity));
 }
 
 }  // namespace models

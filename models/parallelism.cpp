@@ -9,9 +9,15 @@
 namespace models {
 namespace {
 
-void require_divides(std::uint64_t parts, std::uint64_t total, const char* flag, const std::string& what) {
+std::string degree_name(const std::string& field) {
+  if (field == "tp") return "tensor-parallel degree tp";
+  if (field == "ep") return "expert-parallel degree ep";
+  return "data-parallel degree dp";
+}
+
+void require_divides(std::uint64_t parts, std::uint64_t total, const std::string& field, const std::string& what) {
   if (total % parts != 0) {
-    throw hw::ConfigError(fmt::format("{}: {} does not divide {} ({})", flag, parts, what, total));
+    throw hw::InputError(field, fmt::format("{} = {} does not divide {} ({})", degree_name(field), parts, what, total));
   }
 }
 
@@ -22,26 +28,27 @@ std::uint64_t group_tokens(const Workload& chip, const Parallelism& p) {
 }  // namespace
 
 void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Workload& global) {
-  if (p.tp == 0) throw hw::ConfigError("--tp: must be a positive integer");
-  if (p.ep == 0) throw hw::ConfigError("--ep: must be a positive integer");
-  if (p.dp == 0) throw hw::ConfigError("--dp: must be a positive integer");
-  require_divides(p.dp, global.batch, "--dp", "the batch");
-  require_divides(p.tp, m.num_attention_heads, "--tp", "num_attention_heads");
-  if (m.attention == AttentionKind::gqa) require_divides(p.tp, m.num_key_value_heads, "--tp", "num_key_value_heads");
-  require_divides(p.tp, m.intermediate_size, "--tp", "intermediate_size");
-  require_divides(p.tp, m.vocab_size, "--tp", "vocab_size");
+  for (const auto& [field, degree] : {std::pair{"tp", p.tp}, std::pair{"ep", p.ep}, std::pair{"dp", p.dp}}) {
+    if (degree == 0) throw hw::InputError(field, degree_name(field) + " must be a positive integer");
+  }
+  require_divides(p.dp, global.batch, "dp", "the batch");
+  require_divides(p.tp, m.num_attention_heads, "tp", "num_attention_heads");
+  if (m.attention == AttentionKind::gqa) require_divides(p.tp, m.num_key_value_heads, "tp", "num_key_value_heads");
+  require_divides(p.tp, m.intermediate_size, "tp", "intermediate_size");
+  require_divides(p.tp, m.vocab_size, "tp", "vocab_size");
   if (m.moe) {
-    require_divides(p.ep, m.moe->n_routed_experts, "--ep", "n_routed_experts");
-    if (p.ep == 1) require_divides(p.tp, m.moe->moe_intermediate_size, "--tp", "moe_intermediate_size");
+    require_divides(p.ep, m.moe->n_routed_experts, "ep", "n_routed_experts");
+    if (p.ep == 1) require_divides(p.tp, m.moe->moe_intermediate_size, "tp", "moe_intermediate_size");
     if (m.moe->n_shared_experts > 0) {
-      require_divides(p.tp, m.moe->n_shared_experts * m.moe->moe_intermediate_size, "--tp",
+      require_divides(p.tp, m.moe->n_shared_experts * m.moe->moe_intermediate_size, "tp",
                       "the shared experts' width (n_shared_experts x moe_intermediate_size)");
     }
   } else if (p.ep != 1) {
-    throw hw::ConfigError(fmt::format("--ep: {} has no routed experts; use --ep 1", m.name));
+    throw hw::InputError("ep",
+                         fmt::format("{} has no routed experts: the expert-parallel degree ep must be 1", m.name));
   }
-  require_divides(p.ep, p.chips(), "--ep", "the chips (tp x dp)");
-  if (p.ep > p.tp) require_divides(p.tp, p.ep, "--ep", "an EP group spanning whole TP groups: tp");
+  require_divides(p.ep, p.chips(), "ep", "the chips (tp x dp)");
+  if (p.ep > p.tp) require_divides(p.tp, p.ep, "ep", "an EP group spanning whole TP groups: tp");
 }
 
 Workload chip_workload(const Workload& global, const Parallelism& p) {

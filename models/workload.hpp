@@ -47,8 +47,9 @@ Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std:
                        KvFormat kv_format);
 
 Phase parse_phase(const std::string& text);
-KvFormat parse_kv_format(std::string_view text);  ///< bf16, fp8, fp8-flashmla (--kv-dtype)
-MlaMode parse_mla_mode(std::string_view text, std::string_view flag);
+KvFormat parse_kv_format(std::string_view text);  ///< bf16, fp8, fp8-flashmla
+/// `field`: the parameter being parsed ("mla_mode" or "prefill_mla_mode"), for the InputError.
+MlaMode parse_mla_mode(std::string_view text, const std::string& field);
 std::string_view name_of(KvFormat f);
 std::string_view name_of(MlaMode m);
 

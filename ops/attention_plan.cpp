@@ -106,11 +106,13 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   }
   if (!found) {
     if (resident) {
-      throw hw::ConfigError(
-          fmt::format("--kv-read-engine sdma keeps each core's share of the latent history in local memory: "
-                      "{} tokens x {} B need {} B on one core, but {} ({}) has lmem_bytes_per_core = {}; "
-                      "use --kv-read-engine gdma, a shorter context or a smaller batch",
-                      max_resident, s.kv_token_bytes, max_resident * s.kv_token_bytes, chip.name, chip.source, lmem));
+      throw hw::InputError(
+          "kv_read_engine",
+          fmt::format("a kv_resident engine keeps each core's share of the history in local memory: "
+                      "{} rows x {} B need {} B on one core, but {} ({}) has lmem_bytes_per_core = {}; "
+                      "read it with a kv_stream engine ({}), a shorter context or a smaller batch",
+                      max_resident, s.kv_token_bytes, max_resident * s.kv_token_bytes, chip.name, chip.source, lmem,
+                      chip.engine(chip.default_kv_engine()).name));
     }
     throw hw::ConfigError(
         fmt::format("{}: lmem_bytes_per_core: {} B cannot hold the smallest fa2 tiles", chip.source, lmem));

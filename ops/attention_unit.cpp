@@ -80,9 +80,10 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   } else if (!unit.fa2) {
     // MLA standard mode: the history is the up-projection's A operand, streamed beside it.
     if (ctx.kv_resident()) {
-      throw hw::ConfigError(
-          fmt::format("--kv-read-engine {}: with --mla-mode standard the history feeds the up-projection, not fa2; "
-                      "use {}",
+      throw hw::InputError(
+          "kv_read_engine",
+          fmt::format("{} keeps the history resident for fa2, but with mla_mode standard the history "
+                      "feeds the up-projection; read it with a kv_stream engine ({})",
                       ctx.chip.engine(ctx.kv_engine()).name, ctx.chip.engine(ctx.chip.default_kv_engine()).name));
     }
     unit.history = HistoryRoute::matmul;

@@ -24,15 +24,15 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
   } else {
     const auto found = c.find_engine(o.kv_read_engine);
     if (!found || c.engine(*found).kind != hw::EngineKind::dma) {
-      throw hw::ConfigError(fmt::format("kv_read_engine: chip '{}' has no DMA engine '{}' (its DMA engines: {})",
-                                        c.name, o.kv_read_engine, c.engine_names(hw::EngineKind::dma)));
+      throw hw::InputError("kv_read_engine",
+                           fmt::format("chip '{}' has no DMA engine '{}' (its DMA engines: {})", c.name,
+                                       o.kv_read_engine, c.engine_names(hw::EngineKind::dma)));
     }
     const hw::EngineSpec& e = c.engine(*found);
     if (!e.serves(hw::DmaRole::kv_stream) && !e.serves(hw::DmaRole::kv_resident)) {
-      throw hw::ConfigError(
-          fmt::format("kv_read_engine: engine '{}' of chip '{}' has neither the kv_stream nor "
-                      "the kv_resident role",
-                      e.name, c.name));
+      throw hw::InputError(
+          "kv_read_engine",
+          fmt::format("engine '{}' of chip '{}' has neither the kv_stream nor the kv_resident role", e.name, c.name));
     }
     kv_engine_ = *found;
   }

@@ -109,7 +109,7 @@ TEST_CASE("a chip without SDMA runs every DMA role on GDMA", "[hw][engines][vari
   CHECK(r.timeline.op(OpKind::kv_cache_read).hbm_bytes == 9'437'184);
   // The SDMA route does not exist here: a clear error in the library's words.
   CHECK_THROWS_WITH(block(chip, decode(2, 4096), "sdma"),
-                    "kv_read_engine: chip 'SG2262-test' has no DMA engine 'sdma' (its DMA engines: gdma)");
+                    "chip 'SG2262-test' has no DMA engine 'sdma' (its DMA engines: gdma)");
 }
 
 TEST_CASE("an L2 SRAM on the path shares its bandwidth and adds its latency", "[hw][engines][variants]") {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hw/chip.hpp"
+#include "hw/config_error.hpp"
 #include "models/attention_block.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
@@ -160,7 +161,12 @@ TEST_CASE("(f) GDMA route: the history read overlaps fa2; SDMA route: strictly b
     CHECK(read.hbm_bytes == 37'748'736);
   }
   SECTION("SDMA: a share too large for local memory is a clear error") {
-    CHECK_THROWS_WITH(run(v3(), decode(1, 131072), "sdma"), Catch::Contains("--kv-read-engine sdma"));
+    // 131,072 history rows over 64 cores: 2,048 rows x 1,152 B = 2,359,296 B > 2,097,152 B of LMEM.
+    CHECK_THROWS_WITH(run(v3(), decode(1, 131072), "sdma"),
+                      "a kv_resident engine keeps each core's share of the history in local memory: 2048 rows x "
+                      "1152 B need 2359296 B on one core, but SG2262-test (<memory:sg2262-test>) has "
+                      "lmem_bytes_per_core = 2097152; read it with a kv_stream engine (gdma), a shorter context or a "
+                      "smaller batch");
   }
 }
 
@@ -211,8 +217,17 @@ TEST_CASE("decode works for B = 1 GEMV, MTP q_len > 1 and a model without q LoRA
 }
 
 TEST_CASE("q_len must be below kv_len for decode and equal to it for prefill", "[mla][workload]") {
-  CHECK_THROWS_WITH(models::make_workload(Phase::decode, 1, 4, 4, KvFormat::bf16), Catch::Contains("--q-len"));
-  CHECK_THROWS_WITH(models::make_workload(Phase::prefill, 1, 4, 3, KvFormat::bf16), Catch::Contains("--q-len"));
+  CHECK_THROWS_WITH(models::make_workload(Phase::decode, 1, 4, 4, KvFormat::bf16),
+                    "decode needs 1 <= q_len < kv_len, got q_len 4 with kv_len 4");
+  CHECK_THROWS_WITH(models::make_workload(Phase::prefill, 1, 4, 3, KvFormat::bf16),
+                    "prefill processes the whole prompt: q_len must equal kv_len (4), got 3");
+  // The error names the API's parameter, for a front end to map to its own spelling.
+  try {
+    models::make_workload(Phase::decode, 1, 4, 4, KvFormat::bf16);
+    FAIL("no InputError");
+  } catch (const hw::InputError& e) {
+    CHECK(e.field() == "q_len");
+  }
 }
 
 TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route names the read", "[mla][deps]") {

@@ -25,6 +25,30 @@
 
 namespace {
 
+// The library names its parameters as its API does; the CLI user typed flags. The one table.
+std::string flag_of(const std::string& field) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"batch", "--batch"},
+      {"kv_len", "--ctx"},
+      {"q_len", "--q-len"},
+      {"phase", "--phase"},
+      {"kv_format", "--kv-dtype"},
+      {"mla_mode", "--mla-mode"},
+      {"prefill_mla_mode", "--prefill-mla-mode"},
+      {"kv_read_engine", "--kv-read-engine"},
+      {"tp", "--tp"},
+      {"ep", "--ep"},
+      {"dp", "--dp"},
+      {"sharding", "--tp/--ep/--dp"},
+      {"layers", "--layers"},
+      {"expert_load", "--expert-load"},
+  };
+  for (const auto& [name, flag] : kFlags) {
+    if (field == name) return flag;
+  }
+  return field;
+}
+
 struct CommonOptions {
   std::string chip = tools::default_chip_path();
   std::string model = tools::default_model_path();
@@ -157,8 +181,8 @@ ops::LoweringOptions lowering_options(const CommonOptions& o) {
 models::Workload workload_of(const CommonOptions& o, std::uint64_t ctx, std::uint64_t batch) {
   models::Workload w =
       models::make_workload(models::parse_phase(o.phase), batch, ctx, o.q_len, models::parse_kv_format(o.kv_dtype));
-  w.mla_mode = models::parse_mla_mode(o.mla_mode, "--mla-mode");
-  w.prefill_mla_mode = models::parse_mla_mode(o.prefill_mla_mode, "--prefill-mla-mode");
+  w.mla_mode = models::parse_mla_mode(o.mla_mode, "mla_mode");
+  w.prefill_mla_mode = models::parse_mla_mode(o.prefill_mla_mode, "prefill_mla_mode");
   return w;
 }
 
@@ -351,6 +375,9 @@ int main(int argc, char** argv) {
     }
     // `g5sim` alone behaves as `g5sim run`: the default block on the shipped configs.
     return run_command(run_opts, json_path, trace_options);
+  } catch (const hw::InputError& e) {
+    std::cerr << "g5sim: error: " << flag_of(e.field()) << ": " << e.what() << '\n';
+    return 2;
   } catch (const hw::ConfigError& e) {
     std::cerr << "g5sim: error: " << e.what() << '\n';
     return 2;
