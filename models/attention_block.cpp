@@ -22,7 +22,7 @@ OpNode cache_write_op(std::uint64_t tokens, const KvCacheLayout& cache, KvFormat
   const std::uint64_t width = cache.streams * cache.elements;
   OpNode n = vector_op("kv_cache_write", OpKind::kv_cache_write, tokens, width, kCacheWriteOpsPerElement, DType::bf16,
                        DType::bf16);
-  n.vec.store_row_bytes = cache.bytes_per_token();
+  n.vec().store_row_bytes = cache.bytes_per_token();
   n.shape = fmt::format("[{}, {}] {}", tokens, width, name_of(format));
   return n;
 }
@@ -40,7 +40,7 @@ OpNode cache_read_op(const ops::AttentionShape& attn, std::uint64_t bytes) {
   r.name = "kv_cache_read";
   r.kind = OpKind::kv_cache_read;
   r.shape = fmt::format("[{}, {}, {}] x {} B", attn.batch, attn.kv_len, attn.kv_heads, attn.kv_token_bytes);
-  r.attn = attn;
+  r.payload = attn;
   r.kv_bytes = bytes;
   return r;
 }
@@ -51,7 +51,7 @@ OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes) {
   fa.kind = OpKind::fa2;
   fa.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}", attn.batch, attn.q_len, attn.kv_len, attn.heads, attn.kv_heads,
                          attn.qk_dim, attn.v_dim);
-  fa.attn = attn;
+  fa.payload = attn;
   fa.kv_bytes = kv_bytes;
   fa.flops = 2 * attn.batch * attn.q_len * attn.heads * attn.kv_len * (attn.qk_dim + attn.v_dim);
   return fa;
@@ -62,7 +62,7 @@ OpNode combine_op(const ops::AttentionShape& attn) {
   c.name = "fa2_combine";
   c.kind = OpKind::fa2_combine;
   c.shape = fmt::format("[{}, {}]", attn.batch * attn.q_len * attn.heads, attn.v_dim);
-  c.attn = attn;
+  c.payload = attn;
   c.dtype = DType::fp32;
   return c;
 }
@@ -114,7 +114,7 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   lg.depend(attn_norm, idx_k);
   OpNode write = vector_op("indexer_cache_write", OpKind::kv_cache_write, T, di, kCacheWriteOpsPerElement, DType::bf16,
                            DType::fp8);
-  write.vec.store_row_bytes = key_bytes;
+  write.vec().store_row_bytes = key_bytes;
   const OpId idx_write = lg.add(write);
   lg.depend(idx_k, idx_write);
 
@@ -128,8 +128,8 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
 
   OpNode score = matmul_op("indexer_score", w.batch, w.q_len * hi, di, w.kv_len);
   score.dtype = DType::fp8;
-  score.mm.b_col_bytes = key_bytes;
-  score.mm.out_reduce = hi;
+  score.mm().b_col_bytes = key_bytes;
+  score.mm().out_reduce = hi;
   const OpId idx_score = lg.add(score);
   lg.depend(idx_q, idx_score);
   lg.depend(idx_read, idx_score, EdgeKind::same_core);
@@ -138,8 +138,8 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   std::uint64_t passes = 0;
   while ((std::uint64_t{1} << passes) < selected) ++passes;
   OpNode topk = vector_op("indexer_topk", OpKind::indexer_topk, T, w.kv_len, passes + 1);
-  topk.vec.store_row_bytes = selected * 4;  // int32 row indices
-  topk.topk = selected;
+  topk.vec().store_row_bytes = selected * 4;  // int32 row indices
+  topk.vec().topk = selected;
   const OpId idx_topk = lg.add(topk);
   lg.depend(idx_score, idx_topk);
 
@@ -264,7 +264,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       lg.depend(cache_write, read_op);
       OpNode up = matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv));
       up.flops = 2 * w.batch * w.kv_len * dc * n * (dn + dv);
-      up.mm.a_row_bytes = cache.bytes_per_token();
+      up.mm().a_row_bytes = cache.bytes_per_token();
       const OpId up_op = lg.add(up);
       lg.depend(read_op, up_op, EdgeKind::same_core);
       inputs.push_back(up_op);

@@ -32,7 +32,7 @@ OpId add_mlp(LayerGraph& lg, const std::string& prefix, std::uint64_t T, std::ui
   const OpId gate_up = lg.add(matmul_op(prefix + "gate_up", 1, T, H, 2 * I));
   OpNode act = vector_op(prefix + "swiglu", OpKind::swiglu, T, I, kSwigluOpsPerElement);
   add_sfu(act, kSwigluSfuPerElement, 0);
-  act.vec.load_width = 2 * I;
+  act.vec().load_width = 2 * I;
   const OpId swiglu = lg.add(act);
   const OpId down = lg.add(matmul_op(prefix + "down", 1, T, I, H));
   lg.depend(input, gate_up);
@@ -45,7 +45,7 @@ OpNode grouped_experts(std::string name, const ExpertAssignment& routed, std::ui
   const std::uint64_t groups = routed.experts.size();
   const std::uint64_t rows = std::accumulate(routed.tokens.begin(), routed.tokens.end(), std::uint64_t{0});
   OpNode node = matmul_op(std::move(name), groups, *std::max_element(routed.tokens.begin(), routed.tokens.end()), k, n);
-  node.mm.group_rows = routed.tokens;
+  node.mm().group_rows = routed.tokens;
   node.flops = 2 * rows * k * n;
   node.shape = fmt::format("{} experts, {} rows x [{}, {}]", groups, rows, k, n);
   return node;
@@ -94,8 +94,8 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   const OpId router = lg.add(matmul_op("router", 1, T, H, E));
   OpNode select = vector_op("moe_topk", OpKind::moe_topk, T, E, topk_ops_per_score(k));
   add_sfu(select, 1, 0);
-  select.topk = k;
-  select.vec.store_row_bytes = k * 8;  // expert index and routing weight per choice
+  select.vec().topk = k;
+  select.vec().store_row_bytes = k * 8;  // expert index and routing weight per choice
   const OpId topk = lg.add(select);
   lg.depend(norm, router);
   lg.depend(router, topk);
@@ -111,7 +111,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   const OpId gate_up = lg.add(grouped_experts("experts_gate_up", *routed, H, 2 * I));
   OpNode act = vector_op("experts_swiglu", OpKind::swiglu, slots, I, kSwigluOpsPerElement);
   add_sfu(act, kSwigluSfuPerElement, 0);
-  act.vec.load_width = 2 * I;
+  act.vec().load_width = 2 * I;
   const OpId swiglu = lg.add(act);
   const OpId down = lg.add(grouped_experts("experts_down", *routed, I, H));
   lg.depend(topk, weights_op);
@@ -125,7 +125,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
 
   // Each token's output: the k expert rows weighted and scaled, plus the shared experts' row.
   OpNode combine = vector_op("moe_combine", OpKind::moe_combine, T, H, 2 * k + (moe.n_shared_experts ? 1 : 0));
-  combine.vec.load_width = H * (k + (moe.n_shared_experts ? 1 : 0));
+  combine.vec().load_width = H * (k + (moe.n_shared_experts ? 1 : 0));
   const OpId combine_op = lg.add(combine);
   lg.depend(experts_output, combine_op);
   if (moe.n_shared_experts > 0) {

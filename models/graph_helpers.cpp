@@ -10,7 +10,7 @@ ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, s
   node.kind = ops::OpKind::matmul;
   node.shape = groups == 1 ? fmt::format("[{}, {}] x [{}, {}]", m, k, k, n)
                            : fmt::format("{} x [{}, {}] x [{}, {}]", groups, m, k, k, n);
-  node.mm = ops::MatmulShape{groups, m, k, n, {}};
+  node.payload = ops::MatmulShape{groups, m, k, n, {}};
   node.flops = 2 * groups * m * k * n;
   return node;
 }
@@ -21,15 +21,15 @@ ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, st
   node.name = std::move(name);
   node.kind = kind;
   node.shape = fmt::format("[{}, {}]", rows, width);
-  node.vec = ops::VectorShape{rows, width, 0, ops_per_element, 0, 0, compute, out};
+  node.payload = ops::VectorShape{rows, width, 0, ops_per_element, 0, 0, compute, out};
   node.flops = rows * width * ops_per_element;
   return node;
 }
 
 void add_sfu(ops::OpNode& node, std::uint64_t per_element, std::uint64_t per_row) {
-  node.vec.sfu_per_element = per_element;
-  node.vec.sfu_per_row = per_row;
-  node.flops += node.vec.rows * (node.vec.width * per_element + per_row);
+  node.vec().sfu_per_element = per_element;
+  node.vec().sfu_per_row = per_row;
+  node.flops += node.vec().rows * (node.vec().width * per_element + per_row);
 }
 
 ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width) {
@@ -43,7 +43,7 @@ ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t byte
   node.name = std::move(name);
   node.kind = kind;
   node.shape = fmt::format("{} B over {} chips", bytes, chips);
-  node.collective = ops::CollectiveShape{bytes, chips};
+  node.payload = ops::CollectiveShape{bytes, chips};
   return node;
 }
 

@@ -89,14 +89,14 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
     unit.history = HistoryRoute::matmul;
     unit.history_engine = ctx.kv_engine();
     return unit;
-  } else if (g[*unit.reader].attn.gather) {
+  } else if (g[*unit.reader].attn().gather) {
     unit.history = HistoryRoute::gather;
     unit.history_engine = ctx.chip.dma_for(hw::DmaRole::gather);
   } else {
     unit.history = ctx.kv_resident() ? HistoryRoute::resident : HistoryRoute::stream;
     unit.history_engine = ctx.kv_engine();
   }
-  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn, unit.history == HistoryRoute::resident);
+  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident);
   unit.prefetched.resize(ctx.chip.cores);
   return unit;
 }
@@ -104,7 +104,7 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
 void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
   AttentionUnit& unit = ctx.attention_unit(op);
   if (unit.history == HistoryRoute::matmul) return;  // the matmul loads it on the read's behalf
-  const AttentionShape& s = ctx.graph[op].attn;
+  const AttentionShape& s = ctx.graph[op].attn();
   const AttentionPlan& plan = *unit.plan;
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
@@ -135,7 +135,7 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
 void lower_fa2(LoweringContext& ctx, OpId op) {
   const AttentionUnit& unit = ctx.attention_unit(op);
   const OpNode& node = ctx.graph[op];
-  const AttentionShape& s = node.attn;
+  const AttentionShape& s = node.attn();
   const AttentionPlan& plan = *unit.plan;
   const bool streams = unit.history == HistoryRoute::stream;
   const bool resident = unit.history == HistoryRoute::resident;
@@ -220,7 +220,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   // Split by heads, fa2 finished its rows: nothing to merge.
   if (ctx.options.attn_split == AttentionSplit::head) return;
   const AttentionPlan& plan = *ctx.attention_unit(op).plan;
-  const AttentionShape& s = ctx.graph[op].attn;
+  const AttentionShape& s = ctx.graph[op].attn();
   const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
   const std::uint64_t partial_bytes = s.v_dim * 4 + kStatBytesPerRow;
   // Rows of sequence b merge partials_per_sequence[b] partial outputs each.

@@ -9,7 +9,7 @@
 namespace ops::detail {
 
 void lower_collective(LoweringContext& ctx, OpId op) {
-  const CollectiveShape& c = ctx.graph[op].collective;
+  const CollectiveShape& c = ctx.graph[op].collective();
   if (c.chips < 2 || c.bytes == 0) return;
   const bool ring = ctx.graph[op].kind == OpKind::all_reduce;
   const std::uint64_t steps = ring ? 2 * (c.chips - 1) : c.chips - 1;

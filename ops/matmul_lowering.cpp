@@ -56,7 +56,7 @@ std::uint64_t a_tile_bytes(const MatmulShape& s, std::uint64_t e, std::uint64_t 
 
 void lower_matmul(LoweringContext& ctx, OpId op) {
   const OpNode& node = ctx.graph[op];
-  const MatmulShape& s = node.mm;
+  const MatmulShape& s = node.mm();
   const std::uint64_t e = hw::bytes_of(node.dtype);
   const std::uint64_t e_out = hw::bytes_of(hw::DType::bf16);
   std::optional<OpId> weights = stream_of(ctx, op, OpKind::expert_weights);

@@ -5,43 +5,13 @@
 
 namespace ops {
 
-std::string_view kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::embedding: return "embedding";
-    case OpKind::rmsnorm: return "rmsnorm";
-    case OpKind::swiglu: return "swiglu";
-    case OpKind::moe_topk: return "moe_topk";
-    case OpKind::moe_combine: return "moe_combine";
-    case OpKind::expert_weights: return "expert_weights";
-    case OpKind::rope: return "rope";
-    case OpKind::matmul: return "matmul";
-    case OpKind::kv_cache_write: return "kv_cache_write";
-    case OpKind::kv_cache_read: return "kv_cache_read";
-    case OpKind::indexer_cache_read: return "indexer_cache_read";
-    case OpKind::indexer_topk: return "indexer_topk";
-    case OpKind::fa2: return "fa2";
-    case OpKind::fa2_combine: return "fa2_combine";
-    case OpKind::all_reduce: return "all_reduce";
-    case OpKind::all_to_all: return "all_to_all";
+OpId add_op(OpGraph& graph, OpNode node) {
+  if (node.payload.index() != static_cast<std::size_t>(traits_of(node.kind).payload)) {
+    throw std::logic_error("op '" + node.name + "' of kind " + std::string(kind_name(node.kind)) +
+                           " carries another kind's payload");
   }
-  return "?";
+  return boost::add_vertex(std::move(node), graph);
 }
-
-bool is_row_op(OpKind kind) {
-  switch (kind) {
-    case OpKind::embedding:
-    case OpKind::rmsnorm:
-    case OpKind::rope:
-    case OpKind::swiglu:
-    case OpKind::moe_topk:
-    case OpKind::moe_combine:
-    case OpKind::indexer_topk:
-    case OpKind::kv_cache_write: return true;
-    default: return false;
-  }
-}
-
-OpId add_op(OpGraph& graph, OpNode node) { return boost::add_vertex(std::move(node), graph); }
 
 void add_dependency(OpGraph& graph, OpId producer, OpId consumer, EdgeKind kind) {
   boost::add_edge(producer, consumer, OpEdge{kind}, graph);

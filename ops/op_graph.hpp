@@ -22,37 +22,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "hw/dtype.hpp"
+#include "ops/op_kinds.hpp"
 
 namespace ops {
-
-enum class OpKind : std::uint8_t {
-  embedding,           ///< gathers the step's token rows of the embedding table
-  rmsnorm,             ///< vector: rows x width, fp32 arithmetic
-  rope,                ///< vector: rotary embedding on rows x width
-  swiglu,              ///< vector: silu(gate) * up, reads 2 x width, writes width
-  moe_topk,            ///< vector: router scores -> the top-k experts of every token
-  moe_combine,         ///< vector: weighted sum of each token's k expert outputs (routed scaling)
-  matmul,              ///< cube: groups x ([m, k] x [k, n]), B operand = weights in DDR
-  expert_weights,      ///< the routed experts' weights, streamed into the expert matmuls' local memory
-  kv_cache_write,      ///< writes the new tokens' latent + RoPE key rows into the KV cache
-  kv_cache_read,       ///< decode only: streams the latent KV history from DDR (DSA: gathers top-k rows)
-  indexer_cache_read,  ///< DSA decode: the indexer's key cache for the whole history
-  indexer_topk,        ///< DSA: weighs the indexer's head scores and selects the top-k history rows
-  fa2,                 ///< flash attention (MQA over the latent in absorb mode)
-  fa2_combine,         ///< decode only: merges the per-core partial outputs of fa2
-  all_reduce,          ///< collective over the C2C links: ring all-reduce of TP partial sums
-  all_to_all,          ///< collective over the C2C links: EP dispatch / combine of routed tokens
-};
-constexpr std::size_t kOpKindCount = 16;
-
-/// The name users see in tables and JSON ("kind").
-std::string_view kind_name(OpKind kind);
-
-/// Row-wise ops described by a VectorShape (rows in, vector / SFU work, rows out).
-bool is_row_op(OpKind kind);
 
 struct MatmulShape {
   std::uint64_t groups = 1;  ///< independent matmuls (heads for per-head projections, experts)
@@ -81,6 +57,7 @@ struct VectorShape {
   hw::DType compute = hw::DType::fp32;
   hw::DType out = hw::DType::bf16;    ///< dtype written back to DDR
   std::uint64_t store_row_bytes = 0;  ///< bytes written per row when not width x out (0 = that)
+  std::uint64_t topk = 0;             ///< moe_topk, indexer_topk: entries selected per row
 };
 
 /// Attention as `kv_heads` independent KV streams per sequence, each shared by
@@ -116,19 +93,32 @@ struct CollectiveShape {
   std::uint64_t chips = 1;
 };
 
+/// What an op kind carries (ops/op_kinds.hpp says which for each kind). `StreamShape`: ops whose
+/// bytes other ops' commands move on their behalf (the expert weights, the DSA index keys).
+struct StreamShape {};
+// Alternatives in PayloadKind order (ops/op_kinds.hpp).
+using OpPayload = std::variant<StreamShape, MatmulShape, VectorShape, AttentionShape, CollectiveShape>;
+
 struct OpNode {
   std::string name;
   int layer = -1;  ///< decoder layer, or -1 outside the layers (embedding, lm_head)
   OpKind kind = OpKind::matmul;
   std::string shape;  ///< human-readable, for tables
   hw::DType dtype = hw::DType::bf16;
-  std::uint64_t flops = 0;     ///< matrix FLOPs (2 per MAC); vector ops count element-operations
-  std::uint64_t kv_bytes = 0;  ///< kv_cache_read, fa2: the latent KV bytes attended
-  std::uint64_t topk = 0;      ///< moe_topk, indexer_topk: entries selected per row
-  MatmulShape mm;
-  VectorShape vec;
-  AttentionShape attn;
-  CollectiveShape collective;
+  std::uint64_t flops = 0;  ///< matrix FLOPs (2 per MAC); vector ops count element-operations
+  /// KV history bytes the op reads or attends: kv_cache_read and indexer_cache_read (what they
+  /// stream), fa2 (what it attends, in the cache's format); 0 for other ops.
+  std::uint64_t kv_bytes = 0;
+  OpPayload payload;  ///< the kind's shape; add_op() checks that it matches the kind
+
+  // Typed access: the wrong payload for the kind is a bug (std::bad_variant_access).
+  const MatmulShape& mm() const { return std::get<MatmulShape>(payload); }
+  MatmulShape& mm() { return std::get<MatmulShape>(payload); }
+  const VectorShape& vec() const { return std::get<VectorShape>(payload); }
+  VectorShape& vec() { return std::get<VectorShape>(payload); }
+  const AttentionShape& attn() const { return std::get<AttentionShape>(payload); }
+  AttentionShape& attn() { return std::get<AttentionShape>(payload); }
+  const CollectiveShape& collective() const { return std::get<CollectiveShape>(payload); }
 };
 
 enum class EdgeKind : std::uint8_t { data, same_core, order };
@@ -140,7 +130,7 @@ struct OpEdge {
 using OpGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, OpNode, OpEdge>;
 using OpId = OpGraph::vertex_descriptor;
 
-/// Adds an op and returns its id.
+/// Adds an op and returns its id. Throws std::logic_error if its payload is not its kind's.
 OpId add_op(OpGraph& graph, OpNode node);
 /// Adds a dependency producer -> consumer.
 void add_dependency(OpGraph& graph, OpId producer, OpId consumer, EdgeKind kind = EdgeKind::data);

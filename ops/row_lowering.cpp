@@ -49,7 +49,7 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
 
 void lower_vector(LoweringContext& ctx, OpId op) {
   const OpNode& node = ctx.graph[op];
-  const VectorShape& v = node.vec;
+  const VectorShape& v = node.vec();
   RowCost cost;
   cost.load_bytes = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
   cost.store_bytes = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);

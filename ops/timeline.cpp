@@ -34,14 +34,14 @@ const OpTiming& Timeline::op(OpKind kind) const {
 std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
   const OpNode& node = graph[op];
   if (is_row_op(node.kind)) {
-    const VectorShape& v = node.vec;
+    const VectorShape& v = node.vec();
     const std::uint64_t in = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
     const std::uint64_t out = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
     return v.rows * (in + out);
   }
   switch (node.kind) {
     case OpKind::matmul: {
-      const MatmulShape& s = node.mm;
+      const MatmulShape& s = node.mm();
       const std::uint64_t e = hw::bytes_of(node.dtype);
       std::uint64_t rows = 0;
       for (std::uint64_t g = 0; g < s.groups; ++g) rows += s.rows_of(g);
@@ -52,7 +52,7 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
     case OpKind::kv_cache_read:
     case OpKind::indexer_cache_read: return node.kv_bytes;
     case OpKind::fa2: {
-      const AttentionShape& a = node.attn;
+      const AttentionShape& a = node.attn();
       const std::uint64_t q = a.batch * a.q_len * a.heads * a.qk_dim * 2;
       const std::uint64_t o = a.batch * a.q_len * a.heads * a.v_dim * 2;
       bool streamed = false;  // the history arrives from a read op
@@ -128,7 +128,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     if (t.kind == OpKind::matmul || t.kind == OpKind::fa2) {
       peak = cost.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16);
     } else if (is_row_op(t.kind)) {
-      peak = cost.vector_peak_ops(graph[v].vec.compute);
+      peak = cost.vector_peak_ops(graph[v].vec().compute);
     } else if (t.kind == OpKind::fa2_combine) {
       peak = cost.vector_peak_ops(hw::DType::fp32);
     }

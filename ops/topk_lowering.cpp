@@ -18,7 +18,7 @@ void lower_topk(LoweringContext& ctx, OpId op) {
     return;
   }
   const OpNode& node = ctx.graph[op];
-  const VectorShape& v = node.vec;
+  const VectorShape& v = node.vec();
   const std::uint64_t load = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
   const std::uint64_t store = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
   const std::uint64_t tile_rows = std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * (load + store)));
@@ -29,7 +29,7 @@ void lower_topk(LoweringContext& ctx, OpId op) {
     for (std::uint64_t r0 = mine.begin; r0 < mine.end; r0 += tile_rows) {
       const std::uint64_t rows = std::min(tile_rows, mine.end - r0);
       const CmdRef loaded = emit.load(rows * load, {});
-      const CmdRef selected = emit.sort(ctx.cost.topk_cycles(rows, v.width, node.topk), loaded);
+      const CmdRef selected = emit.sort(ctx.cost.topk_cycles(rows, v.width, node.vec().topk), loaded);
       emit.store(rows * store, selected);
     }
     auto& peak = ctx.out.ops[op].peak_lmem_bytes;

@@ -97,7 +97,7 @@ TEST_CASE("a measured expert load reads exactly the listed experts; shared exper
   // The expert matmuls have one group per listed expert, with its own rows.
   for (ops::OpId v = 0; v < boost::num_vertices(r.graph); ++v) {
     if (r.graph[v].name == "experts_gate_up" && r.graph[v].layer == 3) {
-      CHECK(r.graph[v].mm.group_rows == std::vector<std::uint64_t>{3, 5});
+      CHECK(r.graph[v].mm().group_rows == std::vector<std::uint64_t>{3, 5});
     }
   }
   // The shared expert (1 x 2048 wide) runs in every MoE layer: its gate_up reads at least its weights,
@@ -295,7 +295,7 @@ TEST_CASE("sharding: collectives over the C2C links, and splits that must divide
   CHECK(a2a == 2);
   // 128 heads over tp 2: q_absorb has 64 groups.
   for (ops::OpId v = 0; v < boost::num_vertices(r.graph); ++v) {
-    if (r.graph[v].name == "q_absorb") CHECK(r.graph[v].mm.groups == 64);
+    if (r.graph[v].name == "q_absorb") CHECK(r.graph[v].mm().groups == 64);
   }
 
   auto fails = [&](models::Parallelism p, std::uint64_t batch, const char* message) {

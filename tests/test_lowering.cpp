@@ -18,7 +18,7 @@ TEST_CASE("one small matmul on one core: commands and schedule by hand", "[ops][
   ops::OpNode mm;
   mm.name = "mm";
   mm.kind = ops::OpKind::matmul;
-  mm.mm = ops::MatmulShape{1, 16, 64, 64, {}};
+  mm.payload = ops::MatmulShape{1, 16, 64, 64, {}};
   mm.flops = 2 * 16 * 64 * 64;
   ops::add_op(g, mm);
   const ops::Lowered lowered = ops::lower(g, chip, {});

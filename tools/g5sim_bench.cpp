@@ -91,7 +91,7 @@ void BM_Matmul(benchmark::State& state, std::uint64_t m, std::uint64_t n, std::u
     ops::OpGraph graph;
     ops::OpNode node;
     node.kind = ops::OpKind::matmul;
-    node.mm = ops::MatmulShape{1, m, k, n, {}};
+    node.payload = ops::MatmulShape{1, m, k, n, {}};
     ops::add_op(graph, node);
     const ops::Lowered lowered = ops::lower(graph, chip, {});
     const sim::Trace trace = sim::Simulator(chip).run(lowered.program);

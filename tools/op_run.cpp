@@ -59,7 +59,7 @@ OpRunResult run_matmul(const hw::Chip& full, const MatmulRequest& q, std::uint32
   node.name = "matmul";
   node.kind = ops::OpKind::matmul;
   node.dtype = q.dtype;
-  node.mm = ops::MatmulShape{1, q.m, q.k, q.n, {}};
+  node.payload = ops::MatmulShape{1, q.m, q.k, q.n, {}};
   node.flops = 2 * q.m * q.n * q.k;
   ops::add_op(g, node);
   OpRunResult r = simulate_alone(chip, g, q.dtype);
@@ -96,7 +96,7 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
   ops::OpNode fa;
   fa.name = "fa2";
   fa.kind = ops::OpKind::fa2;
-  fa.attn = a;
+  fa.payload = a;
   fa.flops = 2 * a.batch * a.q_len * a.heads * a.kv_len * (a.qk_dim + a.v_dim);
   fa.kv_bytes = a.batch * a.kv_len * a.kv_heads * a.kv_token_bytes;
   const ops::OpId fa2 = ops::add_op(g, fa);
@@ -104,7 +104,7 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
     ops::OpNode combine;
     combine.name = "fa2_combine";
     combine.kind = ops::OpKind::fa2_combine;
-    combine.attn = a;
+    combine.payload = a;
     ops::add_dependency(g, fa2, ops::add_op(g, combine));
   }
   OpRunResult r = simulate_alone(chip, g, hw::DType::bf16);
