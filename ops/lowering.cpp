@@ -56,22 +56,23 @@ AttentionUnit& LoweringContext::attention_unit(OpId op) {
   return unit;
 }
 
-bool LoweringContext::is_barrier(const OpGraph::edge_descriptor& e) {
-  if (graph[e].kind == EdgeKind::data) return true;
-  // The attention unit decides whether fa2 waits for the whole history read on every core.
-  const OpId source = boost::source(e, graph);
-  return graph[e].kind == EdgeKind::same_core && graph[source].kind == OpKind::kv_cache_read &&
-         graph[boost::target(e, graph)].kind == OpKind::fa2 && attention_unit(source).history_barrier();
+std::optional<OpId> LoweringContext::unit_barrier(OpId op) {
+  if (graph[op].kind != OpKind::fa2) return std::nullopt;
+  const AttentionUnit& unit = attention_unit(op);
+  return unit.history_barrier() ? unit.reader : std::nullopt;
 }
 
 void LoweringContext::assign_messages() {
+  // One message id per op that some consumer waits for on every core, in op order.
+  std::vector<std::uint8_t> waited_for(boost::num_vertices(graph), 0);
   for (OpId v = 0; v < boost::num_vertices(graph); ++v) {
     for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
-      if (is_barrier(*e)) {
-        message_[v] = ++out.program.message_count;
-        break;
-      }
+      if (graph[*e].kind == EdgeKind::data) waited_for[v] = 1;
     }
+    if (const auto producer = unit_barrier(v)) waited_for[*producer] = 1;
+  }
+  for (OpId v = 0; v < boost::num_vertices(graph); ++v) {
+    if (waited_for[v]) message_[v] = ++out.program.message_count;
   }
 }
 
@@ -80,21 +81,21 @@ void LoweringContext::enter_op(OpId op, std::uint32_t core) {
   if (entry.entered) return;
   entry.entered = true;
   auto& tensor_queue = out.program.cores[core].queue(tensor());
+  auto barrier = [&](OpId producer) {
+    sim::Command wait;
+    wait.kind = sim::CommandKind::wait_msg;
+    wait.op = static_cast<std::uint32_t>(op);
+    wait.msg = message_[producer];
+    wait.msg_count = chip.cores;
+    tensor_queue.push_back(wait);
+    entry.tensor_wait = static_cast<std::uint32_t>(tensor_queue.size());
+    last_[op][core][tensor()] = entry.tensor_wait;
+  };
   for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
     const OpId producer = boost::source(*e, graph);
     const LastIds& produced = last_[producer][core];
-    if (is_barrier(*e)) {
-      sim::Command wait;
-      wait.kind = sim::CommandKind::wait_msg;
-      wait.op = static_cast<std::uint32_t>(op);
-      wait.msg = message_[producer];
-      wait.msg_count = chip.cores;
-      tensor_queue.push_back(wait);
-      entry.tensor_wait = static_cast<std::uint32_t>(tensor_queue.size());
-      last_[op][core][tensor()] = entry.tensor_wait;
-    }
     switch (graph[*e].kind) {
-      case EdgeKind::data: break;
+      case EdgeKind::data: barrier(producer); break;
       case EdgeKind::order: entry.tensor_wait = std::max(entry.tensor_wait, produced[tensor()]); break;
       case EdgeKind::same_core:
         for (std::size_t x = 0; x < chip.engines.size(); ++x) {
@@ -105,6 +106,7 @@ void LoweringContext::enter_op(OpId op, std::uint32_t core) {
         break;
     }
   }
+  if (const auto producer = unit_barrier(op)) barrier(*producer);
 }
 
 void LoweringContext::forbidden_wait(EngineId engine, EngineId on, OpId as) const {

@@ -19,6 +19,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hw/chip.hpp"
@@ -68,8 +69,9 @@ class LoweringContext {
   /// The kv_cache_read / fa2 / fa2_combine unit `op` belongs to (built once, on first use).
   AttentionUnit& attention_unit(OpId op);
 
-  /// True if `consumer` must wait for `producer` on every core (a cross-core barrier).
-  bool is_barrier(const OpGraph::edge_descriptor& e);
+  /// The producer `op` must wait for on every core beyond its `data` edges, if any: fa2 waits
+  /// for the whole history read when its attention unit reads it resident or gathered.
+  std::optional<OpId> unit_barrier(OpId op);
 
   /// Entry waits of `op` on `core` (see above): emits its barrier waits on the tensor engine and
   /// records which ids its first command on each engine must name. Idempotent.

@@ -1,12 +1,15 @@
 #pragma once
 // The op graph: vertices are ops with their shapes and work, edges are dependencies.
 //
-// Edge kinds tell the lowering how a consumer may start relative to its producer:
+// Edge kinds tell the lowering how a consumer may start relative to its producer; an edge means
+// the same whatever the run options (the one route-dependent barrier, fa2 waiting for a resident
+// or gathered history on every core, is the attention unit's: ops/attention_unit.hpp):
 //   data       - the consumer reads what the producer wrote to DDR, from any core: every core
 //                must have finished the producer (a cross-core barrier: send_msg / wait_msg).
 //   same_core  - producer and consumer are split over cores with the same rule, and the consumer
 //                takes the producer's bytes from local memory on the same core (kv_cache_read ->
-//                fa2): the consumer's TIU commands wait on the producer's DMA commands directly.
+//                fa2): the consumer's first tensor command waits on the producer's last DMA
+//                commands on the core, its later ones on the chunks they consume.
 //   order      - no data: the consumer's DMA on a core starts after the producer's last TIU
 //                command on that core (the spec's "cache read waits on the absorption").
 // An expert_weights op has no commands of its own: the expert matmuls it feeds (same_core)
