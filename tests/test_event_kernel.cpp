@@ -182,3 +182,20 @@ TEST_CASE("bursts: transfers move whole DDR bursts, per row when strided", "[sim
   CHECK(t.records(0, engine::gdma)[0].end == 7040);
   CHECK(t.records(0, engine::gdma)[1].end == 7040 + 6592);
 }
+
+TEST_CASE("a fence holds the tensor queue until its waits complete, then takes no time", "[sim][kernel]") {
+  // GDMA load of 1,000 B at 1 B/ps: 0 -> 1,000 ps. The fence waits on it and passes at 1,000; the
+  // compute behind it (no waits of its own: the queue is in order) runs 1,000 -> 1,010.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 1), "tiny");
+  sim::Program p = program(1);
+  Command fence;
+  fence.kind = CommandKind::fence;
+  fence.add_wait(engine::gdma, 1);
+  p.cores[0].queue(engine::tiu) = {fence, compute(10)};
+  p.cores[0].queue(engine::gdma) = {transfer(1000)};
+  const sim::Trace t = sim::Simulator(chip).run(p);
+  CHECK(t.records(0, engine::tiu)[0].start == 1000);
+  CHECK(t.records(0, engine::tiu)[0].end == 1000);
+  CHECK(t.records(0, engine::tiu)[1].start == 1000);
+  CHECK(t.records(0, engine::tiu)[1].end == 1010);
+}
