@@ -52,9 +52,10 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
 
 std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64_t tk, std::uint64_t buffers,
                         std::uint64_t resident_tokens) {
-  std::uint64_t bytes = rows * s.qk_dim * 2 + rows * (s.v_dim + 2) * 4 + rows * tk * 4;
+  std::uint64_t bytes =
+      rows * s.qk_dim * kActivationBytes + rows * (s.v_dim + 2) * kAccumulatorBytes + rows * tk * kAccumulatorBytes;
   bytes += resident_tokens > 0 ? resident_tokens * s.kv_token_bytes : buffers * tk * s.kv_token_bytes;
-  if (s.kv_dequant) bytes += tk * s.kv_elements * 2;
+  if (s.kv_dequant) bytes += tk * s.kv_elements * kActivationBytes;
   return bytes;
 }
 

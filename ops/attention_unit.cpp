@@ -32,7 +32,7 @@ constexpr std::uint64_t kNormaliseOpsPerOutput = 1;  // O *= 1 / l (+ 1 reciproc
 constexpr std::uint64_t kDequantOpsPerElement = 1;   // fp8 * scale -> bf16
 constexpr std::uint64_t kCombineOpsPerOutput = 1;    // weighted accumulate of one partial
 constexpr std::uint64_t kCombineOpsPerRow = 2;       // max and sum of the statistics (+ 2 exps per partial)
-constexpr std::uint64_t kStatBytesPerRow = 8;        // fp32 running max and running sum
+constexpr std::uint64_t kStatBytesPerRow = 2 * kAccumulatorBytes;  // running max and running sum
 
 std::optional<OpId> neighbour(const OpGraph& g, OpId op, OpKind kind, bool downstream) {
   if (downstream) {
@@ -173,7 +173,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       const std::size_t already = bi == 0 ? prefetched.size() : 0;
       std::copy(prefetched.begin(), prefetched.begin() + static_cast<std::ptrdiff_t>(already), chunk.begin());
       // The Q buffer is reused by the next block: its load waits for this block's last tensor command.
-      const CmdRef q = emit.load(block.rows * s.qk_dim * 2, previous_block_end);
+      const CmdRef q = emit.load(block.rows * s.qk_dim * kActivationBytes, previous_block_end);
       if (!resident) {
         for (std::size_t i = already; i < std::min<std::size_t>(plan.buffers, n); ++i) {
           chunk[i] = load_chunk(i, buffer_freed_by[(global_chunk + i) % plan.buffers]);
@@ -183,20 +183,20 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       for (std::size_t i = 0; i < n; ++i) {
         const std::uint64_t tk = block.chunk_tokens[i];
         if (dequant) {
-          emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, DType::bf16), {q, chunk[i]});
+          emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, kActivationDtype), {q, chunk[i]});
         }
         // S = Q K^T: K is stored token-major, an NT instruction.
-        const std::uint64_t qk = cost.matmul_cycles(block.rows, s.qk_dim, tk, DType::bf16, hw::MatmulLayout::nt);
+        const std::uint64_t qk = cost.matmul_cycles(block.rows, s.qk_dim, tk, kActivationDtype, hw::MatmulLayout::nt);
         if (dequant) {
           emit.compute(qk);
         } else {
           emit.compute(qk, {q, chunk[i]});
         }
-        emit.compute(cost.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, DType::fp32));
+        emit.compute(cost.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, kAccumulatorDtype));
         emit.compute(cost.sfu_cycles(block.rows * tk));  // exp of the scores
-        const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, DType::bf16));
+        const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, kActivationDtype));
         emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
-        last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), DType::fp32));
+        last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype));
         if (!resident) {
           buffer_freed_by[(global_chunk + i) % plan.buffers] = pv;
           if (i + plan.buffers < n) chunk[i + plan.buffers] = load_chunk(i + plan.buffers, pv);
@@ -204,11 +204,11 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       }
       if (partial) {
         // Partial output with its softmax statistics, merged across cores by fa2_combine.
-        emit.store(block.rows * (s.v_dim * 4 + kStatBytesPerRow), last);
+        emit.store(block.rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow), last);
       } else {
         emit.compute(cost.sfu_cycles(block.rows));  // 1 / l per row
-        last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, DType::fp32));
-        emit.store(block.rows * s.v_dim * 2, last);
+        last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, kAccumulatorDtype));
+        emit.store(block.rows * s.v_dim * kActivationBytes, last);
       }
       previous_block_end = last;
       global_chunk += n;
@@ -222,7 +222,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const AttentionPlan& plan = *ctx.attention_unit(op).plan;
   const AttentionShape& s = ctx.graph[op].attn();
   const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
-  const std::uint64_t partial_bytes = s.v_dim * 4 + kStatBytesPerRow;
+  const std::uint64_t partial_bytes = s.v_dim * kAccumulatorBytes + kStatBytesPerRow;
   // Rows of sequence b merge partials_per_sequence[b] partial outputs each.
   auto cost = [&](std::uint64_t begin, std::uint64_t end) {
     RowCost c;
@@ -231,7 +231,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
       const std::uint64_t n = std::min(end, (b + 1) * rows_per_seq) - r;
       const std::uint64_t partials = plan.partials_per_sequence[b];
       c.load_bytes += n * partials * partial_bytes;
-      c.store_bytes += n * s.v_dim * 2;
+      c.store_bytes += n * s.v_dim * kActivationBytes;
       c.element_ops += n * partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
       c.sfu_ops += n * partials * 2;  // exp(m_i - m) for the output and for the sum
       r += n;
@@ -244,7 +244,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const RowCost all = cost(0, rows);
   ctx.out.ops[op].split_flops = all.element_ops + all.sfu_ops;
   // The partial outputs come from the other cores: the merge gathers them on the cross-core engine.
-  lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * 2, cost, DType::fp32,
+  lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * kActivationBytes, cost, kAccumulatorDtype,
              ctx.chip.dma_for(hw::DmaRole::cross_core));
 }
 

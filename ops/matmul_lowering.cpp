@@ -58,7 +58,7 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const OpNode& node = ctx.graph[op];
   const MatmulShape& s = node.mm();
   const std::uint64_t e = hw::bytes_of(node.dtype);
-  const std::uint64_t e_out = hw::bytes_of(hw::DType::bf16);
+  const std::uint64_t e_out = kActivationBytes;
   std::optional<OpId> weights = stream_of(ctx, op, OpKind::expert_weights);
   if (!weights) weights = stream_of(ctx, op, OpKind::indexer_cache_read);
   const std::optional<OpId> activations = stream_of(ctx, op, OpKind::kv_cache_read);

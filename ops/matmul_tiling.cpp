@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "hw/config_error.hpp"
+#include "ops/data_formats.hpp"
 
 namespace ops {
 namespace {
@@ -37,7 +38,7 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
   for (std::uint64_t tm : candidates(m, chip.lanes_per_core)) {
     for (std::uint64_t tn : candidates(n, chip.cube_n)) {
       for (std::uint64_t c_buffers : {2u, 1u}) {
-        const std::uint64_t fixed = c_buffers * tm * tn * 4;
+        const std::uint64_t fixed = c_buffers * tm * tn * kAccumulatorBytes;
         const std::uint64_t per_k = 2 * (tm + tn) * in_bytes;  // A and B slices, double-buffered
         if (fixed + per_k * std::min(k, k_unit) > lmem) continue;
         std::uint64_t tk = k;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "hw/dtype.hpp"
+#include "ops/data_formats.hpp"
 #include "ops/op_kinds.hpp"
 
 namespace ops {

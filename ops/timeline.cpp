@@ -47,14 +47,14 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
       for (std::uint64_t g = 0; g < s.groups; ++g) rows += s.rows_of(g);
       const std::uint64_t a = rows * (s.a_row_bytes != 0 ? s.a_row_bytes : s.k * e);
       const std::uint64_t b = s.groups * s.n * (s.b_col_bytes != 0 ? s.b_col_bytes : s.k * e);
-      return a + b + (rows + s.out_reduce - 1) / s.out_reduce * s.n * 2;
+      return a + b + (rows + s.out_reduce - 1) / s.out_reduce * s.n * kActivationBytes;
     }
     case OpKind::kv_cache_read:
     case OpKind::indexer_cache_read: return node.kv_bytes;
     case OpKind::fa2: {
       const AttentionShape& a = node.attn();
-      const std::uint64_t q = a.batch * a.q_len * a.heads * a.qk_dim * 2;
-      const std::uint64_t o = a.batch * a.q_len * a.heads * a.v_dim * 2;
+      const std::uint64_t q = a.batch * a.q_len * a.heads * a.qk_dim * kActivationBytes;
+      const std::uint64_t o = a.batch * a.q_len * a.heads * a.v_dim * kActivationBytes;
       bool streamed = false;  // the history arrives from a read op
       for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
         streamed = streamed || graph[boost::source(*e, graph)].kind == OpKind::kv_cache_read;
