@@ -45,28 +45,6 @@ OpNode cache_read_op(const ops::AttentionShape& attn, std::uint64_t bytes) {
   return r;
 }
 
-OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes) {
-  OpNode fa;
-  fa.name = "fa2";
-  fa.kind = OpKind::fa2;
-  fa.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}", attn.batch, attn.q_len, attn.kv_len, attn.heads, attn.kv_heads,
-                         attn.qk_dim, attn.v_dim);
-  fa.payload = attn;
-  fa.kv_bytes = kv_bytes;
-  fa.flops = 2 * attn.batch * attn.q_len * attn.heads * attn.kv_len * (attn.qk_dim + attn.v_dim);
-  return fa;
-}
-
-OpNode combine_op(const ops::AttentionShape& attn) {
-  OpNode c;
-  c.name = "fa2_combine";
-  c.kind = OpKind::fa2_combine;
-  c.shape = fmt::format("[{}, {}]", attn.batch * attn.q_len * attn.heads, attn.v_dim);
-  c.payload = attn;
-  c.dtype = DType::fp32;
-  return c;
-}
-
 // fa2 (+ the history read and the combine in decode); returns the op whose output feeds the
 // output projection. `read_after` orders the history read: absorption (order) or cache write.
 OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::uint64_t kv_bytes, OpId read_after,

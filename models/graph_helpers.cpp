@@ -47,4 +47,26 @@ ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t byte
   return node;
 }
 
+ops::OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes) {
+  ops::OpNode fa;
+  fa.name = "fa2";
+  fa.kind = ops::OpKind::fa2;
+  fa.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}", attn.batch, attn.q_len, attn.kv_len, attn.heads, attn.kv_heads,
+                         attn.qk_dim, attn.v_dim);
+  fa.payload = attn;
+  fa.kv_bytes = kv_bytes;
+  fa.flops = 2 * attn.batch * attn.q_len * attn.heads * attn.kv_len * (attn.qk_dim + attn.v_dim);
+  return fa;
+}
+
+ops::OpNode combine_op(const ops::AttentionShape& attn) {
+  ops::OpNode c;
+  c.name = "fa2_combine";
+  c.kind = ops::OpKind::fa2_combine;
+  c.shape = fmt::format("[{}, {}]", attn.batch * attn.q_len * attn.heads, attn.v_dim);
+  c.payload = attn;
+  c.dtype = ops::kAccumulatorDtype;
+  return c;
+}
+
 }  // namespace models::detail

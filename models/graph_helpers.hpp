@@ -46,5 +46,9 @@ ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, st
 void add_sfu(ops::OpNode& node, std::uint64_t per_element, std::uint64_t per_row);
 ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width);
 ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t bytes, std::uint64_t chips);
+/// fa2 over `attn`, attending `kv_bytes` of KV; FLOPs 2 B q n_h kv (qk_dim + v_dim).
+ops::OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes);
+/// The merge of fa2's per-core partial outputs (fp32), for decode's split over the history.
+ops::OpNode combine_op(const ops::AttentionShape& attn);
 
 }  // namespace models::detail

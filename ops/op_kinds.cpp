@@ -7,22 +7,22 @@ namespace {
 
 // One row per op kind.
 constexpr OpKindTraits kTraits[] = {
-    {OpKind::embedding, "embedding", PayloadKind::rows},
-    {OpKind::rmsnorm, "rmsnorm", PayloadKind::rows},
-    {OpKind::rope, "rope", PayloadKind::rows},
-    {OpKind::swiglu, "swiglu", PayloadKind::rows},
-    {OpKind::moe_topk, "moe_topk", PayloadKind::rows},
-    {OpKind::moe_combine, "moe_combine", PayloadKind::rows},
-    {OpKind::matmul, "matmul", PayloadKind::matmul},
-    {OpKind::expert_weights, "expert_weights", PayloadKind::stream},
-    {OpKind::kv_cache_write, "kv_cache_write", PayloadKind::rows},
-    {OpKind::kv_cache_read, "kv_cache_read", PayloadKind::attention},
-    {OpKind::indexer_cache_read, "indexer_cache_read", PayloadKind::stream},
-    {OpKind::indexer_topk, "indexer_topk", PayloadKind::rows},
-    {OpKind::fa2, "fa2", PayloadKind::attention},
-    {OpKind::fa2_combine, "fa2_combine", PayloadKind::attention},
-    {OpKind::all_reduce, "all_reduce", PayloadKind::collective},
-    {OpKind::all_to_all, "all_to_all", PayloadKind::collective},
+    {OpKind::embedding, "embedding", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::rmsnorm, "rmsnorm", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::rope, "rope", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::swiglu, "swiglu", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::moe_topk, "moe_topk", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::moe_combine, "moe_combine", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::matmul, "matmul", PayloadKind::matmul, PeakUnit::cube},
+    {OpKind::expert_weights, "expert_weights", PayloadKind::stream, PeakUnit::none},
+    {OpKind::kv_cache_write, "kv_cache_write", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::kv_cache_read, "kv_cache_read", PayloadKind::attention, PeakUnit::none},
+    {OpKind::indexer_cache_read, "indexer_cache_read", PayloadKind::stream, PeakUnit::none},
+    {OpKind::indexer_topk, "indexer_topk", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::fa2, "fa2", PayloadKind::attention, PeakUnit::cube},
+    {OpKind::fa2_combine, "fa2_combine", PayloadKind::attention, PeakUnit::vector},
+    {OpKind::all_reduce, "all_reduce", PayloadKind::collective, PeakUnit::none},
+    {OpKind::all_to_all, "all_to_all", PayloadKind::collective, PeakUnit::none},
 };
 
 constexpr bool in_enum_order() {

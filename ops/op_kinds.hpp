@@ -33,10 +33,15 @@ constexpr std::size_t kOpKindCount = 16;
 /// Which OpPayload alternative a kind carries (the variant's index order, op_graph.hpp).
 enum class PayloadKind : std::uint8_t { stream, matmul, rows, attention, collective };
 
+/// The peak an op's FLOPs are measured against in the roofline: the cube (in the op's dtype, bf16
+/// unless fp8), the vector unit (in the op's arithmetic dtype), or none (ops without arithmetic).
+enum class PeakUnit : std::uint8_t { none, cube, vector };
+
 struct OpKindTraits {
   OpKind kind;
   std::string_view name;  ///< the name users see in tables and JSON ("kind")
   PayloadKind payload;
+  PeakUnit peak;
 };
 
 const OpKindTraits& traits_of(OpKind kind);

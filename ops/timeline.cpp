@@ -125,12 +125,14 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       t.start = t.end = ready;
     }
     double peak = 0;  // FLOP or element-op per second; 0 for ops without arithmetic
-    if (t.kind == OpKind::matmul || t.kind == OpKind::fa2) {
-      peak = cost.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : hw::DType::bf16);
-    } else if (is_row_op(t.kind)) {
-      peak = cost.vector_peak_ops(graph[v].vec().compute);
-    } else if (t.kind == OpKind::fa2_combine) {
-      peak = cost.vector_peak_ops(hw::DType::fp32);
+    switch (traits_of(t.kind).peak) {
+      case PeakUnit::none: break;
+      case PeakUnit::cube:
+        peak = cost.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : kActivationDtype);
+        break;
+      case PeakUnit::vector:
+        peak = cost.vector_peak_ops(is_row_op(t.kind) ? graph[v].vec().compute : graph[v].dtype);
+        break;
     }
     t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
     t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / bytes_per_ns;

@@ -11,6 +11,7 @@
 #include "hw/chip.hpp"
 #include "models/attention_block.hpp"
 #include "models/decoder_step.hpp"
+#include "models/graph_helpers.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
@@ -89,10 +90,7 @@ void BM_Matmul(benchmark::State& state, std::uint64_t m, std::uint64_t n, std::u
   std::uint64_t commands = 0, events = 0;
   for (auto _ : state) {
     ops::OpGraph graph;
-    ops::OpNode node;
-    node.kind = ops::OpKind::matmul;
-    node.payload = ops::MatmulShape{1, m, k, n, {}};
-    ops::add_op(graph, node);
+    ops::add_op(graph, models::detail::matmul_op("matmul", 1, m, k, n));
     const ops::Lowered lowered = ops::lower(graph, chip, {});
     const sim::Trace trace = sim::Simulator(chip).run(lowered.program);
     commands = lowered.program.command_count();

@@ -5,6 +5,7 @@
 
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
+#include "models/graph_helpers.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
 #include "ops/timeline.hpp"
@@ -55,17 +56,13 @@ OpRunResult run_matmul(const hw::Chip& full, const MatmulRequest& q, std::uint32
   }
   const hw::Chip chip = with_cores(full, cores);
   ops::OpGraph g;
-  ops::OpNode node;
-  node.name = "matmul";
-  node.kind = ops::OpKind::matmul;
+  ops::OpNode node = models::detail::matmul_op("matmul", 1, q.m, q.k, q.n);
   node.dtype = q.dtype;
-  node.payload = ops::MatmulShape{1, q.m, q.k, q.n, {}};
-  node.flops = 2 * q.m * q.n * q.k;
-  ops::add_op(g, node);
+  const ops::OpId id = ops::add_op(g, node);
   OpRunResult r = simulate_alone(chip, g, q.dtype);
   r.op = "matmul";
   r.shape = fmt::format("[{}, {}] x [{}, {}] {}", q.m, q.k, q.k, q.n, hw::name_of(q.dtype));
-  r.unique_bytes = (q.m * q.k + q.k * q.n) * hw::bytes_of(q.dtype) + q.m * q.n * 2;
+  r.unique_bytes = ops::unique_bytes(g, id);
   return r;
 }
 
@@ -93,25 +90,15 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
   a.kv_token_bytes = 2 * a.kv_elements;
   a.decode = q.q_len < q.kv_len;
   ops::OpGraph g;
-  ops::OpNode fa;
-  fa.name = "fa2";
-  fa.kind = ops::OpKind::fa2;
-  fa.payload = a;
-  fa.flops = 2 * a.batch * a.q_len * a.heads * a.kv_len * (a.qk_dim + a.v_dim);
-  fa.kv_bytes = a.batch * a.kv_len * a.kv_heads * a.kv_token_bytes;
-  const ops::OpId fa2 = ops::add_op(g, fa);
+  const ops::OpId fa2 = ops::add_op(g, models::detail::fa2_op(a, a.batch * a.kv_len * a.kv_heads * a.kv_token_bytes));
   if (a.decode) {  // split over the history: the partial outputs are merged too
-    ops::OpNode combine;
-    combine.name = "fa2_combine";
-    combine.kind = ops::OpKind::fa2_combine;
-    combine.payload = a;
-    ops::add_dependency(g, fa2, ops::add_op(g, combine));
+    ops::add_dependency(g, fa2, ops::add_op(g, models::detail::combine_op(a)));
   }
   OpRunResult r = simulate_alone(chip, g, hw::DType::bf16);
   r.op = "fa2";
   r.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}{}", a.batch, a.q_len, a.kv_len, a.heads, a.kv_heads, a.qk_dim,
                         a.v_dim, q.shared_kv ? " shared-kv" : "");
-  r.unique_bytes = a.batch * a.q_len * a.heads * (a.qk_dim + a.v_dim) * 2 + fa.kv_bytes;
+  r.unique_bytes = ops::unique_bytes(g, fa2);
   return r;
 }
 
