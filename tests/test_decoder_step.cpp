@@ -357,6 +357,30 @@ TEST_CASE("DSA: the gather is flat beyond index_topk while the indexer read grow
   CHECK(cores_checked == 64);
 }
 
+TEST_CASE("DSA: the kv-read route does not change a gathered history (sdma = gdma)", "[step][dsa]") {
+  // The gather always runs on the chip's gather engine into a buffer fa2 streams, so the route
+  // option has nothing to change. B = 128, kv_len 8192 once failed with sdma: the combine planned
+  // the gathered history as resident in local memory (128 x 2048 rows x 1152 B / 64 cores).
+  std::string text = test_configs::kDeepSeekV3;
+  text.replace(text.find("deepseek_v3"), 11, "deepseek_v32");
+  text += "index_n_heads: 64\nindex_head_dim: 128\nindex_topk: 2048\n";
+  const auto v32 = model(text, "v32");
+  ops::LoweringOptions sdma;
+  sdma.kv_read_engine = "sdma";
+  const auto a = tools::simulate_block(chip(), v32, decode(128, 8192), {});
+  const auto b = tools::simulate_block(chip(), v32, decode(128, 8192), sdma);
+  REQUIRE(a.timeline.ops.size() == b.timeline.ops.size());
+  for (std::size_t i = 0; i < a.timeline.ops.size(); ++i) {
+    INFO(a.timeline.ops[i].name);
+    CHECK(a.timeline.ops[i].start == b.timeline.ops[i].start);
+    CHECK(a.timeline.ops[i].end == b.timeline.ops[i].end);
+    CHECK(a.timeline.ops[i].hbm_bytes == b.timeline.ops[i].hbm_bytes);
+  }
+  CHECK(a.timeline.total == b.timeline.total);
+  // 128 x 2048 x 1152 = 301,989,888 gathered bytes.
+  CHECK(b.timeline.op(OpKind::kv_cache_read).hbm_bytes == 301'989'888);
+}
+
 TEST_CASE("MoE top-k runs on the HAU when the chip has one, else on the vector unit", "[step][hau]") {
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
   models::StepOptions options;
