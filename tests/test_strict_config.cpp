@@ -187,6 +187,9 @@ TEST_CASE("engine table errors name the engine, the rule broken and the file pos
   CHECK(error(replace(kSg2262, "roles: [tiles, kv_stream]", "roles: [tiles, kv_strem]")) ==
         "<memory:e>:20:21: engines.gdma.roles: 'kv_strem' is not a DMA role (did you mean 'kv_stream'?); "
         "known: tiles, kv_stream, kv_resident, cross_core, gather");
+  // Two engines of one name (YAML forbids duplicate keys; the reader says so).
+  CHECK(error(replace(kSg2262, "  cdma: {kind: collective", "  gdma: {kind: collective")) ==
+        "<memory:e>:20:3: engines.gdma: declared twice: engine names must be unique");
   // Each kind has its own keys: a sort engine's fields on a tensor engine are unknown there.
   CHECK(error(replace(kSg2262, "hau: {kind: sort", "hau: {kind: tensor")) ==
         "<memory:e>:23:46: engines.hau.sort_width: unknown key; valid keys: bank_conflict_cycles, clock_mhz, "
