@@ -197,12 +197,6 @@ Chip read_chip(ConfigMap root) {
     if (names.empty() || names.size() > kMaxEngines) {
       root.fail("engines", fmt::format("a core has 1 to {} engines, got {}", kMaxEngines, names.size()));
     }
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
-          names.begin() + static_cast<std::ptrdiff_t>(i)) {
-        engines.fail(names[i], "declared twice: engine names must be unique");
-      }
-    }
     engines.expect_keys(std::vector<std::string_view>(names.begin(), names.end()));
     for (const std::string& name : names) {
       chip.engines.push_back(read_engine(engines.map(name), name, names, resource_names, chip));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
 
 namespace hw {
 namespace {
@@ -20,7 +21,20 @@ std::string mark_text(const std::string& source, const YAML::Mark& mark) {
 }  // namespace
 
 ConfigMap::ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::string path)
-    : doc_(std::move(doc)), node_(std::move(node)), path_(std::move(path)) {}
+    : doc_(std::move(doc)), node_(std::move(node)), path_(std::move(path)) {
+  // YAML forbids a key twice in a mapping; yaml-cpp keeps both and lookups would take the first.
+  std::vector<std::pair<std::string, YAML::Mark>> seen;
+  for (const auto& kv : node_) {
+    const std::string& key = kv.first.Scalar();
+    for (const auto& [name, mark] : seen) {
+      if (name == key) {
+        throw ConfigError(fmt::format("{}: {}: duplicate key (first at line {})",
+                                      mark_text(doc_->source, kv.first.Mark()), path_of(key), mark.line + 1));
+      }
+    }
+    seen.emplace_back(key, kv.first.Mark());
+  }
+}
 
 ConfigMap ConfigMap::from_string(const std::string& text, const std::string& source_name, UnknownKeys policy) {
   const std::string source = "<memory:" + source_name + ">";
@@ -38,14 +52,11 @@ ConfigMap ConfigMap::from_string(const std::string& text, const std::string& sou
 }
 
 ConfigMap ConfigMap::from_file(const std::string& path, UnknownKeys policy) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_input_file(path);
   auto doc = std::make_shared<const Document>(Document{path, policy});
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}: parse error: {}", mark_text(path, e.mark), e.msg));
   }
@@ -120,6 +131,8 @@ template <class T>
 T ConfigMap::convert(std::string_view key, const char* expected) {
   YAML::Node value = scalar_node(key);
   if (value.IsNull()) fail(key, fmt::format("expected {}, got null", expected));
+  // A quoted scalar ("64", '1e9') is a string, in YAML and in JSON alike, even when it looks numeric.
+  if (value.Tag() == "!") fail(key, fmt::format("expected {}, got the string \"{}\"", expected, value.Scalar()));
   try {
     return value.as<T>();
   } catch (const YAML::BadConversion&) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
 
 namespace models {
 
@@ -30,13 +31,7 @@ ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std
   return a;
 }
 
-ExpertLoad ExpertLoad::from_csv_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw hw::InputError("expert_load", fmt::format("{}: cannot open file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return from_csv_text(text.str(), path);
-}
+ExpertLoad ExpertLoad::from_csv_file(const std::string& path) { return from_csv_text(hw::read_input_file(path), path); }
 
 ExpertLoad ExpertLoad::from_csv_text(const std::string& text, const std::string& source) {
   ExpertLoad load;

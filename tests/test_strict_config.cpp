@@ -1,12 +1,15 @@
 // Strict loading: missing fields, unknown keys, wrong values, all naming field and source.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
+#include "hw/input_file.hpp"
 #include "models/model_spec.hpp"
 #include "test_configs.hpp"
 
@@ -187,12 +190,37 @@ TEST_CASE("engine table errors name the engine, the rule broken and the file pos
   CHECK(error(replace(kSg2262, "roles: [tiles, kv_stream]", "roles: [tiles, kv_strem]")) ==
         "<memory:e>:20:21: engines.gdma.roles: 'kv_strem' is not a DMA role (did you mean 'kv_stream'?); "
         "known: tiles, kv_stream, kv_resident, cross_core, gather");
-  // Two engines of one name (YAML forbids duplicate keys; the reader says so).
+  // Two engines of one name: YAML forbids duplicate keys, and the reader says so.
   CHECK(error(replace(kSg2262, "  cdma: {kind: collective", "  gdma: {kind: collective")) ==
-        "<memory:e>:20:3: engines.gdma: declared twice: engine names must be unique");
+        "<memory:e>:22:3: engines.gdma: duplicate key (first at line 20)");
   // Each kind has its own keys: a sort engine's fields on a tensor engine are unknown there.
   CHECK(error(replace(kSg2262, "hau: {kind: sort", "hau: {kind: tensor")) ==
         "<memory:e>:23:46: engines.hau.sort_width: unknown key; valid keys: bank_conflict_cycles, clock_mhz, "
         "cube_macs_per_lane_per_cycle, cube_n, kind, lanes_per_core, mm2_init_cycles, sfu_elements_per_lane_per_cycle, "
         "sfu_init_cycles, vector_eu_per_lane, vector_init_cycles, waits_on");
+}
+
+TEST_CASE("input files: only regular files under the size cap; duplicate keys and quoted numbers",
+          "[hw][config][files]") {
+  // Devices and directories are refused before a byte is read (reading /dev/zero never ends).
+  CHECK(error_of([] { hw::load_chip("/dev/zero"); }) ==
+        "/dev/zero: not a regular file (a device, FIFO or socket cannot be read as a config)");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "g5sim-test-files";
+  std::filesystem::create_directories(dir);
+  CHECK(error_of([&] { hw::load_chip(dir.string()); }) == dir.string() + ": is a directory, not a file");
+  // 16 MiB + 1 bytes: refused by its size, not parsed.
+  const std::string big = (dir / "big.yaml").string();
+  {
+    std::ofstream out(big, std::ios::binary);
+    out << std::string(hw::kMaxInputFileBytes + 1, '#');
+  }
+  CHECK(error_of([&] { hw::load_chip(big); }) ==
+        big + ": 16777217 bytes, above the 16777216 byte limit of an input file");
+  std::filesystem::remove_all(dir);
+  // YAML forbids a key twice in a mapping: the second is named with the first's line.
+  CHECK(error_of([] { hw::chip_from_yaml("name: x\ncores: 64\ncores: 1\n", "dup"); }) ==
+        "<memory:dup>:3:1: cores: duplicate key (first at line 2)");
+  // A quoted number is a string (JSON "64" included).
+  CHECK(error_of([] { hw::chip_from_yaml("name: x\ncores: \"64\"\n", "quoted"); }) ==
+        "<memory:quoted>:2:1: cores: expected an integer, got the string \"64\"");
 }
