@@ -11,6 +11,7 @@
 #include "hw/chip.hpp"
 #include "models/model_spec.hpp"
 #include "test_configs.hpp"
+#include "tools/report.hpp"
 #include "tools/simulation.hpp"
 #include "tools/trace_writer.hpp"
 
@@ -91,4 +92,19 @@ TEST_CASE("trace: one slice per command at the recorded times, engines within th
   CHECK(kept > 0);
   CHECK(tools::parse_layer_range("2:5") == std::make_pair(2, 5));
   CHECK_THROWS_WITH(tools::parse_layer_range("5:2"), "--trace-layers: '5:2' has J < I");
+}
+
+TEST_CASE("JSON output stays valid for any name: quotes, backslashes, control bytes, bad UTF-8", "[trace][json]") {
+  hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
+  chip.name = std::string("SG\t2262 \"q\" \\ \x01 \xff");
+  const auto v3 = models::model_from_yaml(test_configs::kDeepSeekV3, "v3");
+  const auto w = models::make_workload(models::Phase::decode, 1, 1024, std::nullopt, models::KvFormat::bf16);
+  const auto r = tools::simulate_block(chip, v3, w, {});
+  std::ostringstream json, trace;
+  tools::write_json(json, tools::RunDescription{chip, v3, w, {}}, r.timeline);
+  tools::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
+  CHECK(nlohmann::json::accept(trace.str()));
+  REQUIRE(nlohmann::json::accept(json.str()));
+  // The name round-trips, the byte that is not UTF-8 replaced by U+FFFD (EF BF BD).
+  CHECK(nlohmann::json::parse(json.str()).at("chip") == std::string("SG\t2262 \"q\" \\ \x01 \xef\xbf\xbd"));
 }

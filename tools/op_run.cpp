@@ -10,6 +10,7 @@
 #include "ops/op_graph.hpp"
 #include "ops/timeline.hpp"
 #include "sim/simulator.hpp"
+#include "tools/json_text.hpp"
 #include "tools/report.hpp"
 
 namespace tools {
@@ -103,12 +104,11 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
 }
 
 void write_op_json(std::ostream& out, const OpRunResult& r) {
-  fmt::print(
-      out,
-      "{{\"op\": \"{}\", \"shape\": \"{}\", \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"unique_bytes\": {}, "
-      "\"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, \"commands\": {}}}\n",
-      r.op, r.shape, r.cores, format_ns(r.total_ps), r.ddr_bytes, r.unique_bytes, r.tiu_utilization, r.peak_lmem_bytes,
-      r.flops, r.commands);
+  fmt::print(out,
+             "{{\"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"unique_bytes\": {}, "
+             "\"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, \"commands\": {}}}\n",
+             json_string(r.op), json_string(r.shape), r.cores, format_ns(r.total_ps), r.ddr_bytes, r.unique_bytes,
+             r.tiu_utilization, r.peak_lmem_bytes, r.flops, r.commands);
 }
 
 void write_op_table(std::ostream& out, const OpRunResult& r) {

@@ -8,19 +8,10 @@
 
 #include "models/attention_block.hpp"
 #include "models/kv_cache.hpp"
+#include "tools/json_text.hpp"
 
 namespace tools {
 namespace {
-
-// JSON string with the escapes our names can need.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // The engine of the history read: the one named, or the chip's default.
 std::string kv_engine_name(const RunDescription& run) {
@@ -33,7 +24,7 @@ std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool j
   std::string out;
   for (std::size_t e = 0; e < chip.engines.size(); ++e) {
     if (json) {
-      out += fmt::format("{}{}: {}", e ? ", " : "", quoted(chip.engines[e].name), tl.commands[e]);
+      out += fmt::format("{}{}: {}", e ? ", " : "", json_string(chip.engines[e].name), tl.commands[e]);
     } else {
       out += fmt::format("{}{} {}", e ? "  " : "", chip.engines[e].name, tl.commands[e]);
     }
@@ -187,8 +178,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   const models::Workload& w = run.workload;
   out << "{\n";
-  fmt::print(out, "  \"chip\": {},\n", quoted(run.chip.name));
-  fmt::print(out, "  \"model\": {},\n", quoted(run.model.name));
+  fmt::print(out, "  \"chip\": {},\n", json_string(run.chip.name));
+  fmt::print(out, "  \"model\": {},\n", json_string(run.model.name));
   fmt::print(out, "  \"scope\": \"{}\",\n", run.scope == Scope::step ? "step" : "block");
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out,
@@ -232,13 +223,13 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
     const ops::OpTiming& t = tl.ops[i];
     fmt::print(
         out,
-        "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": \"{}\", \"op_start_ns\": {}, "
+        "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": {}, \"op_start_ns\": {}, "
         "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": "
         "{}, \"peak_lmem_bytes\": {}, "
         "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
-        quoted(t.name), layer_text(t.layer), ops::kind_name(t.kind), quoted(t.shape), t.engines, format_ns(t.start),
-        format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes,
-        t.roofline_ns, ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
+        json_string(t.name), layer_text(t.layer), ops::kind_name(t.kind), json_string(t.shape), json_string(t.engines),
+        format_ns(t.start), format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes,
+        t.peak_lmem_bytes, t.roofline_ns, ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
   fmt::print(out, "  \"commands\": {{{}}}\n", command_counts(run.chip, tl, true));

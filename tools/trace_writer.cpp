@@ -8,21 +8,13 @@
 #include <string>
 
 #include "hw/config_error.hpp"
+#include "tools/json_text.hpp"
 
 namespace tools {
 namespace {
 
 // Microseconds with six exact decimals from picoseconds.
 std::string us(sim::Tick ps) { return fmt::format("{}.{:06}", ps / 1'000'000, ps % 1'000'000); }
-
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 bool wanted(const TraceFilter& f, int layer) {
   return !f.layers || (layer >= f.layers->first && layer <= f.layers->second);
@@ -59,8 +51,8 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
   for (std::size_t c = 0; c < cores; ++c) {
     event(fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "core {}"}}}})", c, c));
     for (std::size_t e = 0; e < chip.engines.size(); ++e) {
-      event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})", c, e,
-                        escaped(chip.engines[e].display_name())));
+      event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": {}}}}})", c, e,
+                        json_string(chip.engines[e].display_name())));
     }
   }
   for (std::size_t c = 0; c < cores; ++c) {
@@ -83,12 +75,12 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
         }
         std::string waits;
         for (std::size_t w = 0; w < chip.engines.size(); ++w) {
-          waits += fmt::format(R"(, "wait_{}": {})", escaped(chip.engines[w].name),
+          waits += fmt::format(R"(, {}: {})", json_string("wait_" + chip.engines[w].name),
                                cmd.wait_on(static_cast<hw::EngineId>(w)));
         }
         event(fmt::format(
-            R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}{}}}}})",
-            escaped(node.name), ops::kind_name(node.kind), c, e, us(records[i].start),
+            R"({{"name": {}, "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}{}}}}})",
+            json_string(node.name), ops::kind_name(node.kind), c, e, us(records[i].start),
             us(records[i].end - records[i].start), work, i + 1, node.layer, waits));
       }
     }
@@ -105,8 +97,8 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
                         ops_pid, it->second, ops::kind_name(t.kind)));
     }
     event(fmt::format(
-        R"({{"name": "{}", "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"layer": {}, "hbm_bytes": {}, "flops": {}}}}})",
-        escaped(t.name), ops::kind_name(t.kind), ops_pid, it->second, us(t.start), us(t.end - t.start), t.layer,
+        R"({{"name": {}, "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"layer": {}, "hbm_bytes": {}, "flops": {}}}}})",
+        json_string(t.name), ops::kind_name(t.kind), ops_pid, it->second, us(t.start), us(t.end - t.start), t.layer,
         t.hbm_bytes, t.flops));
   }
   out << "\n]}\n";
