@@ -10,13 +10,20 @@
 namespace hw {
 namespace {
 
-std::uint32_t u32(ConfigMap& m, std::string_view key) {
-  const std::uint64_t v = m.positive_int(key);
-  if (v > 0xFFFFFFFFull) {
-    throw ConfigError(fmt::format("{}: {}: value {} is too large", m.where(key), m.path_of(key), v));
-  }
-  return static_cast<std::uint32_t>(v);
+// Plausible ranges of the chip's fields (README, "Config ranges"): wide enough for any real chip,
+// narrow enough that no product of them overflows and no run leaves the picosecond clock.
+constexpr std::uint64_t kMaxCount = 65536;     // lanes, cube_n, MACs and EUs per lane, widths
+constexpr std::uint64_t kMaxCycles = 1000000;  // start-up and per-block cycles of an instruction
+constexpr double kMinBandwidth = 1e-3;         // GB/s (1 MB/s)
+constexpr double kMaxBandwidth = 1e6;          // GB/s (1 PB/s)
+constexpr double kMaxLatencyNs = 1e6;          // 1 ms
+constexpr std::uint64_t kMaxInFlight = 4096;   // commands in flight per engine
+
+std::uint32_t u32_in(ConfigMap& m, std::string_view key, std::uint64_t lo, std::uint64_t hi) {
+  return static_cast<std::uint32_t>(m.int_in(key, lo, hi));
 }
+
+std::uint32_t u32(ConfigMap& m, std::string_view key) { return u32_in(m, key, 1, kMaxCount); }
 
 // Per-dtype tables list the dtypes the unit supports; each listed value must be positive.
 std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list<DType> required) {
@@ -30,17 +37,12 @@ std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list
   return table;
 }
 
-std::uint32_t u32_or_zero(ConfigMap& m, std::string_view key) {
-  const std::uint64_t v = m.non_negative_int(key);
-  if (v > 0xFFFFFFFFull) {
-    throw ConfigError(fmt::format("{}: {}: value {} is too large", m.where(key), m.path_of(key), v));
-  }
-  return static_cast<std::uint32_t>(v);
-}
+std::uint32_t cycles(ConfigMap& m, std::string_view key) { return u32_in(m, key, 0, kMaxCycles); }
 
 // The tensor engine's instruction costs (the model at the top of hw/chip.hpp).
 void read_tensor(ConfigMap& tiu, Chip& chip) {
-  chip.tiu_clock_mhz = tiu.positive_number("clock_mhz");
+  // 1 MHz .. 1 THz: one cycle per picosecond, the resolution of the clock.
+  chip.tiu_clock_mhz = tiu.number_in("clock_mhz", 1, 1e6);
   chip.lanes_per_core = u32(tiu, "lanes_per_core");
   chip.cube_n = u32(tiu, "cube_n");
   // The simulator computes matrices in bf16 (and fp8 where weights are fp8) and runs norms
@@ -51,14 +53,14 @@ void read_tensor(ConfigMap& tiu, Chip& chip) {
   {
     ConfigMap init = tiu.map("mm2_init_cycles");
     init.expect_keys({"nn", "nt", "tt"});
-    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nn)] = u32_or_zero(init, "nn");
-    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nt)] = u32_or_zero(init, "nt");
-    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::tt)] = u32_or_zero(init, "tt");
+    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nn)] = cycles(init, "nn");
+    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nt)] = cycles(init, "nt");
+    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::tt)] = cycles(init, "tt");
     init.finish();
   }
-  chip.bank_conflict_cycles = u32_or_zero(tiu, "bank_conflict_cycles");
-  chip.vector_init_cycles = u32_or_zero(tiu, "vector_init_cycles");
-  chip.sfu_init_cycles = u32_or_zero(tiu, "sfu_init_cycles");
+  chip.bank_conflict_cycles = cycles(tiu, "bank_conflict_cycles");
+  chip.vector_init_cycles = cycles(tiu, "vector_init_cycles");
+  chip.sfu_init_cycles = cycles(tiu, "sfu_init_cycles");
   chip.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
   // Cross-field check: a lane's cube must reduce at least one k element per output column.
   for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
@@ -120,8 +122,8 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
     case EngineKind::tensor: read_tensor(e, chip); break;
     case EngineKind::sort:
       spec.sort_width = u32(e, "sort_width");
-      spec.compare_cycles = u32(e, "compare_cycles");
-      spec.init_cycles = u32_or_zero(e, "init_cycles");
+      spec.compare_cycles = u32_in(e, "compare_cycles", 1, kMaxCycles);
+      spec.init_cycles = cycles(e, "init_cycles");
       break;
     case EngineKind::dma:
     case EngineKind::collective: {
@@ -135,11 +137,16 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
       if (spec.crosses.size() + 1 > kMaxPathResources) {
         e.fail("crosses", fmt::format("at most {} resources", kMaxPathResources - 1));
       }
-      spec.startup_ns = e.non_negative_number("startup_ns");
-      spec.outstanding = u32(e, "outstanding");
+      spec.startup_ns = e.number_in("startup_ns", 0, kMaxLatencyNs);
+      spec.outstanding = u32_in(e, "outstanding", 1, kMaxInFlight);
       if (spec.kind == EngineKind::dma) {
-        spec.bandwidth_gb_per_s = e.positive_number("bandwidth_gb_per_s");
-        spec.bytes_in_flight = e.positive_int("bytes_in_flight");
+        spec.bandwidth_gb_per_s = e.number_in("bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
+        spec.bytes_in_flight = e.int_in("bytes_in_flight", 1, std::uint64_t{1} << 30);
+        // Fewer bytes in flight than one DDR burst could never move a burst.
+        if (spec.bytes_in_flight < chip.ddr_burst_bytes) {
+          e.fail("bytes_in_flight", fmt::format("{} B is less than one DDR burst ({} B, ddr.burst_bytes)",
+                                                spec.bytes_in_flight, chip.ddr_burst_bytes));
+        }
         for (std::uint32_t r : ids_of(e, "roles", e.string_list("roles"), kRoleNames, "a DMA role")) {
           spec.roles |= 1u << r;
         }
@@ -156,24 +163,24 @@ Chip read_chip(ConfigMap root) {
   Chip chip;
   chip.source = root.source();
   chip.name = root.string("name");
-  chip.cores = u32(root, "cores");
-  chip.lmem_bytes_per_core = root.positive_int("lmem_bytes_per_core");
+  chip.cores = u32_in(root, "cores", 1, 4096);
+  chip.lmem_bytes_per_core = root.int_in("lmem_bytes_per_core", 1024, std::uint64_t{1} << 30);
   {
     ConfigMap ddr = root.map("ddr");
     ddr.expect_keys({"bandwidth_gb_per_s", "efficiency", "capacity_bytes", "latency_ns", "burst_bytes"});
-    chip.ddr_bandwidth_gb_per_s = ddr.positive_number("bandwidth_gb_per_s");
+    chip.ddr_bandwidth_gb_per_s = ddr.number_in("bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
     chip.ddr_efficiency = ddr.fraction("efficiency");
-    chip.ddr_capacity_bytes = ddr.positive_int("capacity_bytes");
-    chip.ddr_latency_ns = ddr.non_negative_number("latency_ns");
-    chip.ddr_burst_bytes = ddr.positive_int("burst_bytes");
+    chip.ddr_capacity_bytes = ddr.int_in("capacity_bytes", std::uint64_t{1} << 20, std::uint64_t{1} << 50);
+    chip.ddr_latency_ns = ddr.number_in("latency_ns", 0, kMaxLatencyNs);
+    chip.ddr_burst_bytes = ddr.int_in("burst_bytes", 1, 4096);
     ddr.finish();
   }
   {
     ConfigMap c2c = root.map("c2c");
     c2c.expect_keys({"bandwidth_gb_per_s", "latency_ns", "links"});
-    chip.c2c.bandwidth_gb_per_s = c2c.positive_number("bandwidth_gb_per_s");
-    chip.c2c.latency_ns = c2c.non_negative_number("latency_ns");
-    chip.c2c.links = u32(c2c, "links");
+    chip.c2c.bandwidth_gb_per_s = c2c.number_in("bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
+    chip.c2c.latency_ns = c2c.number_in("latency_ns", 0, kMaxLatencyNs);
+    chip.c2c.links = u32_in(c2c, "links", 1, 1024);
     c2c.finish();
   }
   chip.resources.push_back({"ddr", chip.ddr_bandwidth_gb_per_s * chip.ddr_efficiency, chip.ddr_latency_ns});
@@ -182,9 +189,9 @@ Chip read_chip(ConfigMap root) {
     ConfigMap l2 = root.map("l2");
     l2.expect_keys({"capacity_bytes", "bandwidth_gb_per_s", "latency_ns"});
     Chip::L2 spec;
-    spec.capacity_bytes = l2.positive_int("capacity_bytes");
-    spec.bandwidth_gb_per_s = l2.positive_number("bandwidth_gb_per_s");
-    spec.latency_ns = l2.non_negative_number("latency_ns");
+    spec.capacity_bytes = l2.int_in("capacity_bytes", 1, std::uint64_t{1} << 40);
+    spec.bandwidth_gb_per_s = l2.number_in("bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
+    spec.latency_ns = l2.number_in("latency_ns", 0, kMaxLatencyNs);
     l2.finish();
     chip.l2 = spec;
     chip.resources.push_back({"l2", spec.bandwidth_gb_per_s, spec.latency_ns});

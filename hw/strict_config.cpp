@@ -140,6 +140,42 @@ T ConfigMap::convert(std::string_view key, const char* expected) {
   }
 }
 
+std::uint64_t ConfigMap::int_in(std::string_view key, std::uint64_t lo, std::uint64_t hi) {
+  YAML::Node value = scalar_node(key);
+  const std::string& text = value.Scalar();
+  // An integer too large for the parser is still an integer: say it is out of range.
+  if (!value.IsNull() && value.Tag() != "!" && text.size() > 18 &&
+      text.find_first_not_of("0123456789") == std::string::npos) {
+    fail(key, fmt::format("{} is outside the plausible range {}..{}", text, lo, hi));
+  }
+  const auto v = convert<long long>(key, "an integer");
+  if (lo == 1 && v < 1) fail(key, fmt::format("must be a positive integer, got {}", v));
+  if (lo == 0 && v < 0) fail(key, fmt::format("must be >= 0, got {}", v));
+  if (v < 0 || static_cast<std::uint64_t>(v) < lo || static_cast<std::uint64_t>(v) > hi) {
+    fail(key, fmt::format("{} is outside the plausible range {}..{}", v, lo, hi));
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+double ConfigMap::number_in(std::string_view key, double lo, double hi, bool lo_open) {
+  const auto v = convert<double>(key, "a number");
+  if (!std::isfinite(v)) fail(key, "must be a finite number");
+  // Below zero the plain reason reads best; the range is for implausible magnitudes.
+  if ((lo > 0 || lo_open) && v <= 0) fail(key, fmt::format("must be > 0, got {}", v));
+  if (lo == 0 && !lo_open && v < 0) fail(key, fmt::format("must be >= 0, got {}", v));
+  if ((lo_open ? v <= lo : v < lo) || v > hi) {
+    fail(key, fmt::format("{} is outside the plausible range {}{}..{}", v, lo_open ? "above " : "", lo, hi));
+  }
+  return v;
+}
+
+std::optional<std::uint64_t> ConfigMap::int_in_or_null(std::string_view key, std::uint64_t lo, std::uint64_t hi) {
+  YAML::Node value = scalar_node(key);
+  if (value.IsNull()) return std::nullopt;
+  read_.erase(std::string(key));
+  return int_in(key, lo, hi);
+}
+
 std::uint64_t ConfigMap::positive_int(std::string_view key) {
   const auto v = convert<long long>(key, "an integer");
   if (v <= 0) fail(key, fmt::format("must be a positive integer, got {}", v));

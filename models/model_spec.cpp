@@ -13,6 +13,16 @@ namespace {
 
 enum class Family { deepseek, deepseek_dsa, llama };
 
+// Plausible ranges of the model's fields (README, "Config ranges"): above every published model,
+// low enough that byte and FLOP counts of a whole step stay far inside 64 bits.
+constexpr std::uint64_t kMaxWidth = std::uint64_t{1} << 20;  // hidden, FFN, LoRA ranks
+constexpr std::uint64_t kMaxLayers = 1024;
+constexpr std::uint64_t kMaxVocab = std::uint64_t{1} << 24;
+constexpr std::uint64_t kMaxHeads = 4096;
+constexpr std::uint64_t kMaxHeadDim = 65536;
+constexpr std::uint64_t kMaxExperts = 65536;
+constexpr std::uint64_t kMaxContext = std::uint64_t{1} << 24;  // tokens
+
 Family family_of(hw::ConfigMap& m) {
   const std::string type = m.string("model_type");
   if (type == "deepseek_v2" || type == "deepseek_v3") return Family::deepseek;
@@ -48,16 +58,16 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
   s.name = yaml ? m.string("name") : std::move(name);
   s.source = m.source();
   s.model_type = m.string("model_type");
-  s.hidden_size = m.positive_int("hidden_size");
-  s.num_hidden_layers = m.positive_int("num_hidden_layers");
-  s.vocab_size = m.positive_int("vocab_size");
-  s.intermediate_size = m.positive_int("intermediate_size");
-  s.num_attention_heads = m.positive_int("num_attention_heads");
+  s.hidden_size = m.int_in("hidden_size", 1, kMaxWidth);
+  s.num_hidden_layers = m.int_in("num_hidden_layers", 1, kMaxLayers);
+  s.vocab_size = m.int_in("vocab_size", 1, kMaxVocab);
+  s.intermediate_size = m.int_in("intermediate_size", 1, kMaxWidth);
+  s.num_attention_heads = m.int_in("num_attention_heads", 1, kMaxHeads);
   if (family == Family::llama) {
     s.attention = AttentionKind::gqa;
-    s.num_key_value_heads = m.positive_int("num_key_value_heads");
+    s.num_key_value_heads = m.int_in("num_key_value_heads", 1, kMaxHeads);
     if (m.has("head_dim")) {
-      s.head_dim = m.positive_int("head_dim");
+      s.head_dim = m.int_in("head_dim", 1, kMaxHeadDim);
     } else if (s.hidden_size % s.num_attention_heads == 0) {
       s.head_dim = s.hidden_size / s.num_attention_heads;  // Hugging Face's definition
     } else {
@@ -72,18 +82,18 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
     }
   } else {
     s.attention = AttentionKind::mla;
-    s.q_lora_rank = m.positive_int_or_null("q_lora_rank");
-    s.kv_lora_rank = m.positive_int("kv_lora_rank");
-    s.qk_nope_head_dim = m.positive_int("qk_nope_head_dim");
-    s.qk_rope_head_dim = m.positive_int("qk_rope_head_dim");
-    s.v_head_dim = m.positive_int("v_head_dim");
+    s.q_lora_rank = m.int_in_or_null("q_lora_rank", 1, kMaxWidth);
+    s.kv_lora_rank = m.int_in("kv_lora_rank", 1, kMaxHeadDim);
+    s.qk_nope_head_dim = m.int_in("qk_nope_head_dim", 1, kMaxHeadDim);
+    s.qk_rope_head_dim = m.int_in("qk_rope_head_dim", 1, kMaxHeadDim);
+    s.v_head_dim = m.int_in("v_head_dim", 1, kMaxHeadDim);
     MoeSpec moe;
-    moe.n_routed_experts = m.positive_int("n_routed_experts");
-    moe.num_experts_per_tok = m.positive_int("num_experts_per_tok");
-    moe.n_shared_experts = m.non_negative_int("n_shared_experts");
-    moe.moe_intermediate_size = m.positive_int("moe_intermediate_size");
-    moe.first_k_dense_replace = m.non_negative_int("first_k_dense_replace");
-    moe.routed_scaling_factor = m.positive_number("routed_scaling_factor");
+    moe.n_routed_experts = m.int_in("n_routed_experts", 1, kMaxExperts);
+    moe.num_experts_per_tok = m.int_in("num_experts_per_tok", 1, kMaxExperts);
+    moe.n_shared_experts = m.int_in("n_shared_experts", 0, kMaxExperts);
+    moe.moe_intermediate_size = m.int_in("moe_intermediate_size", 1, kMaxWidth);
+    moe.first_k_dense_replace = m.int_in("first_k_dense_replace", 0, s.num_hidden_layers);
+    moe.routed_scaling_factor = m.number_in("routed_scaling_factor", 0, 1e6, true);
     if (moe.num_experts_per_tok > moe.n_routed_experts) {
       throw hw::ConfigError(fmt::format("{}: num_experts_per_tok: {} exceeds n_routed_experts {}",
                                         m.where("num_experts_per_tok"), moe.num_experts_per_tok, moe.n_routed_experts));
@@ -91,9 +101,9 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
     s.moe = moe;
     if (family == Family::deepseek_dsa) {
       DsaSpec dsa;
-      dsa.index_n_heads = m.positive_int("index_n_heads");
-      dsa.index_head_dim = m.positive_int("index_head_dim");
-      dsa.index_topk = m.positive_int("index_topk");
+      dsa.index_n_heads = m.int_in("index_n_heads", 1, kMaxHeads);
+      dsa.index_head_dim = m.int_in("index_head_dim", 1, kMaxHeadDim);
+      dsa.index_topk = m.int_in("index_topk", 1, kMaxContext);
       s.dsa = dsa;
     }
   }

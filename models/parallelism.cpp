@@ -30,6 +30,14 @@ std::uint64_t group_tokens(const Workload& chip, const Parallelism& p) {
 void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Workload& global) {
   for (const auto& [field, degree] : {std::pair{"tp", p.tp}, std::pair{"ep", p.ep}, std::pair{"dp", p.dp}}) {
     if (degree == 0) throw hw::InputError(field, degree_name(field) + " must be a positive integer");
+    if (degree > kMaxDegree) {
+      throw hw::InputError(field, fmt::format("{} = {} is outside 1..{}", degree_name(field), degree, kMaxDegree));
+    }
+  }
+  // tp x dp chips, each at most 2^16: the product cannot wrap, but a deployment is at most 2^20 chips.
+  if (p.chips() > kMaxChips) {
+    throw hw::InputError("sharding", fmt::format("tp x dp = {} x {} = {} chips, above the {} a deployment may span",
+                                                 p.tp, p.dp, p.chips(), kMaxChips));
   }
   require_divides(p.dp, global.batch, "dp", "the batch");
   require_divides(p.tp, m.num_attention_heads, "tp", "num_attention_heads");

@@ -25,6 +25,10 @@
 
 namespace models {
 
+/// Input limits (README, "Input limits").
+constexpr std::uint64_t kMaxDegree = 65536;                  ///< each of tp, ep, dp
+constexpr std::uint64_t kMaxChips = std::uint64_t{1} << 20;  ///< tp x dp
+
 struct Parallelism {
   std::uint64_t tp = 1, ep = 1, dp = 1;
   std::uint64_t chips() const { return tp * dp; }

@@ -10,6 +10,10 @@ Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std:
                        KvFormat kv_format) {
   if (batch == 0) throw hw::InputError("batch", "the batch must be a positive integer");
   if (ctx == 0) throw hw::InputError("kv_len", "the context length kv_len must be a positive integer");
+  if (batch > kMaxBatch) throw hw::InputError("batch", fmt::format("{} is outside 1..{} sequences", batch, kMaxBatch));
+  if (ctx > kMaxContext) {
+    throw hw::InputError("kv_len", fmt::format("{} is outside 1..{} tokens", ctx, kMaxContext));
+  }
   Workload w;
   w.batch = batch;
   w.kv_len = ctx;

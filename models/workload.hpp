@@ -40,9 +40,14 @@ struct Workload {
   MlaMode compute_mode() const { return decode() ? mla_mode : prefill_mla_mode; }
 };
 
+/// Input limits (README, "Input limits"): far above any deployment, low enough that every byte,
+/// FLOP and command count of a step stays inside 64 bits.
+constexpr std::uint64_t kMaxBatch = std::uint64_t{1} << 20;    ///< sequences
+constexpr std::uint64_t kMaxContext = std::uint64_t{1} << 24;  ///< tokens
+
 /// Builds and checks a workload from user choices: `ctx` is kv_len; decode takes q_len (default
-/// 1) and needs q_len < ctx; prefill takes q_len == ctx (the default). Errors are hw::ConfigError
-/// naming the flag.
+/// 1) and needs q_len < ctx; prefill takes q_len == ctx (the default). Errors are hw::InputError
+/// naming the parameter.
 Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std::optional<std::uint64_t> q_len,
                        KvFormat kv_format);
 

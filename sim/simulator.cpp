@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/max_min_sharing.hpp"
@@ -16,6 +17,10 @@ namespace sim {
 namespace {
 
 static_assert(FlowPath::kMaxConstraints >= hw::kMaxPathResources, "a transfer path must fit a FlowPath");
+
+// The last picosecond the kernel represents: 2^62 ps, about 53 days, leaving headroom below 2^64
+// for every sum of a time and a duration.
+constexpr Tick kMaxTick = Tick{1} << 62;
 
 /// How the kernel runs one engine of the chip, derived once from its hw::EngineSpec.
 struct EngineModel {
@@ -76,6 +81,9 @@ class Run {
   void request_rate_update();
   void update_rates();
   Tick cycle_ticks(std::uint64_t cycles) const;
+  /// now + dt, refusing a time past the clock's range.
+  Tick later(Tick dt) const;
+  [[noreturn]] void clock_overflow() const;
   [[noreturn]] void report_stuck() const;
 
   const hw::Chip& chip_;
@@ -230,7 +238,25 @@ void Run::validate(const Program& program) const {
 }
 
 Tick Run::cycle_ticks(std::uint64_t cycles) const {
-  return ps_per_cycle_ != 0 ? cycles * ps_per_cycle_ : cycles_to_ticks(cycles, chip_.tiu_clock_mhz);
+  if (ps_per_cycle_ != 0) {
+    if (cycles > kMaxTick / ps_per_cycle_) clock_overflow();
+    return cycles * ps_per_cycle_;
+  }
+  const long double ps = static_cast<long double>(cycles) * 1e6L / static_cast<long double>(chip_.tiu_clock_mhz);
+  if (ps >= static_cast<long double>(kMaxTick)) clock_overflow();
+  return cycles_to_ticks(cycles, chip_.tiu_clock_mhz);
+}
+
+Tick Run::later(Tick dt) const {
+  if (dt > kMaxTick - now_) clock_overflow();
+  return now_ + dt;
+}
+
+void Run::clock_overflow() const {
+  throw hw::InputError("workload", fmt::format("the simulated time would pass {} ps (about {} days), the range of "
+                                               "the picosecond clock; simulate fewer layers, a shorter context or a "
+                                               "smaller batch",
+                                               kMaxTick, kMaxTick / 86'400'000'000'000'000ull));
 }
 
 void Run::request_issue(std::uint32_t core) {
@@ -278,7 +304,7 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
         records[es.head].start = now_;
         ++es.head;
         es.busy = true;
-        events_.push(now_ + cycle_ticks(cmd.amount), EventPriority::kState, EventType::serial_done,
+        events_.push(later(cycle_ticks(cmd.amount)), EventPriority::kState, EventType::serial_done,
                      core * static_cast<std::uint32_t>(kMaxEngines) + engine);
         return;
       case CommandKind::send_msg: {
@@ -337,7 +363,7 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
     flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0};
     ++es.head;
     ++es.in_flight;
-    events_.push(now_ + model.startup, EventPriority::kState, EventType::transfer_startup_done, f);
+    events_.push(later(model.startup), EventPriority::kState, EventType::transfer_startup_done, f);
   }
 }
 
@@ -437,8 +463,9 @@ void Run::update_rates() {
     earliest = std::min(earliest, std::max(0.0, flow.remaining) / flow.rate);
   }
   // Round up (time never runs short of the bytes), forgiving representation error of 1e-12.
-  const Tick dt = static_cast<Tick>(std::ceil(earliest * (1 - 1e-12) - 1e-9));
-  events_.push(now_ + dt, EventPriority::kState, EventType::transfer_completion, generation_);
+  const double ticks = std::ceil(earliest * (1 - 1e-12) - 1e-9);
+  if (!(ticks < static_cast<double>(kMaxTick))) clock_overflow();
+  events_.push(later(static_cast<Tick>(ticks)), EventPriority::kState, EventType::transfer_completion, generation_);
 }
 
 void Run::report_stuck() const {
@@ -466,6 +493,7 @@ Trace Run::execute() {
   std::uint64_t events = 0;
   while (!events_.empty()) {
     const Event ev = events_.pop();
+    if (ev.time < now_) throw std::logic_error("event kernel: time went backwards");
     now_ = ev.time;
     ++events;
     switch (ev.type) {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "hw/chip.hpp"
+#include "hw/config_error.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
@@ -198,4 +199,14 @@ TEST_CASE("a fence holds the tensor queue until its waits complete, then takes n
   CHECK(t.records(0, engine::tiu)[0].end == 1000);
   CHECK(t.records(0, engine::tiu)[1].start == 1000);
   CHECK(t.records(0, engine::tiu)[1].end == 1010);
+}
+
+TEST_CASE("a run that would leave the picosecond clock's range is refused, not wrapped", "[sim][kernel][limits]") {
+  // 1 MHz clock: 10^6 ps per cycle; 2^60 cycles would end at about 1.2e24 ps, past 2^62 ps.
+  std::string text = test_configs::tiny_chip(1, 1000, 1);
+  text.replace(text.find("clock_mhz: 1000000"), 18, "clock_mhz: 1");
+  const hw::Chip chip = hw::chip_from_yaml(text, "slow");
+  sim::Program p = program(1);
+  p.cores[0].queue(engine::tiu) = {compute(std::uint64_t{1} << 60)};
+  CHECK_THROWS_AS(sim::Simulator(chip).run(p), hw::InputError);
 }

@@ -224,3 +224,26 @@ TEST_CASE("input files: only regular files under the size cap; duplicate keys an
   CHECK(error_of([] { hw::chip_from_yaml("name: x\ncores: \"64\"\n", "quoted"); }) ==
         "<memory:quoted>:2:1: cores: expected an integer, got the string \"64\"");
 }
+
+TEST_CASE("every chip and model field has a plausible range, named in the error", "[hw][config][ranges]") {
+  using test_configs::kSg2262;
+  auto chip_error = [](const std::string& text) { return error_of([&] { hw::chip_from_yaml(text, "r"); }); };
+  // Narrowed fields are range-checked, not truncated (4294967297 was read as 1).
+  CHECK(chip_error(replace(kSg2262, "bank_conflict_cycles: 0", "bank_conflict_cycles: 4294967297")) ==
+        "<memory:r>:16:5: engines.tiu.bank_conflict_cycles: 4294967297 is outside the plausible range 0..1000000");
+  // A bandwidth so small that transfers would leave the clock's range.
+  CHECK(chip_error(replace(kSg2262, "bandwidth_gb_per_s: 8601.6", "bandwidth_gb_per_s: 1e-9")) ==
+        "<memory:r>:4:7: ddr.bandwidth_gb_per_s: 1e-09 is outside the plausible range 0.001..1000000");
+  // An integer too large for 64 bits is out of range, not "not an integer".
+  CHECK(chip_error(replace(kSg2262, "cores: 64", "cores: 18446744073709551616")) ==
+        "<memory:r>:2:1: cores: 18446744073709551616 is outside the plausible range 1..4096");
+  // Fewer bytes in flight than one burst could never move a burst.
+  CHECK(chip_error(replace(kSg2262, "bytes_in_flight: 32768}", "bytes_in_flight: 1}")) ==
+        "<memory:r>:20:147: engines.gdma.bytes_in_flight: 1 B is less than one DDR burst (64 B, ddr.burst_bytes)");
+  // Model: the vocabulary that wrapped the weight bytes, and a dense prefix longer than the model.
+  auto model_error = [](const std::string& text) { return error_of([&] { models::model_from_yaml(text, "m"); }); };
+  CHECK(model_error(replace(test_configs::kDeepSeekV3, "vocab_size: 129280", "vocab_size: 9223372036854775807")) ==
+        "<memory:m>:5:1: vocab_size: 9223372036854775807 is outside the plausible range 1..16777216");
+  CHECK(model_error(replace(test_configs::kDeepSeekV3, "first_k_dense_replace: 3", "first_k_dense_replace: 62")) ==
+        "<memory:m>:17:1: first_k_dense_replace: 62 is outside the plausible range 0..61");
+}

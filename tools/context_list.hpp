@@ -8,6 +8,9 @@
 
 namespace tools {
 
+constexpr std::uint64_t kMaxContext = std::uint64_t{1} << 24;  ///< tokens (16,777,216)
+constexpr std::size_t kMaxContexts = 4096;                     ///< entries of one list
+
 /// Throws hw::ConfigError naming --ctx on malformed input.
 std::vector<std::uint64_t> parse_context_list(const std::string& text);
 

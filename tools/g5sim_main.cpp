@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "models/workload.hpp"
 #include "tools/context_list.hpp"
 #include "tools/op_run.hpp"
+#include "tools/output_file.hpp"
 #include "tools/report.hpp"
 #include "tools/simulation.hpp"
 #include "tools/trace_writer.hpp"
@@ -49,6 +51,28 @@ std::string flag_of(const std::string& field) {
   return field;
 }
 
+// Every count on the command line is a whole number within its documented range (README,
+// "Input limits"): no sign (CLI11 would wrap "-1" to 2^64 - 1), no overflow, checked before use.
+CLI::Validator count_in(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+          return fmt::format("expected a whole number, got '{}'", text);
+        }
+        std::uint64_t v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || ptr != text.data() + text.size() || v < lo || v > hi) {
+          return fmt::format("{} is outside {}..{}", text, lo, hi);
+        }
+        return "";
+      },
+      fmt::format("{}..{}", lo, hi));
+}
+
+constexpr std::uint64_t kMaxBatch = std::uint64_t{1} << 20;
+constexpr std::uint64_t kMaxTokens = std::uint64_t{1} << 24;
+constexpr std::uint64_t kMaxDegree = 65536;
+
 struct CommonOptions {
   std::string chip = tools::default_chip_path();
   std::string model = tools::default_model_path();
@@ -72,8 +96,10 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--chip", o.chip, "chip config YAML")->capture_default_str();
   cmd->add_option("--model", o.model, "model config: YAML, or a Hugging Face config.json")->capture_default_str();
   cmd->add_option("--phase", o.phase, "decode or prefill")->capture_default_str();
-  cmd->add_option("--batch", o.batch, "sequences per step over all chips (default: one per DP rank)");
-  cmd->add_option("--q-len", o.q_len, "query tokens per sequence (decode default 1; prefill = ctx)");
+  cmd->add_option("--batch", o.batch, "sequences per step over all chips (default: one per DP rank)")
+      ->check(count_in(1, kMaxBatch));
+  cmd->add_option("--q-len", o.q_len, "query tokens per sequence (decode default 1; prefill = ctx)")
+      ->check(count_in(1, kMaxTokens));
   cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache format: bf16, fp8 or fp8-flashmla")->capture_default_str();
   cmd->add_option("--mla-mode", o.mla_mode, "MLA decode mode and cache: absorb, standard or expanded")
       ->capture_default_str();
@@ -85,11 +111,11 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--attn-split", o.attn_split, "decode attention over cores: seq (flash decoding) or head")
       ->capture_default_str();
   cmd->add_option("--scope", o.scope, "block (one attention block) or step (the whole decoder)")->capture_default_str();
-  cmd->add_option("--layers", o.layers, "step: simulate only the first N decoder layers");
+  cmd->add_option("--layers", o.layers, "step: simulate only the first N decoder layers")->check(count_in(1, 1024));
   cmd->add_option("--expert-load", o.expert_load, "step: measured routing, CSV layer,expert,tokens");
-  cmd->add_option("--tp", o.tp, "tensor parallel chips (heads, FFN width, vocabulary)");
-  cmd->add_option("--ep", o.ep, "expert parallel chips (routed experts)");
-  cmd->add_option("--dp", o.dp, "data parallel chips (batch)");
+  cmd->add_option("--tp", o.tp, "tensor parallel chips (heads, FFN width, vocabulary)")->check(count_in(1, kMaxDegree));
+  cmd->add_option("--ep", o.ep, "expert parallel chips (routed experts)")->check(count_in(1, kMaxDegree));
+  cmd->add_option("--dp", o.dp, "data parallel chips (batch)")->check(count_in(1, kMaxDegree));
   cmd->add_flag("--strict-capacity", o.strict_capacity, "fail when a chip's weights and KV cache exceed its DDR");
 }
 
@@ -198,6 +224,15 @@ struct TraceOptions {
 };
 
 int run_command(const CommonOptions& o, const std::string& json_path, const TraceOptions& trace_options) {
+  // Outputs are opened (and the trace filter checked) before the run, which can take long.
+  tools::TraceFilter filter;
+  if (!trace_options.layers.empty()) {
+    if (trace_options.path.empty()) throw hw::ConfigError("--trace-layers needs --trace PATH");
+    filter.layers = tools::parse_layer_range(trace_options.layers);
+  }
+  std::optional<tools::OutputFile> trace, json;
+  if (!trace_options.path.empty()) trace.emplace(trace_options.path, "--trace");
+  if (!json_path.empty()) json.emplace(json_path, "--json");
   const hw::Chip chip = hw::load_chip(o.chip);
   const models::ModelSpec model = models::load_model(o.model);
   const Deployment d = deployment_of(o, chip, model, single_ctx(o.ctx));
@@ -206,25 +241,17 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
   const tools::Simulation result = simulate(chip, model, d, o, opts, expert_load_of(o), layers);
   const tools::RunDescription run{chip,   model,         d.workload,  opts,       scope_of(o),
                                   layers, d.parallelism, d.automatic, d.footprint};
-  if (!trace_options.path.empty()) {
-    tools::TraceFilter filter;
-    if (!trace_options.layers.empty()) filter.layers = tools::parse_layer_range(trace_options.layers);
-    std::ofstream trace(trace_options.path, std::ios::binary);
-    if (!trace) throw hw::ConfigError(fmt::format("--trace: cannot write '{}'", trace_options.path));
-    tools::write_chrome_trace(trace, chip, result.graph, result.lowered, result.trace, result.timeline, filter);
-  } else if (!trace_options.layers.empty()) {
-    throw hw::ConfigError("--trace-layers needs --trace PATH");
+  if (trace) {
+    tools::write_chrome_trace(trace->stream(), chip, result.graph, result.lowered, result.trace, result.timeline,
+                              filter);
+    trace->close();
   }
-  if (json_path == "-") {
-    tools::write_json(std::cout, run, result.timeline);
-    return 0;
+  if (json_path != "-") tools::write_table(std::cout, run, result.timeline);
+  if (json) {
+    tools::write_json(json->stream(), run, result.timeline);
+    json->close();
   }
-  tools::write_table(std::cout, run, result.timeline);
-  if (!json_path.empty()) {
-    std::ofstream out(json_path, std::ios::binary);
-    if (!out) throw hw::ConfigError(fmt::format("--json: cannot write '{}'", json_path));
-    tools::write_json(out, run, result.timeline);
-  }
+  tools::check_stdout();
   return 0;
 }
 
@@ -234,12 +261,8 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
   const ops::LoweringOptions opts = lowering_options(o);
   const auto contexts = tools::parse_context_list(o.ctx);
   const auto load = expert_load_of(o);
-  std::ofstream file;
-  if (csv_path != "-") {
-    file.open(csv_path, std::ios::binary);
-    if (!file) throw hw::ConfigError(fmt::format("--csv: cannot write '{}'", csv_path));
-  }
-  std::ostream& out = csv_path == "-" ? std::cout : file;
+  tools::OutputFile csv(csv_path, "--csv");
+  std::ostream& out = csv.stream();
   tools::write_sweep_header(out);
   for (std::uint64_t ctx : contexts) {
     const Deployment d = deployment_of(o, chip, model, ctx);
@@ -251,6 +274,7 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path) {
     tools::write_sweep_row(out, d.workload, result.timeline, heads.timeline);
     out.flush();
   }
+  csv.close();
   return 0;
 }
 
@@ -279,6 +303,7 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
     fmt::print("ffn   dense, width {}\n", model.intermediate_size);
   }
   fmt::print("ok\n");
+  tools::check_stdout();
   return 0;
 }
 
@@ -312,26 +337,28 @@ int main(int argc, char** argv) {
   std::string op_json;
   auto add_op_common = [&](CLI::App* cmd) {
     cmd->add_option("--chip", op_chip, "chip config YAML")->capture_default_str();
-    cmd->add_option("--cores", op_cores, "cores to use (default: all)");
+    cmd->add_option("--cores", op_cores, "cores to use (default: all)")->check(count_in(0, 4096));
     cmd->add_option("--json", op_json, "write JSON to PATH ('-' for stdout only)");
   };
   tools::MatmulRequest mm;
   std::string mm_dtype = "bf16";
   CLI::App* op_matmul = op->add_subcommand("matmul", "[m, k] x [k, n]");
-  op_matmul->add_option("--m", mm.m, "rows")->required();
-  op_matmul->add_option("--n", mm.n, "columns")->required();
-  op_matmul->add_option("--k", mm.k, "reduction")->required();
+  op_matmul->add_option("--m", mm.m, "rows")->required()->check(count_in(1, kMaxTokens));
+  op_matmul->add_option("--n", mm.n, "columns")->required()->check(count_in(1, kMaxTokens));
+  op_matmul->add_option("--k", mm.k, "reduction")->required()->check(count_in(1, kMaxTokens));
   op_matmul->add_option("--dtype", mm_dtype, "bf16 or fp8")->capture_default_str();
   add_op_common(op_matmul);
   tools::Fa2Request fa;
   CLI::App* op_fa2 = op->add_subcommand("fa2", "flash attention (decode when q-len < kv-len)");
-  op_fa2->add_option("--batch", fa.batch, "sequences")->capture_default_str();
-  op_fa2->add_option("--q-len", fa.q_len, "query tokens per sequence")->capture_default_str();
-  op_fa2->add_option("--kv-len", fa.kv_len, "tokens attended")->required();
-  op_fa2->add_option("--heads", fa.heads, "query heads")->required();
-  op_fa2->add_option("--kv-heads", fa.kv_heads, "KV heads")->capture_default_str();
-  op_fa2->add_option("--qk-dim", fa.qk_dim, "score dimension")->required();
-  op_fa2->add_option("--v-dim", fa.v_dim, "value dimension")->required();
+  op_fa2->add_option("--batch", fa.batch, "sequences")->capture_default_str()->check(count_in(1, kMaxBatch));
+  op_fa2->add_option("--q-len", fa.q_len, "query tokens per sequence")
+      ->capture_default_str()
+      ->check(count_in(1, kMaxTokens));
+  op_fa2->add_option("--kv-len", fa.kv_len, "tokens attended")->required()->check(count_in(1, kMaxTokens));
+  op_fa2->add_option("--heads", fa.heads, "query heads")->required()->check(count_in(1, 4096));
+  op_fa2->add_option("--kv-heads", fa.kv_heads, "KV heads")->capture_default_str()->check(count_in(1, 4096));
+  op_fa2->add_option("--qk-dim", fa.qk_dim, "score dimension")->required()->check(count_in(1, 65536));
+  op_fa2->add_option("--v-dim", fa.v_dim, "value dimension")->required()->check(count_in(1, 65536));
   op_fa2->add_flag("--shared-kv", fa.shared_kv, "V is the first v-dim elements of K (MLA latent)");
   add_op_common(op_fa2);
 
@@ -346,7 +373,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, like every other input error.
+    std::cerr << "g5sim: error: " << e.what() << '\n';
     return 2;
   }
   try {
@@ -361,20 +389,20 @@ int main(int argc, char** argv) {
       } else {
         result = tools::run_fa2(chip, fa, op_cores);
       }
-      if (op_json == "-") {
-        tools::write_op_json(std::cout, result);
-        return 0;
-      }
-      tools::write_op_table(std::cout, result);
+      if (op_json != "-") tools::write_op_table(std::cout, result);
       if (!op_json.empty()) {
-        std::ofstream out(op_json, std::ios::binary);
-        if (!out) throw hw::ConfigError(fmt::format("--json: cannot write '{}'", op_json));
-        tools::write_op_json(out, result);
+        tools::OutputFile out(op_json, "--json");
+        tools::write_op_json(out.stream(), result);
+        out.close();
       }
+      tools::check_stdout();
       return 0;
     }
     // `g5sim` alone behaves as `g5sim run`: the default block on the shipped configs.
     return run_command(run_opts, json_path, trace_options);
+  } catch (const tools::WriteError& e) {
+    std::cerr << "g5sim: error: " << e.what() << '\n';
+    return 1;
   } catch (const hw::InputError& e) {
     std::cerr << "g5sim: error: " << flag_of(e.field()) << ": " << e.what() << '\n';
     return 2;
