@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "models/graph_helpers.hpp"
 #include "models/kv_cache.hpp"
@@ -241,7 +242,8 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       const OpId read_op = lg.add(read);
       lg.depend(cache_write, read_op);
       OpNode up = matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv));
-      up.flops = 2 * w.batch * w.kv_len * dc * n * (dn + dv);
+      up.flops = hw::checked("the FLOPs of kv_up_proj",
+                             [&] { return (hw::Count(2) * w.batch * w.kv_len * dc * n * (dn + dv)).value(); });
       up.mm().a_row_bytes = cache.bytes_per_token();
       const OpId up_op = lg.add(up);
       lg.depend(read_op, up_op, EdgeKind::same_core);
@@ -297,7 +299,9 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 }  // namespace
 
 std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w, std::uint64_t tp) {
-  return w.batch * w.kv_len * kv_bytes_per_token_per_layer(model, w, tp);
+  return hw::checked("the KV bytes read per layer", [&] {
+    return (hw::Count(w.batch) * w.kv_len * kv_bytes_per_token_per_layer(model, w, tp)).value();
+  });
 }
 
 OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,

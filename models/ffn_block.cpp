@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "hw/checked_count.hpp"
 #include "models/graph_helpers.hpp"
 
 namespace models {
@@ -46,7 +47,7 @@ OpNode grouped_experts(std::string name, const ExpertAssignment& routed, std::ui
   const std::uint64_t rows = std::accumulate(routed.tokens.begin(), routed.tokens.end(), std::uint64_t{0});
   OpNode node = matmul_op(std::move(name), groups, *std::max_element(routed.tokens.begin(), routed.tokens.end()), k, n);
   node.mm().group_rows = routed.tokens;
-  node.flops = 2 * rows * k * n;
+  node.flops = hw::checked("the FLOPs of " + node.name, [&] { return (hw::Count(2) * rows * k * n).value(); });
   node.shape = fmt::format("{} experts, {} rows x [{}, {}]", groups, rows, k, n);
   return node;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "hw/checked_count.hpp"
+
 namespace models::detail {
 
 ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
@@ -11,7 +13,7 @@ ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, s
   node.shape = groups == 1 ? fmt::format("[{}, {}] x [{}, {}]", m, k, k, n)
                            : fmt::format("{} x [{}, {}] x [{}, {}]", groups, m, k, k, n);
   node.payload = ops::MatmulShape{groups, m, k, n, {}};
-  node.flops = 2 * groups * m * k * n;
+  node.flops = hw::checked("the FLOPs of " + node.name, [&] { return (hw::Count(2) * groups * m * k * n).value(); });
   return node;
 }
 
@@ -22,14 +24,18 @@ ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, st
   node.kind = kind;
   node.shape = fmt::format("[{}, {}]", rows, width);
   node.payload = ops::VectorShape{rows, width, 0, ops_per_element, 0, 0, compute, out};
-  node.flops = rows * width * ops_per_element;
+  node.flops = hw::checked("the element operations of " + node.name,
+                           [&] { return (hw::Count(rows) * width * ops_per_element).value(); });
   return node;
 }
 
 void add_sfu(ops::OpNode& node, std::uint64_t per_element, std::uint64_t per_row) {
   node.vec().sfu_per_element = per_element;
   node.vec().sfu_per_row = per_row;
-  node.flops += node.vec().rows * (node.vec().width * per_element + per_row);
+  node.flops = hw::checked("the element operations of " + node.name, [&] {
+    return (hw::Count(node.flops) + hw::Count(node.vec().rows) * (hw::Count(node.vec().width) * per_element + per_row))
+        .value();
+  });
 }
 
 ops::OpNode rmsnorm_op(std::string name, std::uint64_t rows, std::uint64_t width) {
@@ -55,7 +61,9 @@ ops::OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes) {
                          attn.qk_dim, attn.v_dim);
   fa.payload = attn;
   fa.kv_bytes = kv_bytes;
-  fa.flops = 2 * attn.batch * attn.q_len * attn.heads * attn.kv_len * (attn.qk_dim + attn.v_dim);
+  fa.flops = hw::checked("the FLOPs of fa2", [&] {
+    return (hw::Count(2) * attn.batch * attn.q_len * attn.heads * attn.kv_len * (attn.qk_dim + attn.v_dim)).value();
+  });
   return fa;
 }
 

@@ -4,47 +4,62 @@
 
 #include <vector>
 
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "models/kv_cache.hpp"
 
 namespace models {
 
 MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const Parallelism& p) {
-  const std::uint64_t H = m.hidden_size, tp = p.tp;
-  std::uint64_t params = 2 * m.vocab_size * H / tp + H;  // embedding, lm_head, final norm
-  for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
-    params += 2 * H;  // attention and FFN norms
-    if (m.attention == AttentionKind::mla) {
-      const std::uint64_t n = m.num_attention_heads, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
-      const std::uint64_t dn = m.qk_nope_head_dim, dv = m.v_head_dim;
-      params += m.q_lora_rank ? H * *m.q_lora_rank + *m.q_lora_rank + *m.q_lora_rank * n * (dn + dr) / tp
-                              : H * n * (dn + dr) / tp;
-      params += H * (dc + dr) + dc + dc * n * (dn + dv) / tp + n * dv * H / tp;
-      if (m.dsa) {
-        // The DSA indexer (replicated): wq_b, wk (+ its norm), weights_proj.
-        const std::uint64_t q_width = m.q_lora_rank ? *m.q_lora_rank : H;
-        params += q_width * m.dsa->index_n_heads * m.dsa->index_head_dim + H * m.dsa->index_head_dim +
-                  m.dsa->index_head_dim + H * m.dsa->index_n_heads;
+  // Every product is checked: with large fields a weight or KV byte count passes 2^64.
+  using hw::Count;
+  const Count H = m.hidden_size;
+  const std::uint64_t tp = p.tp;
+  const Count params = hw::checked(fmt::format("the weight count of {} ({})", m.name, m.source), [&] {
+    Count total = Count(2) * m.vocab_size * H / tp + H;  // embedding, lm_head, final norm
+    for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
+      total += Count(2) * H;  // attention and FFN norms
+      if (m.attention == AttentionKind::mla) {
+        const Count n = m.num_attention_heads, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
+        const Count dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+        if (m.q_lora_rank) {
+          const Count rq = *m.q_lora_rank;
+          total += H * rq + rq + rq * n * (dn + dr) / tp;
+        } else {
+          total += H * n * (dn + dr) / tp;
+        }
+        total += H * (dc + dr) + dc + dc * n * (dn + dv) / tp + n * dv * H / tp;
+        if (m.dsa) {
+          // The DSA indexer (replicated): wq_b, wk (+ its norm), weights_proj.
+          const Count q_width = m.q_lora_rank ? *m.q_lora_rank : m.hidden_size;
+          const Count ih = m.dsa->index_n_heads, id = m.dsa->index_head_dim;
+          total += q_width * ih * id + H * id + id + H * ih;
+        }
+      } else {
+        const Count n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
+        total += H * (n + Count(2) * g) * d / tp + n * d * H / tp;
       }
-    } else {
-      const std::uint64_t n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
-      params += H * (n + 2 * g) * d / tp + n * d * H / tp;
+      if (m.is_moe_layer(l)) {
+        const MoeSpec& moe = *m.moe;
+        const Count width = p.ep == 1 ? moe.moe_intermediate_size / tp : moe.moe_intermediate_size;
+        total += H * moe.n_routed_experts + Count(3) * H * moe.n_shared_experts * moe.moe_intermediate_size / tp;
+        total += Count(moe.n_routed_experts / p.ep) * 3 * H * width;
+      } else {
+        total += Count(3) * H * m.intermediate_size / tp;
+      }
     }
-    if (m.is_moe_layer(l)) {
-      const MoeSpec& moe = *m.moe;
-      const std::uint64_t width = p.ep == 1 ? moe.moe_intermediate_size / tp : moe.moe_intermediate_size;
-      params += H * moe.n_routed_experts + 3 * H * moe.n_shared_experts * moe.moe_intermediate_size / tp;
-      params += moe.n_routed_experts / p.ep * 3 * H * width;
-    } else {
-      params += 3 * H * m.intermediate_size / tp;
-    }
-  }
+    return total;
+  });
   MemoryFootprint f;
-  f.weight_bytes = params * 2;
+  f.weight_bytes = hw::checked("the weight bytes of " + m.name, [&] { return (params * 2).value(); });
   const Workload chip = chip_workload(global, p);
-  std::uint64_t per_token = kv_bytes_per_token_per_layer(m, chip, tp);
-  if (m.dsa) per_token += m.dsa->index_head_dim + 4;  // the indexer's fp8 key and fp32 scale
-  f.kv_cache_bytes = chip.batch * chip.kv_len * m.num_hidden_layers * per_token;
+  f.kv_cache_bytes = hw::checked("the KV cache bytes per chip", [&] {
+    Count per_token = kv_bytes_per_token_per_layer(m, chip, tp);
+    if (m.dsa) per_token += Count(m.dsa->index_head_dim) + 4;  // the indexer's fp8 key and fp32 scale
+    return (Count(chip.batch) * chip.kv_len * m.num_hidden_layers * per_token).value();
+  });
+  // The total is compared with the capacity: it must not wrap either.
+  hw::checked("the bytes per chip", [&] { return (Count(f.weight_bytes) + f.kv_cache_bytes).value(); });
   return f;
 }
 

@@ -253,10 +253,11 @@ Tick Run::later(Tick dt) const {
 }
 
 void Run::clock_overflow() const {
-  throw hw::InputError("workload", fmt::format("the simulated time would pass {} ps (about {} days), the range of "
-                                               "the picosecond clock; simulate fewer layers, a shorter context or a "
-                                               "smaller batch",
-                                               kMaxTick, kMaxTick / 86'400'000'000'000'000ull));
+  throw hw::ConfigError(
+      fmt::format("the simulated time would pass {} ps (about {} days), the range of "
+                  "the picosecond clock; simulate fewer layers, a shorter context or a "
+                  "smaller batch",
+                  kMaxTick, kMaxTick / 86'400'000'000'000'000ull));
 }
 
 void Run::request_issue(std::uint32_t core) {

@@ -413,3 +413,17 @@ TEST_CASE("MoE top-k runs on the HAU when the chip has one, else on the vector u
     if (t.kind == OpKind::moe_topk) CHECK(t.engines == "TIU+GDMA");
   }
 }
+
+TEST_CASE("byte counts never wrap: a KV cache past 2^64 bytes is an error, not a small number", "[step][limits]") {
+  // Expanded MLA cache of DeepSeek-V3: 128 heads x (128 + 64 + 128) x 2 = 81,920 B per token per
+  // layer; 2^20 sequences x 2^24 tokens x 61 layers x 81,920 B = 8.6e19 B > 2^64 - 1 = 1.8e19.
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  auto w = decode(std::uint64_t{1} << 20, std::uint64_t{1} << 24);
+  w.mla_mode = models::MlaMode::expanded;
+  CHECK_THROWS_WITH(models::chip_footprint(v3, w, models::Parallelism{1, 1, 1}),
+                    Catch::StartsWith("the KV cache bytes per chip overflows: "));
+  // The same in absorb mode fits 64 bits (1,152 B per token: 1.2e18 B) and is reported as is.
+  w.mla_mode = models::MlaMode::absorb;
+  CHECK(models::chip_footprint(v3, w, models::Parallelism{1, 1, 1}).kv_cache_bytes ==
+        (std::uint64_t{1} << 44) * 61 * 1152);
+}
