@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <tuple>
 
@@ -22,6 +24,17 @@ std::set<std::uint64_t> candidates(std::uint64_t x, std::uint64_t unit) {
   return out;
 }
 
+// Saturating arithmetic: a tile choice's traffic and tile count are comparison keys; past 2^64 a
+// choice is simply the worst, never a small wrapped number.
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
 }  // namespace
 
 MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, std::uint64_t n,
@@ -34,7 +47,7 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
   auto bus = [&](std::uint64_t row) { return cost.bus_bytes(dma, row); };
   MatmulTiling best;
   bool found = false;
-  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t> best_key{};
+  std::tuple<std::uint64_t, std::uint64_t, double, std::uint64_t> best_key{};
   for (std::uint64_t tm : candidates(m, chip.lanes_per_core)) {
     for (std::uint64_t tn : candidates(n, chip.cube_n)) {
       for (std::uint64_t c_buffers : {2u, 1u}) {
@@ -49,9 +62,10 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
         const std::uint64_t a_row = tk == k ? k * in_bytes : bus(tk * in_bytes) * k / tk;
         const std::uint64_t b_row = tn == n ? n * in_bytes : bus(tn * in_bytes) * n / tn;
         const std::uint64_t c_row = tn == n ? n * out_bytes : bus(tn * out_bytes) * n / tn;
-        const std::uint64_t a = tk == k ? m * a_row : m * a_row * ceil_div(n, tn);
-        const std::uint64_t traffic = a + k * b_row * ceil_div(m, tm) + m * c_row;
-        const std::uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * ceil_div(k, tk);
+        const std::uint64_t a = tk == k ? sat_mul(m, a_row) : sat_mul(sat_mul(m, a_row), ceil_div(n, tn));
+        const std::uint64_t traffic =
+            sat_add(sat_add(a, sat_mul(sat_mul(k, b_row), ceil_div(m, tm))), sat_mul(m, c_row));
+        const std::uint64_t tiles = sat_mul(sat_mul(ceil_div(m, tm), ceil_div(n, tn)), ceil_div(k, tk));
         // Estimated time of the software pipeline: the first tile's loads, then every tile at the
         // slower of its loads and its instruction, then the last store. It prefers tiles small
         // enough to overlap well and large enough to amortise the start-up cycles.
@@ -60,8 +74,9 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
                                                             tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes))));
         const double compute_ns = cost.cycles_ns(cost.matmul_cycles(tm, tk, tn, in));
         const double store_ns = cost.stream_ns(dma, static_cast<double>(tm * tn * out_bytes));
-        const auto estimate =
-            static_cast<std::uint64_t>(load_ns + static_cast<double>(tiles) * std::max(load_ns, compute_ns) + store_ns);
+        // Whole nanoseconds (ties within 1 ns go to the wider tile), as a double: no cast can overflow.
+        const double estimate =
+            std::floor(load_ns + static_cast<double>(tiles) * std::max(load_ns, compute_ns) + store_ns);
         // Smaller key wins: traffic, then two accumulators, then the estimate, then wider n.
         const auto key = std::make_tuple(traffic, 2 - c_buffers, estimate, ~tn);
         if (!found || key < best_key) {
