@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "hw/config_error.hpp"
 #include "ops/work_split.hpp"
@@ -61,6 +63,67 @@ std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64
 
 }  // namespace
 
+AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::uint64_t max_rows,
+                            std::uint64_t max_tokens, std::uint64_t max_resident, bool resident) {
+  std::vector<std::uint64_t> row_options{max_rows};
+  // Below one row per lane the cube wastes lanes, but a small local memory may leave no choice.
+  for (std::uint64_t r = 1; r < max_rows; r *= 2) row_options.insert(row_options.begin() + 1, r);
+  std::vector<std::uint64_t> chunk_options;
+  for (std::uint64_t t = 512; t >= 16; t /= 2) {
+    const std::uint64_t capped = std::min(t, (max_tokens + 15) / 16 * 16);
+    if (chunk_options.empty() || chunk_options.back() != capped) chunk_options.push_back(capped);
+  }
+  AttentionTiles plan;
+  for (std::uint64_t rows : row_options) {
+    for (std::uint64_t tk : chunk_options) {
+      if (resident) {
+        const std::uint64_t bytes = footprint(s, rows, tk, 0, std::max<std::uint64_t>(1, max_resident));
+        if (bytes <= lmem) return AttentionTiles{rows, tk, 0, bytes};
+      } else if (footprint(s, rows, tk, 2, 0) <= lmem) {
+        std::uint64_t buffers = 2;
+        while (buffers < 4 && footprint(s, rows, tk, buffers + 1, 0) <= lmem) ++buffers;
+        return AttentionTiles{rows, tk, buffers, footprint(s, rows, tk, buffers, 0)};
+      }
+    }
+  }
+  return plan;  // row_block 0: nothing fits
+}
+
+double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
+  using LD = long double;
+  const std::uint64_t cores = chip.cores, seqs = s.sequences(), rows_per_seq = s.q_len * s.heads_per_kv();
+  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
+  // The largest item (the split's balanced ranges), and how many items and query rows there are.
+  std::uint64_t max_rows = 0, max_tokens = 0, max_resident = 0;
+  LD total_rows = 0, tokens_per_row_block = 0;
+  const LD items = static_cast<LD>(std::min(cores, seqs * (s.decode ? s.kv_len : s.q_len))) + static_cast<LD>(seqs);
+  const bool by_history = s.decode && split == AttentionSplit::seq;
+  if (by_history) {
+    // Every item holds all rows of its sequence and a slice of its history.
+    const std::uint64_t share = ceil_div(seqs * s.kv_len, cores);
+    max_rows = rows_per_seq, max_tokens = std::min(s.kv_len, share), max_resident = share;
+    total_rows = static_cast<LD>(rows_per_seq);
+    tokens_per_row_block = static_cast<LD>(seqs) * static_cast<LD>(s.kv_len);
+  } else {
+    const std::uint64_t per_seq = s.decode ? rows_per_seq : s.q_len;
+    const std::uint64_t share = ceil_div(seqs * per_seq, cores);
+    max_rows = s.decode ? std::min(rows_per_seq, share) : std::min(s.q_len, share) * s.heads_per_kv();
+    max_tokens = s.kv_len, max_resident = s.kv_len * ceil_div(share, per_seq);
+    total_rows = static_cast<LD>(seqs) * static_cast<LD>(rows_per_seq);
+    tokens_per_row_block = static_cast<LD>(s.kv_len);
+  }
+  const AttentionTiles tiles = choose_tiles(s, chip.lmem_bytes_per_core, std::max<std::uint64_t>(1, max_rows),
+                                            std::max<std::uint64_t>(1, max_tokens), max_resident, resident);
+  if (tiles.row_block == 0) return 0;  // the plan will say what does not fit
+  const LD chunk = static_cast<LD>(tiles.chunk_tokens);
+  // By history: each item's row blocks stream only its slice (all slices add up to the history);
+  // otherwise each row block streams its sequence's whole KV.
+  const LD chunks =
+      by_history ? std::ceil(total_rows / static_cast<LD>(tiles.row_block)) * (tokens_per_row_block / chunk + items)
+                 : (total_rows / static_cast<LD>(tiles.row_block) + items) * std::ceil(tokens_per_row_block / chunk);
+  return static_cast<double>(chunks * 8 + items * 4);
+}
+
 AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
   const auto items = split_items(s, chip.cores, split);
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
@@ -74,37 +137,12 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
     max_resident = std::max(max_resident, share);
   }
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
-  std::vector<std::uint64_t> row_options{max_rows};
-  // Below one row per lane the cube wastes lanes, but a small local memory may leave no choice.
-  for (std::uint64_t r = 1; r < max_rows; r *= 2) row_options.insert(row_options.begin() + 1, r);
-  std::vector<std::uint64_t> chunk_options;
-  for (std::uint64_t t = 512; t >= 16; t /= 2) {
-    const std::uint64_t capped = std::min(t, (max_tokens + 15) / 16 * 16);
-    if (chunk_options.empty() || chunk_options.back() != capped) chunk_options.push_back(capped);
-  }
-
   AttentionPlan plan;
   plan.resident = resident;
-  bool found = false;
-  for (std::uint64_t rows : row_options) {
-    for (std::uint64_t tk : chunk_options) {
-      if (resident) {
-        const std::uint64_t bytes = footprint(s, rows, tk, 0, std::max<std::uint64_t>(1, max_resident));
-        if (bytes <= lmem) {
-          plan.row_block = rows, plan.chunk_tokens = tk, plan.buffers = 0, plan.lmem_bytes = bytes;
-          found = true;
-        }
-      } else if (footprint(s, rows, tk, 2, 0) <= lmem) {
-        std::uint64_t buffers = 2;
-        while (buffers < 4 && footprint(s, rows, tk, buffers + 1, 0) <= lmem) ++buffers;
-        plan.row_block = rows, plan.chunk_tokens = tk, plan.buffers = buffers;
-        plan.lmem_bytes = footprint(s, rows, tk, buffers, 0);
-        found = true;
-      }
-      if (found) break;
-    }
-    if (found) break;
-  }
+  const AttentionTiles tiles = choose_tiles(s, lmem, max_rows, max_tokens, max_resident, resident);
+  const bool found = tiles.row_block != 0;
+  plan.row_block = tiles.row_block, plan.chunk_tokens = tiles.chunk_tokens, plan.buffers = tiles.buffers;
+  plan.lmem_bytes = tiles.lmem_bytes;
   if (!found) {
     if (resident) {
       throw hw::InputError(

@@ -57,9 +57,25 @@ struct AttentionPlan {
   std::vector<std::uint64_t> partials_per_sequence;  ///< decode: items per sequence (B * kv_heads)
 };
 
+enum class AttentionSplit : std::uint8_t { seq, head };
+
+/// The tiles chosen for items of at most `max_rows` query rows and `max_tokens` KV tokens (and, when
+/// resident, `max_resident` tokens per core): the rule above. row_block 0 when nothing fits.
+struct AttentionTiles {
+  std::uint64_t row_block = 0, chunk_tokens = 0, buffers = 0, lmem_bytes = 0;
+};
+AttentionTiles choose_tiles(const AttentionShape& shape, std::uint64_t lmem, std::uint64_t max_rows,
+                            std::uint64_t max_tokens, std::uint64_t max_resident, bool resident);
+
+/// The commands kv_cache_read, fa2 and fa2_combine of `shape` will emit, estimated from the same
+/// split and tiles without building the plan (which for a huge workload would itself be huge):
+/// row blocks x KV chunks x 8 (six or seven tensor commands and a load per chunk) plus a few per
+/// item. Returns 0 when no tiles fit: the plan then reports what does not fit.
+double estimate_attention_commands(const AttentionShape& shape, const hw::Chip& chip, bool resident,
+                                   AttentionSplit split);
+
 /// `resident`: the core's whole history share stays in LMEM (the SDMA route). Throws
 /// hw::ConfigError when nothing fits, saying which choice to change.
-enum class AttentionSplit : std::uint8_t { seq, head };
 
 AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident,
                              AttentionSplit split = AttentionSplit::seq);

@@ -9,6 +9,7 @@
 #include "ops/attention_unit.hpp"
 #include "ops/lowering_context.hpp"
 #include "ops/op_lowerings.hpp"
+#include "ops/work_estimate.hpp"
 
 namespace ops {
 namespace detail {
@@ -221,6 +222,14 @@ CmdRef CoreEmitter::send_to_chip(std::uint64_t bytes, CmdRef after) {
 }  // namespace detail
 
 Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options) {
+  const double estimate = estimate_commands(graph, chip, options);
+  if (!(estimate <= static_cast<double>(options.max_commands))) {
+    throw hw::InputError(
+        "max_commands",
+        fmt::format("the run needs about {:.3g} commands (about {:.3g} GB of memory), above the limit of {}; "
+                    "simulate fewer layers, a shorter context or a smaller batch, or raise max_commands",
+                    estimate, estimate * kBytesPerCommand * 1e-9, options.max_commands));
+  }
   Lowered out;
   out.program = sim::Program::with_queues(chip.cores, chip.engines.size());
   out.ops.resize(boost::num_vertices(graph));

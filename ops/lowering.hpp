@@ -34,6 +34,9 @@ struct LoweringOptions {
   /// chip's first kv_stream engine.
   std::string kv_read_engine;
   AttentionSplit attn_split = AttentionSplit::seq;  ///< how decode attention is cut over cores
+  /// Refuse a run whose estimated command count (ops/work_estimate.hpp) is above this: 2^27
+  /// commands, about 8.6 GB at 64 B each. The DeepSeek-V3 4k prefill step needs 45 M (estimated 73 M).
+  std::uint64_t max_commands = std::uint64_t{1} << 27;
 };
 
 struct LoweredOp {

@@ -11,6 +11,7 @@
 #include "models/ffn_block.hpp"
 #include "models/kv_cache.hpp"
 #include "models/memory_footprint.hpp"
+#include "ops/work_estimate.hpp"
 #include "test_configs.hpp"
 #include "tools/report.hpp"
 #include "tools/simulation.hpp"
@@ -426,4 +427,23 @@ TEST_CASE("byte counts never wrap: a KV cache past 2^64 bytes is an error, not a
   w.mla_mode = models::MlaMode::absorb;
   CHECK(models::chip_footprint(v3, w, models::Parallelism{1, 1, 1}).kv_cache_bytes ==
         (std::uint64_t{1} << 44) * 61 * 1152);
+}
+
+TEST_CASE("a run estimated above max_commands is refused before anything is built", "[step][limits]") {
+  // Four decode layers emit tens of thousands of commands; with a limit of 10,000 the run is
+  // refused at once, naming the estimate and the limit.
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  ops::LoweringOptions small;
+  small.max_commands = 10'000;
+  models::StepOptions step;
+  step.layers = 4;
+  CHECK_THROWS_WITH(tools::simulate_step(chip(), v3, decode(1, 4096), step, small),
+                    Catch::StartsWith("the run needs about ") && Catch::Contains("above the limit of 10000;"));
+  // The estimate tracks the real count (an estimate: a band, not an exact value): 4 layers of
+  // decode at B = 1.
+  const auto r = tools::simulate_step(chip(), v3, decode(1, 4096), step, {});
+  const double estimate = ops::estimate_commands(r.graph, chip(), {});
+  const auto emitted = static_cast<double>(r.lowered.program.command_count());
+  CHECK(estimate >= 0.5 * emitted);
+  CHECK(estimate <= 2.0 * emitted);
 }

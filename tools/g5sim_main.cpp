@@ -44,6 +44,7 @@ std::string flag_of(const std::string& field) {
       {"sharding", "--tp/--ep/--dp"},
       {"layers", "--layers"},
       {"expert_load", "--expert-load"},
+      {"max_commands", "--max-commands"},
   };
   for (const auto& [name, flag] : kFlags) {
     if (field == name) return flag;
@@ -90,6 +91,7 @@ struct CommonOptions {
   std::string expert_load;
   std::optional<std::uint64_t> tp, ep, dp;
   bool strict_capacity = false;
+  std::uint64_t max_commands = ops::LoweringOptions{}.max_commands;
 };
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
@@ -117,6 +119,10 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--ep", o.ep, "expert parallel chips (routed experts)")->check(count_in(1, kMaxDegree));
   cmd->add_option("--dp", o.dp, "data parallel chips (batch)")->check(count_in(1, kMaxDegree));
   cmd->add_flag("--strict-capacity", o.strict_capacity, "fail when a chip's weights and KV cache exceed its DDR");
+  cmd->add_option("--max-commands", o.max_commands,
+                  "refuse a run estimated to need more commands (64 B of memory each)")
+      ->capture_default_str()
+      ->check(count_in(1, std::uint64_t{1} << 40));
 }
 
 tools::Scope scope_of(const CommonOptions& o) {
@@ -193,6 +199,7 @@ std::optional<models::ExpertLoad> expert_load_of(const CommonOptions& o) {
 ops::LoweringOptions lowering_options(const CommonOptions& o) {
   ops::LoweringOptions opts;
   opts.kv_read_engine = o.kv_read_engine;
+  opts.max_commands = o.max_commands;
   if (o.attn_split == "seq") {
     opts.attn_split = ops::AttentionSplit::seq;
   } else if (o.attn_split == "head") {

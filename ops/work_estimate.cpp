@@ -1,0 +1,103 @@
+#include "ops/work_estimate.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "hw/config_error.hpp"
+#include "hw/cost_model.hpp"
+#include "ops/attention_plan.hpp"
+#include "ops/matmul_tiling.hpp"
+#include "ops/work_split.hpp"
+
+namespace ops {
+namespace {
+
+using Estimate = long double;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+class Estimator {
+ public:
+  Estimator(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options)
+      : graph_(graph), chip_(chip), cost_(chip), options_(options) {}
+
+  Estimate of(OpId op) {
+    const OpNode& node = graph_[op];
+    const Estimate messages = 2.0L * chip_.cores;  // a send and a wait per core, at most
+    switch (traits_of(node.kind).payload) {
+      case PayloadKind::matmul: return matmul(node) + messages;
+      case PayloadKind::rows: return rows(node.vec(), hw::bytes_of(node.dtype)) + messages;
+      case PayloadKind::attention:
+        // Counted once, at fa2, for the read, fa2 and the combine.
+        if (node.kind != OpKind::fa2) return messages;
+        return static_cast<Estimate>(
+                   estimate_attention_commands(node.attn(), chip_, resident(node.attn()), options_.attn_split)) +
+               messages;
+      case PayloadKind::collective: return 2.0L * static_cast<Estimate>(node.collective().chips) + messages;
+      case PayloadKind::stream: return messages;
+    }
+    return messages;
+  }
+
+ private:
+  Estimate matmul(const OpNode& node) {
+    const MatmulShape& s = node.mm();
+    Estimate tiles = 0;
+    for (const MatmulPart& part : split_matmul(cost_, s, node.dtype)) {
+      if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
+      for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
+        const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
+        if (row_end <= part.rows.begin) continue;
+        const MatmulTiling& t = tiling(row_end - part.rows.begin, s.k, part.cols.size(), node.dtype);
+        tiles += static_cast<Estimate>(ceil_div(row_end - part.rows.begin, t.tm)) *
+                 static_cast<Estimate>(ceil_div(part.cols.size(), t.tn)) * static_cast<Estimate>(ceil_div(s.k, t.tk));
+      }
+    }
+    return 3 * tiles;
+  }
+
+  Estimate rows(const VectorShape& v, std::uint64_t in_bytes) const {
+    const std::uint64_t load = (v.load_width != 0 ? v.load_width : v.width) * in_bytes;
+    const std::uint64_t store = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+    const std::uint64_t tile_rows = std::max<std::uint64_t>(1, chip_.lmem_bytes_per_core / (2 * (load + store)));
+    const std::uint64_t used = std::min<std::uint64_t>(chip_.cores, v.rows);
+    const std::uint64_t per_core = ceil_div(v.rows, chip_.cores);
+    return 4.0L * static_cast<Estimate>(ceil_div(per_core, tile_rows)) * static_cast<Estimate>(used);
+  }
+
+  // The same tiling the lowering will plan, once per distinct shape (layers repeat them).
+  const MatmulTiling& tiling(std::uint64_t m, std::uint64_t k, std::uint64_t n, hw::DType t) {
+    const auto key = std::make_tuple(m, k, n, t);
+    auto found = tilings_.find(key);
+    if (found == tilings_.end()) {
+      found = tilings_.emplace(key, plan_matmul_tiling(cost_, m, k, n, t, kActivationBytes)).first;
+    }
+    return found->second;
+  }
+
+  // Whether the history is held resident (the named engine has the kv_resident role).
+  bool resident(const AttentionShape& a) const {
+    if (!a.decode || a.gather || options_.kv_read_engine.empty()) return false;
+    const auto engine = chip_.find_engine(options_.kv_read_engine);
+    return engine && chip_.engine(*engine).serves(hw::DmaRole::kv_resident);
+  }
+
+  const OpGraph& graph_;
+  const hw::Chip& chip_;
+  const hw::CostModel cost_;
+  const LoweringOptions& options_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, hw::DType>, MatmulTiling> tilings_;
+};
+
+}  // namespace
+
+double estimate_commands(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options) {
+  Estimator estimator(graph, chip, options);
+  Estimate total = 0;
+  for (OpId op = 0; op < boost::num_vertices(graph); ++op) total += estimator.of(op);
+  return static_cast<double>(total);
+}
+
+}  // namespace ops
