@@ -3,7 +3,8 @@
 # then either runs the default simulation or the test suite.
 #   bash tools/bootstrap.sh run    # install, build, `g5sim run`
 #   bash tools/bootstrap.sh test   # install; format check; build with -Werror and run every test;
-#                                  # then the whole suite again under ASan + UBSan (build-asan/)
+#                                  # then the whole suite again under ASan + UBSan (build-asan/);
+#                                  # then a fuzz smoke run of every libFuzzer harness (build-fuzz/)
 set -euo pipefail
 mode="${1:-run}"
 case "$mode" in run|test|build) ;; *) echo "usage: $0 run|test|build" >&2; exit 2 ;; esac
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build
           libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
-          libbenchmark-dev clang-format)
+          libbenchmark-dev clang-format clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,6 +44,11 @@ case "$mode" in
     cmake --build build-asan -j "$jobs"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build-asan --output-on-failure -j "$jobs"
+    # The libFuzzer harnesses (clang), each for a fixed number of executions on the seed corpora.
+    CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DG5SIM_FUZZ=ON \
+          -DG5SIM_BUILD_TESTS=OFF -DG5SIM_BUILD_BENCHMARKS=OFF >/dev/null
+    cmake --build build-fuzz -j "$jobs" --target fuzz_harnesses
+    bash tests/fuzz/run_fuzz.sh smoke
     ;;
   build) ;;
 esac

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses of build-fuzz/ (see CMakeLists.txt here) on seed corpora made from the
+# shipped and golden configs, in a scratch directory (the CLI harness may write output files there).
+#   bash tests/fuzz/run_fuzz.sh smoke                   # a fixed number of executions per harness (CI)
+#   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
+#   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
+#                                                       # pipeline cli), e.g. two at a time on two cores
+# Exits non-zero on any crash, leak, timeout or out-of-memory.
+set -euo pipefail
+mode="${1:-smoke}"
+seconds="${2:-600}"
+shift $(( $# > 2 ? 2 : $# ))
+selected=("$@")
+[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli)
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+bin="$root/build-fuzz/tests/fuzz"
+work="$root/build-fuzz/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli} "$root/build-fuzz/findings"
+cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
+cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
+printf '\x07layer,expert,tokens\n3,5,3\n3,17,5\n' > "$work/expert_load/seed.csv"
+printf '\x00layer,expert,tokens\n3,0,8\n4,255,8\n' > "$work/expert_load/seed2.csv"
+i=0
+for m in "$root"/configs/models/*.yaml; do
+  { printf '\x01\x01\x10\x00'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'; cat "$m"; } > "$work/pipeline/seed$i"
+  { printf '\x00\x00\x20\x05'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'; cat "$m"; } > "$work/pipeline/seedp$i"
+  i=$((i + 1))
+done
+printf 'check\n' > "$work/cli/check"
+printf 'run\n--scope\nblock\n--dp\n1\n--ctx\n1024\n' > "$work/cli/block"
+printf 'op\nmatmul\n--m\n64\n--n\n64\n--k\n64\n' > "$work/cli/matmul"
+printf 'sweep\n--scope\nblock\n--dp\n1\n--ctx\n512,1024\n' > "$work/cli/sweep"
+printf 'run\n--batch\n-1\n' > "$work/cli/negative"
+
+common=(-rss_limit_mb=2048 -timeout=20 -dict="$root/tests/fuzz/config.dict" -artifact_prefix="$root/build-fuzz/findings/"
+        -print_final_stats=1)
+cd "$work"
+status=0
+for corpus in "${selected[@]}"; do
+  harness="fuzz_$corpus"
+  if [ "$mode" = smoke ]; then
+    runs=4000
+    [ "$harness" = fuzz_pipeline ] && runs=300
+    [ "$harness" = fuzz_cli ] && runs=300
+    limit=(-runs="$runs")
+  else
+    limit=(-max_total_time="$seconds")
+  fi
+  echo "fuzz: $harness ${limit[*]}"
+  if ! "$bin/$harness" "${common[@]}" "${limit[@]}" "$corpus" > "$work/$harness.log" 2>&1; then
+    echo "fuzz: $harness FAILED; its log:" >&2
+    tail -n 40 "$work/$harness.log" >&2
+    status=1
+  fi
+  grep -E "stat::number_of_executed_units|cov:" "$work/$harness.log" | tail -n 2 || true
+done
+exit $status
