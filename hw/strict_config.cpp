@@ -25,6 +25,10 @@ ConfigMap::ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::
   // YAML forbids a key twice in a mapping; yaml-cpp keeps both and lookups would take the first.
   std::vector<std::pair<std::string, YAML::Mark>> seen;
   for (const auto& kv : node_) {
+    if (!kv.first.IsScalar()) {
+      throw ConfigError(fmt::format("{}: {}: a key must be a plain name, not a list or a mapping",
+                                    mark_text(doc_->source, kv.first.Mark()), path_.empty() ? "(top level)" : path_));
+    }
     const std::string& key = kv.first.Scalar();
     for (const auto& [name, mark] : seen) {
       if (name == key) {

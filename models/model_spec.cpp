@@ -1,11 +1,13 @@
 #include "models/model_spec.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <vector>
 
 #include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
 #include "hw/strict_config.hpp"
 
 namespace models {
@@ -113,6 +115,17 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
 
 bool is_json(const std::string& path) { return std::filesystem::path(path).extension() == ".json"; }
 
+// A config.json must be JSON: YAML, which reads it, would also accept a trailing comma, comments or
+// unquoted words, which a JSON file that other tools read must not hold.
+void require_json(const std::string& text, const std::string& source) {
+  try {
+    const nlohmann::json document = nlohmann::json::parse(text);
+    (void)document;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw hw::ConfigError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
+  }
+}
+
 }  // namespace
 
 ModelSpec load_model(const std::string& path) {
@@ -123,6 +136,7 @@ ModelSpec load_model(const std::string& path) {
     if (name == "config" && p.has_parent_path() && !p.parent_path().filename().empty()) {
       name = p.parent_path().filename().string();
     }
+    require_json(hw::read_input_file(path), path);
     return read_model(hw::ConfigMap::from_file(path, hw::UnknownKeys::ignore), name, false);
   }
   return read_model(hw::ConfigMap::from_file(path, hw::UnknownKeys::reject), "", true);
@@ -133,6 +147,7 @@ ModelSpec model_from_yaml(const std::string& text, const std::string& source_nam
 }
 
 ModelSpec model_from_hf_json(const std::string& text, const std::string& source_name) {
+  require_json(text, "<memory:" + source_name + ">");
   return read_model(hw::ConfigMap::from_string(text, source_name, hw::UnknownKeys::ignore), source_name, false);
 }
 

@@ -87,7 +87,7 @@ TEST_CASE("uniform routing reads the expected number of distinct experts", "[ste
   CHECK(bytes_of(b32.timeline, OpKind::expert_weights, 3) == 14'357'102'592);
 }
 
-TEST_CASE("a measured expert load reads exactly the listed experts; shared experts always run", "[step][moe]") {
+TEST_CASE("a measured expert load reads exactly the listed experts, and shared experts always run", "[step][moe]") {
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
   // B = 1 decode routes 1 x 8 = 8 slots. Layer 3: expert 5 gets 3, expert 17 gets 5, expert 200 none.
   const auto load = models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,5,3\n3,17,5\n3,200,0\n", "load.csv");

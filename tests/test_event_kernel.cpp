@@ -124,7 +124,7 @@ TEST_CASE("the outstanding limit queues further transfers in order", "[sim][kern
   CHECK(t.records(0, engine::gdma)[2].end == 3000);
 }
 
-TEST_CASE("messages synchronise cores; SDMA waits feed the TIU", "[sim][kernel]") {
+TEST_CASE("messages synchronise cores, and SDMA waits feed the TIU", "[sim][kernel]") {
   // Core 0: compute 100 cycles, then send. Core 1: send, wait for 2 sends, compute 10 cycles.
   // Core 1's wait passes at 100 ps (core 0's send); its compute runs 100 -> 110.
   // Core 0 also has an SDMA read of 50 B (1 B/ps, no startup: 0 -> 50) that its second TIU

@@ -162,7 +162,7 @@ TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read featu
   CHECK(d.timeline.ops[1].flops == 22'020'096);
 }
 
-TEST_CASE("(f) GDMA route: the history read overlaps fa2; SDMA route: strictly before it", "[mla][intervals]") {
+TEST_CASE("(f) GDMA route: the history read overlaps fa2, SDMA route: strictly before it", "[mla][intervals]") {
   SECTION("GDMA: intervals intersect and both are non-empty") {
     const auto result = run(v3(), decode(4, 32768));
     const ops::OpTiming& read = result.timeline.op(OpKind::kv_cache_read);
@@ -259,7 +259,7 @@ TEST_CASE("q_len must be below kv_len for decode and equal to it for prefill", "
   }
 }
 
-TEST_CASE("dependency ids: the history read waits on the absorption; SDMA route names the read", "[mla][deps]") {
+TEST_CASE("dependency ids: the history read waits on the absorption, the SDMA route names the read", "[mla][deps]") {
   // Per core: kv_cache_read's first GDMA command carries wait_tiu = the id of q_absorb's last TIU
   // compute command on that core (seed 003 appendix B: cmd_id_dep -> the kv_b/absorption TIU).
   // SDMA route: fa2's first TIU compute command carries wait_sdma = the read's last SDMA id.

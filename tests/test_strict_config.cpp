@@ -200,7 +200,7 @@ TEST_CASE("engine table errors name the engine, the rule broken and the file pos
         "sfu_init_cycles, vector_eu_per_lane, vector_init_cycles, waits_on");
 }
 
-TEST_CASE("input files: only regular files under the size cap; duplicate keys and quoted numbers",
+TEST_CASE("input files: only regular files under the size cap, duplicate keys and quoted numbers",
           "[hw][config][files]") {
   // Devices and directories are refused before a byte is read (reading /dev/zero never ends).
   CHECK(error_of([] { hw::load_chip("/dev/zero"); }) ==
@@ -246,4 +246,13 @@ TEST_CASE("every chip and model field has a plausible range, named in the error"
         "<memory:m>:5:1: vocab_size: 9223372036854775807 is outside the plausible range 1..16777216");
   CHECK(model_error(replace(test_configs::kDeepSeekV3, "first_k_dense_replace: 3", "first_k_dense_replace: 62")) ==
         "<memory:m>:17:1: first_k_dense_replace: 62 is outside the plausible range 0..61");
+}
+
+TEST_CASE("config syntax: plain keys only, and a config.json must be JSON", "[hw][config][files]") {
+  CHECK(error_of([] { hw::chip_from_yaml("[x]: 1\nname: y\n", "k"); }) ==
+        "<memory:k>:1:1: (top level): a key must be a plain name, not a list or a mapping");
+  // YAML would take the trailing comma; JSON does not.
+  CHECK(error_of([] { models::model_from_hf_json("{\"model_type\": \"llama\", \"hidden_size\": 4096,}", "c"); }) ==
+        "<memory:c>: not valid JSON at byte 45: [json.exception.parse_error.101] parse error at line 1, column 45: "
+        "syntax error while parsing object key - unexpected '}'; expected string literal");
 }

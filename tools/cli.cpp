@@ -2,6 +2,8 @@
 // codes: 0 success, 2 bad input (one line on stderr), 1 a failed write or an internal error (a bug:
 // please report it with the command line).
 
+#include "tools/cli.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -18,7 +20,6 @@
 #include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
-#include "tools/cli.hpp"
 #include "tools/context_list.hpp"
 #include "tools/op_run.hpp"
 #include "tools/output_file.hpp"
@@ -31,6 +32,20 @@ namespace {
 
 // Set by run_cli for this call (see CliLimits).
 CliLimits cli_limits;
+
+// Messages quote input back; control bytes in it would garble the terminal: they print as \xNN.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 // The library names its parameters as its API does; the CLI user typed flags. The one table.
 std::string flag_of(const std::string& field) {
@@ -321,7 +336,6 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
 
 }  // namespace
 
-
 int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   cli_limits = limits;
   CLI::App app{"g5sim: instruction-level performance simulator of MLA attention on SG2262-class TPUs"};
@@ -388,7 +402,7 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, like every other input error.
-    std::cerr << "g5sim: error: " << e.what() << '\n';
+    std::cerr << "g5sim: error: " << printable(e.what()) << '\n';
     return 2;
   }
   try {
@@ -415,16 +429,16 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     // `g5sim` alone behaves as `g5sim run`: the default block on the shipped configs.
     return run_command(run_opts, json_path, trace_options);
   } catch (const tools::WriteError& e) {
-    std::cerr << "g5sim: error: " << e.what() << '\n';
+    std::cerr << "g5sim: error: " << printable(e.what()) << '\n';
     return 1;
   } catch (const hw::InputError& e) {
-    std::cerr << "g5sim: error: " << flag_of(e.field()) << ": " << e.what() << '\n';
+    std::cerr << "g5sim: error: " << flag_of(e.field()) << ": " << printable(e.what()) << '\n';
     return 2;
   } catch (const hw::ConfigError& e) {
-    std::cerr << "g5sim: error: " << e.what() << '\n';
+    std::cerr << "g5sim: error: " << printable(e.what()) << '\n';
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "g5sim: internal error: " << e.what() << '\n';
+    std::cerr << "g5sim: internal error: " << printable(e.what()) << '\n';
     return 1;
   }
 }

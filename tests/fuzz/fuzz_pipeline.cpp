@@ -35,11 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool decode = (a & 1) != 0;
     const std::uint64_t batch = 1 + (b & 3);
     const std::uint64_t ctx = decode ? 2 + (static_cast<std::uint64_t>(c) << 4) : 1 + c;
-    const models::KvFormat kv = (a & 6) == 2 ? models::KvFormat::fp8
+    const models::KvFormat kv = (a & 6) == 2   ? models::KvFormat::fp8
                                 : (a & 6) == 4 ? models::KvFormat::fp8_flashmla
                                                : models::KvFormat::bf16;
-    models::Workload w = models::make_workload(decode ? models::Phase::decode : models::Phase::prefill, batch, ctx,
-                                               std::nullopt, kv);
+    models::Workload w =
+        models::make_workload(decode ? models::Phase::decode : models::Phase::prefill, batch, ctx, std::nullopt, kv);
     w.mla_mode = static_cast<models::MlaMode>((a >> 3) % 3);
     w.prefill_mla_mode = static_cast<models::MlaMode>((a >> 5) % 3);
     ops::LoweringOptions options;
