@@ -99,11 +99,17 @@ void ExpertLoad::validate(std::uint64_t layers, std::uint64_t first_moe_layer, s
       throw hw::ConfigError(fmt::format("{}:{}: layer {} is a dense layer (first_k_dense_replace = {})", source_, line,
                                         layer, first_moe_layer));
     }
+    // Each count is at most the step's slots, so the sum (at most 2^16 of them) cannot wrap.
+    const std::uint64_t slots = step_tokens * top_k;
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < a.experts.size(); ++i) {
       if (a.experts[i] >= experts) {
         throw hw::ConfigError(fmt::format("{}: layer {}: expert {} is out of range (n_routed_experts = {})", source_,
                                           layer, a.experts[i], experts));
+      }
+      if (a.tokens[i] > slots) {
+        throw hw::ConfigError(fmt::format("{}: layer {}: expert {} gets {} token slots, more than the step's {}",
+                                          source_, layer, a.experts[i], a.tokens[i], slots));
       }
       total += a.tokens[i];
     }

@@ -447,3 +447,11 @@ TEST_CASE("a run estimated above max_commands is refused before anything is buil
   CHECK(estimate >= 0.5 * emitted);
   CHECK(estimate <= 2.0 * emitted);
 }
+
+TEST_CASE("an expert load cannot wrap its token count to the expected total", "[step][moe][limits]") {
+  // B = 1 decode routes 8 slots. 18446744073709551615 + 9 would wrap to 8 in 64 bits.
+  const auto load =
+      models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,5,18446744073709551615\n3,17,9\n", "wrap.csv");
+  CHECK_THROWS_WITH(load.validate(61, 3, 256, 8, 1),
+                    "wrap.csv: layer 3: expert 5 gets 18446744073709551615 token slots, more than the step's 8");
+}
