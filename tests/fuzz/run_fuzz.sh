@@ -42,7 +42,7 @@ for corpus in "${selected[@]}"; do
     runs=4000
     [ "$harness" = fuzz_pipeline ] && runs=300
     [ "$harness" = fuzz_cli ] && runs=300
-    limit=(-runs="$runs")
+    limit=(-runs="$runs" -seed=1)  # a fixed seed: the same executions on every CI run
   else
     limit=(-max_total_time="$seconds")
   fi
