@@ -123,6 +123,9 @@ void require_json(const std::string& text, const std::string& source) {
     (void)document;
   } catch (const nlohmann::json::parse_error& e) {
     throw hw::ConfigError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // A number beyond double's range (9e324) and the like: found by tests/fuzz/fuzz_model.
+    throw hw::ConfigError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
 }
 

@@ -255,4 +255,8 @@ TEST_CASE("config syntax: plain keys only, and a config.json must be JSON", "[hw
   CHECK(error_of([] { models::model_from_hf_json("{\"model_type\": \"llama\", \"hidden_size\": 4096,}", "c"); }) ==
         "<memory:c>: not valid JSON at byte 45: [json.exception.parse_error.101] parse error at line 1, column 45: "
         "syntax error while parsing object key - unexpected '}'; expected string literal");
+  // A number past double's range is bad input, not an uncaught exception (fuzz_model's finding,
+  // crash-ba2e5724: `{4.9e324= ...`).
+  CHECK(error_of([] { models::model_from_hf_json("{\"hidden_size\": 9e324}", "n"); }) ==
+        "<memory:n>: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '9e324'");
 }
