@@ -36,6 +36,16 @@ common=(-rss_limit_mb=2048 -timeout=20 -dict="$root/tests/fuzz/config.dict" -art
         -print_final_stats=1)
 cd "$work"
 status=0
+# Every finding of a campaign is kept under tests/fuzz/regressions/<harness>-<what> and replayed.
+for input in "$root"/tests/fuzz/regressions/*; do
+  [ -e "$input" ] || continue
+  harness="fuzz_$(basename "$input" | cut -d- -f1)"
+  if ! "$bin/$harness" "$input" > "$work/regression.log" 2>&1; then
+    echo "fuzz: regression $(basename "$input") FAILED:" >&2
+    tail -n 20 "$work/regression.log" >&2
+    status=1
+  fi
+done
 for corpus in "${selected[@]}"; do
   harness="fuzz_$corpus"
   if [ "$mode" = smoke ]; then
