@@ -62,6 +62,14 @@ struct VectorShape {
   hw::DType out = hw::DType::bf16;    ///< dtype written back to DDR
   std::uint64_t store_row_bytes = 0;  ///< bytes written per row when not width x out (0 = that)
   std::uint64_t topk = 0;             ///< moe_topk, indexer_topk: entries selected per row
+
+  /// Bytes one row reads from DDR when its input is in `in` (the op's dtype), and writes back.
+  std::uint64_t load_bytes_per_row(hw::DType in) const {
+    return (load_width != 0 ? load_width : width) * hw::bytes_of(in);
+  }
+  std::uint64_t store_bytes_per_row() const {
+    return store_row_bytes != 0 ? store_row_bytes : width * hw::bytes_of(out);
+  }
 };
 
 /// Attention as `kv_heads` independent KV streams per sequence, each shared by

@@ -51,8 +51,8 @@ void lower_vector(LoweringContext& ctx, OpId op) {
   const OpNode& node = ctx.graph[op];
   const VectorShape& v = node.vec();
   RowCost cost;
-  cost.load_bytes = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
-  cost.store_bytes = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+  cost.load_bytes = v.load_bytes_per_row(node.dtype);
+  cost.store_bytes = v.store_bytes_per_row();
   cost.element_ops = v.width * v.ops_per_element;
   cost.sfu_ops = v.width * v.sfu_per_element + v.sfu_per_row;
   auto rows_cost = [&](std::uint64_t begin, std::uint64_t end) {

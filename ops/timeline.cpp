@@ -35,8 +35,7 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
   const OpNode& node = graph[op];
   if (is_row_op(node.kind)) {
     const VectorShape& v = node.vec();
-    const std::uint64_t in = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
-    const std::uint64_t out = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+    const std::uint64_t in = v.load_bytes_per_row(node.dtype), out = v.store_bytes_per_row();
     return v.rows * (in + out);
   }
   switch (node.kind) {

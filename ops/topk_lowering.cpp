@@ -19,8 +19,7 @@ void lower_topk(LoweringContext& ctx, OpId op) {
   }
   const OpNode& node = ctx.graph[op];
   const VectorShape& v = node.vec();
-  const std::uint64_t load = (v.load_width != 0 ? v.load_width : v.width) * hw::bytes_of(node.dtype);
-  const std::uint64_t store = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+  const std::uint64_t load = v.load_bytes_per_row(node.dtype), store = v.store_bytes_per_row();
   const std::uint64_t tile_rows = std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * (load + store)));
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const Range mine = balanced_part(v.rows, ctx.chip.cores, core);

@@ -28,7 +28,7 @@ class Estimator {
     const Estimate messages = 2.0L * chip_.cores;  // a send and a wait per core, at most
     switch (traits_of(node.kind).payload) {
       case PayloadKind::matmul: return matmul(node) + messages;
-      case PayloadKind::rows: return rows(node.vec(), hw::bytes_of(node.dtype)) + messages;
+      case PayloadKind::rows: return rows(node.vec(), node.dtype) + messages;
       case PayloadKind::attention:
         // Counted once, at fa2, for the read, fa2 and the combine.
         if (node.kind != OpKind::fa2) return messages;
@@ -58,9 +58,8 @@ class Estimator {
     return 3 * tiles;
   }
 
-  Estimate rows(const VectorShape& v, std::uint64_t in_bytes) const {
-    const std::uint64_t load = (v.load_width != 0 ? v.load_width : v.width) * in_bytes;
-    const std::uint64_t store = v.store_row_bytes != 0 ? v.store_row_bytes : v.width * hw::bytes_of(v.out);
+  Estimate rows(const VectorShape& v, hw::DType in) const {
+    const std::uint64_t load = v.load_bytes_per_row(in), store = v.store_bytes_per_row();
     const std::uint64_t tile_rows = std::max<std::uint64_t>(1, chip_.lmem_bytes_per_core / (2 * (load + store)));
     const std::uint64_t used = std::min<std::uint64_t>(chip_.cores, v.rows);
     const std::uint64_t per_core = ceil_div(v.rows, chip_.cores);
