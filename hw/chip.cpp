@@ -66,9 +66,12 @@ void read_tensor(ConfigMap& tiu, Chip& chip) {
   for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
     const std::uint32_t macs = chip.cube_macs(t);
     if (macs != 0 && macs % chip.cube_n != 0) {
-      throw ConfigError(fmt::format(
-          "{}: {}.{}: {} is not a multiple of {} ({})", tiu.where("cube_macs_per_lane_per_cycle"),
-          tiu.path_of("cube_macs_per_lane_per_cycle"), name_of(t), macs, tiu.path_of("cube_n"), chip.cube_n));
+      ErrorSite site = tiu.site("cube_macs_per_lane_per_cycle");
+      site.field += fmt::format(".{}", name_of(t));
+      throw ConfigError(
+          fmt::format("{}: {}: {} is not a multiple of {} ({})", tiu.where("cube_macs_per_lane_per_cycle"), site.field,
+                      macs, tiu.path_of("cube_n"), chip.cube_n),
+          site);
     }
   }
 }
@@ -209,7 +212,7 @@ Chip read_chip(ConfigMap root) {
       chip.engines.push_back(read_engine(engines.map(name), name, names, resource_names, chip));
     }
     engines.finish();
-    chip.index_engines(root.where("engines"));
+    chip.index_engines(root.where("engines"), root.site("engines"));
   }
   root.finish();
   return chip;
@@ -242,8 +245,10 @@ double Chip::round_trip_ns(EngineId engine) const {
   return latency;
 }
 
-void Chip::index_engines(const std::string& where) {
-  auto fail = [&](const std::string& message) { throw ConfigError(fmt::format("{}: engines: {}", where, message)); };
+void Chip::index_engines(const std::string& where, const ErrorSite& site) {
+  auto fail = [&](const std::string& message) {
+    throw ConfigError(fmt::format("{}: engines: {}", where, message), site);
+  };
   std::optional<EngineId> tensor;
   std::array<std::vector<EngineId>, kDmaRoleCount> by_role;
   for (std::size_t i = 0; i < engines.size(); ++i) {
@@ -286,6 +291,10 @@ Chip load_chip(const std::string& path) { return read_chip(ConfigMap::from_file(
 
 Chip chip_from_yaml(const std::string& text, const std::string& source_name) {
   return read_chip(ConfigMap::from_string(text, source_name, UnknownKeys::reject));
+}
+
+Chip chip_from_document(const std::string& json_text, const std::string& source_name) {
+  return read_chip(ConfigMap::from_document(json_text, source_name, UnknownKeys::reject));
 }
 
 }  // namespace hw

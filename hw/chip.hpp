@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/config_error.hpp"
 #include "hw/dtype.hpp"
 #include "hw/engine.hpp"
 
@@ -87,7 +88,7 @@ struct Chip {
 
   /// Finds the engine roles and indexes once engines are filled in; throws ConfigError naming
   /// `where` when a rule of hw/engine.hpp is broken.
-  void index_engines(const std::string& where);
+  void index_engines(const std::string& where, const ErrorSite& site);
 
   std::uint32_t cube_macs(DType t) const { return cube_macs_per_lane_per_cycle[static_cast<int>(t)]; }
   std::uint32_t vector_eu(DType t) const { return vector_eu_per_lane[static_cast<int>(t)]; }
@@ -102,5 +103,8 @@ struct Chip {
 Chip load_chip(const std::string& path);
 /// Same, from YAML text held in memory; errors name "<memory:source_name>".
 Chip chip_from_yaml(const std::string& text, const std::string& source_name);
+/// A document built in memory (a Python dict) handed over as JSON text: errors name
+/// `source_name` as given and the dotted field, without positions.
+Chip chip_from_document(const std::string& json_text, const std::string& source_name);
 
 }  // namespace hw

@@ -13,9 +13,34 @@
 namespace hw {
 namespace {
 
-std::string mark_text(const std::string& source, const YAML::Mark& mark) {
-  if (mark.is_null()) return source;
+// "source:line:col", or the source alone when it has no positions (a document built in memory).
+std::string mark_text(const std::string& source, const YAML::Mark& mark, bool positions = true) {
+  if (mark.is_null() || !positions) return source;
   return fmt::format("{}:{}:{}", source, mark.line + 1, mark.column + 1);
+}
+
+ErrorSite site_at(const std::string& source, const YAML::Mark& mark, std::string field, bool positions = true) {
+  ErrorSite site{source, std::move(field)};
+  if (!mark.is_null() && positions) {
+    site.line = mark.line + 1;
+    site.column = mark.column + 1;
+  }
+  return site;
+}
+
+YAML::Node parse_root(const std::string& text, const std::string& source, bool positions) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}: parse error: {}", mark_text(source, e.mark, positions), e.msg),
+                      site_at(source, e.mark, "", positions));
+  }
+  if (!root.IsMap()) {
+    throw ConfigError(fmt::format("{}: expected a mapping at the top level", positions ? source + ":1:1" : source),
+                      ErrorSite{source, "", positions ? 1 : 0, positions ? 1 : 0});
+  }
+  return root;
 }
 
 }  // namespace
@@ -26,14 +51,18 @@ ConfigMap::ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::
   std::vector<std::pair<std::string, YAML::Mark>> seen;
   for (const auto& kv : node_) {
     if (!kv.first.IsScalar()) {
-      throw ConfigError(fmt::format("{}: {}: a key must be a plain name, not a list or a mapping",
-                                    mark_text(doc_->source, kv.first.Mark()), path_.empty() ? "(top level)" : path_));
+      throw ConfigError(
+          fmt::format("{}: {}: a key must be a plain name, not a list or a mapping",
+                      mark_text(doc_->source, kv.first.Mark(), doc_->positions), path_.empty() ? "(top level)" : path_),
+          site_at(doc_->source, kv.first.Mark(), path_, doc_->positions));
     }
     const std::string& key = kv.first.Scalar();
     for (const auto& [name, mark] : seen) {
       if (name == key) {
-        throw ConfigError(fmt::format("{}: {}: duplicate key (first at line {})",
-                                      mark_text(doc_->source, kv.first.Mark()), path_of(key), mark.line + 1));
+        throw ConfigError(
+            fmt::format("{}: {}: duplicate key (first at line {})",
+                        mark_text(doc_->source, kv.first.Mark(), doc_->positions), path_of(key), mark.line + 1),
+            site_at(doc_->source, kv.first.Mark(), path_of(key), doc_->positions));
       }
     }
     seen.emplace_back(key, kv.first.Mark());
@@ -42,43 +71,39 @@ ConfigMap::ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::
 
 ConfigMap ConfigMap::from_string(const std::string& text, const std::string& source_name, UnknownKeys policy) {
   const std::string source = "<memory:" + source_name + ">";
-  auto doc = std::make_shared<const Document>(Document{source, policy});
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}: parse error: {}", mark_text(source, e.mark), e.msg));
-  }
-  if (!root.IsMap()) {
-    throw ConfigError(fmt::format("{}: expected a mapping at the top level", source));
-  }
-  return ConfigMap(std::move(doc), root, "");
+  auto doc = std::make_shared<const Document>(Document{source, policy, true});
+  return ConfigMap(doc, parse_root(text, source, true), "");
+}
+
+ConfigMap ConfigMap::from_document(const std::string& json_text, const std::string& source_name, UnknownKeys policy) {
+  auto doc = std::make_shared<const Document>(Document{source_name, policy, false});
+  return ConfigMap(doc, parse_root(json_text, source_name, false), "");
 }
 
 ConfigMap ConfigMap::from_file(const std::string& path, UnknownKeys policy) {
   const std::string text = read_input_file(path);
-  auto doc = std::make_shared<const Document>(Document{path, policy});
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}: parse error: {}", mark_text(path, e.mark), e.msg));
-  }
-  if (!root.IsMap()) {
-    throw ConfigError(fmt::format("{}:1:1: expected a mapping at the top level", path));
-  }
-  return ConfigMap(std::move(doc), root, "");
+  auto doc = std::make_shared<const Document>(Document{path, policy, true});
+  return ConfigMap(doc, parse_root(text, path, true), "");
 }
 
 const std::string& ConfigMap::source() const { return doc_->source; }
 
-std::string ConfigMap::where() const { return mark_text(doc_->source, node_.Mark()); }
+std::string ConfigMap::where() const { return mark_text(doc_->source, node_.Mark(), doc_->positions); }
 
 std::string ConfigMap::where(std::string_view key) const {
   for (const auto& kv : node_) {
-    if (kv.first.Scalar() == key) return mark_text(doc_->source, kv.first.Mark());
+    if (kv.first.Scalar() == key) return mark_text(doc_->source, kv.first.Mark(), doc_->positions);
   }
   return where();
+}
+
+ErrorSite ConfigMap::site() const { return site_at(doc_->source, node_.Mark(), path_, doc_->positions); }
+
+ErrorSite ConfigMap::site(std::string_view key) const {
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() == key) return site_at(doc_->source, kv.first.Mark(), path_of(key), doc_->positions);
+  }
+  return site_at(doc_->source, node_.Mark(), path_of(key), doc_->positions);
 }
 
 std::string ConfigMap::path_of(std::string_view key) const {
@@ -93,7 +118,7 @@ bool ConfigMap::has(std::string_view key) const {
 }
 
 void ConfigMap::fail(std::string_view key, const std::string& message) const {
-  throw ConfigError(fmt::format("{}: {}: {}", where(key), path_of(key), message));
+  throw ConfigError(fmt::format("{}: {}: {}", where(key), path_of(key), message), site(key));
 }
 
 YAML::Node ConfigMap::scalar_node(std::string_view key) {
@@ -105,7 +130,8 @@ YAML::Node ConfigMap::scalar_node(std::string_view key) {
     }
   }
   throw ConfigError(fmt::format("{}: missing required field '{}'{}", where(), path_of(key),
-                                path_.empty() ? "" : fmt::format(" (in '{}')", path_)));
+                                path_.empty() ? "" : fmt::format(" (in '{}')", path_)),
+                    site(key));
 }
 
 void ConfigMap::expect_keys(std::initializer_list<std::string_view> valid) const {
@@ -127,8 +153,10 @@ void ConfigMap::report_unknown(const YAML::Node& key_node, const std::vector<std
   const std::string& key = key_node.Scalar();
   std::string hint;
   if (auto near = closest_match(key, valid); !near.empty()) hint = fmt::format(" (did you mean '{}'?)", near);
-  throw ConfigError(fmt::format("{}: {}: unknown key{}; valid keys: {}", mark_text(doc_->source, key_node.Mark()),
-                                path_of(key), hint, fmt::join(valid, ", ")));
+  throw ConfigError(
+      fmt::format("{}: {}: unknown key{}; valid keys: {}", mark_text(doc_->source, key_node.Mark(), doc_->positions),
+                  path_of(key), hint, fmt::join(valid, ", ")),
+      site_at(doc_->source, key_node.Mark(), path_of(key), doc_->positions));
 }
 
 template <class T>
@@ -243,7 +271,8 @@ std::vector<std::string> ConfigMap::string_list(std::string_view key) {
     return out;
   }
   throw ConfigError(fmt::format("{}: missing required field '{}'{}", where(), path_of(key),
-                                path_.empty() ? "" : fmt::format(" (in '{}')", path_)));
+                                path_.empty() ? "" : fmt::format(" (in '{}')", path_)),
+                    site(key));
 }
 
 std::vector<std::string> ConfigMap::keys() const {
@@ -267,7 +296,7 @@ ConfigMap ConfigMap::map(std::string_view key) {
       return ConfigMap(doc_, kv.second, path_of(key));
     }
   }
-  throw ConfigError(fmt::format("{}: missing required section '{}'", where(), path_of(key)));
+  throw ConfigError(fmt::format("{}: missing required section '{}'", where(), path_of(key)), site(key));
 }
 
 void ConfigMap::finish() const {

@@ -5,7 +5,8 @@
 //   - Every value that changes a result is read with a required accessor: a missing key, a wrong
 //     type, a non-finite number or a value outside its range throws hw::ConfigError.
 //   - Every error names the source and position ("file:line:col", or "<memory:NAME>:line:col"
-//     for in-memory documents), the dotted path of the field, and what was expected.
+//     for in-memory YAML text; a dict-built document has no positions), the dotted path of the
+//     field, and what was expected, in the message and as an ErrorSite.
 //   - finish() rejects keys that nobody read, with a did-you-mean and the list of valid keys,
 //     unless the document was opened with UnknownKeys::ignore (Hugging Face config.json files
 //     carry many keys the simulator has no use for).
@@ -22,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/config_error.hpp"
+
 namespace hw {
 
 enum class UnknownKeys { reject, ignore };
@@ -32,6 +35,10 @@ class ConfigMap {
   static ConfigMap from_file(const std::string& path, UnknownKeys policy);
   /// Parses text held in memory; `source_name` appears in errors as "<memory:source_name>".
   static ConfigMap from_string(const std::string& text, const std::string& source_name, UnknownKeys policy);
+  /// A document built in memory (a Python dict) and handed over as JSON text: errors name
+  /// `source_name` as given and the dotted field, without line or column (the text is not the
+  /// user's).
+  static ConfigMap from_document(const std::string& json_text, const std::string& source_name, UnknownKeys policy);
 
   bool has(std::string_view key) const;
 
@@ -71,6 +78,9 @@ class ConfigMap {
   /// "source:line:col" of this mapping, or of one of its keys.
   std::string where() const;
   std::string where(std::string_view key) const;
+  /// The same as data, for ConfigError: source, dotted path, line and column.
+  ErrorSite site() const;
+  ErrorSite site(std::string_view key) const;
   /// Dotted path of a key, for messages ("gdma.bandwidth_gb_per_s").
   std::string path_of(std::string_view key) const;
   const std::string& source() const;
@@ -79,6 +89,7 @@ class ConfigMap {
   struct Document {
     std::string source;
     UnknownKeys policy;
+    bool positions;  ///< text positions are the user's (a file or YAML text), not a serialised dict's
   };
   ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::string path);
 

@@ -30,10 +30,9 @@ Family family_of(hw::ConfigMap& m) {
   if (type == "deepseek_v2" || type == "deepseek_v3") return Family::deepseek;
   if (type == "deepseek_v32") return Family::deepseek_dsa;
   if (type == "llama" || type == "mistral" || type == "qwen2") return Family::llama;
-  throw hw::ConfigError(
-      fmt::format("{}: model_type: '{}' is not supported (supported: deepseek_v2, deepseek_v3, "
-                  "deepseek_v32, llama, mistral, qwen2)",
-                  m.where("model_type"), type));
+  m.fail("model_type", fmt::format("'{}' is not supported (supported: deepseek_v2, deepseek_v3, "
+                                   "deepseek_v32, llama, mistral, qwen2)",
+                                   type));
 }
 
 // The keys each family reads, for the strict YAML check (HF files skip it).
@@ -73,14 +72,14 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
     } else if (s.hidden_size % s.num_attention_heads == 0) {
       s.head_dim = s.hidden_size / s.num_attention_heads;  // Hugging Face's definition
     } else {
-      throw hw::ConfigError(
-          fmt::format("{}: missing required field 'head_dim' (hidden_size {} is not a multiple of "
-                      "num_attention_heads {})",
-                      m.where(), s.hidden_size, s.num_attention_heads));
+      throw hw::ConfigError(fmt::format("{}: missing required field 'head_dim' (hidden_size {} is not a multiple of "
+                                        "num_attention_heads {})",
+                                        m.where(), s.hidden_size, s.num_attention_heads),
+                            m.site("head_dim"));
     }
     if (s.num_attention_heads % s.num_key_value_heads != 0) {
-      throw hw::ConfigError(fmt::format("{}: num_key_value_heads: {} does not divide num_attention_heads {}",
-                                        m.where("num_key_value_heads"), s.num_key_value_heads, s.num_attention_heads));
+      m.fail("num_key_value_heads",
+             fmt::format("{} does not divide num_attention_heads {}", s.num_key_value_heads, s.num_attention_heads));
     }
   } else {
     s.attention = AttentionKind::mla;
@@ -97,8 +96,8 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
     moe.first_k_dense_replace = m.int_in("first_k_dense_replace", 0, s.num_hidden_layers);
     moe.routed_scaling_factor = m.number_in("routed_scaling_factor", 0, 1e6, true);
     if (moe.num_experts_per_tok > moe.n_routed_experts) {
-      throw hw::ConfigError(fmt::format("{}: num_experts_per_tok: {} exceeds n_routed_experts {}",
-                                        m.where("num_experts_per_tok"), moe.num_experts_per_tok, moe.n_routed_experts));
+      m.fail("num_experts_per_tok",
+             fmt::format("{} exceeds n_routed_experts {}", moe.num_experts_per_tok, moe.n_routed_experts));
     }
     s.moe = moe;
     if (family == Family::deepseek_dsa) {
@@ -122,10 +121,11 @@ void require_json(const std::string& text, const std::string& source) {
     const nlohmann::json document = nlohmann::json::parse(text);
     (void)document;
   } catch (const nlohmann::json::parse_error& e) {
-    throw hw::ConfigError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
+    throw hw::ConfigError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()),
+                          hw::ErrorSite{source, "", 0, 0});
   } catch (const nlohmann::json::exception& e) {
     // A number beyond double's range (9e324) and the like: found by tests/fuzz/fuzz_model.
-    throw hw::ConfigError(fmt::format("{}: not valid JSON: {}", source, e.what()));
+    throw hw::ConfigError(fmt::format("{}: not valid JSON: {}", source, e.what()), hw::ErrorSite{source, "", 0, 0});
   }
 }
 
@@ -147,6 +147,13 @@ ModelSpec load_model(const std::string& path) {
 
 ModelSpec model_from_yaml(const std::string& text, const std::string& source_name) {
   return read_model(hw::ConfigMap::from_string(text, source_name, hw::UnknownKeys::reject), "", true);
+}
+
+ModelSpec model_from_document(const std::string& json_text, const std::string& source_name, ModelSchema schema) {
+  const bool yaml = schema == ModelSchema::g5sim;
+  return read_model(
+      hw::ConfigMap::from_document(json_text, source_name, yaml ? hw::UnknownKeys::reject : hw::UnknownKeys::ignore),
+      source_name, yaml);
 }
 
 ModelSpec model_from_hf_json(const std::string& text, const std::string& source_name) {

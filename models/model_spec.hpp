@@ -77,6 +77,12 @@ struct ModelSpec {
 ModelSpec load_model(const std::string& path);
 /// Strict YAML held in memory; errors name "<memory:source_name>".
 ModelSpec model_from_yaml(const std::string& text, const std::string& source_name);
+/// The two schemas a model document can have: g5sim's strict YAML keys (with `name`, no other
+/// key allowed), or a Hugging Face config.json (extra keys ignored, named by the source).
+enum class ModelSchema { g5sim, hugging_face };
+/// A document built in memory (a Python dict) handed over as JSON text: errors name
+/// `source_name` as given and the dotted field, without positions.
+ModelSpec model_from_document(const std::string& json_text, const std::string& source_name, ModelSchema schema);
 /// Hugging Face config.json held in memory.
 ModelSpec model_from_hf_json(const std::string& text, const std::string& source_name);
 

@@ -5,13 +5,13 @@
 
 #include <string>
 
+#include "api/simulation.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "models/model_spec.hpp"
 #include "ops/timeline.hpp"
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
-#include "tools/simulation.hpp"
 
 namespace {
 
@@ -29,10 +29,10 @@ const models::ModelSpec& v3() {
   return m;
 }
 
-tools::Simulation block(const hw::Chip& chip, const models::Workload& w, const std::string& route = "") {
+api::Simulation block(const hw::Chip& chip, const models::Workload& w, const std::string& route = "") {
   ops::LoweringOptions options;
   options.kv_read_engine = route;
-  return tools::simulate_block(chip, v3(), w, options);
+  return api::simulate_block(chip, v3(), w, options);
 }
 
 // SG2262 with a third DMA engine per core that streams the decode history on a channel of its own.
@@ -91,7 +91,7 @@ TEST_CASE("a chip with an extra DMA engine per core streams the history on it", 
   // A whole decoder step runs too.
   models::StepOptions step;
   step.layers = 4;
-  const auto s = tools::simulate_step(chip, v3(), decode(1, 2048), step, {});
+  const auto s = api::simulate_step(chip, v3(), decode(1, 2048), step, {});
   CHECK(s.timeline.total > 0);
 }
 

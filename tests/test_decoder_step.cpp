@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include "api/report.hpp"
+#include "api/simulation.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "models/attention_block.hpp"
@@ -13,8 +15,6 @@
 #include "models/memory_footprint.hpp"
 #include "ops/work_estimate.hpp"
 #include "test_configs.hpp"
-#include "tools/report.hpp"
-#include "tools/simulation.hpp"
 
 namespace {
 
@@ -28,12 +28,12 @@ models::ModelSpec model(const std::string& yaml, const char* name) { return mode
 
 using test_configs::decode;
 
-tools::Simulation step(const models::ModelSpec& m, const models::Workload& w, std::uint64_t layers,
-                       const models::ExpertLoad* load = nullptr) {
+api::Simulation step(const models::ModelSpec& m, const models::Workload& w, std::uint64_t layers,
+                     const models::ExpertLoad* load = nullptr) {
   models::StepOptions options;
   options.layers = layers;
   options.expert_load = load;
-  return tools::simulate_step(chip(), m, w, options, {});
+  return api::simulate_step(chip(), m, w, options, {});
 }
 
 // Sum of a kind's hbm_bytes over the ops of one layer.
@@ -163,14 +163,14 @@ TEST_CASE("GQA baseline: KV read bytes and attention FLOPs", "[step][gqa]") {
   const auto w = decode(2, 1000);
   // 2 x 1000 tokens x (2 x 8 KV heads x 128) x 2 B = 8,192,000 B per layer.
   CHECK(models::kv_read_bytes(llama, w) == 8'192'000);
-  const auto r = tools::simulate_block(chip(), llama, w, {});
+  const auto r = api::simulate_block(chip(), llama, w, {});
   CHECK(r.timeline.op(OpKind::kv_cache_read).hbm_bytes == 8'192'000);
   // fa2: 2 x B x q x 64 heads x 1000 x (128 + 128) = 65,536,000 FLOPs.
   CHECK(r.timeline.op(OpKind::fa2).flops == 65'536'000);
   CHECK(r.timeline.op(OpKind::fa2).kv_bytes == 8'192'000);
   // Prefill has no history read.
-  const auto p = tools::simulate_block(chip(), llama,
-                                       models::make_workload(Phase::prefill, 1, 256, std::nullopt, KvFormat::bf16), {});
+  const auto p = api::simulate_block(chip(), llama,
+                                     models::make_workload(Phase::prefill, 1, 256, std::nullopt, KvFormat::bf16), {});
   CHECK(p.timeline.find(OpKind::kv_cache_read) == nullptr);
 }
 
@@ -178,10 +178,10 @@ TEST_CASE("a whole step gives byte-identical JSON twice", "[step][determinism]")
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
   const auto w = decode(3, 2000, KvFormat::fp8);
   ops::LoweringOptions opts;
-  const tools::RunDescription d{chip(), v3, w, opts, tools::Scope::step, 5};
+  const api::RunDescription d{chip(), v3, w, opts, api::Scope::step, 5};
   std::ostringstream a, b;
-  tools::write_json(a, d, step(v3, w, 5).timeline);
-  tools::write_json(b, d, step(v3, w, 5).timeline);
+  api::write_json(a, d, step(v3, w, 5).timeline);
+  api::write_json(b, d, step(v3, w, 5).timeline);
   CHECK(a.str() == b.str());
   CHECK(a.str().find("\"kind\": \"expert_weights\"") != std::string::npos);
   CHECK(a.str().find("\"layer\": 4") != std::string::npos);
@@ -212,26 +212,26 @@ TEST_CASE("MLA cache modes and KV formats: bytes per token per layer", "[step][m
   CHECK_THROWS_WITH(per_token(v3, models::MlaMode::expanded, KvFormat::fp8_flashmla),
                     Catch::Contains("fp8-flashmla is FlashMLA's layout of the MLA latent"));
   // The decode history read moves exactly that many bytes per token: 4096 x 656 = 2,686,976.
-  const auto r = tools::simulate_block(chip(), v3, decode(1, 4096, KvFormat::fp8_flashmla), {});
+  const auto r = api::simulate_block(chip(), v3, decode(1, 4096, KvFormat::fp8_flashmla), {});
   CHECK(r.timeline.op(OpKind::kv_cache_read).hbm_bytes == 2'686'976);
   // Expanded cache, V3 bf16: 4096 x 128 x 320 x 2 = 335,544,320 bytes, read once.
   auto expanded = decode(1, 4096);
   expanded.mla_mode = models::MlaMode::expanded;
-  CHECK(tools::simulate_block(chip(), v3, expanded, {}).timeline.op(OpKind::kv_cache_read).hbm_bytes == 335'544'320);
+  CHECK(api::simulate_block(chip(), v3, expanded, {}).timeline.op(OpKind::kv_cache_read).hbm_bytes == 335'544'320);
 }
 
 TEST_CASE("attention FLOPs: absorb matches the einsum count, standard grows linearly with kv_len", "[step][modes]") {
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
   // Absorb, per query token per layer: 2 n_h (d_c + d_rope + d_c) kv_len = 2 x 128 x 1088 x 4096
   // = 1,140,850,688 FLOPs.
-  CHECK(tools::simulate_block(chip(), v3, decode(1, 4096), {}).timeline.op(OpKind::fa2).flops == 1'140'850'688);
+  CHECK(api::simulate_block(chip(), v3, decode(1, 4096), {}).timeline.op(OpKind::fa2).flops == 1'140'850'688);
   // Standard: the block's FLOPs are a + b kv_len (the history up-projection 2 d_c n (d_n + d_v) and
   // the MHA 2 n (192 + 128) per history token), so equal steps in kv_len add equal FLOPs.
   std::vector<std::uint64_t> flops;
   for (std::uint64_t kv : {1024, 2048, 3072}) {
     auto w = decode(1, kv);
     w.mla_mode = models::MlaMode::standard;
-    flops.push_back(tools::simulate_block(chip(), v3, w, {}).timeline.flops);
+    flops.push_back(api::simulate_block(chip(), v3, w, {}).timeline.flops);
   }
   // Per history token: 2 x 512 x 128 x 256 + 2 x 128 x 320 = 33,554,432 + 81,920 = 33,636,352.
   CHECK(flops[1] - flops[0] == 1024 * 33'636'352ull);
@@ -241,7 +241,7 @@ TEST_CASE("attention FLOPs: absorb matches the einsum count, standard grows line
   w.mla_mode = models::MlaMode::standard;
   ops::LoweringOptions sdma;
   sdma.kv_read_engine = "sdma";
-  CHECK_THROWS_WITH(tools::simulate_block(chip(), v3, w, sdma),
+  CHECK_THROWS_WITH(api::simulate_block(chip(), v3, w, sdma),
                     "sdma keeps the history resident for fa2, but with mla_mode standard the history feeds the "
                     "up-projection; read it with a kv_stream engine (gdma)");
 }
@@ -275,7 +275,7 @@ TEST_CASE("sharding: collectives over the C2C links, and splits that must divide
   models::StepOptions options;
   options.layers = 4;
   options.parallelism = models::Parallelism{2, 8, 4};
-  const auto r = tools::simulate_step(chip(), v3, decode(4, 4096), options, {});
+  const auto r = api::simulate_step(chip(), v3, decode(4, 4096), options, {});
   std::uint64_t reduces = 0, a2a = 0;
   for (const auto& t : r.timeline.ops) {
     if (t.kind == OpKind::all_reduce) {
@@ -305,7 +305,7 @@ TEST_CASE("sharding: collectives over the C2C links, and splits that must divide
     models::StepOptions o;
     o.layers = 1;
     o.parallelism = p;
-    CHECK_THROWS_WITH(tools::simulate_step(chip(), v3, decode(batch, 1024), o, {}), message);
+    CHECK_THROWS_WITH(api::simulate_step(chip(), v3, decode(batch, 1024), o, {}), message);
   };
   fails({3, 1, 1}, 1, "tensor-parallel degree tp = 3 does not divide num_attention_heads (128)");
   fails({1, 3, 3}, 3, "expert-parallel degree ep = 3 does not divide n_routed_experts (256)");
@@ -318,7 +318,7 @@ TEST_CASE("DSA: the gather is flat beyond index_topk while the indexer read grow
   text.replace(text.find("deepseek_v3"), 11, "deepseek_v32");
   text += "index_n_heads: 64\nindex_head_dim: 128\nindex_topk: 2048\n";
   const auto v32 = model(text, "v32");
-  auto run = [&](std::uint64_t kv) { return tools::simulate_block(chip(), v32, decode(1, kv), {}); };
+  auto run = [&](std::uint64_t kv) { return api::simulate_block(chip(), v32, decode(1, kv), {}); };
   // kv_len <= topk: the gathered latent rows are the dense read, 1024 x 1152 = 1,179,648 B.
   const auto small = run(1024);
   CHECK(small.timeline.op(OpKind::kv_cache_read).hbm_bytes == 1'179'648);
@@ -368,8 +368,8 @@ TEST_CASE("DSA: the kv-read route does not change a gathered history (sdma = gdm
   const auto v32 = model(text, "v32");
   ops::LoweringOptions sdma;
   sdma.kv_read_engine = "sdma";
-  const auto a = tools::simulate_block(chip(), v32, decode(128, 8192), {});
-  const auto b = tools::simulate_block(chip(), v32, decode(128, 8192), sdma);
+  const auto a = api::simulate_block(chip(), v32, decode(128, 8192), {});
+  const auto b = api::simulate_block(chip(), v32, decode(128, 8192), sdma);
   REQUIRE(a.timeline.ops.size() == b.timeline.ops.size());
   for (std::size_t i = 0; i < a.timeline.ops.size(); ++i) {
     INFO(a.timeline.ops[i].name);
@@ -386,7 +386,7 @@ TEST_CASE("MoE top-k runs on the HAU when the chip has one, else on the vector u
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
   models::StepOptions options;
   options.layers = 4;
-  const auto with_hau = tools::simulate_step(chip(), v3, decode(1, 1024), options, {});
+  const auto with_hau = api::simulate_step(chip(), v3, decode(1, 1024), options, {});
   const ops::OpTiming* topk = nullptr;
   for (const auto& t : with_hau.timeline.ops) {
     if (t.kind == OpKind::moe_topk) topk = &t;
@@ -409,7 +409,7 @@ TEST_CASE("MoE top-k runs on the HAU when the chip has one, else on the vector u
   for (std::size_t at; (at = text.find(", hau]")) != std::string::npos;) text.erase(at, 5);
   const hw::Chip no_hau = hw::chip_from_yaml(text, "no-hau");
   CHECK(!no_hau.sort_engine().has_value());
-  const auto without = tools::simulate_step(no_hau, v3, decode(1, 1024), options, {});
+  const auto without = api::simulate_step(no_hau, v3, decode(1, 1024), options, {});
   for (const auto& t : without.timeline.ops) {
     if (t.kind == OpKind::moe_topk) CHECK(t.engines == "TIU+GDMA");
   }
@@ -437,11 +437,11 @@ TEST_CASE("a run estimated above max_commands is refused before anything is buil
   small.max_commands = 10'000;
   models::StepOptions step;
   step.layers = 4;
-  CHECK_THROWS_WITH(tools::simulate_step(chip(), v3, decode(1, 4096), step, small),
+  CHECK_THROWS_WITH(api::simulate_step(chip(), v3, decode(1, 4096), step, small),
                     Catch::StartsWith("the run needs about ") && Catch::Contains("above the limit of 10000;"));
   // The estimate tracks the real count (an estimate: a band, not an exact value): 4 layers of
   // decode at B = 1.
-  const auto r = tools::simulate_step(chip(), v3, decode(1, 4096), step, {});
+  const auto r = api::simulate_step(chip(), v3, decode(1, 4096), step, {});
   const double estimate = ops::estimate_commands(r.graph, chip(), {});
   const auto emitted = static_cast<double>(r.lowered.program.command_count());
   CHECK(estimate >= 0.5 * emitted);

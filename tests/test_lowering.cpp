@@ -1,6 +1,8 @@
 // Lowering: command counts and a whole schedule derived by hand.
 #include <catch2/catch.hpp>
 
+#include "api/op_run.hpp"
+#include "api/simulation.hpp"
 #include "hw/chip.hpp"
 #include "hw/cost_model.hpp"
 #include "models/model_spec.hpp"
@@ -10,8 +12,6 @@
 #include "ops/timeline.hpp"
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
-#include "tools/op_run.hpp"
-#include "tools/simulation.hpp"
 
 TEST_CASE("one small matmul on one core: commands and schedule by hand", "[ops][lowering]") {
   // Tiny chip: 1 core, TIU 1 cycle = 1 ps, no start-up cycles, GDMA 1 B/ps, no start-up latency.
@@ -62,7 +62,7 @@ TEST_CASE("decode history read: one chunk per core when each core's share is sma
   const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
   const auto model = models::model_from_yaml(test_configs::kDeepSeekV3, "v3");
   const auto w = models::make_workload(models::Phase::decode, 1, 4096, std::nullopt, models::KvFormat::bf16);
-  const auto r = tools::simulate_block(chip, model, w, {});
+  const auto r = api::simulate_block(chip, model, w, {});
   const ops::OpTiming& read = r.timeline.op(ops::OpKind::kv_cache_read);
   CHECK(read.commands[test_configs::engine::gdma] == 64);
   CHECK(read.commands[test_configs::engine::tiu] == 0);
@@ -87,7 +87,7 @@ TEST_CASE("tiling: 512 x 2048 x 4096 bf16 on one SG2262 core moves 1.36 x its un
   const hw::CostModel cost(chip);
   // M = 512, N = 2048, K = 4096 (Python G5's case). Unique: A 512 x 4096 x 2 = 4,194,304,
   // B 4096 x 2048 x 2 = 16,777,216, C 512 x 2048 x 2 = 2,097,152: 23,068,672 bytes.
-  const auto r = tools::run_matmul(chip, tools::MatmulRequest{512, 2048, 4096, hw::DType::bf16}, 1);
+  const auto r = api::run_matmul(chip, api::MatmulRequest{512, 2048, 4096, hw::DType::bf16}, 1);
   CHECK(r.unique_bytes == 23'068'672);
   // The tiles: all 512 rows, 688 columns (3 n-tiles: 688, 688, 672), k-steps of 128, one fp32
   // accumulator: 2 x 512 x 128 x 2 + 2 x 128 x 688 x 2 + 512 x 688 x 4 = 2,023,424 B of 2 MiB.
@@ -108,7 +108,7 @@ TEST_CASE("tiling: 512 x 2048 x 4096 bf16 on one SG2262 core moves 1.36 x its un
   // of weights (29,360,128 B in all), the whole 4,096 B activation row (262,144 B in all) and
   // stores 112 x 2 = 224 B (14,336 B in all): 29,636,608 B; the row is read 64 times where once
   // would do (unique 29,360,128 + 4,096 + 14,336 = 29,378,560).
-  const auto gemv = tools::run_matmul(chip, tools::MatmulRequest{1, 7168, 2048, hw::DType::bf16}, 0);
+  const auto gemv = api::run_matmul(chip, api::MatmulRequest{1, 7168, 2048, hw::DType::bf16}, 0);
   CHECK(gemv.unique_bytes == 29'378'560);
   CHECK(gemv.ddr_bytes == 29'636'608);
 }

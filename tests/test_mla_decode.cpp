@@ -5,6 +5,8 @@
 #include <sstream>
 #include <string>
 
+#include "api/report.hpp"
+#include "api/simulation.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "models/attention_block.hpp"
@@ -12,8 +14,6 @@
 #include "models/workload.hpp"
 #include "ops/timeline.hpp"
 #include "test_configs.hpp"
-#include "tools/report.hpp"
-#include "tools/simulation.hpp"
 
 namespace {
 
@@ -28,11 +28,11 @@ const models::ModelSpec& v3() {
   return m;
 }
 
-tools::Simulation run(const models::ModelSpec& model, const models::Workload& w, std::string route = "gdma",
-                      const hw::Chip& on = chip()) {
+api::Simulation run(const models::ModelSpec& model, const models::Workload& w, std::string route = "gdma",
+                    const hw::Chip& on = chip()) {
   ops::LoweringOptions opts;
   opts.kv_read_engine = route;
-  return tools::simulate_block(on, model, w, opts);
+  return api::simulate_block(on, model, w, opts);
 }
 
 using test_configs::decode;
@@ -220,10 +220,10 @@ TEST_CASE("(g) fa2's KV bytes are the real latent bytes, not a local-memory tile
 TEST_CASE("(h) two runs give byte-identical JSON", "[mla][determinism]") {
   const auto w = decode(3, 5000, KvFormat::fp8);
   ops::LoweringOptions opts;
-  const tools::RunDescription d{chip(), v3(), w, opts};
+  const api::RunDescription d{chip(), v3(), w, opts};
   std::ostringstream a, b;
-  tools::write_json(a, d, run(v3(), w).timeline);
-  tools::write_json(b, d, run(v3(), w).timeline);
+  api::write_json(a, d, run(v3(), w).timeline);
+  api::write_json(b, d, run(v3(), w).timeline);
   CHECK(a.str() == b.str());
   CHECK(a.str().find("\"kind\": \"kv_cache_read\"") != std::string::npos);
   CHECK(a.str().find("\"kind\": \"fa2\"") != std::string::npos);
@@ -300,8 +300,8 @@ TEST_CASE("attention split: by heads every core reads the history, by sequence o
   const auto w = decode(2, 4096);
   ops::LoweringOptions heads;
   heads.attn_split = ops::AttentionSplit::head;
-  const auto seq = tools::simulate_block(chip(), v3(), w, {});
-  const auto head = tools::simulate_block(chip(), v3(), w, heads);
+  const auto seq = api::simulate_block(chip(), v3(), w, {});
+  const auto head = api::simulate_block(chip(), v3(), w, heads);
   // Seq split: 2 x 4096 x 576 x 2 = 9,437,184 bytes, once.
   CHECK(seq.timeline.op(OpKind::kv_cache_read).hbm_bytes == 9'437'184);
   // Head split: 2 sequences x 128 heads = 256 query rows over 64 cores, 4 each, every core in one
@@ -323,7 +323,7 @@ TEST_CASE("bound checks: the history read runs at its bandwidth limit, exactly",
   sdma.kv_read_engine = "sdma";
   // Every core's read command and its duration in ps (they are all equal).
   auto per_core_durations = [&](const hw::Chip& c) {
-    const auto r = tools::simulate_block(c, v3(), w, sdma);
+    const auto r = api::simulate_block(c, v3(), w, sdma);
     const ops::OpTiming& read = r.timeline.op(OpKind::kv_cache_read);
     CHECK(read.hbm_bytes == 37'748'736);
     std::set<sim::Tick> durations, starts;

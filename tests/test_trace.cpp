@@ -8,11 +8,11 @@
 #include <map>
 #include <sstream>
 
+#include "api/report.hpp"
+#include "api/simulation.hpp"
 #include "hw/chip.hpp"
 #include "models/model_spec.hpp"
 #include "test_configs.hpp"
-#include "tools/report.hpp"
-#include "tools/simulation.hpp"
 #include "tools/trace_writer.hpp"
 
 namespace {
@@ -28,7 +28,7 @@ TEST_CASE("trace: one slice per command at the recorded times, engines within th
   models::StepOptions step;
   step.layers = 4;
   step.parallelism = models::Parallelism{2, 8, 4};
-  const auto r = tools::simulate_step(
+  const auto r = api::simulate_step(
       chip, v3, models::make_workload(models::Phase::decode, 4, 2048, std::nullopt, models::KvFormat::bf16), step, {});
   std::ostringstream text;
   tools::write_chrome_trace(text, chip, r.graph, r.lowered, r.trace, r.timeline, {});
@@ -99,9 +99,9 @@ TEST_CASE("JSON output stays valid for any name: quotes, backslashes, control by
   chip.name = std::string("SG\t2262 \"q\" \\ \x01 \xff");
   const auto v3 = models::model_from_yaml(test_configs::kDeepSeekV3, "v3");
   const auto w = models::make_workload(models::Phase::decode, 1, 1024, std::nullopt, models::KvFormat::bf16);
-  const auto r = tools::simulate_block(chip, v3, w, {});
+  const auto r = api::simulate_block(chip, v3, w, {});
   std::ostringstream json, trace;
-  tools::write_json(json, tools::RunDescription{chip, v3, w, {}}, r.timeline);
+  api::write_json(json, api::RunDescription{chip, v3, w, {}}, r.timeline);
   tools::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
   CHECK(nlohmann::json::accept(trace.str()));
   REQUIRE(nlohmann::json::accept(json.str()));

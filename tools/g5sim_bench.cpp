@@ -8,6 +8,8 @@
 
 #include <functional>
 
+#include "api/simulation.hpp"
+#include "g5sim/g5sim.hpp"
 #include "hw/chip.hpp"
 #include "models/attention_block.hpp"
 #include "models/decoder_step.hpp"
@@ -16,13 +18,12 @@
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
 #include "sim/simulator.hpp"
-#include "tools/simulation.hpp"
 
 namespace {
 
 struct Setup {
-  hw::Chip chip = hw::load_chip(tools::default_chip_path());
-  models::ModelSpec model = models::load_model(tools::default_model_path());
+  hw::Chip chip = hw::load_chip(g5sim::shipped_chip_path());
+  models::ModelSpec model = models::load_model(g5sim::shipped_model_path());
 };
 
 const Setup& setup() {

@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
+#include "api/json_text.hpp"
 #include "hw/config_error.hpp"
-#include "tools/json_text.hpp"
 
 namespace tools {
 namespace {
@@ -52,7 +52,7 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
     event(fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "core {}"}}}})", c, c));
     for (std::size_t e = 0; e < chip.engines.size(); ++e) {
       event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": {}}}}})", c, e,
-                        json_string(chip.engines[e].display_name())));
+                        api::json_string(chip.engines[e].display_name())));
     }
   }
   for (std::size_t c = 0; c < cores; ++c) {
@@ -75,12 +75,12 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
         }
         std::string waits;
         for (std::size_t w = 0; w < chip.engines.size(); ++w) {
-          waits += fmt::format(R"(, {}: {})", json_string("wait_" + chip.engines[w].name),
+          waits += fmt::format(R"(, {}: {})", api::json_string("wait_" + chip.engines[w].name),
                                cmd.wait_on(static_cast<hw::EngineId>(w)));
         }
         event(fmt::format(
             R"({{"name": {}, "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}, "id": {}, "layer": {}{}}}}})",
-            json_string(node.name), ops::kind_name(node.kind), c, e, us(records[i].start),
+            api::json_string(node.name), ops::kind_name(node.kind), c, e, us(records[i].start),
             us(records[i].end - records[i].start), work, i + 1, node.layer, waits));
       }
     }
@@ -98,8 +98,8 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
     }
     event(fmt::format(
         R"({{"name": {}, "cat": "{}", "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"layer": {}, "hbm_bytes": {}, "flops": {}}}}})",
-        json_string(t.name), ops::kind_name(t.kind), ops_pid, it->second, us(t.start), us(t.end - t.start), t.layer,
-        t.hbm_bytes, t.flops));
+        api::json_string(t.name), ops::kind_name(t.kind), ops_pid, it->second, us(t.start), us(t.end - t.start),
+        t.layer, t.hbm_bytes, t.flops));
   }
   out << "\n]}\n";
 }

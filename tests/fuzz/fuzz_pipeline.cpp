@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "api/report.hpp"
+#include "api/simulation.hpp"
 #include "fuzz_common.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
@@ -16,8 +18,6 @@
 #include "models/parallelism.hpp"
 #include "models/workload.hpp"
 #include "tools/output_file.hpp"
-#include "tools/report.hpp"
-#include "tools/simulation.hpp"
 #include "tools/trace_writer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -51,15 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto chosen = models::auto_sharding(model, w, true, chip.ddr_capacity_bytes);
       p = chosen.parallelism;
     }
-    const tools::Simulation r = tools::simulate_block(chip, model, w, options, p);
+    const api::Simulation r = api::simulate_block(chip, model, w, options, p);
     for (const auto& op : r.timeline.ops) {
       if (op.end < op.start) std::abort();
     }
     const models::MemoryFootprint footprint = models::chip_footprint(model, w, p);
-    const tools::RunDescription run{chip, model, w, options, tools::Scope::block, 1, p, false, footprint};
+    const api::RunDescription run{chip, model, w, options, api::Scope::block, 1, p, false, footprint};
     std::ostringstream table, json, trace;
-    tools::write_table(table, run, r.timeline);
-    tools::write_json(json, run, r.timeline);
+    api::write_table(table, run, r.timeline);
+    api::write_json(json, run, r.timeline);
     tools::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
     if (!nlohmann::json::accept(json.str()) || !nlohmann::json::accept(trace.str())) std::abort();
   } catch (const hw::ConfigError&) {

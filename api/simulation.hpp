@@ -13,7 +13,7 @@
 #include "ops/timeline.hpp"
 #include "sim/command.hpp"
 
-namespace tools {
+namespace api {
 
 struct Simulation {
   ops::OpGraph graph;
@@ -31,8 +31,4 @@ Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, 
 Simulation simulate_step(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
                          const models::StepOptions& step, const ops::LoweringOptions& options);
 
-/// Shipped config paths ("configs/chips/sg2262.yaml" in the source tree).
-std::string default_chip_path();
-std::string default_model_path();
-
-}  // namespace tools
+}  // namespace api

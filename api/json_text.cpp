@@ -1,11 +1,11 @@
-#include "tools/json_text.hpp"
+#include "api/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
-namespace tools {
+namespace api {
 
 std::string json_string(std::string_view text) {
   return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace tools
+}  // namespace api

@@ -1,8 +1,10 @@
-#include "tools/op_run.hpp"
+#include "api/op_run.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "api/json_text.hpp"
+#include "api/report.hpp"
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
 #include "models/graph_helpers.hpp"
@@ -10,10 +12,8 @@
 #include "ops/op_graph.hpp"
 #include "ops/timeline.hpp"
 #include "sim/simulator.hpp"
-#include "tools/json_text.hpp"
-#include "tools/report.hpp"
 
-namespace tools {
+namespace api {
 namespace {
 
 hw::Chip with_cores(const hw::Chip& chip, std::uint32_t cores) {
@@ -123,4 +123,4 @@ void write_op_table(std::ostream& out, const OpRunResult& r) {
   fmt::print(out, "commands         {}\n", r.commands);
 }
 
-}  // namespace tools
+}  // namespace api

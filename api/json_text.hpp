@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-namespace tools {
+namespace api {
 
 std::string json_string(std::string_view text);
 
-}  // namespace tools
+}  // namespace api

@@ -25,7 +25,7 @@
 #include "ops/lowering.hpp"
 #include "ops/timeline.hpp"
 
-namespace tools {
+namespace api {
 
 enum class Scope { block, step };
 
@@ -52,6 +52,9 @@ struct KindSummary {
 };
 std::vector<KindSummary> summarize_by_kind(const ops::Timeline& timeline);
 
+/// Tokens per second of the whole deployment: B * q_len tokens (B over all DP ranks) per step.
+double tokens_per_s(const models::Workload& workload, sim::Tick total);
+
 /// "1234.567" for 1234567 ps.
 std::string format_ns(sim::Tick ps);
 
@@ -62,4 +65,4 @@ void write_sweep_header(std::ostream& out);
 void write_sweep_row(std::ostream& out, const models::Workload& workload, const ops::Timeline& timeline,
                      const ops::Timeline& head_split);
 
-}  // namespace tools
+}  // namespace api

@@ -15,7 +15,7 @@
 #include "hw/chip.hpp"
 #include "hw/dtype.hpp"
 
-namespace tools {
+namespace api {
 
 struct MatmulRequest {
   std::uint64_t m = 0, n = 0, k = 0;
@@ -41,4 +41,4 @@ OpRunResult run_fa2(const hw::Chip& chip, const Fa2Request& request, std::uint32
 void write_op_json(std::ostream& out, const OpRunResult& result);
 void write_op_table(std::ostream& out, const OpRunResult& result);
 
-}  // namespace tools
+}  // namespace api

@@ -1,4 +1,4 @@
-#include "tools/report.hpp"
+#include "api/report.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "api/json_text.hpp"
 #include "models/attention_block.hpp"
 #include "models/kv_cache.hpp"
-#include "tools/json_text.hpp"
 
-namespace tools {
+namespace api {
 namespace {
 
 // The engine of the history read: the one named, or the chip's default.
@@ -79,14 +79,14 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
   return sorted;
 }
 
-namespace {
-
 // Tokens per second of the whole deployment: a decode step processes B * q_len new tokens (B over
 // all DP ranks), a prefill B * q_len prompt tokens.
 double tokens_per_s(const models::Workload& w, sim::Tick total) {
   const double tokens = static_cast<double>(w.batch * w.q_len);
   return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
 }
+
+namespace {
 
 std::string layer_text(int layer) { return layer < 0 ? std::string("null") : std::to_string(layer); }
 
@@ -268,4 +268,4 @@ void write_sweep_row(std::ostream& out, const models::Workload& w, const ops::Ti
              attention_sums(head_split).read_bytes);
 }
 
-}  // namespace tools
+}  // namespace api

@@ -1,9 +1,9 @@
-#include "tools/simulation.hpp"
+#include "api/simulation.hpp"
 
 #include "models/attention_block.hpp"
 #include "sim/simulator.hpp"
 
-namespace tools {
+namespace api {
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options) {
   Simulation out;
@@ -27,7 +27,4 @@ Simulation simulate_step(const hw::Chip& chip, const models::ModelSpec& model, c
   return simulate_graph(chip, models::build_decoder_step(model, workload, step), options);
 }
 
-std::string default_chip_path() { return std::string(G5SIM_SOURCE_DIR) + "/configs/chips/sg2262.yaml"; }
-std::string default_model_path() { return std::string(G5SIM_SOURCE_DIR) + "/configs/models/deepseek-v3.yaml"; }
-
-}  // namespace tools
+}  // namespace api

@@ -1,0 +1,77 @@
+// g5sim::data_dir(): the shipped configs found relative to the file that holds this code, never
+// through a path compiled in (a build or install tree can be moved, the source tree deleted).
+//
+// The file is found with dladdr() on a function of this library: the g5sim program, libg5sim.so
+// or the Python extension, whichever this copy of the code was linked into. Above it we look for
+// share/g5sim/configs:
+//   build tree    build/tools/g5sim, build/api/libg5sim.so, build/python/g5sim/_g5sim*.so
+//                 -> build/share/g5sim (a link to the source configs, made by CMake)
+//   install tree  PREFIX/bin/g5sim, PREFIX/lib/libg5sim.so,
+//                 PREFIX/lib/python3/dist-packages/g5sim/_g5sim*.so -> PREFIX/share/g5sim
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+
+namespace g5sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kParentsSearched = 5;
+
+// The folders whose ancestors may hold share/g5sim: the object file holding this function, then
+// the running program.
+std::vector<fs::path> anchor_folders() {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&anchor_folders), &info) != 0 && info.dli_fname != nullptr &&
+      info.dli_fname[0] != '\0') {
+    const fs::path object = fs::weakly_canonical(fs::path(info.dli_fname), ec);
+    if (!ec && fs::is_regular_file(object, ec)) out.push_back(object.parent_path());
+  }
+  const fs::path program = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) out.push_back(program.parent_path());
+  return out;
+}
+
+}  // namespace
+
+std::string data_dir() {
+  if (const char* env = std::getenv("G5SIM_DATA_DIR"); env != nullptr && env[0] != '\0') {
+    std::error_code ec;
+    if (!fs::is_directory(fs::path(env) / "configs", ec)) {
+      throw ConfigError(fmt::format("G5SIM_DATA_DIR={}: no configs/ folder there", env), "G5SIM_DATA_DIR", "", 0, 0);
+    }
+    return env;
+  }
+  std::vector<std::string> looked;
+  for (const fs::path& anchor : anchor_folders()) {
+    fs::path dir = anchor;
+    for (int up = 0; up <= kParentsSearched; ++up) {
+      const fs::path candidate = dir / "share" / "g5sim";
+      std::error_code ec;
+      if (fs::is_directory(candidate / "configs", ec)) return candidate.string();
+      if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+      dir = dir.parent_path();
+    }
+    looked.push_back(anchor.string());
+  }
+  throw ConfigError(
+      fmt::format("no shipped configs: share/g5sim/configs is not above {}; install g5sim, set "
+                  "G5SIM_DATA_DIR, or name the configs (--chip, --model)",
+                  looked.empty() ? std::string("this program") : fmt::format("{}", fmt::join(looked, " or "))),
+      "", "", 0, 0);
+}
+
+std::string shipped_chip_path() { return data_dir() + "/configs/chips/sg2262.yaml"; }
+std::string shipped_model_path() { return data_dir() + "/configs/models/deepseek-v3.yaml"; }
+
+}  // namespace g5sim

@@ -1,0 +1,280 @@
+// The public API (g5sim/g5sim.hpp) over the layers below: the only place where a request becomes a
+// deployment (sharding, batch, capacity) and where internal errors become g5sim::ConfigError.
+
+#include "g5sim/g5sim.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "api/report.hpp"
+#include "api/result_state.hpp"
+#include "api/simulation.hpp"
+#include "hw/config_error.hpp"
+#include "models/expert_routing.hpp"
+#include "models/memory_footprint.hpp"
+
+namespace g5sim {
+namespace {
+
+// Runs `body`, turning the library's input errors into the public type (same message, the site
+// as data). Everything else passes through: it is a bug.
+template <class F>
+auto translated(F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const hw::ConfigError& e) {
+    const hw::ErrorSite& s = e.site();
+    throw ConfigError(e.what(), s.source, s.field, s.line, s.column);
+  }
+}
+
+api::Scope parse_scope(const std::string& text) {
+  if (text == "block") return api::Scope::block;
+  if (text == "step") return api::Scope::step;
+  throw hw::InputError("scope", fmt::format("expected block or step, got '{}'", text));
+}
+
+ops::AttentionSplit parse_split(const std::string& text) {
+  if (text == "seq") return ops::AttentionSplit::seq;
+  if (text == "head") return ops::AttentionSplit::head;
+  throw hw::InputError("attn_split", fmt::format("expected seq or head, got '{}'", text));
+}
+
+models::Workload workload_of(const Request& r, std::uint64_t batch) {
+  models::Workload w =
+      models::make_workload(models::parse_phase(r.phase), batch, r.ctx, r.q_len, models::parse_kv_format(r.kv_dtype));
+  w.mla_mode = models::parse_mla_mode(r.mla_mode, "mla_mode");
+  w.prefill_mla_mode = models::parse_mla_mode(r.prefill_mla_mode, "prefill_mla_mode");
+  return w;
+}
+
+// The sharding and the global batch: as given (missing factors 1), or, when none of tp, ep, dp is
+// given, the smallest that fits the chip's DDR. Without a batch, one sequence per DP rank.
+void deploy(const hw::Chip& chip, const models::ModelSpec& model, const Request& r, Result::State& s,
+            std::vector<std::string>& warnings) {
+  if (!r.tp && !r.ep && !r.dp) {
+    const auto chosen =
+        models::auto_sharding(model, workload_of(r, r.batch.value_or(1)), r.batch.has_value(), chip.ddr_capacity_bytes);
+    s.parallelism = chosen.parallelism;
+    s.automatic_sharding = true;
+    s.workload = workload_of(r, chosen.batch);
+  } else {
+    s.parallelism = models::Parallelism{r.tp.value_or(1), r.ep.value_or(1), r.dp.value_or(1)};
+    s.workload = workload_of(r, r.batch.value_or(s.parallelism.dp));
+  }
+  models::validate_parallelism(s.parallelism, model, s.workload);
+  s.footprint = models::chip_footprint(model, s.workload, s.parallelism);
+  // A block is a piece of a chip's share: the deployment's capacity is checked for whole steps.
+  if (s.scope == api::Scope::step && s.footprint.total() > chip.ddr_capacity_bytes) {
+    const std::string message = fmt::format(
+        "{} needs {} bytes per chip (weights {}, KV cache {}) with tp {} ep {} dp {}, but {} has {} "
+        "(ddr.capacity_bytes)",
+        model.name, s.footprint.total(), s.footprint.weight_bytes, s.footprint.kv_cache_bytes, s.parallelism.tp,
+        s.parallelism.ep, s.parallelism.dp, chip.name, chip.ddr_capacity_bytes);
+    if (r.strict_capacity) throw hw::InputError("strict_capacity", message);
+    warnings.push_back(message);
+  }
+}
+
+std::string engine_name(const hw::Chip& chip, const ops::LoweringOptions& o) {
+  return o.kv_read_engine.empty() ? chip.engine(chip.default_kv_engine()).name : o.kv_read_engine;
+}
+
+OpRecord record_of(const ops::OpTiming& t) {
+  OpRecord o;
+  o.name = t.name;
+  o.layer = t.layer;
+  o.kind = std::string(ops::kind_name(t.kind));
+  o.shape = t.shape;
+  o.engines = t.engines;
+  o.op_start_ps = t.start;
+  o.op_end_ps = t.end;
+  o.hbm_bytes = t.hbm_bytes;
+  o.unique_bytes = t.unique_bytes;
+  o.c2c_bytes = t.c2c_bytes;
+  o.flops = t.flops;
+  o.kv_bytes = t.kv_bytes;
+  o.peak_lmem_bytes = t.peak_lmem_bytes;
+  o.roofline_ns = t.roofline_ns;
+  o.regime = std::string(ops::regime_name(t.regime));
+  return o;
+}
+
+// The public fields of a result, from its state.
+void fill(Result& r, const Result::State& s) {
+  const hw::Chip& chip = s.chip.data().chip;
+  const models::Workload& w = s.workload;
+  const ops::Timeline& tl = s.timeline;
+  r.chip = chip.name;
+  r.model = s.model.data().spec.name;
+  r.scope = s.scope == api::Scope::step ? "step" : "block";
+  r.layers = s.layers;
+  r.phase = w.decode() ? "decode" : "prefill";
+  r.batch = w.batch;
+  r.q_len = w.q_len;
+  r.kv_len = w.kv_len;
+  r.kv_dtype = std::string(models::name_of(w.kv_format));
+  r.mla_mode = std::string(models::name_of(w.mla_mode));
+  r.prefill_mla_mode = std::string(models::name_of(w.prefill_mla_mode));
+  r.kv_read_engine = engine_name(chip, s.options);
+  r.attn_split = s.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head";
+  r.tp = s.parallelism.tp;
+  r.ep = s.parallelism.ep;
+  r.dp = s.parallelism.dp;
+  r.chips = s.parallelism.chips();
+  r.automatic_sharding = s.automatic_sharding;
+  r.weight_bytes = s.footprint.weight_bytes;
+  r.kv_cache_bytes = s.footprint.kv_cache_bytes;
+  r.capacity_bytes = chip.ddr_capacity_bytes;
+  r.total_ps = tl.total;
+  r.hbm_bytes = tl.hbm_bytes;
+  r.c2c_bytes = tl.c2c_bytes;
+  r.flops = tl.flops;
+  r.tokens_per_s = api::tokens_per_s(w, tl.total);
+  r.compute_ns = tl.compute_ns;
+  r.memory_ns = tl.memory_ns;
+  r.regime = std::string(ops::regime_name(tl.regime));
+  r.ops.reserve(tl.ops.size());
+  for (const ops::OpTiming& t : tl.ops) r.ops.push_back(record_of(t));
+  for (const api::KindSummary& k : api::summarize_by_kind(tl)) {
+    r.kinds.push_back(KindRecord{std::string(ops::kind_name(k.kind)), k.ops, k.busy, k.hbm_bytes, k.c2c_bytes, k.flops,
+                                 std::string(ops::regime_name(k.regime))});
+  }
+  for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+    r.commands.push_back(EngineCommands{chip.engines[e].name, tl.commands[e]});
+    r.command_count += tl.commands[e];
+  }
+}
+
+}  // namespace
+
+const char* version() { return G5SIM_VERSION; }
+
+Chip Chip::from_file(const std::string& path) {
+  return translated([&] { return Chip(std::make_shared<const Data>(Data{hw::load_chip(path)})); });
+}
+
+Chip Chip::from_yaml(const std::string& text, const std::string& source_name) {
+  return translated([&] { return Chip(std::make_shared<const Data>(Data{hw::chip_from_yaml(text, source_name)})); });
+}
+
+Chip Chip::from_document(const std::string& json_text, const std::string& source_name) {
+  return translated(
+      [&] { return Chip(std::make_shared<const Data>(Data{hw::chip_from_document(json_text, source_name)})); });
+}
+
+std::string Chip::name() const { return data_->chip.name; }
+std::string Chip::source() const { return data_->chip.source; }
+std::uint32_t Chip::cores() const { return data_->chip.cores; }
+std::uint64_t Chip::ddr_capacity_bytes() const { return data_->chip.ddr_capacity_bytes; }
+
+std::vector<std::string> Chip::engines() const {
+  std::vector<std::string> out;
+  for (const hw::EngineSpec& e : data_->chip.engines) out.push_back(e.name);
+  return out;
+}
+
+Model Model::from_file(const std::string& path) {
+  return translated([&] { return Model(std::make_shared<const Data>(Data{models::load_model(path)})); });
+}
+
+Model Model::from_yaml(const std::string& text, const std::string& source_name) {
+  return translated(
+      [&] { return Model(std::make_shared<const Data>(Data{models::model_from_yaml(text, source_name)})); });
+}
+
+Model Model::from_document(const std::string& json_text, const std::string& source_name, ModelSchema schema) {
+  return translated([&] {
+    const auto s = schema == ModelSchema::g5sim ? models::ModelSchema::g5sim : models::ModelSchema::hugging_face;
+    return Model(std::make_shared<const Data>(Data{models::model_from_document(json_text, source_name, s)}));
+  });
+}
+
+std::string Model::name() const { return data_->spec.name; }
+std::string Model::source() const { return data_->spec.source; }
+std::string Model::model_type() const { return data_->spec.model_type; }
+std::string Model::attention() const { return data_->spec.attention == models::AttentionKind::mla ? "mla" : "gqa"; }
+std::uint64_t Model::num_hidden_layers() const { return data_->spec.num_hidden_layers; }
+std::uint64_t Model::num_attention_heads() const { return data_->spec.num_attention_heads; }
+std::uint64_t Model::kv_lora_rank() const {
+  return data_->spec.attention == models::AttentionKind::mla ? data_->spec.kv_lora_rank : 0;
+}
+std::uint64_t Model::qk_rope_head_dim() const {
+  return data_->spec.attention == models::AttentionKind::mla ? data_->spec.qk_rope_head_dim : 0;
+}
+std::uint64_t Model::latent_kv_elements() const {
+  return data_->spec.attention == models::AttentionKind::mla ? data_->spec.latent_kv_elements() : 0;
+}
+
+const OpRecord& Result::op(const std::string& name, std::optional<int> layer) const {
+  const OpRecord* found = nullptr;
+  std::vector<int> layers_with_it;
+  for (const OpRecord& o : ops) {
+    if (o.name != name || (layer && o.layer != *layer)) continue;
+    if (found == nullptr) found = &o;
+    layers_with_it.push_back(o.layer);
+  }
+  if (found == nullptr) {
+    throw std::out_of_range(layer ? fmt::format("no op '{}' in layer {}", name, *layer)
+                                  : fmt::format("no op named '{}'", name));
+  }
+  if (!layer && layers_with_it.size() > 1) {
+    throw std::out_of_range(fmt::format("op '{}' is in {} layers ({} to {}): name the layer", name,
+                                        layers_with_it.size(), layers_with_it.front(), layers_with_it.back()));
+  }
+  return *found;
+}
+
+std::string Result::json() const {
+  std::ostringstream out;
+  api::write_json(out, state_->description(), state_->timeline);
+  return out.str();
+}
+
+std::string Result::table() const {
+  std::ostringstream out;
+  api::write_table(out, state_->description(), state_->timeline);
+  return out.str();
+}
+
+Result simulate(const Chip& chip, const Model& model, const Request& request) {
+  return translated([&] {
+    auto state = std::make_shared<Result::State>(chip, model);
+    Result result;
+    state->scope = parse_scope(request.scope);
+    if (state->scope == api::Scope::block && (request.layers || !request.expert_load.empty())) {
+      throw hw::InputError(request.layers ? "layers" : "expert_load", "layers and expert_load need scope step");
+    }
+    state->options.kv_read_engine = request.kv_read_engine;
+    state->options.max_commands = request.max_commands;
+    state->options.attn_split = parse_split(request.attn_split);
+    if (request.max_commands == 0) throw hw::InputError("max_commands", "must be a positive integer");
+    const hw::Chip& c = chip.data().chip;
+    const models::ModelSpec& m = model.data().spec;
+    deploy(c, m, request, *state, result.warnings);
+    api::Simulation sim;
+    if (state->scope == api::Scope::block) {
+      state->layers = 1;
+      sim = api::simulate_block(c, m, state->workload, state->options, state->parallelism);
+    } else {
+      std::optional<models::ExpertLoad> load;
+      if (!request.expert_load.empty()) load = models::ExpertLoad::from_csv_file(request.expert_load);
+      models::StepOptions step;
+      step.layers = request.layers;
+      step.expert_load = load ? &*load : nullptr;
+      step.parallelism = state->parallelism;
+      state->layers = request.layers.value_or(m.num_hidden_layers);
+      sim = api::simulate_step(c, m, state->workload, step, state->options);
+    }
+    state->timeline = std::move(sim.timeline);
+    if (request.keep_commands) state->simulation = std::move(sim);
+    fill(result, *state);
+    result.state_ = std::move(state);
+    return result;
+  });
+}
+
+}  // namespace g5sim

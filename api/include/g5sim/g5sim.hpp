@@ -1,0 +1,177 @@
+#pragma once
+// g5sim's public C++ API: load a chip and a model, describe a workload, simulate it, read the
+// result. This header and <g5sim/config_error.hpp> are all a program needs (standard library
+// types only); link g5sim::g5sim (find_package(g5sim CONFIG REQUIRED)).
+//
+//   #include <g5sim/g5sim.hpp>
+//   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+//   const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+//   g5sim::Request request;                // the CLI's defaults: decode, ctx 4096, a whole step
+//   request.scope = "block";
+//   const g5sim::Result r = g5sim::simulate(chip, model, request);
+//   r.op("kv_cache_read").op_end_ps;     // exact integer picoseconds
+//
+// Every input error throws g5sim::ConfigError (a document's field, or a Request parameter); any
+// other exception is a bug. Objects are immutable once built: Chip and Model share their data
+// and are cheap to copy, and simulate() may run on several threads at once.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "g5sim/config_error.hpp"
+
+namespace g5sim {
+
+/// The project version, "MAJOR.MINOR.PATCH".
+const char* version();
+
+/// The folder of the shipped configs (holding configs/chips/ and configs/models/): the
+/// environment variable G5SIM_DATA_DIR when set, else the first `share/g5sim` found in the folder
+/// of the program or library holding this code or in one of its five parent folders. So a build
+/// tree (build/share/g5sim) and an install tree (PREFIX/share/g5sim, PREFIX/bin/g5sim) find their
+/// own, wherever they are moved. Throws ConfigError when there is none.
+std::string data_dir();
+/// data_dir()/configs/chips/sg2262.yaml and data_dir()/configs/models/deepseek-v3.yaml.
+std::string shipped_chip_path();
+std::string shipped_model_path();
+
+/// A chip config: cores, engines, memories, links (docs/design.md, README "Config ranges").
+class Chip {
+ public:
+  struct Data;  ///< the library's internal form
+  /// A YAML file; errors name the path, line and column.
+  static Chip from_file(const std::string& path);
+  /// YAML text held in memory; errors name "<memory:SOURCE>" with line and column.
+  static Chip from_yaml(const std::string& text, const std::string& source_name);
+  /// A document built in memory (a Python dict) serialised as JSON: errors name `source_name` as
+  /// given and the dotted field, without line or column.
+  static Chip from_document(const std::string& json_text, const std::string& source_name);
+
+  std::string name() const;
+  std::string source() const;
+  std::uint32_t cores() const;
+  std::vector<std::string> engines() const;  ///< a core's engines, in declaration order
+  std::uint64_t ddr_capacity_bytes() const;
+  const Data& data() const { return *data_; }
+
+ private:
+  explicit Chip(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
+  std::shared_ptr<const Data> data_;
+};
+
+/// The two schemas of a model document: g5sim's strict YAML keys (with `name`), or a Hugging
+/// Face config.json (extra keys ignored).
+enum class ModelSchema { g5sim, hugging_face };
+
+class Model {
+ public:
+  struct Data;
+  /// ".json": a Hugging Face config.json (named after its folder); otherwise strict YAML.
+  static Model from_file(const std::string& path);
+  static Model from_yaml(const std::string& text, const std::string& source_name);
+  static Model from_document(const std::string& json_text, const std::string& source_name,
+                             ModelSchema schema = ModelSchema::g5sim);
+
+  std::string name() const;
+  std::string source() const;
+  std::string model_type() const;
+  std::string attention() const;  ///< "mla" or "gqa"
+  std::uint64_t num_hidden_layers() const;
+  std::uint64_t num_attention_heads() const;
+  std::uint64_t kv_lora_rank() const;        ///< 0 unless MLA
+  std::uint64_t qk_rope_head_dim() const;    ///< 0 unless MLA
+  std::uint64_t latent_kv_elements() const;  ///< d_c + d_rope per token per layer; 0 unless MLA
+  const Data& data() const { return *data_; }
+
+ private:
+  explicit Model(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
+  std::shared_ptr<const Data> data_;
+};
+
+/// One run, with the CLI's defaults (README, "Flags"): every field is checked by simulate(), and
+/// a bad one is a ConfigError whose field() is the member's name.
+struct Request {
+  std::string phase = "decode";        ///< "decode" (q_len < ctx) or "prefill" (q_len == ctx)
+  std::optional<std::uint64_t> batch;  ///< sequences over all chips; default one per DP rank
+  std::uint64_t ctx = 4096;            ///< kv_len: tokens each sequence attends
+  std::optional<std::uint64_t> q_len;  ///< decode default 1, prefill = ctx
+  std::string kv_dtype = "bf16";       ///< "bf16", "fp8" or "fp8-flashmla"
+  std::string mla_mode = "absorb";     ///< decode compute and cache: absorb, standard, expanded
+  std::string prefill_mla_mode = "expanded";
+  std::string kv_read_engine;                           ///< "" = the chip's first kv_stream engine (SG2262: gdma)
+  std::string attn_split = "seq";                       ///< decode attention over cores: "seq" or "head"
+  std::string scope = "step";                           ///< "block" (one attention block) or "step" (the decoder)
+  std::optional<std::uint64_t> layers;                  ///< step: only the first N decoder layers
+  std::optional<std::uint64_t> tp, ep, dp;              ///< none given: the smallest sharding that fits DDR
+  std::string expert_load;                              ///< step: measured routing CSV (layer,expert,tokens) path
+  bool strict_capacity = false;                         ///< a step that does not fit DDR is an error, not a warning
+  std::uint64_t max_commands = std::uint64_t{1} << 27;  ///< refuse runs estimated above this
+  bool keep_commands = false;                           ///< keep every command's record (for a Chrome trace)
+};
+
+/// One op of the run (the CLI's JSON "ops" entries), times in exact integer picoseconds.
+struct OpRecord {
+  std::string name;
+  int layer = -1;  ///< decoder layer, -1 for ops outside the layers (embedding, lm_head)
+  std::string kind, shape, engines;
+  std::uint64_t op_start_ps = 0, op_end_ps = 0;
+  std::uint64_t hbm_bytes = 0, unique_bytes = 0, c2c_bytes = 0, flops = 0, kv_bytes = 0, peak_lmem_bytes = 0;
+  double roofline_ns = 0;
+  std::string regime;  ///< "compute", "memory" or "comm"
+  /// Nanoseconds as the JSON prints them: the double nearest to ps / 1000.
+  double op_start_ns() const { return static_cast<double>(op_start_ps) / 1000.0; }
+  double op_end_ns() const { return static_cast<double>(op_end_ps) / 1000.0; }
+};
+
+/// All ops of one kind (the JSON "kinds" entries); busy = the union of their intervals.
+struct KindRecord {
+  std::string kind;
+  std::uint64_t ops = 0, busy_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0;
+  std::string regime;
+};
+
+struct EngineCommands {
+  std::string engine;
+  std::uint64_t commands = 0;
+};
+
+class Result {
+ public:
+  struct State;  ///< the library's internal record of the run
+
+  // What ran (echoing the request with its defaults resolved).
+  std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, kv_read_engine, attn_split;
+  std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0;
+  std::uint64_t tp = 1, ep = 1, dp = 1, chips = 1;
+  bool automatic_sharding = false;
+  std::uint64_t weight_bytes = 0, kv_cache_bytes = 0, capacity_bytes = 0;
+  // What it took.
+  std::uint64_t total_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0, command_count = 0;
+  double tokens_per_s = 0, compute_ns = 0, memory_ns = 0;
+  std::string regime;
+  std::vector<OpRecord> ops;             ///< in emission (topological) order
+  std::vector<KindRecord> kinds;         ///< busiest first
+  std::vector<EngineCommands> commands;  ///< per engine, chip order
+  std::vector<std::string> warnings;     ///< e.g. the step does not fit DDR (without strict_capacity)
+
+  double total_ns() const { return static_cast<double>(total_ps) / 1000.0; }
+  /// The op named `name` (in `layer` when given). Throws std::out_of_range when there is none,
+  /// or when `layer` is not given and several layers have one.
+  const OpRecord& op(const std::string& name, std::optional<int> layer = std::nullopt) const;
+  /// The CLI's outputs, byte for byte: `g5sim run --json` and the table `g5sim run` prints.
+  std::string json() const;
+  std::string table() const;
+  const State& state() const { return *state_; }
+
+ private:
+  friend Result simulate(const Chip&, const Model&, const Request&);
+  std::shared_ptr<const State> state_;
+};
+
+/// Simulates `request` on one chip of the deployment. Throws ConfigError on bad input.
+Result simulate(const Chip& chip, const Model& model, const Request& request);
+
+}  // namespace g5sim
