@@ -38,7 +38,7 @@ std::vector<fs::path> anchor_folders() {
     if (!ec && fs::is_regular_file(object, ec)) out.push_back(object.parent_path());
   }
   const fs::path program = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) out.push_back(program.parent_path());
+  if (!ec && (out.empty() || out.front() != program.parent_path())) out.push_back(program.parent_path());
   return out;
 }
 

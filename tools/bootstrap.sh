@@ -4,6 +4,7 @@
 #   bash tools/bootstrap.sh run    # install, build, `g5sim run`
 #   bash tools/bootstrap.sh test   # install; format check; build with -Werror and run every test;
 #                                  # then the whole suite again under ASan + UBSan (build-asan/);
+#                                  # then the Python suite (pytest, Debian's /usr/bin/python3);
 #                                  # then a fuzz smoke run of every libFuzzer harness (build-fuzz/)
 set -euo pipefail
 mode="${1:-run}"
@@ -12,7 +13,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build
           libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
-          libbenchmark-dev clang-format clang libclang-rt-14-dev)
+          libbenchmark-dev clang-format clang libclang-rt-14-dev
+          python3 python3-dev pybind11-dev python3-pytest python3-pandas)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,6 +40,8 @@ case "$mode" in
   run) ./build/tools/g5sim run ;;
   test)
     ctest --test-dir build --output-on-failure -j "$jobs"
+    # The Python module's suite, on Debian's interpreter (another python3 may come first on PATH).
+    PYTHONPATH="$PWD/build/python" /usr/bin/python3 -m pytest -p no:cacheprovider python/tests
     # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer: any report fails it.
     cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DG5SIM_SANITIZE=ON \
           -DG5SIM_BUILD_BENCHMARKS=OFF >/dev/null

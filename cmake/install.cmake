@@ -1,0 +1,25 @@
+# `cmake --install build --prefix P`:
+#   P/bin/g5sim                      the command line (finds P/share/g5sim by its own location)
+#   P/lib/libg5sim.so*               the library of <g5sim/g5sim.hpp>
+#   P/include/g5sim/*.hpp            its public headers
+#   P/lib/cmake/g5sim/               the CMake package: find_package(g5sim CONFIG REQUIRED),
+#                                    target_link_libraries(app g5sim::g5sim)
+#   P/share/g5sim/configs/           the shipped chip and model configs
+#   P/lib/python3/dist-packages/g5sim/  the Python module (python/CMakeLists.txt)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS g5sim_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS g5sim_shared EXPORT g5simTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/api/include/g5sim DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs DESTINATION ${CMAKE_INSTALL_DATADIR}/g5sim)
+
+set(package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/g5sim)
+install(EXPORT g5simTargets NAMESPACE g5sim:: DESTINATION ${package_dir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/g5simConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/g5simConfig.cmake INSTALL_DESTINATION ${package_dir})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/g5simConfigVersion.cmake VERSION ${PROJECT_VERSION}
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/g5simConfig.cmake ${PROJECT_BINARY_DIR}/g5simConfigVersion.cmake
+        DESTINATION ${package_dir})

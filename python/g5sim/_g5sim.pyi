@@ -1,0 +1,151 @@
+# Type stub of the C++ extension g5sim._g5sim (python/module.cpp), for editors and type checkers.
+from typing import Any, Dict, List, Optional
+
+def version() -> str: ...
+def data_dir() -> str: ...
+def shipped_chip_path() -> str: ...
+def shipped_model_path() -> str: ...
+def run_cli(args: List[str]) -> int: ...
+
+class Chip:
+    @staticmethod
+    def from_file(path: str) -> Chip: ...
+    @staticmethod
+    def from_yaml(text: str, source: str) -> Chip: ...
+    @staticmethod
+    def from_document(json_text: str, source: str) -> Chip: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def cores(self) -> int: ...
+    @property
+    def engines(self) -> List[str]: ...
+    @property
+    def ddr_capacity_bytes(self) -> int: ...
+
+class ModelSchema:
+    g5sim: ModelSchema
+    hugging_face: ModelSchema
+
+class Model:
+    @staticmethod
+    def from_file(path: str) -> Model: ...
+    @staticmethod
+    def from_yaml(text: str, source: str) -> Model: ...
+    @staticmethod
+    def from_document(json_text: str, source: str, schema: ModelSchema) -> Model: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def model_type(self) -> str: ...
+    @property
+    def attention(self) -> str: ...
+    @property
+    def num_hidden_layers(self) -> int: ...
+    @property
+    def num_attention_heads(self) -> int: ...
+    @property
+    def kv_lora_rank(self) -> int: ...
+    @property
+    def qk_rope_head_dim(self) -> int: ...
+    @property
+    def latent_kv_elements(self) -> int: ...
+
+class Request:
+    phase: str
+    batch: Optional[int]
+    ctx: int
+    q_len: Optional[int]
+    kv_dtype: str
+    mla_mode: str
+    prefill_mla_mode: str
+    kv_read_engine: str
+    attn_split: str
+    scope: str
+    layers: Optional[int]
+    tp: Optional[int]
+    ep: Optional[int]
+    dp: Optional[int]
+    expert_load: str
+    strict_capacity: bool
+    max_commands: int
+    def __init__(self) -> None: ...
+
+class Op:
+    name: str
+    layer: Optional[int]
+    kind: str
+    shape: str
+    engines: str
+    op_start_ps: int
+    op_end_ps: int
+    op_start_ns: float
+    op_end_ns: float
+    hbm_bytes: int
+    unique_bytes: int
+    c2c_bytes: int
+    flops: int
+    kv_bytes: int
+    peak_lmem_bytes: int
+    roofline_ns: float
+    regime: str
+    def to_dict(self) -> Dict[str, Any]: ...
+
+class Kind:
+    kind: str
+    ops: int
+    busy_ps: int
+    busy_ns: float
+    hbm_bytes: int
+    c2c_bytes: int
+    flops: int
+    regime: str
+
+class Result:
+    chip: str
+    model: str
+    scope: str
+    layers: int
+    phase: str
+    batch: int
+    q_len: int
+    kv_len: int
+    kv_dtype: str
+    mla_mode: str
+    prefill_mla_mode: str
+    kv_read_engine: str
+    attn_split: str
+    tp: int
+    ep: int
+    dp: int
+    chips: int
+    automatic_sharding: bool
+    weight_bytes: int
+    kv_cache_bytes: int
+    capacity_bytes: int
+    total_ps: int
+    total_ns: float
+    hbm_bytes: int
+    c2c_bytes: int
+    flops: int
+    command_count: int
+    tokens_per_s: float
+    compute_ns: float
+    memory_ns: float
+    regime: str
+    ops: List[Op]
+    kinds: List[Kind]
+    commands: Dict[str, int]
+    warnings: List[str]
+    def op(self, name: str, layer: Optional[int] = None) -> Op: ...
+    def ops_named(self, name: str) -> List[Op]: ...
+    def json(self) -> str: ...
+    def table(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    def to_dataframe(self) -> Any: ...
+
+def simulate_request(chip: Chip, model: Model, request: Request) -> Result: ...

@@ -1,0 +1,283 @@
+// The Python extension g5sim._g5sim: g5sim's public C++ API (g5sim/g5sim.hpp) as Python types.
+// The package g5sim (python/g5sim/__init__.py) wraps it with the keyword-argument simulate(), the
+// dict loaders and the pandas view; this file only converts.
+//
+// Errors: g5sim::ConfigError becomes g5sim.ConfigError (a ValueError, defined in g5sim/_errors.py
+// so that the package owns it) with .source, .field, .line and .column; a Request parameter's
+// field is the keyword of simulate() ("ctx", "kv_dtype", "tp"). Anything else the library throws
+// is a bug and becomes RuntimeError, whatever its C++ type (pybind11 would turn
+// std::invalid_argument into ValueError, which callers would mistake for bad input).
+//
+// Threads: simulate() and run_cli() release the GIL; the objects they read (Chip, Model) are
+// immutable and a Result is built per call, so Python threads may simulate at once.
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <optional>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "tools/cli.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+// The Request member a library parameter error names, as simulate() spells its keyword.
+std::string keyword_of(const std::string& field) {
+  if (field == "kv_len") return "ctx";
+  if (field == "kv_format") return "kv_dtype";
+  return field;
+}
+
+py::object none_if_zero(int v) { return v == 0 ? py::object(py::none()) : py::object(py::int_(v)); }
+py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(py::none()) : py::object(py::str(s)); }
+
+void raise_config_error(const g5sim::ConfigError& e) {
+  const bool parameter = e.source().empty() && !e.field().empty();
+  const std::string field = parameter ? keyword_of(e.field()) : e.field();
+  const std::string message = parameter ? field + ": " + e.what() : std::string(e.what());
+  py::object type = py::module_::import("g5sim._errors").attr("ConfigError");
+  py::object error =
+      type(message, py::arg("source") = none_if_empty(e.source()), py::arg("field") = none_if_empty(field),
+           py::arg("line") = none_if_zero(e.line()), py::arg("column") = none_if_zero(e.column()));
+  PyErr_SetObject(type.ptr(), error.ptr());
+}
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const py::builtin_exception&) {
+    throw;  // KeyError and the like, raised on purpose by the bindings
+  } catch (const py::error_already_set&) {
+    throw;
+  } catch (const g5sim::ConfigError& e) {
+    raise_config_error(e);
+  } catch (const std::bad_alloc&) {
+    PyErr_SetString(PyExc_MemoryError, "g5sim: out of memory");
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    (std::string("g5sim internal error (please report it with the call): ") + e.what()).c_str());
+  }
+}
+
+py::object layer_of(const g5sim::OpRecord& o) {
+  return o.layer < 0 ? py::object(py::none()) : py::object(py::int_(o.layer));
+}
+
+// An op as the JSON "ops" entry holds it (same keys, same values), plus the exact picoseconds.
+py::dict op_dict(const g5sim::OpRecord& o) {
+  py::dict d;
+  d["name"] = o.name;
+  d["layer"] = layer_of(o);
+  d["kind"] = o.kind;
+  d["shape"] = o.shape;
+  d["engines"] = o.engines;
+  d["op_start_ns"] = o.op_start_ns();
+  d["op_end_ns"] = o.op_end_ns();
+  d["op_start_ps"] = o.op_start_ps;
+  d["op_end_ps"] = o.op_end_ps;
+  d["hbm_bytes"] = o.hbm_bytes;
+  d["unique_bytes"] = o.unique_bytes;
+  d["c2c_bytes"] = o.c2c_bytes;
+  d["flops"] = o.flops;
+  d["kv_bytes"] = o.kv_bytes;
+  d["peak_lmem_bytes"] = o.peak_lmem_bytes;
+  d["roofline_ns"] = o.roofline_ns;
+  d["regime"] = o.regime;
+  return d;
+}
+
+int run_cli(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"g5sim"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  py::gil_scoped_release release;
+  return tools::run_cli(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_g5sim, m) {
+  m.doc() = "g5sim's C++ core. Use the package g5sim, which wraps it.";
+  py::register_exception_translator(&translate);
+
+  m.def("version", &g5sim::version, "The version, 'MAJOR.MINOR.PATCH'.");
+  m.def("data_dir", &g5sim::data_dir,
+        "The folder of the shipped configs (G5SIM_DATA_DIR, else share/g5sim above this module).");
+  m.def("shipped_chip_path", &g5sim::shipped_chip_path, "The shipped SG2262 chip config.");
+  m.def("shipped_model_path", &g5sim::shipped_model_path, "The shipped DeepSeek-V3 model config.");
+  m.def("run_cli", &run_cli, py::arg("args"),
+        "Runs the g5sim command line with `args` (without the program name); returns its exit status.");
+
+  py::class_<g5sim::Chip>(m, "Chip", "A chip config (load it with g5sim.load_chip).")
+      .def_static("from_file", &g5sim::Chip::from_file, py::arg("path"))
+      .def_static("from_yaml", &g5sim::Chip::from_yaml, py::arg("text"), py::arg("source"))
+      .def_static("from_document", &g5sim::Chip::from_document, py::arg("json_text"), py::arg("source"))
+      .def_property_readonly("name", &g5sim::Chip::name)
+      .def_property_readonly("source", &g5sim::Chip::source)
+      .def_property_readonly("cores", &g5sim::Chip::cores)
+      .def_property_readonly("engines", &g5sim::Chip::engines, "A core's engines, in declaration order.")
+      .def_property_readonly("ddr_capacity_bytes", &g5sim::Chip::ddr_capacity_bytes)
+      .def("__repr__", [](const g5sim::Chip& c) {
+        return "<g5sim.Chip " + c.name() + " (" + std::to_string(c.cores()) + " cores) from " + c.source() + ">";
+      });
+
+  py::enum_<g5sim::ModelSchema>(m, "ModelSchema")
+      .value("g5sim", g5sim::ModelSchema::g5sim)
+      .value("hugging_face", g5sim::ModelSchema::hugging_face);
+
+  py::class_<g5sim::Model>(m, "Model", "A model config (load it with g5sim.load_model).")
+      .def_static("from_file", &g5sim::Model::from_file, py::arg("path"))
+      .def_static("from_yaml", &g5sim::Model::from_yaml, py::arg("text"), py::arg("source"))
+      .def_static("from_document", &g5sim::Model::from_document, py::arg("json_text"), py::arg("source"),
+                  py::arg("schema"))
+      .def_property_readonly("name", &g5sim::Model::name)
+      .def_property_readonly("source", &g5sim::Model::source)
+      .def_property_readonly("model_type", &g5sim::Model::model_type)
+      .def_property_readonly("attention", &g5sim::Model::attention, "'mla' or 'gqa'.")
+      .def_property_readonly("num_hidden_layers", &g5sim::Model::num_hidden_layers)
+      .def_property_readonly("num_attention_heads", &g5sim::Model::num_attention_heads)
+      .def_property_readonly("kv_lora_rank", &g5sim::Model::kv_lora_rank, "0 unless MLA.")
+      .def_property_readonly("qk_rope_head_dim", &g5sim::Model::qk_rope_head_dim, "0 unless MLA.")
+      .def_property_readonly("latent_kv_elements", &g5sim::Model::latent_kv_elements,
+                             "kv_lora_rank + qk_rope_head_dim per token per layer; 0 unless MLA.")
+      .def("__repr__", [](const g5sim::Model& x) {
+        return "<g5sim.Model " + x.name() + " (" + x.model_type() + ") from " + x.source() + ">";
+      });
+
+  py::class_<g5sim::Request>(m, "Request", "One run's parameters; g5sim.simulate() fills it from its keywords.")
+      .def(py::init<>())
+      .def_readwrite("phase", &g5sim::Request::phase)
+      .def_readwrite("batch", &g5sim::Request::batch)
+      .def_readwrite("ctx", &g5sim::Request::ctx)
+      .def_readwrite("q_len", &g5sim::Request::q_len)
+      .def_readwrite("kv_dtype", &g5sim::Request::kv_dtype)
+      .def_readwrite("mla_mode", &g5sim::Request::mla_mode)
+      .def_readwrite("prefill_mla_mode", &g5sim::Request::prefill_mla_mode)
+      .def_readwrite("kv_read_engine", &g5sim::Request::kv_read_engine)
+      .def_readwrite("attn_split", &g5sim::Request::attn_split)
+      .def_readwrite("scope", &g5sim::Request::scope)
+      .def_readwrite("layers", &g5sim::Request::layers)
+      .def_readwrite("tp", &g5sim::Request::tp)
+      .def_readwrite("ep", &g5sim::Request::ep)
+      .def_readwrite("dp", &g5sim::Request::dp)
+      .def_readwrite("expert_load", &g5sim::Request::expert_load)
+      .def_readwrite("strict_capacity", &g5sim::Request::strict_capacity)
+      .def_readwrite("max_commands", &g5sim::Request::max_commands);
+
+  py::class_<g5sim::OpRecord>(m, "Op", "One op of a run: the JSON 'ops' entry, with exact picosecond times.")
+      .def_readonly("name", &g5sim::OpRecord::name)
+      .def_property_readonly("layer", &layer_of, "Decoder layer, or None outside the layers.")
+      .def_readonly("kind", &g5sim::OpRecord::kind)
+      .def_readonly("shape", &g5sim::OpRecord::shape)
+      .def_readonly("engines", &g5sim::OpRecord::engines)
+      .def_readonly("op_start_ps", &g5sim::OpRecord::op_start_ps, "Start, exact integer picoseconds.")
+      .def_readonly("op_end_ps", &g5sim::OpRecord::op_end_ps, "End, exact integer picoseconds.")
+      .def_property_readonly("op_start_ns", &g5sim::OpRecord::op_start_ns, "Start in ns, as the JSON prints it.")
+      .def_property_readonly("op_end_ns", &g5sim::OpRecord::op_end_ns, "End in ns, as the JSON prints it.")
+      .def_readonly("hbm_bytes", &g5sim::OpRecord::hbm_bytes)
+      .def_readonly("unique_bytes", &g5sim::OpRecord::unique_bytes)
+      .def_readonly("c2c_bytes", &g5sim::OpRecord::c2c_bytes)
+      .def_readonly("flops", &g5sim::OpRecord::flops)
+      .def_readonly("kv_bytes", &g5sim::OpRecord::kv_bytes)
+      .def_readonly("peak_lmem_bytes", &g5sim::OpRecord::peak_lmem_bytes)
+      .def_readonly("roofline_ns", &g5sim::OpRecord::roofline_ns)
+      .def_readonly("regime", &g5sim::OpRecord::regime)
+      .def("to_dict", &op_dict, "The JSON entry's keys and values, plus op_start_ps / op_end_ps.")
+      .def("__repr__", [](const g5sim::OpRecord& o) {
+        return "<g5sim.Op " + o.name + (o.layer >= 0 ? " layer " + std::to_string(o.layer) : std::string()) + " " +
+               std::to_string(o.op_start_ps) + ".." + std::to_string(o.op_end_ps) + " ps>";
+      });
+
+  py::class_<g5sim::KindRecord>(m, "Kind", "All ops of one kind: busy_ps is the union of their intervals.")
+      .def_readonly("kind", &g5sim::KindRecord::kind)
+      .def_readonly("ops", &g5sim::KindRecord::ops)
+      .def_readonly("busy_ps", &g5sim::KindRecord::busy_ps)
+      .def_property_readonly("busy_ns",
+                             [](const g5sim::KindRecord& k) { return static_cast<double>(k.busy_ps) / 1000.0; })
+      .def_readonly("hbm_bytes", &g5sim::KindRecord::hbm_bytes)
+      .def_readonly("c2c_bytes", &g5sim::KindRecord::c2c_bytes)
+      .def_readonly("flops", &g5sim::KindRecord::flops)
+      .def_readonly("regime", &g5sim::KindRecord::regime)
+      .def("__repr__", [](const g5sim::KindRecord& k) {
+        return "<g5sim.Kind " + k.kind + " x" + std::to_string(k.ops) + " busy " + std::to_string(k.busy_ps) + " ps>";
+      });
+
+  py::class_<g5sim::Result>(m, "Result", "What a run took: totals, per op, per kind, per engine.")
+      .def_readonly("chip", &g5sim::Result::chip)
+      .def_readonly("model", &g5sim::Result::model)
+      .def_readonly("scope", &g5sim::Result::scope)
+      .def_readonly("layers", &g5sim::Result::layers)
+      .def_readonly("phase", &g5sim::Result::phase)
+      .def_readonly("batch", &g5sim::Result::batch)
+      .def_readonly("q_len", &g5sim::Result::q_len)
+      .def_readonly("kv_len", &g5sim::Result::kv_len)
+      .def_readonly("kv_dtype", &g5sim::Result::kv_dtype)
+      .def_readonly("mla_mode", &g5sim::Result::mla_mode)
+      .def_readonly("prefill_mla_mode", &g5sim::Result::prefill_mla_mode)
+      .def_readonly("kv_read_engine", &g5sim::Result::kv_read_engine)
+      .def_readonly("attn_split", &g5sim::Result::attn_split)
+      .def_readonly("tp", &g5sim::Result::tp)
+      .def_readonly("ep", &g5sim::Result::ep)
+      .def_readonly("dp", &g5sim::Result::dp)
+      .def_readonly("chips", &g5sim::Result::chips)
+      .def_readonly("automatic_sharding", &g5sim::Result::automatic_sharding)
+      .def_readonly("weight_bytes", &g5sim::Result::weight_bytes)
+      .def_readonly("kv_cache_bytes", &g5sim::Result::kv_cache_bytes)
+      .def_readonly("capacity_bytes", &g5sim::Result::capacity_bytes)
+      .def_readonly("total_ps", &g5sim::Result::total_ps, "End of the last command, exact integer picoseconds.")
+      .def_property_readonly("total_ns", &g5sim::Result::total_ns, "total_ps / 1000, as the JSON prints it.")
+      .def_readonly("hbm_bytes", &g5sim::Result::hbm_bytes)
+      .def_readonly("c2c_bytes", &g5sim::Result::c2c_bytes)
+      .def_readonly("flops", &g5sim::Result::flops)
+      .def_readonly("command_count", &g5sim::Result::command_count)
+      .def_readonly("tokens_per_s", &g5sim::Result::tokens_per_s)
+      .def_readonly("compute_ns", &g5sim::Result::compute_ns)
+      .def_readonly("memory_ns", &g5sim::Result::memory_ns)
+      .def_readonly("regime", &g5sim::Result::regime)
+      .def_readonly("ops", &g5sim::Result::ops, "Every op, in emission order (a new list each access).")
+      .def_readonly("kinds", &g5sim::Result::kinds, "Per op kind, busiest first.")
+      .def_property_readonly(
+          "commands",
+          [](const g5sim::Result& r) {
+            py::dict d;
+            for (const g5sim::EngineCommands& e : r.commands) d[py::str(e.engine)] = e.commands;
+            return d;
+          },
+          "Commands per engine, in chip order.")
+      .def_readonly("warnings", &g5sim::Result::warnings)
+      .def(
+          "op",
+          [](const g5sim::Result& r, const std::string& name, std::optional<int> layer) {
+            try {
+              return r.op(name, layer);
+            } catch (const std::out_of_range& e) {
+              throw py::key_error(e.what());
+            }
+          },
+          py::arg("name"), py::arg("layer") = py::none(),
+          "The op named `name` (in `layer` if given); KeyError when none, or when several layers have one "
+          "and no layer is given.")
+      .def("json", &g5sim::Result::json, "`g5sim run --json`, byte for byte.")
+      .def("table", &g5sim::Result::table, "The table `g5sim run` prints, byte for byte.")
+      .def("__repr__", [](const g5sim::Result& r) {
+        return "<g5sim.Result " + r.model + " " + r.phase + " " + r.scope + " on " + r.chip + ": " +
+               std::to_string(r.total_ps) + " ps>";
+      });
+
+  m.def(
+      "simulate_request",
+      [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request) {
+        const g5sim::Request mine = request;  // another thread may change the Python object meanwhile
+        py::gil_scoped_release release;
+        return g5sim::simulate(chip, model, mine);
+      },
+      py::arg("chip"), py::arg("model"), py::arg("request"),
+      "Simulates a Request (g5sim.simulate() builds it from keywords). Releases the GIL.");
+}

@@ -1,0 +1,228 @@
+"""The module as a host uses it: loading, arguments, errors, results, threads, the CLI."""
+
+import ast
+import math
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import g5sim
+import pytest
+
+from conftest import DEEPSEEK_V3_CONFIG, SG2262_CONFIG, block
+
+PACKAGE_DIR = os.path.dirname(g5sim.__file__)
+
+
+def run_module(args, check=True):
+    """python3 -m g5sim ARGS with this very package first on the path."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(PACKAGE_DIR), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "g5sim", *args], capture_output=True, text=True, check=check,
+                          env=env)
+
+
+def test_version_is_the_cli_version():
+    out = run_module(["--version"])
+    assert out.stdout == f"g5sim {g5sim.__version__}\n"
+    assert g5sim.__version__.count(".") == 2
+
+
+def test_loaded_objects_describe_themselves(chip, v3):
+    assert (chip.name, chip.source, chip.cores) == ("SG2262", "SG2262_CONFIG", 64)
+    assert chip.engines == ["tiu", "gdma", "sdma", "cdma", "hau"]   # the dict's order
+    assert chip.ddr_capacity_bytes == 137438953472
+    assert (v3.name, v3.attention, v3.kv_lora_rank, v3.qk_rope_head_dim) == ("DeepSeek-V3", "mla", 512, 64)
+    assert v3.latent_kv_elements == 576
+    assert g5sim.load_chip(chip) is chip                              # loaded objects pass through
+
+
+def test_a_dict_is_validated_like_a_file(chip_dict):
+    chip_dict["ddr"]["bandwith_gb_per_s"] = chip_dict["ddr"].pop("bandwidth_gb_per_s")
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.load_chip(chip_dict, source="SG2262_CONFIG")
+    assert str(raised.value).startswith(
+        "SG2262_CONFIG: ddr.bandwith_gb_per_s: unknown key (did you mean 'bandwidth_gb_per_s'?)")
+    assert raised.value.field == "ddr.bandwith_gb_per_s"
+
+
+@pytest.mark.parametrize("edit, message, field", [
+    # A quoted number is a string, in a dict as in YAML.
+    (lambda d: d.update(cores="64"), "SG2262_CONFIG: cores: expected an integer, got the string \"64\"", "cores"),
+    (lambda d: d["ddr"].update(efficiency=math.nan), "SG2262_CONFIG: ddr.efficiency: must be a finite number, got nan",
+     "ddr.efficiency"),
+    (lambda d: d.update({7: 1}), "SG2262_CONFIG: (top level): a key must be a string, got 7", None),
+    (lambda d: d.update(cores=object), "SG2262_CONFIG: cores: expected a number, a string, a list or a mapping, "
+                                      "got type", "cores"),
+    (lambda d: d.update(cores=0), "SG2262_CONFIG: cores: must be a positive integer, got 0", "cores"),
+    (lambda d: d.pop("ddr"), "SG2262_CONFIG: missing required section 'ddr'", "ddr"),
+])
+def test_dict_errors_name_source_and_field(chip_dict, edit, message, field):
+    edit(chip_dict)
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.load_chip(chip_dict, source="SG2262_CONFIG")
+    assert str(raised.value) == message
+    assert raised.value.field == field
+    assert raised.value.source == "SG2262_CONFIG"
+
+
+def test_a_dict_without_a_source_is_named_as_such(chip_dict):
+    del chip_dict["cores"]
+    with pytest.raises(g5sim.ConfigError, match=r"^<chip dict>: missing required field 'cores'$"):
+        g5sim.load_chip(chip_dict)
+
+
+def test_config_error_survives_pickling(chip_dict):
+    del chip_dict["cores"]
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.load_chip(chip_dict, source="S")
+    copy = pickle.loads(pickle.dumps(raised.value))
+    assert (str(copy), copy.source, copy.field) == (str(raised.value), "S", "cores")
+
+
+@pytest.mark.parametrize("kwargs, field, message", [
+    ({"batch": 0}, "batch", "batch: 0 is outside 1..1048576"),
+    ({"batch": "4"}, "batch", "batch: expected a whole number, got '4'"),
+    ({"batch": True}, "batch", "batch: expected a whole number, got True"),
+    ({"ctx": 2 ** 70}, "ctx", "ctx: 1180591620717411303424 is outside 1..16777216"),
+    ({"tp": 3}, "tp", "tp: tensor-parallel degree tp = 3 does not divide num_attention_heads (128)"),
+    ({"kv_dtype": "int4"}, "kv_dtype", "kv_dtype: expected bf16, fp8 or fp8-flashmla, got 'int4'"),
+    ({"ctx": 1}, "q_len", None),                      # decode needs q_len < ctx
+    ({"scope": "layer"}, "scope", "scope: expected block or step, got 'layer'"),
+    ({"attn_split": "rows"}, "attn_split", "attn_split: expected seq or head, got 'rows'"),
+    ({"scope": "block", "layers": 2}, "layers", "layers: layers and expert_load need scope step"),
+])
+def test_bad_arguments_name_the_keyword(chip, v3, kwargs, field, message):
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.simulate(chip, v3, **kwargs)
+    assert raised.value.field == field
+    assert raised.value.source is None
+    if message is not None:
+        assert str(raised.value) == message
+
+
+def test_an_unknown_engine_is_refused(chip, v3):
+    with pytest.raises(g5sim.ConfigError) as raised:
+        block(chip, v3, kv_read_engine="xdma")
+    assert raised.value.field == "kv_read_engine"
+
+
+def test_result_matches_the_cli_json_byte_for_byte(tmp_path):
+    # The CLI reads files: write the conftest dicts as JSON-shaped YAML and run both.
+    import json
+    chip_path, model_path = tmp_path / "chip.yaml", tmp_path / "model.yaml"
+    chip_path.write_text(json.dumps(SG2262_CONFIG))
+    model_path.write_text(json.dumps(DEEPSEEK_V3_CONFIG))
+    r = g5sim.simulate(chip_path, model_path, scope="block", batch=2, ctx=4096, dp=1)
+    args = ["run", "--chip", str(chip_path), "--model", str(model_path), "--scope", "block", "--batch", "2",
+            "--ctx", "4096", "--dp", "1"]
+    cli = run_module(args + ["--json", "-"])
+    assert cli.stdout == r.json()
+    table = run_module(args)
+    assert table.stdout == r.table()
+
+
+def test_result_fields_agree_with_to_dict(chip, v3):
+    r = block(chip, v3, batch=2, ctx=4096)
+    d = r.to_dict()
+    assert d["total_ns"] == r.total_ns == r.total_ps / 1000
+    assert d["hbm_bytes"] == r.hbm_bytes and d["flops"] == r.flops
+    assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "kv_dtype": "bf16",
+                             "mla_mode": "absorb", "prefill_mla_mode": "expanded", "kv_read_engine": "gdma"}
+    assert d["commands"] == r.commands
+    assert sum(r.commands.values()) == r.command_count
+    assert len(d["ops"]) == len(r.ops)
+    for entry, op in zip(d["ops"], r.ops):
+        # Every JSON key is an attribute with the same value; times also exact in picoseconds.
+        assert entry == {k: v for k, v in op.to_dict().items() if k not in ("op_start_ps", "op_end_ps")} | \
+            {"roofline_ns": entry["roofline_ns"]}
+        assert entry["op_start_ns"] == op.op_start_ps / 1000 and entry["op_end_ns"] == op.op_end_ps / 1000
+    assert [k.kind for k in r.kinds] == [k["kind"] for k in d["kinds"]]
+
+
+def test_op_lookup_by_layer(chip, v3):
+    r = g5sim.simulate(chip, v3, batch=16, ctx=2048, layers=2, tp=1, ep=16, dp=16)
+    assert r.layers == 2 and r.scope == "step"
+    assert [op.layer for op in r.ops_named("fa2")] == [0, 1]
+    assert r.op("fa2", layer=1).layer == 1
+    with pytest.raises(KeyError, match="op 'fa2' is in 2 layers"):
+        r.op("fa2")
+    with pytest.raises(KeyError, match="no op named 'nothing'"):
+        r.op("nothing")
+    assert r.op("lm_head").layer is None
+    # Each layer's ops follow the previous layer's.
+    assert r.op("attn_norm", layer=1).op_start_ps >= r.op("fa2", layer=0).op_end_ps
+
+
+def test_capacity_warning_and_strict_capacity(chip, v3):
+    # DeepSeek-V3 on one chip: 671 B parameters in bf16 do not fit 128 GiB.
+    r = g5sim.simulate(chip, v3, layers=1, tp=1, ep=1, dp=1)
+    assert len(r.warnings) == 1 and "ddr.capacity_bytes" in r.warnings[0]
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.simulate(chip, v3, layers=1, tp=1, ep=1, dp=1, strict_capacity=True)
+    assert raised.value.field == "strict_capacity"
+
+
+def test_to_dataframe(chip, v3):
+    pandas = pytest.importorskip("pandas")
+    r = g5sim.simulate(chip, v3, batch=16, ctx=2048, layers=2, tp=1, ep=16, dp=16)
+    frame = r.to_dataframe()
+    assert isinstance(frame, pandas.DataFrame)
+    assert len(frame) == len(r.ops)
+    assert list(frame["name"]) == [op.name for op in r.ops]
+    assert list(frame["op_end_ps"]) == [op.op_end_ps for op in r.ops]
+    assert frame["layer"].isna().sum() == sum(op.layer is None for op in r.ops)
+
+
+def test_threads_give_the_serial_results(chip, v3):
+    contexts = [1024, 2048, 4096, 8192, 16384, 32768]
+    serial = {ctx: block(chip, v3, batch=2, ctx=ctx).json() for ctx in contexts}
+    parallel = {}
+
+    def work(ctx):
+        parallel[ctx] = block(chip, v3, batch=2, ctx=ctx).json()
+
+    threads = [threading.Thread(target=work, args=(ctx,)) for ctx in contexts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert parallel == serial
+
+
+def test_python_m_g5sim_runs_the_cli():
+    bad = run_module(["run", "--kv-dtype", "int4"], check=False)
+    assert bad.returncode == 2
+    assert bad.stderr == "g5sim: error: --kv-dtype: expected bf16, fp8 or fp8-flashmla, got 'int4'\n"
+    ok = run_module(["check"], check=False)
+    assert ok.returncode == 0 and ok.stdout.endswith("ok\n")
+
+
+def test_shipped_configs_are_found(chip):
+    assert os.path.isfile(g5sim.shipped_chip_path())
+    assert g5sim.load_chip(g5sim.shipped_chip_path()).name == "SG2262"
+
+
+def test_internal_errors_are_runtime_errors(chip, v3):
+    # A refused run (too many commands) is input; an object of the wrong type is a TypeError;
+    # neither is a RuntimeError. (No input reaches an internal error: that would be a bug.)
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.simulate(chip, v3, max_commands=10)
+    assert raised.value.field == "max_commands"
+    with pytest.raises(TypeError):
+        g5sim.load_chip(42)
+
+
+def test_the_stub_covers_the_extension():
+    with open(os.path.join(PACKAGE_DIR, "_g5sim.pyi")) as f:
+        tree = ast.parse(f.read())
+    stubbed = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    public = {name for name in dir(g5sim._g5sim) if not name.startswith("_")}
+    assert public == stubbed
+    assert os.path.isfile(os.path.join(PACKAGE_DIR, "py.typed"))
+
+
+def test_docstrings():
+    for f in (g5sim.simulate, g5sim.load_chip, g5sim.load_model, g5sim.Result.op, g5sim.Result.to_dataframe):
+        assert f.__doc__ and len(f.__doc__) > 40
