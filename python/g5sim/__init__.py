@@ -52,19 +52,27 @@ def _argument_error(name: str, message: str) -> ConfigError:
     return ConfigError(f"{name}: {message}", field=name)
 
 
-def _plain(value: Any, path: str, source: str) -> Any:
+# No config nests deeper than a few levels; a deeper (or self-containing) dict is refused before
+# Python's recursion limit would be.
+_MAX_DEPTH = 32
+
+
+def _plain(value: Any, path: str, source: str, depth: int = 0) -> Any:
     """A JSON-ready copy of a config document, checked: string keys, finite numbers, no objects."""
     where = path or "(top level)"
+    if depth > _MAX_DEPTH:
+        raise ConfigError(f"{source}: {where}: nested deeper than {_MAX_DEPTH} levels (or contains itself)",
+                          source=source, field=path or None)
     if isinstance(value, Mapping):
         out = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ConfigError(f"{source}: {where}: a key must be a string, got {key!r}", source=source,
                                   field=path or None)
-            out[key] = _plain(item, f"{path}.{key}" if path else key, source)
+            out[key] = _plain(item, f"{path}.{key}" if path else key, source, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [_plain(item, f"{path}[{i}]", source) for i, item in enumerate(value)]
+        return [_plain(item, f"{path}[{i}]", source, depth + 1) for i, item in enumerate(value)]
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, numbers.Integral):

@@ -67,6 +67,14 @@ def test_dict_errors_name_source_and_field(chip_dict, edit, message, field):
     assert raised.value.source == "SG2262_CONFIG"
 
 
+def test_a_self_containing_dict_is_refused(chip_dict):
+    chip_dict["ddr"]["self"] = chip_dict["ddr"]
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.load_chip(chip_dict, source="S")
+    assert "nested deeper than 32 levels (or contains itself)" in str(raised.value)
+    assert raised.value.field.startswith("ddr.self.self.")
+
+
 def test_a_dict_without_a_source_is_named_as_such(chip_dict):
     del chip_dict["cores"]
     with pytest.raises(g5sim.ConfigError, match=r"^<chip dict>: missing required field 'cores'$"):
