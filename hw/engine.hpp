@@ -5,10 +5,12 @@
 // Two behaviours, by kind:
 //   serial   (tensor, sort): one instruction at a time, in queue order; an instruction of c cycles
 //            takes c cycles of the core clock (tensor.clock_mhz).
-//   transfer (dma, collective): up to `outstanding` commands in flight, issued in queue order.
-//            A transfer waits startup_ns plus the round trip of the farthest resource it crosses
-//            (the largest latency_ns among `crosses`), then moves its bytes at a rate shared
-//            max-min fairly over the constraints it crosses:
+//   transfer (dma, collective): up to `outstanding` commands in flight, issued and served in
+//            queue order. A transfer waits startup_ns plus the round trip of the farthest resource
+//            it crosses (the largest latency_ns among `crosses`), overlapping the transfers ahead
+//            of it; when they have all moved their bytes it moves its own (one moving transfer per
+//            engine per core: bandwidth is delivered head first) at a rate shared max-min fairly
+//            with the other engines' over the constraints it crosses:
 //              dma        - its own channel on its core, capacity
 //                           min(bandwidth, bytes_in_flight / round trip) (Little's law), then the
 //                           shared resources in `crosses` order; it moves whole DDR bursts (each

@@ -22,6 +22,8 @@ static_assert(FlowPath::kMaxConstraints >= hw::kMaxPathResources, "a transfer pa
 // for every sum of a time and a duration.
 constexpr Tick kMaxTick = Tick{1} << 62;
 
+constexpr std::uint32_t kNoFlow = std::numeric_limits<std::uint32_t>::max();
+
 /// How the kernel runs one engine of the chip, derived once from its hw::EngineSpec.
 struct EngineModel {
   bool serial = false;
@@ -42,6 +44,10 @@ struct EngineState {
   std::uint32_t completed = 0;   // completed id: every command with id <= completed has finished
   std::uint32_t in_flight = 0;   // transfers issued and not finished
   bool busy = false;             // serial engines: an instruction is running
+  // Transfer engines serve their descriptors in order: one flow moves bytes, the others that are
+  // past their start-up wait behind it, in issue order (a linked list through Flow::next_waiting).
+  std::uint32_t moving = kNoFlow;
+  std::uint32_t waiting_first = kNoFlow, waiting_last = kNoFlow;
 };
 
 struct CoreState {
@@ -58,6 +64,7 @@ struct Flow {
   std::uint32_t command = 0;  // index in its queue
   EngineId engine = 0;
   std::uint32_t active_slot = 0;
+  std::uint32_t next_waiting = kNoFlow;
 };
 
 class Run {
@@ -75,6 +82,7 @@ class Run {
   void issue_transfers(std::uint32_t core, EngineId engine);
   void on_serial_done(std::uint32_t subject);
   void on_startup_done(std::uint32_t flow);
+  void start_moving(std::uint32_t flow);
   void on_completion();
   void complete(std::uint32_t flow);
   void advance_flows();
@@ -361,7 +369,7 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
       flows_.emplace_back();
     }
     const auto moved = static_cast<double>(cost_.bus_bytes(engine, cmd.amount, cmd.row_bytes));
-    flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0};
+    flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0, kNoFlow};
     ++es.head;
     ++es.in_flight;
     events_.push(later(model.startup), EventPriority::kState, EventType::transfer_startup_done, f);
@@ -392,6 +400,24 @@ void Run::on_startup_done(std::uint32_t f) {
     complete(f);
     return;
   }
+  EngineState& es = cores_[flow.core].engines[flow.engine];
+  if (es.moving != kNoFlow) {
+    // The engine is moving an earlier descriptor's bytes: this one's request is out (its start-up
+    // and round trip overlap the head's transfer), its data follows when the head is done.
+    if (es.waiting_last == kNoFlow) {
+      es.waiting_first = f;
+    } else {
+      flows_[es.waiting_last].next_waiting = f;
+    }
+    es.waiting_last = f;
+    return;
+  }
+  start_moving(f);
+}
+
+void Run::start_moving(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  cores_[flow.core].engines[flow.engine].moving = f;
   flow.active_slot = static_cast<std::uint32_t>(active_.size());
   active_.push_back(f);
   const EngineModel& model = models_[flow.engine];
@@ -439,7 +465,17 @@ void Run::on_completion() {
     flows_[last].active_slot = slot;
     active_.pop_back();
     active_paths_.pop_back();
+    const Flow& flow = flows_[f];
+    EngineState& es = cores_[flow.core].engines[flow.engine];
+    es.moving = kNoFlow;
     complete(f);
+    if (es.waiting_first != kNoFlow) {
+      const std::uint32_t next = es.waiting_first;
+      es.waiting_first = flows_[next].next_waiting;
+      if (es.waiting_first == kNoFlow) es.waiting_last = kNoFlow;
+      flows_[next].next_waiting = kNoFlow;
+      start_moving(next);
+    }
   }
   request_rate_update();
 }

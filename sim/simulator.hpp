@@ -6,11 +6,13 @@
 // the chip's data (hw/engine.hpp states the model); this kernel has no code per engine name:
 //   serial engines (tensor, sort) run one instruction at a time, in queue order;
 //   transfer engines (dma, collective) issue in queue order, up to `outstanding` in flight per
-//     engine per core. A transfer waits its engine's start-up plus its round trip, then moves its
-//     bytes at a rate recomputed whenever the set of moving transfers changes: max-min fair
-//     sharing (sim/max_min_sharing.hpp) over its path. Completion ids advance in order (a later
-//     transfer finishing early does not release waits on it until all earlier ones have
-//     finished), while each record keeps the transfer's own end time.
+//     engine per core, and serve them in order: a transfer waits its engine's start-up plus its
+//     round trip (overlapping the transfers ahead of it, which is what several in flight buy),
+//     then, once every earlier transfer of its engine has moved its bytes, moves its own at a rate
+//     recomputed whenever the set of moving transfers changes: max-min fair sharing
+//     (sim/max_min_sharing.hpp) over its path, one moving transfer per engine per core. So the
+//     head descriptor gets the engine's whole channel and the next tile's load never slows the
+//     tile needed now. Completion ids advance in order.
 // Each core issues its serial engines first (a message passed on the tensor engine can release
 // waits of the others at the same tick), then its transfer engines, each group in declaration
 // order. Time is integer picoseconds; events at equal time run in (priority, insertion) order.

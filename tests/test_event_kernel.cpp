@@ -74,25 +74,46 @@ TEST_CASE("sync waits: TIU waits on GDMA, GDMA waits on TIU", "[sim][kernel]") {
   CHECK(t.end == 1900);
 }
 
-TEST_CASE("two concurrent transfers share their channel", "[sim][kernel][sharing]") {
+TEST_CASE("one engine serves its descriptors in order: the head's bytes first", "[sim][kernel][order]") {
+  // Several transfers in flight hide start-ups and round trips; the channel delivers the oldest
+  // descriptor's bytes first, so the next tile never slows the one needed now.
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4), "tiny");
-  SECTION("equal sizes: 1000 B each at 0.5 B/ps -> both end at 2000 ps") {
+  SECTION("equal sizes: 1000 B each at 1 B/ps, one after the other: 1000 and 2000 ps") {
     sim::Program p = program(1);
     p.cores[0].queue(engine::gdma) = {transfer(1000), transfer(1000)};
     const sim::Trace t = sim::Simulator(chip).run(p);
-    CHECK(t.records(0, engine::gdma)[0].end == 2000);
+    CHECK(t.records(0, engine::gdma)[0].start == 0);
+    CHECK(t.records(0, engine::gdma)[1].start == 0);  // issued at once (4 in flight)
+    CHECK(t.records(0, engine::gdma)[0].end == 1000);
     CHECK(t.records(0, engine::gdma)[1].end == 2000);
   }
-  SECTION("1000 B and 3000 B: 0.5 each until 2000 ps, then the larger alone at 1 B/ps: 2000 + 2000 = 4000") {
+  SECTION("3000 B then 1000 B: 3000 ps, then 4000; a TIU waiting on id 2 starts at 4000") {
     sim::Program p = program(1);
     p.cores[0].queue(engine::gdma) = {transfer(3000), transfer(1000)};
-    // The TIU waits on GDMA id 2: completion ids advance in order, so it waits for id 1 as well.
     p.cores[0].queue(engine::tiu) = {compute(10, 2)};
     const sim::Trace t = sim::Simulator(chip).run(p);
-    CHECK(t.records(0, engine::gdma)[1].end == 2000);
-    CHECK(t.records(0, engine::gdma)[0].end == 4000);
+    CHECK(t.records(0, engine::gdma)[0].end == 3000);
+    CHECK(t.records(0, engine::gdma)[1].end == 4000);
     CHECK(t.records(0, engine::tiu)[0].start == 4000);
     CHECK(t.records(0, engine::tiu)[0].end == 4010);
+  }
+  SECTION("start-ups overlap the head's transfer: 100 ps each, 1000 B each -> 1100, 2100") {
+    const hw::Chip slow_start = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4, 0.1), "tiny");
+    sim::Program p = program(1);
+    p.cores[0].queue(engine::gdma) = {transfer(1000), transfer(1000)};
+    const sim::Trace t = sim::Simulator(slow_start).run(p);
+    CHECK(t.records(0, engine::gdma)[0].end == 1100);
+    CHECK(t.records(0, engine::gdma)[1].end == 2100);
+  }
+  SECTION("two engines of one core move at once: GDMA and SDMA each at their own 1 B/ps") {
+    // DDR 2000 GB/s = 2 B/ps carries both channels.
+    const hw::Chip wide_ddr = hw::chip_from_yaml(test_configs::tiny_chip(1, 2000, 4), "tiny");
+    sim::Program p = program(1);
+    p.cores[0].queue(engine::gdma) = {transfer(1000)};
+    p.cores[0].queue(engine::sdma) = {transfer(1000)};
+    const sim::Trace t = sim::Simulator(wide_ddr).run(p);
+    CHECK(t.records(0, engine::gdma)[0].end == 1000);
+    CHECK(t.records(0, engine::sdma)[0].end == 1000);
   }
 }
 
@@ -114,13 +135,13 @@ TEST_CASE("three concurrent transfers on three cores share the DDR", "[sim][kern
 }
 
 TEST_CASE("the outstanding limit queues further transfers in order", "[sim][kernel]") {
-  // Limit 2: transfers 1 and 2 share 1 B/ps (0.5 each), both 1000 B end at 2000 ps; transfer 3
-  // issues then and runs alone: 2000 + 1000 = 3000 ps.
+  // Limit 2: transfers 1 and 2 issue at 0; 1 moves 0 -> 1000, 2 moves 1000 -> 2000. Transfer 3
+  // issues when 1 completes (1000 ps: one slot free) and moves after 2: 2000 -> 3000.
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 2), "tiny");
   sim::Program p = program(1);
   p.cores[0].queue(engine::gdma) = {transfer(1000), transfer(1000), transfer(1000)};
   const sim::Trace t = sim::Simulator(chip).run(p);
-  CHECK(t.records(0, engine::gdma)[2].start == 2000);
+  CHECK(t.records(0, engine::gdma)[2].start == 1000);
   CHECK(t.records(0, engine::gdma)[2].end == 3000);
 }
 
