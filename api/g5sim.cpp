@@ -100,6 +100,8 @@ OpRecord record_of(const ops::OpTiming& t) {
   o.peak_lmem_bytes = t.peak_lmem_bytes;
   o.roofline_ns = t.roofline_ns;
   o.regime = std::string(ops::regime_name(t.regime));
+  o.bound_by = t.bound_by;
+  o.bound_share = t.bound_share;
   return o;
 }
 
@@ -137,11 +139,13 @@ void fill(Result& r, const Result::State& s) {
   r.compute_ns = tl.compute_ns;
   r.memory_ns = tl.memory_ns;
   r.regime = std::string(ops::regime_name(tl.regime));
+  r.bound_by = tl.bound_by;
+  r.bound_share = tl.bound_share;
   r.ops.reserve(tl.ops.size());
   for (const ops::OpTiming& t : tl.ops) r.ops.push_back(record_of(t));
   for (const api::KindSummary& k : api::summarize_by_kind(tl)) {
     r.kinds.push_back(KindRecord{std::string(ops::kind_name(k.kind)), k.ops, k.busy, k.hbm_bytes, k.c2c_bytes, k.flops,
-                                 std::string(ops::regime_name(k.regime))});
+                                 std::string(ops::regime_name(k.regime)), k.bound_by});
   }
   for (std::size_t e = 0; e < chip.engines.size(); ++e) {
     r.commands.push_back(EngineCommands{chip.engines[e].name, tl.commands[e]});

@@ -41,12 +41,18 @@ std::string format_ns(sim::Tick ps) { return fmt::format("{}.{:03}", ps / 1000, 
 std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
   std::vector<KindSummary> out;
   std::vector<std::vector<std::pair<sim::Tick, sim::Tick>>> intervals;
+  std::vector<std::vector<std::pair<std::string, sim::Tick>>> bound_time;  // per kind: class -> op time
   for (const ops::OpTiming& t : tl.ops) {
     auto it = std::find_if(out.begin(), out.end(), [&](const KindSummary& k) { return k.kind == t.kind; });
     if (it == out.end()) {
       it = out.insert(out.end(), KindSummary{t.kind});
       intervals.emplace_back();
+      bound_time.emplace_back();
     }
+    auto& classes = bound_time[static_cast<std::size_t>(it - out.begin())];
+    auto cls = std::find_if(classes.begin(), classes.end(), [&](const auto& p) { return p.first == t.bound_by; });
+    if (cls == classes.end()) cls = classes.insert(classes.end(), {t.bound_by, 0});
+    cls->second += t.duration();
     ++it->ops;
     it->hbm_bytes += t.hbm_bytes;
     it->c2c_bytes += t.c2c_bytes;
@@ -67,6 +73,11 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
       covered_to = end;
     }
     KindSummary& k = out[i];
+    const std::pair<std::string, sim::Tick>* most = nullptr;  // first of the largest
+    for (const auto& entry : bound_time[i]) {
+      if (most == nullptr || entry.second > most->second) most = &entry;
+    }
+    if (most != nullptr) k.bound_by = most->first;
     k.regime = k.comm_ns > std::max(k.compute_ns, k.memory_ns) ? ops::Regime::comm
                : k.compute_ns > k.memory_ns                    ? ops::Regime::compute
                                                                : ops::Regime::memory;
@@ -150,19 +161,21 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
           {std::string(ops::kind_name(k.kind)), fmt::format("{}", k.ops), format_ns(k.busy),
            fmt::format("{:.1f}", tl.total ? 100.0 * static_cast<double>(k.busy) / static_cast<double>(tl.total) : 0.0),
            fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.c2c_bytes), fmt::format("{}", k.flops),
-           std::string(ops::regime_name(k.regime))});
+           std::string(ops::regime_name(k.regime)), k.bound_by});
     }
-    write_aligned(out, {"kind", "ops", "busy_ns", "share_%", "hbm_bytes", "c2c_bytes", "flops", "regime"}, rows, 1);
+    write_aligned(out, {"kind", "ops", "busy_ns", "share_%", "hbm_bytes", "c2c_bytes", "flops", "regime", "bound_by"},
+                  rows, 1);
     out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100)\n";
   } else {
     std::vector<std::vector<std::string>> rows;
     for (const ops::OpTiming& t : tl.ops) {
       rows.push_back({t.name, std::string(ops::kind_name(t.kind)), t.engines, format_ns(t.start), format_ns(t.end),
                       fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops), fmt::format("{:.3f}", t.roofline_ns),
-                      std::string(ops::regime_name(t.regime))});
+                      std::string(ops::regime_name(t.regime)), t.bound_by});
     }
     write_aligned(out,
-                  {"op", "kind", "engines", "op_start_ns", "op_end_ns", "hbm_bytes", "flops", "roofline_ns", "regime"},
+                  {"op", "kind", "engines", "op_start_ns", "op_end_ns", "hbm_bytes", "flops", "roofline_ns", "regime",
+                   "bound_by"},
                   rows, 3);
   }
   out << '\n';
@@ -172,6 +185,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   fmt::print(out, "flops         {}\n", tl.flops);
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
              ops::regime_name(tl.regime));
+  fmt::print(out, "bound_by      {} (the busiest resource is busy {:.1f} % of the run)\n", tl.bound_by,
+             100.0 * tl.bound_share);
   fmt::print(out, "commands      {}\n", command_counts(run.chip, tl, false));
 }
 
@@ -197,6 +212,8 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
   fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));
+  fmt::print(out, "  \"bound_by\": {},\n", json_string(tl.bound_by));
+  fmt::print(out, "  \"bound_share\": {:.3f},\n", tl.bound_share);
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
   {
@@ -213,9 +230,9 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
     fmt::print(
         out,
         "    {{\"kind\": \"{}\", \"ops\": {}, \"busy_ns\": {}, \"hbm_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, "
-        "\"regime\": \"{}\"}}{}\n",
+        "\"regime\": \"{}\", \"bound_by\": {}}}{}\n",
         ops::kind_name(k.kind), k.ops, format_ns(k.busy), k.hbm_bytes, k.c2c_bytes, k.flops, ops::regime_name(k.regime),
-        i + 1 < kinds.size() ? "," : "");
+        json_string(k.bound_by), i + 1 < kinds.size() ? "," : "");
   }
   out << "  ],\n";
   out << "  \"ops\": [\n";
@@ -226,10 +243,11 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
         "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": {}, \"op_start_ns\": {}, "
         "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": "
         "{}, \"peak_lmem_bytes\": {}, "
-        "\"roofline_ns\": {:.3f}, \"regime\": \"{}\"}}{}\n",
+        "\"roofline_ns\": {:.3f}, \"regime\": \"{}\", \"bound_by\": {}, \"bound_share\": {:.3f}}}{}\n",
         json_string(t.name), layer_text(t.layer), ops::kind_name(t.kind), json_string(t.shape), json_string(t.engines),
         format_ns(t.start), format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes,
-        t.peak_lmem_bytes, t.roofline_ns, ops::regime_name(t.regime), i + 1 < tl.ops.size() ? "," : "");
+        t.peak_lmem_bytes, t.roofline_ns, ops::regime_name(t.regime), json_string(t.bound_by), t.bound_share,
+        i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
   fmt::print(out, "  \"commands\": {{{}}}\n", command_counts(run.chip, tl, true));

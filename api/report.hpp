@@ -6,7 +6,9 @@
 // JSON (g5sim run --json): {"chip", "model", "scope", "layers", "workload": {...}, "total_ns",
 //   "tokens_per_s", "regime", "hbm_bytes", "flops", "kv_cache": {...}, "kinds": [...],
 //   "ops": [{"name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
-//   "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime"}],
+//   "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime",
+//   "bound_by", "bound_share"}], with "bound_by" and "bound_share" for the whole run beside
+//   "regime" and "bound_by" per kind (ops/limiting_resource.hpp),
 //   "commands": {"tiu", "gdma", "sdma", "cdma", "hau"}}
 // CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,
 //   head_split_total_ns,head_split_kv_cache_read_bytes
@@ -49,6 +51,7 @@ struct KindSummary {
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
   double compute_ns = 0, memory_ns = 0, comm_ns = 0;
   ops::Regime regime = ops::Regime::memory;
+  std::string bound_by = "-";  ///< the bound_by of most of the kind's op time
 };
 std::vector<KindSummary> summarize_by_kind(const ops::Timeline& timeline);
 

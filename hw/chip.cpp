@@ -110,8 +110,8 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
       break;
     case EngineKind::sort: keys.insert(keys.end(), {"sort_width", "compare_cycles", "init_cycles"}); break;
     case EngineKind::dma:
-      keys.insert(keys.end(),
-                  {"roles", "crosses", "bandwidth_gb_per_s", "startup_ns", "outstanding", "bytes_in_flight"});
+      keys.insert(keys.end(), {"roles", "crosses", "bandwidth_gb_per_s", "efficiency", "startup_ns", "outstanding",
+                               "bytes_in_flight"});
       break;
     case EngineKind::collective: keys.insert(keys.end(), {"crosses", "startup_ns", "outstanding"}); break;
   }
@@ -144,6 +144,7 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
       spec.outstanding = u32_in(e, "outstanding", 1, kMaxInFlight);
       if (spec.kind == EngineKind::dma) {
         spec.bandwidth_gb_per_s = e.number_in("bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
+        spec.efficiency = e.fraction("efficiency");
         spec.bytes_in_flight = e.int_in("bytes_in_flight", 1, std::uint64_t{1} << 30);
         // Fewer bytes in flight than one DDR burst could never move a burst.
         if (spec.bytes_in_flight < chip.ddr_burst_bytes) {
@@ -170,12 +171,14 @@ Chip read_chip(ConfigMap root) {
   chip.lmem_bytes_per_core = root.int_in("lmem_bytes_per_core", 1024, std::uint64_t{1} << 30);
   {
     ConfigMap ddr = root.map("ddr");
-    ddr.expect_keys({"bandwidth_gb_per_s", "efficiency", "capacity_bytes", "latency_ns", "burst_bytes"});
+    ddr.expect_keys(
+        {"bandwidth_gb_per_s", "efficiency", "capacity_bytes", "latency_ns", "burst_bytes", "access_overhead_bytes"});
     chip.ddr_bandwidth_gb_per_s = ddr.number_in("bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
     chip.ddr_efficiency = ddr.fraction("efficiency");
     chip.ddr_capacity_bytes = ddr.int_in("capacity_bytes", std::uint64_t{1} << 20, std::uint64_t{1} << 50);
     chip.ddr_latency_ns = ddr.number_in("latency_ns", 0, kMaxLatencyNs);
     chip.ddr_burst_bytes = ddr.int_in("burst_bytes", 1, 4096);
+    chip.ddr_access_overhead_bytes = ddr.int_in("access_overhead_bytes", 0, 65536);
     ddr.finish();
   }
   {

@@ -48,6 +48,9 @@ struct Chip {
   std::uint64_t ddr_capacity_bytes = 0;
   double ddr_latency_ns = 0;          ///< round trip of a DDR request, paid by every transfer
   std::uint64_t ddr_burst_bytes = 0;  ///< transfers move whole bursts (each row of a strided one)
+  /// DRAM time lost per access (each contiguous run: a whole transfer, or each row of a strided
+  /// one), as the bytes the DRAM could have moved meanwhile (hw/cost_model.hpp, bus bytes).
+  std::uint64_t ddr_access_overhead_bytes = 0;
 
   /// Chip-to-chip links used by collectives (CDMA): `links` links of bandwidth_gb_per_s each,
   /// used together; every transfer pays latency_ns first.

@@ -45,9 +45,10 @@ double CostModel::startup_ns(EngineId e) const { return chip_.engines[e].startup
 double CostModel::channel_gb_per_s(EngineId e) const {
   const EngineSpec& spec = chip_.engines[e];
   if (spec.kind != EngineKind::dma) return 0;
+  const double sustained = spec.bandwidth_gb_per_s * spec.efficiency;
   const double latency = chip_.round_trip_ns(e);
-  if (latency <= 0) return spec.bandwidth_gb_per_s;
-  return std::min(spec.bandwidth_gb_per_s, static_cast<double>(spec.bytes_in_flight) / latency);
+  if (latency <= 0) return sustained;
+  return std::min(sustained, static_cast<double>(spec.bytes_in_flight) / latency);
 }
 
 double CostModel::alone_gb_per_s(EngineId e) const {

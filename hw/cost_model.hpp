@@ -13,11 +13,16 @@
 //   special function (SFU: exp, rsqrt) over e elements: init_sfu + ceil(e / (lanes * sfu_rate));
 //   top-k on the sort engine: init + rows * ceil(n / sort_width) * max(1, ceil(log2 k)) * compare.
 // Transfers on engine E (hw/engine.hpp):
-//   bus bytes    - a DMA transfer moves whole DDR bursts (each row of a strided one rounds up);
-//                  a collective transfer moves its payload;
+//   bus bytes    - a DMA transfer of rows of r bytes (one row if contiguous) occupies the bus and
+//                  the DRAM for rows * (ceil(r / burst) * burst + access_overhead) byte-times: whole
+//                  bursts, plus per access the DRAM time an access costs beyond its data (row
+//                  activation and command overhead not hidden by bank parallelism), so a short
+//                  row runs at r / (r + overhead) of the rate and a long one at nearly all of it;
+//                  a collective transfer moves its payload. (Reported bytes stay the data bytes.)
 //   start-up     - startup_ns(E) = E.startup_ns + the largest latency_ns among E's resources;
-//   alone rate   - the least of E's channel (min(bandwidth, bytes_in_flight / round trip),
-//                  Little's law) and the capacity of every resource E crosses;
+//   alone rate   - the least of E's channel (min(bandwidth x efficiency, bytes_in_flight /
+//                  round trip): the engine's sustained rate, Little's law) and the capacity of
+//                  every resource E crosses;
 //   alone time   - startup_ns(E) + bus bytes / alone rate. With other transfers in flight the event
 //                  kernel shares the same capacities max-min fairly.
 // Peaks (for rooflines): cube FLOP/s = cores * lanes * cube_macs[t] * 2 * clock; vector op/s =
@@ -47,13 +52,15 @@ class CostModel {
   double cycles_ns(std::uint64_t cycles) const;
 
   // Transfers.
-  /// Bytes a transfer of `bytes` (rows of `row_bytes`, 0 = contiguous) moves on engine e's bus.
+  /// Byte-times a transfer of `bytes` (rows of `row_bytes`, 0 = contiguous) occupies engine e's
+  /// bus and the DRAM: whole bursts per row plus the access overhead per row.
   std::uint64_t bus_bytes(EngineId e, std::uint64_t bytes, std::uint64_t row_bytes = 0) const {
     if (chip_.engines[e].kind != EngineKind::dma) return bytes;
     const std::uint64_t burst = chip_.ddr_burst_bytes;
-    auto round_up = [burst](std::uint64_t b) { return (b + burst - 1) / burst * burst; };
-    if (row_bytes == 0 || row_bytes >= bytes) return round_up(bytes);
-    return (bytes + row_bytes - 1) / row_bytes * round_up(row_bytes);
+    const std::uint64_t overhead = chip_.ddr_access_overhead_bytes;
+    auto access = [burst, overhead](std::uint64_t b) { return (b + burst - 1) / burst * burst + overhead; };
+    if (row_bytes == 0 || row_bytes >= bytes) return access(bytes);
+    return (bytes + row_bytes - 1) / row_bytes * access(row_bytes);
   }
   /// Fixed cost of a transfer on e before its bytes move: start-up plus round trip.
   double startup_ns(EngineId e) const;

@@ -12,9 +12,10 @@
 //            engine per core: bandwidth is delivered head first) at a rate shared max-min fairly
 //            with the other engines' over the constraints it crosses:
 //              dma        - its own channel on its core, capacity
-//                           min(bandwidth, bytes_in_flight / round trip) (Little's law), then the
-//                           shared resources in `crosses` order; it moves whole DDR bursts (each
-//                           row of a strided transfer rounds up);
+//                           min(bandwidth x efficiency, bytes_in_flight / round trip) (the
+//                           engine's sustained rate, and Little's law), then the shared resources
+//                           in `crosses` order; it moves whole DDR bursts (each row of a strided
+//                           transfer rounds up) and pays the DRAM's access overhead per row;
 //              collective - the shared resources in `crosses` order only; it moves its payload.
 // Dependencies are (engine, id) pairs: a command may name, for each engine listed in its own
 // engine's `waits_on`, the id on that engine it must see completed first. The rule is part of the
@@ -63,6 +64,7 @@ struct EngineSpec {
   std::vector<std::uint32_t> crosses;  ///< Chip::resources ids, in path order
   // DMA engines: the engine's own channel on each core.
   double bandwidth_gb_per_s = 0;      ///< channel bandwidth (1e9 B/s)
+  double efficiency = 0;              ///< fraction of it the engine sustains, in (0, 1]
   std::uint64_t bytes_in_flight = 0;  ///< bus requests outstanding, in bytes (AXI outstanding x burst)
   std::uint32_t roles = 0;            ///< bit set of DmaRole
 

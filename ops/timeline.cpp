@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "hw/cost_model.hpp"
+#include "ops/limiting_resource.hpp"
 
 namespace ops {
 
@@ -102,6 +103,8 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       }
     }
   }
+  LimitingResource limits(chip);
+  limits.measure(lowered, trace, n);
   const hw::CostModel cost(chip);
   const double bytes_per_ns = cost.roofline_bytes_per_s() * 1e-9;
   const double link_bytes_per_ns = cost.c2c_bytes_per_ns();
@@ -140,6 +143,9 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     t.regime = t.comm_ns > std::max(t.compute_ns, t.memory_ns) ? Regime::comm
                : t.compute_ns > t.memory_ns                    ? Regime::compute
                                                                : Regime::memory;
+    const Bound b = limits.bound(limits.op_work(v), t.duration());
+    t.bound_by = b.resource;
+    t.bound_share = b.share;
     tl.hbm_bytes += t.hbm_bytes;
     tl.c2c_bytes += t.c2c_bytes;
     tl.comm_ns += t.comm_ns;
@@ -150,6 +156,11 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   // Streamed-in bytes are already some other op's hbm_bytes: the block counts each byte once.
   tl.memory_ns = static_cast<double>(tl.hbm_bytes) / bytes_per_ns;
   tl.total = trace.end;
+  {
+    const Bound b = limits.bound(limits.run_work(), tl.total);
+    tl.bound_by = b.resource;
+    tl.bound_share = b.share;
+  }
   tl.regime = tl.comm_ns > std::max(tl.compute_ns, tl.memory_ns) ? Regime::comm
               : tl.compute_ns > tl.memory_ns                     ? Regime::compute
                                                                  : Regime::memory;

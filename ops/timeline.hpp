@@ -11,6 +11,8 @@
 //   Peak: the cube peak (bf16) for matmul and fa2, the vector peak of the op's arithmetic dtype
 //   for vector ops; ops without arithmetic are memory-bound by definition.
 //   Collectives: t_comm = c2c_bytes / (links x link bandwidth); regime comm when it dominates.
+//   bound_by / bound_share: what the simulation says limited the op, as opposed to the roofline's
+//   regime (what would limit it on an ideal machine): ops/limiting_resource.hpp.
 // The block's regime compares the sum of t_compute over all ops with the block's HBM bytes over
 // BW * eta_m (each byte once: streamed-in bytes are already the reader's hbm_bytes).
 
@@ -47,6 +49,8 @@ struct OpTiming {
   std::string engines;                                    ///< the engines it used, in chip order: "TIU+GDMA", or "-"
   double compute_ns = 0, memory_ns = 0, comm_ns = 0, roofline_ns = 0;
   Regime regime = Regime::memory;
+  std::string bound_by = "-";  ///< the limiting resource over [start, end) (ops/limiting_resource.hpp)
+  double bound_share = 0;      ///< how busy it was, 0..1
 
   sim::Tick duration() const { return end - start; }
 };
@@ -58,6 +62,8 @@ struct Timeline {
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
   double compute_ns = 0, memory_ns = 0, comm_ns = 0;
   Regime regime = Regime::memory;
+  std::string bound_by = "-";  ///< the limiting resource over the whole run
+  double bound_share = 0;
 
   const OpTiming& op(OpKind kind) const;    ///< first op of a kind; throws if absent
   const OpTiming* find(OpKind kind) const;  ///< or nullptr

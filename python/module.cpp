@@ -91,6 +91,8 @@ py::dict op_dict(const g5sim::OpRecord& o) {
   d["peak_lmem_bytes"] = o.peak_lmem_bytes;
   d["roofline_ns"] = o.roofline_ns;
   d["regime"] = o.regime;
+  d["bound_by"] = o.bound_by;
+  d["bound_share"] = o.bound_share;
   return d;
 }
 
@@ -188,7 +190,10 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readonly("kv_bytes", &g5sim::OpRecord::kv_bytes)
       .def_readonly("peak_lmem_bytes", &g5sim::OpRecord::peak_lmem_bytes)
       .def_readonly("roofline_ns", &g5sim::OpRecord::roofline_ns)
-      .def_readonly("regime", &g5sim::OpRecord::regime)
+      .def_readonly("regime", &g5sim::OpRecord::regime, "The roofline's verdict: compute, memory or comm.")
+      .def_readonly("bound_by", &g5sim::OpRecord::bound_by,
+                    "What limited it in the simulation: TIU, a DMA engine, DDR, C2C, L2, or latency.")
+      .def_readonly("bound_share", &g5sim::OpRecord::bound_share, "How busy that resource was, 0..1.")
       .def("to_dict", &op_dict, "The JSON entry's keys and values, plus op_start_ps / op_end_ps.")
       .def("__repr__", [](const g5sim::OpRecord& o) {
         return "<g5sim.Op " + o.name + (o.layer >= 0 ? " layer " + std::to_string(o.layer) : std::string()) + " " +
@@ -205,6 +210,7 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readonly("c2c_bytes", &g5sim::KindRecord::c2c_bytes)
       .def_readonly("flops", &g5sim::KindRecord::flops)
       .def_readonly("regime", &g5sim::KindRecord::regime)
+      .def_readonly("bound_by", &g5sim::KindRecord::bound_by)
       .def("__repr__", [](const g5sim::KindRecord& k) {
         return "<g5sim.Kind " + k.kind + " x" + std::to_string(k.ops) + " busy " + std::to_string(k.busy_ps) + " ps>";
       });
@@ -241,6 +247,8 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readonly("compute_ns", &g5sim::Result::compute_ns)
       .def_readonly("memory_ns", &g5sim::Result::memory_ns)
       .def_readonly("regime", &g5sim::Result::regime)
+      .def_readonly("bound_by", &g5sim::Result::bound_by, "The limiting resource over the whole run.")
+      .def_readonly("bound_share", &g5sim::Result::bound_share)
       .def_readonly("ops", &g5sim::Result::ops, "Every op, in emission order (a new list each access).")
       .def_readonly("kinds", &g5sim::Result::kinds, "Per op kind, busiest first.")
       .def_property_readonly(

@@ -42,7 +42,7 @@ hw::Chip with_kv_dma() {
   text = replaced(text, "roles: [tiles, kv_stream]", "roles: [tiles]");
   text +=
       "  kvdma: {kind: dma, roles: [kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, "
-      "startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}\n";
+      "efficiency: 0.9, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}\n";
   return hw::chip_from_yaml(text, "sg2262-kvdma");
 }
 
@@ -117,8 +117,8 @@ TEST_CASE("an L2 SRAM on the path shares its bandwidth and adds its latency", "[
   // and 20 ns that GDMA transfers cross on their way to DDR.
   std::string text = test_configs::tiny_chip(2, 100000, 4, 0, 10);
   text += "l2: {capacity_bytes: 67108864, bandwidth_gb_per_s: 500, latency_ns: 20}\n";
-  text = replaced(text, "waits_on: [tiu], crosses: [ddr], bandwidth_gb_per_s: 1000, startup_ns",
-                  "waits_on: [tiu], crosses: [l2, ddr], bandwidth_gb_per_s: 1000, startup_ns");
+  text = replaced(text, "waits_on: [tiu], crosses: [ddr], bandwidth_gb_per_s: 1000, efficiency: 1, startup_ns",
+                  "waits_on: [tiu], crosses: [l2, ddr], bandwidth_gb_per_s: 1000, efficiency: 1, startup_ns");
   const hw::Chip chip = hw::chip_from_yaml(text, "tiny-l2");
   REQUIRE(chip.l2.has_value());
   CHECK(chip.l2->capacity_bytes == 67'108'864);

@@ -17,7 +17,7 @@ constexpr hw::EngineId tiu = 0, gdma = 1, sdma = 2, cdma = 3, hau = 4;
 inline const std::string kSg2262 = R"(name: SG2262-test
 cores: 64
 lmem_bytes_per_core: 2097152
-ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472, latency_ns: 150, burst_bytes: 64}
+ddr: {bandwidth_gb_per_s: 8601.6, efficiency: 0.9, capacity_bytes: 137438953472, latency_ns: 150, burst_bytes: 64, access_overhead_bytes: 64}
 c2c: {bandwidth_gb_per_s: 56, latency_ns: 250, links: 8}
 engines:
   tiu:
@@ -33,8 +33,8 @@ engines:
     vector_init_cycles: 11
     sfu_init_cycles: 13
     sfu_elements_per_lane_per_cycle: 8
-  gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}
-  sdma: {kind: dma, roles: [kv_resident, cross_core, gather], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 64, startup_ns: 120, outstanding: 4, bytes_in_flight: 32768}
+  gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, efficiency: 0.9, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}
+  sdma: {kind: dma, roles: [kv_resident, cross_core, gather], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 64, efficiency: 0.85, startup_ns: 120, outstanding: 4, bytes_in_flight: 32768}
   cdma: {kind: collective, waits_on: [tiu, hau], crosses: [c2c, ddr], startup_ns: 0, outstanding: 1}
   hau: {kind: sort, waits_on: [gdma, tiu], sort_width: 16, compare_cycles: 1, init_cycles: 20}
 )";
@@ -123,7 +123,7 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          std::to_string(ddr_gb_per_s) +
          ", efficiency: 1, capacity_bytes: 1073741824, latency_ns: " + std::to_string(latency_ns) +
          ", burst_bytes: " + std::to_string(burst) +
-         "}\n"
+         ", access_overhead_bytes: 0}\n"
          "c2c: {bandwidth_gb_per_s: 100, latency_ns: 0, links: 1}\n"
          "engines:\n"
          "  tiu:\n    kind: tensor\n    waits_on: [gdma, sdma, cdma]\n"
@@ -132,12 +132,12 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          "    mm2_init_cycles: {nn: 0, nt: 0, tt: 0}\n    bank_conflict_cycles: 0\n    vector_init_cycles: 0\n"
          "    sfu_init_cycles: 0\n    sfu_elements_per_lane_per_cycle: 8\n"
          "  gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu], crosses: [ddr], bandwidth_gb_per_s: 1000, "
-         "startup_ns: " +
+         "efficiency: 1, startup_ns: " +
          std::to_string(startup_ns) + ", outstanding: " + std::to_string(outstanding) +
          ", bytes_in_flight: " + std::to_string(bytes_in_flight) +
          "}\n"
          "  sdma: {kind: dma, roles: [kv_resident, cross_core, gather], waits_on: [tiu], crosses: [ddr], "
-         "bandwidth_gb_per_s: 1000, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"
+         "bandwidth_gb_per_s: 1000, efficiency: 1, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"
          "  cdma: {kind: collective, waits_on: [tiu], crosses: [c2c, ddr], startup_ns: 0, outstanding: 1}\n";
 }
 

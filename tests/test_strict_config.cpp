@@ -60,13 +60,15 @@ TEST_CASE("the in-memory SG2262 test chip loads with the sourced figures", "[hw]
   // HAU: top 8 of 256 for one row: 20 init + 1 x ceil(256/16) x ceil(log2 8) x 1 = 20 + 16 x 3 = 68.
   CHECK(cost.topk_cycles(1, 256, 8) == 68);
   // Transfers alone. GDMA: start-up 100 + DDR round trip 150 = 250 ns; its channel sustains
-  // min(68.264, 32768 B / 150 ns = 218.45) = 68.264 GB/s, below DDR x eta_m = 7741.44.
+  // min(68.264 x 0.9 = 61.4376, 32768 B / 150 ns = 218.45) = 61.4376 GB/s, below DDR x eta_m =
+  // 7741.44.
   const hw::EngineId gdma = *chip.find_engine("gdma"), cdma = *chip.find_engine("cdma");
   CHECK(cost.startup_ns(gdma) == 250.0);
-  CHECK(cost.alone_gb_per_s(gdma) == 68.264);
-  // A 100-byte row moves two 64-byte bursts; 10 strided rows of 656 B move 10 x 704.
-  CHECK(cost.bus_bytes(gdma, 100) == 128);
-  CHECK(cost.bus_bytes(gdma, 6560, 656) == 7040);
+  CHECK(cost.alone_gb_per_s(gdma) == 68.264 * 0.9);
+  // A 100-byte transfer occupies two 64-byte bursts plus one access overhead of 64: 192 byte-times;
+  // 10 strided rows of 656 B occupy 10 x (704 + 64) = 7,680.
+  CHECK(cost.bus_bytes(gdma, 100) == 192);
+  CHECK(cost.bus_bytes(gdma, 6560, 656) == 7680);
   // CDMA: no channel; c2c 8 x 56 = 448 GB/s binds; it pays the larger latency, c2c's 250 ns, and
   // moves its payload as is.
   CHECK(cost.alone_gb_per_s(cdma) == 448.0);
@@ -127,8 +129,8 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
     const std::string text = replace(kSg2262, "startup_ns: 100,", "startup_ns: 100, outstandnig: 2,");
     const std::string msg = error_of([&] { hw::chip_from_yaml(text, "typo"); });
     CHECK(msg ==
-          "<memory:typo>:20:131: engines.gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
-          "bandwidth_gb_per_s, bytes_in_flight, crosses, kind, outstanding, roles, startup_ns, waits_on");
+          "<memory:typo>:20:148: engines.gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
+          "bandwidth_gb_per_s, bytes_in_flight, crosses, efficiency, kind, outstanding, roles, startup_ns, waits_on");
   }
   SECTION("a missing bandwidth") {
     const std::string text = replace(kSg2262, "bandwidth_gb_per_s: 8601.6, ", "");
@@ -239,7 +241,12 @@ TEST_CASE("every chip and model field has a plausible range, named in the error"
         "<memory:r>:2:1: cores: 18446744073709551616 is outside the plausible range 1..4096");
   // Fewer bytes in flight than one burst could never move a burst.
   CHECK(chip_error(replace(kSg2262, "bytes_in_flight: 32768}", "bytes_in_flight: 1}")) ==
-        "<memory:r>:20:147: engines.gdma.bytes_in_flight: 1 B is less than one DDR burst (64 B, ddr.burst_bytes)");
+        "<memory:r>:20:164: engines.gdma.bytes_in_flight: 1 B is less than one DDR burst (64 B, ddr.burst_bytes)");
+  // An engine's sustained fraction of its bandwidth, and the DRAM's per-access overhead.
+  CHECK(chip_error(replace(kSg2262, "efficiency: 0.85", "efficiency: 0")) ==
+        "<memory:r>:21:125: engines.sdma.efficiency: must be in (0, 1], got 0");
+  CHECK(chip_error(replace(kSg2262, "access_overhead_bytes: 64", "access_overhead_bytes: 65537")) ==
+        "<memory:r>:4:116: ddr.access_overhead_bytes: 65537 is outside the plausible range 0..65536");
   // Model: the vocabulary that wrapped the weight bytes, and a dense prefix longer than the model.
   auto model_error = [](const std::string& text) { return error_of([&] { models::model_from_yaml(text, "m"); }); };
   CHECK(model_error(replace(test_configs::kDeepSeekV3, "vocab_size: 129280", "vocab_size: 9223372036854775807")) ==

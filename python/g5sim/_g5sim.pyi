@@ -93,6 +93,8 @@ class Op:
     peak_lmem_bytes: int
     roofline_ns: float
     regime: str
+    bound_by: str
+    bound_share: float
     def to_dict(self) -> Dict[str, Any]: ...
 
 class Kind:
@@ -104,6 +106,7 @@ class Kind:
     c2c_bytes: int
     flops: int
     regime: str
+    bound_by: str
 
 class Result:
     chip: str
@@ -137,6 +140,8 @@ class Result:
     compute_ns: float
     memory_ns: float
     regime: str
+    bound_by: str
+    bound_share: float
     ops: List[Op]
     kinds: List[Kind]
     commands: Dict[str, int]

@@ -23,7 +23,7 @@ SG2262_CONFIG = {
     "cores": 64,
     "lmem_bytes_per_core": 2097152,
     "ddr": {"bandwidth_gb_per_s": 8601.6, "efficiency": 0.9, "capacity_bytes": 137438953472,
-            "latency_ns": 150, "burst_bytes": 64},
+            "latency_ns": 150, "burst_bytes": 64, "access_overhead_bytes": 64},
     "c2c": {"bandwidth_gb_per_s": 56, "latency_ns": 250, "links": 8},
     "engines": {
         "tiu": {
@@ -41,9 +41,9 @@ SG2262_CONFIG = {
             "sfu_elements_per_lane_per_cycle": 8,
         },
         "gdma": {"kind": "dma", "roles": ["tiles", "kv_stream"], "waits_on": ["tiu", "hau"], "crosses": ["ddr"],
-                 "bandwidth_gb_per_s": 68.264, "startup_ns": 100, "outstanding": 4, "bytes_in_flight": 32768},
+                 "bandwidth_gb_per_s": 68.264, "efficiency": 0.9, "startup_ns": 100, "outstanding": 4, "bytes_in_flight": 32768},
         "sdma": {"kind": "dma", "roles": ["kv_resident", "cross_core", "gather"], "waits_on": ["tiu", "hau"],
-                 "crosses": ["ddr"], "bandwidth_gb_per_s": 64, "startup_ns": 120, "outstanding": 4,
+                 "crosses": ["ddr"], "bandwidth_gb_per_s": 64, "efficiency": 0.85, "startup_ns": 120, "outstanding": 4,
                  "bytes_in_flight": 32768},
         "cdma": {"kind": "collective", "waits_on": ["tiu", "hau"], "crosses": ["c2c", "ddr"], "startup_ns": 0,
                  "outstanding": 1},

@@ -120,7 +120,11 @@ struct OpRecord {
   std::uint64_t op_start_ps = 0, op_end_ps = 0;
   std::uint64_t hbm_bytes = 0, unique_bytes = 0, c2c_bytes = 0, flops = 0, kv_bytes = 0, peak_lmem_bytes = 0;
   double roofline_ns = 0;
-  std::string regime;  ///< "compute", "memory" or "comm"
+  std::string regime;  ///< "compute", "memory" or "comm": the roofline's verdict
+  /// What the simulation says limited it: "TIU", a DMA engine ("GDMA"), "DDR", "C2C", "L2", or
+  /// "latency" when no resource was busy half of its interval; bound_share: how busy, 0..1.
+  std::string bound_by;
+  double bound_share = 0;
   /// Nanoseconds as the JSON prints them: the double nearest to ps / 1000.
   double op_start_ns() const { return static_cast<double>(op_start_ps) / 1000.0; }
   double op_end_ns() const { return static_cast<double>(op_end_ps) / 1000.0; }
@@ -130,7 +134,7 @@ struct OpRecord {
 struct KindRecord {
   std::string kind;
   std::uint64_t ops = 0, busy_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0;
-  std::string regime;
+  std::string regime, bound_by;
 };
 
 struct EngineCommands {
@@ -152,6 +156,8 @@ class Result {
   std::uint64_t total_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0, command_count = 0;
   double tokens_per_s = 0, compute_ns = 0, memory_ns = 0;
   std::string regime;
+  std::string bound_by;  ///< the limiting resource over the whole run (as OpRecord::bound_by)
+  double bound_share = 0;
   std::vector<OpRecord> ops;             ///< in emission (topological) order
   std::vector<KindRecord> kinds;         ///< busiest first
   std::vector<EngineCommands> commands;  ///< per engine, chip order

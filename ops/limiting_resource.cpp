@@ -1,0 +1,103 @@
+#include "ops/limiting_resource.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "hw/cost_model.hpp"
+
+namespace ops {
+namespace {
+
+bool is_work(const sim::Command& cmd) {
+  return cmd.kind == sim::CommandKind::compute || cmd.kind == sim::CommandKind::transfer;
+}
+
+std::string capitals(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+LimitingResource::LimitingResource(const hw::Chip& chip) : chip_(chip) {
+  for (const hw::EngineSpec& e : chip.engines) names_.push_back(e.display_name());
+  for (const hw::SharedResource& r : chip.resources) names_.push_back(capitals(r.name));
+}
+
+void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count) {
+  const hw::CostModel cost(chip_);
+  const std::size_t engines = chip_.engines.size(), resources = chip_.resources.size();
+  const ResourceWork empty{std::vector<double>(engines, 0.0), std::vector<double>(resources, 0.0)};
+  ops_.assign(op_count, empty);
+  run_ = empty;
+  std::vector<double> channel_ns(engines, 0.0);  // per engine: ns per bus byte on its channel
+  for (std::size_t e = 0; e < engines; ++e) {
+    const double gb_per_s = cost.channel_gb_per_s(static_cast<hw::EngineId>(e));
+    channel_ns[e] = gb_per_s > 0 ? 1.0 / gb_per_s : 0.0;
+  }
+  // One core at a time: its per-op sums, folded into the ops' maxima over cores.
+  std::vector<double> core_op(op_count * engines, 0.0);
+  std::vector<std::uint32_t> touched;
+  std::vector<double> core_run(engines, 0.0);
+  for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
+    std::fill(core_run.begin(), core_run.end(), 0.0);
+    for (std::size_t e = 0; e < engines; ++e) {
+      const hw::EngineSpec& spec = chip_.engines[e];
+      const auto& queue = lowered.program.cores[c].queues[e];
+      const auto& records = trace.cores[c][e];
+      for (std::size_t i = 0; i < queue.size(); ++i) {
+        const sim::Command& cmd = queue[i];
+        if (!is_work(cmd)) continue;
+        double busy_ns = 0;
+        if (spec.serial()) {
+          busy_ns = static_cast<double>(records[i].end - records[i].start) * 1e-3;
+        } else {
+          const bool dma = spec.kind == hw::EngineKind::dma;
+          const auto bytes = static_cast<double>(
+              dma ? cost.bus_bytes(static_cast<hw::EngineId>(e), cmd.amount, cmd.row_bytes) : cmd.amount);
+          busy_ns = bytes * channel_ns[e];
+          for (std::uint32_t r : spec.crosses) {
+            const double ns = bytes / chip_.resources[r].capacity_gb_per_s;
+            ops_[cmd.op].resource_ns[r] += ns;
+            run_.resource_ns[r] += ns;
+          }
+        }
+        if (busy_ns == 0) continue;
+        double& slot = core_op[static_cast<std::size_t>(cmd.op) * engines + e];
+        if (slot == 0) touched.push_back(static_cast<std::uint32_t>(cmd.op * engines + e));
+        slot += busy_ns;
+        core_run[e] += busy_ns;
+      }
+    }
+    for (std::uint32_t k : touched) {
+      double& engine = ops_[k / engines].engine_ns[k % engines];
+      engine = std::max(engine, core_op[k]);
+      core_op[k] = 0;
+    }
+    touched.clear();
+    for (std::size_t e = 0; e < engines; ++e) run_.engine_ns[e] = std::max(run_.engine_ns[e], core_run[e]);
+  }
+}
+
+Bound LimitingResource::bound(const ResourceWork& work, sim::Tick duration) const {
+  Bound b;
+  if (duration == 0) return b;
+  double most = -1;
+  std::size_t which = 0;
+  const std::size_t engines = work.engine_ns.size();
+  // Serial engines first, then DMA channels, then shared resources.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t e = 0; e < engines; ++e) {
+      if (chip_.engines[e].serial() != (pass == 0)) continue;
+      if (work.engine_ns[e] > most) most = work.engine_ns[e], which = e;
+    }
+  }
+  for (std::size_t r = 0; r < work.resource_ns.size(); ++r) {
+    if (work.resource_ns[r] > most) most = work.resource_ns[r], which = engines + r;
+  }
+  b.share = most / (static_cast<double>(duration) * 1e-3);
+  b.resource = b.share < 0.5 ? std::string("latency") : names_[which];
+  return b;
+}
+
+}  // namespace ops
