@@ -5,9 +5,13 @@
 //             they overwrite; after the last k-step of an output tile, its store waits on TIU(t).
 // Because GDMA completion ids advance in order, waiting on a tile's last load also covers the
 // store that freed the C buffer it accumulates into.
+// Split-K (ops/work_split.hpp): a core's k-range ends each output tile with a store of its fp32
+// partial sum instead of the output; then every core of the cell sends a message once its
+// partials are stored, waits for the cell's k_parts messages, loads its column slice of every
+// partial (one strided transfer on the cross-core engine), adds them on the vector unit and
+// stores the output.
 // When an expert_weights (or DSA indexer_cache_read) op feeds the matmul (same_core edge), the
-// B tiles of the first
-// m-tile are loaded on that op's behalf: the weight stream is its traffic; re-loads for further
+// B tiles of the first m-tile are loaded on that op's behalf: the weight stream is its traffic; re-loads for further
 // m-tiles, if the rows do not fit one tile, stay the matmul's own. A kv_cache_read feeding it
 // likewise owns the first pass of the A tiles (the cached latent).
 
@@ -52,6 +56,49 @@ std::uint64_t a_tile_bytes(const MatmulShape& s, std::uint64_t e, std::uint64_t 
   return rows * (s.a_row_bytes * (k0 + depth) / s.k - s.a_row_bytes * k0 / s.k);
 }
 
+// Split-K's second phase on every core of a cell: a message once its partials are stored, a wait
+// for all k_parts of them, then its column slice of every partial in, the adds, the output out.
+void reduce_partials(LoweringContext& ctx, OpId op, const std::vector<MatmulPart>& parts,
+                     const std::vector<CmdRef>& partial_stored) {
+  const MatmulShape& s = ctx.graph[op].mm();
+  const EngineId cross = reduction_engine(ctx.chip);
+  std::map<std::uint32_t, std::uint32_t> message_of_cell;
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    const MatmulPart& part = parts[core];
+    if (part.k_parts <= 1 || part.rows.empty() || part.cols.empty()) continue;
+    auto [cell, fresh] = message_of_cell.try_emplace(part.cell, 0);
+    if (fresh) cell->second = ++ctx.out.program.message_count;
+    sim::Command send;
+    send.kind = sim::CommandKind::send_msg;
+    send.msg = cell->second;
+    ctx.push(op, core, ctx.tensor(), send, {partial_stored[core]});
+    sim::Command wait;
+    wait.kind = sim::CommandKind::wait_msg;
+    wait.msg = cell->second;
+    wait.msg_count = part.k_parts;
+    const CmdRef all_stored = ctx.push(op, core, ctx.tensor(), wait, {});
+    const Range mine = part.reduce_cols();
+    if (mine.empty()) continue;
+    CoreEmitter emit(ctx, op, core);
+    const std::uint64_t rows = part.rows.size(), w = mine.size();
+    // Row tiles whose k_parts slices and output fit half of local memory (double buffering).
+    const std::uint64_t row_bytes = part.k_parts * w * kAccumulatorBytes + w * kActivationBytes;
+    const std::uint64_t tile_rows = std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / 2 / row_bytes);
+    CmdRef previous_add;
+    for (std::uint64_t r0 = 0; r0 < rows; r0 += tile_rows) {
+      const std::uint64_t n_rows = std::min(tile_rows, rows - r0);
+      // One strided load gathers the slice from all k_parts partials (a descriptor with a stride
+      // per dimension); the first row tile's waits for the barrier, later ones for the last add.
+      const CmdRef after = previous_add.id != 0 ? previous_add : all_stored;
+      const CmdRef loaded =
+          emit.load_on(cross, part.k_parts * n_rows * w * kAccumulatorBytes, after, w * kAccumulatorBytes);
+      const CmdRef add = emit.compute(ctx.cost.vector_cycles(part.k_parts * n_rows * w, hw::DType::fp32), {loaded});
+      emit.store(n_rows * w * kActivationBytes, add, w == s.n ? 0 : w * kActivationBytes);
+      previous_add = add;
+    }
+  }
+}
+
 }  // namespace
 
 void lower_matmul(LoweringContext& ctx, OpId op) {
@@ -64,19 +111,21 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const std::optional<OpId> activations = stream_of(ctx, op, OpKind::kv_cache_read);
   // The cached history streams as A on the history engine (MLA standard mode).
   const EngineId history_engine = activations ? ctx.attention_unit(*activations).history_engine : ctx.tiles();
-  const auto parts = split_matmul(ctx.cost, s, node.dtype);
+  const auto parts = split_matmul(ctx.cost, s, node.dtype, !weights && !activations);
   // Most cores get the same part shape: plan each shape once.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, MatmulTiling> tilings;
-  auto tiling_for = [&](std::uint64_t rows, std::uint64_t cols) -> const MatmulTiling& {
-    auto found = tilings.find({rows, cols});
+  std::map<std::array<std::uint64_t, 3>, MatmulTiling> tilings;
+  auto tiling_for = [&](std::uint64_t rows, std::uint64_t depth, std::uint64_t cols) -> const MatmulTiling& {
+    auto found = tilings.find({rows, depth, cols});
     if (found == tilings.end()) {
-      found =
-          tilings.emplace(std::make_pair(rows, cols), plan_matmul_tiling(ctx.cost, rows, s.k, cols, node.dtype, e_out))
-              .first;
+      found = tilings
+                  .emplace(std::array<std::uint64_t, 3>{rows, depth, cols},
+                           plan_matmul_tiling(ctx.cost, rows, depth, cols, node.dtype, e_out))
+                  .first;
     }
     return found->second;
   };
   std::vector<MatmulTile> tiles;
+  std::vector<CmdRef> last_partial_store(ctx.chip.cores);
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
@@ -85,16 +134,17 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
       const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
       if (row_end <= part.rows.begin) continue;
-      const MatmulTiling& t = tiling_for(row_end - part.rows.begin, part.cols.size());
+      const MatmulTiling& t = tiling_for(row_end - part.rows.begin, part.k.size(), part.cols.size());
       ctx.out.ops[op].peak_lmem_bytes = std::max(ctx.out.ops[op].peak_lmem_bytes, t.lmem_bytes);
       for (std::uint64_t m0 = part.rows.begin; m0 < row_end; m0 += t.tm) {
         const std::uint64_t rows = std::min(t.tm, row_end - m0);
         for (std::uint64_t n0 = part.cols.begin; n0 < part.cols.end; n0 += t.tn) {
           const std::uint64_t cols = std::min(t.tn, part.cols.end - n0);
-          for (std::uint64_t k0 = 0; k0 < s.k; k0 += t.tk) {
-            const std::uint64_t depth = std::min(t.tk, s.k - k0);
-            const bool reuse_a = t.tk == s.k && n0 != part.cols.begin;
-            tiles.push_back({rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == s.k, t.c_buffers == 1});
+          for (std::uint64_t k0 = part.k.begin; k0 < part.k.end; k0 += t.tk) {
+            const std::uint64_t depth = std::min(t.tk, part.k.end - k0);
+            const bool reuse_a = t.tk == part.k.size() && n0 != part.cols.begin;
+            tiles.push_back(
+                {rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == part.k.end, t.c_buffers == 1});
           }
         }
       }
@@ -125,20 +175,27 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     std::array<CmdRef, 2> next_loaded = loads(tiles.front(), CmdRef{});
     CmdRef previous_tiu, last_store;
     bool first_k = true;
+    const bool partial = part.k_parts > 1;
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const MatmulTile& t = tiles[i];
       const CmdRef store_wait = t.single_c && first_k ? last_store : CmdRef{};
       const CmdRef tiu = emit.compute(ctx.cost.matmul_cycles(t.rows, t.depth, t.cols, node.dtype),
                                       {next_loaded[0], next_loaded[1], store_wait});
       if (i + 1 < tiles.size()) next_loaded = loads(tiles[i + 1], previous_tiu);
-      if (t.last_k) {
+      if (t.last_k && partial) {
+        // The fp32 partial of this k-range, in the core's own [rows, cols] buffer.
+        last_store = emit.store(t.rows * t.cols * kAccumulatorBytes, tiu,
+                                t.cols == part.cols.size() ? 0 : t.cols * kAccumulatorBytes);
+      } else if (t.last_k) {
         last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu,
                                 t.cols == s.n ? 0 : t.cols * e_out);
       }
       first_k = t.last_k;
       previous_tiu = tiu;
     }
+    if (partial) last_partial_store[core] = last_store;
   }
+  reduce_partials(ctx, op, parts, last_partial_store);
 }
 
 }  // namespace ops::detail

@@ -45,17 +45,21 @@ class Estimator {
   Estimate matmul(const OpNode& node) {
     const MatmulShape& s = node.mm();
     Estimate tiles = 0;
+    Estimate reductions = 0;
     for (const MatmulPart& part : split_matmul(cost_, s, node.dtype)) {
       if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
       for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
         const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
         if (row_end <= part.rows.begin) continue;
-        const MatmulTiling& t = tiling(row_end - part.rows.begin, s.k, part.cols.size(), node.dtype);
+        const MatmulTiling& t = tiling(row_end - part.rows.begin, part.k.size(), part.cols.size(), node.dtype);
         tiles += static_cast<Estimate>(ceil_div(row_end - part.rows.begin, t.tm)) *
-                 static_cast<Estimate>(ceil_div(part.cols.size(), t.tn)) * static_cast<Estimate>(ceil_div(s.k, t.tk));
+                 static_cast<Estimate>(ceil_div(part.cols.size(), t.tn)) *
+                 static_cast<Estimate>(ceil_div(part.k.size(), t.tk));
       }
+      // Split-K: a send, a wait, and per row tile a load, an add and a store.
+      if (part.k_parts > 1) reductions += 2 + 3.0L * static_cast<Estimate>(part.rows.size());
     }
-    return 3 * tiles;
+    return 3 * tiles + reductions;
   }
 
   Estimate rows(const VectorShape& v, hw::DType in) const {

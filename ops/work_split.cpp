@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "ops/data_formats.hpp"
+
 namespace ops {
 
 Range balanced_part(std::uint64_t total, std::uint64_t parts, std::uint64_t p, std::uint64_t align) {
@@ -13,41 +15,87 @@ Range balanced_part(std::uint64_t total, std::uint64_t parts, std::uint64_t p, s
   return Range{std::min(total, u0 * align), std::min(total, u1 * align)};
 }
 
+hw::EngineId reduction_engine(const hw::Chip& chip) {
+  const hw::EngineId cross = chip.dma_for(hw::DmaRole::cross_core);
+  return chip.engine(chip.tensor_engine()).may_wait_on(cross) ? cross : chip.dma_for(hw::DmaRole::tiles);
+}
+
+Range MatmulPart::reduce_cols() const {
+  const Range r = balanced_part(cols.size(), k_parts, k_index);
+  return Range{cols.begin + r.begin, cols.begin + r.end};
+}
+
 namespace {
 
-// The (rows x columns) grid over `cores` cores for one [m, k] x [k, n] matmul: the per-core time
-// estimate (the slower of the core's cube work and its GDMA traffic) decides; ties keep the
-// column split.
-std::pair<std::uint64_t, std::uint64_t> choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m,
-                                                    std::uint64_t k, std::uint64_t n, hw::DType dtype) {
+struct Grid {
+  std::uint64_t gm = 1, gn = 1, gk = 1;
+};
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
+
+struct GridCost {
+  double ns = 0;            // the estimated time of one core's share
+  std::uint64_t bytes = 0;  // its bus bytes (A, B, C)
+};
+
+// The estimated time of one core's share on grid g (the model in the header), in ns.
+GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, std::uint64_t n, hw::DType dtype,
+                   const Grid& g) {
   const hw::Chip& chip = cost.chip();
-  const std::uint64_t lanes = chip.lanes_per_core;
-  const std::uint64_t max_gm = (m + lanes - 1) / lanes;
-  const std::uint64_t max_gn = (n + chip.cube_n - 1) / chip.cube_n;
-  const double flops_per_s = cost.core_cube_peak_flops(dtype);
-  const double bytes_per_s = cost.alone_gb_per_s(chip.dma_for(hw::DmaRole::tiles)) * 1e9;
-  const double elem_bytes = static_cast<double>(hw::bytes_of(dtype));
-  std::uint64_t best_gm = 1, best_gn = std::min(cores, max_gn);
-  double best_time = std::numeric_limits<double>::infinity();
-  for (std::uint64_t gm = 1; gm <= std::min(cores, max_gm); ++gm) {
-    const std::uint64_t gn = std::min(cores / gm, max_gn);
-    const double mc = static_cast<double>((m + gm - 1) / gm);
-    const double nc = static_cast<double>((n + gn - 1) / gn);
-    const double kd = static_cast<double>(k);
-    const double t =
-        std::max(2.0 * mc * nc * kd / flops_per_s, (mc * kd + kd * nc + mc * nc) * elem_bytes / bytes_per_s);
-    if (t < best_time * (1 - 1e-9)) {
-      best_time = t;
-      best_gm = gm;
-      best_gn = gn;
+  const hw::EngineId tiles = chip.dma_for(hw::DmaRole::tiles);
+  const std::uint64_t e = hw::bytes_of(dtype);
+  const std::uint64_t mc = std::min(m, round_up(ceil_div(m, g.gm), chip.lanes_per_core));
+  const std::uint64_t nc = std::min(n, round_up(ceil_div(n, g.gn), chip.cube_n));
+  const std::uint64_t kc = std::min(k, round_up(ceil_div(k, g.gk), cost.k_step(dtype)));
+  const double compute = cost.cycles_ns(cost.matmul_cycles(mc, kc, nc, dtype));
+  const std::uint64_t a = cost.bus_bytes(tiles, mc * kc * e, kc == k ? 0 : kc * e);
+  const std::uint64_t b = cost.bus_bytes(tiles, kc * nc * e, nc == n ? 0 : nc * e);
+  const std::uint64_t c_elem = g.gk > 1 ? 4 : kActivationBytes;
+  const std::uint64_t c = cost.bus_bytes(tiles, mc * nc * c_elem, nc == n || g.gk > 1 ? 0 : nc * c_elem);
+  const double channel = static_cast<double>(a + b + c) / cost.channel_gb_per_s(tiles);
+  const double used = static_cast<double>(g.gm * g.gn * g.gk);
+  const double ddr = used * static_cast<double>(a + b + c) / chip.resources.front().capacity_gb_per_s;
+  double t = std::max({compute, channel, ddr});
+  if (g.gk > 1) {
+    // The reduction of this core's 1/gk of the cell's columns: gk partial slices in, the sum out.
+    const std::uint64_t w = ceil_div(nc, g.gk);
+    const hw::EngineId cross = reduction_engine(chip);
+    const std::uint64_t in = cost.bus_bytes(cross, g.gk * mc * w * 4, w * 4);
+    const std::uint64_t out = cost.bus_bytes(tiles, mc * w * kActivationBytes, w == n ? 0 : w * kActivationBytes);
+    t += cost.startup_ns(tiles) + cost.startup_ns(cross) + static_cast<double>(in) / cost.alone_gb_per_s(cross) +
+         cost.cycles_ns(cost.vector_cycles(g.gk * mc * w, hw::DType::fp32)) + cost.transfer_alone_ns(tiles, out);
+  }
+  return GridCost{t, a + b + c};
+}
+
+// The (rows x columns x reduction) grid over `cores` cores for one [m, k] x [k, n] matmul.
+Grid choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                 hw::DType dtype, bool may_split_k) {
+  const hw::Chip& chip = cost.chip();
+  const std::uint64_t max_gm = std::min(cores, ceil_div(m, chip.lanes_per_core));
+  const std::uint64_t max_gn = ceil_div(n, chip.cube_n);
+  const std::uint64_t max_gk = may_split_k ? std::min(cores, ceil_div(k, cost.k_step(dtype))) : 1;
+  Grid best{1, std::min(cores, max_gn), 1};
+  GridCost least{std::numeric_limits<double>::infinity(), 0};
+  for (std::uint64_t gk = 1; gk <= max_gk; ++gk) {
+    for (std::uint64_t gm = 1; gm * gk <= cores && gm <= max_gm; ++gm) {
+      const Grid g{gm, std::min(cores / (gm * gk), max_gn), gk};
+      const GridCost c = grid_cost(cost, m, k, n, dtype, g);
+      // Faster wins; at the same time (both compute-bound, say), fewer bytes leave more of the
+      // DDR to everything else.
+      const bool faster = c.ns < least.ns * (1 - 1e-9);
+      const bool same_time = !faster && c.ns <= least.ns * (1 + 1e-9);
+      if (faster || (same_time && c.bytes < least.bytes)) least = c, best = g;
     }
   }
-  return {best_gm, best_gn};
+  return best;
 }
 
 }  // namespace
 
-std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& s, hw::DType dtype) {
+std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& s, hw::DType dtype,
+                                     bool may_split_k) {
   const hw::Chip& chip = cost.chip();
   const std::uint64_t cores = chip.cores;
   std::vector<MatmulPart> parts(cores);
@@ -55,19 +103,30 @@ std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShap
   for (std::uint64_t g = 0; g < s.groups; ++g) most_rows = std::max(most_rows, s.rows_of(g));
   if (s.groups >= cores) {
     for (std::uint64_t c = 0; c < cores; ++c) {
-      parts[c] = MatmulPart{balanced_part(s.groups, cores, c), Range{0, most_rows}, Range{0, s.n}};
+      parts[c] = MatmulPart{balanced_part(s.groups, cores, c), Range{0, most_rows}, Range{0, s.n}, Range{0, s.k}};
     }
     return parts;
   }
-  // Fewer groups than cores: each group gets cores / groups cores and a grid of its own.
+  // Fewer groups than cores: each group gets cores / groups cores and a grid of its own. Split-K
+  // only for a single plain matmul (its partial sums need a reduction the lowering adds).
   const std::uint64_t per_group = cores / s.groups;
+  const bool split_k = may_split_k && s.groups == 1 && s.out_reduce == 1;
+  std::uint32_t cell = 0;
   for (std::uint64_t g = 0; g < s.groups; ++g) {
     const std::uint64_t m = s.rows_of(g);
     if (m == 0) continue;
-    const auto [gm, gn] = choose_grid(cost, per_group, m, s.k, s.n, dtype);
-    for (std::uint64_t i = 0; i < gm * gn; ++i) {
-      parts[g * per_group + i] = MatmulPart{Range{g, g + 1}, balanced_part(m, gm, i / gn, chip.lanes_per_core),
-                                            balanced_part(s.n, gn, i % gn, chip.cube_n)};
+    const Grid grid = choose_grid(cost, per_group, m, s.k, s.n, dtype, split_k);
+    for (std::uint64_t i = 0; i < grid.gm * grid.gn; ++i, ++cell) {
+      for (std::uint64_t j = 0; j < grid.gk; ++j) {
+        MatmulPart& p = parts[g * per_group + i * grid.gk + j];
+        p.groups = Range{g, g + 1};
+        p.rows = balanced_part(m, grid.gm, i / grid.gn, chip.lanes_per_core);
+        p.cols = balanced_part(s.n, grid.gn, i % grid.gn, chip.cube_n);
+        p.k = balanced_part(s.k, grid.gk, j, cost.k_step(dtype));
+        p.cell = cell;
+        p.k_parts = static_cast<std::uint32_t>(grid.gk);
+        p.k_index = static_cast<std::uint32_t>(j);
+      }
     }
   }
   return parts;

@@ -3,8 +3,20 @@
 //   - Row-wise ops (norms, RoPE, cache writes, the fa2 combine): rows in contiguous, balanced
 //     ranges, core c taking [c*R/C, (c+1)*R/C).
 //   - Matmuls: heads (groups) first, one contiguous range of heads per core; when there are fewer
-//     heads than cores, each head's output is split over its cores by columns (cube_n-aligned),
-//     and also by rows (lane-aligned) when the estimated per-core time says that is faster.
+//     heads than cores, each head is split over its cores by a grid of gm row ranges
+//     (lane-aligned) x gn column ranges (cube_n-aligned) x gk reduction ranges (split-K, aligned
+//     to the cube's k step), chosen by the estimate below. With gk > 1 the gk cores of a cell
+//     (same rows and columns) each store an fp32 partial sum, meet at a barrier, and each reduces
+//     1/gk of the cell's columns over the gk partials (loads on the cross-core DMA engine, vector
+//     adds, the output store).
+//     Estimate of a grid, per core, from the cost model: the slower of its cube time
+//     (matmul_cycles of its mc x kc x nc share), its tiles-engine channel time and its share of
+//     the DDR time (every used core's bus bytes over the DDR capacity); bus bytes count A
+//     (mc rows of kc), B (kc rows of nc), C (mc rows of nc, fp32 partials when gk > 1) with each
+//     strided row's bursts and access overhead (hw/cost_model.hpp); plus, for gk > 1, the
+//     reduction: two transfer start-ups for the barrier, the partial slices' loads, the adds and
+//     the store. The fastest grid wins; at equal times the one moving fewer bytes, then fewer
+//     reduction parts, then fewer row parts.
 //   - fa2 in decode and kv_cache_read: the B x kv_len history rows in balanced contiguous ranges
 //     (flash decoding), so every latent byte is read by exactly one core; a combine merges the
 //     partial outputs. fa2 in prefill: the B x q_len query tokens in balanced ranges.
@@ -28,13 +40,25 @@ struct Range {
 Range balanced_part(std::uint64_t total, std::uint64_t parts, std::uint64_t p, std::uint64_t align = 1);
 
 /// One core's share of a matmul: `groups`, and within each of them the rows `rows` (clipped to
-/// the group's own row count) and the output columns `cols`.
+/// the group's own row count), the output columns `cols` and the reduction range `k`. With
+/// split-K (k_parts > 1) the k_parts cores of cell `cell` share rows and cols; this core is
+/// k_index among them and reduces the columns reduce_cols() of the cell.
 struct MatmulPart {
-  Range groups, rows, cols;
+  Range groups, rows, cols, k;
+  std::uint32_t cell = 0;
+  std::uint32_t k_parts = 1, k_index = 0;
+  /// Columns (absolute) whose partial sums this core adds up after the barrier.
+  Range reduce_cols() const;
 };
+
+/// The engine split-K's reduction loads the partials on: the cross-core engine when the tensor
+/// engine may wait on it (the chip's rule), else the tiles engine.
+hw::EngineId reduction_engine(const hw::Chip& chip);
 
 /// The matmul split: one entry per core (empty ranges for idle cores).
 /// `dtype`: the operands' element type (its cube rate and bytes enter the grid estimate).
-std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& shape, hw::DType dtype);
+/// `may_split_k`: false when an operand streams from another op (the split must keep whole k).
+std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& shape, hw::DType dtype,
+                                     bool may_split_k = true);
 
 }  // namespace ops

@@ -1,6 +1,8 @@
 // Lowering: command counts and a whole schedule derived by hand.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "api/op_run.hpp"
 #include "api/simulation.hpp"
 #include "hw/chip.hpp"
@@ -10,6 +12,7 @@
 #include "ops/matmul_tiling.hpp"
 #include "ops/op_graph.hpp"
 #include "ops/timeline.hpp"
+#include "ops/work_split.hpp"
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
 
@@ -105,11 +108,57 @@ TEST_CASE("tiling: 512 x 2048 x 4096 bf16 on one SG2262 core moves 1.36 x its un
   CHECK(r.total_ps == 2'144'377'642);
   // Utilisation: 2 x 512 x 2048 x 4096 FLOP / (2,144,377.642 ns x 4,096 FLOP/ns) = 0.97798.
   CHECK(r.flops == 8'589'934'592);
-  // M = 1 (GEMV) over 64 cores, 112 columns each: every core reads its 2048 x 112 x 2 = 458,752 B
-  // of weights (29,360,128 B in all), the whole 4,096 B activation row (262,144 B in all) and
-  // stores 112 x 2 = 224 B (14,336 B in all): 29,636,608 B; the row is read 64 times where once
-  // would do (unique 29,360,128 + 4,096 + 14,336 = 29,378,560).
+  // M = 1 (GEMV) over 64 cores: 4 column cells of 1,792 x 16 k-ranges of 128 (split-K: whole
+  // 3,584 B weight rows instead of 224 B ones). Per core: weights 128 x 1,792 x 2 = 458,752 B
+  // (29,360,128 in all: once), its 256 B slice of the activation row (16,384: once per cell), its
+  // fp32 partial 1,792 x 4 = 7,168 B out and, to reduce its 112 columns, 16 x 112 x 4 = 7,168 B in
+  // (458,752 each in all), and 112 x 2 = 224 B of output (14,336): 30,308,352 B against the unique
+  // 29,360,128 + 4,096 + 14,336 = 29,378,560.
   const auto gemv = api::run_matmul(chip, api::MatmulRequest{1, 7168, 2048, hw::DType::bf16}, 0);
   CHECK(gemv.unique_bytes == 29'378'560);
-  CHECK(gemv.ddr_bytes == 29'636'608);
+  CHECK(gemv.ddr_bytes == 30'308'352);
+}
+
+TEST_CASE("work split: square matmuls get a 2-D grid, GEMVs split K and reduce", "[ops][split]") {
+  const hw::CostModel cost(test_configs::sg2262());
+  SECTION(
+      "4096^3 on 64 cores: an 8 x 8 grid of 512 x 512 (both 2 x 32 and 8 x 8 are cube-bound; 8 x 8 moves "
+      "less)") {
+    // Per core: A 512 x 4096 and B 4096 x 512 bf16, 8 MiB, against 2 x 32's 2048 x 4096 + 4096 x 128
+    // = 17 MiB; the cube time is 2 x 512 x 512 x 4096 / 4,096 FLOP/ns = 524 us on either.
+    const auto parts = ops::split_matmul(cost, ops::MatmulShape{1, 4096, 4096, 4096, {}}, hw::DType::bf16);
+    std::set<std::pair<std::uint64_t, std::uint64_t>> cells;
+    for (const ops::MatmulPart& p : parts) {
+      CHECK(p.rows.size() == 512);
+      CHECK(p.cols.size() == 512);
+      CHECK(p.k.size() == 4096);
+      CHECK(p.k_parts == 1);
+      cells.insert({p.rows.begin, p.cols.begin});
+    }
+    CHECK(cells.size() == 64);
+  }
+  SECTION("[1, 7168] x [7168, 576] (kv_a_proj): 64 k-ranges of 112 over all 576 columns") {
+    // A column split would leave each core 9 of 576 columns: 7,168 rows of 18 B, each costing a
+    // 64 B burst plus the 64 B access overhead. Split-K reads 112 whole 1,152 B rows per core
+    // (one contiguous block), and each core then reduces 9 columns of the 64 partials.
+    const auto parts = ops::split_matmul(cost, ops::MatmulShape{1, 1, 7168, 576, {}}, hw::DType::bf16);
+    std::uint64_t k_covered = 0, reduced = 0;
+    for (std::size_t c = 0; c < parts.size(); ++c) {
+      const ops::MatmulPart& p = parts[c];
+      CHECK(p.k_parts == 64);
+      CHECK(p.k_index == c);
+      CHECK(p.cols.size() == 576);
+      CHECK(p.k.size() == 112);
+      k_covered += p.k.size();
+      reduced += p.reduce_cols().size();
+    }
+    CHECK(k_covered == 7168);
+    CHECK(reduced == 576);
+    // The lowering: every core stores a 576 x 4 = 2,304 B partial, sends and waits on the cell's
+    // message (64 sends), loads 64 x 9 x 4 = 2,304 B of partial slices in one strided transfer on
+    // the SDMA and stores 9 x 2 = 18 B. Bytes: weights 7168 x 576 x 2 = 8,257,536, the row once
+    // 14,336, partials 2 x 64 x 2,304 = 294,912, output 1,152: 8,567,936.
+    const auto r = api::run_matmul(test_configs::sg2262(), api::MatmulRequest{1, 576, 7168, hw::DType::bf16}, 0);
+    CHECK(r.ddr_bytes == 8'567'936);
+  }
 }

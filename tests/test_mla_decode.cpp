@@ -137,7 +137,7 @@ TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read featu
   CHECK(matmul_flops == 383'191'613'440);
   CHECK(gdma.timeline.flops == 675'313'093'632);
   // Bytes follow the tilers' choices (each op's are in the prefill_block_json golden): locked here.
-  CHECK(gdma.timeline.hbm_bytes == 4'367'843'328);
+  CHECK(gdma.timeline.hbm_bytes == 3'269'066'752);
   // The kv-read route only concerns decode: every op's bytes, FLOPs and interval are identical.
   REQUIRE(gdma.timeline.ops.size() == sdma.timeline.ops.size());
   for (std::size_t i = 0; i < gdma.timeline.ops.size(); ++i) {

@@ -92,7 +92,7 @@ def test_4_prefill_reads_no_history_and_does_not_drift(chip, v3):
     # 2 x 1024 x 16,384 x 7168 = 240,518,168,576. Sum 383,191,613,440.
     assert sum(op.flops for op in gdma.ops if op.kind == "matmul") == 383_191_613_440
     assert gdma.flops == 675_313_093_632          # with fa2 and the row ops (the C++ golden's)
-    assert gdma.hbm_bytes == 4_367_843_328
+    assert gdma.hbm_bytes == 3_269_066_752
     # The read route concerns decode only: every op identical, intervals included.
     assert [op.to_dict() for op in gdma.ops] == [op.to_dict() for op in sdma.ops]
 
