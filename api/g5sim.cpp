@@ -102,6 +102,7 @@ OpRecord record_of(const ops::OpTiming& t) {
   o.regime = std::string(ops::regime_name(t.regime));
   o.bound_by = t.bound_by;
   o.bound_share = t.bound_share;
+  o.idle_gap_ps = t.idle_gap;
   return o;
 }
 
@@ -141,6 +142,7 @@ void fill(Result& r, const Result::State& s) {
   r.regime = std::string(ops::regime_name(tl.regime));
   r.bound_by = tl.bound_by;
   r.bound_share = tl.bound_share;
+  r.idle_gap_ps = tl.idle_gap;
   r.ops.reserve(tl.ops.size());
   for (const ops::OpTiming& t : tl.ops) r.ops.push_back(record_of(t));
   for (const api::KindSummary& k : api::summarize_by_kind(tl)) {
@@ -255,6 +257,7 @@ Result simulate(const Chip& chip, const Model& model, const Request& request) {
     state->options.kv_read_engine = request.kv_read_engine;
     state->options.max_commands = request.max_commands;
     state->options.attn_split = parse_split(request.attn_split);
+    state->options.prefetch_weights = request.prefetch_weights;
     if (request.max_commands == 0) throw hw::InputError("max_commands", "must be a positive integer");
     const hw::Chip& c = chip.data().chip;
     const models::ModelSpec& m = model.data().spec;

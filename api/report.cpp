@@ -187,6 +187,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
              ops::regime_name(tl.regime));
   fmt::print(out, "bound_by      {} (the busiest resource is busy {:.1f} % of the run)\n", tl.bound_by,
              100.0 * tl.bound_share);
+  fmt::print(out, "idle_gaps_ns  {} (the tensor engine waiting at op boundaries, summed over ops)\n",
+             format_ns(tl.idle_gap));
   fmt::print(out, "commands      {}\n", command_counts(run.chip, tl, false));
 }
 
@@ -199,9 +201,10 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
-             "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"kv_read_engine\": \"{}\"}},\n",
+             "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"kv_read_engine\": \"{}\", "
+             "\"prefetch_weights\": {}}},\n",
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
-             models::name_of(w.prefill_mla_mode), kv_engine_name(run));
+             models::name_of(w.prefill_mla_mode), kv_engine_name(run), run.options.prefetch_weights ? "true" : "false");
   fmt::print(out, "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
              run.automatic_sharding ? "true" : "false");
@@ -214,6 +217,7 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));
   fmt::print(out, "  \"bound_by\": {},\n", json_string(tl.bound_by));
   fmt::print(out, "  \"bound_share\": {:.3f},\n", tl.bound_share);
+  fmt::print(out, "  \"idle_gap_ns\": {},\n", format_ns(tl.idle_gap));
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
   {
@@ -243,11 +247,12 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
         "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": {}, \"op_start_ns\": {}, "
         "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": "
         "{}, \"peak_lmem_bytes\": {}, "
-        "\"roofline_ns\": {:.3f}, \"regime\": \"{}\", \"bound_by\": {}, \"bound_share\": {:.3f}}}{}\n",
+        "\"roofline_ns\": {:.3f}, \"regime\": \"{}\", \"bound_by\": {}, \"bound_share\": {:.3f}, \"idle_gap_ns\": "
+        "{}}}{}\n",
         json_string(t.name), layer_text(t.layer), ops::kind_name(t.kind), json_string(t.shape), json_string(t.engines),
         format_ns(t.start), format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes,
         t.peak_lmem_bytes, t.roofline_ns, ops::regime_name(t.regime), json_string(t.bound_by), t.bound_share,
-        i + 1 < tl.ops.size() ? "," : "");
+        format_ns(t.idle_gap), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
   fmt::print(out, "  \"commands\": {{{}}}\n", command_counts(run.chip, tl, true));

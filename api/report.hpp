@@ -7,7 +7,7 @@
 //   "tokens_per_s", "regime", "hbm_bytes", "flops", "kv_cache": {...}, "kinds": [...],
 //   "ops": [{"name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
 //   "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime",
-//   "bound_by", "bound_share"}], with "bound_by" and "bound_share" for the whole run beside
+//   "bound_by", "bound_share", "idle_gap_ns"}], with "bound_by" and "bound_share" for the whole run beside
 //   "regime" and "bound_by" per kind (ops/limiting_resource.hpp),
 //   "commands": {"tiu", "gdma", "sdma", "cdma", "hau"}}
 // CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,

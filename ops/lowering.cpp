@@ -152,6 +152,26 @@ CmdRef LoweringContext::push(OpId as, std::uint32_t core, EngineId engine, sim::
   return CmdRef{engine, id};
 }
 
+CmdRef LoweringContext::push_ahead(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd) {
+  // Entering the op (its barrier wait on the tensor queue) is left to its next command.
+  cmd.op = static_cast<std::uint32_t>(as);
+  auto& q = out.program.cores[core].queue(engine);
+  q.push_back(cmd);
+  const auto id = static_cast<std::uint32_t>(q.size());
+  last_[as][core][engine] = id;
+  return CmdRef{engine, id};
+}
+
+bool LoweringContext::may_prefetch(OpId op, std::uint64_t bytes) const {
+  if (!options.prefetch_weights || boost::in_degree(op, graph) == 0) return false;
+  std::uint64_t beside = 0;
+  for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
+    if (graph[*e].kind != EdgeKind::data) return false;
+    beside = std::max(beside, out.ops[boost::source(*e, graph)].peak_lmem_bytes);
+  }
+  return beside + bytes <= chip.lmem_bytes_per_core;
+}
+
 void LoweringContext::emit_barrier_sends(OpId op) {
   for (std::uint32_t core = 0; core < chip.cores; ++core) {
     sim::Command send;
@@ -194,6 +214,16 @@ CmdRef CoreEmitter::transfer(OpId as, EngineId engine, std::uint64_t bytes, sim:
 
 CmdRef CoreEmitter::load(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {
   return transfer(op_, ctx_.tiles(), bytes, sim::Direction::ddr_to_lmem, after, row_bytes);
+}
+
+CmdRef CoreEmitter::prefetch(std::uint64_t bytes, std::uint64_t row_bytes) {
+  if (bytes == 0) throw std::logic_error("lowering emitted an empty transfer");
+  sim::Command cmd;
+  cmd.kind = sim::CommandKind::transfer;
+  cmd.amount = bytes;
+  cmd.direction = sim::Direction::ddr_to_lmem;
+  cmd.row_bytes = row_bytes < bytes ? static_cast<std::uint32_t>(row_bytes) : 0;
+  return ctx_.push_ahead(op_, core_, ctx_.tiles(), cmd);
 }
 
 CmdRef CoreEmitter::load_on(EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {

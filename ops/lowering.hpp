@@ -37,6 +37,11 @@ struct LoweringOptions {
   /// Refuse a run whose estimated command count (ops/work_estimate.hpp) is above this: 2^27
   /// commands, about 8.6 GB at 64 B each. The DeepSeek-V3 4k prefill step needs 45 M (estimated 73 M).
   std::uint64_t max_commands = std::uint64_t{1} << 27;
+  /// Cross-op weight prefetch: a matmul's first weight tile is queued ahead of the op's entry
+  /// waits, so it loads as soon as the tiles engine has issued the producers' transfers (while
+  /// their last instructions run, the barrier passes and the consumer starts up), when it fits
+  /// local memory beside the producers' tiles. False: every load waits for the producers.
+  bool prefetch_weights = true;
 };
 
 struct LoweredOp {

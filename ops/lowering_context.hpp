@@ -83,6 +83,16 @@ class LoweringContext {
   /// carrying the rest.
   CmdRef push(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd, std::initializer_list<CmdRef> after);
 
+  /// Like push, for a command that depends on nothing the op's producers make (a weight tile
+  /// prefetched while they finish): it carries no entry waits, which the op's next command on
+  /// the engine then carries (the queue is in order, so everything after it waits as usual).
+  CmdRef push_ahead(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd);
+
+  /// Whether `op` may load its weights before its producers finish: prefetch is on, every
+  /// producer is a barrier (data edge) and `bytes` fit local memory beside the largest
+  /// producer's tiles.
+  bool may_prefetch(OpId op, std::uint64_t bytes) const;
+
   /// After an op with barrier consumers: every core announces that the op's commands there have
   /// completed (a send_msg on the tensor engine naming the op's last ids on the other engines).
   void emit_barrier_sends(OpId op);
@@ -133,6 +143,8 @@ class CoreEmitter {
   /// DDR -> local memory on `engine` (default: the tiles engine). `row_bytes`: the transfer
   /// gathers rows of that many bytes (each rounds up to whole DDR bursts); 0 = contiguous.
   CmdRef load(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  /// A load of data no producer writes, queued ahead of the op's entry waits (push_ahead).
+  CmdRef prefetch(std::uint64_t bytes, std::uint64_t row_bytes = 0);
   CmdRef load_on(EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
   /// Same, attributed to op `as`.
   CmdRef load_as(OpId as, EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);

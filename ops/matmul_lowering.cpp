@@ -10,6 +10,9 @@
 // partials are stored, waits for the cell's k_parts messages, loads its column slice of every
 // partial (one strided transfer on the cross-core engine), adds them on the vector unit and
 // stores the output.
+// Cross-op prefetch: the first weight tile is queued ahead of the op's entry waits (it needs
+// nothing the producers make), so it moves as soon as the tiles engine has issued the producers'
+// transfers; the A loads and the instructions wait for the producers as before.
 // When an expert_weights (or DSA indexer_cache_read) op feeds the matmul (same_core edge), the
 // B tiles of the first m-tile are loaded on that op's behalf: the weight stream is its traffic; re-loads for further
 // m-tiles, if the rows do not fit one tile, stay the matmul's own. A kv_cache_read feeding it
@@ -153,6 +156,15 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     CoreEmitter emit(ctx, op, core);
     // Row-major operands: an A tile is rows of its k-slice, contiguous when it spans all of k; a
     // B tile is depth rows of its columns, contiguous when it spans all n columns; likewise C.
+    // The first weight tile loads ahead of the producers (LoweringOptions::prefetch_weights).
+    auto b_bytes_of = [&](const MatmulTile& t) {
+      return s.b_col_bytes == 0 ? t.depth * t.cols * e
+                                : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k - s.b_col_bytes * t.k0 / s.k);
+    };
+    CmdRef prefetched;
+    if (!weights && ctx.may_prefetch(op, b_bytes_of(tiles.front()))) {
+      prefetched = emit.prefetch(b_bytes_of(tiles.front()), tiles.front().cols == s.n ? 0 : tiles.front().cols * e);
+    }
     auto loads = [&](const MatmulTile& t, CmdRef after) {
       CmdRef a_loaded;
       if (t.load_a) {
@@ -161,9 +173,8 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
         a_loaded = activations && t.first_n_tile ? emit.load_as(*activations, history_engine, a_bytes, after, a_row)
                                                  : emit.load(a_bytes, after, a_row);
       }
-      const std::uint64_t b_bytes =
-          s.b_col_bytes == 0 ? t.depth * t.cols * e
-                             : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k - s.b_col_bytes * t.k0 / s.k);
+      if (&t == &tiles.front() && prefetched.id != 0) return std::array<CmdRef, 2>{a_loaded, prefetched};
+      const std::uint64_t b_bytes = b_bytes_of(t);
       const std::uint64_t b_row = t.cols == s.n ? 0 : t.cols * e;
       const CmdRef b_loaded = weights && t.first_m_tile ? emit.load_as(*weights, ctx.tiles(), b_bytes, after, b_row)
                                                         : emit.load(b_bytes, after, b_row);

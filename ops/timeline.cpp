@@ -83,6 +83,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     t.start = std::numeric_limits<sim::Tick>::max();
   }
   Timeline tl;
+  const hw::EngineId tensor = chip.tensor_engine();
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     for (std::size_t e = 0; e < chip.engines.size(); ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
@@ -101,6 +102,23 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
         ++t.commands[e];
         if (cmd.kind == sim::CommandKind::transfer) (link ? t.c2c_bytes : t.hbm_bytes) += cmd.amount;
       }
+    }
+  }
+  // Idle gaps: on each core's tensor queue, the time between the last instruction before an op
+  // and the op's first one there; an op keeps its largest over the cores.
+  for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
+    const auto& queue = lowered.program.cores[c].queues[tensor];
+    const auto& records = trace.cores[c][tensor];
+    sim::Tick previous_end = 0;
+    std::uint32_t previous_op = std::numeric_limits<std::uint32_t>::max();
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      if (queue[i].kind != sim::CommandKind::compute) continue;
+      if (queue[i].op != previous_op && records[i].start > previous_end) {
+        OpTiming& t = by_id[queue[i].op];
+        t.idle_gap = std::max(t.idle_gap, records[i].start - previous_end);
+      }
+      previous_op = queue[i].op;
+      previous_end = records[i].end;
     }
   }
   LimitingResource limits(chip);
@@ -147,6 +165,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     t.bound_by = b.resource;
     t.bound_share = b.share;
     tl.hbm_bytes += t.hbm_bytes;
+    tl.idle_gap += t.idle_gap;
     tl.c2c_bytes += t.c2c_bytes;
     tl.comm_ns += t.comm_ns;
     tl.flops += t.flops;

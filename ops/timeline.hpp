@@ -51,6 +51,10 @@ struct OpTiming {
   Regime regime = Regime::memory;
   std::string bound_by = "-";  ///< the limiting resource over [start, end) (ops/limiting_resource.hpp)
   double bound_share = 0;      ///< how busy it was, 0..1
+  /// The tensor engine's idle time at the op's boundary: on each core, from the end of the
+  /// instruction before the op's first one to that first one (the barrier, the pipeline fill and
+  /// the round trips that cross-op prefetch hides); the largest over the cores; 0 without any.
+  sim::Tick idle_gap = 0;
 
   sim::Tick duration() const { return end - start; }
 };
@@ -64,6 +68,7 @@ struct Timeline {
   Regime regime = Regime::memory;
   std::string bound_by = "-";  ///< the limiting resource over the whole run
   double bound_share = 0;
+  sim::Tick idle_gap = 0;  ///< the ops' idle gaps summed (the tensor engine waiting at op boundaries)
 
   const OpTiming& op(OpKind kind) const;    ///< first op of a kind; throws if absent
   const OpTiming* find(OpKind kind) const;  ///< or nullptr

@@ -93,6 +93,7 @@ py::dict op_dict(const g5sim::OpRecord& o) {
   d["regime"] = o.regime;
   d["bound_by"] = o.bound_by;
   d["bound_share"] = o.bound_share;
+  d["idle_gap_ns"] = static_cast<double>(o.idle_gap_ps) / 1000.0;
   return d;
 }
 
@@ -171,7 +172,8 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readwrite("dp", &g5sim::Request::dp)
       .def_readwrite("expert_load", &g5sim::Request::expert_load)
       .def_readwrite("strict_capacity", &g5sim::Request::strict_capacity)
-      .def_readwrite("max_commands", &g5sim::Request::max_commands);
+      .def_readwrite("max_commands", &g5sim::Request::max_commands)
+      .def_readwrite("prefetch_weights", &g5sim::Request::prefetch_weights);
 
   py::class_<g5sim::OpRecord>(m, "Op", "One op of a run: the JSON 'ops' entry, with exact picosecond times.")
       .def_readonly("name", &g5sim::OpRecord::name)
@@ -194,6 +196,8 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readonly("bound_by", &g5sim::OpRecord::bound_by,
                     "What limited it in the simulation: TIU, a DMA engine, DDR, C2C, L2, or latency.")
       .def_readonly("bound_share", &g5sim::OpRecord::bound_share, "How busy that resource was, 0..1.")
+      .def_readonly("idle_gap_ps", &g5sim::OpRecord::idle_gap_ps,
+                    "The tensor engine's idle time before its first instruction (largest over cores), ps.")
       .def("to_dict", &op_dict, "The JSON entry's keys and values, plus op_start_ps / op_end_ps.")
       .def("__repr__", [](const g5sim::OpRecord& o) {
         return "<g5sim.Op " + o.name + (o.layer >= 0 ? " layer " + std::to_string(o.layer) : std::string()) + " " +
@@ -249,6 +253,7 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readonly("regime", &g5sim::Result::regime)
       .def_readonly("bound_by", &g5sim::Result::bound_by, "The limiting resource over the whole run.")
       .def_readonly("bound_share", &g5sim::Result::bound_share)
+      .def_readonly("idle_gap_ps", &g5sim::Result::idle_gap_ps, "The ops' idle gaps summed, ps.")
       .def_readonly("ops", &g5sim::Result::ops, "Every op, in emission order (a new list each access).")
       .def_readonly("kinds", &g5sim::Result::kinds, "Per op kind, busiest first.")
       .def_property_readonly(

@@ -162,3 +162,54 @@ TEST_CASE("work split: square matmuls get a 2-D grid, GEMVs split K and reduce",
     CHECK(r.ddr_bytes == 8'567'936);
   }
 }
+
+namespace {
+
+// Two chained 16 x 64 x 64 matmuls on the tiny chip's one core, with the given DMA start-up.
+struct ChainRun {
+  ops::OpGraph graph;
+  ops::Lowered lowered;
+  sim::Trace trace;
+};
+
+ChainRun chain(double startup_ns, bool prefetch) {
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4, startup_ns), "tiny");
+  ChainRun r;
+  for (int i = 0; i < 2; ++i) {
+    ops::OpNode mm;
+    mm.name = i == 0 ? "first" : "second";
+    mm.kind = ops::OpKind::matmul;
+    mm.payload = ops::MatmulShape{1, 16, 64, 64, {}};
+    mm.flops = 2 * 16 * 64 * 64;
+    ops::add_op(r.graph, mm);
+  }
+  ops::add_dependency(r.graph, 0, 1);
+  ops::LoweringOptions options;
+  options.prefetch_weights = prefetch;
+  r.lowered = ops::lower(r.graph, chip, options);
+  r.trace = sim::Simulator(chip).run(r.lowered.program);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("cross-op prefetch: the next matmul's first weight tile loads before the barrier", "[ops][prefetch]") {
+  // Each matmul (see the schedule above): GDMA A 2,048 B, B0 4,096, B1 4,096, C0 1,024, C1 1,024.
+  // With a 100 ps start-up per transfer, the first ends at 12,388 ps (its last store).
+  const ChainRun with = chain(0.1, true), without = chain(0.1, false);
+  const auto& gdma_with = with.trace.records(0, test_configs::engine::gdma);
+  const auto& gdma_without = without.trace.records(0, test_configs::engine::gdma);
+  REQUIRE(gdma_with.size() == 10);
+  // Without prefetch the second matmul's first load (its A) waits for the barrier: it issues when
+  // the first's last store has ended. With prefetch, its first weight tile (queued 6th, after the
+  // first's stores) issues as soon as a slot frees, before that.
+  const sim::Tick first_end = gdma_with[4].end;
+  CHECK(first_end == gdma_without[4].end);
+  CHECK(gdma_without[5].start >= first_end);
+  CHECK(gdma_with[5].start < first_end);
+  CHECK(with.lowered.program.cores[0].queue(test_configs::engine::gdma)[5].amount == 4096);  // B0, not A
+  // Its start-up overlaps the first's stores, so the second matmul ends earlier by about that.
+  CHECK(with.trace.end < without.trace.end);
+  // Off, the program is the one without the option: the same schedule as before prefetch existed.
+  CHECK(without.lowered.program.cores[0].queue(test_configs::engine::gdma)[5].amount == 2048);  // A first
+}

@@ -157,7 +157,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
              kv_read_engine: Optional[str] = None, attn_split: str = "seq", scope: str = "step",
              layers: Optional[int] = None, tp: Optional[int] = None, ep: Optional[int] = None,
              dp: Optional[int] = None, expert_load: Optional[PathLike] = None, strict_capacity: bool = False,
-             max_commands: int = 1 << 27) -> Result:
+             max_commands: int = 1 << 27, prefetch: bool = True) -> Result:
     """Simulates one chip's share of a step, with `g5sim run`'s defaults and checks.
 
     phase            "decode" (q_len < ctx: the history comes from the KV cache) or "prefill"
@@ -176,6 +176,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     expert_load      step: a measured routing CSV (layer,expert,tokens)
     strict_capacity  a step that does not fit DDR raises instead of warning (Result.warnings)
     max_commands     refuse runs estimated to need more commands
+    prefetch         cross-op weight prefetch (the CLI's --no-prefetch turns it off)
 
     `chip` and `model` may be loaded objects, dicts or paths. Raises ConfigError on bad input.
     """
@@ -204,6 +205,9 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
         raise _argument_error("strict_capacity", f"expected True or False, got {strict_capacity!r}")
     request.strict_capacity = strict_capacity
     request.max_commands = _count("max_commands", max_commands)
+    if not isinstance(prefetch, bool):
+        raise _argument_error("prefetch", f"expected True or False, got {prefetch!r}")
+    request.prefetch_weights = prefetch
     return simulate_request(load_chip(chip), load_model(model), request)
 
 
@@ -220,7 +224,7 @@ def _to_dataframe(self: Result):
         raise ImportError("Result.to_dataframe needs pandas (Debian: apt-get install python3-pandas)") from error
     columns = ["name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "op_start_ps", "op_end_ps",
                "hbm_bytes", "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns",
-               "regime", "bound_by", "bound_share"]
+               "regime", "bound_by", "bound_share", "idle_gap_ns"]
     frame = pandas.DataFrame.from_records([op.to_dict() for op in self.ops], columns=columns)
     # Layers outside the decoder (embedding, lm_head) are None: keep the column integral.
     frame["layer"] = frame["layer"].astype("Int64")

@@ -73,6 +73,7 @@ class Request:
     expert_load: str
     strict_capacity: bool
     max_commands: int
+    prefetch_weights: bool
     def __init__(self) -> None: ...
 
 class Op:
@@ -95,6 +96,7 @@ class Op:
     regime: str
     bound_by: str
     bound_share: float
+    idle_gap_ps: int
     def to_dict(self) -> Dict[str, Any]: ...
 
 class Kind:
@@ -142,6 +144,7 @@ class Result:
     regime: str
     bound_by: str
     bound_share: float
+    idle_gap_ps: int
     ops: List[Op]
     kinds: List[Kind]
     commands: Dict[str, int]

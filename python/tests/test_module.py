@@ -137,7 +137,8 @@ def test_result_fields_agree_with_to_dict(chip, v3):
     assert d["total_ns"] == r.total_ns == r.total_ps / 1000
     assert d["hbm_bytes"] == r.hbm_bytes and d["flops"] == r.flops
     assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "kv_dtype": "bf16",
-                             "mla_mode": "absorb", "prefill_mla_mode": "expanded", "kv_read_engine": "gdma"}
+                             "mla_mode": "absorb", "prefill_mla_mode": "expanded", "kv_read_engine": "gdma",
+                             "prefetch_weights": True}
     assert d["commands"] == r.commands
     assert sum(r.commands.values()) == r.command_count
     assert len(d["ops"]) == len(r.ops)
@@ -149,6 +150,20 @@ def test_result_fields_agree_with_to_dict(chip, v3):
         assert entry["bound_share"] == round(op.bound_share, 3)
         assert entry["op_start_ns"] == op.op_start_ps / 1000 and entry["op_end_ns"] == op.op_end_ps / 1000
     assert [k.kind for k in r.kinds] == [k["kind"] for k in d["kinds"]]
+
+
+def test_prefetch_can_be_turned_off(chip, v3):
+    on = block(chip, v3, batch=2, ctx=4096)
+    off = block(chip, v3, batch=2, ctx=4096, prefetch=False)
+    assert on.to_dict()["workload"]["prefetch_weights"] is True
+    assert off.to_dict()["workload"]["prefetch_weights"] is False
+    # Prefetch hides boundary time: never slower, and the tensor engine idles less at boundaries.
+    assert on.total_ps <= off.total_ps
+    assert on.idle_gap_ps < off.idle_gap_ps
+    assert on.idle_gap_ps == sum(op.idle_gap_ps for op in on.ops)
+    with pytest.raises(g5sim.ConfigError) as raised:
+        block(chip, v3, prefetch="no")
+    assert raised.value.field == "prefetch"
 
 
 def test_op_lookup_by_layer(chip, v3):

@@ -109,6 +109,7 @@ struct Request {
   std::string expert_load;                              ///< step: measured routing CSV (layer,expert,tokens) path
   bool strict_capacity = false;                         ///< a step that does not fit DDR is an error, not a warning
   std::uint64_t max_commands = std::uint64_t{1} << 27;  ///< refuse runs estimated above this
+  bool prefetch_weights = true;                         ///< cross-op weight prefetch (ops/lowering.hpp)
   bool keep_commands = false;                           ///< keep every command's record (for a Chrome trace)
 };
 
@@ -125,6 +126,8 @@ struct OpRecord {
   /// "latency" when no resource was busy half of its interval; bound_share: how busy, 0..1.
   std::string bound_by;
   double bound_share = 0;
+  /// The tensor engine's idle time before its first instruction (largest over the cores).
+  std::uint64_t idle_gap_ps = 0;
   /// Nanoseconds as the JSON prints them: the double nearest to ps / 1000.
   double op_start_ns() const { return static_cast<double>(op_start_ps) / 1000.0; }
   double op_end_ns() const { return static_cast<double>(op_end_ps) / 1000.0; }
@@ -158,6 +161,7 @@ class Result {
   std::string regime;
   std::string bound_by;  ///< the limiting resource over the whole run (as OpRecord::bound_by)
   double bound_share = 0;
+  std::uint64_t idle_gap_ps = 0;         ///< the ops' idle gaps summed
   std::vector<OpRecord> ops;             ///< in emission (topological) order
   std::vector<KindRecord> kinds;         ///< busiest first
   std::vector<EngineCommands> commands;  ///< per engine, chip order
