@@ -74,12 +74,32 @@ AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::ui
     if (chunk_options.empty() || chunk_options.back() != capped) chunk_options.push_back(capped);
   }
   AttentionTiles plan;
+  if (resident) {
+    // The whole share if any tiles leave room for it.
+    for (std::uint64_t rows : row_options) {
+      for (std::uint64_t tk : chunk_options) {
+        const std::uint64_t share = std::max<std::uint64_t>(1, max_resident);
+        const std::uint64_t bytes = footprint(s, rows, tk, 0, share);
+        if (bytes <= lmem) return AttentionTiles{rows, tk, 0, bytes, share, 1};
+      }
+    }
+    // Rounds: all rows in one block; two round buffers of whole chunks if they fit, else one.
+    for (std::uint64_t tk : chunk_options) {
+      const std::uint64_t base = footprint(s, max_rows, tk, 0, 0);
+      if (base >= lmem) continue;
+      const std::uint64_t room_tokens = (lmem - base) / s.kv_token_bytes;
+      for (std::uint64_t round_buffers : {2, 1}) {
+        const std::uint64_t round = room_tokens / round_buffers / tk * tk;
+        if (round == 0) continue;
+        return AttentionTiles{max_rows, tk,           0, footprint(s, max_rows, tk, 0, round * round_buffers),
+                              round,    round_buffers};
+      }
+    }
+    return plan;
+  }
   for (std::uint64_t rows : row_options) {
     for (std::uint64_t tk : chunk_options) {
-      if (resident) {
-        const std::uint64_t bytes = footprint(s, rows, tk, 0, std::max<std::uint64_t>(1, max_resident));
-        if (bytes <= lmem) return AttentionTiles{rows, tk, 0, bytes};
-      } else if (footprint(s, rows, tk, 2, 0) <= lmem) {
+      if (footprint(s, rows, tk, 2, 0) <= lmem) {
         std::uint64_t buffers = 2;
         while (buffers < 4 && footprint(s, rows, tk, buffers + 1, 0) <= lmem) ++buffers;
         return AttentionTiles{rows, tk, buffers, footprint(s, rows, tk, buffers, 0)};
@@ -143,14 +163,15 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   const bool found = tiles.row_block != 0;
   plan.row_block = tiles.row_block, plan.chunk_tokens = tiles.chunk_tokens, plan.buffers = tiles.buffers;
   plan.lmem_bytes = tiles.lmem_bytes;
+  plan.round_tokens = tiles.round_tokens, plan.round_buffers = tiles.round_buffers;
   if (!found) {
     if (resident) {
       throw hw::InputError(
           "kv_read_engine",
-          fmt::format("a kv_resident engine keeps each core's share of the history in local memory: "
-                      "{} rows x {} B need {} B on one core, but {} ({}) has lmem_bytes_per_core = {}; "
-                      "read it with a kv_stream engine ({}), a shorter context or a smaller batch",
-                      max_resident, s.kv_token_bytes, max_resident * s.kv_token_bytes, chip.name, chip.source, lmem,
+          fmt::format("a kv_resident engine reads the history into local memory in rounds beside all {} query "
+                      "rows of an item, but {} ({}) has lmem_bytes_per_core = {}, too little for those rows and one "
+                      "{}-byte history row; read it with a kv_stream engine ({}) or use fewer query rows",
+                      max_rows, chip.name, chip.source, lmem, s.kv_token_bytes,
                       chip.engine(chip.default_kv_engine()).name));
     }
     throw hw::ConfigError(
@@ -172,6 +193,24 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
           block.chunk_tokens.push_back(std::min(plan.chunk_tokens, it.kv_tokens - t0));
         }
         plan.cores[c].blocks.push_back(std::move(block));
+      }
+    }
+    if (resident) {
+      // The first-pass chunks in order, cut into rounds of at most round_tokens tokens.
+      auto& rounds = plan.cores[c].rounds;
+      std::uint64_t in_round = plan.round_tokens;  // full: the first chunk opens a round
+      const auto& blocks = plan.cores[c].blocks;
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        if (!blocks[b].first_pass) continue;
+        for (std::size_t i = 0; i < blocks[b].chunk_tokens.size(); ++i) {
+          const std::uint64_t tk = blocks[b].chunk_tokens[i];
+          if (in_round + tk > plan.round_tokens) rounds.emplace_back(), in_round = 0;
+          auto& pieces = rounds.back();
+          if (pieces.empty() || pieces.back().block != b) pieces.push_back(RoundPiece{b, i, 0, 0});
+          ++pieces.back().chunks;
+          pieces.back().tokens += tk;
+          in_round += tk;
+        }
       }
     }
   }

@@ -21,11 +21,21 @@
 //   Q block       row_block * qk_dim * 2           (bf16)
 //   O accumulator row_block * (v_dim + 2) * 4      (fp32, plus running max and sum)
 //   scores        row_block * chunk_tokens * 4     (fp32)
-//   KV chunks     buffers * chunk_tokens * kv_token_bytes  (or, resident: the core's share)
+//   KV chunks     buffers * chunk_tokens * kv_token_bytes  (or, resident: the core's share, or
+//                 round_buffers rounds of round_tokens)
 //   dequant       chunk_tokens * kv_elements * 2   (only when the format needs converting)
 // The choice: the largest row block, then the largest chunk (<= 512 tokens) with two buffers,
 // then up to four buffers, that fit. Only the first row block of an item reads the history as
 // kv_cache_read; further blocks (when the rows do not fit at once) re-read it as fa2 traffic.
+//
+// Resident (the kv_resident route): the core's whole share when some tiles leave room for it;
+// otherwise rounds. A round is up to round_tokens history tokens (a whole number of chunks), read
+// whole into one of round_buffers round buffers (two when they fit: the next round reads while
+// fa2 works on this one) before fa2 touches it; the rows must then fit one row block, the largest
+// row block and chunk that leave room for a round of at least one chunk are taken. Round 0 is
+// read at kv_cache_read's place and fa2 waits for it on every core; round r > 0 is read when its
+// buffer is free (after the last P V of round r - round_buffers) and fa2's first instruction on it
+// waits on the read's last id (the spec's initial_sdma_dep, per round).
 
 #include <cstdint>
 #include <vector>
@@ -42,9 +52,17 @@ struct AttentionBlock {
   bool first_pass = false;  ///< first row block of its item: its reads are the history read
 };
 
+/// One piece of a resident round: `tokens` history tokens of block `block`, its chunks
+/// [first_chunk, first_chunk + chunks).
+struct RoundPiece {
+  std::size_t block = 0, first_chunk = 0, chunks = 0;
+  std::uint64_t tokens = 0;
+};
+
 struct CoreAttention {
   std::vector<AttentionBlock> blocks;
-  std::uint64_t first_pass_tokens = 0;  ///< history tokens this core reads once
+  std::uint64_t first_pass_tokens = 0;          ///< history tokens this core reads once
+  std::vector<std::vector<RoundPiece>> rounds;  ///< resident: the history read, round by round
 };
 
 struct AttentionPlan {
@@ -52,6 +70,8 @@ struct AttentionPlan {
   std::uint64_t chunk_tokens = 0;
   std::uint64_t buffers = 0;  ///< 0 when the history is resident (SDMA route)
   bool resident = false;
+  std::uint64_t round_tokens = 0;   ///< resident: history tokens per round (the whole share: one round)
+  std::uint64_t round_buffers = 0;  ///< resident: round buffers in local memory (1 or 2)
   std::uint64_t lmem_bytes = 0;
   std::vector<CoreAttention> cores;
   std::vector<std::uint64_t> partials_per_sequence;  ///< decode: items per sequence (B * kv_heads)
@@ -63,6 +83,7 @@ enum class AttentionSplit : std::uint8_t { seq, head };
 /// resident, `max_resident` tokens per core): the rule above. row_block 0 when nothing fits.
 struct AttentionTiles {
   std::uint64_t row_block = 0, chunk_tokens = 0, buffers = 0, lmem_bytes = 0;
+  std::uint64_t round_tokens = 0, round_buffers = 0;  ///< resident only
 };
 AttentionTiles choose_tiles(const AttentionShape& shape, std::uint64_t lmem, std::uint64_t max_rows,
                             std::uint64_t max_tokens, std::uint64_t max_resident, bool resident);
@@ -74,8 +95,8 @@ AttentionTiles choose_tiles(const AttentionShape& shape, std::uint64_t lmem, std
 double estimate_attention_commands(const AttentionShape& shape, const hw::Chip& chip, bool resident,
                                    AttentionSplit split);
 
-/// `resident`: the core's whole history share stays in LMEM (the SDMA route). Throws
-/// hw::ConfigError when nothing fits, saying which choice to change.
+/// `resident`: the core's history share is read into LMEM before fa2 uses it (the SDMA route),
+/// whole or in rounds. Throws hw::ConfigError when nothing fits, saying which choice to change.
 
 AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident,
                              AttentionSplit split = AttentionSplit::seq);

@@ -98,6 +98,7 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   }
   unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident);
   unit.prefetched.resize(ctx.chip.cores);
+  unit.round_reads.resize(ctx.chip.cores);
   return unit;
 }
 
@@ -111,16 +112,24 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
     const auto& blocks = plan.cores[core].blocks;
     if (blocks.empty()) continue;
     CoreEmitter emit(ctx, op, core);
-    if (unit.history != HistoryRoute::stream) {
-      // One transfer per item: the core's share lands in local memory (resident) or, for a DSA
-      // gather, in a contiguous buffer that fa2 then streams.
-      const bool gather = unit.history == HistoryRoute::gather;
+    if (unit.history == HistoryRoute::resident) {
+      // Round 0: one transfer per item piece (the whole share when it fits); fa2 reads the rest.
+      const auto& rounds = plan.cores[core].rounds;
+      if (!rounds.empty()) {
+        for (const RoundPiece& piece : rounds.front()) {
+          unit.round_reads[core].push_back(emit.load_on(unit.history_engine, chunk_bytes(s, piece.tokens), {}));
+        }
+      }
+      continue;
+    }
+    if (unit.history == HistoryRoute::gather) {
+      // One transfer per item into a contiguous buffer that fa2 then streams; a gather picks
+      // scattered rows, each rounding up to whole bursts.
       for (const AttentionBlock& b : blocks) {
         if (!b.first_pass) continue;
         std::uint64_t tokens = 0;
         for (std::uint64_t t : b.chunk_tokens) tokens += t;
-        // A gather picks scattered rows: each rounds up to whole bursts.
-        emit.load_on(unit.history_engine, chunk_bytes(s, tokens), {}, gather ? s.kv_token_bytes : 0);
+        emit.load_on(unit.history_engine, chunk_bytes(s, tokens), {}, s.kv_token_bytes);
       }
       continue;
     }
@@ -154,6 +163,30 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
     if (blocks.empty()) continue;
     CoreEmitter emit(ctx, op, core);
     const std::vector<CmdRef>& prefetched = unit.prefetched[core];
+    // Resident rounds: round_of[b][i] is the round of first-pass chunk i of block b; reads of round
+    // r + round_buffers - 1 are queued when round r starts, after the last P V of round r - 1.
+    const auto& rounds = plan.cores[core].rounds;
+    std::vector<std::vector<std::size_t>> round_of(blocks.size());
+    for (std::size_t r = 0; r < rounds.size(); ++r) {
+      for (const RoundPiece& piece : rounds[r]) {
+        round_of[piece.block].resize(blocks[piece.block].chunk_tokens.size());
+        for (std::size_t i = 0; i < piece.chunks; ++i) round_of[piece.block][piece.first_chunk + i] = r;
+      }
+    }
+    std::vector<CmdRef> round_read(rounds.size()), round_last_pv(rounds.size());
+    if (!rounds.empty()) round_read[0] = unit.round_reads[core].empty() ? CmdRef{} : unit.round_reads[core].back();
+    std::size_t current_round = 0;
+    bool round_started = false;
+    auto start_round = [&](std::size_t r) {
+      const std::size_t target = r + plan.round_buffers - 1;
+      if (target == 0 || target >= rounds.size()) return;
+      const CmdRef after = r >= 1 ? round_last_pv[r - 1] : CmdRef{};
+      CmdRef last_read;
+      for (const RoundPiece& piece : rounds[target]) {
+        last_read = emit.load_as(*unit.reader, unit.history_engine, chunk_bytes(s, piece.tokens), after);
+      }
+      round_read[target] = last_read;
+    };
     std::vector<CmdRef> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1));
     std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
     CmdRef previous_block_end;
@@ -182,6 +215,17 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       CmdRef last;
       for (std::size_t i = 0; i < n; ++i) {
         const std::uint64_t tk = block.chunk_tokens[i];
+        if (resident && block.first_pass && !rounds.empty()) {
+          // This chunk's round must have been read whole: round 0 by the barrier, later ones by
+          // waiting on their read's last id.
+          const std::size_t r = round_of[bi][i];
+          if (!round_started || r != current_round) {
+            current_round = r;
+            round_started = true;
+            start_round(r);
+            if (r > 0) chunk[i] = round_read[r];
+          }
+        }
         if (dequant) {
           emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, kActivationDtype), {q, chunk[i]});
         }
@@ -195,6 +239,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
         emit.compute(cost.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, kAccumulatorDtype));
         emit.compute(cost.sfu_cycles(block.rows * tk));  // exp of the scores
         const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, kActivationDtype));
+        if (resident && block.first_pass && !rounds.empty()) round_last_pv[round_of[bi][i]] = pv;
         emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
         last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype));
         if (!resident) {

@@ -8,9 +8,10 @@
 //                none      prefill (q_len == kv_len): fa2 attends this step's K/V;
 //                stream    on a kv_stream engine, chunk by chunk: fa2's tiles wait on the chunk
 //                          they consume, so reading and computing overlap (flash decoding);
-//                resident  on a kv_resident engine, each core's whole share into local memory in
-//                          one transfer per item; fa2 starts after the read has finished on every
-//                          core, its first tensor command naming the read's last id
+//                resident  on a kv_resident engine, each core's share into local memory, whole
+//                          (one transfer per item) or in rounds (ops/attention_plan.hpp); fa2
+//                          starts after round 0 has been read on every core, and its first
+//                          instruction on each later round names that round's last read id
 //                          (initial_sdma_dep);
 //                gather    DSA: the selected rows gathered on the gather engine into a contiguous
 //                          buffer that fa2 then streams on the tiles engine, after the gather has
@@ -35,9 +36,10 @@ enum class HistoryRoute : std::uint8_t { none, stream, resident, gather, matmul 
 struct AttentionUnit {
   std::optional<OpId> reader, fa2, combine;
   HistoryRoute history = HistoryRoute::none;
-  EngineId history_engine = 0;                  ///< the engine the history read runs on
-  const AttentionPlan* plan = nullptr;          ///< null for HistoryRoute::matmul
-  std::vector<std::vector<CmdRef>> prefetched;  ///< [core]: stream chunks queued at the read
+  EngineId history_engine = 0;                   ///< the engine the history read runs on
+  const AttentionPlan* plan = nullptr;           ///< null for HistoryRoute::matmul
+  std::vector<std::vector<CmdRef>> prefetched;   ///< [core]: stream chunks queued at the read
+  std::vector<std::vector<CmdRef>> round_reads;  ///< [core]: resident round 0's transfers
 
   /// fa2 waits for the read on every core (resident and gather routes).
   bool history_barrier() const { return history == HistoryRoute::resident || history == HistoryRoute::gather; }

@@ -190,13 +190,55 @@ TEST_CASE("(f) GDMA route: the history read overlaps fa2, SDMA route: strictly b
     // Bytes are the same on either route: 4 x 8192 x 576 x 2 = 37,748,736.
     CHECK(read.hbm_bytes == 37'748'736);
   }
-  SECTION("SDMA: a share too large for local memory is a clear error") {
+  SECTION("SDMA: a share too large for local memory is read in rounds, each whole before fa2 uses it") {
     // 131,072 history rows over 64 cores: 2,048 rows x 1,152 B = 2,359,296 B > 2,097,152 B of LMEM.
-    CHECK_THROWS_WITH(run(v3(), decode(1, 131072), "sdma"),
-                      "a kv_resident engine keeps each core's share of the history in local memory: 2048 rows x "
-                      "1152 B need 2359296 B on one core, but SG2262-test (<memory:sg2262-test>) has "
-                      "lmem_bytes_per_core = 2097152; read it with a kv_stream engine (gdma), a shorter context or a "
-                      "smaller batch");
+    // Tiles: all 128 query rows, chunks of 512 tokens: Q 128 x 576 x 2 = 147,456, O 128 x 514 x 4 =
+    // 263,168, scores 128 x 512 x 4 = 262,144: 672,768 B; the rest holds (2,097,152 - 672,768) /
+    // 1,152 = 1,236 history rows: two round buffers of 512 (whole chunks). So 4 rounds of 512 rows =
+    // 589,824 B per core, LMEM 672,768 + 1,024 x 1,152 = 1,852,416 B.
+    const auto result = run(v3(), decode(1, 131072), "sdma");
+    const ops::OpTiming& read = result.timeline.op(OpKind::kv_cache_read);
+    const ops::OpTiming& fa2 = result.timeline.op(OpKind::fa2);
+    CHECK(read.hbm_bytes == 150'994'944);  // 131,072 x 1,152: every byte once
+    CHECK(read.commands[test_configs::engine::sdma] == 64 * 4);
+    CHECK(fa2.peak_lmem_bytes == 1'852'416);
+    const std::uint32_t sdma = test_configs::engine::sdma, tiu = test_configs::engine::tiu;
+    sim::Tick round0_end = 0;
+    for (std::size_t core = 0; core < result.lowered.program.cores.size(); ++core) {
+      const auto& reads = result.lowered.program.cores[core].queue(sdma);
+      const auto& read_records = result.trace.records(core, sdma);
+      std::vector<std::size_t> rounds;
+      for (std::size_t i = 0; i < reads.size(); ++i) {
+        if (reads[i].op != read.id) continue;
+        rounds.push_back(i);
+        CHECK(reads[i].amount == 589'824);
+      }
+      REQUIRE(rounds.size() == 4);
+      round0_end = std::max(round0_end, read_records[rounds[0]].end);
+      // fa2's instructions on this core, six per 512-token chunk (Q K^T, softmax, exp, P V, exp,
+      // rescale): the first of round r, chunk r, starts only when round r's read has ended.
+      const auto& queue = result.lowered.program.cores[core].queue(tiu);
+      const auto& records = result.trace.records(core, tiu);
+      std::vector<std::size_t> fa2_compute;
+      for (std::size_t i = 0; i < queue.size(); ++i) {
+        if (queue[i].op == fa2.id && queue[i].kind == sim::CommandKind::compute) fa2_compute.push_back(i);
+      }
+      REQUIRE(fa2_compute.size() == 4 * 6);
+      for (std::size_t r = 0; r < 4; ++r) {
+        CHECK(records[fa2_compute[6 * r]].start >= read_records[rounds[r]].end);
+      }
+    }
+    // Round 0 is read whole on every core before fa2 starts anywhere (the barrier).
+    CHECK(fa2.start >= round0_end);
+  }
+  SECTION("SDMA: rows that leave no room for a history row are a clear error") {
+    // 128 KiB of LMEM: the whole 2,048-row share does not fit, and rounds need all 128 query rows in
+    // one block: their Q alone is 128 x 576 x 2 = 147,456 B.
+    std::string text = test_configs::kSg2262;
+    text.replace(text.find("2097152"), 7, "131072");
+    CHECK_THROWS_WITH(run(v3(), decode(1, 131072), "sdma", hw::chip_from_yaml(text, "small-lmem")),
+                      Catch::Contains("a kv_resident engine reads the history into local memory in rounds beside all "
+                                      "128 query rows of an item"));
   }
 }
 
