@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "hw/checked_count.hpp"
 #include "models/graph_helpers.hpp"
@@ -103,6 +104,12 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
 
   // Tokens cross chips when the EP group is wider than the TP group.
   const OpId experts_input = ep_all_to_all(lg, "moe_dispatch", p, *share, topk);
+  // The shared experts need only the normed tokens: added here, they are lowered (queued) while
+  // the dispatch all-to-all is in flight, so it hides behind them.
+  std::optional<OpId> shared;
+  if (moe.n_shared_experts > 0) {
+    shared = add_mlp(lg, "shared_", T, H, moe.n_shared_experts * moe.moe_intermediate_size / p.tp, norm);
+  }
 
   OpNode weights;
   weights.name = "expert_weights";
@@ -129,10 +136,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   combine.vec().load_width = H * (k + (moe.n_shared_experts ? 1 : 0));
   const OpId combine_op = lg.add(combine);
   lg.depend(experts_output, combine_op);
-  if (moe.n_shared_experts > 0) {
-    const OpId shared = add_mlp(lg, "shared_", T, H, moe.n_shared_experts * moe.moe_intermediate_size / p.tp, norm);
-    lg.depend(shared, combine_op);
-  }
+  if (shared) lg.depend(*shared, combine_op);
   return tp_all_reduce(lg, p, T, H, combine_op);
 }
 

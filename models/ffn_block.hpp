@@ -13,6 +13,9 @@
 //   expert_weights (same-core edges);
 //   moe_combine: each token's k expert outputs summed with the routing weights and
 //   routed_scaling_factor, plus the shared experts' output.
+// Overlap: the shared experts depend only on ffn_norm and are queued right after the dispatch
+// all-to-all, so they compute while tokens cross chips; barrier sends are queued just before
+// their first waiter (ops/lowering.hpp), so nothing else waits for the all-to-alls.
 // Sharding: dense and shared widths are split over tp (an all_reduce of [T, H] ends the layer's
 // FFN when tp > 1); routed experts as the chip's ExpertShare, with a dispatch all_to_all before
 // the expert matmuls and a combine all_to_all after them when tokens cross chips (ep > tp).

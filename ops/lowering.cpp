@@ -265,10 +265,25 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
   out.ops.resize(boost::num_vertices(graph));
   detail::LoweringContext ctx(graph, chip, options, out);
   ctx.assign_messages();
-  for (OpId op : topological_order(graph)) {
+  // An op's barrier sends (one per core, on the tensor queue, waiting for the op's last commands
+  // there) are queued just before the first op that waits for them, not right after the op: ops
+  // lowered in between that do not need it (the shared experts beside the MoE all-to-all) then
+  // run without waiting for it.
+  const auto order = topological_order(graph);
+  std::vector<std::uint8_t> sent(boost::num_vertices(graph), 0);
+  auto send = [&](OpId producer) {
+    if (ctx.message_of(producer) == 0 || sent[producer]) return;
+    sent[producer] = 1;
+    ctx.emit_barrier_sends(producer);
+  };
+  for (OpId op : order) {
+    for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
+      if (graph[*e].kind == EdgeKind::data) send(boost::source(*e, graph));
+    }
+    if (const auto producer = ctx.unit_barrier(op)) send(*producer);
     detail::lowering_of(graph[op].kind)(ctx, op);
-    if (ctx.message_of(op) != 0) ctx.emit_barrier_sends(op);
   }
+  for (OpId op : order) send(op);
   return out;
 }
 

@@ -456,3 +456,34 @@ TEST_CASE("an expert load cannot wrap its token count to the expected total", "[
   CHECK_THROWS_WITH(load.validate(61, 3, 256, 8, 1),
                     "wrap.csv: layer 3: expert 5 gets 18446744073709551615 token slots, more than the step's 8");
 }
+
+TEST_CASE("MoE overlap: the shared experts compute while the dispatch all-to-all is in flight",
+          "[step][moe][overlap]") {
+  // tp 1, ep 16, dp 16, one sequence per chip: layer 3's dispatch sends this chip's token to the
+  // experts' chips over C2C (CDMA); the shared expert needs only the normed token, so it runs on
+  // the TIU and GDMA meanwhile instead of after the experts and the combine.
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  models::StepOptions options;
+  options.layers = 4;
+  options.parallelism = models::Parallelism{1, 16, 16};
+  const auto r = api::simulate_step(chip(), v3, decode(16, 4096), options, {});
+  const ops::OpTiming* dispatch = nullptr;
+  const ops::OpTiming* shared = nullptr;
+  const ops::OpTiming* experts = nullptr;
+  const ops::OpTiming* combine = nullptr;
+  for (const auto& t : r.timeline.ops) {
+    if (t.layer != 3) continue;
+    if (t.name == "moe_dispatch") dispatch = &t;
+    if (t.name == "shared_gate_up") shared = &t;
+    if (t.name == "experts_gate_up") experts = &t;
+    if (t.name == "moe_combine") combine = &t;
+  }
+  REQUIRE((dispatch && shared && experts && combine));
+  // Intervals intersect: the shared expert starts before the dispatch ends, and ends after it.
+  CHECK(shared->start < dispatch->end);
+  CHECK(dispatch->start < shared->end);
+  // The routed experts wait for the dispatch; the combine waits for both paths.
+  CHECK(experts->start >= dispatch->end);
+  CHECK(combine->start >= shared->end);
+  CHECK(combine->start >= experts->end);
+}
