@@ -43,11 +43,12 @@ ops::AttentionSplit parse_split(const std::string& text) {
   throw hw::InputError("attn_split", fmt::format("expected seq or head, got '{}'", text));
 }
 
-models::Workload workload_of(const Request& r, std::uint64_t batch) {
+models::Workload workload_of(const Request& r, const models::ModelSpec& model, std::uint64_t batch) {
   models::Workload w =
       models::make_workload(models::parse_phase(r.phase), batch, r.ctx, r.q_len, models::parse_kv_format(r.kv_dtype));
   w.mla_mode = models::parse_mla_mode(r.mla_mode, "mla_mode");
   w.prefill_mla_mode = models::parse_mla_mode(r.prefill_mla_mode, "prefill_mla_mode");
+  w.weight_dtype = r.weight_dtype.empty() ? model.weight_dtype : models::parse_weight_dtype(r.weight_dtype);
   return w;
 }
 
@@ -56,14 +57,14 @@ models::Workload workload_of(const Request& r, std::uint64_t batch) {
 void deploy(const hw::Chip& chip, const models::ModelSpec& model, const Request& r, Result::State& s,
             std::vector<std::string>& warnings) {
   if (!r.tp && !r.ep && !r.dp) {
-    const auto chosen =
-        models::auto_sharding(model, workload_of(r, r.batch.value_or(1)), r.batch.has_value(), chip.ddr_capacity_bytes);
+    const auto chosen = models::auto_sharding(model, workload_of(r, model, r.batch.value_or(1)), r.batch.has_value(),
+                                              chip.ddr_capacity_bytes);
     s.parallelism = chosen.parallelism;
     s.automatic_sharding = true;
-    s.workload = workload_of(r, chosen.batch);
+    s.workload = workload_of(r, model, chosen.batch);
   } else {
     s.parallelism = models::Parallelism{r.tp.value_or(1), r.ep.value_or(1), r.dp.value_or(1)};
-    s.workload = workload_of(r, r.batch.value_or(s.parallelism.dp));
+    s.workload = workload_of(r, model, r.batch.value_or(s.parallelism.dp));
   }
   models::validate_parallelism(s.parallelism, model, s.workload);
   s.footprint = models::chip_footprint(model, s.workload, s.parallelism);
@@ -122,6 +123,7 @@ void fill(Result& r, const Result::State& s) {
   r.kv_dtype = std::string(models::name_of(w.kv_format));
   r.mla_mode = std::string(models::name_of(w.mla_mode));
   r.prefill_mla_mode = std::string(models::name_of(w.prefill_mla_mode));
+  r.weight_dtype = std::string(models::name_of(w.weight_dtype));
   r.kv_read_engine = engine_name(chip, s.options);
   r.attn_split = s.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head";
   r.tp = s.parallelism.tp;

@@ -134,11 +134,12 @@ void write_aligned(std::ostream& out, const std::vector<std::string>& header,
 void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   const models::Workload& w = run.workload;
   const bool step = run.scope == Scope::step;
-  fmt::print(out, "g5sim: {} {}, {} B={} q_len={} kv_len={} kv={}, on {} ({} cores)\n", run.model.name,
+  fmt::print(out, "g5sim: {} {}, {} B={} q_len={} kv_len={} kv={} weights={}, on {} ({} cores)\n", run.model.name,
              step ? fmt::format("decoder step ({} of {} layers)", run.layers, run.model.num_hidden_layers)
                   : std::string(run.model.attention == models::AttentionKind::mla ? "MLA attention block (absorb)"
                                                                                   : "attention block"),
-             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), run.chip.name, run.chip.cores);
+             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.weight_dtype),
+             run.chip.name, run.chip.cores);
   if (run.model.attention == models::AttentionKind::mla) {
     fmt::print(out, "mla mode: {} (cache and decode), prefill compute {}\n", models::name_of(w.mla_mode),
                models::name_of(w.prefill_mla_mode));
@@ -201,10 +202,11 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
-             "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"kv_read_engine\": \"{}\", "
-             "\"prefetch_weights\": {}}},\n",
+             "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"kv_read_engine\": "
+             "\"{}\", \"prefetch_weights\": {}}},\n",
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
-             models::name_of(w.prefill_mla_mode), kv_engine_name(run), run.options.prefetch_weights ? "true" : "false");
+             models::name_of(w.prefill_mla_mode), models::name_of(w.weight_dtype), kv_engine_name(run),
+             run.options.prefetch_weights ? "true" : "false");
   fmt::print(out, "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
              run.automatic_sharding ? "true" : "false");

@@ -158,18 +158,18 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   OpId q_latent = attn_norm;  // what the query projections read: q_a_norm, or the hidden state
   if (m.q_lora_rank) {
     const std::uint64_t rq = *m.q_lora_rank;
-    const OpId q_a = lg.add(matmul_op("q_a_proj", 1, T, H, rq));
+    const OpId q_a = lg.add(projection(matmul_op("q_a_proj", 1, T, H, rq), w.weight_dtype));
     const OpId q_a_norm = lg.add(rmsnorm_op("q_a_norm", T, rq));
-    q_b = lg.add(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)));
+    q_b = lg.add(projection(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)), w.weight_dtype));
     lg.depend(attn_norm, q_a);
     lg.depend(q_a, q_a_norm);
     lg.depend(q_a_norm, q_b);
     q_latent = q_a_norm;
   } else {
-    q_b = lg.add(matmul_op("q_proj", 1, T, H, n * (dn + dr)));
+    q_b = lg.add(projection(matmul_op("q_proj", 1, T, H, n * (dn + dr)), w.weight_dtype));
     lg.depend(attn_norm, q_b);
   }
-  const OpId kv_a = lg.add(matmul_op("kv_a_proj", 1, T, H, dc + dr));
+  const OpId kv_a = lg.add(projection(matmul_op("kv_a_proj", 1, T, H, dc + dr), w.weight_dtype));
   const OpId kv_a_norm = lg.add(rmsnorm_op("kv_a_norm", T, dc));
   const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + 1), dr, kRopeOpsPerElement));
   lg.depend(attn_norm, kv_a);
@@ -180,7 +180,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   // a prefill that runs MHA.
   std::optional<OpId> kv_b;
   if (w.mla_mode == MlaMode::expanded || (!w.decode() && compute != MlaMode::absorb)) {
-    kv_b = lg.add(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)));
+    kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)), w.weight_dtype));
     lg.depend(kv_a_norm, *kv_b);
   }
   const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
@@ -198,7 +198,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     attn.v_dim = dc;
     set_history(attn, cache);
     if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
-    const OpId q_absorb = lg.add(matmul_op("q_absorb", n, T, dn, dc));
+    const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), w.weight_dtype));
     lg.depend(q_b, q_absorb);
     // The absorption runs once this step's latent rows are in the cache. The history read is tied
     // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
@@ -210,8 +210,8 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     } else {
       out = add_attention_core(lg, attn, history_bytes, q_absorb, EdgeKind::order, {q_absorb, rope, cache_write});
     }
-    const OpId v_up = lg.add(matmul_op("v_up", n, T, dc, dv));
-    const OpId o_proj = lg.add(matmul_op("o_proj", 1, T, n * dv, H));
+    const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_dtype));
+    const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_dtype));
     lg.depend(out, v_up);
     lg.depend(v_up, o_proj);
     return o_proj;
@@ -241,7 +241,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       OpNode read = cache_read_op(latent, history_bytes);
       const OpId read_op = lg.add(read);
       lg.depend(cache_write, read_op);
-      OpNode up = matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv));
+      OpNode up = projection(matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv)), w.weight_dtype);
       up.flops = hw::checked("the FLOPs of kv_up_proj",
                              [&] { return (hw::Count(2) * w.batch * w.kv_len * dc * n * (dn + dv)).value(); });
       up.mm().a_row_bytes = cache.bytes_per_token();
@@ -259,7 +259,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       lg.depend(fa2, out);
     }
   }
-  const OpId o_proj = lg.add(matmul_op("o_proj", 1, T, n * dv, H));
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_dtype));
   lg.depend(out, o_proj);
   return o_proj;
 }
@@ -282,7 +282,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
   if (input) lg.depend(*input, attn_norm);
-  const OpId qkv = lg.add(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d));
+  const OpId qkv = lg.add(projection(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d), w.weight_dtype));
   const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + g), d, kRopeOpsPerElement));
   const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
   lg.depend(attn_norm, qkv);
@@ -291,7 +291,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   lg.depend(rope, cache_write);
   const OpId attention_out =
       add_attention_core(lg, attn, kv_read_bytes(m, w, tp), cache_write, EdgeKind::data, {rope, cache_write});
-  const OpId o_proj = lg.add(matmul_op("o_proj", 1, T, n * d, H));
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * d, H), w.weight_dtype));
   lg.depend(attention_out, o_proj);
   return o_proj;
 }

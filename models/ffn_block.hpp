@@ -1,5 +1,6 @@
 #pragma once
-// The feed-forward half of one decoder layer. T tokens, H hidden_size, bf16 weights (e bytes).
+// The feed-forward half of one decoder layer. T tokens, H hidden_size; the projections' weights
+// in the workload's format (models/weight_format.hpp), the router's in bf16.
 //
 // Dense (the first first_k_dense_replace layers of a MoE model, every layer of a dense model):
 //   ffn_norm RMSNorm [T, H]; gate_up [T, H] x [H, 2 I]; swiglu [T, I]; down [T, I] x [I, H].
@@ -36,7 +37,9 @@ namespace models {
 ops::OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,
                         ops::OpId input, const Parallelism& p, const ExpertShare* share);
 
-/// Weight bytes of `experts` routed experts of width `width`: experts * 3 * hidden_size * width * 2.
-std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts, std::uint64_t width);
+/// Weight bytes of `experts` routed experts of width `width` in format `weights` (bf16:
+/// experts * 3 * hidden_size * width * 2; models/weight_format.hpp for the others).
+std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts, std::uint64_t width,
+                                  WeightDtype weights = WeightDtype::bf16);
 
 }  // namespace models

@@ -6,6 +6,11 @@
 
 namespace models::detail {
 
+ops::OpNode projection(ops::OpNode node, WeightDtype t) {
+  apply_weight_format(node, t);
+  return node;
+}
+
 ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
   ops::OpNode node;
   node.name = std::move(name);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hw/dtype.hpp"
+#include "models/weight_format.hpp"
 #include "ops/op_graph.hpp"
 
 namespace models::detail {
@@ -39,6 +40,8 @@ class LayerGraph {
 };
 
 ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+/// A projection: `node` (a matmul whose B is a weight matrix) with its weights in format `t`.
+ops::OpNode projection(ops::OpNode node, WeightDtype t);
 ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, std::uint64_t width,
                       std::uint64_t ops_per_element, hw::DType compute = hw::DType::fp32,
                       hw::DType out = hw::DType::bf16);

@@ -15,43 +15,51 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   using hw::Count;
   const Count H = m.hidden_size;
   const std::uint64_t tp = p.tp;
-  const Count params = hw::checked(fmt::format("the weight count of {} ({})", m.name, m.source), [&] {
-    Count total = Count(2) * m.vocab_size * H / tp + H;  // embedding, lm_head, final norm
+  // Projections in the workload's weight format (models/weight_format.hpp), the rest in bf16.
+  const WeightDtype fmt_w = global.weight_dtype;
+  auto mat = [fmt_w](const Count& k, const Count& n) {
+    return Count(weight_matrix_bytes(fmt_w, k.value(), n.value()));
+  };
+  auto plain = [](const Count& elements) { return elements * 2; };
+  MemoryFootprint f;
+  f.weight_bytes = hw::checked(fmt::format("the weight bytes of {} ({})", m.name, m.source), [&] {
+    Count total = plain(Count(2) * m.vocab_size * H / tp + H);  // embedding, lm_head, final norm
     for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
-      total += Count(2) * H;  // attention and FFN norms
+      total += plain(Count(2) * H);  // attention and FFN norms
       if (m.attention == AttentionKind::mla) {
         const Count n = m.num_attention_heads, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
         const Count dn = m.qk_nope_head_dim, dv = m.v_head_dim;
         if (m.q_lora_rank) {
           const Count rq = *m.q_lora_rank;
-          total += H * rq + rq + rq * n * (dn + dr) / tp;
+          total += mat(H, rq) + plain(rq) + mat(rq, n * (dn + dr) / tp);
         } else {
-          total += H * n * (dn + dr) / tp;
+          total += mat(H, n * (dn + dr) / tp);
         }
-        total += H * (dc + dr) + dc + dc * n * (dn + dv) / tp + n * dv * H / tp;
+        total += mat(H, dc + dr) + plain(dc) + mat(dc, n * (dn + dv) / tp) + mat(n * dv / tp, H);
         if (m.dsa) {
-          // The DSA indexer (replicated): wq_b, wk (+ its norm), weights_proj.
+          // The DSA indexer (replicated, bf16): wq_b, wk (+ its norm), weights_proj.
           const Count q_width = m.q_lora_rank ? *m.q_lora_rank : m.hidden_size;
           const Count ih = m.dsa->index_n_heads, id = m.dsa->index_head_dim;
-          total += q_width * ih * id + H * id + id + H * ih;
+          total += plain(q_width * ih * id + H * id + id + H * ih);
         }
       } else {
         const Count n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
-        total += H * (n + Count(2) * g) * d / tp + n * d * H / tp;
+        total += mat(H, (n + Count(2) * g) * d / tp) + mat(n * d / tp, H);
       }
       if (m.is_moe_layer(l)) {
         const MoeSpec& moe = *m.moe;
         const Count width = p.ep == 1 ? moe.moe_intermediate_size / tp : moe.moe_intermediate_size;
-        total += H * moe.n_routed_experts + Count(3) * H * moe.n_shared_experts * moe.moe_intermediate_size / tp;
-        total += Count(moe.n_routed_experts / p.ep) * 3 * H * width;
+        const Count shared = Count(moe.n_shared_experts) * moe.moe_intermediate_size / tp;
+        total += plain(H * moe.n_routed_experts);  // the router
+        if (moe.n_shared_experts > 0) total += mat(H, Count(2) * shared) + mat(shared, H);
+        total += Count(moe.n_routed_experts / p.ep) * (mat(H, Count(2) * width) + mat(width, H));
       } else {
-        total += Count(3) * H * m.intermediate_size / tp;
+        const Count I = Count(m.intermediate_size) / tp;
+        total += mat(H, Count(2) * I) + mat(I, H);
       }
     }
-    return total;
+    return total.value();
   });
-  MemoryFootprint f;
-  f.weight_bytes = hw::checked("the weight bytes of " + m.name, [&] { return (params * 2).value(); });
   const Workload chip = chip_workload(global, p);
   f.kv_cache_bytes = hw::checked("the KV cache bytes per chip", [&] {
     Count per_token = kv_bytes_per_token_per_layer(m, chip, tp);

@@ -39,7 +39,7 @@ Family family_of(hw::ConfigMap& m) {
 std::vector<std::string_view> keys_of(Family f, bool yaml) {
   std::vector<std::string_view> keys{"model_type", "hidden_size",       "num_hidden_layers",
                                      "vocab_size", "intermediate_size", "num_attention_heads"};
-  if (yaml) keys.push_back("name");
+  if (yaml) keys.insert(keys.end(), {"name", "weight_dtype"});
   if (f == Family::llama) {
     keys.insert(keys.end(), {"num_key_value_heads", "head_dim"});
   } else {
@@ -49,6 +49,27 @@ std::vector<std::string_view> keys_of(Family f, bool yaml) {
   }
   if (f == Family::deepseek_dsa) keys.insert(keys.end(), {"index_n_heads", "index_head_dim", "index_topk"});
   return keys;
+}
+
+// The checkpoint's weight format: YAML's optional weight_dtype; a config.json's
+// quantization_config (absent: bf16).
+WeightDtype read_weight_dtype(hw::ConfigMap& m, bool yaml) {
+  if (yaml) {
+    if (!m.has("weight_dtype")) return WeightDtype::bf16;
+    const std::string text = m.one_of("weight_dtype", {"bf16", "fp16", "fp8", "int8", "int4"});
+    return parse_weight_dtype(text);
+  }
+  if (!m.has("quantization_config")) return WeightDtype::bf16;
+  hw::ConfigMap q = m.map("quantization_config");
+  const std::string method = q.string("quant_method");
+  if (method == "fp8") return WeightDtype::fp8;
+  if (method == "gptq" || method == "awq") {
+    const std::uint64_t bits = q.int_in("bits", 1, 64);
+    if (bits == 4) return WeightDtype::int4;
+    if (bits == 8) return WeightDtype::int8;
+    q.fail("bits", fmt::format("{}-bit weights are not modelled (4 or 8)", bits));
+  }
+  q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, gptq, awq)", method));
 }
 
 ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
@@ -108,6 +129,7 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
       s.dsa = dsa;
     }
   }
+  s.weight_dtype = read_weight_dtype(m, yaml);
   m.finish();
   return s;
 }

@@ -22,6 +22,8 @@
 #include <optional>
 #include <string>
 
+#include "models/weight_format.hpp"
+
 namespace models {
 
 enum class AttentionKind { mla, gqa };
@@ -66,6 +68,9 @@ struct ModelSpec {
 
   std::optional<MoeSpec> moe;  ///< MoE FFN after the first_k_dense_replace dense layers
   std::optional<DsaSpec> dsa;  ///< DeepSeek sparse attention indexer (V3.2)
+  /// How the checkpoint stores its weights: YAML `weight_dtype` (optional, default bf16), or a
+  /// config.json's quantization_config (quant_method fp8; gptq or awq with bits 4 or 8).
+  WeightDtype weight_dtype = WeightDtype::bf16;
 
   /// Latent KV elements cached per token per layer (MLA): d_c + d_rope.
   std::uint64_t latent_kv_elements() const { return kv_lora_rank + qk_rope_head_dim; }

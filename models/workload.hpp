@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "models/weight_format.hpp"
+
 namespace models {
 
 enum class Phase : std::uint8_t { decode, prefill };
@@ -34,6 +36,7 @@ struct Workload {
   KvFormat kv_format = KvFormat::bf16;
   MlaMode mla_mode = MlaMode::absorb;            ///< decode compute and the cache layout
   MlaMode prefill_mla_mode = MlaMode::expanded;  ///< prefill compute (MHA, as vLLM and SGLang)
+  WeightDtype weight_dtype = WeightDtype::bf16;  ///< how the projections' weights are stored
 
   bool decode() const { return q_len < kv_len; }
   /// The MLA compute path of this step.

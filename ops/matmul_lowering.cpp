@@ -190,8 +190,21 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const MatmulTile& t = tiles[i];
       const CmdRef store_wait = t.single_c && first_k ? last_store : CmdRef{};
-      const CmdRef tiu = emit.compute(ctx.cost.matmul_cycles(t.rows, t.depth, t.cols, node.dtype),
-                                      {next_loaded[0], next_loaded[1], store_wait});
+      // Quantised weights (models/weight_format.hpp): fp8 quantises the bf16 A tile first, int
+      // formats dequantise the B tile; fp8's block scales rescale the fp32 sums after the cube.
+      if (s.a_quant_ops != 0 && t.load_a) {
+        emit.compute(ctx.cost.vector_cycles(t.rows * t.depth * s.a_quant_ops, kAccumulatorDtype), {next_loaded[0]});
+      }
+      if (s.b_dequant_ops != 0) {
+        emit.compute(ctx.cost.vector_cycles(t.depth * t.cols * s.b_dequant_ops, kActivationDtype), {next_loaded[1]});
+      }
+      const CmdRef cube = emit.compute(ctx.cost.matmul_cycles(t.rows, t.depth, t.cols, node.dtype),
+                                       {next_loaded[0], next_loaded[1], store_wait});
+      CmdRef tiu = cube;  // the last instruction writing this tile's C
+      if (s.k_block_rescale != 0) {
+        const std::uint64_t blocks = (t.depth + s.k_block_rescale - 1) / s.k_block_rescale;
+        tiu = emit.compute(ctx.cost.vector_cycles(t.rows * t.cols * blocks, kAccumulatorDtype));
+      }
       if (i + 1 < tiles.size()) next_loaded = loads(tiles[i + 1], previous_tiu);
       if (t.last_k && partial) {
         // The fp32 partial of this k-range, in the core's own [rows, cols] buffer.
@@ -202,7 +215,7 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
                                 t.cols == s.n ? 0 : t.cols * e_out);
       }
       first_k = t.last_k;
-      previous_tiu = tiu;
+      previous_tiu = tiu;  // (the next loads reuse A and B buffers: waiting on the rescale is safe)
     }
     if (partial) last_partial_store[core] = last_store;
   }

@@ -48,6 +48,12 @@ struct MatmulShape {
   /// Output rows summed `out_reduce` to 1 in the epilogue before the store (DSA's weighted sum of
   /// the indexer heads); 1 = none.
   std::uint64_t out_reduce = 1;
+  /// Quantised weights (models/weight_format.hpp): vector operations per B element to dequantise
+  /// it to bf16 before the cube (int8, int4), per A element to quantise the activations (fp8),
+  /// and the k-block after which fp32 partial sums are rescaled (fp8 block scales); 0 = none.
+  std::uint64_t b_dequant_ops = 0;
+  std::uint64_t a_quant_ops = 0;
+  std::uint64_t k_block_rescale = 0;
 
   std::uint64_t rows_of(std::uint64_t group) const { return group_rows.empty() ? m : group_rows[group]; }
 };

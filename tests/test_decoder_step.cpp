@@ -487,3 +487,50 @@ TEST_CASE("MoE overlap: the shared experts compute while the dispatch all-to-all
   CHECK(combine->start >= shared->end);
   CHECK(combine->start >= experts->end);
 }
+
+TEST_CASE("weight formats: bytes with scales, the model's default, and the expert stream", "[step][weights]") {
+  using models::WeightDtype;
+  // [7168, 1536] (q_a_proj): fp8 7168 x 1536 + 4 B x 56 x 12 blocks = 11,012,736; int8 (7168 + 2 x 56)
+  // x 1536 = 11,182,080; int4 (3584 + 112) x 1536 = 5,677,056; bf16 2 x 7168 x 1536 = 22,020,096.
+  CHECK(models::weight_matrix_bytes(WeightDtype::fp8, 7168, 1536) == 11'012'736);
+  CHECK(models::weight_matrix_bytes(WeightDtype::int8, 7168, 1536) == 11'182'080);
+  CHECK(models::weight_matrix_bytes(WeightDtype::int4, 7168, 1536) == 5'677'056);
+  CHECK(models::weight_matrix_bytes(WeightDtype::bf16, 7168, 1536) == 22'020'096);
+  CHECK(models::weight_matrix_bytes(WeightDtype::fp16, 7168, 1536) == 22'020'096);
+  // A config.json's quantization_config sets the default; YAML may say weight_dtype.
+  std::string hf = R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+    "vocab_size": 129280, "intermediate_size": 18432, "num_attention_heads": 128, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "moe_intermediate_size": 2048,
+    "first_k_dense_replace": 3, "routed_scaling_factor": 2.5,
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                            "weight_block_size": [128, 128]}})";
+  CHECK(models::model_from_hf_json(hf, "v3.json").weight_dtype == WeightDtype::fp8);
+  std::string gptq = hf;
+  gptq.replace(gptq.find("\"quant_method\": \"fp8\""), 21, "\"quant_method\": \"gptq\", \"bits\": 4");
+  CHECK(models::model_from_hf_json(gptq, "v3-gptq.json").weight_dtype == WeightDtype::int4);
+  std::string bnb = hf;
+  bnb.replace(bnb.find("\"quant_method\": \"fp8\""), 21, "\"quant_method\": \"bitsandbytes\"");
+  CHECK_THROWS_WITH(models::model_from_hf_json(bnb, "bnb.json"),
+                    Catch::Contains("quantization_config.quant_method: 'bitsandbytes' is not modelled"));
+  CHECK(model(test_configs::kDeepSeekV3, "v3").weight_dtype == WeightDtype::bf16);  // no key: bf16
+  // The expert stream carries the format: B = 1, layer 3 with experts 5 and 17 (as above), fp8.
+  // Per expert: gate_up (7168 + 2) x 4096 = 29,368,320 and down (2048 + 1) x 7168 = 14,687,232
+  // (per column: the values and 4 B x 56 or 16 blocks / 128 columns, rounded up): 44,055,552;
+  // two experts 88,111,104, against 176,160,768 in bf16.
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  const auto load = models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,5,3\n3,17,5\n3,200,0\n", "load.csv");
+  auto w = decode(1, 1024);
+  w.weight_dtype = WeightDtype::fp8;
+  const auto r = step(v3, w, 4, &load);
+  CHECK(bytes_of(r.timeline, OpKind::expert_weights, 3) == 88'111'104);
+  // The footprint counts the scales exactly: gate_up 7168 x 4096 + 4 x 56 x 32 = 29,367,296, down
+  // 2048 x 7168 + 4 x 16 x 56 = 14,683,648: 2 x 44,050,944 = 88,101,888 (the stream's per-column
+  // rounding adds 9,216 B, under a byte per column).
+  CHECK(models::expert_weight_bytes(v3, 2, 2048, WeightDtype::fp8) == 88'101'888);
+  // Footprint: fp8 projections and experts, bf16 embedding, lm_head, norms and router.
+  const auto bf16 = models::chip_footprint(v3, decode(1, 1024), models::Parallelism{1, 1, 1});
+  const auto fp8 = models::chip_footprint(v3, w, models::Parallelism{1, 1, 1});
+  CHECK(fp8.weight_bytes < bf16.weight_bytes);
+  CHECK(2 * fp8.weight_bytes > bf16.weight_bytes);
+}

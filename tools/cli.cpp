@@ -53,6 +53,7 @@ std::string flag_of(const std::string& field) {
       {"q_len", "--q-len"},
       {"phase", "--phase"},
       {"kv_format", "--kv-dtype"},
+      {"weight_dtype", "--weight-dtype"},
       {"mla_mode", "--mla-mode"},
       {"prefill_mla_mode", "--prefill-mla-mode"},
       {"kv_read_engine", "--kv-read-engine"},
@@ -116,6 +117,9 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--kv-dtype", r.kv_dtype, "KV cache format: bf16, fp8 or fp8-flashmla")->capture_default_str();
   cmd->add_option("--mla-mode", r.mla_mode, "MLA decode mode and cache: absorb, standard or expanded")
       ->capture_default_str();
+  cmd->add_option("--weight-dtype", r.weight_dtype,
+                  "projection weights: bf16, fp16, fp8 (128x128 block scales), int8 or int4 (group 128 scales); "
+                  "default: the model config's quantization, else bf16");
   cmd->add_option("--prefill-mla-mode", r.prefill_mla_mode, "MLA prefill compute: absorb, standard or expanded (MHA)")
       ->capture_default_str();
   cmd->add_option("--kv-read-engine", r.kv_read_engine,

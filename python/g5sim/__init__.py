@@ -154,6 +154,7 @@ def _text(name: str, value: Any) -> str:
 def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], *,
              phase: str = "decode", batch: Optional[int] = None, ctx: int = 4096, q_len: Optional[int] = None,
              kv_dtype: str = "bf16", mla_mode: str = "absorb", prefill_mla_mode: str = "expanded",
+             weight_dtype: Optional[str] = None,
              kv_read_engine: Optional[str] = None, attn_split: str = "seq", scope: str = "step",
              layers: Optional[int] = None, tp: Optional[int] = None, ep: Optional[int] = None,
              dp: Optional[int] = None, expert_load: Optional[PathLike] = None, strict_capacity: bool = False,
@@ -167,6 +168,8 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     kv_dtype         "bf16", "fp8" or "fp8-flashmla"
     mla_mode         decode compute and cache: "absorb", "standard" or "expanded"
     prefill_mla_mode prefill compute (default "expanded": MHA after up-projection)
+    weight_dtype     projections' weights: "bf16", "fp16", "fp8", "int8", "int4"; None: the
+                     model config's quantization, else bf16
     kv_read_engine   the engine of the decode history read; None: the chip's first kv_stream
                      engine (SG2262: "gdma", which overlaps fa2; "sdma" loads it first)
     attn_split       decode attention over cores: "seq" (flash decoding) or "head"
@@ -190,6 +193,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     request.kv_dtype = _text("kv_dtype", kv_dtype)
     request.mla_mode = _text("mla_mode", mla_mode)
     request.prefill_mla_mode = _text("prefill_mla_mode", prefill_mla_mode)
+    request.weight_dtype = "" if weight_dtype is None else _text("weight_dtype", weight_dtype)
     request.kv_read_engine = "" if kv_read_engine is None else _text("kv_read_engine", kv_read_engine)
     request.attn_split = _text("attn_split", attn_split)
     request.scope = _text("scope", scope)

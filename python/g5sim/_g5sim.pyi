@@ -63,6 +63,7 @@ class Request:
     kv_dtype: str
     mla_mode: str
     prefill_mla_mode: str
+    weight_dtype: str
     kv_read_engine: str
     attn_split: str
     scope: str
@@ -122,6 +123,7 @@ class Result:
     kv_dtype: str
     mla_mode: str
     prefill_mla_mode: str
+    weight_dtype: str
     kv_read_engine: str
     attn_split: str
     tp: int

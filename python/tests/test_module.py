@@ -137,7 +137,8 @@ def test_result_fields_agree_with_to_dict(chip, v3):
     assert d["total_ns"] == r.total_ns == r.total_ps / 1000
     assert d["hbm_bytes"] == r.hbm_bytes and d["flops"] == r.flops
     assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "kv_dtype": "bf16",
-                             "mla_mode": "absorb", "prefill_mla_mode": "expanded", "kv_read_engine": "gdma",
+                             "mla_mode": "absorb", "prefill_mla_mode": "expanded", "weight_dtype": "bf16",
+                             "kv_read_engine": "gdma",
                              "prefetch_weights": True}
     assert d["commands"] == r.commands
     assert sum(r.commands.values()) == r.command_count
@@ -150,6 +151,22 @@ def test_result_fields_agree_with_to_dict(chip, v3):
         assert entry["bound_share"] == round(op.bound_share, 3)
         assert entry["op_start_ns"] == op.op_start_ps / 1000 and entry["op_end_ns"] == op.op_end_ps / 1000
     assert [k.kind for k in r.kinds] == [k["kind"] for k in d["kinds"]]
+
+
+def test_weight_dtype(chip, v3, v3_dict):
+    # The dict has no weight_dtype: bf16; the keyword or the dict's key choose another.
+    assert block(chip, v3, batch=2, ctx=4096).weight_dtype == "bf16"
+    fp8 = block(chip, v3, batch=2, ctx=4096, weight_dtype="fp8")
+    assert fp8.weight_dtype == "fp8" and fp8.to_dict()["workload"]["weight_dtype"] == "fp8"
+    # q_a_proj's weights: 7168 x 1536 values and 4 B per 128 x 128 block, charged per column:
+    # (7168 + 2) x 1536 = 11,013,120 B of the op's traffic instead of 22,020,096.
+    bf16_bytes = block(chip, v3, batch=2, ctx=4096).op("q_a_proj").hbm_bytes
+    assert bf16_bytes - fp8.op("q_a_proj").hbm_bytes == 22_020_096 - 11_013_120
+    assert g5sim.load_model(dict(v3_dict, weight_dtype="int4"), source="V3_INT4").model_type == "deepseek_v3"
+    assert block(chip, g5sim.load_model(dict(v3_dict, weight_dtype="int4")), batch=2).weight_dtype == "int4"
+    with pytest.raises(g5sim.ConfigError) as raised:
+        block(chip, v3, weight_dtype="int3")
+    assert raised.value.field == "weight_dtype"
 
 
 def test_prefetch_can_be_turned_off(chip, v3):

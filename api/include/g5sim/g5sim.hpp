@@ -101,13 +101,14 @@ struct Request {
   std::string kv_dtype = "bf16";       ///< "bf16", "fp8" or "fp8-flashmla"
   std::string mla_mode = "absorb";     ///< decode compute and cache: absorb, standard, expanded
   std::string prefill_mla_mode = "expanded";
-  std::string kv_read_engine;                           ///< "" = the chip's first kv_stream engine (SG2262: gdma)
-  std::string attn_split = "seq";                       ///< decode attention over cores: "seq" or "head"
-  std::string scope = "step";                           ///< "block" (one attention block) or "step" (the decoder)
-  std::optional<std::uint64_t> layers;                  ///< step: only the first N decoder layers
-  std::optional<std::uint64_t> tp, ep, dp;              ///< none given: the smallest sharding that fits DDR
-  std::string expert_load;                              ///< step: measured routing CSV (layer,expert,tokens) path
-  bool strict_capacity = false;                         ///< a step that does not fit DDR is an error, not a warning
+  std::string weight_dtype;                 ///< bf16, fp16, fp8, int8, int4; "" = the model config's, else bf16
+  std::string kv_read_engine;               ///< "" = the chip's first kv_stream engine (SG2262: gdma)
+  std::string attn_split = "seq";           ///< decode attention over cores: "seq" or "head"
+  std::string scope = "step";               ///< "block" (one attention block) or "step" (the decoder)
+  std::optional<std::uint64_t> layers;      ///< step: only the first N decoder layers
+  std::optional<std::uint64_t> tp, ep, dp;  ///< none given: the smallest sharding that fits DDR
+  std::string expert_load;                  ///< step: measured routing CSV (layer,expert,tokens) path
+  bool strict_capacity = false;             ///< a step that does not fit DDR is an error, not a warning
   std::uint64_t max_commands = std::uint64_t{1} << 27;  ///< refuse runs estimated above this
   bool prefetch_weights = true;                         ///< cross-op weight prefetch (ops/lowering.hpp)
   bool keep_commands = false;                           ///< keep every command's record (for a Chrome trace)
@@ -150,7 +151,7 @@ class Result {
   struct State;  ///< the library's internal record of the run
 
   // What ran (echoing the request with its defaults resolved).
-  std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, kv_read_engine, attn_split;
+  std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, kv_read_engine, attn_split;
   std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0;
   std::uint64_t tp = 1, ep = 1, dp = 1, chips = 1;
   bool automatic_sharding = false;
