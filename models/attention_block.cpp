@@ -65,23 +65,20 @@ OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::ui
   return combine;
 }
 
-// DeepSeek-V3.2 sparse attention in decode (DSA). The indexer scores the whole history with its
-// own small key cache and keeps the top index_topk rows; attention then reads only those:
+// DeepSeek-V3.2's lightning indexer (DSA), in decode and in prefill. It scores the history with
+// its own small key cache and keeps the top index_topk rows per query token:
 //   indexer_q_proj      [T, r_q] x [r_q, h_i d_i]           (h_i index heads of d_i)
-//   indexer_k_proj      [T, H] x [H, d_i + h_i]             (the new key and the head weights)
+//   indexer_k_proj      [T, H] x [H, d_i + h_i]             (the new keys and the head weights)
 //   indexer_cache_write T rows of d_i fp8 + one fp32 scale
-//   indexer_cache_read  B kv_len (d_i + 4) bytes: the whole history of index keys, streamed as the
-//                       B operand of
+//   indexer_cache_read  decode only: B kv_len (d_i + 4) bytes, the whole history of index keys,
+//                       streamed as the B operand of indexer_score (in prefill the keys are this
+//                       step's, read back from the write)
 //   indexer_score       B x ([q h_i, d_i] x [d_i, kv_len]) in fp8; the epilogue sums the heads
-//                       (ReLU, weights), so [q, kv_len] scores are stored per sequence
-//   indexer_topk        weighs and selects min(kv_len, topk) rows per query token
-//   kv_cache_read       gathers those rows: B min(kv_len, topk) x the latent bytes, on SDMA into a
-//                       contiguous buffer; fa2 streams it and its first TIU command waits on the
-//                       gather's last SDMA id (initial_sdma_dep)
-//   fa2                 attends min(kv_len, topk) rows.
-OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w, ops::AttentionShape attn,
-                          const KvCacheLayout& cache, OpId q_latent, OpId attn_norm,
-                          std::initializer_list<OpId> fa2_inputs) {
+//                       (ReLU, weights), so [q, kv_len] scores are stored per sequence (prefill:
+//                       the whole causal square is counted, an upper bound)
+//   indexer_topk        weighs and selects min(kv_len, topk) rows per query token.
+// Returns indexer_topk.
+OpId add_indexer(LayerGraph& lg, const ModelSpec& m, const Workload& w, OpId q_latent, OpId attn_norm) {
   const DsaSpec& dsa = *m.dsa;
   const std::uint64_t T = w.batch * w.q_len, H = m.hidden_size;
   const std::uint64_t hi = dsa.index_n_heads, di = dsa.index_head_dim;
@@ -97,21 +94,24 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   const OpId idx_write = lg.add(write);
   lg.depend(idx_k, idx_write);
 
-  OpNode read;
-  read.name = "indexer_cache_read";
-  read.kind = OpKind::indexer_cache_read;
-  read.shape = fmt::format("[{}, {}] x {} B", w.batch, w.kv_len, key_bytes);
-  read.kv_bytes = w.batch * w.kv_len * key_bytes;
-  const OpId idx_read = lg.add(read);
-  lg.depend(idx_write, idx_read);
-
   OpNode score = matmul_op("indexer_score", w.batch, w.q_len * hi, di, w.kv_len);
   score.dtype = DType::fp8;
   score.mm().b_col_bytes = key_bytes;
   score.mm().out_reduce = hi;
   const OpId idx_score = lg.add(score);
   lg.depend(idx_q, idx_score);
-  lg.depend(idx_read, idx_score, EdgeKind::same_core);
+  if (w.decode()) {
+    OpNode read;
+    read.name = "indexer_cache_read";
+    read.kind = OpKind::indexer_cache_read;
+    read.shape = fmt::format("[{}, {}] x {} B", w.batch, w.kv_len, key_bytes);
+    read.kv_bytes = w.batch * w.kv_len * key_bytes;
+    const OpId idx_read = lg.add(read);
+    lg.depend(idx_write, idx_read);
+    lg.depend(idx_read, idx_score, EdgeKind::same_core);
+  } else {
+    lg.depend(idx_write, idx_score);  // this step's keys, as written
+  }
 
   const std::uint64_t selected = std::min(w.kv_len, dsa.index_topk);
   std::uint64_t passes = 0;
@@ -121,7 +121,19 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   topk.vec().topk = selected;
   const OpId idx_topk = lg.add(topk);
   lg.depend(idx_score, idx_topk);
+  return idx_topk;
+}
 
+// DSA in decode: after the indexer, attention reads only the selected rows:
+//   kv_cache_read       gathers them: B min(kv_len, topk) x the latent bytes, on SDMA into a
+//                       contiguous buffer; fa2 streams it and its first TIU command waits on the
+//                       gather's last SDMA id (initial_sdma_dep)
+//   fa2                 attends min(kv_len, topk) rows.
+OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w, ops::AttentionShape attn,
+                          const KvCacheLayout& cache, OpId q_latent, OpId attn_norm,
+                          std::initializer_list<OpId> fa2_inputs) {
+  const OpId idx_topk = add_indexer(lg, m, w, q_latent, attn_norm);
+  const std::uint64_t selected = std::min(w.kv_len, m.dsa->index_topk);
   attn.kv_len = selected;
   attn.gather = true;
   const std::uint64_t gathered = w.batch * selected * cache.bytes_per_token();
@@ -192,6 +204,13 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   if (sparse && compute != MlaMode::absorb) {
     throw hw::InputError("mla_mode", fmt::format("{}'s sparse attention (DSA) runs in absorb mode", m.name));
   }
+  // DSA in prefill: the indexer runs over the prompt and each query token attends its top
+  // min(kv_len, topk) rows (fa2 counts them as its kv_len; the prompt's K/V stay its bytes).
+  std::optional<OpId> prefill_selection;
+  if (m.dsa && !w.decode()) {
+    prefill_selection = add_indexer(lg, m, w, q_latent, attn_norm);
+    attn.kv_len = std::min(w.kv_len, m.dsa->index_topk);
+  }
   if (compute == MlaMode::absorb) {
     // MQA over the latent: scores on d_c + d_r, values on d_c.
     attn.qk_dim = dc + dr;
@@ -209,6 +228,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       out = add_sparse_attention(lg, m, w, attn, cache, q_latent, attn_norm, {q_absorb, rope, cache_write});
     } else {
       out = add_attention_core(lg, attn, history_bytes, q_absorb, EdgeKind::order, {q_absorb, rope, cache_write});
+      if (prefill_selection) lg.depend(*prefill_selection, out);
     }
     const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_dtype));
     const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_dtype));
@@ -250,6 +270,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       inputs.push_back(up_op);
     } else {
       inputs.push_back(*kv_b);
+      if (prefill_selection) inputs.push_back(*prefill_selection);
     }
     const OpId fa2 = lg.add(fa2_op(attn, history_bytes));
     for (OpId in : inputs) lg.depend(in, fa2);

@@ -534,3 +534,34 @@ TEST_CASE("weight formats: bytes with scales, the model's default, and the exper
   CHECK(fp8.weight_bytes < bf16.weight_bytes);
   CHECK(2 * fp8.weight_bytes > bf16.weight_bytes);
 }
+
+TEST_CASE("DSA in prefill: the indexer runs over the prompt and attention keeps the top rows", "[step][dsa]") {
+  std::string text = test_configs::kDeepSeekV3;
+  text.replace(text.find("deepseek_v3"), 11, "deepseek_v32");
+  text += "index_n_heads: 64\nindex_head_dim: 128\nindex_topk: 2048\n";
+  const auto v32 = model(text, "v32");
+  auto prefill = [&](std::uint64_t S) {
+    return api::simulate_block(
+        chip(), v32, models::make_workload(models::Phase::prefill, 1, S, std::nullopt, models::KvFormat::bf16), {});
+  };
+  const auto r = prefill(8192);
+  // The indexer scores every prompt token against every other (the whole square, an upper bound
+  // of the causal half): 2 x (8192 x 64) x 128 x 8192 = 1,099,511,627,776 FLOPs; no index-key read
+  // from a cache (the keys are this step's).
+  CHECK(r.timeline.op(OpKind::matmul).name == "q_a_proj");
+  std::uint64_t score_flops = 0;
+  for (const auto& t : r.timeline.ops) {
+    if (t.name == "indexer_score") score_flops = t.flops;
+  }
+  CHECK(score_flops == 1'099'511'627'776);
+  CHECK(r.timeline.find(OpKind::indexer_cache_read) == nullptr);
+  CHECK(r.timeline.find(OpKind::kv_cache_read) == nullptr);
+  REQUIRE(r.timeline.find(OpKind::indexer_topk) != nullptr);
+  // Each query token attends its top 2048 rows (default prefill: MHA, q 192 and v 128 per head):
+  // 2 x 8192 x 128 x 2048 x (192 + 128) = 1,374,389,534,720 FLOPs, a quarter of the dense 8192.
+  CHECK(r.timeline.op(OpKind::fa2).flops == 1'374'389'534'720);
+  // Below index_topk the selection keeps every row: dense, 2 x 1024 x 128 x 1024 x 320.
+  CHECK(prefill(1024).timeline.op(OpKind::fa2).flops == 85'899'345'920);
+  // fa2 waits for the selection.
+  CHECK(r.timeline.op(OpKind::fa2).start >= r.timeline.op(OpKind::indexer_topk).end);
+}
