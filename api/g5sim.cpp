@@ -116,6 +116,7 @@ void fill(Result& r, const Result::State& s) {
   r.model = s.model.data().spec.name;
   r.scope = s.scope == api::Scope::step ? "step" : "block";
   r.layers = s.layers;
+  r.micro_batches = s.micro_batches;
   r.phase = w.decode() ? "decode" : "prefill";
   r.batch = w.batch;
   r.q_len = w.q_len;
@@ -256,6 +257,9 @@ Result simulate(const Chip& chip, const Model& model, const Request& request) {
     if (state->scope == api::Scope::block && (request.layers || !request.expert_load.empty())) {
       throw hw::InputError(request.layers ? "layers" : "expert_load", "layers and expert_load need scope step");
     }
+    if (state->scope == api::Scope::block && request.micro_batches != 1) {
+      throw hw::InputError("micro_batches", "micro-batches need scope step (a block is one attention)");
+    }
     state->options.kv_read_engine = request.kv_read_engine;
     state->options.max_commands = request.max_commands;
     state->options.attn_split = parse_split(request.attn_split);
@@ -273,9 +277,11 @@ Result simulate(const Chip& chip, const Model& model, const Request& request) {
       if (!request.expert_load.empty()) load = models::ExpertLoad::from_csv_file(request.expert_load);
       models::StepOptions step;
       step.layers = request.layers;
+      step.micro_batches = request.micro_batches;
       step.expert_load = load ? &*load : nullptr;
       step.parallelism = state->parallelism;
       state->layers = request.layers.value_or(m.num_hidden_layers);
+      state->micro_batches = request.micro_batches;
       sim = api::simulate_step(c, m, state->workload, step, state->options);
     }
     state->timeline = std::move(sim.timeline);

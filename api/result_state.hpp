@@ -36,6 +36,7 @@ struct Result::State {
   ops::LoweringOptions options;
   api::Scope scope = api::Scope::step;
   std::uint64_t layers = 0;
+  std::uint64_t micro_batches = 1;
   models::Parallelism parallelism;
   bool automatic_sharding = false;
   models::MemoryFootprint footprint;

@@ -2,12 +2,38 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "hw/config_error.hpp"
 #include "models/attention_block.hpp"
 #include "models/ffn_block.hpp"
 #include "models/graph_helpers.hpp"
 
 namespace models {
+namespace {
+
+// Lowering order of one micro-batch's ops of `layer` (ids from `first`): stage 0 (attention,
+// routing, the dispatch, the shared experts), stage 1 (what waits for the dispatch: the routed
+// experts, the combine all-to-all), stage 2 (what waits for the combine all-to-all), each stage
+// for every micro-batch before the next, layer after layer. So one micro-batch's all-to-alls
+// are in flight while the other's attention or experts compute.
+void schedule_micro_batch(ops::OpGraph& graph, ops::OpId first, int layer) {
+  const std::size_t n = boost::num_vertices(graph);
+  std::vector<std::uint8_t> stage(n, 0);
+  for (ops::OpId v = first; v < n; ++v) {
+    std::uint8_t s = 0;
+    for (auto [e, end] = boost::in_edges(v, graph); e != end; ++e) {
+      const ops::OpId u = boost::source(*e, graph);
+      if (u < first) continue;
+      const std::uint8_t past = graph[u].name == "moe_dispatch" ? 1 : graph[u].name == "moe_combine_a2a" ? 2 : 0;
+      s = std::max({s, stage[u], past});
+    }
+    stage[v] = s;
+    graph[v].schedule = static_cast<std::uint32_t>(3 * layer + s + 1);
+  }
+}
+
+}  // namespace
 
 ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, const StepOptions& options) {
   const std::uint64_t layers = options.layers.value_or(m.num_hidden_layers);
@@ -24,32 +50,46 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
     options.expert_load->validate(m.num_hidden_layers, m.moe->first_k_dense_replace, m.moe->n_routed_experts,
                                   m.moe->num_experts_per_tok, routed_slots(m, w, p) / m.moe->num_experts_per_tok);
   }
+  const std::uint64_t N = options.micro_batches;
+  if (N == 0 || N > 64 || w.batch % N != 0) {
+    throw hw::InputError("micro_batches",
+                         fmt::format("{} micro-batches must divide this chip's {} sequences (1..64)", N, w.batch));
+  }
+  if (N > 1 && options.expert_load) {
+    throw hw::InputError("micro_batches", "a measured expert load describes the whole step: use one micro-batch");
+  }
+  Workload mw = w;  // one micro-batch
+  mw.batch = w.batch / N;
   std::optional<ExpertShare> uniform;
-  if (m.moe) uniform = expert_share(m, w, p, nullptr);
+  if (m.moe) uniform = expert_share(m, mw, p, nullptr);
 
   ops::OpGraph graph;
   detail::LayerGraph outside(graph, -1);
   const ops::OpId embedding =
       outside.add(detail::vector_op("embedding", ops::OpKind::embedding, T, m.hidden_size, detail::kCopyOpsPerElement,
                                     hw::DType::bf16, hw::DType::bf16));
-  ops::OpId previous = embedding;
+  std::vector<ops::OpId> previous(N, embedding);
   for (std::uint64_t l = 0; l < layers; ++l) {
     const int layer = static_cast<int>(l);
-    const ops::OpId attention = add_attention_block(graph, m, w, layer, previous, p.tp);
     std::optional<ExpertShare> measured;
     const ExpertShare* share = nullptr;
     if (m.is_moe_layer(l)) {
       const ExpertAssignment* listed = options.expert_load ? options.expert_load->layer(l) : nullptr;
-      if (listed) measured = expert_share(m, w, p, listed);
+      if (listed) measured = expert_share(m, mw, p, listed);
       share = measured ? &*measured : &*uniform;
     }
-    previous = add_ffn_block(graph, m, w, layer, attention, p, share);
+    for (std::uint64_t i = 0; i < N; ++i) {
+      const ops::OpId first = static_cast<ops::OpId>(boost::num_vertices(graph));
+      const ops::OpId attention = add_attention_block(graph, m, mw, layer, previous[i], p.tp);
+      previous[i] = add_ffn_block(graph, m, mw, layer, attention, p, share);
+      if (N > 1) schedule_micro_batch(graph, first, layer);
+    }
   }
   const std::uint64_t logit_rows = w.decode() ? T : w.batch;
   const ops::OpId final_norm = outside.add(detail::rmsnorm_op("final_norm", logit_rows, m.hidden_size));
   const ops::OpId lm_head =
       outside.add(detail::matmul_op("lm_head", 1, logit_rows, m.hidden_size, m.vocab_size / p.tp));
-  outside.depend(previous, final_norm);
+  for (ops::OpId last : previous) outside.depend(last, final_norm);
   outside.depend(final_norm, lm_head);
   return graph;
 }

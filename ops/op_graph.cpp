@@ -21,19 +21,20 @@ std::vector<OpId> topological_order(const OpGraph& graph) {
   const std::size_t n = boost::num_vertices(graph);
   std::vector<std::size_t> missing(n, 0);
   for (OpId v = 0; v < n; ++v) missing[v] = boost::in_degree(v, graph);
-  std::priority_queue<OpId, std::vector<OpId>, std::greater<>> ready;
+  using Key = std::pair<std::uint32_t, OpId>;  // (schedule, id): smallest first
+  std::priority_queue<Key, std::vector<Key>, std::greater<>> ready;
   for (OpId v = 0; v < n; ++v) {
-    if (missing[v] == 0) ready.push(v);
+    if (missing[v] == 0) ready.push({graph[v].schedule, v});
   }
   std::vector<OpId> order;
   order.reserve(n);
   while (!ready.empty()) {
-    const OpId v = ready.top();
+    const OpId v = ready.top().second;
     ready.pop();
     order.push_back(v);
     for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
       const OpId w = boost::target(*e, graph);
-      if (--missing[w] == 0) ready.push(w);
+      if (--missing[w] == 0) ready.push({graph[w].schedule, w});
     }
   }
   if (order.size() != n) throw std::logic_error("op graph has a cycle");

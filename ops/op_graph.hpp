@@ -127,6 +127,10 @@ struct OpNode {
   /// KV history bytes the op reads or attends: kv_cache_read and indexer_cache_read (what they
   /// stream), fa2 (what it attends, in the cache's format); 0 for other ops.
   std::uint64_t kv_bytes = 0;
+  /// Lowering (queue) order: among ops whose producers are lowered, the smallest (schedule, id)
+  /// goes first. 0 everywhere: the order they were added in. Micro-batches use it to queue one
+  /// micro-batch's attention before the other's experts (models/decoder_step.hpp).
+  std::uint32_t schedule = 0;
   OpPayload payload;  ///< the kind's shape; add_op() checks that it matches the kind
 
   // Typed access: the wrong payload for the kind is a bug (std::bad_variant_access).

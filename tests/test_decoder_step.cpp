@@ -565,3 +565,40 @@ TEST_CASE("DSA in prefill: the indexer runs over the prompt and attention keeps 
   // fa2 waits for the selection.
   CHECK(r.timeline.op(OpKind::fa2).start >= r.timeline.op(OpKind::indexer_topk).end);
 }
+
+TEST_CASE("micro-batches: one group's combine all-to-all overlaps the other's experts", "[step][moe][overlap]") {
+  // tp 1, ep 8, dp 8 with 32 sequences: 4 per chip, in 2 micro-batches of 2.
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  models::StepOptions options;
+  options.layers = 4;
+  options.parallelism = models::Parallelism{1, 8, 8};
+  options.micro_batches = 2;
+  const auto r = api::simulate_step(chip(), v3, decode(32, 4096), options, {});
+  std::vector<const ops::OpTiming*> a2a, experts;
+  std::size_t attn_norms = 0;
+  for (const auto& t : r.timeline.ops) {
+    if (t.layer != 3) continue;
+    if (t.name == "attn_norm") ++attn_norms;
+    if (t.name == "moe_combine_a2a") a2a.push_back(&t);
+    if (t.name == "experts_gate_up") experts.push_back(&t);
+  }
+  // Every op once per micro-batch; each micro-batch's attention reads its own 2 sequences.
+  CHECK(attn_norms == 2);
+  REQUIRE(a2a.size() == 2);
+  REQUIRE(experts.size() == 2);
+  // Micro-batch 0's combine all-to-all and micro-batch 1's experts intersect.
+  CHECK(a2a[0]->start < experts[1]->end);
+  CHECK(experts[1]->start < a2a[0]->end);
+  for (const auto& t : r.timeline.ops) {
+    if (t.kind == OpKind::kv_cache_read) CHECK(t.hbm_bytes == 2 * 4096 * 1152);  // 2 sequences x 4096 x 1152
+  }
+  // Groups must divide the chip's sequences.
+  options.micro_batches = 3;
+  try {
+    api::simulate_step(chip(), v3, decode(32, 4096), options, {});
+    FAIL("no InputError");
+  } catch (const hw::InputError& e) {
+    CHECK(e.field() == "micro_batches");
+    CHECK(std::string(e.what()) == "3 micro-batches must divide this chip's 4 sequences (1..64)");
+  }
+}

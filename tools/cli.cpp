@@ -62,6 +62,7 @@ std::string flag_of(const std::string& field) {
       {"dp", "--dp"},
       {"sharding", "--tp/--ep/--dp"},
       {"layers", "--layers"},
+      {"micro_batches", "--micro-batches"},
       {"expert_load", "--expert-load"},
       {"max_commands", "--max-commands"},
       {"scope", "--scope"},
@@ -129,6 +130,10 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
       ->capture_default_str();
   cmd->add_option("--scope", r.scope, "block (one attention block) or step (the whole decoder)")->capture_default_str();
   cmd->add_option("--layers", r.layers, "step: simulate only the first N decoder layers")->check(count_in(1, 1024));
+  cmd->add_option("--micro-batches", r.micro_batches,
+                  "step: split the chip's sequences into N groups whose attention overlaps the others' MoE all-to-alls")
+      ->capture_default_str()
+      ->check(count_in(1, 64));
   cmd->add_option("--expert-load", r.expert_load, "step: measured routing, CSV layer,expert,tokens");
   cmd->add_option("--tp", r.tp, "tensor parallel chips (heads, FFN width, vocabulary)")->check(count_in(1, kMaxDegree));
   cmd->add_option("--ep", r.ep, "expert parallel chips (routed experts)")->check(count_in(1, kMaxDegree));

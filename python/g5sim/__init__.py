@@ -41,6 +41,7 @@ _COUNT_RANGES = {
     "ctx": (1, 1 << 24),
     "q_len": (1, 1 << 24),
     "layers": (1, 1024),
+    "micro_batches": (1, 64),
     "tp": (1, 65536),
     "ep": (1, 65536),
     "dp": (1, 65536),
@@ -156,7 +157,8 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
              kv_dtype: str = "bf16", mla_mode: str = "absorb", prefill_mla_mode: str = "expanded",
              weight_dtype: Optional[str] = None,
              kv_read_engine: Optional[str] = None, attn_split: str = "seq", scope: str = "step",
-             layers: Optional[int] = None, tp: Optional[int] = None, ep: Optional[int] = None,
+             layers: Optional[int] = None, micro_batches: int = 1, tp: Optional[int] = None,
+             ep: Optional[int] = None,
              dp: Optional[int] = None, expert_load: Optional[PathLike] = None, strict_capacity: bool = False,
              max_commands: int = 1 << 27, prefetch: bool = True) -> Result:
     """Simulates one chip's share of a step, with `g5sim run`'s defaults and checks.
@@ -175,6 +177,8 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     attn_split       decode attention over cores: "seq" (flash decoding) or "head"
     scope            "step" (the whole decoder) or "block" (one attention block)
     layers           step: only the first N decoder layers
+    micro_batches    step: the chip's sequences in N groups; one group's attention overlaps
+                     another's MoE all-to-alls (DeepSeek's two-micro-batch overlap)
     tp, ep, dp       sharding; all None: the smallest that fits the chip's DDR
     expert_load      step: a measured routing CSV (layer,expert,tokens)
     strict_capacity  a step that does not fit DDR raises instead of warning (Result.warnings)
@@ -198,6 +202,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     request.attn_split = _text("attn_split", attn_split)
     request.scope = _text("scope", scope)
     request.layers = _count("layers", layers)
+    request.micro_batches = _count("micro_batches", micro_batches)
     request.tp = _count("tp", tp)
     request.ep = _count("ep", ep)
     request.dp = _count("dp", dp)

@@ -68,6 +68,7 @@ class Request:
     attn_split: str
     scope: str
     layers: Optional[int]
+    micro_batches: int
     tp: Optional[int]
     ep: Optional[int]
     dp: Optional[int]
@@ -116,6 +117,7 @@ class Result:
     model: str
     scope: str
     layers: int
+    micro_batches: int
     phase: str
     batch: int
     q_len: int

@@ -106,6 +106,7 @@ struct Request {
   std::string attn_split = "seq";           ///< decode attention over cores: "seq" or "head"
   std::string scope = "step";               ///< "block" (one attention block) or "step" (the decoder)
   std::optional<std::uint64_t> layers;      ///< step: only the first N decoder layers
+  std::uint64_t micro_batches = 1;          ///< step: the chip's sequences in N overlapping groups (1..64)
   std::optional<std::uint64_t> tp, ep, dp;  ///< none given: the smallest sharding that fits DDR
   std::string expert_load;                  ///< step: measured routing CSV (layer,expert,tokens) path
   bool strict_capacity = false;             ///< a step that does not fit DDR is an error, not a warning
@@ -152,7 +153,7 @@ class Result {
 
   // What ran (echoing the request with its defaults resolved).
   std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, kv_read_engine, attn_split;
-  std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0;
+  std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0, micro_batches = 1;
   std::uint64_t tp = 1, ep = 1, dp = 1, chips = 1;
   bool automatic_sharding = false;
   std::uint64_t weight_bytes = 0, kv_cache_bytes = 0, capacity_bytes = 0;
