@@ -135,7 +135,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   const models::Workload& w = run.workload;
   const bool step = run.scope == Scope::step;
   fmt::print(out, "g5sim: {} {}, {} B={} q_len={} kv_len={} kv={} weights={}, on {} ({} cores)\n", run.model.name,
-             step ? fmt::format("decoder step ({} of {} layers)", run.layers, run.model.num_hidden_layers)
+             step ? fmt::format("decoder step ({} of {} layers{})", run.layers, run.model.num_hidden_layers,
+                                run.micro_batches > 1 ? fmt::format(", {} micro-batches", run.micro_batches) : "")
                   : std::string(run.model.attention == models::AttentionKind::mla ? "MLA attention block (absorb)"
                                                                                   : "attention block"),
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.weight_dtype),
@@ -200,6 +201,7 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"model\": {},\n", json_string(run.model.name));
   fmt::print(out, "  \"scope\": \"{}\",\n", run.scope == Scope::step ? "step" : "block");
   fmt::print(out, "  \"layers\": {},\n", run.layers);
+  fmt::print(out, "  \"micro_batches\": {},\n", run.micro_batches);
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
              "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"kv_read_engine\": "

@@ -3,7 +3,7 @@
 // gives byte-identical output. Times inside are picoseconds; outputs say nanoseconds with three
 // decimals (exact).
 //
-// JSON (g5sim run --json): {"chip", "model", "scope", "layers", "workload": {...}, "total_ns",
+// JSON (g5sim run --json): {"chip", "model", "scope", "layers", "micro_batches", "workload": {...}, "total_ns",
 //   "tokens_per_s", "regime", "hbm_bytes", "flops", "kv_cache": {...}, "kinds": [...],
 //   "ops": [{"name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
 //   "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime",
@@ -41,6 +41,7 @@ struct RunDescription {
   models::Parallelism parallelism{};
   bool automatic_sharding = false;
   models::MemoryFootprint footprint{};
+  std::uint64_t micro_batches = 1;
 };
 
 /// Time, bytes and work of all ops of one kind.

@@ -45,8 +45,10 @@ struct Result::State {
   std::optional<api::Simulation> simulation;
 
   api::RunDescription description() const {
-    return api::RunDescription{chip.data().chip, model.data().spec, workload,           options,  scope,
-                               layers,           parallelism,       automatic_sharding, footprint};
+    api::RunDescription d{chip.data().chip, model.data().spec, workload,           options,  scope,
+                          layers,           parallelism,       automatic_sharding, footprint};
+    d.micro_batches = micro_batches;
+    return d;
   }
 };
 
