@@ -144,6 +144,24 @@ double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip
   return static_cast<double>(chunks * 8 + items * 4);
 }
 
+std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock>& blocks, std::uint64_t round_tokens) {
+  std::vector<std::vector<RoundPiece>> rounds;
+  std::uint64_t in_round = round_tokens;  // full: the first chunk opens a round
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (!blocks[b].first_pass) continue;
+    for (std::size_t i = 0; i < blocks[b].chunk_tokens.size(); ++i) {
+      const std::uint64_t tk = blocks[b].chunk_tokens[i];
+      if (in_round + tk > round_tokens) rounds.emplace_back(), in_round = 0;
+      auto& pieces = rounds.back();
+      if (pieces.empty() || pieces.back().block != b) pieces.push_back(RoundPiece{b, i, 0, 0});
+      ++pieces.back().chunks;
+      pieces.back().tokens += tk;
+      in_round += tk;
+    }
+  }
+  return rounds;
+}
+
 AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
   const auto items = split_items(s, chip.cores, split);
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
@@ -195,24 +213,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
         plan.cores[c].blocks.push_back(std::move(block));
       }
     }
-    if (resident) {
-      // The first-pass chunks in order, cut into rounds of at most round_tokens tokens.
-      auto& rounds = plan.cores[c].rounds;
-      std::uint64_t in_round = plan.round_tokens;  // full: the first chunk opens a round
-      const auto& blocks = plan.cores[c].blocks;
-      for (std::size_t b = 0; b < blocks.size(); ++b) {
-        if (!blocks[b].first_pass) continue;
-        for (std::size_t i = 0; i < blocks[b].chunk_tokens.size(); ++i) {
-          const std::uint64_t tk = blocks[b].chunk_tokens[i];
-          if (in_round + tk > plan.round_tokens) rounds.emplace_back(), in_round = 0;
-          auto& pieces = rounds.back();
-          if (pieces.empty() || pieces.back().block != b) pieces.push_back(RoundPiece{b, i, 0, 0});
-          ++pieces.back().chunks;
-          pieces.back().tokens += tk;
-          in_round += tk;
-        }
-      }
-    }
+    if (resident) plan.cores[c].rounds = cut_rounds(plan.cores[c].blocks, plan.round_tokens);
   }
   return plan;
 }

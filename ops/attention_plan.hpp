@@ -95,6 +95,10 @@ AttentionTiles choose_tiles(const AttentionShape& shape, std::uint64_t lmem, std
 double estimate_attention_commands(const AttentionShape& shape, const hw::Chip& chip, bool resident,
                                    AttentionSplit split);
 
+/// The first-pass chunks of `blocks`, in order, cut into rounds of at most `round_tokens` tokens
+/// (a chunk never straddles two rounds).
+std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock>& blocks, std::uint64_t round_tokens);
+
 /// `resident`: the core's history share is read into LMEM before fa2 uses it (the SDMA route),
 /// whole or in rounds. Throws hw::ConfigError when nothing fits, saying which choice to change.
 

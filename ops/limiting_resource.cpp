@@ -53,13 +53,24 @@ void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, 
           busy_ns = static_cast<double>(records[i].end - records[i].start) * 1e-3;
         } else {
           const bool dma = spec.kind == hw::EngineKind::dma;
+          const bool from_l2 = cmd.direction == sim::Direction::l2_to_lmem;
           const auto bytes = static_cast<double>(
-              dma ? cost.bus_bytes(static_cast<hw::EngineId>(e), cmd.amount, cmd.row_bytes) : cmd.amount);
+              dma && !from_l2 ? cost.bus_bytes(static_cast<hw::EngineId>(e), cmd.amount, cmd.row_bytes) : cmd.amount);
           busy_ns = bytes * channel_ns[e];
-          for (std::uint32_t r : spec.crosses) {
+          auto charge = [&](std::uint32_t r) {
             const double ns = bytes / chip_.resources[r].capacity_gb_per_s;
             ops_[cmd.op].resource_ns[r] += ns;
             run_.resource_ns[r] += ns;
+          };
+          // The L2 routes (sim/command.hpp): from the L2 only it; into it the path and it.
+          const auto l2 = static_cast<std::uint32_t>(chip_.resources.size() - 1);
+          if (from_l2) {
+            charge(l2);
+          } else {
+            for (std::uint32_t r : spec.crosses) charge(r);
+            const bool adds_l2 = cmd.direction == sim::Direction::ddr_to_l2 &&
+                                 std::find(spec.crosses.begin(), spec.crosses.end(), l2) == spec.crosses.end();
+            if (adds_l2) charge(l2);
           }
         }
         if (busy_ns == 0) continue;

@@ -100,7 +100,10 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
         t.start = std::min(t.start, records[i].start);
         t.end = std::max(t.end, records[i].end);
         ++t.commands[e];
-        if (cmd.kind == sim::CommandKind::transfer) (link ? t.c2c_bytes : t.hbm_bytes) += cmd.amount;
+        // Bytes from the L2 (a staged history) never touch DDR.
+        if (cmd.kind == sim::CommandKind::transfer && cmd.direction != sim::Direction::l2_to_lmem) {
+          (link ? t.c2c_bytes : t.hbm_bytes) += cmd.amount;
+        }
       }
     }
   }

@@ -32,7 +32,11 @@ enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg, f
 
 /// A DMA transfer loads from DDR into local memory or stores local memory to DDR; a collective
 /// engine's transfer sends DDR data to another chip.
-enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip };
+/// Where a transfer's bytes go. The engine's `crosses` path serves ddr_to_lmem, lmem_to_ddr and
+/// chip_to_chip; the chip's L2 (when it has one) adds two: ddr_to_l2 crosses the engine's path and
+/// the L2 (the round trip of the farther), l2_to_lmem crosses the L2 alone (its round trip, its
+/// bytes as they are: no DRAM bursts or access overhead).
+enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip, ddr_to_l2, l2_to_lmem };
 
 struct Command {
   static constexpr std::size_t kMaxWaits = 4;

@@ -28,10 +28,19 @@ constexpr std::uint32_t kNoFlow = std::numeric_limits<std::uint32_t>::max();
 struct EngineModel {
   bool serial = false;
   std::uint32_t outstanding = 0;  // transfers in flight per core
-  Tick startup = 0;               // before bytes move: start-up plus round trip
   std::int64_t channel = -1;      // per-core channel slot among the DMA engines, -1 = none
-  FlowPath shared;                // the shared resources it crosses, as constraint ids
+  // Per route (kRoutes below): before bytes move (start-up plus round trip), and the shared
+  // resources crossed, as constraint ids.
+  std::array<Tick, 3> startup{};
+  std::array<FlowPath, 3> shared;
 };
+
+// Routes of a transfer: its engine's own path, DDR -> L2, L2 -> local memory.
+constexpr std::uint8_t kOwnPath = 0, kToL2 = 1, kFromL2 = 2;
+
+std::uint8_t route_of(Direction d) {
+  return d == Direction::ddr_to_l2 ? kToL2 : d == Direction::l2_to_lmem ? kFromL2 : kOwnPath;
+}
 
 // One engine of one core: its queue and records (cached pointers: the hot paths touch them on
 // every event) and where it stands.
@@ -65,6 +74,7 @@ struct Flow {
   EngineId engine = 0;
   std::uint32_t active_slot = 0;
   std::uint32_t next_waiting = kNoFlow;
+  std::uint8_t route = kOwnPath;
 };
 
 class Run {
@@ -157,9 +167,26 @@ Run::Run(const hw::Chip& chip, const Program& program)
     m.serial = spec.serial();
     if (m.serial) continue;
     m.outstanding = spec.outstanding;
-    m.startup = nanos_to_ticks(cost_.startup_ns(static_cast<EngineId>(e)));
+    m.startup[kOwnPath] = nanos_to_ticks(cost_.startup_ns(static_cast<EngineId>(e)));
     if (spec.kind == hw::EngineKind::dma) m.channel = next_channel++;
-    for (std::uint32_t r : spec.crosses) m.shared.constraints[m.shared.count++] = first_shared + r;
+    for (std::uint32_t r : spec.crosses) m.shared[kOwnPath].constraints[m.shared[kOwnPath].count++] = first_shared + r;
+    // The L2 routes (hw::Chip::resources: ddr, c2c, then l2).
+    m.startup[kToL2] = m.startup[kFromL2] = m.startup[kOwnPath];
+    m.shared[kToL2] = m.shared[kFromL2] = m.shared[kOwnPath];
+    if (chip.l2 && spec.kind == hw::EngineKind::dma) {
+      const std::uint32_t l2 = static_cast<std::uint32_t>(chip.resources.size() - 1);
+      const double l2_ns = chip.resources[l2].latency_ns;
+      m.startup[kToL2] =
+          nanos_to_ticks(spec.startup_ns + std::max(chip.round_trip_ns(static_cast<EngineId>(e)), l2_ns));
+      m.startup[kFromL2] = nanos_to_ticks(spec.startup_ns + l2_ns);
+      FlowPath& to = m.shared[kToL2];
+      bool crosses_l2 = false;
+      for (std::uint8_t i = 0; i < to.count; ++i) crosses_l2 = crosses_l2 || to.constraints[i] == first_shared + l2;
+      if (!crosses_l2 && to.count < FlowPath::kMaxConstraints - 1) to.constraints[to.count++] = first_shared + l2;
+      FlowPath from;
+      from.constraints[from.count++] = first_shared + l2;
+      m.shared[kFromL2] = from;
+    }
   }
   for (bool serial : {true, false}) {
     for (std::size_t e = 0; e < models_.size(); ++e) {
@@ -368,11 +395,14 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
       f = static_cast<std::uint32_t>(flows_.size());
       flows_.emplace_back();
     }
-    const auto moved = static_cast<double>(cost_.bus_bytes(engine, cmd.amount, cmd.row_bytes));
-    flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0, kNoFlow};
+    const std::uint8_t route = route_of(cmd.direction);
+    // From the L2 the bytes move as they are; through DDR as whole bursts plus access overheads.
+    const auto moved =
+        static_cast<double>(route == kFromL2 ? cmd.amount : cost_.bus_bytes(engine, cmd.amount, cmd.row_bytes));
+    flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0, kNoFlow, route};
     ++es.head;
     ++es.in_flight;
-    events_.push(later(model.startup), EventPriority::kState, EventType::transfer_startup_done, f);
+    events_.push(later(model.startup[route]), EventPriority::kState, EventType::transfer_startup_done, f);
   }
 }
 
@@ -425,7 +455,8 @@ void Run::start_moving(std::uint32_t f) {
   if (model.channel >= 0) {
     path.constraints[path.count++] = flow.core * channels_per_core_ + static_cast<std::uint32_t>(model.channel);
   }
-  for (std::uint8_t i = 0; i < model.shared.count; ++i) path.constraints[path.count++] = model.shared.constraints[i];
+  const FlowPath& shared = model.shared[flow.route];
+  for (std::uint8_t i = 0; i < shared.count; ++i) path.constraints[path.count++] = shared.constraints[i];
   active_paths_.push_back(path);
   request_rate_update();
 }
