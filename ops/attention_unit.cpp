@@ -93,10 +93,37 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
     unit.history = HistoryRoute::gather;
     unit.history_engine = ctx.chip.dma_for(hw::DmaRole::gather);
   } else {
-    unit.history = ctx.kv_resident() ? HistoryRoute::resident : HistoryRoute::stream;
+    unit.history = !ctx.kv_resident() ? HistoryRoute::stream
+                   : ctx.chip.l2      ? HistoryRoute::staged
+                                      : HistoryRoute::resident;
     unit.history_engine = ctx.kv_engine();
   }
   unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident);
+  if (unit.history == HistoryRoute::staged) {
+    // Each core's share of the L2: the whole history when it fits, else two buffers of rounds of
+    // whole chunks (one buffer when two would not hold a chunk each).
+    const AttentionShape& s = g[*unit.fa2].attn();
+    const std::uint64_t per_core = ctx.chip.l2->capacity_bytes / ctx.chip.cores;
+    const std::uint64_t chunk = unit.plan->chunk_tokens;
+    std::uint64_t share = 0;
+    for (const CoreAttention& c : unit.plan->cores) share = std::max(share, c.first_pass_tokens);
+    std::uint64_t round_tokens = share;
+    unit.staged_buffers = 1;
+    if (share * s.kv_token_bytes > per_core) {
+      const std::uint64_t rows = per_core / s.kv_token_bytes;
+      unit.staged_buffers = rows / 2 >= chunk ? 2 : 1;
+      round_tokens = rows / unit.staged_buffers / chunk * chunk;
+      if (round_tokens == 0) {
+        throw hw::InputError(
+            "kv_read_engine",
+            fmt::format("{} stages the history in the L2, but its {} B per core (l2.capacity_bytes / cores) hold "
+                        "less than one {}-row chunk of {} B rows; read it with a kv_stream engine ({})",
+                        ctx.chip.engine(ctx.kv_engine()).name, per_core, chunk, s.kv_token_bytes,
+                        ctx.chip.engine(ctx.chip.default_kv_engine()).name));
+      }
+    }
+    for (const CoreAttention& c : unit.plan->cores) unit.staged_rounds.push_back(cut_rounds(c.blocks, round_tokens));
+  }
   unit.prefetched.resize(ctx.chip.cores);
   unit.round_reads.resize(ctx.chip.cores);
   return unit;
@@ -118,6 +145,16 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
       if (!rounds.empty()) {
         for (const RoundPiece& piece : rounds.front()) {
           unit.round_reads[core].push_back(emit.load_on(unit.history_engine, chunk_bytes(s, piece.tokens), {}));
+        }
+      }
+      continue;
+    }
+    if (unit.history == HistoryRoute::staged) {
+      // Round 0 into the L2 (fa2 waits for it on every core); fa2 queues the later rounds.
+      const auto& rounds = unit.staged_rounds[core];
+      if (!rounds.empty()) {
+        for (const RoundPiece& piece : rounds.front()) {
+          unit.round_reads[core].push_back(emit.stage_to_l2(op, unit.history_engine, chunk_bytes(s, piece.tokens), {}));
         }
       }
       continue;
@@ -149,7 +186,8 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   const bool streams = unit.history == HistoryRoute::stream;
   const bool resident = unit.history == HistoryRoute::resident;
   ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
-  if (streams || resident) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*unit.reader].kv_bytes;
+  const bool staged = unit.history == HistoryRoute::staged;
+  if (streams || resident || staged) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*unit.reader].kv_bytes;
   const bool dequant = s.kv_dequant;
   // Whole rows on a core (prefill, or decode split by heads) are finished here; rows split over
   // the history leave partial outputs for fa2_combine.
@@ -187,6 +225,32 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       }
       round_read[target] = last_read;
     };
+    // Staged rounds (in the L2): the round of each first-pass chunk, whether it opens or closes
+    // its round, and the rounds' last read ids. Round 1 (with two L2 buffers) is read right away.
+    const std::vector<std::vector<RoundPiece>> no_rounds;
+    const auto& l2_rounds = staged ? unit.staged_rounds[core] : no_rounds;
+    std::vector<std::vector<std::size_t>> l2_round_of(blocks.size());
+    std::vector<std::vector<std::uint8_t>> opens(blocks.size()), closes(blocks.size());
+    for (std::size_t r = 0; r < l2_rounds.size(); ++r) {
+      for (std::size_t p = 0; p < l2_rounds[r].size(); ++p) {
+        const RoundPiece& piece = l2_rounds[r][p];
+        const std::size_t chunks = blocks[piece.block].chunk_tokens.size();
+        l2_round_of[piece.block].resize(chunks), opens[piece.block].resize(chunks), closes[piece.block].resize(chunks);
+        for (std::size_t i = 0; i < piece.chunks; ++i) l2_round_of[piece.block][piece.first_chunk + i] = r;
+        if (p == 0) opens[piece.block][piece.first_chunk] = 1;
+        if (p + 1 == l2_rounds[r].size()) closes[piece.block][piece.first_chunk + piece.chunks - 1] = 1;
+      }
+    }
+    std::vector<CmdRef> l2_read(l2_rounds.size());
+    auto stage_round = [&](std::size_t r, CmdRef after) {
+      for (const RoundPiece& piece : l2_rounds[r]) {
+        l2_read[r] = emit.stage_to_l2(*unit.reader, unit.history_engine, chunk_bytes(s, piece.tokens), after);
+      }
+    };
+    if (staged) {
+      if (!l2_rounds.empty()) l2_read[0] = unit.round_reads[core].empty() ? CmdRef{} : unit.round_reads[core].back();
+      if (unit.staged_buffers == 2 && l2_rounds.size() > 1) stage_round(1, {});
+    }
     std::vector<CmdRef> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1));
     std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
     CmdRef previous_block_end;
@@ -197,8 +261,23 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       // The first row block streams the history as kv_cache_read's traffic; further blocks, and a
       // gathered history read again from its buffer, are fa2's own.
       const bool reads_history = streams && block.first_pass;
+      const bool from_l2 = staged && block.first_pass;
       auto load_chunk = [&](std::size_t i, CmdRef after) {
         const std::uint64_t bytes = chunk_bytes(s, block.chunk_tokens[i]);
+        if (from_l2) {
+          // A later round must be in the L2 first: a tensor fence carries the wait on its read
+          // (the fence comes after the buffer's freeing instruction, so it covers that too).
+          const std::size_t r = l2_round_of[bi][i];
+          if (opens[bi][i] && r >= 1) after = emit.fence(l2_read[r]);
+          const CmdRef loaded = emit.load_from_l2(bytes, after, kv_row);
+          // One L2 buffer: when the round's last chunk has left it, the next round may be read
+          // (a fence on that load). Two buffers: the round after next is read once this round's
+          // last chunk has been computed (below), without stalling the tensor engine.
+          if (unit.staged_buffers == 1 && closes[bi][i] && r + 1 < l2_rounds.size()) {
+            stage_round(r + 1, emit.fence(loaded));
+          }
+          return loaded;
+        }
         return reads_history ? emit.load_as(*unit.reader, unit.history_engine, bytes, after, kv_row)
                              : emit.load(bytes, after, kv_row);
       };
@@ -240,6 +319,9 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
         emit.compute(cost.sfu_cycles(block.rows * tk));  // exp of the scores
         const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, kActivationDtype));
         if (resident && block.first_pass && !rounds.empty()) round_last_pv[round_of[bi][i]] = pv;
+        if (from_l2 && unit.staged_buffers == 2 && closes[bi][i] && l2_round_of[bi][i] + 2 < l2_rounds.size()) {
+          stage_round(l2_round_of[bi][i] + 2, pv);
+        }
         emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
         last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype));
         if (!resident) {

@@ -13,6 +13,13 @@
 //                          starts after round 0 has been read on every core, and its first
 //                          instruction on each later round names that round's last read id
 //                          (initial_sdma_dep);
+//                staged    on a kv_resident engine when the chip has an L2: each core's share is
+//                          read DDR -> L2 in rounds (two round buffers of the core's L2 share when
+//                          the whole share does not fit), fa2 streams chunks L2 -> local memory on
+//                          the tiles engine; round 0 is read on every core before fa2 starts, each
+//                          later round's chunk loads wait (through a tensor fence: the tiles engine
+//                          cannot name the kv engine) for that round's last read id, and a round's
+//                          buffer is read again only after its last chunk has left it;
 //                gather    DSA: the selected rows gathered on the gather engine into a contiguous
 //                          buffer that fa2 then streams on the tiles engine, after the gather has
 //                          finished on every core;
@@ -31,7 +38,7 @@
 
 namespace ops::detail {
 
-enum class HistoryRoute : std::uint8_t { none, stream, resident, gather, matmul };
+enum class HistoryRoute : std::uint8_t { none, stream, resident, staged, gather, matmul };
 
 struct AttentionUnit {
   std::optional<OpId> reader, fa2, combine;
@@ -39,10 +46,15 @@ struct AttentionUnit {
   EngineId history_engine = 0;                   ///< the engine the history read runs on
   const AttentionPlan* plan = nullptr;           ///< null for HistoryRoute::matmul
   std::vector<std::vector<CmdRef>> prefetched;   ///< [core]: stream chunks queued at the read
-  std::vector<std::vector<CmdRef>> round_reads;  ///< [core]: resident round 0's transfers
+  std::vector<std::vector<CmdRef>> round_reads;  ///< [core]: resident (staged) round 0's transfers
+  /// Staged: per core, the history's rounds in the L2 and how many round buffers it holds.
+  std::vector<std::vector<std::vector<RoundPiece>>> staged_rounds;
+  std::uint64_t staged_buffers = 0;
 
   /// fa2 waits for the read on every core (resident and gather routes).
-  bool history_barrier() const { return history == HistoryRoute::resident || history == HistoryRoute::gather; }
+  bool history_barrier() const {
+    return history == HistoryRoute::resident || history == HistoryRoute::staged || history == HistoryRoute::gather;
+  }
   std::vector<OpId> members() const;
 };
 

@@ -234,6 +234,20 @@ CmdRef CoreEmitter::load_as(OpId as, EngineId engine, std::uint64_t bytes, CmdRe
   return transfer(as, engine, bytes, sim::Direction::ddr_to_lmem, after, row_bytes);
 }
 
+CmdRef CoreEmitter::stage_to_l2(OpId as, EngineId engine, std::uint64_t bytes, CmdRef after) {
+  return transfer(as, engine, bytes, sim::Direction::ddr_to_l2, after, 0);
+}
+
+CmdRef CoreEmitter::load_from_l2(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {
+  return transfer(op_, ctx_.tiles(), bytes, sim::Direction::l2_to_lmem, after, row_bytes);
+}
+
+CmdRef CoreEmitter::fence(CmdRef after) {
+  sim::Command cmd;
+  cmd.kind = sim::CommandKind::fence;
+  return ctx_.push(op_, core_, ctx_.tensor(), cmd, {after});
+}
+
 CmdRef CoreEmitter::store(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {
   return transfer(op_, ctx_.tiles(), bytes, sim::Direction::lmem_to_ddr, after, row_bytes);
 }

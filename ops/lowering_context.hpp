@@ -148,6 +148,13 @@ class CoreEmitter {
   CmdRef load_on(EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
   /// Same, attributed to op `as`.
   CmdRef load_as(OpId as, EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  /// DDR -> the chip's L2 on `engine`, attributed to op `as` (a staged history read).
+  CmdRef stage_to_l2(OpId as, EngineId engine, std::uint64_t bytes, CmdRef after);
+  /// The chip's L2 -> local memory on the tiles engine.
+  CmdRef load_from_l2(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  /// A tensor-engine fence: no work, it passes when `after` has completed (it carries a wait the
+  /// tiles engine could not name itself).
+  CmdRef fence(CmdRef after);
   /// Local memory -> DDR on the tiles engine.
   CmdRef store(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
   /// A transfer to another chip on the collective engine.

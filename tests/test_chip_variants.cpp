@@ -172,3 +172,43 @@ TEST_CASE("a wait the chip's rule forbids is rejected when commands are built", 
                       "core 0: a gdma command waits on engine sdma, which chip 'tiny' does not allow (waits_on)");
   }
 }
+
+TEST_CASE("SDMA route on a chip with an L2: the history is staged there, round by round", "[hw][engines][l2]") {
+  // SG2262 with a 128 MiB L2 (8,192 GB/s, 50 ns): 2,097,152 B per core. B = 1 at 131,072 tokens:
+  // 2,048 rows x 1,152 B = 2,359,296 B per core do not fit; 1,820 rows do, two buffers of 910,
+  // rounded down to whole 512-row chunks: 4 rounds of 512 rows (589,824 B) per core.
+  const hw::Chip chip = hw::chip_from_yaml(
+      replaced(test_configs::kSg2262,
+               "engines:", "l2: {capacity_bytes: 134217728, bandwidth_gb_per_s: 8192, latency_ns: 50}\nengines:"),
+      "sg2262-l2");
+  const auto staged = block(chip, decode(1, 131072), "sdma");
+  const auto streamed = block(chip, decode(1, 131072), "gdma");
+  const ops::OpTiming& read = staged.timeline.op(OpKind::kv_cache_read);
+  CHECK(read.hbm_bytes == 150'994'944);  // every history byte once, DDR -> L2
+  CHECK(read.commands[test_configs::engine::sdma] == 64 * 4);
+  // fa2's chunk loads come from the L2: its DDR bytes are its Q and partials, as when streamed.
+  CHECK(staged.timeline.op(OpKind::fa2).hbm_bytes == streamed.timeline.op(OpKind::fa2).hbm_bytes);
+  // Per core: each round's first L2 load starts only after that round's read has ended.
+  const std::uint32_t sdma = test_configs::engine::sdma, gdma = test_configs::engine::gdma;
+  for (std::size_t core = 0; core < staged.lowered.program.cores.size(); ++core) {
+    const auto& reads = staged.lowered.program.cores[core].queue(sdma);
+    const auto& loads = staged.lowered.program.cores[core].queue(gdma);
+    std::vector<sim::Tick> read_end, first_load_start;
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      if (reads[i].direction == sim::Direction::ddr_to_l2) read_end.push_back(staged.trace.records(core, sdma)[i].end);
+    }
+    for (std::size_t i = 0; i < loads.size(); ++i) {
+      // One 512-row chunk per round: every L2 load opens its round.
+      if (loads[i].direction == sim::Direction::l2_to_lmem) {
+        first_load_start.push_back(staged.trace.records(core, gdma)[i].start);
+      }
+    }
+    REQUIRE(read_end.size() == 4);
+    REQUIRE(first_load_start.size() == 4);
+    for (std::size_t r = 0; r < 4; ++r) CHECK(first_load_start[r] >= read_end[r]);
+  }
+  // One round (the share fits): fa2 starts when the read has ended on every core.
+  const auto small = block(chip, decode(4, 8192), "sdma");
+  CHECK(small.timeline.op(OpKind::fa2).start == small.timeline.op(OpKind::kv_cache_read).end);
+  CHECK(small.timeline.op(OpKind::kv_cache_read).hbm_bytes == 37'748'736);
+}
