@@ -18,6 +18,8 @@ import g5sim  # noqa: E402
 
 # SG2262 as configs/chips/sg2262.yaml describes it (sources in README, "Chip config"): 64 cores of
 # 2 MiB local memory, 16 lanes; DDR 8,601.6 GB/s x eta_m 0.9; per core TIU, GDMA, SDMA, CDMA, HAU.
+# Without the shipped file's L2: the SDMA route reads the history into local memory, as the spec's
+# appendix B describes it.
 SG2262_CONFIG = {
     "name": "SG2262",
     "cores": 64,
