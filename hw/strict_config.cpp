@@ -247,6 +247,13 @@ std::string ConfigMap::string(std::string_view key) {
   return value.Scalar();
 }
 
+bool ConfigMap::boolean(std::string_view key) {
+  YAML::Node value = scalar_node(key);
+  const std::string text = value.IsNull() ? std::string("null") : value.Scalar();
+  if (!value.IsNull() && value.Tag() != "!" && (text == "true" || text == "false")) return text == "true";
+  fail(key, fmt::format("expected true or false, got '{}'", text));
+}
+
 std::string ConfigMap::one_of(std::string_view key, const std::vector<std::string>& options) {
   const std::string value = string(key);
   if (std::find(options.begin(), options.end(), value) == options.end()) {

@@ -54,6 +54,7 @@ class ConfigMap {
   double non_negative_number(std::string_view key);      ///< finite, >= 0
   double fraction(std::string_view key);                 ///< finite, in (0, 1]
   std::string string(std::string_view key);              ///< non-empty scalar
+  bool boolean(std::string_view key);                    ///< true or false (unquoted)
   /// A non-empty scalar that must be one of `options`.
   std::string one_of(std::string_view key, const std::vector<std::string>& options);
   /// A required sequence of non-empty strings (`[]` is allowed), with no repeats.

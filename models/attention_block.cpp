@@ -303,7 +303,9 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
   if (input) lg.depend(*input, attn_norm);
-  const OpId qkv = lg.add(projection(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d), w.weight_dtype));
+  OpNode qkv_node = projection(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d), w.weight_dtype);
+  qkv_node.mm().bias = m.qkv_bias;
+  const OpId qkv = lg.add(qkv_node);
   const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + g), d, kRopeOpsPerElement));
   const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
   lg.depend(attn_norm, qkv);

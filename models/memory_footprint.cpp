@@ -23,7 +23,8 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   auto plain = [](const Count& elements) { return elements * 2; };
   MemoryFootprint f;
   f.weight_bytes = hw::checked(fmt::format("the weight bytes of {} ({})", m.name, m.source), [&] {
-    Count total = plain(Count(2) * m.vocab_size * H / tp + H);  // embedding, lm_head, final norm
+    // The embedding and lm_head (one table when tied), the final norm.
+    Count total = plain(Count(m.tie_word_embeddings ? 1 : 2) * m.vocab_size * H / tp + H);
     for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
       total += plain(Count(2) * H);  // attention and FFN norms
       if (m.attention == AttentionKind::mla) {
@@ -45,6 +46,7 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
       } else {
         const Count n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
         total += mat(H, (n + Count(2) * g) * d / tp) + mat(n * d / tp, H);
+        if (m.qkv_bias) total += plain((n + Count(2) * g) * d / tp);
       }
       if (m.is_moe_layer(l)) {
         const MoeSpec& moe = *m.moe;

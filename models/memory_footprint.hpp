@@ -3,10 +3,10 @@
 // (all num_hidden_layers, whatever --layers simulates).
 //
 // Weights per chip, with the shares of models/parallelism.hpp:
-//   embedding and lm_head  vocab x H each, / tp
+//   embedding and lm_head  vocab x H each, / tp (one table when tie_word_embeddings)
 //   MLA layer  q: H r_q + r_q n (d_n + d_r) / tp (or H n (d_n + d_r) / tp without q LoRA);
 //              kv_a: H (d_c + d_r); kv_b (W_UK, W_UV): d_c n (d_n + d_v) / tp; o_proj n d_v H / tp
-//   GQA layer  qkv: H (n + 2 g) d_h / tp; o_proj n d_h H / tp
+//   GQA layer  qkv: H (n + 2 g) d_h / tp (+ (n + 2 g) d_h / tp with a qkv bias); o_proj n d_h H / tp
 //   dense FFN  3 H I / tp
 //   MoE FFN    router H E; shared 3 H (S I_e) / tp; routed (E / ep) x 3 H I_e (I_e / tp when ep = 1)
 //   norms      H per norm (and r_q, d_c for MLA's)

@@ -13,7 +13,7 @@
 namespace models {
 namespace {
 
-enum class Family { deepseek, deepseek_dsa, llama };
+enum class Family { deepseek, deepseek_dsa, llama, chatglm };
 
 // Plausible ranges of the model's fields (README, "Config ranges"): above every published model,
 // low enough that byte and FLOP counts of a whole step stay far inside 64 bits.
@@ -30,24 +30,35 @@ Family family_of(hw::ConfigMap& m) {
   if (type == "deepseek_v2" || type == "deepseek_v3") return Family::deepseek;
   if (type == "deepseek_v32") return Family::deepseek_dsa;
   if (type == "llama" || type == "mistral" || type == "qwen2") return Family::llama;
+  if (type == "chatglm") return Family::chatglm;
   m.fail("model_type", fmt::format("'{}' is not supported (supported: deepseek_v2, deepseek_v3, "
-                                   "deepseek_v32, llama, mistral, qwen2)",
+                                   "deepseek_v32, llama, mistral, qwen2, chatglm)",
                                    type));
 }
 
 // The keys each family reads, for the strict YAML check (HF files skip it).
 std::vector<std::string_view> keys_of(Family f, bool yaml) {
-  std::vector<std::string_view> keys{"model_type", "hidden_size",       "num_hidden_layers",
-                                     "vocab_size", "intermediate_size", "num_attention_heads"};
-  if (yaml) keys.insert(keys.end(), {"name", "weight_dtype"});
-  if (f == Family::llama) {
-    keys.insert(keys.end(), {"num_key_value_heads", "head_dim"});
-  } else {
-    keys.insert(keys.end(), {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-                             "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "moe_intermediate_size",
-                             "first_k_dense_replace", "routed_scaling_factor"});
+  std::vector<std::string_view> keys;
+  keys.reserve(24);
+  auto add = [&keys](std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names) keys.push_back(n);
+  };
+  add({"model_type", "hidden_size", "num_attention_heads"});
+  if (yaml) add({"name", "weight_dtype"});
+  if (f == Family::chatglm) {
+    add({"num_layers", "padded_vocab_size", "ffn_hidden_size", "multi_query_attention", "multi_query_group_num",
+         "kv_channels", "add_qkv_bias"});
+    return keys;
   }
-  if (f == Family::deepseek_dsa) keys.insert(keys.end(), {"index_n_heads", "index_head_dim", "index_topk"});
+  add({"num_hidden_layers", "vocab_size", "intermediate_size"});
+  if (f == Family::llama) {
+    add({"num_key_value_heads", "head_dim", "qkv_bias", "tie_word_embeddings"});
+  } else {
+    add({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "n_routed_experts",
+         "num_experts_per_tok", "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace",
+         "routed_scaling_factor"});
+  }
+  if (f == Family::deepseek_dsa) add({"index_n_heads", "index_head_dim", "index_topk"});
   return keys;
 }
 
@@ -81,6 +92,26 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
   s.source = m.source();
   s.model_type = m.string("model_type");
   s.hidden_size = m.int_in("hidden_size", 1, kMaxWidth);
+  if (family == Family::chatglm) {
+    // ChatGLM's own names (its config.json), mapped onto the GQA model.
+    s.attention = AttentionKind::gqa;
+    s.num_hidden_layers = m.int_in("num_layers", 1, kMaxLayers);
+    s.vocab_size = m.int_in("padded_vocab_size", 1, kMaxVocab);
+    s.intermediate_size = m.int_in("ffn_hidden_size", 1, kMaxWidth);
+    s.num_attention_heads = m.int_in("num_attention_heads", 1, kMaxHeads);
+    const bool grouped = m.boolean("multi_query_attention");
+    const std::uint64_t groups = m.int_in("multi_query_group_num", 1, kMaxHeads);
+    s.num_key_value_heads = grouped ? groups : s.num_attention_heads;
+    s.head_dim = m.int_in("kv_channels", 1, kMaxHeadDim);
+    s.qkv_bias = m.boolean("add_qkv_bias");
+    if (s.num_attention_heads % s.num_key_value_heads != 0) {
+      m.fail("multi_query_group_num",
+             fmt::format("{} does not divide num_attention_heads {}", s.num_key_value_heads, s.num_attention_heads));
+    }
+    s.weight_dtype = read_weight_dtype(m, yaml);
+    m.finish();
+    return s;
+  }
   s.num_hidden_layers = m.int_in("num_hidden_layers", 1, kMaxLayers);
   s.vocab_size = m.int_in("vocab_size", 1, kMaxVocab);
   s.intermediate_size = m.int_in("intermediate_size", 1, kMaxWidth);
@@ -102,6 +133,15 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
       m.fail("num_key_value_heads",
              fmt::format("{} does not divide num_attention_heads {}", s.num_key_value_heads, s.num_attention_heads));
     }
+    // Qwen2 has a bias on q, k and v; Llama says so in attention_bias; a YAML file may say qkv_bias.
+    if (m.has("qkv_bias") && yaml) {
+      s.qkv_bias = m.boolean("qkv_bias");
+    } else if (!yaml && m.has("attention_bias")) {
+      s.qkv_bias = m.boolean("attention_bias");
+    } else {
+      s.qkv_bias = s.model_type == "qwen2";
+    }
+    s.tie_word_embeddings = m.has("tie_word_embeddings") && m.boolean("tie_word_embeddings");
   } else {
     s.attention = AttentionKind::mla;
     s.q_lora_rank = m.int_in_or_null("q_lora_rank", 1, kMaxWidth);

@@ -12,6 +12,12 @@
 //   llama, mistral, qwen2      GQA attention (num_key_value_heads; MHA when it equals the head
 //                              count), dense FFN. head_dim is read when present, otherwise it is
 //                              hidden_size / num_attention_heads, as Hugging Face defines it.
+//                              qkv_bias: qwen2 has it; llama's attention_bias says it (YAML:
+//                              optional `qkv_bias`); tie_word_embeddings when present (lm_head
+//                              reads the embedding table, stored once)
+//   chatglm                    ChatGLM2/3, GLM-4: num_layers, ffn_hidden_size, padded_vocab_size,
+//                              kv_channels (head dim), multi_query_attention with
+//                              multi_query_group_num KV heads, add_qkv_bias
 // Two formats:
 //   *.yaml / *.yml - the project's model files: `name` plus exactly the fields of the model type;
 //                    unknown keys are errors with a did-you-mean.
@@ -65,6 +71,9 @@ struct ModelSpec {
   // GQA (attention == gqa)
   std::uint64_t num_key_value_heads = 0;
   std::uint64_t head_dim = 0;
+  bool qkv_bias = false;  ///< a bias on the q, k and v projections
+  /// lm_head reads the embedding table (one matrix in memory).
+  bool tie_word_embeddings = false;
 
   std::optional<MoeSpec> moe;  ///< MoE FFN after the first_k_dense_replace dense layers
   std::optional<DsaSpec> dsa;  ///< DeepSeek sparse attention indexer (V3.2)

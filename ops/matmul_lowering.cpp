@@ -211,7 +211,13 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
         last_store = emit.store(t.rows * t.cols * kAccumulatorBytes, tiu,
                                 t.cols == part.cols.size() ? 0 : t.cols * kAccumulatorBytes);
       } else if (t.last_k) {
-        last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, tiu,
+        CmdRef done = tiu;
+        if (s.bias) {
+          // The tile's bias columns in, added to each of its rows.
+          const CmdRef bias = emit.load(t.cols * kActivationBytes, {});
+          done = emit.compute(ctx.cost.vector_cycles(t.rows * t.cols, kAccumulatorDtype), {bias});
+        }
+        last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, done,
                                 t.cols == s.n ? 0 : t.cols * e_out);
       }
       first_k = t.last_k;

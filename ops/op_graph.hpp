@@ -54,6 +54,8 @@ struct MatmulShape {
   std::uint64_t b_dequant_ops = 0;
   std::uint64_t a_quant_ops = 0;
   std::uint64_t k_block_rescale = 0;
+  /// A bias row of n elements (bf16) added to every output row in the epilogue (Qwen's q/k/v).
+  bool bias = false;
 
   std::uint64_t rows_of(std::uint64_t group) const { return group_rows.empty() ? m : group_rows[group]; }
 };

@@ -602,3 +602,67 @@ TEST_CASE("micro-batches: one group's combine all-to-all overlaps the other's ex
     CHECK(std::string(e.what()) == "3 micro-batches must divide this chip's 4 sequences (1..64)");
   }
 }
+
+TEST_CASE("qwen2 and chatglm: qkv bias, tied embeddings, ChatGLM's field names", "[step][models]") {
+  const std::string qwen = R"(name: Qwen1.5-7B-test
+model_type: qwen2
+hidden_size: 4096
+num_hidden_layers: 32
+vocab_size: 151936
+intermediate_size: 11008
+num_attention_heads: 32
+num_key_value_heads: 32
+head_dim: 128
+qkv_bias: true
+tie_word_embeddings: false
+)";
+  const auto with_bias = model(qwen, "qwen");
+  CHECK(with_bias.qkv_bias);
+  std::string no_bias_text = qwen;
+  no_bias_text.replace(no_bias_text.find("qkv_bias: true"), 14, "qkv_bias: false");
+  const auto no_bias = model(no_bias_text, "qwen-no-bias");
+  // Decode, B = 1: qkv_proj is [1, 4096] x [4096, 12288] ((32 + 2 x 32) x 128 columns). With the
+  // bias (added in the epilogue, so no split-K) the 64 cores take 192 columns each: weights
+  // 4096 x 12288 x 2 = 100,663,296 B once, the 8,192 B token row on every core (524,288), the
+  // output 24,576 and the bias row 24,576: 101,236,736 B.
+  auto qkv_bytes = [&](const models::ModelSpec& m) {
+    const auto r = api::simulate_block(chip(), m, decode(1, 4096), {});
+    for (const auto& t : r.timeline.ops) {
+      if (t.name == "qkv_proj") return t.hbm_bytes;
+    }
+    return std::uint64_t{0};
+  };
+  CHECK(qkv_bytes(with_bias) == 101'236'736);
+  // Footprint: the bias is 12,288 x 2 B per layer; tied embeddings store one 151,936 x 4096 table.
+  const models::Parallelism one{1, 1, 1};
+  CHECK(models::chip_footprint(with_bias, decode(1, 4096), one).weight_bytes -
+            models::chip_footprint(no_bias, decode(1, 4096), one).weight_bytes ==
+        32 * 24'576);
+  std::string tied_text = qwen;
+  tied_text.replace(tied_text.find("tie_word_embeddings: false"), 26, "tie_word_embeddings: true");
+  CHECK(models::chip_footprint(with_bias, decode(1, 4096), one).weight_bytes -
+            models::chip_footprint(model(tied_text, "qwen-tied"), decode(1, 4096), one).weight_bytes ==
+        std::uint64_t{151936} * 4096 * 2);
+  // A config.json of model_type qwen2 has the bias by definition.
+  const auto hf = models::model_from_hf_json(R"({"model_type": "qwen2", "hidden_size": 2048, "num_hidden_layers": 24,
+    "vocab_size": 151936, "intermediate_size": 5504, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "tie_word_embeddings": false})",
+                                             "qwen1.5-1.8b.json");
+  CHECK(hf.qkv_bias);
+  CHECK(hf.head_dim == 128);  // 2048 / 16
+  // ChatGLM3-6B's own names: 2 KV groups of 128, FFN 13,696, padded vocabulary 65,024.
+  const auto glm = models::model_from_hf_json(R"({"model_type": "chatglm", "hidden_size": 4096, "num_layers": 28,
+    "padded_vocab_size": 65024, "ffn_hidden_size": 13696, "num_attention_heads": 32, "multi_query_attention": true,
+    "multi_query_group_num": 2, "kv_channels": 128, "add_qkv_bias": true, "seq_length": 8192})",
+                                              "chatglm3-6b.json");
+  CHECK(glm.num_hidden_layers == 28);
+  CHECK(glm.num_key_value_heads == 2);
+  CHECK(glm.head_dim == 128);
+  CHECK(glm.intermediate_size == 13696);
+  CHECK(glm.vocab_size == 65024);
+  CHECK(glm.qkv_bias);
+  // Booleans are booleans: a quoted "true" is refused with the field named.
+  std::string quoted = qwen;
+  quoted.replace(quoted.find("qkv_bias: true"), 14, "qkv_bias: \"true\"");
+  CHECK_THROWS_WITH(model(quoted, "q"), Catch::Contains("qkv_bias: expected true or false, got 'true'"));
+}
