@@ -180,6 +180,16 @@ std::string Chip::source() const { return data_->chip.source; }
 std::uint32_t Chip::cores() const { return data_->chip.cores; }
 std::uint64_t Chip::ddr_capacity_bytes() const { return data_->chip.ddr_capacity_bytes; }
 
+Chip Chip::with_cores(std::uint32_t cores) const {
+  if (cores == 0 || cores > data_->chip.cores) {
+    throw ConfigError(fmt::format("{} has {} cores, asked for {}", data_->chip.name, data_->chip.cores, cores), "",
+                      "cores", 0, 0);
+  }
+  Data copy = *data_;
+  copy.chip.cores = cores;
+  return Chip(std::make_shared<const Data>(std::move(copy)));
+}
+
 std::vector<std::string> Chip::engines() const {
   std::vector<std::string> out;
   for (const hw::EngineSpec& e : data_->chip.engines) out.push_back(e.name);
@@ -249,7 +259,8 @@ std::string Result::table() const {
   return out.str();
 }
 
-Result simulate(const Chip& chip, const Model& model, const Request& request) {
+Result simulate(const Chip& whole_chip, const Model& model, const Request& request) {
+  const Chip chip = request.cores == 0 ? whole_chip : whole_chip.with_cores(request.cores);
   return translated([&] {
     auto state = std::make_shared<Result::State>(chip, model);
     Result result;

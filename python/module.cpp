@@ -127,6 +127,7 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_property_readonly("cores", &g5sim::Chip::cores)
       .def_property_readonly("engines", &g5sim::Chip::engines, "A core's engines, in declaration order.")
       .def_property_readonly("ddr_capacity_bytes", &g5sim::Chip::ddr_capacity_bytes)
+      .def("with_cores", &g5sim::Chip::with_cores, py::arg("cores"), "The same chip with only its first `cores` cores.")
       .def("__repr__", [](const g5sim::Chip& c) {
         return "<g5sim.Chip " + c.name() + " (" + std::to_string(c.cores()) + " cores) from " + c.source() + ">";
       });
@@ -169,6 +170,7 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readwrite("scope", &g5sim::Request::scope)
       .def_readwrite("layers", &g5sim::Request::layers)
       .def_readwrite("micro_batches", &g5sim::Request::micro_batches)
+      .def_readwrite("cores", &g5sim::Request::cores)
       .def_readwrite("tp", &g5sim::Request::tp)
       .def_readwrite("ep", &g5sim::Request::ep)
       .def_readwrite("dp", &g5sim::Request::dp)

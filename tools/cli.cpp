@@ -63,6 +63,7 @@ std::string flag_of(const std::string& field) {
       {"sharding", "--tp/--ep/--dp"},
       {"layers", "--layers"},
       {"micro_batches", "--micro-batches"},
+      {"cores", "--cores"},
       {"expert_load", "--expert-load"},
       {"max_commands", "--max-commands"},
       {"scope", "--scope"},
@@ -135,6 +136,7 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
       ->capture_default_str()
       ->check(count_in(1, 64));
   cmd->add_option("--expert-load", r.expert_load, "step: measured routing, CSV layer,expert,tokens");
+  cmd->add_option("--cores", r.cores, "run on the chip's first N cores (default: all)")->check(count_in(1, 4096));
   cmd->add_option("--tp", r.tp, "tensor parallel chips (heads, FFN width, vocabulary)")->check(count_in(1, kMaxDegree));
   cmd->add_option("--ep", r.ep, "expert parallel chips (routed experts)")->check(count_in(1, kMaxDegree));
   cmd->add_option("--dp", r.dp, "data parallel chips (batch)")->check(count_in(1, kMaxDegree));

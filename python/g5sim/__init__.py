@@ -42,6 +42,7 @@ _COUNT_RANGES = {
     "q_len": (1, 1 << 24),
     "layers": (1, 1024),
     "micro_batches": (1, 64),
+    "cores": (1, 4096),
     "tp": (1, 65536),
     "ep": (1, 65536),
     "dp": (1, 65536),
@@ -157,7 +158,8 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
              kv_dtype: str = "bf16", mla_mode: str = "absorb", prefill_mla_mode: str = "expanded",
              weight_dtype: Optional[str] = None,
              kv_read_engine: Optional[str] = None, attn_split: str = "seq", scope: str = "step",
-             layers: Optional[int] = None, micro_batches: int = 1, tp: Optional[int] = None,
+             layers: Optional[int] = None, micro_batches: int = 1, cores: Optional[int] = None,
+             tp: Optional[int] = None,
              ep: Optional[int] = None,
              dp: Optional[int] = None, expert_load: Optional[PathLike] = None, strict_capacity: bool = False,
              max_commands: int = 1 << 27, prefetch: bool = True) -> Result:
@@ -179,6 +181,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     layers           step: only the first N decoder layers
     micro_batches    step: the chip's sequences in N groups; one group's attention overlaps
                      another's MoE all-to-alls (DeepSeek's two-micro-batch overlap)
+    cores            run on the chip's first N cores; None: all
     tp, ep, dp       sharding; all None: the smallest that fits the chip's DDR
     expert_load      step: a measured routing CSV (layer,expert,tokens)
     strict_capacity  a step that does not fit DDR raises instead of warning (Result.warnings)
@@ -203,6 +206,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     request.scope = _text("scope", scope)
     request.layers = _count("layers", layers)
     request.micro_batches = _count("micro_batches", micro_batches)
+    request.cores = 0 if cores is None else _count("cores", cores)
     request.tp = _count("tp", tp)
     request.ep = _count("ep", ep)
     request.dp = _count("dp", dp)

@@ -24,6 +24,7 @@ class Chip:
     def engines(self) -> List[str]: ...
     @property
     def ddr_capacity_bytes(self) -> int: ...
+    def with_cores(self, cores: int) -> Chip: ...
 
 class ModelSchema:
     g5sim: ModelSchema
@@ -69,6 +70,7 @@ class Request:
     scope: str
     layers: Optional[int]
     micro_batches: int
+    cores: int
     tp: Optional[int]
     ep: Optional[int]
     dp: Optional[int]

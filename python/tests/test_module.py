@@ -268,3 +268,15 @@ def test_the_stub_covers_the_extension():
 def test_docstrings():
     for f in (g5sim.simulate, g5sim.load_chip, g5sim.load_model, g5sim.Result.op, g5sim.Result.to_dataframe):
         assert f.__doc__ and len(f.__doc__) > 40
+
+
+def test_cores_restricts_the_chip(chip, v3):
+    # The same block on 8 of the 64 cores: every kv_cache_read byte is still read once.
+    few = block(chip, v3, batch=2, ctx=4096, cores=8)
+    assert few.op("kv_cache_read").hbm_bytes == 2 * 4096 * 576 * 2
+    assert few.total_ps > block(chip, v3, batch=2, ctx=4096).total_ps
+    assert chip.with_cores(8).cores == 8 and chip.cores == 64
+    with pytest.raises(g5sim.ConfigError) as raised:
+        block(chip, v3, cores=65)
+    assert raised.value.field == "cores"
+    assert str(raised.value) == "cores: SG2262 has 64 cores, asked for 65"

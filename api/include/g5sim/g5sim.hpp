@@ -54,6 +54,8 @@ class Chip {
   std::string source() const;
   std::uint32_t cores() const;
   std::vector<std::string> engines() const;  ///< a core's engines, in declaration order
+  /// The same chip with only its first `cores` cores (1..cores()); throws ConfigError otherwise.
+  Chip with_cores(std::uint32_t cores) const;
   std::uint64_t ddr_capacity_bytes() const;
   const Data& data() const { return *data_; }
 
@@ -107,6 +109,7 @@ struct Request {
   std::string scope = "step";               ///< "block" (one attention block) or "step" (the decoder)
   std::optional<std::uint64_t> layers;      ///< step: only the first N decoder layers
   std::uint64_t micro_batches = 1;          ///< step: the chip's sequences in N overlapping groups (1..64)
+  std::uint32_t cores = 0;                  ///< run on the chip's first N cores; 0 = all
   std::optional<std::uint64_t> tp, ep, dp;  ///< none given: the smallest sharding that fits DDR
   std::string expert_load;                  ///< step: measured routing CSV (layer,expert,tokens) path
   bool strict_capacity = false;             ///< a step that does not fit DDR is an error, not a warning
