@@ -1,0 +1,58 @@
+// The shipped chip and model files (configs/): each loads, its peaks are the sourced figures, and a
+// decode block runs on it with the KV bytes the formula gives.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "api/simulation.hpp"
+#include "hw/chip.hpp"
+#include "hw/cost_model.hpp"
+#include "models/model_spec.hpp"
+#include "ops/timeline.hpp"
+#include "test_configs.hpp"
+
+namespace {
+
+std::string shipped(const std::string& relative) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/configs/" + relative; }
+
+}  // namespace
+
+TEST_CASE("shipped chips load with their sourced peaks", "[configs][chips]") {
+  struct Case {
+    const char* file;
+    std::uint32_t cores;
+    double bf16_peak;  // FLOP/s: cores x lanes x MACs x 2 x clock
+  };
+  const Case cases[] = {
+      {"chips/sg2262.yaml", 64, 64.0 * 16 * 128 * 2 * 1e9},    // 262.1 TFLOPS
+      {"chips/bm1684x.yaml", 1, 1.0 * 64 * 128 * 2 * 1e9},     // 16.4 TFLOPS
+      {"chips/bm1688.yaml", 2, 2.0 * 32 * 32 * 2 * 0.9e9},     // 1.8 TFLOPS per core (LlmProfile)
+      {"chips/h800.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},  // 989.4 TFLOPS
+      {"chips/h100.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},
+      {"chips/h20.yaml", 78, 78.0 * 64 * 8 * 2 * 1.83e9},  // 146.2 TFLOPS (spec sheet 148)
+  };
+  for (const Case& c : cases) {
+    INFO(c.file);
+    const hw::Chip chip = hw::load_chip(shipped(c.file));
+    CHECK(chip.cores == c.cores);
+    CHECK(hw::CostModel(chip).cube_peak_flops(hw::DType::bf16) == Approx(c.bf16_peak).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a decode block runs on every shipped chip, with the formula's KV bytes", "[configs][chips]") {
+  // Qwen1.5-7B, B = 1, 512 tokens: K and V of 32 heads x 128, bf16: 512 x 2 x 32 x 128 x 2 = 8,388,608 B.
+  const auto qwen = models::load_model(shipped("models/qwen1.5-7b.yaml"));
+  for (const char* file : {"chips/sg2262.yaml", "chips/bm1684x.yaml", "chips/bm1688.yaml", "chips/h800.yaml",
+                           "chips/h100.yaml", "chips/h20.yaml"}) {
+    INFO(file);
+    const hw::Chip chip = hw::load_chip(shipped(file));
+    const auto r = api::simulate_block(chip, qwen, test_configs::decode(1, 512), {});
+    CHECK(r.timeline.op(ops::OpKind::kv_cache_read).hbm_bytes == 8'388'608);
+    CHECK(r.timeline.total > 0);
+  }
+  // ChatGLM3-6B's 2 KV groups: 512 x 2 x 2 x 128 x 2 = 524,288 B.
+  const auto glm = models::load_model(shipped("models/chatglm3-6b.yaml"));
+  const auto r =
+      api::simulate_block(hw::load_chip(shipped("chips/bm1684x.yaml")), glm, test_configs::decode(1, 512), {});
+  CHECK(r.timeline.op(ops::OpKind::kv_cache_read).hbm_bytes == 524'288);
+}
