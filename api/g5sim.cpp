@@ -80,10 +80,6 @@ void deploy(const hw::Chip& chip, const models::ModelSpec& model, const Request&
   }
 }
 
-std::string engine_name(const hw::Chip& chip, const ops::LoweringOptions& o) {
-  return o.kv_read_engine.empty() ? chip.engine(chip.default_kv_engine()).name : o.kv_read_engine;
-}
-
 OpRecord record_of(const ops::OpTiming& t) {
   OpRecord o;
   o.name = t.name;
@@ -125,7 +121,7 @@ void fill(Result& r, const Result::State& s) {
   r.mla_mode = std::string(models::name_of(w.mla_mode));
   r.prefill_mla_mode = std::string(models::name_of(w.prefill_mla_mode));
   r.weight_dtype = std::string(models::name_of(w.weight_dtype));
-  r.kv_read_engine = engine_name(chip, s.options);
+  r.kv_read_engine = api::kv_read_engine_name(chip, s.options);
   r.attn_split = s.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head";
   r.tp = s.parallelism.tp;
   r.ep = s.parallelism.ep;

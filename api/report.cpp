@@ -13,11 +13,7 @@
 namespace api {
 namespace {
 
-// The engine of the history read: the one named, or the chip's default.
-std::string kv_engine_name(const RunDescription& run) {
-  return run.options.kv_read_engine.empty() ? run.chip.engine(run.chip.default_kv_engine()).name
-                                            : run.options.kv_read_engine;
-}
+std::string kv_engine_name(const RunDescription& run) { return kv_read_engine_name(run.chip, run.options); }
 
 // "tiu 12  gdma 40 ..." and {"tiu": 12, "gdma": 40, ...}: every engine of the chip, in order.
 std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool json) {
@@ -35,6 +31,10 @@ std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool j
 std::string phase_name(const models::Workload& w) { return w.decode() ? "decode" : "prefill"; }
 
 }  // namespace
+
+std::string kv_read_engine_name(const hw::Chip& chip, const ops::LoweringOptions& options) {
+  return options.kv_read_engine.empty() ? chip.engine(chip.default_kv_engine()).name : options.kv_read_engine;
+}
 
 std::string format_ns(sim::Tick ps) { return fmt::format("{}.{:03}", ps / 1000, ps % 1000); }
 

@@ -56,6 +56,9 @@ struct KindSummary {
 };
 std::vector<KindSummary> summarize_by_kind(const ops::Timeline& timeline);
 
+/// The engine of the decode history read: the one the options name, or the chip's default.
+std::string kv_read_engine_name(const hw::Chip& chip, const ops::LoweringOptions& options);
+
 /// Tokens per second of the whole deployment: B * q_len tokens (B over all DP ranks) per step.
 double tokens_per_s(const models::Workload& workload, sim::Tick total);
 
