@@ -49,6 +49,11 @@ models::Workload workload_of(const Request& r, const models::ModelSpec& model, s
   w.mla_mode = models::parse_mla_mode(r.mla_mode, "mla_mode");
   w.prefill_mla_mode = models::parse_mla_mode(r.prefill_mla_mode, "prefill_mla_mode");
   w.weight_dtype = r.weight_dtype.empty() ? model.weight_dtype : models::parse_weight_dtype(r.weight_dtype);
+  w.weight_group = r.weight_group.value_or(model.weight_group);
+  if (w.weight_group > models::kMaxWeightGroup) {
+    throw hw::InputError("weight_group", fmt::format("expected 0 (one scale per column) .. {}, got {}",
+                                                     models::kMaxWeightGroup, w.weight_group));
+  }
   return w;
 }
 
@@ -121,6 +126,7 @@ void fill(Result& r, const Result::State& s) {
   r.mla_mode = std::string(models::name_of(w.mla_mode));
   r.prefill_mla_mode = std::string(models::name_of(w.prefill_mla_mode));
   r.weight_dtype = std::string(models::name_of(w.weight_dtype));
+  r.weight_group = w.weight_group;
   r.kv_read_engine = api::kv_read_engine_name(chip, s.options);
   r.attn_split = s.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head";
   r.tp = s.parallelism.tp;

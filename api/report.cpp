@@ -30,6 +30,14 @@ std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool j
 
 std::string phase_name(const models::Workload& w) { return w.decode() ? "decode" : "prefill"; }
 
+// "int4 g64" for grouped integer weights, else the dtype's name.
+std::string weights_label(const models::Workload& w) {
+  const bool grouped = w.weight_dtype == models::WeightDtype::int8 || w.weight_dtype == models::WeightDtype::int4;
+  if (!grouped) return std::string(models::name_of(w.weight_dtype));
+  return w.weight_group == 0 ? fmt::format("{} per-column", models::name_of(w.weight_dtype))
+                             : fmt::format("{} g{}", models::name_of(w.weight_dtype), w.weight_group);
+}
+
 }  // namespace
 
 std::string kv_read_engine_name(const hw::Chip& chip, const ops::LoweringOptions& options) {
@@ -139,8 +147,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
                                 run.micro_batches > 1 ? fmt::format(", {} micro-batches", run.micro_batches) : "")
                   : std::string(run.model.attention == models::AttentionKind::mla ? "MLA attention block (absorb)"
                                                                                   : "attention block"),
-             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.weight_dtype),
-             run.chip.name, run.chip.cores);
+             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), weights_label(w), run.chip.name,
+             run.chip.cores);
   if (run.model.attention == models::AttentionKind::mla) {
     fmt::print(out, "mla mode: {} (cache and decode), prefill compute {}\n", models::name_of(w.mla_mode),
                models::name_of(w.prefill_mla_mode));
@@ -204,10 +212,11 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"micro_batches\": {},\n", run.micro_batches);
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
-             "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"kv_read_engine\": "
+             "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"weight_group_size\": {}, "
+             "\"kv_read_engine\": "
              "\"{}\", \"prefetch_weights\": {}}},\n",
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
-             models::name_of(w.prefill_mla_mode), models::name_of(w.weight_dtype), kv_engine_name(run),
+             models::name_of(w.prefill_mla_mode), models::name_of(w.weight_dtype), w.weight_group, kv_engine_name(run),
              run.options.prefetch_weights ? "true" : "false");
   fmt::print(out, "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),

@@ -59,6 +59,7 @@ void read_tensor(ConfigMap& tiu, Chip& chip) {
     init.finish();
   }
   chip.bank_conflict_cycles = cycles(tiu, "bank_conflict_cycles");
+  chip.cube_efficiency = tiu.fraction("cube_efficiency");
   chip.vector_init_cycles = cycles(tiu, "vector_init_cycles");
   chip.sfu_init_cycles = cycles(tiu, "sfu_init_cycles");
   chip.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
@@ -105,8 +106,8 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
   switch (spec.kind) {
     case EngineKind::tensor:
       keys.insert(keys.end(), {"clock_mhz", "lanes_per_core", "cube_n", "cube_macs_per_lane_per_cycle",
-                               "vector_eu_per_lane", "mm2_init_cycles", "bank_conflict_cycles", "vector_init_cycles",
-                               "sfu_init_cycles", "sfu_elements_per_lane_per_cycle"});
+                               "vector_eu_per_lane", "mm2_init_cycles", "bank_conflict_cycles", "cube_efficiency",
+                               "vector_init_cycles", "sfu_init_cycles", "sfu_elements_per_lane_per_cycle"});
       break;
     case EngineKind::sort: keys.insert(keys.end(), {"sort_width", "compare_cycles", "init_cycles"}); break;
     case EngineKind::dma:

@@ -38,6 +38,10 @@ struct Chip {
   std::array<std::uint32_t, 3> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
   std::array<std::uint32_t, 3> mm2_init_cycles{};               ///< indexed by MatmulLayout
   std::uint32_t bank_conflict_cycles = 0;
+  /// Fraction of the cube's stated rate its matrix instructions sustain, in (0, 1]: what the
+  /// per-instruction costs do not see (issue gaps, operand staging, throttled clocks under load).
+  /// 1 = the costs as stated; a calibration target (g5sim calibrate).
+  double cube_efficiency = 1;
   std::uint32_t vector_init_cycles = 0;
   std::uint32_t sfu_init_cycles = 0;
   std::uint32_t sfu_elements_per_lane_per_cycle = 0;

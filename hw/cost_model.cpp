@@ -1,6 +1,7 @@
 #include "hw/cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hw {
 namespace {
@@ -13,9 +14,14 @@ std::uint64_t CostModel::k_step(DType t) const { return chip_.cube_macs(t) / chi
 
 std::uint64_t CostModel::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t,
                                        MatmulLayout layout) const {
-  return chip_.mm2_init_cycles[static_cast<int>(layout)] + ceil_div(m, chip_.lanes_per_core) *
-                                                               ceil_div(n, chip_.cube_n) *
-                                                               (ceil_div(k, k_step(t)) + chip_.bank_conflict_cycles);
+  const std::uint64_t passes = ceil_div(m, chip_.lanes_per_core) * ceil_div(n, chip_.cube_n) *
+                               (ceil_div(k, k_step(t)) + chip_.bank_conflict_cycles);
+  // cube_efficiency 1 keeps the count exact (a double holds integers up to 2^53 exactly).
+  const std::uint64_t body =
+      chip_.cube_efficiency == 1.0
+          ? passes
+          : static_cast<std::uint64_t>(std::ceil(static_cast<double>(passes) / chip_.cube_efficiency));
+  return chip_.mm2_init_cycles[static_cast<int>(layout)] + body;
 }
 
 std::uint64_t CostModel::vector_cycles(std::uint64_t element_ops, DType t) const {

@@ -5,10 +5,12 @@
 //
 // Instructions (cycles of the core clock, tensor.clock_mhz):
 //   matrix (MM2) m x k x n in dtype t, layout L (NN: A B, NT: A B^T, TT: A^T B^T):
-//       mm2_init[L] + ceil(m / lanes) * ceil(n / cube_n) * (ceil(k / k_step[t]) + bank_conflict)
+//       mm2_init[L] + ceil(ceil(m / lanes) * ceil(n / cube_n) * (ceil(k / k_step[t]) + bank_conflict)
+//                          / cube_efficiency)
 //     with k_step[t] = cube_macs_per_lane[t] / cube_n reduction steps per cycle (rows spread over
 //     lanes; each lane's cube does cube_n output columns; partial shapes waste the rest; an
-//     operand sharing a local-memory bank with the result costs bank_conflict cycles per block);
+//     operand sharing a local-memory bank with the result costs bank_conflict cycles per block;
+//     cube_efficiency, in (0, 1], is the fraction of that rate sustained: a calibrated factor);
 //   vector (AR) over e element-operations in dtype t: init_vec + ceil(e / (lanes * eu[t]));
 //   special function (SFU: exp, rsqrt) over e elements: init_sfu + ceil(e / (lanes * sfu_rate));
 //   top-k on the sort engine: init + rows * ceil(n / sort_width) * max(1, ceil(log2 k)) * compare.

@@ -170,18 +170,18 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   OpId q_latent = attn_norm;  // what the query projections read: q_a_norm, or the hidden state
   if (m.q_lora_rank) {
     const std::uint64_t rq = *m.q_lora_rank;
-    const OpId q_a = lg.add(projection(matmul_op("q_a_proj", 1, T, H, rq), w.weight_dtype));
+    const OpId q_a = lg.add(projection(matmul_op("q_a_proj", 1, T, H, rq), w.weight_format()));
     const OpId q_a_norm = lg.add(rmsnorm_op("q_a_norm", T, rq));
-    q_b = lg.add(projection(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)), w.weight_dtype));
+    q_b = lg.add(projection(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)), w.weight_format()));
     lg.depend(attn_norm, q_a);
     lg.depend(q_a, q_a_norm);
     lg.depend(q_a_norm, q_b);
     q_latent = q_a_norm;
   } else {
-    q_b = lg.add(projection(matmul_op("q_proj", 1, T, H, n * (dn + dr)), w.weight_dtype));
+    q_b = lg.add(projection(matmul_op("q_proj", 1, T, H, n * (dn + dr)), w.weight_format()));
     lg.depend(attn_norm, q_b);
   }
-  const OpId kv_a = lg.add(projection(matmul_op("kv_a_proj", 1, T, H, dc + dr), w.weight_dtype));
+  const OpId kv_a = lg.add(projection(matmul_op("kv_a_proj", 1, T, H, dc + dr), w.weight_format()));
   const OpId kv_a_norm = lg.add(rmsnorm_op("kv_a_norm", T, dc));
   const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + 1), dr, kRopeOpsPerElement));
   lg.depend(attn_norm, kv_a);
@@ -192,7 +192,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   // a prefill that runs MHA.
   std::optional<OpId> kv_b;
   if (w.mla_mode == MlaMode::expanded || (!w.decode() && compute != MlaMode::absorb)) {
-    kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)), w.weight_dtype));
+    kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)), w.weight_format()));
     lg.depend(kv_a_norm, *kv_b);
   }
   const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
@@ -217,7 +217,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     attn.v_dim = dc;
     set_history(attn, cache);
     if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
-    const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), w.weight_dtype));
+    const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), w.weight_format()));
     lg.depend(q_b, q_absorb);
     // The absorption runs once this step's latent rows are in the cache. The history read is tied
     // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
@@ -230,8 +230,8 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       out = add_attention_core(lg, attn, history_bytes, q_absorb, EdgeKind::order, {q_absorb, rope, cache_write});
       if (prefill_selection) lg.depend(*prefill_selection, out);
     }
-    const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_dtype));
-    const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_dtype));
+    const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_format()));
+    const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_format()));
     lg.depend(out, v_up);
     lg.depend(v_up, o_proj);
     return o_proj;
@@ -261,7 +261,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       OpNode read = cache_read_op(latent, history_bytes);
       const OpId read_op = lg.add(read);
       lg.depend(cache_write, read_op);
-      OpNode up = projection(matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv)), w.weight_dtype);
+      OpNode up = projection(matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv)), w.weight_format());
       up.flops = hw::checked("the FLOPs of kv_up_proj",
                              [&] { return (hw::Count(2) * w.batch * w.kv_len * dc * n * (dn + dv)).value(); });
       up.mm().a_row_bytes = cache.bytes_per_token();
@@ -280,7 +280,7 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       lg.depend(fa2, out);
     }
   }
-  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_dtype));
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_format()));
   lg.depend(out, o_proj);
   return o_proj;
 }
@@ -303,7 +303,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
   if (input) lg.depend(*input, attn_norm);
-  OpNode qkv_node = projection(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d), w.weight_dtype);
+  OpNode qkv_node = projection(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d), w.weight_format());
   qkv_node.mm().bias = m.qkv_bias;
   const OpId qkv = lg.add(qkv_node);
   const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + g), d, kRopeOpsPerElement));
@@ -314,7 +314,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   lg.depend(rope, cache_write);
   const OpId attention_out =
       add_attention_core(lg, attn, kv_read_bytes(m, w, tp), cache_write, EdgeKind::data, {rope, cache_write});
-  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * d, H), w.weight_dtype));
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * d, H), w.weight_format()));
   lg.depend(attention_out, o_proj);
   return o_proj;
 }

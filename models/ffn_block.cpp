@@ -29,7 +29,7 @@ std::uint64_t topk_ops_per_score(std::uint64_t k) {
 
 // gate_up -> swiglu -> down after `input`; returns down.
 OpId add_mlp(LayerGraph& lg, const std::string& prefix, std::uint64_t T, std::uint64_t H, std::uint64_t I, OpId input,
-             WeightDtype weights) {
+             WeightFormat weights) {
   const OpId gate_up = lg.add(projection(matmul_op(prefix + "gate_up", 1, T, H, 2 * I), weights));
   OpNode act = vector_op(prefix + "swiglu", OpKind::swiglu, T, I, kSwigluOpsPerElement);
   add_sfu(act, kSwigluSfuPerElement, 0);
@@ -43,7 +43,7 @@ OpId add_mlp(LayerGraph& lg, const std::string& prefix, std::uint64_t T, std::ui
 }
 
 OpNode grouped_experts(std::string name, const ExpertAssignment& routed, std::uint64_t k, std::uint64_t n,
-                       WeightDtype weights) {
+                       WeightFormat weights) {
   const std::uint64_t groups = routed.experts.size();
   const std::uint64_t rows = std::accumulate(routed.tokens.begin(), routed.tokens.end(), std::uint64_t{0});
   OpNode node = matmul_op(std::move(name), groups, *std::max_element(routed.tokens.begin(), routed.tokens.end()), k, n);
@@ -56,7 +56,7 @@ OpNode grouped_experts(std::string name, const ExpertAssignment& routed, std::ui
 }  // namespace
 
 std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts, std::uint64_t width,
-                                  WeightDtype weights) {
+                                  WeightFormat weights) {
   const std::uint64_t H = model.hidden_size;
   return experts * (weight_matrix_bytes(weights, H, 2 * width) + weight_matrix_bytes(weights, width, H));
 }
@@ -87,7 +87,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   const OpId norm = lg.add(rmsnorm_op("ffn_norm", T, H));
   lg.depend(input, norm);
   if (!m.is_moe_layer(static_cast<std::uint64_t>(layer))) {
-    return tp_all_reduce(lg, p, T, H, add_mlp(lg, "mlp_", T, H, m.intermediate_size / p.tp, norm, w.weight_dtype));
+    return tp_all_reduce(lg, p, T, H, add_mlp(lg, "mlp_", T, H, m.intermediate_size / p.tp, norm, w.weight_format()));
   }
 
   const MoeSpec& moe = *m.moe;
@@ -111,7 +111,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   std::optional<OpId> shared;
   if (moe.n_shared_experts > 0) {
     shared =
-        add_mlp(lg, "shared_", T, H, moe.n_shared_experts * moe.moe_intermediate_size / p.tp, norm, w.weight_dtype);
+        add_mlp(lg, "shared_", T, H, moe.n_shared_experts * moe.moe_intermediate_size / p.tp, norm, w.weight_format());
   }
 
   OpNode weights;
@@ -119,12 +119,12 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   weights.kind = OpKind::expert_weights;
   weights.shape = fmt::format("{} of {} experts x 3 x [{}, {}]", routed->experts.size(), E, H, I);
   const OpId weights_op = lg.add(weights);
-  const OpId gate_up = lg.add(grouped_experts("experts_gate_up", *routed, H, 2 * I, w.weight_dtype));
+  const OpId gate_up = lg.add(grouped_experts("experts_gate_up", *routed, H, 2 * I, w.weight_format()));
   OpNode act = vector_op("experts_swiglu", OpKind::swiglu, slots, I, kSwigluOpsPerElement);
   add_sfu(act, kSwigluSfuPerElement, 0);
   act.vec().load_width = 2 * I;
   const OpId swiglu = lg.add(act);
-  const OpId down = lg.add(grouped_experts("experts_down", *routed, I, H, w.weight_dtype));
+  const OpId down = lg.add(grouped_experts("experts_down", *routed, I, H, w.weight_format()));
   lg.depend(topk, weights_op);
   lg.depend(weights_op, gate_up, EdgeKind::same_core);
   lg.depend(weights_op, down, EdgeKind::same_core);

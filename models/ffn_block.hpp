@@ -40,6 +40,6 @@ ops::OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& model, const Workl
 /// Weight bytes of `experts` routed experts of width `width` in format `weights` (bf16:
 /// experts * 3 * hidden_size * width * 2; models/weight_format.hpp for the others).
 std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts, std::uint64_t width,
-                                  WeightDtype weights = WeightDtype::bf16);
+                                  WeightFormat weights = {});
 
 }  // namespace models

@@ -6,7 +6,7 @@
 
 namespace models::detail {
 
-ops::OpNode projection(ops::OpNode node, WeightDtype t) {
+ops::OpNode projection(ops::OpNode node, WeightFormat t) {
   apply_weight_format(node, t);
   return node;
 }

@@ -41,7 +41,7 @@ class LayerGraph {
 
 ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, std::uint64_t k, std::uint64_t n);
 /// A projection: `node` (a matmul whose B is a weight matrix) with its weights in format `t`.
-ops::OpNode projection(ops::OpNode node, WeightDtype t);
+ops::OpNode projection(ops::OpNode node, WeightFormat t);
 ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, std::uint64_t width,
                       std::uint64_t ops_per_element, hw::DType compute = hw::DType::fp32,
                       hw::DType out = hw::DType::bf16);

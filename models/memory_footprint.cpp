@@ -16,7 +16,7 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   const Count H = m.hidden_size;
   const std::uint64_t tp = p.tp;
   // Projections in the workload's weight format (models/weight_format.hpp), the rest in bf16.
-  const WeightDtype fmt_w = global.weight_dtype;
+  const WeightFormat fmt_w = global.weight_format();
   auto mat = [fmt_w](const Count& k, const Count& n) {
     return Count(weight_matrix_bytes(fmt_w, k.value(), n.value()));
   };

@@ -44,7 +44,7 @@ std::vector<std::string_view> keys_of(Family f, bool yaml) {
     for (std::string_view n : names) keys.push_back(n);
   };
   add({"model_type", "hidden_size", "num_attention_heads"});
-  if (yaml) add({"name", "weight_dtype"});
+  if (yaml) add({"name", "weight_dtype", "weight_group_size"});
   if (f == Family::chatglm) {
     add({"num_layers", "padded_vocab_size", "ffn_hidden_size", "multi_query_attention", "multi_query_group_num",
          "kv_channels", "add_qkv_bias"});
@@ -64,21 +64,39 @@ std::vector<std::string_view> keys_of(Family f, bool yaml) {
 
 // The checkpoint's weight format: YAML's optional weight_dtype; a config.json's
 // quantization_config (absent: bf16).
-WeightDtype read_weight_dtype(hw::ConfigMap& m, bool yaml) {
+// Also the int8/int4 scale group: YAML's optional weight_group_size (0 = one scale per column),
+// a gptq/awq config's optional group_size (-1 = one per column); 128 when not given.
+WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
   if (yaml) {
-    if (!m.has("weight_dtype")) return WeightDtype::bf16;
-    const std::string text = m.one_of("weight_dtype", {"bf16", "fp16", "fp8", "int8", "int4"});
-    return parse_weight_dtype(text);
+    WeightFormat f;
+    if (m.has("weight_dtype")) {
+      f.dtype = parse_weight_dtype(m.one_of("weight_dtype", {"bf16", "fp16", "fp8", "int8", "int4"}));
+    }
+    if (m.has("weight_group_size")) {
+      f.group = m.int_in("weight_group_size", 0, kMaxWeightGroup);
+      if (f.dtype != WeightDtype::int8 && f.dtype != WeightDtype::int4) {
+        m.fail("weight_group_size", "applies to int8 and int4 weights only (weight_dtype)");
+      }
+    }
+    return f;
   }
-  if (!m.has("quantization_config")) return WeightDtype::bf16;
+  if (!m.has("quantization_config")) return {};
   hw::ConfigMap q = m.map("quantization_config");
   const std::string method = q.string("quant_method");
-  if (method == "fp8") return WeightDtype::fp8;
+  if (method == "fp8") return {WeightDtype::fp8, kDefaultWeightGroup};
   if (method == "gptq" || method == "awq") {
     const std::uint64_t bits = q.int_in("bits", 1, 64);
-    if (bits == 4) return WeightDtype::int4;
-    if (bits == 8) return WeightDtype::int8;
-    q.fail("bits", fmt::format("{}-bit weights are not modelled (4 or 8)", bits));
+    if (bits != 4 && bits != 8) q.fail("bits", fmt::format("{}-bit weights are not modelled (4 or 8)", bits));
+    WeightFormat f{bits == 4 ? WeightDtype::int4 : WeightDtype::int8, kDefaultWeightGroup};
+    if (q.has("group_size")) {
+      const double g = q.number_in("group_size", -1, static_cast<double>(kMaxWeightGroup));
+      if (g != -1 && (g < 1 || g != static_cast<double>(static_cast<std::uint64_t>(g)))) {
+        q.fail("group_size",
+               fmt::format("expected -1 (per column) or a whole number 1..{}, got {}", kMaxWeightGroup, g));
+      }
+      f.group = g == -1 ? 0 : static_cast<std::uint64_t>(g);
+    }
+    return f;
   }
   q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, gptq, awq)", method));
 }
@@ -108,7 +126,7 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
       m.fail("multi_query_group_num",
              fmt::format("{} does not divide num_attention_heads {}", s.num_key_value_heads, s.num_attention_heads));
     }
-    s.weight_dtype = read_weight_dtype(m, yaml);
+    s.set_weights(read_weight_format(m, yaml));
     m.finish();
     return s;
   }
@@ -169,7 +187,7 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
       s.dsa = dsa;
     }
   }
-  s.weight_dtype = read_weight_dtype(m, yaml);
+  s.set_weights(read_weight_format(m, yaml));
   m.finish();
   return s;
 }

@@ -80,6 +80,12 @@ struct ModelSpec {
   /// How the checkpoint stores its weights: YAML `weight_dtype` (optional, default bf16), or a
   /// config.json's quantization_config (quant_method fp8; gptq or awq with bits 4 or 8).
   WeightDtype weight_dtype = WeightDtype::bf16;
+  /// Their int8/int4 scale group along k: YAML `weight_group_size`, a gptq/awq `group_size`.
+  std::uint64_t weight_group = kDefaultWeightGroup;
+  void set_weights(WeightFormat f) {
+    weight_dtype = f.dtype;
+    weight_group = f.group;
+  }
 
   /// Latent KV elements cached per token per layer (MLA): d_c + d_rope.
   std::uint64_t latent_kv_elements() const { return kv_lora_rank + qk_rope_head_dim; }

@@ -7,7 +7,7 @@
 namespace models {
 namespace {
 
-constexpr std::uint64_t kBlock = 128;                // fp8 block edge, int group size along k
+constexpr std::uint64_t kBlock = 128;                // fp8 block edge
 constexpr std::uint64_t kFp8ScaleBytes = 4;          // fp32 per block
 constexpr std::uint64_t kGroupScaleBytes = 2;        // fp16 per group per column
 constexpr std::uint64_t kQuantOpsPerActivation = 3;  // group max, scale, convert
@@ -18,13 +18,14 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 
 // Bytes of one weight column of k elements, scales included (fp8: its share of the block scales,
 // rounded up to a byte).
-std::uint64_t column_bytes(WeightDtype t, std::uint64_t k) {
-  switch (t) {
+std::uint64_t column_bytes(WeightFormat f, std::uint64_t k) {
+  const std::uint64_t groups = f.group == 0 ? 1 : ceil_div(k, f.group);
+  switch (f.dtype) {
     case WeightDtype::bf16:
     case WeightDtype::fp16: return 2 * k;
     case WeightDtype::fp8: return k + ceil_div(kFp8ScaleBytes * ceil_div(k, kBlock), kBlock);
-    case WeightDtype::int8: return k + kGroupScaleBytes * ceil_div(k, kBlock);
-    case WeightDtype::int4: return ceil_div(k, 2) + kGroupScaleBytes * ceil_div(k, kBlock);
+    case WeightDtype::int8: return k + kGroupScaleBytes * groups;
+    case WeightDtype::int4: return ceil_div(k, 2) + kGroupScaleBytes * groups;
   }
   return 0;
 }
@@ -49,21 +50,22 @@ std::string_view name_of(WeightDtype t) {
   return "?";
 }
 
-std::uint64_t weight_matrix_bytes(WeightDtype t, std::uint64_t k, std::uint64_t n) {
-  switch (t) {
+std::uint64_t weight_matrix_bytes(WeightFormat f, std::uint64_t k, std::uint64_t n) {
+  switch (f.dtype) {
     case WeightDtype::bf16:
     case WeightDtype::fp16: return 2 * k * n;
     case WeightDtype::fp8: return k * n + kFp8ScaleBytes * ceil_div(k, kBlock) * ceil_div(n, kBlock);
     case WeightDtype::int8:
-    case WeightDtype::int4: return column_bytes(t, k) * n;
+    case WeightDtype::int4: return column_bytes(f, k) * n;
   }
   return 0;
 }
 
-void apply_weight_format(ops::OpNode& node, WeightDtype t) {
+void apply_weight_format(ops::OpNode& node, WeightFormat f) {
   ops::MatmulShape& s = node.mm();
+  const WeightDtype t = f.dtype;
   if (t == WeightDtype::bf16 || t == WeightDtype::fp16) return;
-  s.b_col_bytes = column_bytes(t, s.k);
+  s.b_col_bytes = column_bytes(f, s.k);
   if (t == WeightDtype::fp8) {
     node.dtype = hw::DType::fp8;
     s.a_row_bytes = s.k * hw::bytes_of(hw::DType::bf16);  // activations arrive in bf16

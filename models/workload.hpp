@@ -34,9 +34,12 @@ struct Workload {
   std::uint64_t q_len = 0;
   std::uint64_t kv_len = 0;
   KvFormat kv_format = KvFormat::bf16;
-  MlaMode mla_mode = MlaMode::absorb;            ///< decode compute and the cache layout
-  MlaMode prefill_mla_mode = MlaMode::expanded;  ///< prefill compute (MHA, as vLLM and SGLang)
-  WeightDtype weight_dtype = WeightDtype::bf16;  ///< how the projections' weights are stored
+  MlaMode mla_mode = MlaMode::absorb;                ///< decode compute and the cache layout
+  MlaMode prefill_mla_mode = MlaMode::expanded;      ///< prefill compute (MHA, as vLLM and SGLang)
+  WeightDtype weight_dtype = WeightDtype::bf16;      ///< how the projections' weights are stored
+  std::uint64_t weight_group = kDefaultWeightGroup;  ///< int8/int4 scale group along k (0: per column)
+
+  WeightFormat weight_format() const { return {weight_dtype, weight_group}; }
 
   bool decode() const { return q_len < kv_len; }
   /// The MLA compute path of this step.

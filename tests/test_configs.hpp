@@ -30,6 +30,7 @@ engines:
     vector_eu_per_lane: {bf16: 32, fp32: 16}
     mm2_init_cycles: {nn: 44, nt: 44, tt: 47}
     bank_conflict_cycles: 0
+    cube_efficiency: 1
     vector_init_cycles: 11
     sfu_init_cycles: 13
     sfu_elements_per_lane_per_cycle: 8
@@ -129,7 +130,8 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          "  tiu:\n    kind: tensor\n    waits_on: [gdma, sdma, cdma]\n"
          "    clock_mhz: 1000000\n    lanes_per_core: 16\n    cube_n: 8\n"
          "    cube_macs_per_lane_per_cycle: {fp8: 256, bf16: 128}\n    vector_eu_per_lane: {bf16: 32, fp32: 16}\n"
-         "    mm2_init_cycles: {nn: 0, nt: 0, tt: 0}\n    bank_conflict_cycles: 0\n    vector_init_cycles: 0\n"
+         "    mm2_init_cycles: {nn: 0, nt: 0, tt: 0}\n    bank_conflict_cycles: 0\n    cube_efficiency: 1\n    "
+         "vector_init_cycles: 0\n"
          "    sfu_init_cycles: 0\n    sfu_elements_per_lane_per_cycle: 8\n"
          "  gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu], crosses: [ddr], bandwidth_gb_per_s: 1000, "
          "efficiency: 1, startup_ns: " +

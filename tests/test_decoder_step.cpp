@@ -497,6 +497,12 @@ TEST_CASE("weight formats: bytes with scales, the model's default, and the exper
   CHECK(models::weight_matrix_bytes(WeightDtype::int4, 7168, 1536) == 5'677'056);
   CHECK(models::weight_matrix_bytes(WeightDtype::bf16, 7168, 1536) == 22'020'096);
   CHECK(models::weight_matrix_bytes(WeightDtype::fp16, 7168, 1536) == 22'020'096);
+  // Group 64 (Sophgo's W4BF16 --q_group_size 64): int4 (3584 + 2 x 112) x 1536 = 5,849,088; one
+  // scale per column (group 0): (3584 + 2) x 1536 = 5,508,096; int8 g64 (7168 + 224) x 1536 =
+  // 11,354,112.
+  CHECK(models::weight_matrix_bytes({WeightDtype::int4, 64}, 7168, 1536) == 5'849'088);
+  CHECK(models::weight_matrix_bytes({WeightDtype::int4, 0}, 7168, 1536) == 5'508'096);
+  CHECK(models::weight_matrix_bytes({WeightDtype::int8, 64}, 7168, 1536) == 11'354'112);
   // A config.json's quantization_config sets the default; YAML may say weight_dtype.
   std::string hf = R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
     "vocab_size": 129280, "intermediate_size": 18432, "num_attention_heads": 128, "q_lora_rank": 1536,
@@ -509,6 +515,15 @@ TEST_CASE("weight formats: bytes with scales, the model's default, and the exper
   std::string gptq = hf;
   gptq.replace(gptq.find("\"quant_method\": \"fp8\""), 21, "\"quant_method\": \"gptq\", \"bits\": 4");
   CHECK(models::model_from_hf_json(gptq, "v3-gptq.json").weight_dtype == WeightDtype::int4);
+  CHECK(models::model_from_hf_json(gptq, "v3-gptq.json").weight_group == 128);  // no group_size: 128
+  std::string grouped = gptq;
+  grouped.replace(grouped.find("\"bits\": 4"), 9, "\"bits\": 4, \"group_size\": -1");
+  CHECK(models::model_from_hf_json(grouped, "g.json").weight_group == 0);  // -1: one scale per column
+  grouped.replace(grouped.find("-1"), 2, "64");
+  CHECK(models::model_from_hf_json(grouped, "g.json").weight_group == 64);
+  grouped.replace(grouped.find("size\": 64"), 9, "size\": 6.5");
+  CHECK_THROWS_WITH(models::model_from_hf_json(grouped, "g.json"),
+                    Catch::Contains("quantization_config.group_size: expected -1 (per column) or a whole number"));
   std::string bnb = hf;
   bnb.replace(bnb.find("\"quant_method\": \"fp8\""), 21, "\"quant_method\": \"bitsandbytes\"");
   CHECK_THROWS_WITH(models::model_from_hf_json(bnb, "bnb.json"),

@@ -129,7 +129,7 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
     const std::string text = replace(kSg2262, "startup_ns: 100,", "startup_ns: 100, outstandnig: 2,");
     const std::string msg = error_of([&] { hw::chip_from_yaml(text, "typo"); });
     CHECK(msg ==
-          "<memory:typo>:20:148: engines.gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
+          "<memory:typo>:21:148: engines.gdma.outstandnig: unknown key (did you mean 'outstanding'?); valid keys: "
           "bandwidth_gb_per_s, bytes_in_flight, crosses, efficiency, kind, outstanding, roles, startup_ns, waits_on");
   }
   SECTION("a missing bandwidth") {
@@ -142,7 +142,7 @@ TEST_CASE("chip config errors name field, file position and what was expected", 
           "<memory:c>:2:1: cores: must be a positive integer, got 0");
     CHECK(error_of([&] {
             hw::chip_from_yaml(replace(kSg2262, "bandwidth_gb_per_s: 64", "bandwidth_gb_per_s: -64"), "c");
-          }) == "<memory:c>:21:101: engines.sdma.bandwidth_gb_per_s: must be > 0, got -64");
+          }) == "<memory:c>:22:101: engines.sdma.bandwidth_gb_per_s: must be > 0, got -64");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "efficiency: 0.9", "efficiency: .nan"), "c"); }) ==
           "<memory:c>:4:35: ddr.efficiency: must be a finite number");
     CHECK(error_of([&] { hw::chip_from_yaml(replace(kSg2262, "clock_mhz: 1000", "clock_mhz: .inf"), "c"); }) ==
@@ -169,18 +169,18 @@ TEST_CASE("engine table errors name the engine, the rule broken and the file pos
         "known: tiu, gdma, sdma, cdma, hau");
   // An engine cannot wait on itself: its queue is already in order.
   CHECK(error(replace(kSg2262, "waits_on: [gdma, tiu]", "waits_on: [hau, tiu]")) ==
-        "<memory:e>:23:21: engines.hau.waits_on: an engine cannot wait on itself: its queue is in order");
+        "<memory:e>:24:21: engines.hau.waits_on: an engine cannot wait on itself: its queue is in order");
   // A kind outside the four the kernel knows.
   CHECK(error(replace(kSg2262, "cdma: {kind: collective", "cdma: {kind: link")) ==
-        "<memory:e>:22:10: engines.cdma.kind: expected one of tensor, sort, dma, collective, got 'link'");
+        "<memory:e>:23:10: engines.cdma.kind: expected one of tensor, sort, dma, collective, got 'link'");
   // A transfer crossing a resource the chip does not have.
   CHECK(error(replace(kSg2262, "crosses: [c2c, ddr]", "crosses: [c2c, l2]")) ==
-        "<memory:e>:22:50: engines.cdma.crosses: 'l2' is not a shared resource of this chip (did you mean 'c2c'?); "
+        "<memory:e>:23:50: engines.cdma.crosses: 'l2' is not a shared resource of this chip (did you mean 'c2c'?); "
         "known: ddr, c2c");
   // A DMA engine must cross the DDR (it moves DDR bursts).
   CHECK(error(replace(kSg2262, "gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu, hau], crosses: [ddr]",
                       "gdma: {kind: dma, roles: [tiles, kv_stream], waits_on: [tiu, hau], crosses: [c2c]")) ==
-        "<memory:e>:20:70: engines.gdma.crosses: a dma engine must cross 'ddr'");
+        "<memory:e>:21:70: engines.gdma.crosses: a dma engine must cross 'ddr'");
   // Every single-engine role needs exactly one engine.
   CHECK(error(replace(kSg2262, "roles: [kv_resident, cross_core, gather]", "roles: [kv_resident, gather]")) ==
         "<memory:e>:6:1: engines: no DMA engine has the role 'cross_core'");
@@ -190,15 +190,16 @@ TEST_CASE("engine table errors name the engine, the rule broken and the file pos
   CHECK(error(replace(kSg2262, "roles: [tiles, kv_stream]", "roles: [tiles, kv_stream, kv_resident]")) ==
         "<memory:e>:6:1: engines: 'gdma' cannot both stream (kv_stream) and hold (kv_resident) the history");
   CHECK(error(replace(kSg2262, "roles: [tiles, kv_stream]", "roles: [tiles, kv_strem]")) ==
-        "<memory:e>:20:21: engines.gdma.roles: 'kv_strem' is not a DMA role (did you mean 'kv_stream'?); "
+        "<memory:e>:21:21: engines.gdma.roles: 'kv_strem' is not a DMA role (did you mean 'kv_stream'?); "
         "known: tiles, kv_stream, kv_resident, cross_core, gather");
   // Two engines of one name: YAML forbids duplicate keys, and the reader says so.
   CHECK(error(replace(kSg2262, "  cdma: {kind: collective", "  gdma: {kind: collective")) ==
-        "<memory:e>:22:3: engines.gdma: duplicate key (first at line 20)");
+        "<memory:e>:23:3: engines.gdma: duplicate key (first at line 21)");
   // Each kind has its own keys: a sort engine's fields on a tensor engine are unknown there.
   CHECK(error(replace(kSg2262, "hau: {kind: sort", "hau: {kind: tensor")) ==
-        "<memory:e>:23:46: engines.hau.sort_width: unknown key; valid keys: bank_conflict_cycles, clock_mhz, "
-        "cube_macs_per_lane_per_cycle, cube_n, kind, lanes_per_core, mm2_init_cycles, sfu_elements_per_lane_per_cycle, "
+        "<memory:e>:24:46: engines.hau.sort_width: unknown key; valid keys: bank_conflict_cycles, clock_mhz, "
+        "cube_efficiency, cube_macs_per_lane_per_cycle, cube_n, kind, lanes_per_core, mm2_init_cycles, "
+        "sfu_elements_per_lane_per_cycle, "
         "sfu_init_cycles, vector_eu_per_lane, vector_init_cycles, waits_on");
 }
 
@@ -241,10 +242,10 @@ TEST_CASE("every chip and model field has a plausible range, named in the error"
         "<memory:r>:2:1: cores: 18446744073709551616 is outside the plausible range 1..4096");
   // Fewer bytes in flight than one burst could never move a burst.
   CHECK(chip_error(replace(kSg2262, "bytes_in_flight: 32768}", "bytes_in_flight: 1}")) ==
-        "<memory:r>:20:164: engines.gdma.bytes_in_flight: 1 B is less than one DDR burst (64 B, ddr.burst_bytes)");
+        "<memory:r>:21:164: engines.gdma.bytes_in_flight: 1 B is less than one DDR burst (64 B, ddr.burst_bytes)");
   // An engine's sustained fraction of its bandwidth, and the DRAM's per-access overhead.
   CHECK(chip_error(replace(kSg2262, "efficiency: 0.85", "efficiency: 0")) ==
-        "<memory:r>:21:125: engines.sdma.efficiency: must be in (0, 1], got 0");
+        "<memory:r>:22:125: engines.sdma.efficiency: must be in (0, 1], got 0");
   CHECK(chip_error(replace(kSg2262, "access_overhead_bytes: 64", "access_overhead_bytes: 65537")) ==
         "<memory:r>:4:116: ddr.access_overhead_bytes: 65537 is outside the plausible range 0..65536");
   // Model: the vocabulary that wrapped the weight bytes, and a dense prefix longer than the model.

@@ -54,6 +54,7 @@ std::string flag_of(const std::string& field) {
       {"phase", "--phase"},
       {"kv_format", "--kv-dtype"},
       {"weight_dtype", "--weight-dtype"},
+      {"weight_group", "--weight-group"},
       {"mla_mode", "--mla-mode"},
       {"prefill_mla_mode", "--prefill-mla-mode"},
       {"kv_read_engine", "--kv-read-engine"},
@@ -120,8 +121,12 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--mla-mode", r.mla_mode, "MLA decode mode and cache: absorb, standard or expanded")
       ->capture_default_str();
   cmd->add_option("--weight-dtype", r.weight_dtype,
-                  "projection weights: bf16, fp16, fp8 (128x128 block scales), int8 or int4 (group 128 scales); "
-                  "default: the model config's quantization, else bf16");
+                  "projection weights: bf16, fp16, fp8 (128x128 block scales), int8 or int4 (group scales, "
+                  "--weight-group); default: the model config's quantization, else bf16");
+  cmd->add_option("--weight-group", r.weight_group,
+                  "int8/int4 weights: k elements per fp16 scale (0: one per column); default: the model config's, "
+                  "else 128 (Sophgo's demos use 64)")
+      ->check(count_in(0, models::kMaxWeightGroup));
   cmd->add_option("--prefill-mla-mode", r.prefill_mla_mode, "MLA prefill compute: absorb, standard or expanded (MHA)")
       ->capture_default_str();
   cmd->add_option("--kv-read-engine", r.kv_read_engine,

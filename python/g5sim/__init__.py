@@ -47,6 +47,7 @@ _COUNT_RANGES = {
     "ep": (1, 65536),
     "dp": (1, 65536),
     "max_commands": (1, 1 << 40),
+    "weight_group": (0, 1 << 20),
 }
 
 
@@ -156,7 +157,7 @@ def _text(name: str, value: Any) -> str:
 def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], *,
              phase: str = "decode", batch: Optional[int] = None, ctx: int = 4096, q_len: Optional[int] = None,
              kv_dtype: str = "bf16", mla_mode: str = "absorb", prefill_mla_mode: str = "expanded",
-             weight_dtype: Optional[str] = None,
+             weight_dtype: Optional[str] = None, weight_group: Optional[int] = None,
              kv_read_engine: Optional[str] = None, attn_split: str = "seq", scope: str = "step",
              layers: Optional[int] = None, micro_batches: int = 1, cores: Optional[int] = None,
              tp: Optional[int] = None,
@@ -174,6 +175,8 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     prefill_mla_mode prefill compute (default "expanded": MHA after up-projection)
     weight_dtype     projections' weights: "bf16", "fp16", "fp8", "int8", "int4"; None: the
                      model config's quantization, else bf16
+    weight_group     int8/int4: k elements per scale (0: one per column); None: the model
+                     config's, else 128 (Sophgo's LLM demos use 64)
     kv_read_engine   the engine of the decode history read; None: the chip's first kv_stream
                      engine (SG2262: "gdma", which overlaps fa2; "sdma" loads it first)
     attn_split       decode attention over cores: "seq" (flash decoding) or "head"
@@ -201,6 +204,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     request.mla_mode = _text("mla_mode", mla_mode)
     request.prefill_mla_mode = _text("prefill_mla_mode", prefill_mla_mode)
     request.weight_dtype = "" if weight_dtype is None else _text("weight_dtype", weight_dtype)
+    request.weight_group = _count("weight_group", weight_group)
     request.kv_read_engine = "" if kv_read_engine is None else _text("kv_read_engine", kv_read_engine)
     request.attn_split = _text("attn_split", attn_split)
     request.scope = _text("scope", scope)

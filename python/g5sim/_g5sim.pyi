@@ -65,6 +65,7 @@ class Request:
     mla_mode: str
     prefill_mla_mode: str
     weight_dtype: str
+    weight_group: Optional[int]
     kv_read_engine: str
     attn_split: str
     scope: str
@@ -128,6 +129,7 @@ class Result:
     mla_mode: str
     prefill_mla_mode: str
     weight_dtype: str
+    weight_group: int
     kv_read_engine: str
     attn_split: str
     tp: int

@@ -38,6 +38,7 @@ SG2262_CONFIG = {
             "vector_eu_per_lane": {"bf16": 32, "fp32": 16},
             "mm2_init_cycles": {"nn": 44, "nt": 44, "tt": 47},
             "bank_conflict_cycles": 0,
+            "cube_efficiency": 1.0,
             "vector_init_cycles": 11,
             "sfu_init_cycles": 13,
             "sfu_elements_per_lane_per_cycle": 8,

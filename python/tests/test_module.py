@@ -138,7 +138,7 @@ def test_result_fields_agree_with_to_dict(chip, v3):
     assert d["hbm_bytes"] == r.hbm_bytes and d["flops"] == r.flops
     assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "kv_dtype": "bf16",
                              "mla_mode": "absorb", "prefill_mla_mode": "expanded", "weight_dtype": "bf16",
-                             "kv_read_engine": "gdma",
+                             "weight_group_size": 128, "kv_read_engine": "gdma",
                              "prefetch_weights": True}
     assert d["commands"] == r.commands
     assert sum(r.commands.values()) == r.command_count
@@ -280,3 +280,16 @@ def test_cores_restricts_the_chip(chip, v3):
         block(chip, v3, cores=65)
     assert raised.value.field == "cores"
     assert str(raised.value) == "cores: SG2262 has 64 cores, asked for 65"
+
+
+def test_weight_group_changes_the_int4_bytes(chip, v2_lite):
+    """Group 64 carries twice the fp16 scales of group 128 (README: weight formats)."""
+    g128 = block(chip, v2_lite, weight_dtype="int4")
+    g64 = block(chip, v2_lite, weight_dtype="int4", weight_group=64)
+    assert g128.weight_group == 128 and g64.weight_group == 64
+    # kv_a_proj [2048, 576]: int4 (1024 + 2 x 16) x 576 at g128, (1024 + 2 x 32) x 576 at g64: the
+    # weights' part of the op's bytes grows by 2 x 16 x 576 = 18,432 B.
+    assert g64.op("kv_a_proj").hbm_bytes - g128.op("kv_a_proj").hbm_bytes == 18432
+    with pytest.raises(g5sim.ConfigError) as error:
+        block(chip, v2_lite, weight_group=-1)
+    assert error.value.field == "weight_group"

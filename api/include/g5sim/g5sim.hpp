@@ -103,16 +103,18 @@ struct Request {
   std::string kv_dtype = "bf16";       ///< "bf16", "fp8" or "fp8-flashmla"
   std::string mla_mode = "absorb";     ///< decode compute and cache: absorb, standard, expanded
   std::string prefill_mla_mode = "expanded";
-  std::string weight_dtype;                 ///< bf16, fp16, fp8, int8, int4; "" = the model config's, else bf16
-  std::string kv_read_engine;               ///< "" = the chip's first kv_stream engine (SG2262: gdma)
-  std::string attn_split = "seq";           ///< decode attention over cores: "seq" or "head"
-  std::string scope = "step";               ///< "block" (one attention block) or "step" (the decoder)
-  std::optional<std::uint64_t> layers;      ///< step: only the first N decoder layers
-  std::uint64_t micro_batches = 1;          ///< step: the chip's sequences in N overlapping groups (1..64)
-  std::uint32_t cores = 0;                  ///< run on the chip's first N cores; 0 = all
-  std::optional<std::uint64_t> tp, ep, dp;  ///< none given: the smallest sharding that fits DDR
-  std::string expert_load;                  ///< step: measured routing CSV (layer,expert,tokens) path
-  bool strict_capacity = false;             ///< a step that does not fit DDR is an error, not a warning
+  std::string weight_dtype;  ///< bf16, fp16, fp8, int8, int4; "" = the model config's, else bf16
+  std::optional<std::uint64_t>
+      weight_group;                ///< int8/int4 scale group along k (0: per column); default the model's, else 128
+  std::string kv_read_engine;      ///< "" = the chip's first kv_stream engine (SG2262: gdma)
+  std::string attn_split = "seq";  ///< decode attention over cores: "seq" or "head"
+  std::string scope = "step";      ///< "block" (one attention block) or "step" (the decoder)
+  std::optional<std::uint64_t> layers;                  ///< step: only the first N decoder layers
+  std::uint64_t micro_batches = 1;                      ///< step: the chip's sequences in N overlapping groups (1..64)
+  std::uint32_t cores = 0;                              ///< run on the chip's first N cores; 0 = all
+  std::optional<std::uint64_t> tp, ep, dp;              ///< none given: the smallest sharding that fits DDR
+  std::string expert_load;                              ///< step: measured routing CSV (layer,expert,tokens) path
+  bool strict_capacity = false;                         ///< a step that does not fit DDR is an error, not a warning
   std::uint64_t max_commands = std::uint64_t{1} << 27;  ///< refuse runs estimated above this
   bool prefetch_weights = true;                         ///< cross-op weight prefetch (ops/lowering.hpp)
   bool keep_commands = false;                           ///< keep every command's record (for a Chrome trace)
@@ -156,7 +158,7 @@ class Result {
 
   // What ran (echoing the request with its defaults resolved).
   std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, kv_read_engine, attn_split;
-  std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0, micro_batches = 1;
+  std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0, micro_batches = 1, weight_group = 0;
   std::uint64_t tp = 1, ep = 1, dp = 1, chips = 1;
   bool automatic_sharding = false;
   std::uint64_t weight_bytes = 0, kv_cache_bytes = 0, capacity_bytes = 0;
