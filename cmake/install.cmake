@@ -5,6 +5,7 @@
 #   P/lib/cmake/g5sim/               the CMake package: find_package(g5sim CONFIG REQUIRED),
 #                                    target_link_libraries(app g5sim::g5sim)
 #   P/share/g5sim/configs/           the shipped chip and model configs
+#   P/share/g5sim/validation/        the public measurements (g5sim validate's default table)
 #   P/lib/python3/dist-packages/g5sim/  the Python module (python/CMakeLists.txt)
 include(CMakePackageConfigHelpers)
 
@@ -14,6 +15,7 @@ install(TARGETS g5sim_shared EXPORT g5simTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/api/include/g5sim DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs DESTINATION ${CMAKE_INSTALL_DATADIR}/g5sim)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/validation DESTINATION ${CMAKE_INSTALL_DATADIR}/g5sim)
 
 set(package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/g5sim)
 install(EXPORT g5simTargets NAMESPACE g5sim:: DESTINATION ${package_dir})

@@ -93,6 +93,20 @@ std::vector<std::uint32_t> ids_of(ConfigMap& m, std::string_view key, const std:
   return ids;
 }
 
+// `calibration`, written by g5sim calibrate: a record of what was fitted, checked for shape and
+// otherwise not read (it changes no result).
+void read_calibration_record(ConfigMap c) {
+  c.expect_keys({"g5sim", "date", "base", "measured", "rows", "fitted", "mape_before_pct", "mape_after_pct",
+                 "leave_one_out_mape_pct"});
+  for (std::string_view key : {"g5sim", "date", "base", "measured"}) c.string(key);
+  c.string_list("rows");
+  c.string_list("fitted");
+  for (std::string_view key : {"mape_before_pct", "mape_after_pct", "leave_one_out_mape_pct"}) {
+    c.non_negative_number(key);
+  }
+  c.finish();
+}
+
 const std::vector<std::string> kKindNames{"tensor", "sort", "dma", "collective"};
 const std::vector<std::string> kRoleNames{"tiles", "kv_stream", "kv_resident", "cross_core", "gather"};
 
@@ -164,7 +178,8 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
 }
 
 Chip read_chip(ConfigMap root) {
-  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2"});
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2", "calibration"});
+  if (root.has("calibration")) read_calibration_record(root.map("calibration"));
   Chip chip;
   chip.source = root.source();
   chip.name = root.string("name");

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <thread>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -24,6 +25,8 @@
 #include "tools/context_list.hpp"
 #include "tools/output_file.hpp"
 #include "tools/trace_writer.hpp"
+#include "tools/validation/calibration.hpp"
+#include "tools/validation/validation_report.hpp"
 
 namespace tools {
 namespace {
@@ -268,6 +271,73 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
   return 0;
 }
 
+unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+std::string default_measured_path() { return g5sim::data_dir() + "/validation/measured.csv"; }
+
+struct ValidateArgs {
+  std::string measured, csv_path, json_path;
+  std::vector<std::string> chips;
+  bool calibrated = false;
+  unsigned jobs = 0;
+  std::uint64_t max_commands = std::uint64_t{1} << 25;
+};
+
+int validate_command(const ValidateArgs& a) {
+  namespace v = tools::validation;
+  const v::MeasuredTable table = v::read_measured_file(a.measured.empty() ? default_measured_path() : a.measured);
+  std::optional<tools::OutputFile> csv, json;
+  if (!a.csv_path.empty()) csv.emplace(a.csv_path, "--csv");
+  if (!a.json_path.empty()) json.emplace(a.json_path, "--json");
+  v::ValidateOptions options;
+  options.calibrated = a.calibrated;
+  options.jobs = a.jobs == 0 ? default_jobs() : a.jobs;
+  options.max_commands = std::min(a.max_commands, cli_limits.max_commands);
+  options.only_chips = a.chips;
+  const v::ValidationReport report = v::validate_table(table, options);
+  if (a.csv_path != "-" && a.json_path != "-") v::write_validation_table(std::cout, report);
+  if (csv) {
+    v::write_validation_csv(csv->stream(), report);
+    csv->close();
+  }
+  if (json) {
+    v::write_validation_json(json->stream(), report);
+    json->close();
+  }
+  tools::check_stdout();
+  return 0;
+}
+
+struct CalibrateArgs {
+  std::string chip, measured, out;
+  std::vector<std::string> fit, rows;
+  unsigned jobs = 0;
+  int max_iterations = 30;
+  bool no_leave_one_out = false;
+  std::uint64_t max_commands = std::uint64_t{1} << 25;
+};
+
+int calibrate_command(const CalibrateArgs& a) {
+  namespace v = tools::validation;
+  const v::MeasuredTable table = v::read_measured_file(a.measured.empty() ? default_measured_path() : a.measured);
+  // A stem names a shipped config, as in the table's chip column.
+  const std::string chip_path = v::ConfigResolver(table.path, false).chip_path(a.chip);
+  tools::OutputFile out(a.out, "--out");
+  v::CalibrationOptions options;
+  options.fit = a.fit;
+  options.rows = a.rows;
+  options.jobs = a.jobs == 0 ? default_jobs() : a.jobs;
+  options.max_iterations = a.max_iterations;
+  options.leave_one_out = !a.no_leave_one_out;
+  options.max_commands = std::min(a.max_commands, cli_limits.max_commands);
+  const v::CalibrationResult result = v::calibrate(chip_path, table, options);
+  out.stream() << result.calibrated_yaml;
+  out.close();
+  v::write_calibration_report(a.out == "-" ? std::cerr : std::cout, result);
+  tools::check_stdout();
+  return 0;
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
@@ -331,6 +401,45 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   check->add_option("--model", check_model,
                     "model config, YAML or config.json (default: the shipped deepseek-v3.yaml)");
 
+  ValidateArgs validate_args;
+  CLI::App* validate = app.add_subcommand("validate", "predict every published measurement and compare (MAPE)");
+  validate->add_option("--measured", validate_args.measured,
+                       "measurement table (default: the shipped validation/measured.csv)");
+  validate->add_flag("--calibrated", validate_args.calibrated, "use CHIP.calibrated.yaml where one is shipped");
+  validate->add_option("--chip", validate_args.chips, "only rows of this chip (repeatable)");
+  validate->add_option("--csv", validate_args.csv_path, "also write CSV to PATH ('-' for stdout only)");
+  validate->add_option("--json", validate_args.json_path, "also write JSON to PATH ('-' for stdout only)");
+  validate->add_option("--jobs", validate_args.jobs, "threads (default: the machine's cores)")
+      ->check(count_in(1, 1024));
+  validate->add_option("--max-commands", validate_args.max_commands, "skip rows estimated to need more commands")
+      ->capture_default_str()
+      ->check(count_in(1, std::uint64_t{1} << 40));
+
+  CalibrateArgs calibrate_args;
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate", "fit chip fields to measurements (Levenberg-Marquardt on log error)");
+  calibrate->add_option("--chip", calibrate_args.chip, "chip config YAML, or a shipped chip's stem (bm1684x)")
+      ->required();
+  calibrate->add_option("--measured", calibrate_args.measured,
+                        "measurement table (default: the shipped validation/measured.csv); rows of this chip are fitted");
+  calibrate
+      ->add_option("--fit", calibrate_args.fit,
+                   "chip fields to fit, dotted (ddr.efficiency,engines.tiu.cube_efficiency), each optionally "
+                   "=LO:HI; default bounds: an efficiency 0.05..1, another value x/10..10x")
+      ->required()
+      ->delimiter(',');
+  calibrate->add_option("--out", calibrate_args.out, "calibrated chip YAML to write ('-' for stdout)")->required();
+  calibrate->add_option("--rows", calibrate_args.rows, "only these row ids")->delimiter(',');
+  calibrate->add_option("--jobs", calibrate_args.jobs, "threads (default: the machine's cores)")
+      ->check(count_in(1, 1024));
+  calibrate->add_option("--max-iterations", calibrate_args.max_iterations, "Levenberg-Marquardt iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  calibrate->add_flag("--no-leave-one-out", calibrate_args.no_leave_one_out, "skip the leave-one-out refits");
+  calibrate->add_option("--max-commands", calibrate_args.max_commands, "drop rows estimated to need more commands")
+      ->capture_default_str()
+      ->check(count_in(1, std::uint64_t{1} << 40));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -342,6 +451,8 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   }
   try {
     if (*sweep) return sweep_command(sweep_opts, csv_path);
+    if (*validate) return validate_command(validate_args);
+    if (*calibrate) return calibrate_command(calibrate_args);
     if (*check) return check_command(check_chip, check_model);
     if (*op) {
       const g5sim::Chip chip = chip_of(op_chip);

@@ -1,0 +1,242 @@
+// g5sim validate and g5sim calibrate: the measurement table's reader, the comparison, the
+// calibration's recovery of known factors from measurements made by the simulator itself, and the
+// MAPE ratchet on the shipped public rows.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "hw/config_error.hpp"
+#include "test_configs.hpp"
+#include "tools/validation/calibration.hpp"
+#include "tools/validation/chip_fields.hpp"
+#include "tools/validation/measured_rows.hpp"
+#include "tools/validation/validation_report.hpp"
+
+namespace v = tools::validation;
+
+namespace {
+
+const std::string kHeader =
+    "id,hardware,chip,model,phase,batch,ctx,q_len,weight_dtype,weight_group,kv_dtype,tp,ep,dp,cores,workload,options,"
+    "metric,measured,kind,source,note,exclude\n";
+
+// A matmul op row on chip `chip`.
+std::string matmul_row(const std::string& id, const std::string& chip, int m, int n, int k, double measured,
+                       const std::string& exclude = "") {
+  return id + ",test," + chip + ",,,,,,,,,,,,,matmul,m=" + std::to_string(m) + " n=" + std::to_string(n) +
+         " k=" + std::to_string(k) + ",kernel_us," + std::to_string(measured) + ",D,test,," + exclude + "\n";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    v::read_measured_text(text, "m.csv");
+  } catch (const hw::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A fresh folder under the system's temporary one.
+std::filesystem::path scratch(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("g5sim_test_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void write(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+double read_recorded(const std::string& mode) {
+  std::ifstream in(std::string(G5SIM_TEST_SOURCE_DIR) + "/validation/recorded_mape.csv");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(mode + ",", 0) == 0) return std::stod(line.substr(mode.size() + 1));
+  }
+  FAIL("validation/recorded_mape.csv has no row " << mode);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("the measurement table is read strictly, errors name file, line and column", "[validation]") {
+  const auto table = v::read_measured_text(kHeader + matmul_row("a", "sg2262", 64, 64, 64, 1.5) +
+                                               "# a comment line\n\n" +
+                                               "\"b\",\"H800, SXM\",h800,,,,4096,,,,,,,,,fa2,heads=16 qk_dim=576 "
+                                               "v_dim=512 shared_kv=1,kernel_us,215,M,\"x, \"\"y\"\"\",,\n",
+                                           "m.csv");
+  REQUIRE(table.rows.size() == 2);
+  CHECK(table.rows[0].options.at("k") == "64");
+  CHECK(table.rows[0].line == 2);
+  CHECK(table.rows[1].hardware == "H800, SXM");  // a quoted comma
+  CHECK(table.rows[1].source == "x, \"y\"");     // a doubled quote
+  CHECK(table.rows[1].ctx == 4096);
+  CHECK(error_of("id,chip\n") ==
+        "m.csv:1: expected the header 'id,hardware,chip,model,phase,batch,ctx,q_len,weight_dtype,weight_group,kv_dtype,"
+        "tp,ep,dp,cores,workload,options,metric,measured,kind,source,note,exclude'");
+  CHECK(error_of(kHeader + replace(matmul_row("a", "c", 1, 1, 1, 2), "kernel_us,2.000000", "kernel_us,-2")) ==
+        "m.csv:2: column 'measured': expected a positive number, got '-2'");
+  CHECK(error_of(kHeader + replace(matmul_row("a", "c", 1, 1, 1, 2), "m=1", "mm=1")) ==
+        "m.csv:2: column 'options': 'mm' is not an option of a matmul row; valid: m, n, k, dtype");
+  CHECK(error_of(kHeader + replace(matmul_row("a", "c", 1, 1, 1, 2), "n=1", "n=x")) ==
+        "m.csv:2: column 'options': expected a whole number, got 'x'");
+  CHECK(error_of(kHeader + matmul_row("a", "c", 1, 1, 1, 2) + matmul_row("a", "c", 1, 1, 1, 2)) ==
+        "m.csv:3: column 'id': 'a' is used twice");
+  CHECK(error_of(kHeader + "a,b,c\n") == "m.csv:2: 3 fields, expected 23 (" + kHeader.substr(0, kHeader.size() - 1) +
+                                             ")");
+  CHECK(error_of(kHeader + "a,t,c,m,decode,x,512,,,,,,,,,step,,step_ms,1,M,s,,\n") ==
+        "m.csv:2: column 'batch': expected a whole number, got 'x'");
+  CHECK(error_of(kHeader + "a,t,c,m,decode,1,512,,,,,,,,,step,,first_token_s,1,M,s,,\n") ==
+        "m.csv:2: column 'metric': first_token_s is the time of a prefill row");
+  CHECK(error_of(kHeader + "\"a,t\n") == "m.csv:2: a quoted field is not closed");
+  CHECK(error_of(kHeader) == "m.csv: no rows");
+}
+
+TEST_CASE("chip fields are found by their dotted path and rewritten in place", "[validation]") {
+  const std::string text = test_configs::kSg2262;
+  const v::ChipField eff = v::find_chip_field(text, "c.yaml", "engines.gdma.efficiency");  // in a flow map
+  CHECK(eff.value == 0.9);
+  CHECK_FALSE(eff.integer);
+  const v::ChipField cores = v::find_chip_field(text, "c.yaml", "cores");
+  CHECK(cores.integer);
+  // Rounded as the reader will take it: whole numbers stay whole, fractions keep six digits.
+  CHECK(v::format_field_value(cores, 15.6) == "16");
+  CHECK(v::format_field_value(eff, 0.123456789) == "0.123457");
+  CHECK(v::format_field_value(eff, 1.0) == "1.0");
+  const std::string edited = v::with_field_values(text, {eff, cores}, {0.5, 8});
+  CHECK(v::find_chip_field(edited, "c.yaml", "engines.gdma.efficiency").value == 0.5);
+  CHECK(v::find_chip_field(edited, "c.yaml", "cores").value == 8);
+  // Everything else is untouched: the edit changes "0.9" to "0.5" and "16" to "8".
+  CHECK(edited.size() == text.size() - 1);
+  CHECK_THROWS_WITH(v::find_chip_field(text, "c.yaml", "ddr.effciency"),
+                    "c.yaml: ddr.effciency: no such field in the chip config");
+  CHECK_THROWS_WITH(v::find_chip_field(text, "c.yaml", "engines.gdma.roles"),
+                    "c.yaml: engines.gdma.roles: not a number (a section or a list)");
+}
+
+TEST_CASE("validate compares each row, lists excluded and skipped rows, and averages |error|", "[validation]") {
+  const auto dir = scratch("validate");
+  write(dir / "chip.yaml", test_configs::kSg2262);
+  // First the predictions themselves, from a table whose measured values are placeholders.
+  const std::string rows = matmul_row("big", "chip.yaml", 1024, 1024, 1024, 1) +
+                           matmul_row("skinny", "chip.yaml", 1, 4096, 4096, 1) +
+                           matmul_row("off", "chip.yaml", 8, 8, 8, 1, "not run: a test") +
+                           matmul_row("lost", "nowhere.yaml", 8, 8, 8, 1);
+  write(dir / "m.csv", kHeader + rows);
+  v::ValidateOptions options;
+  const auto probe = v::validate_table(v::read_measured_file((dir / "m.csv").string()), options);
+  REQUIRE(probe.rows.size() == 4);
+  const double big = probe.rows[0].predicted, skinny = probe.rows[1].predicted;
+  CHECK(probe.rows[2].status == "excluded");
+  CHECK(probe.rows[2].reason == "not run: a test");
+  CHECK(probe.rows[3].status == "skipped");
+  CHECK_THAT(probe.rows[3].reason, Catch::Contains("nowhere.yaml"));
+  // Measured = predicted / 0.8 and predicted / 1.1: errors -20 % and +10 %, MAPE 15 %.
+  write(dir / "m.csv", kHeader + matmul_row("big", "chip.yaml", 1024, 1024, 1024, big / 0.8) +
+                           matmul_row("skinny", "chip.yaml", 1, 4096, 4096, skinny / 1.1));
+  options.jobs = 2;
+  const auto report = v::validate_table(v::read_measured_file((dir / "m.csv").string()), options);
+  // (std::to_string keeps six decimals of the measured value: a relative error of 1e-6 at most.)
+  CHECK(report.rows[0].error_pct == Approx(-20.0).epsilon(1e-5));
+  CHECK(report.rows[1].error_pct == Approx(10.0).epsilon(1e-5));
+  CHECK(report.mape == Approx(15.0).epsilon(1e-5));
+  CHECK(report.ran == 2);
+  REQUIRE(report.chips.size() == 1);
+  CHECK(report.chips[0].chip == "chip.yaml");
+  // The same table on one thread gives the same bytes.
+  options.jobs = 1;
+  std::ostringstream one, two;
+  v::write_validation_json(one, v::validate_table(v::read_measured_file((dir / "m.csv").string()), options));
+  v::write_validation_json(two, report);
+  CHECK(one.str() == two.str());
+}
+
+TEST_CASE("calibrate recovers known factors from measurements made by the simulator", "[validation][calibrate]") {
+  const auto dir = scratch("calibrate");
+  // The truth: the cube sustains 60 % of its rate, the GDMA 70 % of its channel.
+  const std::string truth = replace(replace(test_configs::kSg2262, "cube_efficiency: 1", "cube_efficiency: 0.6"),
+                                    "bandwidth_gb_per_s: 68.264, efficiency: 0.9",
+                                    "bandwidth_gb_per_s: 68.264, efficiency: 0.7");
+  write(dir / "truth.yaml", truth);
+  write(dir / "chip.yaml", test_configs::kSg2262);
+  // Compute-bound, memory-bound and mixed shapes, "measured" on the truth.
+  const std::vector<std::array<int, 3>> shapes{
+      {2048, 2048, 2048}, {1024, 4096, 2048}, {1, 8192, 8192}, {2, 16384, 4096}, {4, 4096, 8192}};
+  std::string rows;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto [m, n, k] = shapes[i];
+    rows += matmul_row("r" + std::to_string(i), "truth.yaml", m, n, k, 1);
+  }
+  write(dir / "probe.csv", kHeader + rows);
+  const auto truth_run = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), {});
+  rows.clear();
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto [m, n, k] = shapes[i];
+    REQUIRE(truth_run.rows[i].status == "ok");
+    char measured[64];
+    std::snprintf(measured, sizeof measured, "%.17g", truth_run.rows[i].predicted);
+    rows += replace(matmul_row("r" + std::to_string(i), "chip.yaml", m, n, k, 1), "kernel_us,1.000000",
+                    std::string("kernel_us,") + measured);
+  }
+  write(dir / "measured.csv", kHeader + rows);
+  v::CalibrationOptions options;
+  options.fit = {"engines.tiu.cube_efficiency", "engines.gdma.efficiency=0.2:1"};
+  options.jobs = 2;
+  options.date = "2026-11-29T00:00:00Z";
+  const auto result =
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options);
+  REQUIRE(result.fields.size() == 2);
+  // Recovered to within 1 % (predictions are step functions of whole cycles and bytes).
+  CHECK(result.fields[0].fitted == Approx(0.6).epsilon(0.01));
+  CHECK(result.fields[1].fitted == Approx(0.7).epsilon(0.01));
+  CHECK(result.mape_before > 10.0);
+  CHECK(result.mape_after < 0.5);
+  CHECK(result.mape_leave_one_out < 1.0);
+  CHECK(result.rows.size() == shapes.size());
+  CHECK(result.dropped.empty());
+  // The written config loads, holds the fitted values and records the fit.
+  write(dir / "chip.calibrated.yaml", result.calibrated_yaml);
+  CHECK_NOTHROW(hw::load_chip((dir / "chip.calibrated.yaml").string()));
+  CHECK_THAT(result.calibrated_yaml, Catch::Contains("calibration:"));
+  CHECK_THAT(result.calibrated_yaml, Catch::Contains("date: \"2026-11-29T00:00:00Z\""));
+  CHECK_THAT(result.calibrated_yaml, Catch::Contains("rows: [\"r0\", \"r1\", \"r2\", \"r3\", \"r4\"]"));
+  CHECK(v::find_chip_field(result.calibrated_yaml, "c", "engines.tiu.cube_efficiency").value ==
+        result.fields[0].fitted);
+  // Bounds are respected, and a bad field is an error naming it.
+  options.fit = {"engines.tiu.cube_efficiency=0.8:1"};
+  options.leave_one_out = false;
+  const auto bounded =
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options);
+  CHECK(bounded.fields[0].fitted >= 0.8);
+  options.fit = {"ddr.effciency"};
+  CHECK_THROWS_WITH(
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options),
+      Catch::Contains("ddr.effciency: no such field in the chip config"));
+  options.fit = {"engines.tiu.cube_efficiency=2:1"};
+  CHECK_THROWS_WITH(
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options),
+      "--fit engines.tiu.cube_efficiency=2:1: bounds must be finite with 0 <= LO < HI");
+}
+
+TEST_CASE("the public rows: MAPE never worse than recorded (a ratchet)", "[validation][ratchet]") {
+  const std::string table = std::string(G5SIM_TEST_SOURCE_DIR) + "/validation/measured.csv";
+  for (const bool calibrated : {false, true}) {
+    v::ValidateOptions options;
+    options.calibrated = calibrated;
+    options.jobs = 2;
+    const auto report = v::validate_table(v::read_measured_file(table), options);
+    const double recorded = read_recorded(calibrated ? "calibrated" : "uncalibrated");
+    INFO((calibrated ? "calibrated" : "uncalibrated") << " MAPE " << report.mape << " % over " << report.ran
+                                                      << " rows; recorded " << recorded << " %");
+    CHECK(report.mape <= recorded);
+    CHECK(report.ran >= 100);
+  }
+}

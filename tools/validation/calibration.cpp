@@ -1,0 +1,428 @@
+#include "tools/validation/calibration.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <mutex>
+
+#include "g5sim/g5sim.hpp"
+#include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
+#include "tools/validation/row_prediction.hpp"
+
+namespace tools::validation {
+namespace {
+
+constexpr double kStep = 0.03;        // forward-difference step in z (3 %) ...
+constexpr double kFineStep = 0.005;   // ... then 0.5 % to settle in the minimum found
+constexpr double kLambda0 = 1e-2;
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch) t = std::strtoll(epoch, nullptr, 10);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// "FIELD" or "FIELD=LO:HI" -> the field with its bounds. Defaults: an efficiency in [0.05, 1];
+// another positive value within a factor of 10 either way; a zero needs explicit bounds.
+FittedField parse_fit(const std::string& spec, const std::string& text, const std::string& source) {
+  const std::size_t eq = spec.find('=');
+  FittedField f;
+  f.field = find_chip_field(text, source, spec.substr(0, eq));
+  const double v = f.field.value;
+  auto fail = [&](const std::string& message) {
+    throw hw::ConfigError(fmt::format("--fit {}: {}", spec, message), hw::ErrorSite{"", "fit", 0, 0});
+  };
+  if (eq == std::string::npos) {
+    const std::string& p = f.field.path;
+    if (p.size() >= 10 && p.compare(p.size() - 10, 10, "efficiency") == 0) {
+      f.lower = 0.05;
+      f.upper = 1.0;
+    } else if (v > 0) {
+      f.lower = v / 10;
+      f.upper = v * 10;
+    } else {
+      fail("the value is 0: give bounds as FIELD=LO:HI");
+    }
+  } else {
+    const std::string bounds = spec.substr(eq + 1);
+    const std::size_t colon = bounds.find(':');
+    if (colon == std::string::npos) fail("expected FIELD=LO:HI");
+    char* end = nullptr;
+    const std::string lo = bounds.substr(0, colon), hi = bounds.substr(colon + 1);
+    f.lower = std::strtod(lo.c_str(), &end);
+    if (lo.empty() || *end != '\0') fail(fmt::format("'{}' is not a number", lo));
+    f.upper = std::strtod(hi.c_str(), &end);
+    if (hi.empty() || *end != '\0') fail(fmt::format("'{}' is not a number", hi));
+    if (!std::isfinite(f.lower) || !std::isfinite(f.upper) || f.lower < 0 || f.upper <= f.lower) {
+      fail("bounds must be finite with 0 <= LO < HI");
+    }
+  }
+  if (v < f.lower || v > f.upper) fail(fmt::format("the config's value {} is outside [{}, {}]", v, f.lower, f.upper));
+  f.log_scale = f.lower > 0;
+  f.fitted = v;
+  // "1" may be a fraction written whole (an efficiency): when the reader takes a fraction there,
+  // the field is fitted as a real number.
+  if (f.field.integer) {
+    ChipField probe = f.field;
+    probe.integer = false;
+    try {
+      g5sim::Chip::from_yaml(with_field_values(text, {probe}, {(f.lower + f.upper) / 2 + 0.001}), source);
+      f.field.integer = false;
+    } catch (const g5sim::ConfigError&) {
+    }
+  }
+  return f;
+}
+
+struct Problem {
+  std::string base_text, source;
+  std::vector<FittedField> fields;
+  std::vector<const MeasuredRow*> rows;
+  std::vector<std::optional<g5sim::Model>> models;
+  unsigned jobs = 1;
+  std::uint64_t max_commands = 0;
+  std::size_t simulations = 0;
+  std::mutex count_mutex;
+  double relative_step = kStep;
+
+  double to_p(std::size_t j, double z) const { return fields[j].log_scale ? std::exp(z) : z; }
+  double to_z(std::size_t j, double p) const { return fields[j].log_scale ? std::log(p) : p; }
+  double z_lo(std::size_t j) const { return to_z(j, fields[j].lower); }
+  double z_hi(std::size_t j) const { return to_z(j, fields[j].upper); }
+
+  std::vector<double> values(const Eigen::VectorXd& z) const {
+    std::vector<double> p(fields.size());
+    for (std::size_t j = 0; j < fields.size(); ++j) p[j] = to_p(j, z[static_cast<Eigen::Index>(j)]);
+    return p;
+  }
+  std::vector<ChipField> chip_fields() const {
+    std::vector<ChipField> f;
+    for (const FittedField& x : fields) f.push_back(x.field);
+    return f;
+  }
+  std::string text_at(const Eigen::VectorXd& z) const { return with_field_values(base_text, chip_fields(), values(z)); }
+
+  // Predictions of the rows in `which` at z (a config the reader refuses is an error naming the values).
+  std::vector<double> predict_rows(const Eigen::VectorXd& z, const std::vector<std::size_t>& which) {
+    const std::string text = text_at(z);
+    const g5sim::Chip chip = g5sim::Chip::from_yaml(text, source);
+    std::vector<double> out(which.size());
+    std::vector<std::string> failures(which.size());
+    parallel_for(which.size(), jobs, [&](std::size_t k) {
+      const std::size_t i = which[k];
+      const Prediction p = predict(*rows[i], chip, models[i] ? &*models[i] : nullptr, max_commands);
+      if (p.value) {
+        out[k] = *p.value;
+      } else {
+        failures[k] = p.skipped;
+      }
+    });
+    {
+      const std::lock_guard<std::mutex> lock(count_mutex);
+      simulations += which.size();
+    }
+    for (std::size_t k = 0; k < which.size(); ++k) {
+      if (!failures[k].empty()) {
+        throw hw::ConfigError(
+            fmt::format("row {} cannot run with the trial values: {}", rows[which[k]]->id, failures[k]));
+      }
+    }
+    return out;
+  }
+
+  Eigen::VectorXd residuals(const Eigen::VectorXd& z, const std::vector<std::size_t>& which) {
+    const std::vector<double> pred = predict_rows(z, which);
+    Eigen::VectorXd r(static_cast<Eigen::Index>(which.size()));
+    for (std::size_t k = 0; k < which.size(); ++k) {
+      r[static_cast<Eigen::Index>(k)] = std::log(pred[k] / rows[which[k]]->measured);
+    }
+    return r;
+  }
+
+  // The difference step of field j at z: 3 % in z, at least one unit for a whole-number field,
+  // taken downwards when upwards would leave the bounds.
+  double step(std::size_t j, double z) const {
+    double h = relative_step;
+    if (fields[j].field.integer) {
+      const double p = to_p(j, z);
+      h = fields[j].log_scale ? std::max(h, std::log((p + 1.0) / p) * 1.01) : std::max(h, 1.01);
+    } else if (!fields[j].log_scale) {
+      h = relative_step * (fields[j].upper - fields[j].lower);
+    }
+    return z + h <= z_hi(j) ? h : -h;
+  }
+
+  // Coarse difference steps first (robust on step functions), then fine ones near the minimum.
+  Eigen::VectorXd fit(const Eigen::VectorXd& z0, const std::vector<std::size_t>& which, int max_iterations,
+                      int* iterations) {
+    int coarse = 0, fine = 0;
+    relative_step = kStep;
+    const Eigen::VectorXd z = fit_with_step(z0, which, max_iterations, &coarse);
+    relative_step = kFineStep;
+    const Eigen::VectorXd refined = fit_with_step(z, which, max_iterations, &fine);
+    relative_step = kStep;
+    if (iterations) *iterations = coarse + fine;
+    return refined;
+  }
+
+  // Levenberg-Marquardt from z over the rows in `which`; returns the fitted z.
+  Eigen::VectorXd fit_with_step(Eigen::VectorXd z, const std::vector<std::size_t>& which, int max_iterations,
+                                int* iterations) {
+    const Eigen::Index m = z.size();
+    Eigen::VectorXd r = residuals(z, which);
+    double cost = r.squaredNorm();
+    double lambda = kLambda0;
+    int it = 0;
+    for (; it < max_iterations && cost > 0; ++it) {
+      Eigen::MatrixXd J(r.size(), m);
+      for (Eigen::Index j = 0; j < m; ++j) {
+        Eigen::VectorXd zh = z;
+        const double h = step(static_cast<std::size_t>(j), z[j]);
+        zh[j] += h;
+        J.col(j) = (residuals(zh, which) - r) / h;
+      }
+      const Eigen::MatrixXd JtJ = J.transpose() * J;
+      const Eigen::VectorXd g = J.transpose() * r;
+      bool accepted = false;
+      for (int tries = 0; tries < 8 && !accepted; ++tries) {
+        Eigen::MatrixXd A = JtJ;
+        for (Eigen::Index j = 0; j < m; ++j) A(j, j) += lambda * std::max(JtJ(j, j), 1e-12);
+        Eigen::VectorXd dz = A.ldlt().solve(-g);
+        Eigen::VectorXd zn = z + dz;
+        for (Eigen::Index j = 0; j < m; ++j) {
+          zn[j] = std::clamp(zn[j], z_lo(static_cast<std::size_t>(j)), z_hi(static_cast<std::size_t>(j)));
+        }
+        if ((zn - z).norm() < 1e-4) {
+          tries = 8;
+          break;
+        }
+        const Eigen::VectorXd rn = residuals(zn, which);
+        const double next = rn.squaredNorm();
+        if (next < cost) {
+          const double gain = (cost - next) / cost;
+          z = zn;
+          r = rn;
+          cost = next;
+          lambda = std::max(lambda / 3, 1e-9);
+          accepted = true;
+          if (gain < 1e-6) it = max_iterations;
+        } else {
+          lambda *= 4;
+        }
+      }
+      if (!accepted) break;
+    }
+    if (iterations) *iterations = std::min(it, max_iterations);
+    return z;
+  }
+};
+
+double mape_of(const std::vector<double>& predicted, const std::vector<const MeasuredRow*>& rows) {
+  double sum = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) sum += std::abs(predicted[i] / rows[i]->measured - 1.0);
+  return rows.empty() ? 0 : 100.0 * sum / static_cast<double>(rows.size());
+}
+
+double rms_log(const std::vector<double>& predicted, const std::vector<const MeasuredRow*>& rows) {
+  double sum = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) sum += std::pow(std::log(predicted[i] / rows[i]->measured), 2);
+  return rows.empty() ? 0 : std::sqrt(sum / static_cast<double>(rows.size()));
+}
+
+// The config without an earlier calibration record (always the last section: cut it).
+std::string without_record(const std::string& text) {
+  const std::size_t at = text.rfind("\ncalibration:");
+  return at == std::string::npos ? text : text.substr(0, at + 1);
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string record_of(const CalibrationResult& r) {
+  std::string ids, fitted;
+  for (const CalibratedRow& row : r.rows) ids += (ids.empty() ? "" : ", ") + quoted(row.id);
+  for (const FittedField& f : r.fields) {
+    fitted += fmt::format("    - {}\n", quoted(fmt::format("{} {} -> {} in [{}, {}]", f.field.path,
+                                                            format_field_value(f.field, f.field.value),
+                                                            format_field_value(f.field, f.fitted), f.lower, f.upper)));
+  }
+  return fmt::format(
+      "calibration:                     # written by g5sim calibrate: a record, not read by the simulation\n"
+      "  g5sim: {}\n  date: {}\n  base: {}\n  measured: {}\n  rows: [{}]\n  fitted:\n{}"
+      "  mape_before_pct: {:.2f}\n  mape_after_pct: {:.2f}\n  leave_one_out_mape_pct: {:.2f}\n",
+      quoted(g5sim::version()), quoted(r.date), quoted(r.chip_path), quoted(r.table_path), ids, fitted, r.mape_before,
+      r.mape_after, r.mape_leave_one_out);
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table, const CalibrationOptions& options) {
+  if (options.fit.empty()) throw hw::ConfigError("--fit: name at least one chip field", hw::ErrorSite{"", "fit", 0, 0});
+  Problem problem;
+  problem.source = chip_path;
+  problem.base_text = without_record(hw::read_input_file(chip_path));
+  problem.jobs = options.jobs;
+  problem.max_commands = options.max_commands;
+  g5sim::Chip::from_yaml(problem.base_text, chip_path);  // the starting config must load
+  for (const std::string& spec : options.fit) {
+    FittedField f = parse_fit(spec, problem.base_text, chip_path);
+    for (const FittedField& g : problem.fields) {
+      if (g.field.path == f.field.path) throw hw::ConfigError(fmt::format("--fit: {} is named twice", f.field.path));
+    }
+    problem.fields.push_back(std::move(f));
+  }
+  CalibrationResult result;
+  result.chip_path = chip_path;
+  result.table_path = table.path;
+  result.date = options.date.empty() ? utc_now() : options.date;
+
+  // The rows of this chip (by config stem), loadable, and running at the starting values.
+  ConfigResolver resolver(table.path, false);
+  const std::string stem = config_stem(chip_path);
+  for (const std::string& id : options.rows) {
+    if (std::none_of(table.rows.begin(), table.rows.end(), [&](const MeasuredRow& r) { return r.id == id; })) {
+      throw hw::ConfigError(fmt::format("--rows: no row '{}' in {}", id, table.path));
+    }
+  }
+  std::vector<const MeasuredRow*> candidates;
+  std::vector<std::optional<g5sim::Model>> models;
+  for (const MeasuredRow& row : table.rows) {
+    if (config_stem(row.chip) != stem || !row.exclude.empty()) continue;
+    if (!options.rows.empty() && std::find(options.rows.begin(), options.rows.end(), row.id) == options.rows.end()) {
+      continue;
+    }
+    try {
+      models.emplace_back(row.model.empty() ? std::nullopt : std::optional<g5sim::Model>(resolver.model(row.model)));
+      candidates.push_back(&row);
+    } catch (const std::exception& e) {
+      result.dropped.push_back(fmt::format("{}: {}", row.id, e.what()));
+    }
+  }
+  const g5sim::Chip start = g5sim::Chip::from_yaml(problem.base_text, chip_path);
+  std::vector<double> before;
+  std::vector<std::string> failure(candidates.size());
+  std::vector<double> first(candidates.size());
+  parallel_for(candidates.size(), options.jobs, [&](std::size_t i) {
+    const Prediction p = predict(*candidates[i], start, models[i] ? &*models[i] : nullptr, options.max_commands);
+    if (p.value) {
+      first[i] = *p.value;
+    } else {
+      failure[i] = p.skipped;
+    }
+  });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!failure[i].empty()) {
+      result.dropped.push_back(fmt::format("{}: {}", candidates[i]->id, failure[i]));
+      continue;
+    }
+    problem.rows.push_back(candidates[i]);
+    problem.models.push_back(models[i]);
+    before.push_back(first[i]);
+  }
+  problem.simulations = candidates.size();
+  if (problem.rows.size() < problem.fields.size()) {
+    throw hw::ConfigError(fmt::format("{} rows of chip '{}' ran in {}, fewer than the {} fields to fit",
+                                      problem.rows.size(), stem, table.path, problem.fields.size()));
+  }
+
+  std::vector<std::size_t> all(problem.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Eigen::VectorXd z0(static_cast<Eigen::Index>(problem.fields.size()));
+  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
+    z0[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].field.value);
+  }
+  const Eigen::VectorXd z = problem.fit(z0, all, options.max_iterations, &result.iterations);
+  // The fitted values as the config holds them (rounded), and the predictions there.
+  const std::vector<double> p = problem.values(z);
+  Eigen::VectorXd written(z.size());
+  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
+    problem.fields[j].fitted = std::stod(format_field_value(problem.fields[j].field, p[j]));
+    written[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].fitted);
+  }
+  const std::vector<double> after = problem.predict_rows(written, all);
+
+  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
+    CalibratedRow row;
+    row.id = problem.rows[i]->id;
+    row.measured = problem.rows[i]->measured;
+    row.before = before[i];
+    row.after = after[i];
+    result.rows.push_back(row);
+  }
+  if (options.leave_one_out && problem.rows.size() > problem.fields.size()) {
+    double sum = 0;
+    for (std::size_t i = 0; i < problem.rows.size(); ++i) {
+      std::vector<std::size_t> others;
+      for (std::size_t k : all) {
+        if (k != i) others.push_back(k);
+      }
+      const Eigen::VectorXd zi = problem.fit(written, others, std::min(options.max_iterations, 10), nullptr);
+      Eigen::VectorXd zi_written(zi.size());
+      const std::vector<double> pi = problem.values(zi);
+      for (std::size_t j = 0; j < problem.fields.size(); ++j) {
+        zi_written[static_cast<Eigen::Index>(j)] =
+            problem.to_z(j, std::stod(format_field_value(problem.fields[j].field, pi[j])));
+      }
+      result.rows[i].leave_one_out = problem.predict_rows(zi_written, {i})[0];
+      result.rows[i].has_leave_one_out = true;
+      sum += std::abs(result.rows[i].leave_one_out / result.rows[i].measured - 1.0);
+    }
+    result.mape_leave_one_out = 100.0 * sum / static_cast<double>(problem.rows.size());
+  }
+  result.fields = problem.fields;
+  result.simulations = problem.simulations;
+  result.mape_before = mape_of(before, problem.rows);
+  result.mape_after = mape_of(after, problem.rows);
+  result.rms_log_before = rms_log(before, problem.rows);
+  result.rms_log_after = rms_log(after, problem.rows);
+  std::vector<double> fitted_values;
+  for (const FittedField& f : result.fields) fitted_values.push_back(f.fitted);
+  std::string text = with_field_values(problem.base_text, problem.chip_fields(), fitted_values);
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  result.calibrated_yaml = text + record_of(result);
+  g5sim::Chip::from_yaml(result.calibrated_yaml, chip_path);  // what we write must load
+  return result;
+}
+
+void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
+  fmt::print(out, "g5sim calibrate: {} against {} ({} rows, {} iterations, {} simulations)\n", r.chip_path,
+             r.table_path, r.rows.size(), r.iterations, r.simulations);
+  for (const std::string& d : r.dropped) fmt::print(out, "  dropped {}\n", d);
+  fmt::print(out, "{:<36} {:>12} {:>12} {:>24}\n", "field", "before", "fitted", "bounds");
+  for (const FittedField& f : r.fields) {
+    fmt::print(out, "{:<36} {:>12} {:>12} {:>24}\n", f.field.path, format_field_value(f.field, f.field.value),
+               format_field_value(f.field, f.fitted), fmt::format("[{:g}, {:g}]", f.lower, f.upper));
+  }
+  fmt::print(out, "\n{:<10} {:>12} {:>12} {:>8} {:>12} {:>8} {:>12} {:>8}\n", "row", "measured", "before", "err%",
+             "after", "err%", "left out", "err%");
+  for (const CalibratedRow& row : r.rows) {
+    const auto pct = [&](double v) { return fmt::format("{:+.1f}", (v / row.measured - 1.0) * 100.0); };
+    fmt::print(out, "{:<10} {:>12.6g} {:>12.6g} {:>8} {:>12.6g} {:>8} {:>12} {:>8}\n", row.id, row.measured,
+               row.before, pct(row.before), row.after, pct(row.after),
+               row.has_leave_one_out ? fmt::format("{:.6g}", row.leave_one_out) : "-",
+               row.has_leave_one_out ? pct(row.leave_one_out) : "-");
+  }
+  fmt::print(out, "\nMAPE {:.2f} % -> {:.2f} % (rms log error {:.4f} -> {:.4f}); leave-one-out MAPE {}\n",
+             r.mape_before, r.mape_after, r.rms_log_before, r.rms_log_after,
+             r.rows.empty() || !r.rows.front().has_leave_one_out ? std::string("not computed")
+                                                                 : fmt::format("{:.2f} %", r.mape_leave_one_out));
+}
+
+}  // namespace tools::validation

@@ -1,0 +1,69 @@
+#pragma once
+// `g5sim calibrate`: fit a few chip fields to measurements.
+//
+// Model. Rows i = 1..n of the table whose chip is the one calibrated, fields p = (p_1..p_m) of its
+// config, each within bounds [lo_j, hi_j]. Residual r_i(p) = ln(predicted_i(p) / measured_i):
+// log error, so a row counts by its ratio, not its units. Minimise S(p) = sum r_i(p)^2 by
+// Levenberg-Marquardt in coordinates z_j = ln p_j when lo_j > 0 (factors act multiplicatively),
+// else z_j = p_j:
+//   J_ij = (r_i(z + h_j e_j) - r_i(z)) / h_j      (forward differences: one simulation per row and
+//                                                  field; h_j = 0.03, then 0.005 from the first
+//                                                  minimum; at least one unit for a whole number)
+//   (J^T J + lambda diag(J^T J)) dz = -J^T r       (Eigen LDLT; lambda starts at 1e-2, /3 on an
+//                                                  accepted step, x4 on a rejected one)
+//   z <- clamp(z + dz, bounds)                      (bounds respected by projection)
+// until S improves by less than 1e-6 relative, the step is below 1e-4, or max_iterations.
+// Predictions are step functions of p (whole cycles, whole bytes), hence the wide difference step.
+// Leave-one-out: for each row, refit on the others (from the full fit) and predict it; the mean
+// |error| of those predictions is the honest error of the calibrated chip on a row it has not seen.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/validation/chip_fields.hpp"
+#include "tools/validation/measured_rows.hpp"
+
+namespace tools::validation {
+
+struct CalibrationOptions {
+  std::vector<std::string> fit;   ///< "FIELD" or "FIELD=LO:HI"
+  std::vector<std::string> rows;  ///< non-empty: only these row ids
+  unsigned jobs = 1;
+  int max_iterations = 30;
+  bool leave_one_out = true;
+  std::uint64_t max_commands = std::uint64_t{1} << 25;
+  std::string date;  ///< recorded in the output ("" = now, or SOURCE_DATE_EPOCH when set)
+};
+
+struct FittedField {
+  ChipField field;  ///< with the starting value
+  double lower = 0, upper = 0, fitted = 0;
+  bool log_scale = true;
+};
+
+struct CalibratedRow {
+  std::string id;
+  double measured = 0, before = 0, after = 0, leave_one_out = 0;  ///< predictions
+  bool has_leave_one_out = false;
+};
+
+struct CalibrationResult {
+  std::string chip_path, table_path, date;
+  std::vector<FittedField> fields;
+  std::vector<CalibratedRow> rows;
+  std::vector<std::string> dropped;  ///< rows that could not run, with the reason
+  int iterations = 0;
+  std::size_t simulations = 0;
+  double rms_log_before = 0, rms_log_after = 0;
+  double mape_before = 0, mape_after = 0, mape_leave_one_out = 0;
+  std::string calibrated_yaml;  ///< the chip config with the fitted values and a `calibration` record
+};
+
+/// Throws hw::ConfigError on bad fields, bounds, rows or configs.
+CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table, const CalibrationOptions& options);
+
+void write_calibration_report(std::ostream& out, const CalibrationResult& result);
+
+}  // namespace tools::validation

@@ -1,0 +1,263 @@
+#include "tools/validation/measured_rows.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
+
+namespace tools::validation {
+namespace {
+
+constexpr std::size_t kMaxRows = 100000;
+
+const std::vector<std::string> kMetricNames{"step_ms", "first_token_s", "tokens_per_s", "kernel_us", "tflops", "op_us"};
+const std::vector<std::string> kWorkloadNames{"step", "block", "matmul", "fa2"};
+
+// Option keys each workload takes, and which of them are whole numbers (with their ranges).
+struct OptionRule {
+  std::string key;
+  std::uint64_t lo = 0, hi = 0;  ///< hi == 0: a word, not a number
+};
+const std::vector<OptionRule>& rules_of(WorkloadKind k) {
+  static const std::vector<OptionRule> step{{"mla_mode"},
+                                            {"prefill_mla_mode"},
+                                            {"attn_split"},
+                                            {"kv_read_engine"},
+                                            {"micro_batches", 1, 64},
+                                            {"layers", 1, 1024},
+                                            {"op"}};
+  static const std::vector<OptionRule> matmul{
+      {"m", 1, std::uint64_t{1} << 24}, {"n", 1, std::uint64_t{1} << 24}, {"k", 1, std::uint64_t{1} << 24}, {"dtype"}};
+  static const std::vector<OptionRule> fa2{{"heads", 1, 4096},
+                                           {"kv_heads", 1, 4096},
+                                           {"qk_dim", 1, 65536},
+                                           {"v_dim", 1, 65536},
+                                           {"shared_kv", 0, 1}};
+  switch (k) {
+    case WorkloadKind::step:
+    case WorkloadKind::block: return step;
+    case WorkloadKind::matmul: return matmul;
+    case WorkloadKind::fa2: return fa2;
+  }
+  return step;
+}
+
+// One record of RFC 4180 CSV starting at `pos` (quoted fields may hold commas, doubled quotes and
+// line breaks); advances `pos` and `line` past it.
+std::vector<std::string> read_record(const std::string& text, std::size_t& pos, int& line, const std::string& source) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  const int start_line = line;
+  while (pos < text.size()) {
+    const char c = text[pos++];
+    if (quoted) {
+      if (c == '"') {
+        if (pos < text.size() && text[pos] == '"') {
+          fields.back() += '"';
+          ++pos;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        fields.back() += c;
+      }
+    } else if (c == '"' && fields.back().empty()) {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c == '\n') {
+      ++line;
+      break;
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  if (quoted) throw hw::ConfigError(fmt::format("{}:{}: a quoted field is not closed", source, start_line));
+  return fields;
+}
+
+class RowReader {
+ public:
+  RowReader(const std::vector<std::string>& cells, const std::string& source, int line)
+      : cells_(cells), source_(source), line_(line) {}
+
+  [[noreturn]] void fail(const std::string& column, const std::string& message) const {
+    throw hw::ConfigError(fmt::format("{}:{}: column '{}': {}", source_, line_, column, message),
+                          hw::ErrorSite{source_, column, line_, 0});
+  }
+  const std::string& text(const std::string& column) const {
+    const auto& names = measured_columns();
+    return cells_[static_cast<std::size_t>(std::find(names.begin(), names.end(), column) - names.begin())];
+  }
+  std::string required(const std::string& column) const {
+    if (text(column).empty()) fail(column, "required");
+    return text(column);
+  }
+  std::optional<std::uint64_t> count(const std::string& column, std::uint64_t lo, std::uint64_t hi) const {
+    const std::string& t = text(column);
+    if (t.empty()) return std::nullopt;
+    return parse_count(column, t, lo, hi);
+  }
+  std::uint64_t parse_count(const std::string& what, const std::string& t, std::uint64_t lo, std::uint64_t hi) const {
+    std::uint64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || ptr != t.data() + t.size()) fail(what, fmt::format("expected a whole number, got '{}'", t));
+    if (v < lo || v > hi) fail(what, fmt::format("{} is outside {}..{}", v, lo, hi));
+    return v;
+  }
+  std::string one_of(const std::string& column, const std::vector<std::string>& allowed, bool optional) const {
+    const std::string& t = text(column);
+    if (t.empty() && optional) return t;
+    if (std::find(allowed.begin(), allowed.end(), t) == allowed.end()) {
+      fail(column, fmt::format("expected one of {}, got '{}'", fmt::join(allowed, ", "), t));
+    }
+    return t;
+  }
+
+ private:
+  const std::vector<std::string>& cells_;
+  const std::string& source_;
+  int line_;
+};
+
+std::map<std::string, std::string> read_options(const RowReader& r, WorkloadKind kind) {
+  std::map<std::string, std::string> options;
+  const std::string& text = r.text("options");
+  const auto& rules = rules_of(kind);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = std::min(text.find(' ', i), text.size());
+    const std::string item = text.substr(i, end - i);
+    i = end;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      r.fail("options", fmt::format("expected key=value items separated by spaces, got '{}'", item));
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const auto rule = std::find_if(rules.begin(), rules.end(), [&](const OptionRule& o) { return o.key == key; });
+    if (rule == rules.end()) {
+      std::vector<std::string> keys;
+      for (const OptionRule& o : rules) keys.push_back(o.key);
+      r.fail("options",
+             fmt::format("'{}' is not an option of a {} row; valid: {}", key, name_of(kind), fmt::join(keys, ", ")));
+    }
+    if (rule->hi != 0) r.parse_count("options", value, rule->lo, rule->hi);
+    if (!options.emplace(key, value).second) r.fail("options", fmt::format("'{}' given twice", key));
+  }
+  return options;
+}
+
+MeasuredRow read_row(const RowReader& r, int line) {
+  MeasuredRow row;
+  row.line = line;
+  row.id = r.required("id");
+  row.hardware = r.required("hardware");
+  row.chip = r.required("chip");
+  const std::string workload = r.one_of("workload", kWorkloadNames, false);
+  row.workload = static_cast<WorkloadKind>(std::find(kWorkloadNames.begin(), kWorkloadNames.end(), workload) -
+                                           kWorkloadNames.begin());
+  const bool model_run = row.workload == WorkloadKind::step || row.workload == WorkloadKind::block;
+  row.model = r.text("model");
+  row.phase = r.one_of("phase", {"decode", "prefill"}, !model_run);
+  if (model_run && row.model.empty()) r.fail("model", "required for a step or block row");
+  if (!model_run && (!row.model.empty() || !row.phase.empty())) {
+    r.fail(row.model.empty() ? "phase" : "model", "an op row takes its shape from options, not from a model");
+  }
+  row.batch = r.count("batch", 1, std::uint64_t{1} << 20).value_or(1);
+  row.ctx = r.count("ctx", 1, std::uint64_t{1} << 24).value_or(0);
+  if (row.workload != WorkloadKind::matmul && row.ctx == 0) r.fail("ctx", "required (kv_len)");
+  row.q_len = r.count("q_len", 1, std::uint64_t{1} << 24);
+  row.weight_dtype = r.one_of("weight_dtype", {"bf16", "fp16", "fp8", "int8", "int4"}, true);
+  row.weight_group = r.count("weight_group", 0, std::uint64_t{1} << 20);
+  row.kv_dtype = r.one_of("kv_dtype", {"bf16", "fp8", "fp8-flashmla"}, true);
+  row.tp = r.count("tp", 1, 65536);
+  row.ep = r.count("ep", 1, 65536);
+  row.dp = r.count("dp", 1, 65536);
+  row.cores = r.count("cores", 1, 4096);
+  row.options = read_options(r, row.workload);
+  const std::string metric = r.one_of("metric", kMetricNames, false);
+  row.metric = static_cast<Metric>(std::find(kMetricNames.begin(), kMetricNames.end(), metric) - kMetricNames.begin());
+  if (row.metric == Metric::op_us && (!model_run || !row.options.count("op"))) {
+    r.fail("metric", "op_us needs a step or block row with op=NAME in options");
+  }
+  if (row.metric == Metric::first_token_s && row.phase != "prefill") {
+    r.fail("metric", "first_token_s is the time of a prefill row");
+  }
+  const std::string& value = r.required("measured");
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(v) || v <= 0) {
+    r.fail("measured", fmt::format("expected a positive number, got '{}'", value));
+  }
+  row.measured = v;
+  row.kind = r.one_of("kind", {"M", "V", "S", "D", "U"}, false);
+  row.source = r.required("source");
+  row.note = r.text("note");
+  row.exclude = r.text("exclude");
+  return row;
+}
+
+}  // namespace
+
+const std::vector<std::string>& measured_columns() {
+  static const std::vector<std::string> columns{
+      "id",     "hardware", "chip", "model",    "phase",  "batch", "ctx",  "q_len",  "weight_dtype", "weight_group",
+      "kv_dtype", "tp",     "ep",   "dp",       "cores",  "workload", "options", "metric", "measured", "kind",
+      "source", "note",     "exclude"};
+  return columns;
+}
+
+std::string name_of(Metric m) { return kMetricNames[static_cast<std::size_t>(m)]; }
+std::string name_of(WorkloadKind k) { return kWorkloadNames[static_cast<std::size_t>(k)]; }
+
+MeasuredTable read_measured_file(const std::string& path) {
+  return read_measured_text(hw::read_input_file(path), path);
+}
+
+MeasuredTable read_measured_text(const std::string& text, const std::string& source) {
+  MeasuredTable table;
+  table.path = source;
+  std::size_t pos = 0;
+  int line = 1;
+  const auto& columns = measured_columns();
+  const std::vector<std::string> header = read_record(text, pos, line, source);
+  if (header != columns) {
+    throw hw::ConfigError(fmt::format("{}:1: expected the header '{}'", source, fmt::join(columns, ",")),
+                          hw::ErrorSite{source, "", 1, 0});
+  }
+  std::set<std::string> ids;
+  while (pos < text.size()) {
+    const int at = line;
+    const std::vector<std::string> cells = read_record(text, pos, line, source);
+    if (cells.size() == 1 && cells[0].empty()) continue;  // a blank line
+    if (!cells[0].empty() && cells[0][0] == '#') continue;  // a comment line
+    if (cells.size() != columns.size()) {
+      throw hw::ConfigError(
+          fmt::format("{}:{}: {} fields, expected {} ({})", source, at, cells.size(), columns.size(), fmt::join(columns, ",")),
+          hw::ErrorSite{source, "", at, 0});
+    }
+    if (table.rows.size() == kMaxRows) {
+      throw hw::ConfigError(fmt::format("{}:{}: more than {} rows", source, at, kMaxRows));
+    }
+    MeasuredRow row = read_row(RowReader(cells, source, at), at);
+    if (!ids.insert(row.id).second) {
+      throw hw::ConfigError(fmt::format("{}:{}: column 'id': '{}' is used twice", source, at, row.id),
+                            hw::ErrorSite{source, "id", at, 0});
+    }
+    table.rows.push_back(std::move(row));
+  }
+  if (table.rows.empty()) throw hw::ConfigError(fmt::format("{}: no rows", source));
+  return table;
+}
+
+}  // namespace tools::validation

@@ -1,0 +1,227 @@
+#include "tools/validation/row_prediction.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "api/op_run.hpp"
+#include "api/result_state.hpp"
+#include "hw/config_error.hpp"
+
+namespace tools::validation {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::uint64_t option_count(const MeasuredRow& row, const std::string& key, std::uint64_t fallback) {
+  const auto it = row.options.find(key);
+  return it == row.options.end() ? fallback : std::stoull(it->second);
+}
+
+std::string option_text(const MeasuredRow& row, const std::string& key, const std::string& fallback) {
+  const auto it = row.options.find(key);
+  return it == row.options.end() ? fallback : it->second;
+}
+
+g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
+  g5sim::Request r;
+  r.scope = row.workload == WorkloadKind::step ? "step" : "block";
+  r.phase = row.phase;
+  r.batch = row.batch;
+  r.ctx = row.ctx;
+  r.q_len = row.q_len;
+  if (!row.kv_dtype.empty()) r.kv_dtype = row.kv_dtype;
+  r.weight_dtype = row.weight_dtype;
+  r.weight_group = row.weight_group;
+  r.tp = row.tp;
+  r.ep = row.ep;
+  r.dp = row.dp;
+  if (!r.tp && !r.ep && !r.dp) r.tp = r.ep = r.dp = 1;  // a row states its sharding; none = one chip
+  r.cores = static_cast<std::uint32_t>(row.cores.value_or(0));
+  r.mla_mode = option_text(row, "mla_mode", r.mla_mode);
+  r.prefill_mla_mode = option_text(row, "prefill_mla_mode", r.prefill_mla_mode);
+  r.attn_split = option_text(row, "attn_split", r.attn_split);
+  r.kv_read_engine = option_text(row, "kv_read_engine", r.kv_read_engine);
+  r.micro_batches = option_count(row, "micro_batches", 1);
+  if (row.options.count("layers")) r.layers = option_count(row, "layers", 1);
+  r.max_commands = max_commands;
+  return r;
+}
+
+double seconds(std::uint64_t ps) { return static_cast<double>(ps) * 1e-12; }
+
+double metric_of_run(const MeasuredRow& row, const g5sim::Result& r) {
+  const double t = seconds(r.total_ps);
+  switch (row.metric) {
+    case Metric::step_ms: return t * 1e3;
+    case Metric::first_token_s: return t;
+    case Metric::kernel_us: return t * 1e6;
+    case Metric::tflops: return static_cast<double>(r.flops) / t / 1e12;
+    case Metric::tokens_per_s:
+      return static_cast<double>(r.batch) * static_cast<double>(r.q_len) / static_cast<double>(r.dp) / t;
+    case Metric::op_us: {
+      const std::string& name = row.options.at("op");
+      double sum = 0;
+      std::uint64_t count = 0;
+      for (const g5sim::OpRecord& op : r.ops) {
+        if (op.name != name) continue;
+        sum += seconds(op.op_end_ps - op.op_start_ps);
+        ++count;
+      }
+      if (count == 0) throw hw::ConfigError(fmt::format("the run has no op named '{}'", name));
+      return sum / static_cast<double>(count) * 1e6;
+    }
+  }
+  return 0;
+}
+
+double metric_of_op(const MeasuredRow& row, const api::OpRunResult& r) {
+  const double t = seconds(r.total_ps);
+  switch (row.metric) {
+    case Metric::kernel_us: return t * 1e6;
+    case Metric::tflops: return static_cast<double>(r.flops) / t / 1e12;
+    case Metric::step_ms: return t * 1e3;
+    default: throw hw::ConfigError(fmt::format("metric {} does not apply to an op row", name_of(row.metric)));
+  }
+}
+
+}  // namespace
+
+std::string config_stem(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  for (const char* tail : {".calibrated.yaml", ".yaml", ".yml", ".json"}) {
+    if (ends_with(name, tail)) return name.substr(0, name.size() - std::string(tail).size());
+  }
+  return name;
+}
+
+ConfigResolver::ConfigResolver(std::string table_path, bool calibrated) : calibrated_(calibrated) {
+  table_dir_ = std::filesystem::path(table_path).parent_path().string();
+}
+
+std::string ConfigResolver::resolve(const std::string& cell, const std::string& folder,
+                                    const std::string& extension) const {
+  const bool path = cell.find('/') != std::string::npos || ends_with(cell, ".yaml") || ends_with(cell, ".json");
+  if (path) {
+    const std::filesystem::path p(cell);
+    return p.is_absolute() || table_dir_.empty() ? cell : (std::filesystem::path(table_dir_) / p).string();
+  }
+  const std::filesystem::path dir = std::filesystem::path(g5sim::data_dir()) / "configs" / folder;
+  if (calibrated_) {
+    const std::filesystem::path tuned = dir / (cell + ".calibrated" + extension);
+    if (std::filesystem::exists(tuned)) return tuned.string();
+  }
+  const std::filesystem::path plain = dir / (cell + extension);
+  if (!std::filesystem::exists(plain)) {
+    throw hw::ConfigError(fmt::format("no {} config '{}' ({} does not exist)", folder == "chips" ? "chip" : "model",
+                                      cell, plain.string()));
+  }
+  return plain.string();
+}
+
+std::string ConfigResolver::chip_path(const std::string& cell) const { return resolve(cell, "chips", ".yaml"); }
+std::string ConfigResolver::model_path(const std::string& cell) const { return resolve(cell, "models", ".yaml"); }
+
+g5sim::Chip ConfigResolver::chip(const std::string& cell) {
+  for (const auto& [name, chip] : chips_) {
+    if (name == cell) return chip;
+  }
+  chips_.emplace_back(cell, g5sim::Chip::from_file(chip_path(cell)));
+  return chips_.back().second;
+}
+
+g5sim::Model ConfigResolver::model(const std::string& cell) {
+  for (const auto& [name, model] : models_) {
+    if (name == cell) return model;
+  }
+  models_.emplace_back(cell, g5sim::Model::from_file(model_path(cell)));
+  return models_.back().second;
+}
+
+Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,
+                   std::uint64_t max_commands) {
+  Prediction p;
+  try {
+    const std::uint32_t cores = static_cast<std::uint32_t>(row.cores.value_or(0));
+    switch (row.workload) {
+      case WorkloadKind::step:
+      case WorkloadKind::block: {
+        const g5sim::Result r = g5sim::simulate(chip, *model, request_of(row, max_commands));
+        p.value = metric_of_run(row, r);
+        p.commands = r.command_count;
+        break;
+      }
+      case WorkloadKind::matmul: {
+        api::MatmulRequest m;
+        m.m = option_count(row, "m", 0);
+        m.n = option_count(row, "n", 0);
+        m.k = option_count(row, "k", 0);
+        if (m.m == 0 || m.n == 0 || m.k == 0) throw hw::ConfigError("a matmul row needs m=, n= and k= in options");
+        m.dtype = hw::parse_dtype(option_text(row, "dtype", "bf16"), "dtype");
+        const api::OpRunResult r = api::run_matmul(chip.data().chip, m, cores);
+        p.value = metric_of_op(row, r);
+        p.commands = r.commands;
+        break;
+      }
+      case WorkloadKind::fa2: {
+        api::Fa2Request f;
+        f.batch = row.batch;
+        f.kv_len = row.ctx;
+        f.q_len = row.q_len.value_or(1);
+        f.heads = option_count(row, "heads", 0);
+        f.kv_heads = option_count(row, "kv_heads", 1);
+        f.qk_dim = option_count(row, "qk_dim", 0);
+        f.v_dim = option_count(row, "v_dim", 0);
+        f.shared_kv = option_count(row, "shared_kv", 0) == 1;
+        if (f.heads == 0 || f.qk_dim == 0 || f.v_dim == 0) {
+          throw hw::ConfigError("an fa2 row needs heads=, qk_dim= and v_dim= in options");
+        }
+        const api::OpRunResult r = api::run_fa2(chip.data().chip, f, cores);
+        p.value = metric_of_op(row, r);
+        p.commands = r.commands;
+        break;
+      }
+    }
+  } catch (const hw::ConfigError& e) {
+    p.value.reset();
+    p.skipped = e.what();
+  } catch (const g5sim::ConfigError& e) {
+    p.value.reset();
+    p.skipped = e.what();
+  }
+  return p;
+}
+
+void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& work) {
+  if (jobs <= 1 || n <= 1) {
+    for (std::size_t i = 0; i < n; ++i) work(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  const unsigned count = static_cast<unsigned>(std::min<std::size_t>(jobs, n));
+  threads.reserve(count);
+  for (unsigned t = 0; t < count; ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace tools::validation

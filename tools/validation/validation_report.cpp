@@ -1,0 +1,186 @@
+#include "tools/validation/validation_report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "api/json_text.hpp"
+#include "hw/config_error.hpp"
+
+namespace tools::validation {
+namespace {
+
+// A CSV cell: quoted when it holds a comma, a quote or a line break.
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Six significant digits: enough to compare, stable across platforms for the same double.
+std::string number(double v) { return fmt::format("{:.6g}", v); }
+
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+}  // namespace
+
+ValidationReport validate_table(const MeasuredTable& table, const ValidateOptions& options) {
+  ValidationReport report;
+  report.table_path = table.path;
+  report.calibrated = options.calibrated;
+  ConfigResolver resolver(table.path, options.calibrated);
+  struct Job {
+    std::optional<g5sim::Chip> chip;
+    std::optional<g5sim::Model> model;
+  };
+  std::vector<Job> jobs(table.rows.size());
+  std::vector<std::size_t> index;  // report row -> table row
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const MeasuredRow& row = table.rows[i];
+    RowOutcome o;
+    o.row = row;
+    if (!options.only_chips.empty() &&
+        std::find(options.only_chips.begin(), options.only_chips.end(), row.chip) == options.only_chips.end()) {
+      continue;
+    }
+    if (!row.exclude.empty()) {
+      o.status = "excluded";
+      o.reason = row.exclude;
+    } else {
+      // Configs are loaded here, on one thread; a missing or broken one skips the row.
+      try {
+        o.chip_config = resolver.chip_path(row.chip);
+        jobs[i].chip = resolver.chip(row.chip);
+        if (!row.model.empty()) jobs[i].model = resolver.model(row.model);
+        o.status = "pending";
+      } catch (const hw::ConfigError& e) {
+        o.status = "skipped";
+        o.reason = e.what();
+      } catch (const g5sim::ConfigError& e) {
+        o.status = "skipped";
+        o.reason = e.what();
+      }
+    }
+    report.rows.push_back(std::move(o));
+    index.push_back(i);
+  }
+  parallel_for(report.rows.size(), options.jobs, [&](std::size_t k) {
+    RowOutcome& o = report.rows[k];
+    if (o.status != "pending") return;
+    const std::size_t i = index[k];
+    const Prediction p = predict(o.row, *jobs[i].chip, jobs[i].model ? &*jobs[i].model : nullptr, options.max_commands);
+    o.commands = p.commands;
+    if (!p.value) {
+      o.status = "skipped";
+      o.reason = p.skipped;
+      return;
+    }
+    o.status = "ok";
+    o.predicted = *p.value;
+    o.error_pct = (o.predicted - o.row.measured) / o.row.measured * 100.0;
+  });
+  double total = 0;
+  for (const RowOutcome& o : report.rows) {
+    auto it = std::find_if(report.chips.begin(), report.chips.end(),
+                           [&](const ChipSummary& c) { return c.chip == o.row.chip; });
+    if (it == report.chips.end()) {
+      report.chips.push_back(ChipSummary{o.row.chip});
+      it = report.chips.end() - 1;
+    }
+    if (o.status == "ok") {
+      ++it->rows;
+      it->mape += std::abs(o.error_pct);
+      total += std::abs(o.error_pct);
+      ++report.ran;
+    } else if (o.status == "skipped") {
+      ++it->skipped;
+    } else {
+      ++it->excluded;
+    }
+  }
+  for (ChipSummary& c : report.chips) {
+    if (c.rows > 0) c.mape /= static_cast<double>(c.rows);
+  }
+  if (report.ran > 0) report.mape = total / static_cast<double>(report.ran);
+  return report;
+}
+
+void write_validation_table(std::ostream& out, const ValidationReport& report) {
+  fmt::print(out, "g5sim validate: {} ({} chip configs)\n", report.table_path,
+             report.calibrated ? "calibrated where available" : "uncalibrated");
+  fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>8}  {}\n", "id", "chip", "model", "phase", "metric",
+             "measured", "predicted", "error%", "status");
+  for (const RowOutcome& o : report.rows) {
+    const MeasuredRow& r = o.row;
+    const std::string model = r.model.empty() ? name_of(r.workload) : r.model;
+    if (o.status == "ok") {
+      fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>+8.1f}  ok\n", r.id, r.chip, model, r.phase,
+                 name_of(r.metric), number(r.measured), number(o.predicted), o.error_pct);
+    } else {
+      fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>8}  {}: {}\n", r.id, r.chip, model, r.phase,
+                 name_of(r.metric), number(r.measured), "-", "-", o.status, one_line(o.reason));
+    }
+  }
+  fmt::print(out, "\nMAPE per chip config\n");
+  for (const ChipSummary& c : report.chips) {
+    if (c.rows > 0) {
+      fmt::print(out, "  {:<10} {:>6.1f} %  over {} rows ({} skipped, {} excluded)\n", c.chip, c.mape, c.rows, c.skipped,
+                 c.excluded);
+    } else {
+      fmt::print(out, "  {:<10} {:>6}    no row ran ({} skipped, {} excluded)\n", c.chip, "-", c.skipped, c.excluded);
+    }
+  }
+  fmt::print(out, "overall MAPE {:.2f} % over {} rows\n", report.mape, report.ran);
+}
+
+void write_validation_csv(std::ostream& out, const ValidationReport& report) {
+  out << "id,hardware,chip,chip_config,model,phase,workload,metric,measured,predicted,error_pct,status,reason,kind,"
+         "source\n";
+  for (const RowOutcome& o : report.rows) {
+    const MeasuredRow& r = o.row;
+    const bool ok = o.status == "ok";
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(r.id), csv_cell(r.hardware),
+                       csv_cell(r.chip), csv_cell(o.chip_config), csv_cell(r.model), r.phase, name_of(r.workload),
+                       name_of(r.metric), number(r.measured), ok ? number(o.predicted) : "",
+                       ok ? fmt::format("{:.2f}", o.error_pct) : "", o.status, csv_cell(one_line(o.reason)), r.kind,
+                       csv_cell(r.source));
+  }
+}
+
+void write_validation_json(std::ostream& out, const ValidationReport& report) {
+  using api::json_string;
+  fmt::print(out, "{{\n  \"table\": {},\n  \"calibrated\": {},\n  \"rows\": [", json_string(report.table_path),
+             report.calibrated ? "true" : "false");
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const RowOutcome& o = report.rows[i];
+    const MeasuredRow& r = o.row;
+    const bool ok = o.status == "ok";
+    fmt::print(out,
+               "{}\n    {{\"id\": {}, \"chip\": {}, \"chip_config\": {}, \"model\": {}, \"phase\": {}, \"workload\": "
+               "\"{}\", \"metric\": \"{}\", \"measured\": {}, \"predicted\": {}, \"error_pct\": {}, \"status\": "
+               "\"{}\", \"reason\": {}, \"kind\": \"{}\", \"source\": {}}}",
+               i == 0 ? "" : ",", json_string(r.id), json_string(r.chip), json_string(o.chip_config),
+               json_string(r.model), json_string(r.phase), name_of(r.workload), name_of(r.metric), number(r.measured),
+               ok ? number(o.predicted) : "null", ok ? fmt::format("{:.4f}", o.error_pct) : "null", o.status,
+               json_string(o.reason), r.kind, json_string(r.source));
+  }
+  fmt::print(out, "\n  ],\n  \"chips\": [");
+  for (std::size_t i = 0; i < report.chips.size(); ++i) {
+    const ChipSummary& c = report.chips[i];
+    fmt::print(out, "{}\n    {{\"chip\": {}, \"rows\": {}, \"skipped\": {}, \"excluded\": {}, \"mape_pct\": {}}}",
+               i == 0 ? "" : ",", json_string(c.chip), c.rows, c.skipped, c.excluded,
+               c.rows > 0 ? fmt::format("{:.4f}", c.mape) : "null");
+  }
+  fmt::print(out, "\n  ],\n  \"rows_ran\": {},\n  \"mape_pct\": {:.4f}\n}}\n", report.ran, report.mape);
+}
+
+}  // namespace tools::validation

@@ -1,0 +1,55 @@
+#pragma once
+// `g5sim validate`: predict every row of a measurement table and compare.
+//   error_i = (predicted_i - measured_i) / measured_i x 100 %
+//   MAPE    = mean over the rows that ran of |error_i|, per chip config and overall
+// Rows marked `exclude` are listed, not run; rows the simulator cannot run are listed as skipped
+// with the reason (row_prediction.hpp). Neither counts in a MAPE.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/validation/measured_rows.hpp"
+#include "tools/validation/row_prediction.hpp"
+
+namespace tools::validation {
+
+struct RowOutcome {
+  MeasuredRow row;          ///< a copy: the report outlives the table
+  std::string chip_config;  ///< the config file the row ran on ("" when it was not found)
+  std::string status;       ///< "ok", "skipped" or "excluded"
+  std::string reason;       ///< why skipped or excluded
+  double predicted = 0, error_pct = 0;
+  std::uint64_t commands = 0;
+};
+
+struct ChipSummary {
+  std::string chip;  ///< the rows' chip cell
+  std::size_t rows = 0, skipped = 0, excluded = 0;
+  double mape = 0;
+};
+
+struct ValidationReport {
+  std::string table_path;
+  bool calibrated = false;
+  std::vector<RowOutcome> rows;     ///< in table order
+  std::vector<ChipSummary> chips;   ///< in order of first appearance
+  std::size_t ran = 0;
+  double mape = 0;                  ///< overall
+};
+
+struct ValidateOptions {
+  bool calibrated = false;  ///< use STEM.calibrated.yaml where one exists
+  unsigned jobs = 1;
+  std::uint64_t max_commands = std::uint64_t{1} << 25;
+  std::vector<std::string> only_chips;  ///< non-empty: only rows of these chip cells
+};
+
+ValidationReport validate_table(const MeasuredTable& table, const ValidateOptions& options);
+
+void write_validation_table(std::ostream& out, const ValidationReport& report);
+void write_validation_csv(std::ostream& out, const ValidationReport& report);
+void write_validation_json(std::ostream& out, const ValidationReport& report);
+
+}  // namespace tools::validation
