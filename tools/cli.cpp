@@ -8,11 +8,11 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <thread>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "api/op_run.hpp"
 #include "api/report.hpp"
@@ -420,8 +420,9 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
       app.add_subcommand("calibrate", "fit chip fields to measurements (Levenberg-Marquardt on log error)");
   calibrate->add_option("--chip", calibrate_args.chip, "chip config YAML, or a shipped chip's stem (bm1684x)")
       ->required();
-  calibrate->add_option("--measured", calibrate_args.measured,
-                        "measurement table (default: the shipped validation/measured.csv); rows of this chip are fitted");
+  calibrate->add_option(
+      "--measured", calibrate_args.measured,
+      "measurement table (default: the shipped validation/measured.csv); rows of this chip are fitted");
   calibrate
       ->add_option("--fit", calibrate_args.fit,
                    "chip fields to fit, dotted (ddr.efficiency,engines.tiu.cube_efficiency), each optionally "

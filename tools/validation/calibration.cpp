@@ -19,8 +19,8 @@
 namespace tools::validation {
 namespace {
 
-constexpr double kStep = 0.03;        // forward-difference step in z (3 %) ...
-constexpr double kFineStep = 0.005;   // ... then 0.5 % to settle in the minimum found
+constexpr double kStep = 0.03;       // forward-difference step in z (3 %) ...
+constexpr double kFineStep = 0.005;  // ... then 0.5 % to settle in the minimum found
 constexpr double kLambda0 = 1e-2;
 
 std::string utc_now() {
@@ -260,8 +260,8 @@ std::string record_of(const CalibrationResult& r) {
   for (const CalibratedRow& row : r.rows) ids += (ids.empty() ? "" : ", ") + quoted(row.id);
   for (const FittedField& f : r.fields) {
     fitted += fmt::format("    - {}\n", quoted(fmt::format("{} {} -> {} in [{}, {}]", f.field.path,
-                                                            format_field_value(f.field, f.field.value),
-                                                            format_field_value(f.field, f.fitted), f.lower, f.upper)));
+                                                           format_field_value(f.field, f.field.value),
+                                                           format_field_value(f.field, f.fitted), f.lower, f.upper)));
   }
   return fmt::format(
       "calibration:                     # written by g5sim calibrate: a record, not read by the simulation\n"
@@ -273,7 +273,8 @@ std::string record_of(const CalibrationResult& r) {
 
 }  // namespace
 
-CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table, const CalibrationOptions& options) {
+CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
+                            const CalibrationOptions& options) {
   if (options.fit.empty()) throw hw::ConfigError("--fit: name at least one chip field", hw::ErrorSite{"", "fit", 0, 0});
   Problem problem;
   problem.source = chip_path;
@@ -414,8 +415,8 @@ void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
              "after", "err%", "left out", "err%");
   for (const CalibratedRow& row : r.rows) {
     const auto pct = [&](double v) { return fmt::format("{:+.1f}", (v / row.measured - 1.0) * 100.0); };
-    fmt::print(out, "{:<10} {:>12.6g} {:>12.6g} {:>8} {:>12.6g} {:>8} {:>12} {:>8}\n", row.id, row.measured,
-               row.before, pct(row.before), row.after, pct(row.after),
+    fmt::print(out, "{:<10} {:>12.6g} {:>12.6g} {:>8} {:>12.6g} {:>8} {:>12} {:>8}\n", row.id, row.measured, row.before,
+               pct(row.before), row.after, pct(row.after),
                row.has_leave_one_out ? fmt::format("{:.6g}", row.leave_one_out) : "-",
                row.has_leave_one_out ? pct(row.leave_one_out) : "-");
   }

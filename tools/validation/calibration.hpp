@@ -62,7 +62,8 @@ struct CalibrationResult {
 };
 
 /// Throws hw::ConfigError on bad fields, bounds, rows or configs.
-CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table, const CalibrationOptions& options);
+CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
+                            const CalibrationOptions& options);
 
 void write_calibration_report(std::ostream& out, const CalibrationResult& result);
 

@@ -63,9 +63,11 @@ std::string with_field_values(const std::string& yaml_text, const std::vector<Ch
   std::vector<std::size_t> order(fields.size());
   std::iota(order.begin(), order.end(), 0);
   // Last first, so earlier offsets stay valid.
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return fields[a].offset > fields[b].offset; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return fields[a].offset > fields[b].offset; });
   std::string text = yaml_text;
-  for (std::size_t i : order) text.replace(fields[i].offset, fields[i].length, format_field_value(fields[i], values[i]));
+  for (std::size_t i : order)
+    text.replace(fields[i].offset, fields[i].length, format_field_value(fields[i], values[i]));
   return text;
 }
 

@@ -12,7 +12,7 @@ namespace tools::validation {
 struct ChipField {
   std::string path;
   double value = 0;
-  bool integer = false;  ///< written without a fraction or exponent: stays a whole number
+  bool integer = false;                ///< written without a fraction or exponent: stays a whole number
   std::size_t offset = 0, length = 0;  ///< the value's characters in the text
 };
 

@@ -33,11 +33,8 @@ const std::vector<OptionRule>& rules_of(WorkloadKind k) {
                                             {"op"}};
   static const std::vector<OptionRule> matmul{
       {"m", 1, std::uint64_t{1} << 24}, {"n", 1, std::uint64_t{1} << 24}, {"k", 1, std::uint64_t{1} << 24}, {"dtype"}};
-  static const std::vector<OptionRule> fa2{{"heads", 1, 4096},
-                                           {"kv_heads", 1, 4096},
-                                           {"qk_dim", 1, 65536},
-                                           {"v_dim", 1, 65536},
-                                           {"shared_kv", 0, 1}};
+  static const std::vector<OptionRule> fa2{
+      {"heads", 1, 4096}, {"kv_heads", 1, 4096}, {"qk_dim", 1, 65536}, {"v_dim", 1, 65536}, {"shared_kv", 0, 1}};
   switch (k) {
     case WorkloadKind::step:
     case WorkloadKind::block: return step;
@@ -107,7 +104,8 @@ class RowReader {
   std::uint64_t parse_count(const std::string& what, const std::string& t, std::uint64_t lo, std::uint64_t hi) const {
     std::uint64_t v = 0;
     const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || ptr != t.data() + t.size()) fail(what, fmt::format("expected a whole number, got '{}'", t));
+    if (ec != std::errc() || ptr != t.data() + t.size())
+      fail(what, fmt::format("expected a whole number, got '{}'", t));
     if (v < lo || v > hi) fail(what, fmt::format("{} is outside {}..{}", v, lo, hi));
     return v;
   }
@@ -211,9 +209,9 @@ MeasuredRow read_row(const RowReader& r, int line) {
 
 const std::vector<std::string>& measured_columns() {
   static const std::vector<std::string> columns{
-      "id",     "hardware", "chip", "model",    "phase",  "batch", "ctx",  "q_len",  "weight_dtype", "weight_group",
-      "kv_dtype", "tp",     "ep",   "dp",       "cores",  "workload", "options", "metric", "measured", "kind",
-      "source", "note",     "exclude"};
+      "id",           "hardware",     "chip",     "model", "phase",  "batch", "ctx",    "q_len",
+      "weight_dtype", "weight_group", "kv_dtype", "tp",    "ep",     "dp",    "cores",  "workload",
+      "options",      "metric",       "measured", "kind",  "source", "note",  "exclude"};
   return columns;
 }
 
@@ -239,12 +237,12 @@ MeasuredTable read_measured_text(const std::string& text, const std::string& sou
   while (pos < text.size()) {
     const int at = line;
     const std::vector<std::string> cells = read_record(text, pos, line, source);
-    if (cells.size() == 1 && cells[0].empty()) continue;  // a blank line
+    if (cells.size() == 1 && cells[0].empty()) continue;    // a blank line
     if (!cells[0].empty() && cells[0][0] == '#') continue;  // a comment line
     if (cells.size() != columns.size()) {
-      throw hw::ConfigError(
-          fmt::format("{}:{}: {} fields, expected {} ({})", source, at, cells.size(), columns.size(), fmt::join(columns, ",")),
-          hw::ErrorSite{source, "", at, 0});
+      throw hw::ConfigError(fmt::format("{}:{}: {} fields, expected {} ({})", source, at, cells.size(), columns.size(),
+                                        fmt::join(columns, ",")),
+                            hw::ErrorSite{source, "", at, 0});
     }
     if (table.rows.size() == kMaxRows) {
       throw hw::ConfigError(fmt::format("{}:{}: more than {} rows", source, at, kMaxRows));

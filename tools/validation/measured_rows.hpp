@@ -16,12 +16,12 @@ namespace tools::validation {
 
 /// What a row measures, and how a prediction is read off a run (docs/validation.md, "Metrics").
 enum class Metric : std::uint8_t {
-  step_ms,         ///< the run's total time, ms
-  first_token_s,   ///< the run's total time, s (a prefill of the prompt)
-  tokens_per_s,    ///< tokens the simulated chip processes per second (batch x q_len / dp / time)
-  kernel_us,       ///< the run's total time, us (op rows: the op alone)
-  tflops,          ///< the run's FLOPs / time, in 10^12 per second
-  op_us,           ///< the mean duration of the ops named `op=` in a step, us
+  step_ms,        ///< the run's total time, ms
+  first_token_s,  ///< the run's total time, s (a prefill of the prompt)
+  tokens_per_s,   ///< tokens the simulated chip processes per second (batch x q_len / dp / time)
+  kernel_us,      ///< the run's total time, us (op rows: the op alone)
+  tflops,         ///< the run's FLOPs / time, in 10^12 per second
+  op_us,          ///< the mean duration of the ops named `op=` in a step, us
 };
 
 /// What is simulated: a whole step, one attention block, or one op alone (g5sim op).

@@ -117,8 +117,8 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
 void write_validation_table(std::ostream& out, const ValidationReport& report) {
   fmt::print(out, "g5sim validate: {} ({} chip configs)\n", report.table_path,
              report.calibrated ? "calibrated where available" : "uncalibrated");
-  fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>8}  {}\n", "id", "chip", "model", "phase", "metric",
-             "measured", "predicted", "error%", "status");
+  fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>8}  {}\n", "id", "chip", "model", "phase",
+             "metric", "measured", "predicted", "error%", "status");
   for (const RowOutcome& o : report.rows) {
     const MeasuredRow& r = o.row;
     const std::string model = r.model.empty() ? name_of(r.workload) : r.model;
@@ -133,8 +133,8 @@ void write_validation_table(std::ostream& out, const ValidationReport& report) {
   fmt::print(out, "\nMAPE per chip config\n");
   for (const ChipSummary& c : report.chips) {
     if (c.rows > 0) {
-      fmt::print(out, "  {:<10} {:>6.1f} %  over {} rows ({} skipped, {} excluded)\n", c.chip, c.mape, c.rows, c.skipped,
-                 c.excluded);
+      fmt::print(out, "  {:<10} {:>6.1f} %  over {} rows ({} skipped, {} excluded)\n", c.chip, c.mape, c.rows,
+                 c.skipped, c.excluded);
     } else {
       fmt::print(out, "  {:<10} {:>6}    no row ran ({} skipped, {} excluded)\n", c.chip, "-", c.skipped, c.excluded);
     }

@@ -33,10 +33,10 @@ struct ChipSummary {
 struct ValidationReport {
   std::string table_path;
   bool calibrated = false;
-  std::vector<RowOutcome> rows;     ///< in table order
-  std::vector<ChipSummary> chips;   ///< in order of first appearance
+  std::vector<RowOutcome> rows;    ///< in table order
+  std::vector<ChipSummary> chips;  ///< in order of first appearance
   std::size_t ran = 0;
-  double mape = 0;                  ///< overall
+  double mape = 0;  ///< overall
 };
 
 struct ValidateOptions {
