@@ -209,11 +209,12 @@ Chip read_chip(ConfigMap root) {
   chip.resources.push_back({"c2c", chip.c2c.bandwidth_gb_per_s * chip.c2c.links, chip.c2c.latency_ns});
   if (root.has("l2")) {
     ConfigMap l2 = root.map("l2");
-    l2.expect_keys({"capacity_bytes", "bandwidth_gb_per_s", "latency_ns"});
+    l2.expect_keys({"capacity_bytes", "bandwidth_gb_per_s", "latency_ns", "caches_reads"});
     Chip::L2 spec;
     spec.capacity_bytes = l2.int_in("capacity_bytes", 1, std::uint64_t{1} << 40);
     spec.bandwidth_gb_per_s = l2.number_in("bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
     spec.latency_ns = l2.number_in("latency_ns", 0, kMaxLatencyNs);
+    spec.caches_reads = l2.boolean("caches_reads");
     l2.finish();
     chip.l2 = spec;
     chip.resources.push_back({"l2", spec.bandwidth_gb_per_s, spec.latency_ns});

@@ -70,6 +70,10 @@ struct Chip {
     std::uint64_t capacity_bytes = 0;
     double bandwidth_gb_per_s = 0;
     double latency_ns = 0;
+    /// A hardware cache of DDR reads (a GPU's L2): a matmul operand block another core, or an
+    /// earlier tile, of the same op has read comes from the L2 when the op's operands fit in it
+    /// (ops/matmul_lowering.cpp). false: a scratchpad that only explicit staging fills (SG2262).
+    bool caches_reads = false;
   };
   std::optional<L2> l2;
 

@@ -14,8 +14,12 @@ std::uint64_t CostModel::k_step(DType t) const { return chip_.cube_macs(t) / chi
 
 std::uint64_t CostModel::matmul_cycles(std::uint64_t m, std::uint64_t k, std::uint64_t n, DType t,
                                        MatmulLayout layout) const {
-  const std::uint64_t passes = ceil_div(m, chip_.lanes_per_core) * ceil_div(n, chip_.cube_n) *
-                               (ceil_div(k, k_step(t)) + chip_.bank_conflict_cycles);
+  // Rows over the lanes, or (when that is cheaper: few rows, as a decode GEMV) the product
+  // transposed, C^T = B^T A^T, the columns over the lanes.
+  const std::uint64_t per_block = ceil_div(k, k_step(t)) + chip_.bank_conflict_cycles;
+  const std::uint64_t passes = std::min(ceil_div(m, chip_.lanes_per_core) * ceil_div(n, chip_.cube_n),
+                                        ceil_div(n, chip_.lanes_per_core) * ceil_div(m, chip_.cube_n)) *
+                               per_block;
   // cube_efficiency 1 keeps the count exact (a double holds integers up to 2^53 exactly).
   const std::uint64_t body =
       chip_.cube_efficiency == 1.0

@@ -5,12 +5,15 @@
 //
 // Instructions (cycles of the core clock, tensor.clock_mhz):
 //   matrix (MM2) m x k x n in dtype t, layout L (NN: A B, NT: A B^T, TT: A^T B^T):
-//       mm2_init[L] + ceil(ceil(m / lanes) * ceil(n / cube_n) * (ceil(k / k_step[t]) + bank_conflict)
-//                          / cube_efficiency)
+//       mm2_init[L] + ceil(min(ceil(m / lanes) * ceil(n / cube_n), ceil(n / lanes) * ceil(m / cube_n))
+//                          * (ceil(k / k_step[t]) + bank_conflict) / cube_efficiency)
 //     with k_step[t] = cube_macs_per_lane[t] / cube_n reduction steps per cycle (rows spread over
 //     lanes; each lane's cube does cube_n output columns; partial shapes waste the rest; an
 //     operand sharing a local-memory bank with the result costs bank_conflict cycles per block;
-//     cube_efficiency, in (0, 1], is the fraction of that rate sustained: a calibrated factor);
+//     cube_efficiency, in (0, 1], is the fraction of that rate sustained: a calibrated factor; the
+//     second term of the min is the product computed transposed, C^T = B^T A^T, with the columns
+//     over the lanes, which a compiler picks when it is cheaper: few rows, as a decode GEMV, where
+//     rows over the lanes would leave all but one lane idle (Hopper's "swap AB" likewise));
 //   vector (AR) over e element-operations in dtype t: init_vec + ceil(e / (lanes * eu[t]));
 //   special function (SFU: exp, rsqrt) over e elements: init_sfu + ceil(e / (lanes * sfu_rate));
 //   top-k on the sort engine: init + rows * ceil(n / sort_width) * max(1, ceil(log2 k)) * compare.

@@ -238,6 +238,10 @@ CmdRef CoreEmitter::stage_to_l2(OpId as, EngineId engine, std::uint64_t bytes, C
   return transfer(as, engine, bytes, sim::Direction::ddr_to_l2, after, 0);
 }
 
+CmdRef CoreEmitter::load_from_l2_on(EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {
+  return transfer(op_, engine, bytes, sim::Direction::l2_to_lmem, after, row_bytes);
+}
+
 CmdRef CoreEmitter::load_from_l2(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {
   return transfer(op_, ctx_.tiles(), bytes, sim::Direction::l2_to_lmem, after, row_bytes);
 }

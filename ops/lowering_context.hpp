@@ -152,6 +152,7 @@ class CoreEmitter {
   CmdRef stage_to_l2(OpId as, EngineId engine, std::uint64_t bytes, CmdRef after);
   /// The chip's L2 -> local memory on the tiles engine.
   CmdRef load_from_l2(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  CmdRef load_from_l2_on(EngineId engine, std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
   /// A tensor-engine fence: no work, it passes when `after` has completed (it carries a wait the
   /// tiles engine could not name itself).
   CmdRef fence(CmdRef after);

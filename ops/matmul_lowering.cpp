@@ -34,7 +34,7 @@ namespace ops::detail {
 namespace {
 
 struct MatmulTile {
-  std::uint64_t rows, cols, depth, k0;
+  std::uint64_t group, m0, n0, rows, cols, depth, k0;
   bool load_a;        // false when the resident A tile is reused across n-tiles
   bool first_n_tile;  // columns start at 0: the first pass over these A rows on any core
   bool first_m_tile;  // rows start at 0: the first pass over these weights on any core
@@ -66,6 +66,13 @@ void reduce_partials(LoweringContext& ctx, OpId op, const std::vector<MatmulPart
   const MatmulShape& s = ctx.graph[op].mm();
   const EngineId cross = reduction_engine(ctx.chip);
   std::map<std::uint32_t, std::uint32_t> message_of_cell;
+  // The partials were written moments before by the cell's cores: an L2 that caches reads still
+  // holds them when all of them fit (hw::Chip::L2::caches_reads).
+  std::uint64_t partial_bytes = 0;
+  for (const MatmulPart& part : parts) {
+    if (part.k_parts > 1) partial_bytes += part.rows.size() * part.cols.size() * kAccumulatorBytes;
+  }
+  const bool from_l2 = ctx.chip.l2 && ctx.chip.l2->caches_reads && partial_bytes <= ctx.chip.l2->capacity_bytes;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.k_parts <= 1 || part.rows.empty() || part.cols.empty()) continue;
@@ -93,8 +100,9 @@ void reduce_partials(LoweringContext& ctx, OpId op, const std::vector<MatmulPart
       // One strided load gathers the slice from all k_parts partials (a descriptor with a stride
       // per dimension); the first row tile's waits for the barrier, later ones for the last add.
       const CmdRef after = previous_add.id != 0 ? previous_add : all_stored;
-      const CmdRef loaded =
-          emit.load_on(cross, part.k_parts * n_rows * w * kAccumulatorBytes, after, w * kAccumulatorBytes);
+      const std::uint64_t bytes = part.k_parts * n_rows * w * kAccumulatorBytes;
+      const CmdRef loaded = from_l2 ? emit.load_from_l2_on(cross, bytes, after, w * kAccumulatorBytes)
+                                    : emit.load_on(cross, bytes, after, w * kAccumulatorBytes);
       const CmdRef add = emit.compute(ctx.cost.vector_cycles(part.k_parts * n_rows * w, hw::DType::fp32), {loaded});
       emit.store(n_rows * w * kActivationBytes, add, w == s.n ? 0 : w * kActivationBytes);
       previous_add = add;
@@ -129,6 +137,26 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   };
   std::vector<MatmulTile> tiles;
   std::vector<CmdRef> last_partial_store(ctx.chip.cores);
+  // A chip whose L2 caches DDR reads (hw::Chip::L2::caches_reads): cores walk their tiles in step,
+  // so an operand block that another core reads too is read by both at about the same time, and
+  // only the first (in lowering order) fetches it from DDR; the others hit the L2, provided one
+  // wave's operands (every core's first A and B tiles) fit in it. A core re-reading its own
+  // earlier block does so a whole pass later: it hits only when all of the op's operands fit.
+  bool l2_caches = ctx.chip.l2 && ctx.chip.l2->caches_reads;
+  bool wave_checked = false;
+  std::uint64_t operand_bytes = 0;
+  for (std::uint64_t g = 0; g < s.groups; ++g)
+    operand_bytes += s.rows_of(g) * (s.a_row_bytes ? s.a_row_bytes : s.k * e);
+  operand_bytes += s.groups * s.n * (s.b_col_bytes ? s.b_col_bytes : s.k * e);
+  bool operands_stay = l2_caches && operand_bytes <= ctx.chip.l2->capacity_bytes;
+  // (group, m0 or n0, rows or cols, k0, depth) -> the first core that read the block.
+  std::map<std::array<std::uint64_t, 5>, std::uint32_t> a_reader, b_reader;
+  auto hits = [&](std::map<std::array<std::uint64_t, 5>, std::uint32_t>& readers, std::array<std::uint64_t, 5> key,
+                  std::uint32_t core) {
+    if (!l2_caches) return false;
+    const auto [it, fresh] = readers.try_emplace(key, core);
+    return !fresh && (it->second != core || operands_stay);
+  };
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
@@ -146,8 +174,8 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
           for (std::uint64_t k0 = part.k.begin; k0 < part.k.end; k0 += t.tk) {
             const std::uint64_t depth = std::min(t.tk, part.k.end - k0);
             const bool reuse_a = t.tk == part.k.size() && n0 != part.cols.begin;
-            tiles.push_back(
-                {rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == part.k.end, t.c_buffers == 1});
+            tiles.push_back({g, m0, n0, rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == part.k.end,
+                             t.c_buffers == 1});
           }
         }
       }
@@ -161,6 +189,13 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
       return s.b_col_bytes == 0 ? t.depth * t.cols * e
                                 : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k - s.b_col_bytes * t.k0 / s.k);
     };
+    if (l2_caches && !wave_checked) {
+      const MatmulTile& t = tiles.front();
+      const std::uint64_t wave = ctx.chip.cores * (a_tile_bytes(s, e, t.rows, t.k0, t.depth) + b_bytes_of(t));
+      l2_caches = operands_stay = wave <= ctx.chip.l2->capacity_bytes;
+      operands_stay = l2_caches && operand_bytes <= ctx.chip.l2->capacity_bytes;
+      wave_checked = true;
+    }
     CmdRef prefetched;
     if (!weights && ctx.may_prefetch(op, b_bytes_of(tiles.front()))) {
       prefetched = emit.prefetch(b_bytes_of(tiles.front()), tiles.front().cols == s.n ? 0 : tiles.front().cols * e);
@@ -170,14 +205,18 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
       if (t.load_a) {
         const std::uint64_t a_bytes = a_tile_bytes(s, e, t.rows, t.k0, t.depth);
         const std::uint64_t a_row = t.depth == s.k ? 0 : a_bytes / t.rows;
-        a_loaded = activations && t.first_n_tile ? emit.load_as(*activations, history_engine, a_bytes, after, a_row)
-                                                 : emit.load(a_bytes, after, a_row);
+        const bool cached = hits(a_reader, {t.group, t.m0, t.rows, t.k0, t.depth}, core);
+        a_loaded = cached                          ? emit.load_from_l2(a_bytes, after, a_row)
+                   : activations && t.first_n_tile ? emit.load_as(*activations, history_engine, a_bytes, after, a_row)
+                                                   : emit.load(a_bytes, after, a_row);
       }
+      const bool b_cached = hits(b_reader, {t.group, t.n0, t.cols, t.k0, t.depth}, core);
       if (&t == &tiles.front() && prefetched.id != 0) return std::array<CmdRef, 2>{a_loaded, prefetched};
       const std::uint64_t b_bytes = b_bytes_of(t);
       const std::uint64_t b_row = t.cols == s.n ? 0 : t.cols * e;
-      const CmdRef b_loaded = weights && t.first_m_tile ? emit.load_as(*weights, ctx.tiles(), b_bytes, after, b_row)
-                                                        : emit.load(b_bytes, after, b_row);
+      const CmdRef b_loaded = b_cached                    ? emit.load_from_l2(b_bytes, after, b_row)
+                              : weights && t.first_m_tile ? emit.load_as(*weights, ctx.tiles(), b_bytes, after, b_row)
+                                                          : emit.load(b_bytes, after, b_row);
       // Both operands must be in: on one engine the later id covers the earlier.
       return std::array<CmdRef, 2>{a_loaded, b_loaded};
     };

@@ -55,8 +55,16 @@ GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, 
   const std::uint64_t c = cost.bus_bytes(tiles, mc * nc * c_elem, nc == n || g.gk > 1 ? 0 : nc * c_elem);
   const double channel = static_cast<double>(a + b + c) / cost.channel_gb_per_s(tiles);
   const double used = static_cast<double>(g.gm * g.gn * g.gk);
-  const double ddr = used * static_cast<double>(a + b + c) / chip.resources.front().capacity_gb_per_s;
-  double t = std::max({compute, channel, ddr});
+  double ddr = used * static_cast<double>(a + b + c) / chip.resources.front().capacity_gb_per_s;
+  double l2 = 0;
+  if (chip.l2 && chip.l2->caches_reads) {
+    // A cell row's cores share their A block and a cell column's their B block: the DDR sees each
+    // once (ops/matmul_lowering.cpp), the L2 carries every core's reads.
+    const double once = static_cast<double>(g.gm * g.gk * a + g.gn * g.gk * b) + used * static_cast<double>(c);
+    ddr = once / chip.resources.front().capacity_gb_per_s;
+    l2 = used * static_cast<double>(a + b) / chip.l2->bandwidth_gb_per_s;
+  }
+  double t = std::max({compute, channel, ddr, l2});
   if (g.gk > 1) {
     // The reduction of this core's 1/gk of the cell's columns: gk partial slices in, the sum out.
     const std::uint64_t w = ceil_div(nc, g.gk);

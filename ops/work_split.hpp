@@ -11,7 +11,9 @@
 //     adds, the output store).
 //     Estimate of a grid, per core, from the cost model: the slower of its cube time
 //     (matmul_cycles of its mc x kc x nc share), its tiles-engine channel time and its share of
-//     the DDR time (every used core's bus bytes over the DDR capacity); bus bytes count A
+//     the DDR time (every used core's bus bytes over the DDR capacity; with an L2 that caches
+//     reads, each A block once per cell row and each B block once per cell column, and the L2's
+//     time for every core's A and B); bus bytes count A
 //     (mc rows of kc), B (kc rows of nc), C (mc rows of nc, fp32 partials when gk > 1) with each
 //     strided row's bursts and access overhead (hw/cost_model.hpp); plus, for gk > 1, the
 //     reduction: two transfer start-ups for the barrier, the partial slices' loads, the adds and

@@ -314,6 +314,7 @@ struct CalibrateArgs {
   unsigned jobs = 0;
   int max_iterations = 30;
   bool no_leave_one_out = false;
+  std::size_t folds = 0;
   std::uint64_t max_commands = std::uint64_t{1} << 25;
 };
 
@@ -329,6 +330,9 @@ int calibrate_command(const CalibrateArgs& a) {
   options.jobs = a.jobs == 0 ? default_jobs() : a.jobs;
   options.max_iterations = a.max_iterations;
   options.leave_one_out = !a.no_leave_one_out;
+  options.folds = a.folds;
+  options.chip_label = a.chip;
+  options.table_label = a.measured.empty() ? "validation/measured.csv (shipped)" : a.measured;
   options.max_commands = std::min(a.max_commands, cli_limits.max_commands);
   const v::CalibrationResult result = v::calibrate(chip_path, table, options);
   out.stream() << result.calibrated_yaml;
@@ -436,7 +440,11 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   calibrate->add_option("--max-iterations", calibrate_args.max_iterations, "Levenberg-Marquardt iterations")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  calibrate->add_flag("--no-leave-one-out", calibrate_args.no_leave_one_out, "skip the leave-one-out refits");
+  calibrate->add_flag("--no-leave-one-out", calibrate_args.no_leave_one_out, "skip the cross-validation refits");
+  calibrate
+      ->add_option("--folds", calibrate_args.folds,
+                   "cross-validation folds (rows i mod K held out); default: leave-one-out up to 20 rows, else 10")
+      ->check(count_in(2, 100000));
   calibrate->add_option("--max-commands", calibrate_args.max_commands, "drop rows estimated to need more commands")
       ->capture_default_str()
       ->check(count_in(1, std::uint64_t{1} << 40));

@@ -290,8 +290,8 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     problem.fields.push_back(std::move(f));
   }
   CalibrationResult result;
-  result.chip_path = chip_path;
-  result.table_path = table.path;
+  result.chip_path = options.chip_label.empty() ? chip_path : options.chip_label;
+  result.table_path = options.table_label.empty() ? table.path : options.table_label;
   result.date = options.date.empty() ? utc_now() : options.date;
 
   // The rows of this chip (by config stem), loadable, and running at the starting values.
@@ -367,13 +367,14 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     row.after = after[i];
     result.rows.push_back(row);
   }
-  if (options.leave_one_out && problem.rows.size() > problem.fields.size()) {
+  const std::size_t n = problem.rows.size();
+  const std::size_t folds = options.folds != 0 ? std::min<std::size_t>(options.folds, n) : n <= 20 ? n : 10;
+  result.folds = folds;
+  if (options.leave_one_out && folds >= 2 && n - (n + folds - 1) / folds >= problem.fields.size()) {
     double sum = 0;
-    for (std::size_t i = 0; i < problem.rows.size(); ++i) {
-      std::vector<std::size_t> others;
-      for (std::size_t k : all) {
-        if (k != i) others.push_back(k);
-      }
+    for (std::size_t f = 0; f < folds; ++f) {
+      std::vector<std::size_t> others, held;
+      for (std::size_t k : all) (k % folds == f ? held : others).push_back(k);
       const Eigen::VectorXd zi = problem.fit(written, others, std::min(options.max_iterations, 10), nullptr);
       Eigen::VectorXd zi_written(zi.size());
       const std::vector<double> pi = problem.values(zi);
@@ -381,11 +382,15 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
         zi_written[static_cast<Eigen::Index>(j)] =
             problem.to_z(j, std::stod(format_field_value(problem.fields[j].field, pi[j])));
       }
-      result.rows[i].leave_one_out = problem.predict_rows(zi_written, {i})[0];
-      result.rows[i].has_leave_one_out = true;
-      sum += std::abs(result.rows[i].leave_one_out / result.rows[i].measured - 1.0);
+      const std::vector<double> predicted = problem.predict_rows(zi_written, held);
+      for (std::size_t h = 0; h < held.size(); ++h) {
+        CalibratedRow& row = result.rows[held[h]];
+        row.leave_one_out = predicted[h];
+        row.has_leave_one_out = true;
+        sum += std::abs(row.leave_one_out / row.measured - 1.0);
+      }
     }
-    result.mape_leave_one_out = 100.0 * sum / static_cast<double>(problem.rows.size());
+    result.mape_leave_one_out = 100.0 * sum / static_cast<double>(n);
   }
   result.fields = problem.fields;
   result.simulations = problem.simulations;
@@ -396,6 +401,16 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
   std::vector<double> fitted_values;
   for (const FittedField& f : result.fields) fitted_values.push_back(f.fitted);
   std::string text = with_field_values(problem.base_text, problem.chip_fields(), fitted_values);
+  // Each fitted value's line says so (its old comment, a source for the value it replaced, goes).
+  for (const FittedField& f : result.fields) {
+    const ChipField at = find_chip_field(text, chip_path, f.field.path);
+    const std::size_t end = std::min(text.find('\n', at.offset), text.size());
+    const std::size_t hash = text.find('#', at.offset);
+    const std::size_t from = hash < end ? hash : end;
+    const std::string note = fmt::format("# CALIBRATED (g5sim calibrate, was {}): see `calibration` below",
+                                         format_field_value(f.field, f.field.value));
+    text.replace(from, end - from, hash < end ? note : "  " + note);
+  }
   if (!text.empty() && text.back() != '\n') text += '\n';
   result.calibrated_yaml = text + record_of(result);
   g5sim::Chip::from_yaml(result.calibrated_yaml, chip_path);  // what we write must load
@@ -420,10 +435,12 @@ void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
                row.has_leave_one_out ? fmt::format("{:.6g}", row.leave_one_out) : "-",
                row.has_leave_one_out ? pct(row.leave_one_out) : "-");
   }
-  fmt::print(out, "\nMAPE {:.2f} % -> {:.2f} % (rms log error {:.4f} -> {:.4f}); leave-one-out MAPE {}\n",
-             r.mape_before, r.mape_after, r.rms_log_before, r.rms_log_after,
-             r.rows.empty() || !r.rows.front().has_leave_one_out ? std::string("not computed")
-                                                                 : fmt::format("{:.2f} %", r.mape_leave_one_out));
+  const bool held = !r.rows.empty() && r.rows.front().has_leave_one_out;
+  fmt::print(
+      out, "\nMAPE {:.2f} % -> {:.2f} % (rms log error {:.4f} -> {:.4f}); {} MAPE {}\n", r.mape_before, r.mape_after,
+      r.rms_log_before, r.rms_log_after,
+      held && r.folds == r.rows.size() ? std::string("leave-one-out") : fmt::format("held-out ({} folds)", r.folds),
+      held ? fmt::format("{:.2f} %", r.mape_leave_one_out) : std::string("not computed"));
 }
 
 }  // namespace tools::validation

@@ -14,8 +14,10 @@
 //   z <- clamp(z + dz, bounds)                      (bounds respected by projection)
 // until S improves by less than 1e-6 relative, the step is below 1e-4, or max_iterations.
 // Predictions are step functions of p (whole cycles, whole bytes), hence the wide difference step.
-// Leave-one-out: for each row, refit on the others (from the full fit) and predict it; the mean
-// |error| of those predictions is the honest error of the calibrated chip on a row it has not seen.
+// Cross-validation: rows split into K folds by position (i mod K; K = the row count, i.e.
+// leave-one-out, up to 20 rows, else 10), each fold refitted without its rows (from the full fit)
+// and its rows predicted; the mean |error| of those predictions is the honest error of the
+// calibrated chip on rows it has not seen.
 
 #include <cstdint>
 #include <ostream>
@@ -32,9 +34,11 @@ struct CalibrationOptions {
   std::vector<std::string> rows;  ///< non-empty: only these row ids
   unsigned jobs = 1;
   int max_iterations = 30;
-  bool leave_one_out = true;
+  bool leave_one_out = true;  ///< the cross-validation refits
+  std::size_t folds = 0;      ///< 0: leave-one-out up to 20 rows, else 10
   std::uint64_t max_commands = std::uint64_t{1} << 25;
-  std::string date;  ///< recorded in the output ("" = now, or SOURCE_DATE_EPOCH when set)
+  std::string date;                     ///< recorded in the output ("" = now, or SOURCE_DATE_EPOCH when set)
+  std::string chip_label, table_label;  ///< how the record names them ("" = the paths read)
 };
 
 struct FittedField {
@@ -55,6 +59,7 @@ struct CalibrationResult {
   std::vector<CalibratedRow> rows;
   std::vector<std::string> dropped;  ///< rows that could not run, with the reason
   int iterations = 0;
+  std::size_t folds = 0;
   std::size_t simulations = 0;
   double rms_log_before = 0, rms_log_after = 0;
   double mape_before = 0, mape_after = 0, mape_leave_one_out = 0;
