@@ -90,6 +90,8 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
   a.kv_elements = q.shared_kv ? q.qk_dim : q.qk_dim + q.v_dim;
   a.kv_token_bytes = 2 * a.kv_elements;
   a.decode = q.q_len < q.kv_len;
+  if (q.causal && a.decode) throw hw::ConfigError("--causal: applies to prefill (--q-len equal to --kv-len)");
+  a.causal = q.causal;
   ops::OpGraph g;
   const ops::OpId fa2 = ops::add_op(g, models::detail::fa2_op(a, a.batch * a.kv_len * a.kv_heads * a.kv_token_bytes));
   if (a.decode) {  // split over the history: the partial outputs are merged too
@@ -97,8 +99,8 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
   }
   OpRunResult r = simulate_alone(chip, g, hw::DType::bf16);
   r.op = "fa2";
-  r.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}{}", a.batch, a.q_len, a.kv_len, a.heads, a.kv_heads, a.qk_dim,
-                        a.v_dim, q.shared_kv ? " shared-kv" : "");
+  r.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}{}{}", a.batch, a.q_len, a.kv_len, a.heads, a.kv_heads, a.qk_dim,
+                        a.v_dim, q.shared_kv ? " shared-kv" : "", a.causal ? " causal" : "");
   r.unique_bytes = ops::unique_bytes(g, fa2);
   return r;
 }

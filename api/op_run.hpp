@@ -25,6 +25,7 @@ struct MatmulRequest {
 struct Fa2Request {
   std::uint64_t batch = 1, q_len = 1, kv_len = 0, heads = 0, kv_heads = 1, qk_dim = 0, v_dim = 0;
   bool shared_kv = false;  ///< V is the first v_dim elements of K (MLA's latent)
+  bool causal = false;     ///< prefill: each query attends keys up to itself (ops::AttentionShape)
 };
 
 struct OpRunResult {

@@ -67,7 +67,12 @@ ops::OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes) {
   fa.payload = attn;
   fa.kv_bytes = kv_bytes;
   fa.flops = hw::checked("the FLOPs of fa2", [&] {
-    return (hw::Count(2) * attn.batch * attn.q_len * attn.heads * attn.kv_len * (attn.qk_dim + attn.v_dim)).value();
+    // Query-key pairs: q_len x kv_len, or causal: query t sees kv_len - q_len + t + 1 keys, in all
+    // q_len (kv_len - q_len) + q_len (q_len + 1) / 2.
+    const hw::Count pairs =
+        attn.causal ? hw::Count(attn.q_len) * (attn.kv_len - attn.q_len) + hw::Count(attn.q_len) * (attn.q_len + 1) / 2
+                    : hw::Count(attn.q_len) * attn.kv_len;
+    return (hw::Count(2) * attn.batch * attn.heads * pairs * (attn.qk_dim + attn.v_dim)).value();
   });
   return fa;
 }

@@ -14,6 +14,7 @@ namespace {
 
 struct Item {
   std::uint64_t sequence, rows, kv_tokens;
+  std::uint64_t q_begin = 0;  ///< prefill: the item's first query token in its sequence
 };
 
 // Items over the B * kv_heads independent KV streams ("sequences" below).
@@ -36,19 +37,28 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
   }
   const std::uint64_t per_seq = s.decode ? s.kv_len : s.q_len;
   const std::uint64_t total = s.sequences() * per_seq;
-  for (std::uint64_t c = 0; c < cores; ++c) {
-    const Range r = balanced_part(total, cores, c);
+  auto add_range = [&](std::uint64_t c, Range r) {
     for (std::uint64_t pos = r.begin; pos < r.end;) {
       const std::uint64_t seq = pos / per_seq;
       const std::uint64_t end = std::min(r.end, (seq + 1) * per_seq);
       if (s.decode) {
         items[c].push_back({seq, s.q_len * s.heads_per_kv(), end - pos});
       } else {
-        items[c].push_back({seq, (end - pos) * s.heads_per_kv(), s.kv_len});
+        items[c].push_back({seq, (end - pos) * s.heads_per_kv(), s.kv_len, pos - seq * per_seq});
       }
       pos = end;
     }
+  };
+  if (s.causal && !s.decode && cores > 1) {
+    // A causal query's work grows with its position: core c takes parts c and 2C - 1 - c of 2C,
+    // an early and a late one, so every core gets about the same number of keys.
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      add_range(c, balanced_part(total, 2 * cores, c));
+      add_range(c, balanced_part(total, 2 * cores, 2 * cores - 1 - c));
+    }
+    return items;
   }
+  for (std::uint64_t c = 0; c < cores; ++c) add_range(c, balanced_part(total, cores, c));
   return items;
 }
 
@@ -207,8 +217,14 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
         block.sequence = it.sequence;
         block.rows = std::min(plan.row_block, it.rows - r0);
         block.first_pass = r0 == 0;
-        for (std::uint64_t t0 = 0; t0 < it.kv_tokens; t0 += plan.chunk_tokens) {
-          block.chunk_tokens.push_back(std::min(plan.chunk_tokens, it.kv_tokens - t0));
+        // Causal prefill: rows are tokens x heads (heads inner); the block's last token sees keys
+        // up to itself (plus the kv_len - q_len before the prompt).
+        const std::uint64_t keys = s.causal && !s.decode
+                                       ? std::min(it.kv_tokens, it.q_begin + (r0 + block.rows - 1) / s.heads_per_kv() +
+                                                                    1 + (s.kv_len - s.q_len))
+                                       : it.kv_tokens;
+        for (std::uint64_t t0 = 0; t0 < keys; t0 += plan.chunk_tokens) {
+          block.chunk_tokens.push_back(std::min(plan.chunk_tokens, keys - t0));
         }
         plan.cores[c].blocks.push_back(std::move(block));
       }

@@ -97,6 +97,10 @@ struct AttentionShape {
   std::uint64_t kv_token_bytes = 0;  ///< bytes one token streams per KV head, in the cache format
   bool kv_dequant = false;           ///< the cache format is converted to bf16 before the cube
   bool decode = false;               ///< q_len < kv_len: the history comes from the cache
+  /// Prefill only: query token t attends keys 0..t + (kv_len - q_len), so each block of query
+  /// rows streams the keys up to its last token and skips the rest (FlashAttention's causal
+  /// mask); false: every query attends all kv_len keys (a padded static mask, as Sophgo's demos).
+  bool causal = false;
   /// DSA: the read gathers the selected rows on SDMA into a contiguous buffer, which fa2 then
   /// streams on GDMA; fa2's first TIU command waits on the gather (initial_sdma_dep).
   bool gather = false;

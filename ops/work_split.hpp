@@ -21,7 +21,9 @@
 //     reduction parts, then fewer row parts.
 //   - fa2 in decode and kv_cache_read: the B x kv_len history rows in balanced contiguous ranges
 //     (flash decoding), so every latent byte is read by exactly one core; a combine merges the
-//     partial outputs. fa2 in prefill: the B x q_len query tokens in balanced ranges.
+//     partial outputs. fa2 in prefill: the B x q_len query tokens in balanced ranges; causal
+//     prefill: in 2C ranges, core c taking ranges c and 2C - 1 - c (an early and a late one, so
+//     that the keys each core streams balance).
 
 #include <cstdint>
 #include <vector>

@@ -8,6 +8,7 @@
 #include "hw/chip.hpp"
 #include "hw/cost_model.hpp"
 #include "models/model_spec.hpp"
+#include "ops/attention_plan.hpp"
 #include "ops/lowering.hpp"
 #include "ops/matmul_tiling.hpp"
 #include "ops/op_graph.hpp"
@@ -212,4 +213,44 @@ TEST_CASE("cross-op prefetch: the next matmul's first weight tile loads before t
   CHECK(with.trace.end < without.trace.end);
   // Off, the program is the one without the option: the same schedule as before prefetch existed.
   CHECK(without.lowered.program.cores[0].queue(test_configs::engine::gdma)[5].amount == 2048);  // A first
+}
+
+TEST_CASE("causal prefill attention streams each row block's keys up to its last token", "[lowering][attention]") {
+  // One core, one head: query rows are tokens. Row block b covers tokens [b R, (b + 1) R) and its
+  // last token sees keys 0..(b + 1) R - 1: its chunks sum to min(kv_len, (b + 1) R) keys. Without
+  // the mask every block streams all kv_len keys.
+  ops::AttentionShape s;
+  s.batch = 1, s.q_len = 4096, s.kv_len = 4096, s.heads = 1, s.kv_heads = 1, s.qk_dim = 128, s.v_dim = 128;
+  s.kv_elements = 256, s.kv_token_bytes = 512;
+  hw::Chip one = test_configs::sg2262();
+  one.cores = 1;
+  const ops::AttentionPlan full = ops::plan_attention(s, one, false);
+  s.causal = true;
+  const ops::AttentionPlan causal = ops::plan_attention(s, one, false);
+  REQUIRE(causal.row_block == full.row_block);
+  const std::uint64_t R = causal.row_block;
+  REQUIRE(R < 4096);
+  std::uint64_t all_keys = 0, causal_keys = 0;
+  for (std::size_t b = 0; b < causal.cores[0].blocks.size(); ++b) {
+    std::uint64_t keys = 0, full_keys = 0;
+    for (std::uint64_t t : causal.cores[0].blocks[b].chunk_tokens) keys += t;
+    for (std::uint64_t t : full.cores[0].blocks[b].chunk_tokens) full_keys += t;
+    CHECK(keys == std::min<std::uint64_t>(4096, (b + 1) * R));
+    CHECK(full_keys == 4096);
+    causal_keys += keys, all_keys += full_keys;
+  }
+  CHECK(causal_keys < all_keys);
+  // The op alone: fewer keys, less time; a causal decode is refused.
+  api::Fa2Request q{1, 4096, 4096, 8, 8, 128, 128, false, false};
+  const auto plain = api::run_fa2(test_configs::sg2262(), q, 0);
+  q.causal = true;
+  const auto masked = api::run_fa2(test_configs::sg2262(), q, 0);
+  CHECK(masked.total_ps < plain.total_ps);
+  // FLOPs: 2 x 8 heads x pairs x (128 + 128); pairs 4096 x 4096 = 16,777,216 in full and
+  // 4096 x 4097 / 2 = 8,390,656 causal: 68,719,476,736 and 34,368,126,976.
+  CHECK(plain.flops == 68'719'476'736);
+  CHECK(masked.flops == 34'368'126'976);
+  q.q_len = 1;
+  CHECK_THROWS_WITH(api::run_fa2(test_configs::sg2262(), q, 0),
+                    "--causal: applies to prefill (--q-len equal to --kv-len)");
 }

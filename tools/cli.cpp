@@ -397,6 +397,7 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   op_fa2->add_option("--qk-dim", fa.qk_dim, "score dimension")->required()->check(count_in(1, 65536));
   op_fa2->add_option("--v-dim", fa.v_dim, "value dimension")->required()->check(count_in(1, 65536));
   op_fa2->add_flag("--shared-kv", fa.shared_kv, "V is the first v-dim elements of K (MLA latent)");
+  op_fa2->add_flag("--causal", fa.causal, "prefill: each query attends the keys up to itself (skips the rest)");
   add_op_common(op_fa2);
 
   std::string check_chip, check_model;

@@ -33,8 +33,8 @@ const std::vector<OptionRule>& rules_of(WorkloadKind k) {
                                             {"op"}};
   static const std::vector<OptionRule> matmul{
       {"m", 1, std::uint64_t{1} << 24}, {"n", 1, std::uint64_t{1} << 24}, {"k", 1, std::uint64_t{1} << 24}, {"dtype"}};
-  static const std::vector<OptionRule> fa2{
-      {"heads", 1, 4096}, {"kv_heads", 1, 4096}, {"qk_dim", 1, 65536}, {"v_dim", 1, 65536}, {"shared_kv", 0, 1}};
+  static const std::vector<OptionRule> fa2{{"heads", 1, 4096},  {"kv_heads", 1, 4096}, {"qk_dim", 1, 65536},
+                                           {"v_dim", 1, 65536}, {"shared_kv", 0, 1},   {"causal", 0, 1}};
   switch (k) {
     case WorkloadKind::step:
     case WorkloadKind::block: return step;

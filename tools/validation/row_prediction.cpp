@@ -179,6 +179,7 @@ Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim:
         f.qk_dim = option_count(row, "qk_dim", 0);
         f.v_dim = option_count(row, "v_dim", 0);
         f.shared_kv = option_count(row, "shared_kv", 0) == 1;
+        f.causal = option_count(row, "causal", 0) == 1;
         if (f.heads == 0 || f.qk_dim == 0 || f.v_dim == 0) {
           throw hw::ConfigError("an fa2 row needs heads=, qk_dim= and v_dim= in options");
         }
