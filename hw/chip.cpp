@@ -178,7 +178,7 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
 }
 
 Chip read_chip(ConfigMap root) {
-  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2", "calibration"});
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
   if (root.has("calibration")) read_calibration_record(root.map("calibration"));
   Chip chip;
   chip.source = root.source();
@@ -217,7 +217,20 @@ Chip read_chip(ConfigMap root) {
     spec.caches_reads = l2.boolean("caches_reads");
     l2.finish();
     chip.l2 = spec;
+    chip.l2_resource = static_cast<std::uint32_t>(chip.resources.size());
     chip.resources.push_back({"l2", spec.bandwidth_gb_per_s, spec.latency_ns});
+  }
+  if (root.has("nodes")) {
+    ConfigMap nodes = root.map("nodes");
+    nodes.expect_keys({"chips_per_node", "rdma_bandwidth_gb_per_s", "rdma_latency_ns"});
+    Chip::Nodes spec;
+    spec.chips_per_node = u32_in(nodes, "chips_per_node", 1, 65536);
+    spec.rdma_bandwidth_gb_per_s = nodes.number_in("rdma_bandwidth_gb_per_s", kMinBandwidth, kMaxBandwidth);
+    spec.rdma_latency_ns = nodes.number_in("rdma_latency_ns", 0, kMaxLatencyNs);
+    nodes.finish();
+    chip.nodes = spec;
+    chip.rdma_resource = static_cast<std::uint32_t>(chip.resources.size());
+    chip.resources.push_back({"rdma", spec.rdma_bandwidth_gb_per_s, spec.rdma_latency_ns});
   }
   std::vector<std::string> resource_names;
   for (const SharedResource& r : chip.resources) resource_names.push_back(r.name);

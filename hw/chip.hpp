@@ -77,9 +77,23 @@ struct Chip {
   };
   std::optional<L2> l2;
 
+  /// Chips grouped in nodes (a GPU cluster): the c2c links join the chips of one node; traffic to
+  /// chips of other nodes leaves through this chip's network interface, the shared resource
+  /// `rdma` (its bandwidth, its latency), instead. Absent: every chip of a deployment is reached
+  /// over c2c (one tier).
+  struct Nodes {
+    std::uint32_t chips_per_node = 0;
+    double rdma_bandwidth_gb_per_s = 0;
+    double rdma_latency_ns = 0;
+  };
+  std::optional<Nodes> nodes;
+  /// Indexes into `resources` of the L2 and of the network interface, when present.
+  std::optional<std::uint32_t> l2_resource, rdma_resource;
+
   /// Every core's engines, in declaration order (the order queues and reports list them).
   std::vector<EngineSpec> engines;
-  /// Shared bandwidth resources: the DDR, the C2C links, then the L2 when present.
+  /// Shared bandwidth resources: the DDR, the C2C links, then the L2 and the network interface
+  /// (`rdma`) when present.
   std::vector<SharedResource> resources;
 
   const EngineSpec& engine(EngineId id) const { return engines[id]; }

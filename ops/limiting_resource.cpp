@@ -63,12 +63,14 @@ void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, 
             run_.resource_ns[r] += ns;
           };
           // The L2 routes (sim/command.hpp): from the L2 only it; into it the path and it.
-          const auto l2 = static_cast<std::uint32_t>(chip_.resources.size() - 1);
+          const std::uint32_t l2 = chip_.l2_resource.value_or(0);
           if (from_l2) {
             charge(l2);
+          } else if (cmd.direction == sim::Direction::chip_to_node) {
+            for (std::uint32_t r : spec.crosses) charge(chip_.resources[r].name == "c2c" ? *chip_.rdma_resource : r);
           } else {
             for (std::uint32_t r : spec.crosses) charge(r);
-            const bool adds_l2 = cmd.direction == sim::Direction::ddr_to_l2 &&
+            const bool adds_l2 = chip_.l2_resource && cmd.direction == sim::Direction::ddr_to_l2 &&
                                  std::find(spec.crosses.begin(), spec.crosses.end(), l2) == spec.crosses.end();
             if (adds_l2) charge(l2);
           }

@@ -256,7 +256,7 @@ CmdRef CoreEmitter::store(std::uint64_t bytes, CmdRef after, std::uint64_t row_b
   return transfer(op_, ctx_.tiles(), bytes, sim::Direction::lmem_to_ddr, after, row_bytes);
 }
 
-CmdRef CoreEmitter::send_to_chip(std::uint64_t bytes, CmdRef after) {
+CmdRef CoreEmitter::send_to_chip(std::uint64_t bytes, CmdRef after, bool other_node) {
   const auto engine = ctx_.chip.collective_engine();
   if (!engine) {
     throw hw::ConfigError(
@@ -264,7 +264,8 @@ CmdRef CoreEmitter::send_to_chip(std::uint64_t bytes, CmdRef after) {
                     "several chips",
                     ctx_.chip.source, ctx_.chip.name));
   }
-  return transfer(op_, *engine, bytes, sim::Direction::chip_to_chip, after, 0);
+  return transfer(op_, *engine, bytes, other_node ? sim::Direction::chip_to_node : sim::Direction::chip_to_chip, after,
+                  0);
 }
 
 }  // namespace detail

@@ -159,7 +159,9 @@ class CoreEmitter {
   /// Local memory -> DDR on the tiles engine.
   CmdRef store(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
   /// A transfer to another chip on the collective engine.
-  CmdRef send_to_chip(std::uint64_t bytes, CmdRef after);
+  /// To a chip of this node over the c2c links, or (other_node) of another node over the network
+  /// interface (hw::Chip::nodes).
+  CmdRef send_to_chip(std::uint64_t bytes, CmdRef after, bool other_node = false);
 
   std::uint32_t core() const { return core_; }
   const hw::CostModel& cost() const { return ctx_.cost; }

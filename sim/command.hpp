@@ -36,7 +36,9 @@ enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg, f
 /// chip_to_chip; the chip's L2 (when it has one) adds two: ddr_to_l2 crosses the engine's path and
 /// the L2 (the round trip of the farther), l2_to_lmem crosses the L2 alone (its round trip, its
 /// bytes as they are: no DRAM bursts or access overhead).
-enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip, ddr_to_l2, l2_to_lmem };
+/// chip_to_node goes to a chip of another node: the engine's path with the chip's network
+/// interface (`rdma`) in place of the c2c links, and its latency.
+enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip, ddr_to_l2, l2_to_lmem, chip_to_node };
 
 struct Command {
   static constexpr std::size_t kMaxWaits = 4;

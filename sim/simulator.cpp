@@ -31,15 +31,20 @@ struct EngineModel {
   std::int64_t channel = -1;      // per-core channel slot among the DMA engines, -1 = none
   // Per route (kRoutes below): before bytes move (start-up plus round trip), and the shared
   // resources crossed, as constraint ids.
-  std::array<Tick, 3> startup{};
-  std::array<FlowPath, 3> shared;
+  std::array<Tick, 4> startup{};
+  std::array<FlowPath, 4> shared;
 };
 
-// Routes of a transfer: its engine's own path, DDR -> L2, L2 -> local memory.
-constexpr std::uint8_t kOwnPath = 0, kToL2 = 1, kFromL2 = 2;
+// Routes of a transfer: its engine's own path, DDR -> L2, L2 -> local memory, to another node.
+constexpr std::uint8_t kOwnPath = 0, kToL2 = 1, kFromL2 = 2, kToNode = 3;
 
 std::uint8_t route_of(Direction d) {
-  return d == Direction::ddr_to_l2 ? kToL2 : d == Direction::l2_to_lmem ? kFromL2 : kOwnPath;
+  switch (d) {
+    case Direction::ddr_to_l2: return kToL2;
+    case Direction::l2_to_lmem: return kFromL2;
+    case Direction::chip_to_node: return kToNode;
+    default: return kOwnPath;
+  }
 }
 
 // One engine of one core: its queue and records (cached pointers: the hot paths touch them on
@@ -170,11 +175,24 @@ Run::Run(const hw::Chip& chip, const Program& program)
     m.startup[kOwnPath] = nanos_to_ticks(cost_.startup_ns(static_cast<EngineId>(e)));
     if (spec.kind == hw::EngineKind::dma) m.channel = next_channel++;
     for (std::uint32_t r : spec.crosses) m.shared[kOwnPath].constraints[m.shared[kOwnPath].count++] = first_shared + r;
-    // The L2 routes (hw::Chip::resources: ddr, c2c, then l2).
-    m.startup[kToL2] = m.startup[kFromL2] = m.startup[kOwnPath];
-    m.shared[kToL2] = m.shared[kFromL2] = m.shared[kOwnPath];
+    // The L2 routes and the route to another node (hw::Chip::l2_resource, rdma_resource).
+    m.startup[kToL2] = m.startup[kFromL2] = m.startup[kToNode] = m.startup[kOwnPath];
+    m.shared[kToL2] = m.shared[kFromL2] = m.shared[kToNode] = m.shared[kOwnPath];
+    if (chip.rdma_resource && spec.kind == hw::EngineKind::collective) {
+      // The engine's path with the network interface in place of the c2c links.
+      const std::uint32_t rdma = *chip.rdma_resource;
+      double latency = chip.resources[rdma].latency_ns;
+      FlowPath path;
+      for (std::uint32_t r : spec.crosses) {
+        const bool c2c = chip.resources[r].name == "c2c";
+        path.constraints[path.count++] = first_shared + (c2c ? rdma : r);
+        if (!c2c) latency = std::max(latency, chip.resources[r].latency_ns);
+      }
+      m.shared[kToNode] = path;
+      m.startup[kToNode] = nanos_to_ticks(spec.startup_ns + latency);
+    }
     if (chip.l2 && spec.kind == hw::EngineKind::dma) {
-      const std::uint32_t l2 = static_cast<std::uint32_t>(chip.resources.size() - 1);
+      const std::uint32_t l2 = *chip.l2_resource;
       const double l2_ns = chip.resources[l2].latency_ns;
       m.startup[kToL2] =
           nanos_to_ticks(spec.startup_ns + std::max(chip.round_trip_ns(static_cast<EngineId>(e)), l2_ns));

@@ -9,7 +9,9 @@
 #include "api/simulation.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
+#include "models/graph_helpers.hpp"
 #include "models/model_spec.hpp"
+#include "ops/lowering.hpp"
 #include "ops/timeline.hpp"
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
@@ -238,4 +240,39 @@ TEST_CASE("an L2 that caches reads serves operand blocks other cores already rea
   // route differs). (Time is not compared: here the GDMA channels, not the DDR, bind.)
   CHECK(plain.ddr_bytes > cached.ddr_bytes);
   CHECK(plain.commands == cached.commands);
+}
+
+TEST_CASE("nodes: an all-to-all reaches other nodes through the network interface", "[hw][engines][variants][nodes]") {
+  // Tiny chip: c2c 100 GB/s = 0.1 B/ps, no latency; nodes of 4 chips, the network interface
+  // 25 GB/s = 0.025 B/ps with 1,000 ns of latency; DDR fast and without latency.
+  std::string text = test_configs::tiny_chip(1, 1e6, 4);
+  text += "nodes: {chips_per_node: 4, rdma_bandwidth_gb_per_s: 25, rdma_latency_ns: 1000}\n";
+  const hw::Chip chip = hw::chip_from_yaml(text, "tiny-nodes");
+  REQUIRE(chip.rdma_resource.has_value());
+  CHECK(chip.resources[*chip.rdma_resource].name == "rdma");
+  ops::OpGraph g;
+  ops::add_op(g, models::detail::collective_op("a2a", ops::OpKind::all_to_all, 12'000, 8));
+  const ops::Lowered lowered = ops::lower(g, chip, {});
+  const auto cdma = test_configs::engine::cdma;
+  // 8 chips, 4 per node: 7 peers, ceil(12,000 / 7) = 1,715 B each; 4 in other nodes first.
+  REQUIRE(lowered.program.command_count(cdma) == 7);
+  const sim::Trace t = sim::Simulator(chip).run(lowered.program);
+  const auto& sends = t.records(0, cdma);
+  // One transfer at a time (outstanding 1). Remote: 1,000,000 ps of latency + 1,715 / 0.025 =
+  // 68,600 ps, so each takes 1,068,600 ps: ends 1,068,600 ... 4,274,400. Local: 1,715 / 0.1 =
+  // 17,150 ps each: 4,291,550, 4,308,700, 4,325,850.
+  CHECK(sends[0].end == 1'068'600);
+  CHECK(sends[3].end == 4'274'400);
+  CHECK(sends[4].end == 4'291'550);
+  CHECK(sends[6].end == 4'325'850);
+  // Within one node (4 chips) everything stays on c2c: 3 steps of 4,000 B, 40,000 ps each.
+  ops::OpGraph inside;
+  ops::add_op(inside, models::detail::collective_op("a2a", ops::OpKind::all_to_all, 12'000, 4));
+  const sim::Trace local = sim::Simulator(chip).run(ops::lower(inside, chip, {}).program);
+  CHECK(local.records(0, cdma)[2].end == 120'000);
+  CHECK_THROWS_WITH(
+      hw::chip_from_yaml(test_configs::tiny_chip(1, 1e6, 4) +
+                             "nodes: {chips_per_node: 0, rdma_bandwidth_gb_per_s: 25, rdma_latency_ns: 1}\n",
+                         "n"),
+      Catch::Contains("nodes.chips_per_node: must be a positive integer, got 0"));
 }
