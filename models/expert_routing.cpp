@@ -9,18 +9,20 @@
 #include <set>
 #include <sstream>
 
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 
 namespace models {
 
 ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens, std::uint64_t ep) {
-  const std::uint64_t local = experts / ep;
+  const std::uint64_t local = (experts + ep - 1) / ep;  // the fullest rank (models/parallelism.hpp)
   const long double expected =
       static_cast<long double>(local) *
       (1.0L - std::pow(1.0L - static_cast<long double>(top_k) / static_cast<long double>(experts),
                        static_cast<long double>(tokens)));
-  const std::uint64_t slots = (tokens * top_k + ep - 1) / ep;
+  // Its share of the slots: local / experts of them (tokens * top_k / ep when ep divides experts).
+  const std::uint64_t slots = ((hw::Count(tokens) * top_k * local + (experts - 1)) / experts).value();
   std::uint64_t touched = static_cast<std::uint64_t>(std::floor(expected + 0.5L));
   touched = std::max<std::uint64_t>(1, std::min({touched, local, slots}));
   ExpertAssignment a;

@@ -7,6 +7,7 @@
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "models/kv_cache.hpp"
+#include "models/parallelism.hpp"
 
 namespace models {
 
@@ -54,7 +55,7 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
         const Count shared = Count(moe.n_shared_experts) * moe.moe_intermediate_size / tp;
         total += plain(H * moe.n_routed_experts);  // the router
         if (moe.n_shared_experts > 0) total += mat(H, Count(2) * shared) + mat(shared, H);
-        total += Count(moe.n_routed_experts / p.ep) * (mat(H, Count(2) * width) + mat(width, H));
+        total += Count(experts_per_rank(moe.n_routed_experts, p.ep)) * (mat(H, Count(2) * width) + mat(width, H));
       } else {
         const Count I = Count(m.intermediate_size) / tp;
         total += mat(H, Count(2) * I) + mat(I, H);

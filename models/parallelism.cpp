@@ -45,7 +45,10 @@ void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Worklo
   require_divides(p.tp, m.intermediate_size, "tp", "intermediate_size");
   require_divides(p.tp, m.vocab_size, "tp", "vocab_size");
   if (m.moe) {
-    require_divides(p.ep, m.moe->n_routed_experts, "ep", "n_routed_experts");
+    if (p.ep > m.moe->n_routed_experts) {
+      throw hw::InputError("ep", fmt::format("{} = {} exceeds n_routed_experts ({}): every EP rank holds an expert",
+                                             degree_name("ep"), p.ep, m.moe->n_routed_experts));
+    }
     if (p.ep == 1) require_divides(p.tp, m.moe->moe_intermediate_size, "tp", "moe_intermediate_size");
     if (m.moe->n_shared_experts > 0) {
       require_divides(p.tp, m.moe->n_shared_experts * m.moe->moe_intermediate_size, "tp",
@@ -72,7 +75,7 @@ std::uint64_t routed_slots(const ModelSpec& m, const Workload& chip, const Paral
 ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Parallelism& p, const ExpertAssignment* load) {
   const MoeSpec& moe = *m.moe;
   const std::uint64_t E = moe.n_routed_experts, k = moe.num_experts_per_tok;
-  const std::uint64_t local = E / p.ep;
+  const std::uint64_t local = experts_per_rank(E, p.ep);
   ExpertShare share;
   share.group_tokens = group_tokens(chip, p);
   share.expert_width = p.ep == 1 ? moe.moe_intermediate_size / p.tp : moe.moe_intermediate_size;

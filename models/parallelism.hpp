@@ -6,16 +6,17 @@
 //           width and the lm_head vocabulary T ways; MLA's latent path (kv_a, the latent cache
 //           and its read) is replicated, as the latent is shared by all heads. After o_proj and
 //           after every FFN the T partial sums are all-reduced over the C2C links.
-//   --ep E  splits the routed experts E ways (each chip holds n_routed_experts / E whole
-//           experts); chips = T * D and E must divide it. When E > T, tokens are dispatched to
+//   --ep E  splits the routed experts E ways: each chip holds E_l = ceil(n_routed_experts / E)
+//           whole experts, or fewer (when E does not divide them, as SGLang's EP72 over 256
+//           experts, the simulated chip is one of the fullest); chips = T * D and E must divide it. When E > T, tokens are dispatched to
 //           the experts' chips and the results combined back (two all-to-alls per MoE layer);
 //           when E <= T every chip already has all of its TP group's tokens. Without EP and with
 //           T > 1, each routed expert is split T ways along its width instead.
 // Routed tokens on the simulated chip: its EP group holds G = (B / D) q_len * max(1, E / T)
 // tokens; uniform routing touches round(E_l (1 - (1 - k / n_routed)^G)) of its E_l local
-// experts with ceil(G k / E) token slots. With a measured load file the simulated chip is the
+// experts with ceil(G k E_l / n_routed) token slots (= ceil(G k / E) when E divides n_routed). With a measured load file the simulated chip is the
 // EP rank with the most token slots (the step waits for the slowest chip).
-// Every split that does not divide is a ConfigError naming the flag.
+// Every other split that does not divide is a ConfigError naming the flag.
 
 #include <cstdint>
 
@@ -24,6 +25,9 @@
 #include "models/workload.hpp"
 
 namespace models {
+
+/// Routed experts on the fullest EP rank: ceil(experts / ep).
+inline std::uint64_t experts_per_rank(std::uint64_t experts, std::uint64_t ep) { return (experts + ep - 1) / ep; }
 
 /// Input limits (README, "Input limits").
 constexpr std::uint64_t kMaxDegree = 65536;                  ///< each of tp, ep, dp

@@ -309,7 +309,23 @@ TEST_CASE("sharding: collectives over the C2C links, and splits that must divide
     CHECK_THROWS_WITH(api::simulate_step(chip(), v3, decode(batch, 1024), o, {}), message);
   };
   fails({3, 1, 1}, 1, "tensor-parallel degree tp = 3 does not divide num_attention_heads (128)");
-  fails({1, 3, 3}, 3, "expert-parallel degree ep = 3 does not divide n_routed_experts (256)");
+  fails({1, 512, 512}, 512,
+        "expert-parallel degree ep = 512 exceeds n_routed_experts (256): every EP rank holds an expert");
+  // An EP degree that does not divide the experts (SGLang's EP72 over 256): the simulated chip
+  // is one of the fullest ranks, ceil(256 / 72) = 4 experts (ceil(256 / 3) = 86 here), with
+  // that share of the slots: 3 tokens x 8 = 24 slots x 86 / 256 = 8.06 -> 9.
+  CHECK(models::experts_per_rank(256, 72) == 4);
+  CHECK(models::experts_per_rank(256, 3) == 86);
+  const models::ExpertAssignment uneven = models::uniform_routing(256, 8, 3, 3);
+  std::uint64_t slots = 0;
+  for (std::uint64_t t : uneven.tokens) slots += t;
+  CHECK(slots == 9);
+  {
+    models::StepOptions o;
+    o.layers = 4;
+    o.parallelism = models::Parallelism{1, 3, 3};
+    CHECK_NOTHROW(api::simulate_step(chip(), v3, decode(3, 1024), o, {}));
+  }
   fails({1, 1, 4}, 6, "data-parallel degree dp = 4 does not divide the batch (6)");
   fails({1, 8, 4}, 4, "expert-parallel degree ep = 8 does not divide the chips (tp x dp) (4)");
 }
