@@ -64,9 +64,9 @@ std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts,
 namespace {
 
 // An EP all-to-all after `after` when tokens cross chips (ep > tp); else `after` itself.
-OpId ep_all_to_all(LayerGraph& lg, const char* name, const Parallelism& p, const ExpertShare& share, OpId after) {
-  if (share.dispatch_bytes == 0) return after;
-  const OpId exchange = lg.add(collective_op(name, OpKind::all_to_all, share.dispatch_bytes, p.ep));
+OpId ep_all_to_all(LayerGraph& lg, const char* name, const Parallelism& p, std::uint64_t bytes, OpId after) {
+  if (bytes == 0) return after;
+  const OpId exchange = lg.add(collective_op(name, OpKind::all_to_all, bytes, p.ep));
   lg.depend(after, exchange);
   return exchange;
 }
@@ -105,7 +105,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   lg.depend(router, topk);
 
   // Tokens cross chips when the EP group is wider than the TP group.
-  const OpId experts_input = ep_all_to_all(lg, "moe_dispatch", p, *share, topk);
+  const OpId experts_input = ep_all_to_all(lg, "moe_dispatch", p, share->dispatch_bytes, topk);
   // The shared experts need only the normed tokens: added here, they are lowered (queued) while
   // the dispatch all-to-all is in flight, so it hides behind them.
   std::optional<OpId> shared;
@@ -132,7 +132,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   lg.depend(experts_input, gate_up);
   lg.depend(gate_up, swiglu);
   lg.depend(swiglu, down);
-  const OpId experts_output = ep_all_to_all(lg, "moe_combine_a2a", p, *share, down);
+  const OpId experts_output = ep_all_to_all(lg, "moe_combine_a2a", p, share->combine_bytes, down);
 
   // Each token's output: the k expert rows weighted and scaled, plus the shared experts' row.
   OpNode combine = vector_op("moe_combine", OpKind::moe_combine, T, H, 2 * k + (moe.n_shared_experts ? 1 : 0));

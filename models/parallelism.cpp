@@ -82,7 +82,10 @@ ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Paralle
   if (p.ep > p.tp) {
     // This chip's own tokens (split over its TP group) go out to the other EP ranks' experts.
     const std::uint64_t own = chip.batch * chip.q_len;
-    share.dispatch_bytes = own * k * m.hidden_size * 2 * (p.ep - 1) / p.ep / p.tp;
+    const std::uint64_t H = m.hidden_size;
+    const std::uint64_t out_token = chip.weight_dtype == WeightDtype::fp8 ? H + 4 * ((H + 127) / 128) : 2 * H;
+    share.dispatch_bytes = own * k * out_token * (p.ep - 1) / p.ep / p.tp;
+    share.combine_bytes = own * k * 2 * H * (p.ep - 1) / p.ep / p.tp;
   }
   if (load) {
     // The most loaded EP rank decides the step.

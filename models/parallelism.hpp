@@ -8,15 +8,15 @@
 //           after every FFN the T partial sums are all-reduced over the C2C links.
 //   --ep E  splits the routed experts E ways: each chip holds E_l = ceil(n_routed_experts / E)
 //           whole experts, or fewer (when E does not divide them, as SGLang's EP72 over 256
-//           experts, the simulated chip is one of the fullest); chips = T * D and E must divide it. When E > T, tokens are dispatched to
-//           the experts' chips and the results combined back (two all-to-alls per MoE layer);
-//           when E <= T every chip already has all of its TP group's tokens. Without EP and with
-//           T > 1, each routed expert is split T ways along its width instead.
+//           experts, the simulated chip is one of the fullest); chips = T * D and E must divide it. When E > T, tokens
+//           are dispatched to the experts' chips and the results combined back (two all-to-alls per MoE layer); when E
+//           <= T every chip already has all of its TP group's tokens. Without EP and with T > 1, each routed expert is
+//           split T ways along its width instead.
 // Routed tokens on the simulated chip: its EP group holds G = (B / D) q_len * max(1, E / T)
 // tokens; uniform routing touches round(E_l (1 - (1 - k / n_routed)^G)) of its E_l local
-// experts with ceil(G k E_l / n_routed) token slots (= ceil(G k / E) when E divides n_routed). With a measured load file the simulated chip is the
-// EP rank with the most token slots (the step waits for the slowest chip).
-// Every other split that does not divide is a ConfigError naming the flag.
+// experts with ceil(G k E_l / n_routed) token slots (= ceil(G k / E) when E divides n_routed). With a measured load
+// file the simulated chip is the EP rank with the most token slots (the step waits for the slowest chip). Every other
+// split that does not divide is a ConfigError naming the flag.
 
 #include <cstdint>
 
@@ -47,11 +47,15 @@ Workload chip_workload(const Workload& global, const Parallelism& p);
 
 /// The MoE work of the simulated chip in one layer.
 struct ExpertShare {
-  ExpertAssignment experts;          ///< local experts touched, tokens each
-  std::uint64_t group_tokens = 0;    ///< G above
-  std::uint64_t rank = 0;            ///< EP rank simulated
-  std::uint64_t dispatch_bytes = 0;  ///< bytes this chip sends in each of dispatch and combine
-  std::uint64_t expert_width = 0;    ///< width of each local expert (moe_intermediate_size / split)
+  ExpertAssignment experts;        ///< local experts touched, tokens each
+  std::uint64_t group_tokens = 0;  ///< G above
+  std::uint64_t rank = 0;          ///< EP rank simulated
+  /// Bytes this chip sends in the dispatch and in the combine all-to-all. Tokens go out in bf16, or,
+  /// with fp8 weights, in fp8 with one fp32 scale per 128 elements (DeepSeek-V3 quantises the
+  /// activations before dispatch, so the experts' up-projections take fp8; DeepEP's dispatch);
+  /// they come back in bf16.
+  std::uint64_t dispatch_bytes = 0, combine_bytes = 0;
+  std::uint64_t expert_width = 0;  ///< width of each local expert (moe_intermediate_size / split)
 };
 
 /// `load` (optional) is the measured routing of this layer over the EP group's tokens.

@@ -297,6 +297,20 @@ TEST_CASE("sharding: collectives over the C2C links, and splits that must divide
   // one MoE layer (layer 3).
   CHECK(reduces == 8);
   CHECK(a2a == 2);
+  // With fp8 weights the dispatch carries fp8 tokens and an fp32 scale per 128: 7168 + 4 x 56 =
+  // 7,392 B a slot, 8 x 7,392 x 7 / 8 / 2 = 25,872 B; the combine returns bf16, 50,176 B as above.
+  auto fp8 = decode(4, 4096);
+  fp8.weight_dtype = models::WeightDtype::fp8;
+  const auto q = api::simulate_step(chip(), v3, fp8, options, {});
+  CHECK(q.timeline.op(OpKind::all_to_all).c2c_bytes == 25'872);  // the first: the dispatch
+  bool combine_seen = false;
+  for (const auto& t : q.timeline.ops) {
+    if (t.kind == OpKind::all_to_all && t.name == "moe_combine_a2a") {
+      CHECK(t.c2c_bytes == 50'176);
+      combine_seen = true;
+    }
+  }
+  CHECK(combine_seen);
   // 128 heads over tp 2: q_absorb has 64 groups.
   for (ops::OpId v = 0; v < boost::num_vertices(r.graph); ++v) {
     if (r.graph[v].name == "q_absorb") CHECK(r.graph[v].mm().groups == 64);

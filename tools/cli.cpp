@@ -280,7 +280,7 @@ struct ValidateArgs {
   std::vector<std::string> chips;
   bool calibrated = false;
   unsigned jobs = 0;
-  std::uint64_t max_commands = std::uint64_t{1} << 25;
+  std::uint64_t max_commands = std::uint64_t{1} << 26;
 };
 
 int validate_command(const ValidateArgs& a) {

@@ -144,17 +144,40 @@ g5sim::Model ConfigResolver::model(const std::string& cell) {
   return models_.back().second;
 }
 
-Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,
-                   std::uint64_t max_commands) {
-  Prediction p;
+std::string run_key(const MeasuredRow& row) {
+  std::string key = fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", row.chip, row.model, row.phase, row.batch, row.ctx,
+      row.q_len.value_or(0), row.weight_dtype, row.weight_group.value_or(~0ull), row.kv_dtype, row.tp.value_or(0),
+      row.ep.value_or(0), row.dp.value_or(0), row.cores.value_or(0), name_of(row.workload), row.q_len.has_value());
+  for (const auto& [k, v] : row.options) {
+    if (k != "op") key += "|" + k + "=" + v;  // which op a metric reads does not change the run
+  }
+  return key;
+}
+
+std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows, const g5sim::Chip& chip,
+                                    const g5sim::Model* model, std::uint64_t max_commands) {
+  std::vector<Prediction> out(rows.size());
+  if (rows.empty()) return out;
+  const MeasuredRow& row = *rows.front();
+  // One run; each row reads its metric off it. A metric that does not apply skips that row only.
+  auto each = [&](auto&& metric, std::uint64_t commands) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      out[i].commands = commands;
+      try {
+        out[i].value = metric(*rows[i]);
+      } catch (const hw::ConfigError& e) {
+        out[i].skipped = e.what();
+      }
+    }
+  };
   try {
     const std::uint32_t cores = static_cast<std::uint32_t>(row.cores.value_or(0));
     switch (row.workload) {
       case WorkloadKind::step:
       case WorkloadKind::block: {
         const g5sim::Result r = g5sim::simulate(chip, *model, request_of(row, max_commands));
-        p.value = metric_of_run(row, r);
-        p.commands = r.command_count;
+        each([&](const MeasuredRow& x) { return metric_of_run(x, r); }, r.command_count);
         break;
       }
       case WorkloadKind::matmul: {
@@ -165,8 +188,7 @@ Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim:
         if (m.m == 0 || m.n == 0 || m.k == 0) throw hw::ConfigError("a matmul row needs m=, n= and k= in options");
         m.dtype = hw::parse_dtype(option_text(row, "dtype", "bf16"), "dtype");
         const api::OpRunResult r = api::run_matmul(chip.data().chip, m, cores);
-        p.value = metric_of_op(row, r);
-        p.commands = r.commands;
+        each([&](const MeasuredRow& x) { return metric_of_op(x, r); }, r.commands);
         break;
       }
       case WorkloadKind::fa2: {
@@ -184,19 +206,21 @@ Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim:
           throw hw::ConfigError("an fa2 row needs heads=, qk_dim= and v_dim= in options");
         }
         const api::OpRunResult r = api::run_fa2(chip.data().chip, f, cores);
-        p.value = metric_of_op(row, r);
-        p.commands = r.commands;
+        each([&](const MeasuredRow& x) { return metric_of_op(x, r); }, r.commands);
         break;
       }
     }
   } catch (const hw::ConfigError& e) {
-    p.value.reset();
-    p.skipped = e.what();
+    for (Prediction& p : out) p = Prediction{std::nullopt, e.what(), 0};
   } catch (const g5sim::ConfigError& e) {
-    p.value.reset();
-    p.skipped = e.what();
+    for (Prediction& p : out) p = Prediction{std::nullopt, e.what(), 0};
   }
-  return p;
+  return out;
+}
+
+Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,
+                   std::uint64_t max_commands) {
+  return predict_all({&row}, chip, model, max_commands).front();
 }
 
 void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& work) {

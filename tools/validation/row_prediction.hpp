@@ -57,6 +57,12 @@ struct Prediction {
 /// Predicts one row with the given chip (and, for step and block rows, model).
 Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,
                    std::uint64_t max_commands);
+/// What decides a row's run (all but its identity, metric, value and the `op` it reads): rows
+/// with the same key share one simulation.
+std::string run_key(const MeasuredRow& row);
+/// Predicts rows that share one run key with a single simulation.
+std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows, const g5sim::Chip& chip,
+                                    const g5sim::Model* model, std::uint64_t max_commands);
 
 /// Runs `work(i)` for i in [0, n) on `jobs` threads (1: in order on this thread). The first
 /// exception thrown is rethrown after all threads finish.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "api/json_text.hpp"
 #include "hw/config_error.hpp"
@@ -73,20 +74,34 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
     report.rows.push_back(std::move(o));
     index.push_back(i);
   }
-  parallel_for(report.rows.size(), options.jobs, [&](std::size_t k) {
-    RowOutcome& o = report.rows[k];
-    if (o.status != "pending") return;
-    const std::size_t i = index[k];
-    const Prediction p = predict(o.row, *jobs[i].chip, jobs[i].model ? &*jobs[i].model : nullptr, options.max_commands);
-    o.commands = p.commands;
-    if (!p.value) {
-      o.status = "skipped";
-      o.reason = p.skipped;
-      return;
+  // Rows with the same run (e.g. a step's time and one of its ops' time) share one simulation.
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::string, std::size_t> group_of;
+  for (std::size_t k = 0; k < report.rows.size(); ++k) {
+    if (report.rows[k].status != "pending") continue;
+    const auto [it, fresh] = group_of.try_emplace(run_key(report.rows[k].row), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(k);
+  }
+  parallel_for(groups.size(), options.jobs, [&](std::size_t g) {
+    std::vector<const MeasuredRow*> rows;
+    for (std::size_t k : groups[g]) rows.push_back(&report.rows[k].row);
+    const Job& job = jobs[index[groups[g].front()]];
+    const std::vector<Prediction> predictions =
+        predict_all(rows, *job.chip, job.model ? &*job.model : nullptr, options.max_commands);
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      RowOutcome& o = report.rows[groups[g][j]];
+      const Prediction& p = predictions[j];
+      o.commands = p.commands;
+      if (!p.value) {
+        o.status = "skipped";
+        o.reason = p.skipped;
+        continue;
+      }
+      o.status = "ok";
+      o.predicted = *p.value;
+      o.error_pct = (o.predicted - o.row.measured) / o.row.measured * 100.0;
     }
-    o.status = "ok";
-    o.predicted = *p.value;
-    o.error_pct = (o.predicted - o.row.measured) / o.row.measured * 100.0;
   });
   double total = 0;
   for (const RowOutcome& o : report.rows) {

@@ -42,7 +42,7 @@ struct ValidationReport {
 struct ValidateOptions {
   bool calibrated = false;  ///< use STEM.calibrated.yaml where one exists
   unsigned jobs = 1;
-  std::uint64_t max_commands = std::uint64_t{1} << 25;
+  std::uint64_t max_commands = std::uint64_t{1} << 26;
   std::vector<std::string> only_chips;  ///< non-empty: only rows of these chip cells
 };
 
