@@ -24,6 +24,7 @@
 #include "models/model_spec.hpp"
 #include "tools/context_list.hpp"
 #include "tools/output_file.hpp"
+#include "tools/parallel_for.hpp"
 #include "tools/trace_writer.hpp"
 #include "tools/validation/calibration.hpp"
 #include "tools/validation/validation_report.hpp"
@@ -220,20 +221,33 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
   return 0;
 }
 
-int sweep_command(const CommonOptions& o, const std::string& csv_path) {
+// Points run `jobs` at a time on as many threads; rows and warnings are written in point order
+// once a batch is done, so the output is the same bytes whatever the thread count, and memory
+// holds at most one batch of results.
+int sweep_command(const CommonOptions& o, const std::string& csv_path, unsigned jobs) {
   const g5sim::Chip chip = chip_of(o.chip);
   const g5sim::Model model = model_of(o.model);
   const auto contexts = tools::parse_context_list(o.ctx);
   tools::OutputFile csv(csv_path, "--csv");
   std::ostream& out = csv.stream();
   api::write_sweep_header(out);
-  for (std::uint64_t ctx : contexts) {
-    const g5sim::Request request = request_for(o, ctx);
-    const g5sim::Result result = simulate_and_warn(chip, model, request);
-    g5sim::Request by_heads = request;
-    by_heads.attn_split = "head";
-    const g5sim::Result heads = g5sim::simulate(chip, model, by_heads);
-    api::write_sweep_row(out, result.state().workload, result.state().timeline, heads.state().timeline);
+  struct Point {
+    std::optional<g5sim::Result> result, heads;
+  };
+  const std::size_t batch = std::max(1u, jobs);
+  for (std::size_t first = 0; first < contexts.size(); first += batch) {
+    std::vector<Point> points(std::min(batch, contexts.size() - first));
+    tools::parallel_for(points.size(), jobs, [&](std::size_t i) {
+      const g5sim::Request request = request_for(o, contexts[first + i]);
+      points[i].result = g5sim::simulate(chip, model, request);
+      g5sim::Request by_heads = request;
+      by_heads.attn_split = "head";
+      points[i].heads = g5sim::simulate(chip, model, by_heads);
+    });
+    for (const Point& p : points) {
+      for (const std::string& w : p.result->warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
+      api::write_sweep_row(out, p.result->state().workload, p.result->state().timeline, p.heads->state().timeline);
+    }
     out.flush();
   }
   csv.close();
@@ -271,8 +285,6 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
   return 0;
 }
 
-unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
-
 std::string default_measured_path() { return g5sim::data_dir() + "/validation/measured.csv"; }
 
 struct ValidateArgs {
@@ -291,7 +303,7 @@ int validate_command(const ValidateArgs& a) {
   if (!a.json_path.empty()) json.emplace(a.json_path, "--json");
   v::ValidateOptions options;
   options.calibrated = a.calibrated;
-  options.jobs = a.jobs == 0 ? default_jobs() : a.jobs;
+  options.jobs = a.jobs == 0 ? tools::default_jobs() : a.jobs;
   options.max_commands = std::min(a.max_commands, cli_limits.max_commands);
   options.only_chips = a.chips;
   const v::ValidationReport report = v::validate_table(table, options);
@@ -327,7 +339,7 @@ int calibrate_command(const CalibrateArgs& a) {
   v::CalibrationOptions options;
   options.fit = a.fit;
   options.rows = a.rows;
-  options.jobs = a.jobs == 0 ? default_jobs() : a.jobs;
+  options.jobs = a.jobs == 0 ? tools::default_jobs() : a.jobs;
   options.max_iterations = a.max_iterations;
   options.leave_one_out = !a.no_leave_one_out;
   options.folds = a.folds;
@@ -366,6 +378,9 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   add_common(sweep, sweep_opts);
   sweep->add_option("--ctx", sweep_opts.ctx, "comma list or START:STOP:xFACTOR")->required();
   sweep->add_option("--csv", csv_path, "CSV destination ('-' = stdout)")->capture_default_str();
+  unsigned sweep_jobs = 0;
+  sweep->add_option("--jobs", sweep_jobs, "points simulated at once, on as many threads (default: the machine's cores)")
+      ->check(count_in(1, 1024));
 
   CLI::App* op = app.add_subcommand("op", "simulate one op alone (microbenchmark)");
   op->require_subcommand(1);
@@ -460,7 +475,7 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     return 2;
   }
   try {
-    if (*sweep) return sweep_command(sweep_opts, csv_path);
+    if (*sweep) return sweep_command(sweep_opts, csv_path, sweep_jobs == 0 ? tools::default_jobs() : sweep_jobs);
     if (*validate) return validate_command(validate_args);
     if (*calibrate) return calibrate_command(calibrate_args);
     if (*check) return check_command(check_chip, check_model);

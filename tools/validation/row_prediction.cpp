@@ -2,11 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
-#include <exception>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 
 #include "api/op_run.hpp"
 #include "api/result_state.hpp"
@@ -221,32 +217,6 @@ std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows,
 Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,
                    std::uint64_t max_commands) {
   return predict_all({&row}, chip, model, max_commands).front();
-}
-
-void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& work) {
-  if (jobs <= 1 || n <= 1) {
-    for (std::size_t i = 0; i < n; ++i) work(i);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    for (std::size_t i = next++; i < n; i = next++) {
-      try {
-        work(i);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  const unsigned count = static_cast<unsigned>(std::min<std::size_t>(jobs, n));
-  threads.reserve(count);
-  for (unsigned t = 0; t < count; ++t) threads.emplace_back(worker);
-  for (std::thread& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace tools::validation

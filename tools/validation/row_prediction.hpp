@@ -18,9 +18,12 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "tools/parallel_for.hpp"
 #include "tools/validation/measured_rows.hpp"
 
 namespace tools::validation {
+
+using tools::parallel_for;
 
 /// Finds the chip config of a row's `chip` cell (see ConfigResolver).
 using ChipLookup = std::function<g5sim::Chip(const std::string& chip_cell)>;
@@ -63,9 +66,5 @@ std::string run_key(const MeasuredRow& row);
 /// Predicts rows that share one run key with a single simulation.
 std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows, const g5sim::Chip& chip,
                                     const g5sim::Model* model, std::uint64_t max_commands);
-
-/// Runs `work(i)` for i in [0, n) on `jobs` threads (1: in order on this thread). The first
-/// exception thrown is rethrown after all threads finish.
-void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& work);
 
 }  // namespace tools::validation
