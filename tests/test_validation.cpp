@@ -221,6 +221,10 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
   CHECK_THROWS_WITH(
       v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options),
       Catch::Contains("ddr.effciency: no such field in the chip config"));
+  options.fit = {"engines.tiu.cube_efficiency=0.5:2"};  // the reader takes (0, 1]
+  CHECK_THROWS_WITH(
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options),
+      Catch::Contains("--fit engines.tiu.cube_efficiency=0.5:2: HI 2.0 is outside what the chip config accepts there"));
   options.fit = {"engines.tiu.cube_efficiency=2:1"};
   CHECK_THROWS_WITH(
       v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options),

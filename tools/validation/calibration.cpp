@@ -77,9 +77,19 @@ FittedField parse_fit(const std::string& spec, const std::string& text, const st
     ChipField probe = f.field;
     probe.integer = false;
     try {
-      g5sim::Chip::from_yaml(with_field_values(text, {probe}, {(f.lower + f.upper) / 2 + 0.001}), source);
+      g5sim::Chip::from_yaml(with_field_values(text, {probe}, {v == 0 ? 0.5 : v * 0.999}), source);
       f.field.integer = false;
     } catch (const g5sim::ConfigError&) {
+    }
+  }
+  // Both bounds must be values the chip reader accepts (its documented range), or the fit would
+  // fail half-way on a trial value.
+  for (const double bound : {f.lower, f.upper}) {
+    try {
+      g5sim::Chip::from_yaml(with_field_values(text, {f.field}, {bound}), source);
+    } catch (const g5sim::ConfigError& e) {
+      fail(fmt::format("{} {} is outside what the chip config accepts there ({})", bound == f.lower ? "LO" : "HI",
+                       format_field_value(f.field, bound), e.what()));
     }
   }
   return f;
