@@ -192,8 +192,8 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
     if (l2_caches && !wave_checked) {
       const MatmulTile& t = tiles.front();
       const std::uint64_t wave = ctx.chip.cores * (a_tile_bytes(s, e, t.rows, t.k0, t.depth) + b_bytes_of(t));
-      l2_caches = operands_stay = wave <= ctx.chip.l2->capacity_bytes;
-      operands_stay = l2_caches && operand_bytes <= ctx.chip.l2->capacity_bytes;
+      l2_caches = wave <= ctx.chip.l2->capacity_bytes;
+      operands_stay = operands_stay && l2_caches;
       wave_checked = true;
     }
     CmdRef prefetched;

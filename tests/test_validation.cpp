@@ -127,7 +127,7 @@ TEST_CASE("chip fields are found by their dotted path and rewritten in place", "
 TEST_CASE("validate compares each row, lists excluded and skipped rows, and averages |error|", "[validation]") {
   const auto dir = scratch("validate");
   write(dir / "chip.yaml", test_configs::kSg2262);
-  // First the predictions themselves, from a table whose measured values are placeholders.
+  // First the predictions themselves, from a table whose measured values are all 1 (unused here).
   const std::string rows =
       matmul_row("big", "chip.yaml", 1024, 1024, 1024, 1) + matmul_row("skinny", "chip.yaml", 1, 4096, 4096, 1) +
       matmul_row("off", "chip.yaml", 8, 8, 8, 1, "not run: a test") + matmul_row("lost", "nowhere.yaml", 8, 8, 8, 1);

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <mutex>
+#include <map>
 
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
@@ -103,7 +103,6 @@ struct Problem {
   unsigned jobs = 1;
   std::uint64_t max_commands = 0;
   std::size_t simulations = 0;
-  std::mutex count_mutex;
   double relative_step = kStep;
 
   double to_p(std::size_t j, double z) const { return fields[j].log_scale ? std::exp(z) : z; }
@@ -129,19 +128,30 @@ struct Problem {
     const g5sim::Chip chip = g5sim::Chip::from_yaml(text, source);
     std::vector<double> out(which.size());
     std::vector<std::string> failures(which.size());
-    parallel_for(which.size(), jobs, [&](std::size_t k) {
-      const std::size_t i = which[k];
-      const Prediction p = predict(*rows[i], chip, models[i] ? &*models[i] : nullptr, max_commands);
-      if (p.value) {
-        out[k] = *p.value;
-      } else {
-        failures[k] = p.skipped;
+    // Rows of one run (row_prediction.hpp, run_key) share a simulation.
+    std::vector<std::vector<std::size_t>> groups;
+    std::map<std::string, std::size_t> group_of;
+    for (std::size_t k = 0; k < which.size(); ++k) {
+      const auto [it, fresh] = group_of.try_emplace(run_key(*rows[which[k]]), groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(k);
+    }
+    parallel_for(groups.size(), jobs, [&](std::size_t g) {
+      std::vector<const MeasuredRow*> group_rows;
+      for (std::size_t k : groups[g]) group_rows.push_back(rows[which[k]]);
+      const std::size_t first = which[groups[g].front()];
+      const std::vector<Prediction> p =
+          predict_all(group_rows, chip, models[first] ? &*models[first] : nullptr, max_commands);
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        const std::size_t k = groups[g][j];
+        if (p[j].value) {
+          out[k] = *p[j].value;
+        } else {
+          failures[k] = p[j].skipped;
+        }
       }
     });
-    {
-      const std::lock_guard<std::mutex> lock(count_mutex);
-      simulations += which.size();
-    }
+    simulations += groups.size();
     for (std::size_t k = 0; k < which.size(); ++k) {
       if (!failures[k].empty()) {
         throw hw::ConfigError(

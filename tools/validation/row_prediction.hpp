@@ -12,7 +12,6 @@
 // A row whose run raises ConfigError (a feature or config the simulator lacks, a shape it refuses)
 // is "skipped" with that message; so is a row whose chip or model config does not exist.
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,9 +23,6 @@
 namespace tools::validation {
 
 using tools::parallel_for;
-
-/// Finds the chip config of a row's `chip` cell (see ConfigResolver).
-using ChipLookup = std::function<g5sim::Chip(const std::string& chip_cell)>;
 
 /// Resolves the chip and model cells of a table: a cell with a '/' or ending in .yaml/.json is
 /// a path (relative to the table's folder unless absolute); otherwise the stem of a shipped config
