@@ -148,6 +148,7 @@ void fill(Result& r, const Result::State& s) {
   r.bound_by = tl.bound_by;
   r.bound_share = tl.bound_share;
   r.idle_gap_ps = tl.idle_gap;
+  r.simulated_commands = tl.simulated_commands;
   r.ops.reserve(tl.ops.size());
   for (const ops::OpTiming& t : tl.ops) r.ops.push_back(record_of(t));
   for (const api::KindSummary& k : api::summarize_by_kind(tl)) {
@@ -158,6 +159,7 @@ void fill(Result& r, const Result::State& s) {
     r.commands.push_back(EngineCommands{chip.engines[e].name, tl.commands[e]});
     r.command_count += tl.commands[e];
   }
+  r.replayed_commands = r.command_count - r.simulated_commands;
 }
 
 }  // namespace
@@ -295,7 +297,7 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
       step.parallelism = state->parallelism;
       state->layers = request.layers.value_or(m.num_hidden_layers);
       state->micro_batches = request.micro_batches;
-      sim = api::simulate_step(c, m, state->workload, step, state->options);
+      sim = api::simulate_step(c, m, state->workload, step, state->options, request.replay && !request.keep_commands);
     }
     state->timeline = std::move(sim.timeline);
     if (request.keep_commands) state->simulation = std::move(sim);

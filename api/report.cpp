@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "api/json_text.hpp"
@@ -200,6 +201,13 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   fmt::print(out, "idle_gaps_ns  {} (the tensor engine waiting at op boundaries, summed over ops)\n",
              format_ns(tl.idle_gap));
   fmt::print(out, "commands      {}\n", command_counts(run.chip, tl, false));
+  {
+    const std::uint64_t represented = std::accumulate(tl.commands.begin(), tl.commands.end(), std::uint64_t{0});
+    if (represented > tl.simulated_commands) {
+      fmt::print(out, "replayed      {} of {} commands (identical layers; --no-replay simulates all)\n",
+                 represented - tl.simulated_commands, represented);
+    }
+  }
 }
 
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
@@ -268,7 +276,13 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
         format_ns(t.idle_gap), i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
-  fmt::print(out, "  \"commands\": {{{}}}\n", command_counts(run.chip, tl, true));
+  fmt::print(out, "  \"commands\": {{{}}},\n", command_counts(run.chip, tl, true));
+  // Layer replay (api/simulation.hpp): the commands the kernel ran and those derived; the one
+  // line that differs between a replayed run and --no-replay.
+  const std::uint64_t represented = std::accumulate(tl.commands.begin(), tl.commands.end(), std::uint64_t{0});
+  fmt::print(out, "  \"replay\": {{\"simulated_commands\": {}, \"replayed_commands\": {}, \"not_replayed\": {}}}\n",
+             tl.simulated_commands, represented - tl.simulated_commands,
+             tl.replay_note.empty() ? std::string("null") : json_string(tl.replay_note));
   out << "}\n";
 }
 

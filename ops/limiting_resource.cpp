@@ -24,23 +24,31 @@ LimitingResource::LimitingResource(const hw::Chip& chip) : chip_(chip) {
   for (const hw::SharedResource& r : chip.resources) names_.push_back(capitals(r.name));
 }
 
-void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count) {
+void LimitingResource::measure_counts(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count,
+                                      const std::vector<std::uint64_t>& multiplicity) {
   const hw::CostModel cost(chip_);
   const std::size_t engines = chip_.engines.size(), resources = chip_.resources.size();
   const ResourceWork empty{std::vector<double>(engines, 0.0), std::vector<double>(resources, 0.0)};
   ops_.assign(op_count, empty);
   run_ = empty;
-  std::vector<double> channel_ns(engines, 0.0);  // per engine: ns per bus byte on its channel
+  // Per engine: ns per unit of work (a picosecond of a serial engine, a bus byte of a channel).
+  std::vector<double> unit_ns(engines, 0.0);
   for (std::size_t e = 0; e < engines; ++e) {
-    const double gb_per_s = cost.channel_gb_per_s(static_cast<hw::EngineId>(e));
-    channel_ns[e] = gb_per_s > 0 ? 1.0 / gb_per_s : 0.0;
+    if (chip_.engines[e].serial()) {
+      unit_ns[e] = 1e-3;
+    } else {
+      const double gb_per_s = cost.channel_gb_per_s(static_cast<hw::EngineId>(e));
+      unit_ns[e] = gb_per_s > 0 ? 1.0 / gb_per_s : 0.0;
+    }
   }
+  std::vector<std::uint64_t> op_bytes(op_count * resources, 0), run_bytes(resources, 0);
   // One core at a time: its per-op sums, folded into the ops' maxima over cores.
-  std::vector<double> core_op(op_count * engines, 0.0);
+  std::vector<std::uint64_t> core_op(op_count * engines, 0);
   std::vector<std::uint32_t> touched;
-  std::vector<double> core_run(engines, 0.0);
+  std::vector<std::uint64_t> core_run(engines, 0), run_units(engines, 0);
+  const std::uint32_t l2 = chip_.l2_resource.value_or(0);
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
-    std::fill(core_run.begin(), core_run.end(), 0.0);
+    std::fill(core_run.begin(), core_run.end(), 0);
     for (std::size_t e = 0; e < engines; ++e) {
       const hw::EngineSpec& spec = chip_.engines[e];
       const auto& queue = lowered.program.cores[c].queues[e];
@@ -48,22 +56,19 @@ void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, 
       for (std::size_t i = 0; i < queue.size(); ++i) {
         const sim::Command& cmd = queue[i];
         if (!is_work(cmd)) continue;
-        double busy_ns = 0;
+        std::uint64_t units = 0;
         if (spec.serial()) {
-          busy_ns = static_cast<double>(records[i].end - records[i].start) * 1e-3;
+          units = records[i].end - records[i].start;
         } else {
           const bool dma = spec.kind == hw::EngineKind::dma;
           const bool from_l2 = cmd.direction == sim::Direction::l2_to_lmem;
-          const auto bytes = static_cast<double>(
-              dma && !from_l2 ? cost.bus_bytes(static_cast<hw::EngineId>(e), cmd.amount, cmd.row_bytes) : cmd.amount);
-          busy_ns = bytes * channel_ns[e];
+          units = dma && !from_l2 ? cost.bus_bytes(static_cast<hw::EngineId>(e), cmd.amount, cmd.row_bytes) : cmd.amount;
+          const std::uint64_t times = multiplicity[cmd.op];
           auto charge = [&](std::uint32_t r) {
-            const double ns = bytes / chip_.resources[r].capacity_gb_per_s;
-            ops_[cmd.op].resource_ns[r] += ns;
-            run_.resource_ns[r] += ns;
+            op_bytes[cmd.op * resources + r] += units;
+            run_bytes[r] += times * units;
           };
           // The L2 routes (sim/command.hpp): from the L2 only it; into it the path and it.
-          const std::uint32_t l2 = chip_.l2_resource.value_or(0);
           if (from_l2) {
             charge(l2);
           } else if (cmd.direction == sim::Direction::chip_to_node) {
@@ -74,21 +79,30 @@ void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, 
                                  std::find(spec.crosses.begin(), spec.crosses.end(), l2) == spec.crosses.end();
             if (adds_l2) charge(l2);
           }
+          if (unit_ns[e] == 0) continue;
         }
-        if (busy_ns == 0) continue;
-        double& slot = core_op[static_cast<std::size_t>(cmd.op) * engines + e];
+        if (units == 0) continue;
+        std::uint64_t& slot = core_op[static_cast<std::size_t>(cmd.op) * engines + e];
         if (slot == 0) touched.push_back(static_cast<std::uint32_t>(cmd.op * engines + e));
-        slot += busy_ns;
-        core_run[e] += busy_ns;
+        slot += units;
+        core_run[e] += multiplicity[cmd.op] * units;
       }
     }
     for (std::uint32_t k : touched) {
       double& engine = ops_[k / engines].engine_ns[k % engines];
-      engine = std::max(engine, core_op[k]);
+      engine = std::max(engine, static_cast<double>(core_op[k]) * unit_ns[k % engines]);
       core_op[k] = 0;
     }
     touched.clear();
-    for (std::size_t e = 0; e < engines; ++e) run_.engine_ns[e] = std::max(run_.engine_ns[e], core_run[e]);
+    for (std::size_t e = 0; e < engines; ++e) run_units[e] = std::max(run_units[e], core_run[e]);
+  }
+  for (std::size_t e = 0; e < engines; ++e) run_.engine_ns[e] = static_cast<double>(run_units[e]) * unit_ns[e];
+  for (std::size_t r = 0; r < resources; ++r) {
+    const double cap = chip_.resources[r].capacity_gb_per_s;
+    run_.resource_ns[r] = static_cast<double>(run_bytes[r]) / cap;
+    for (std::size_t op = 0; op < op_count; ++op) {
+      ops_[op].resource_ns[r] = static_cast<double>(op_bytes[op * resources + r]) / cap;
+    }
   }
 }
 

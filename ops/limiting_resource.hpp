@@ -41,8 +41,15 @@ class LimitingResource {
  public:
   explicit LimitingResource(const hw::Chip& chip);
 
-  /// Work of every op of `lowered` (indexed by op id), and of the whole run.
-  void measure(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count);
+  /// Work of every op of `lowered` (indexed by its op ids), and of the whole run, where op r's
+  /// commands count `multiplicity(r)` times (layer replay: ops/layer_replay.hpp; 1 otherwise).
+  /// Sums are integers (picoseconds of serial engines, bytes of transfers), converted to time
+  /// once, so they do not depend on the order commands are met in.
+  template <class Multiplicity>
+  void measure(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count, Multiplicity multiplicity);
+  void measure(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count) {
+    measure(lowered, trace, op_count, [](std::size_t) { return std::uint64_t{1}; });
+  }
   const ResourceWork& op_work(std::size_t op) const { return ops_[op]; }
   const ResourceWork& run_work() const { return run_; }
 
@@ -50,10 +57,21 @@ class LimitingResource {
   Bound bound(const ResourceWork& work, sim::Tick duration) const;
 
  private:
+  void measure_counts(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count,
+                      const std::vector<std::uint64_t>& multiplicity);
+
   const hw::Chip& chip_;
   std::vector<std::string> names_;  ///< engines' display names, then resources' in capitals
   std::vector<ResourceWork> ops_;
   ResourceWork run_;
 };
+
+template <class Multiplicity>
+void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count,
+                               Multiplicity multiplicity) {
+  std::vector<std::uint64_t> m(op_count);
+  for (std::size_t r = 0; r < op_count; ++r) m[r] = multiplicity(r);
+  measure_counts(lowered, trace, op_count, m);
+}
 
 }  // namespace ops

@@ -64,7 +64,9 @@ std::optional<OpId> LoweringContext::unit_barrier(OpId op) {
 }
 
 void LoweringContext::assign_messages() {
-  // One message id per op that some consumer waits for on every core, in op order.
+  // Which ops some consumer waits for on every core. Their message ids are given when their
+  // sends are queued (emit_barrier_sends), so ids follow the queues as split-K cells' do: a
+  // layer's messages are one contiguous range whatever came before (ops/layer_replay.hpp).
   std::vector<std::uint8_t> waited_for(boost::num_vertices(graph), 0);
   for (OpId v = 0; v < boost::num_vertices(graph); ++v) {
     for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
@@ -73,7 +75,7 @@ void LoweringContext::assign_messages() {
     if (const auto producer = unit_barrier(v)) waited_for[*producer] = 1;
   }
   for (OpId v = 0; v < boost::num_vertices(graph); ++v) {
-    if (waited_for[v]) message_[v] = ++out.program.message_count;
+    if (waited_for[v]) message_[v] = kMessageToGive;
   }
 }
 
@@ -173,6 +175,7 @@ bool LoweringContext::may_prefetch(OpId op, std::uint64_t bytes) const {
 }
 
 void LoweringContext::emit_barrier_sends(OpId op) {
+  if (message_[op] == kMessageToGive) message_[op] = ++out.program.message_count;
   for (std::uint32_t core = 0; core < chip.cores; ++core) {
     sim::Command send;
     send.kind = sim::CommandKind::send_msg;
@@ -291,7 +294,7 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
   const auto order = topological_order(graph);
   std::vector<std::uint8_t> sent(boost::num_vertices(graph), 0);
   auto send = [&](OpId producer) {
-    if (ctx.message_of(producer) == 0 || sent[producer]) return;
+    if (!ctx.has_message(producer) || sent[producer]) return;
     sent[producer] = 1;
     ctx.emit_barrier_sends(producer);
   };

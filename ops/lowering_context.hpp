@@ -97,7 +97,8 @@ class LoweringContext {
   /// completed (a send_msg on the tensor engine naming the op's last ids on the other engines).
   void emit_barrier_sends(OpId op);
 
-  std::uint32_t message_of(OpId op) const { return message_[op]; }
+  /// Whether some consumer waits for `op` on every core (its message id is given with its sends).
+  bool has_message(OpId op) const { return message_[op] != 0; }
   void assign_messages();
   const LastIds& last(OpId op, std::uint32_t core) const { return last_[op][core]; }
 
@@ -124,7 +125,8 @@ class LoweringContext {
   std::map<std::pair<AttentionShape, bool>, AttentionPlan> plans_;
   std::vector<std::vector<LastIds>> last_;  ///< [op][core]
   std::vector<std::vector<Entry>> entry_;   ///< [op][core]
-  std::vector<std::uint32_t> message_;      ///< [op]: barrier message id, 0 if none
+  static constexpr std::uint32_t kMessageToGive = 0xffffffff;
+  std::vector<std::uint32_t> message_;      ///< [op]: barrier message id, 0 if none, kMessageToGive until sent
   std::vector<std::unique_ptr<AttentionUnit>> units_;
   std::map<OpId, AttentionUnit*> unit_of_;
 };

@@ -58,6 +58,7 @@ struct MatmulShape {
   bool bias = false;
 
   std::uint64_t rows_of(std::uint64_t group) const { return group_rows.empty() ? m : group_rows[group]; }
+  bool operator==(const MatmulShape&) const = default;
 };
 
 struct VectorShape {
@@ -78,6 +79,7 @@ struct VectorShape {
   std::uint64_t store_bytes_per_row() const {
     return store_row_bytes != 0 ? store_row_bytes : width * hw::bytes_of(out);
   }
+  bool operator==(const VectorShape&) const = default;
 };
 
 /// Attention as `kv_heads` independent KV streams per sequence, each shared by
@@ -115,11 +117,14 @@ struct AttentionShape {
 struct CollectiveShape {
   std::uint64_t bytes = 0;
   std::uint64_t chips = 1;
+  bool operator==(const CollectiveShape&) const = default;
 };
 
 /// What an op kind carries (ops/op_kinds.hpp says which for each kind). `StreamShape`: ops whose
 /// bytes other ops' commands move on their behalf (the expert weights, the DSA index keys).
-struct StreamShape {};
+struct StreamShape {
+  bool operator==(const StreamShape&) const = default;
+};
 // Alternatives in PayloadKind order (ops/op_kinds.hpp).
 using OpPayload = std::variant<StreamShape, MatmulShape, VectorShape, AttentionShape, CollectiveShape>;
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "hw/cost_model.hpp"
+#include "ops/layer_replay.hpp"
 #include "ops/limiting_resource.hpp"
 
 namespace ops {
@@ -66,66 +67,136 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
 }
 
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace) {
-  const std::size_t n = boost::num_vertices(graph);
+  return build_timeline(graph, chip, lowered, trace, ReplayMap::identity(lowered.program, lowered.ops.size()));
+}
+
+Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
+                        const ReplayMap& map) {
+  using Period = ReplayMap::Period;
+  constexpr sim::Tick kNever = std::numeric_limits<sim::Tick>::max();
+  const std::size_t n = boost::num_vertices(graph), reduced_ops = lowered.ops.size();
+  const std::size_t engines = chip.engines.size();
+  const std::uint64_t D = map.copies(), per_layer_ops = map.ops_per_layer();
+  const sim::Tick delta = map.delta();
   std::vector<OpTiming> by_id(n);
   for (OpId v = 0; v < n; ++v) {
     OpTiming& t = by_id[v];
+    const LoweredOp& lowered_op = lowered.ops[map.template_op(v)];
     t.id = v;
     t.name = graph[v].name;
     t.layer = graph[v].layer;
     t.kind = graph[v].kind;
     t.shape = graph[v].shape;
-    t.flops = graph[v].flops + lowered.ops[v].split_flops;
+    t.flops = graph[v].flops + lowered_op.split_flops;
     t.kv_bytes = graph[v].kv_bytes;
-    t.streamed_in_bytes = lowered.ops[v].streamed_in_bytes;
-    t.peak_lmem_bytes = lowered.ops[v].peak_lmem_bytes;
+    t.streamed_in_bytes = lowered_op.streamed_in_bytes;
+    t.peak_lmem_bytes = lowered_op.peak_lmem_bytes;
     t.unique_bytes = unique_bytes(graph, v);
-    t.start = std::numeric_limits<sim::Tick>::max();
+    t.start = kNever;
   }
+  // Per reduced op: its commands' counts and bytes, and the earliest start and latest end of
+  // its commands by period of the replay (ops/layer_replay.hpp), mapped to the full ops below.
+  struct Reduced {
+    std::array<std::uint64_t, hw::kMaxEngines> commands{};
+    std::uint64_t hbm_bytes = 0, c2c_bytes = 0;
+    std::array<sim::Tick, 3> start{kNever, kNever, kNever};
+    std::array<sim::Tick, 3> end{0, 0, 0};
+    std::array<bool, 3> ended{};
+  };
+  std::vector<Reduced> reduced(reduced_ops);
   Timeline tl;
   const hw::EngineId tensor = chip.tensor_engine();
+  sim::Tick last_end = 0;
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
-    for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+    for (std::size_t e = 0; e < engines; ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
       const auto& queue = lowered.program.cores[c].queues[e];
       const auto& records = trace.cores[c][e];
-      tl.commands[e] += queue.size();
+      tl.commands[e] += map.full_size(c * engines + e, queue.size());
       for (std::size_t i = 0; i < queue.size(); ++i) {
+        const sim::CommandRecord& rec = records[i];
+        const auto end_period = static_cast<std::size_t>(map.period_of(rec.end));
+        last_end = std::max(last_end, end_period == 0 ? rec.end : rec.end + D * delta);
         const sim::Command& cmd = queue[i];
         if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg ||
             cmd.kind == sim::CommandKind::fence) {
           continue;
         }
-        OpTiming& t = by_id[cmd.op];
-        t.start = std::min(t.start, records[i].start);
-        t.end = std::max(t.end, records[i].end);
-        ++t.commands[e];
+        Reduced& r = reduced[cmd.op];
+        const auto start_period = static_cast<std::size_t>(map.period_of(rec.start));
+        r.start[start_period] = std::min(r.start[start_period], rec.start);
+        r.end[end_period] = std::max(r.end[end_period], rec.end);
+        r.ended[end_period] = true;
+        ++r.commands[e];
         // Bytes from the L2 (a staged history) never touch DDR.
         if (cmd.kind == sim::CommandKind::transfer && cmd.direction != sim::Direction::l2_to_lmem) {
-          (link ? t.c2c_bytes : t.hbm_bytes) += cmd.amount;
+          (link ? r.c2c_bytes : r.hbm_bytes) += cmd.amount;
         }
       }
     }
   }
+  for (OpId v = 0; v < n; ++v) {
+    const Reduced& r = reduced[map.template_op(v)];
+    by_id[v].commands = r.commands;
+    by_id[v].hbm_bytes = r.hbm_bytes;
+    by_id[v].c2c_bytes = r.c2c_bytes;
+  }
+  // Writes before the repeated period belong to the op itself, those in it to it and its D
+  // copies (m layers and m x delta later), those after it to its copy D layers later.
+  auto extend = [&](OpId v, sim::Tick start, sim::Tick end, bool ended) {
+    if (v >= n) throw std::logic_error("layer replay: an op past the step");
+    OpTiming& t = by_id[v];
+    t.start = std::min(t.start, start);
+    if (ended) t.end = std::max(t.end, end);
+  };
+  for (OpId r = 0; r < reduced_ops; ++r) {
+    const Reduced& x = reduced[r];
+    for (std::size_t p = 0; p < 3; ++p) {
+      const bool starts = x.start[p] != kNever;
+      if (!starts && !x.ended[p]) continue;
+      const auto period = static_cast<Period>(p);
+      const std::uint64_t first = period == Period::after ? D : 0, last = period == Period::before ? 0 : D;
+      for (std::uint64_t m = first; m <= last; ++m) {
+        extend(r + m * per_layer_ops, starts ? x.start[p] + m * delta : kNever, x.end[p] + m * delta, x.ended[p]);
+      }
+    }
+  }
   // Idle gaps: on each core's tensor queue, the time between the last instruction before an op
-  // and the op's first one there; an op keeps its largest over the cores.
+  // and the op's first one there; an op keeps its largest over the cores. The points where the
+  // op changes repeat with the layers' commands.
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
+    const std::size_t q = c * engines + tensor;
     const auto& queue = lowered.program.cores[c].queues[tensor];
     const auto& records = trace.cores[c][tensor];
-    sim::Tick previous_end = 0;
+    const std::uint64_t E = map.first_repeated(q), P = map.per_layer(q);
+    constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t previous = kNone;
     std::uint32_t previous_op = std::numeric_limits<std::uint32_t>::max();
+    auto gap = [&](std::uint64_t f, std::uint64_t before, OpId v) {
+      const sim::Tick start = map.record(q, f, records).start;
+      const sim::Tick previous_end = before == kNone ? 0 : map.record(q, before, records).end;
+      if (start > previous_end) by_id[v].idle_gap = std::max(by_id[v].idle_gap, start - previous_end);
+    };
     for (std::size_t i = 0; i < queue.size(); ++i) {
       if (queue[i].kind != sim::CommandKind::compute) continue;
-      if (queue[i].op != previous_op && records[i].start > previous_end) {
-        OpTiming& t = by_id[queue[i].op];
-        t.idle_gap = std::max(t.idle_gap, records[i].start - previous_end);
+      if (queue[i].op != previous_op) {
+        const OpId op = queue[i].op;
+        if (i < E) {
+          gap(i, previous, op);
+        } else if (i < E + P) {
+          for (std::uint64_t m = 0; m <= D; ++m) {
+            gap(i + m * P, previous == kNone ? kNone : previous + m * P, op + m * per_layer_ops);
+          }
+        } else {
+          gap(i + D * P, previous == kNone ? kNone : previous + D * P, op + D * per_layer_ops);
+        }
       }
       previous_op = queue[i].op;
-      previous_end = records[i].end;
+      previous = i;
     }
   }
   LimitingResource limits(chip);
-  limits.measure(lowered, trace, n);
+  limits.measure(lowered, trace, reduced_ops, [&](std::size_t r) { return map.multiplicity(static_cast<OpId>(r)); });
   const hw::CostModel cost(chip);
   const double bytes_per_ns = cost.roofline_bytes_per_s() * 1e-9;
   const double link_bytes_per_ns = cost.c2c_bytes_per_ns();
@@ -164,7 +235,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     t.regime = t.comm_ns > std::max(t.compute_ns, t.memory_ns) ? Regime::comm
                : t.compute_ns > t.memory_ns                    ? Regime::compute
                                                                : Regime::memory;
-    const Bound b = limits.bound(limits.op_work(v), t.duration());
+    const Bound b = limits.bound(limits.op_work(map.template_op(v)), t.duration());
     t.bound_by = b.resource;
     t.bound_share = b.share;
     tl.hbm_bytes += t.hbm_bytes;
@@ -177,7 +248,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   }
   // Streamed-in bytes are already some other op's hbm_bytes: the block counts each byte once.
   tl.memory_ns = static_cast<double>(tl.hbm_bytes) / bytes_per_ns;
-  tl.total = trace.end;
+  tl.total = last_end;
   {
     const Bound b = limits.bound(limits.run_work(), tl.total);
     tl.bound_by = b.resource;

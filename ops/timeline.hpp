@@ -28,6 +28,8 @@
 
 namespace ops {
 
+class ReplayMap;
+
 enum class Regime : std::uint8_t { compute, memory, comm };
 std::string_view regime_name(Regime r);
 
@@ -69,6 +71,9 @@ struct Timeline {
   std::string bound_by = "-";  ///< the limiting resource over the whole run
   double bound_share = 0;
   sim::Tick idle_gap = 0;  ///< the ops' idle gaps summed (the tensor engine waiting at op boundaries)
+  /// Commands the kernel ran (the rest of `commands` were replayed: api/simulation.hpp).
+  std::uint64_t simulated_commands = 0;
+  std::string replay_note;  ///< why nothing was replayed ("off", or what the proof lacked); empty when replayed
 
   const OpTiming& op(OpKind kind) const;    ///< first op of a kind; throws if absent
   const OpTiming* find(OpKind kind) const;  ///< or nullptr
@@ -80,5 +85,9 @@ struct Timeline {
 std::uint64_t unique_bytes(const OpGraph& graph, OpId op);
 
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace);
+/// The timeline of `graph` (the whole step) from a run of a reduced graph whose records `map`
+/// maps to the step's (ops/layer_replay.hpp).
+Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
+                        const ReplayMap& map);
 
 }  // namespace ops

@@ -178,7 +178,8 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readwrite("expert_load", &g5sim::Request::expert_load)
       .def_readwrite("strict_capacity", &g5sim::Request::strict_capacity)
       .def_readwrite("max_commands", &g5sim::Request::max_commands)
-      .def_readwrite("prefetch_weights", &g5sim::Request::prefetch_weights);
+      .def_readwrite("prefetch_weights", &g5sim::Request::prefetch_weights)
+      .def_readwrite("replay", &g5sim::Request::replay);
 
   py::class_<g5sim::OpRecord>(m, "Op", "One op of a run: the JSON 'ops' entry, with exact picosecond times.")
       .def_readonly("name", &g5sim::OpRecord::name)
@@ -255,6 +256,10 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readonly("c2c_bytes", &g5sim::Result::c2c_bytes)
       .def_readonly("flops", &g5sim::Result::flops)
       .def_readonly("command_count", &g5sim::Result::command_count)
+      .def_readonly("simulated_commands", &g5sim::Result::simulated_commands,
+                    "Of command_count: the commands the event kernel ran.")
+      .def_readonly("replayed_commands", &g5sim::Result::replayed_commands,
+                    "Of command_count: the commands derived by exact layer replay.")
       .def_readonly("tokens_per_s", &g5sim::Result::tokens_per_s)
       .def_readonly("compute_ns", &g5sim::Result::compute_ns)
       .def_readonly("memory_ns", &g5sim::Result::memory_ns)

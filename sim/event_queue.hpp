@@ -1,7 +1,11 @@
 #pragma once
-// A binary heap of small POD events ordered by (time, priority, seq). seq is assigned on insertion,
-// so events with equal time and priority run first-in first-out (ns-3 / SST), never by pointer or
-// by heap accident: the run is deterministic.
+// A binary heap of small POD events ordered by (time, priority, type, key). The key names what
+// the event is about, not when it was queued: an instruction's engine (core x engines + engine),
+// a transfer's (core, engine, command index), a solve's generation. So events at equal time run
+// in an order that depends only on the set pending, never on insertion order, pointer or heap
+// accident: the run is deterministic, and two states with the same pending events run the same
+// way (the premise of exact layer replay, ops/layer_replay.hpp). Keys are unique among pending
+// events of a type.
 
 #include <algorithm>
 #include <cstdint>
@@ -23,7 +27,7 @@ enum class EventType : std::uint8_t { serial_done, transfer_startup_done, transf
 
 struct Event {
   Tick time = 0;
-  std::uint64_t seq = 0;
+  std::uint64_t key = 0;  ///< order among events of equal time, priority and type
   EventPriority priority = EventPriority::kState;
   EventType type = EventType::serial_done;
   /// serial_done: core * kMaxEngines + engine; transfer_startup_done: flow; transfer_completion:
@@ -34,11 +38,16 @@ struct Event {
 class EventQueue {
  public:
   void reserve(std::size_t n) { storage_.reserve(n); }
-  void push(Tick time, EventPriority priority, EventType type, std::uint32_t subject) {
-    storage_.push_back(Event{time, next_seq_++, priority, type, subject});
+  void push(Tick time, EventPriority priority, EventType type, std::uint32_t subject, std::uint64_t key) {
+    storage_.push_back(Event{time, key, priority, type, subject});
     std::push_heap(storage_.begin(), storage_.end(), Later{});
   }
   bool empty() const { return storage_.empty(); }
+  const Event& top() const { return storage_.front(); }
+  /// The pending events in heap order (not sorted).
+  const std::vector<Event>& pending() const { return storage_; }
+  /// Whether x runs before y.
+  static bool before(const Event& x, const Event& y) { return Later{}(y, x); }
   Event pop() {
     std::pop_heap(storage_.begin(), storage_.end(), Later{});
     Event e = storage_.back();
@@ -51,11 +60,12 @@ class EventQueue {
     bool operator()(const Event& x, const Event& y) const {
       if (x.time != y.time) return x.time > y.time;
       if (x.priority != y.priority) return x.priority > y.priority;
-      return x.seq > y.seq;
+      if (x.type != y.type) return x.type > y.type;
+      return x.key > y.key;
     }
   };
   std::vector<Event> storage_;
-  std::uint64_t next_seq_ = 0;
 };
+static_assert(sizeof(Event) == 24, "events are copied on every heap move: keep them small");
 
 }  // namespace sim

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,7 @@ struct EngineState {
   // past their start-up wait behind it, in issue order (a linked list through Flow::next_waiting).
   std::uint32_t moving = kNoFlow;
   std::uint32_t waiting_first = kNoFlow, waiting_last = kNoFlow;
+  std::uint32_t watch = kNoFlow;  // with a BoundaryWatch: the next watched layer's start here
 };
 
 struct CoreState {
@@ -84,7 +86,7 @@ struct Flow {
 
 class Run {
  public:
-  Run(const hw::Chip& chip, const Program& program);
+  Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watch);
   Trace execute();
 
  private:
@@ -108,6 +110,12 @@ class Run {
   Tick later(Tick dt) const;
   [[noreturn]] void clock_overflow() const;
   [[noreturn]] void report_stuck() const;
+  // Layer boundaries (sim/boundary_watch.hpp).
+  void watched_issue(std::uint32_t core, EngineId engine, std::uint32_t index);
+  void set_watches();
+  void refresh_live(std::uint32_t msg);
+  void record_boundaries();
+  std::vector<std::uint64_t> relative_state(std::uint32_t layer, bool& comparable) const;
 
   const hw::Chip& chip_;
   const hw::CostModel cost_;
@@ -136,6 +144,14 @@ class Run {
   std::uint32_t generation_ = 0;  // of the pending completion event; older ones are stale
   bool rate_update_pending_ = false;
   std::uint64_t ps_per_cycle_ = 0;  // exact integer period when the clock divides 1 THz
+  std::uint64_t events_done_ = 0;
+
+  const BoundaryWatch* watch_ = nullptr;
+  std::uint32_t next_watch_ = 0;          // first watched layer not reached yet
+  std::vector<std::uint32_t> reached_;    // reached at the current time, state not yet recorded
+  std::vector<std::uint32_t> waits_left_;  // per message: wait_msg commands still to pass
+  std::vector<std::uint8_t> live_;         // per message: in the state (sim/boundary_watch.hpp)
+  std::uint64_t live_count_ = 0;
 };
 
 // Constraints: per core, one channel per DMA engine (declaration order), core after core; then
@@ -154,8 +170,8 @@ std::vector<double> capacities_of(const hw::Chip& chip) {
   return caps;
 }
 
-Run::Run(const hw::Chip& chip, const Program& program)
-    : chip_(chip), cost_(chip), program_(program), sharing_(capacities_of(chip)) {
+Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watch)
+    : chip_(chip), cost_(chip), program_(program), sharing_(capacities_of(chip)), watch_(watch) {
   if (program.cores.size() > chip.cores) {
     throw std::logic_error(
         fmt::format("program uses {} cores but chip '{}' has {}", program.cores.size(), chip.name, chip.cores));
@@ -253,6 +269,150 @@ Run::Run(const hw::Chip& chip, const Program& program)
   active_paths_.reserve(max_flows);
   rates_.reserve(max_flows);
   events_.reserve(program.cores.size() * models_.size() + max_flows + 16);
+  if (watch_) {
+    const std::size_t queues = program.cores.size() * models_.size();
+    for (const auto& starts : watch_->starts) {
+      if (starts.size() != queues) throw std::logic_error("boundary watch: one start per queue expected");
+    }
+    if (watch_->message_base.size() != watch_->starts.size()) {
+      throw std::logic_error("boundary watch: one message base per watched layer expected");
+    }
+    trace_.boundaries.resize(watch_->starts.size());
+    waits_left_.assign(program.message_count + 1, 0);
+    live_.assign(program.message_count + 1, 0);
+    for (const CoreProgram& core : program.cores) {
+      for (const Command& cmd : core.queue(chip.tensor_engine())) {
+        if (cmd.kind == CommandKind::wait_msg) ++waits_left_[cmd.msg];
+      }
+    }
+    set_watches();
+  }
+}
+
+void Run::set_watches() {
+  const bool more = next_watch_ < watch_->starts.size();
+  for (std::size_t c = 0; c < cores_.size(); ++c) {
+    for (std::size_t e = 0; e < models_.size(); ++e) {
+      cores_[c].engines[e].watch = more ? watch_->starts[next_watch_][c * models_.size() + e] : kNoFlow;
+    }
+  }
+}
+
+void Run::watched_issue(std::uint32_t core, EngineId engine, std::uint32_t index) {
+  // Issuing at or past a watched start reaches that layer (and any later one starting there).
+  const std::size_t q = core * models_.size() + engine;
+  while (next_watch_ < watch_->starts.size() && index >= watch_->starts[next_watch_][q]) {
+    trace_.boundaries[next_watch_].seen = true;
+    trace_.boundaries[next_watch_].time = now_;
+    reached_.push_back(next_watch_++);
+  }
+  set_watches();
+}
+
+void Run::refresh_live(std::uint32_t msg) {
+  const bool live = (sent_[msg] > 0 && waits_left_[msg] > 0) || !waiters_[msg].empty();
+  if (live == static_cast<bool>(live_[msg])) return;
+  live_[msg] = live;
+  if (live) {
+    ++live_count_;
+  } else {
+    --live_count_;
+  }
+}
+
+void Run::record_boundaries() {
+  for (std::uint32_t w : reached_) {
+    Boundary& b = trace_.boundaries[w];
+    b.state = relative_state(w, b.comparable);
+    b.events = events_done_;
+    for (const CoreState& cs : cores_) {
+      for (std::size_t e = 0; e < models_.size(); ++e) {
+        b.completed.push_back(cs.engines[e].completed);
+        b.head.push_back(cs.engines[e].head);
+      }
+    }
+  }
+  reached_.clear();
+}
+
+std::vector<std::uint64_t> Run::relative_state(std::uint32_t w, bool& comparable) const {
+  // Encodes everything the kernel's future depends on, relative to layer w (see the header).
+  const std::vector<std::uint32_t>& start = watch_->starts[w];
+  const std::size_t engines = models_.size();
+  std::vector<std::uint64_t> out;
+  auto rel = [](std::uint64_t x, std::uint64_t base) { return x - base; };  // wraps: an encoding
+  auto key = [&](std::uint32_t f) -> std::uint64_t {
+    const Flow& fl = flows_[f];
+    const std::uint64_t r = static_cast<std::uint32_t>(fl.command - start[fl.core * engines + fl.engine]);
+    return (std::uint64_t{fl.core} << 40) | (std::uint64_t{fl.engine} << 32) | r;
+  };
+  auto bits = [](double x) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+  };
+  comparable = w > 0;
+  const std::int64_t base = watch_->message_base[w];
+  const std::int64_t lower = comparable ? std::int64_t{watch_->message_base[w - 1]} + watch_->message_lo : 0;
+  const std::int64_t upper = comparable ? base + watch_->message_hi + (base - watch_->message_base[w - 1]) : -1;
+  for (std::size_t c = 0; c < cores_.size(); ++c) {
+    const CoreState& cs = cores_[c];
+    out.push_back(cs.queued_for_issue);
+    out.push_back(cs.waiting_msg == 0 ? ~std::uint64_t{0} : rel(cs.waiting_msg, static_cast<std::uint64_t>(base)));
+    for (std::size_t e = 0; e < engines; ++e) {
+      const EngineState& es = cs.engines[e];
+      const std::uint64_t s = start[c * engines + e];
+      out.push_back(rel(es.head, s));
+      out.push_back(rel(es.completed, s));
+      out.push_back(es.in_flight);
+      out.push_back(es.busy);
+      out.push_back(es.moving == kNoFlow ? ~std::uint64_t{0} : key(es.moving));
+      for (std::uint32_t f = es.waiting_first; f != kNoFlow; f = flows_[f].next_waiting) out.push_back(key(f));
+      out.push_back(~std::uint64_t{1});
+      if (es.done) {
+        for (std::uint32_t i = es.completed; i < es.head; ++i) out.push_back(es.done[i]);
+      }
+    }
+  }
+  // Flows in flight, by their names (ids are labels), then the moving ones in solve order.
+  std::vector<std::uint8_t> free(flows_.size(), 0);
+  for (std::uint32_t f : free_flows_) free[f] = 1;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> live_flows;
+  for (std::uint32_t f = 0; f < flows_.size(); ++f) {
+    if (!free[f]) live_flows.emplace_back(key(f), f);
+  }
+  std::sort(live_flows.begin(), live_flows.end());
+  for (const auto& [k, f] : live_flows) {
+    const Flow& fl = flows_[f];
+    out.insert(out.end(), {k, bits(fl.remaining), bits(fl.rate), bits(fl.bytes), fl.route});
+  }
+  out.push_back(active_.size());
+  for (std::uint32_t f : active_) out.push_back(key(f));
+  // Pending events in the order they will run.
+  std::vector<Event> pending = events_.pending();
+  std::sort(pending.begin(), pending.end(), EventQueue::before);
+  for (const Event& ev : pending) {
+    std::uint64_t subject = ev.subject;
+    if (ev.type == EventType::transfer_startup_done) subject = key(ev.subject);
+    if (ev.type == EventType::transfer_completion) subject = ev.subject == generation_;
+    out.insert(out.end(), {ev.time - now_, static_cast<std::uint64_t>(ev.priority),
+                           static_cast<std::uint64_t>(ev.type), subject});
+  }
+  out.push_back(now_ - last_advance_);
+  out.push_back(rate_update_pending_);
+  // Live messages: all inside the window, or the state is incomplete.
+  std::uint64_t inside = 0;
+  for (std::int64_t m = std::max<std::int64_t>(lower, 1); m <= upper && m < static_cast<std::int64_t>(sent_.size());
+       ++m) {
+    const auto id = static_cast<std::size_t>(m);
+    if (!live_[id]) continue;
+    ++inside;
+    out.insert(out.end(), {static_cast<std::uint64_t>(m - base), sent_[id], waits_left_[id]});
+    for (std::uint32_t core : waiters_[id]) out.push_back(core);
+    out.push_back(~std::uint64_t{2});
+  }
+  comparable = comparable && inside == live_count_;
+  return out;
 }
 
 void Run::validate(const Program& program) const {
@@ -355,13 +515,16 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
     if (!ready(cs, cmd)) return;
     switch (cmd.kind) {
       case CommandKind::compute:
+        if (es.head >= es.watch) watched_issue(core, engine, es.head);
         records[es.head].start = now_;
         ++es.head;
         es.busy = true;
         events_.push(later(cycle_ticks(cmd.amount)), EventPriority::kState, EventType::serial_done,
-                     core * static_cast<std::uint32_t>(kMaxEngines) + engine);
+                     core * static_cast<std::uint32_t>(kMaxEngines) + engine,
+                     std::uint64_t{core} * kMaxEngines + engine);
         return;
       case CommandKind::send_msg: {
+        if (es.head >= es.watch) watched_issue(core, engine, es.head);
         records[es.head] = {now_, now_};
         ++es.head;
         ++es.completed;
@@ -372,9 +535,11 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
           request_issue(other);
         }
         waiting.clear();
+        if (watch_) refresh_live(cmd.msg);
         break;
       }
       case CommandKind::fence:
+        if (es.head >= es.watch) watched_issue(core, engine, es.head);
         records[es.head] = {now_, now_};
         ++es.head;
         ++es.completed;
@@ -384,10 +549,16 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
           if (cs.waiting_msg != cmd.msg) {
             cs.waiting_msg = cmd.msg;
             waiters_[cmd.msg].push_back(core);
+            if (watch_) refresh_live(cmd.msg);
           }
           return;
         }
+        if (es.head >= es.watch) watched_issue(core, engine, es.head);
         cs.waiting_msg = 0;
+        if (watch_) {
+          --waits_left_[cmd.msg];
+          refresh_live(cmd.msg);
+        }
         records[es.head] = {now_, now_};
         ++es.head;
         ++es.completed;
@@ -404,6 +575,7 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
   while (es.in_flight < model.outstanding && es.head < es.size) {
     const Command& cmd = es.queue[es.head];
     if (!ready(cs, cmd)) return;
+    if (es.head >= es.watch) watched_issue(core, engine, es.head);
     es.records[es.head].start = now_;
     std::uint32_t f;
     if (!free_flows_.empty()) {
@@ -420,7 +592,8 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
     flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0, kNoFlow, route};
     ++es.head;
     ++es.in_flight;
-    events_.push(later(model.startup[route]), EventPriority::kState, EventType::transfer_startup_done, f);
+    events_.push(later(model.startup[route]), EventPriority::kState, EventType::transfer_startup_done, f,
+                 (std::uint64_t{core} << 40) | (std::uint64_t{engine} << 32) | (es.head - 1));
   }
 }
 
@@ -532,7 +705,7 @@ void Run::on_completion() {
 void Run::request_rate_update() {
   if (rate_update_pending_) return;
   rate_update_pending_ = true;
-  events_.push(now_, EventPriority::kRateUpdate, EventType::rate_update, 0);
+  events_.push(now_, EventPriority::kRateUpdate, EventType::rate_update, 0, 0);
 }
 
 void Run::update_rates() {
@@ -551,7 +724,8 @@ void Run::update_rates() {
   // Round up (time never runs short of the bytes), forgiving representation error of 1e-12.
   const double ticks = std::ceil(earliest * (1 - 1e-12) - 1e-9);
   if (!(ticks < static_cast<double>(kMaxTick))) clock_overflow();
-  events_.push(later(static_cast<Tick>(ticks)), EventPriority::kState, EventType::transfer_completion, generation_);
+  events_.push(later(static_cast<Tick>(ticks)), EventPriority::kState, EventType::transfer_completion, generation_,
+               generation_);
 }
 
 void Run::report_stuck() const {
@@ -576,12 +750,12 @@ void Run::report_stuck() const {
 Trace Run::execute() {
   for (std::uint32_t c = 0; c < cores_.size(); ++c) request_issue(c);
   drain_issue_worklist();
-  std::uint64_t events = 0;
+  if (!reached_.empty() && (events_.empty() || events_.top().time > now_)) record_boundaries();
   while (!events_.empty()) {
     const Event ev = events_.pop();
     if (ev.time < now_) throw std::logic_error("event kernel: time went backwards");
     now_ = ev.time;
-    ++events;
+    ++events_done_;
     switch (ev.type) {
       case EventType::serial_done: on_serial_done(ev.subject); break;
       case EventType::transfer_startup_done: on_startup_done(ev.subject); break;
@@ -591,6 +765,7 @@ Trace Run::execute() {
       case EventType::rate_update: update_rates(); break;
     }
     drain_issue_worklist();
+    if (!reached_.empty() && (events_.empty() || events_.top().time > now_)) record_boundaries();
   }
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     for (std::size_t e = 0; e < models_.size(); ++e) {
@@ -603,7 +778,7 @@ Trace Run::execute() {
       for (const CommandRecord& r : records) trace_.end = std::max(trace_.end, r.end);
     }
   }
-  trace_.events = events;
+  trace_.events = events_done_;
   return std::move(trace_);
 }
 
@@ -611,6 +786,8 @@ Trace Run::execute() {
 
 Simulator::Simulator(const hw::Chip& chip) : chip_(chip) {}
 
-Trace Simulator::run(const Program& program) const { return Run(chip_, program).execute(); }
+Trace Simulator::run(const Program& program, const BoundaryWatch* watch) const {
+  return Run(chip_, program, watch).execute();
+}
 
 }  // namespace sim

@@ -28,7 +28,9 @@ namespace sim {
 class Simulator {
  public:
   explicit Simulator(const hw::Chip& chip);
-  Trace run(const Program& program) const;
+  /// `watch`: report the state at these layer boundaries (sim/boundary_watch.hpp) in
+  /// Trace::boundaries; nullptr: none (no cost).
+  Trace run(const Program& program, const BoundaryWatch* watch = nullptr) const;
 
  private:
   const hw::Chip& chip_;

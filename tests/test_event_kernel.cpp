@@ -44,15 +44,18 @@ sim::Program program(std::size_t cores) { return sim::Program::with_queues(cores
 
 }  // namespace
 
-TEST_CASE("event queue: equal times run by priority, then first-in first-out", "[sim][events]") {
+TEST_CASE("event queue: equal times run by priority, then type, then key, whatever the insertion order",
+          "[sim][events]") {
   sim::EventQueue q;
-  q.push(5, sim::EventPriority::kRateUpdate, sim::EventType::rate_update, 100);
-  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 1);
-  q.push(3, sim::EventPriority::kState, sim::EventType::serial_done, 0);
-  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 2);
-  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 3);
-  // Time 3 first; at time 5 the three state events in insertion order (1, 2, 3), then the rate update.
-  const std::uint32_t expected[] = {0, 1, 2, 3, 100};
+  q.push(5, sim::EventPriority::kRateUpdate, sim::EventType::rate_update, 100, 0);
+  q.push(5, sim::EventPriority::kState, sim::EventType::transfer_startup_done, 4, 7);
+  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 3, 30);
+  q.push(3, sim::EventPriority::kState, sim::EventType::serial_done, 0, 99);
+  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 1, 10);
+  q.push(5, sim::EventPriority::kState, sim::EventType::serial_done, 2, 20);
+  // Time 3 first; at time 5 the state events: instruction ends by key (10, 20, 30: subjects 1, 2,
+  // 3, though 3 was queued first), then the start-up end (a later type), then the rate update.
+  const std::uint32_t expected[] = {0, 1, 2, 3, 4, 100};
   for (std::uint32_t a : expected) CHECK(q.pop().subject == a);
   CHECK(q.empty());
 }

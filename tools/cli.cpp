@@ -152,6 +152,8 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--strict-capacity", r.strict_capacity, "fail when a chip's weights and KV cache exceed its DDR");
   cmd->add_flag("!--no-prefetch", r.prefetch_weights,
                 "no cross-op weight prefetch: every load waits for the op's producers");
+  cmd->add_flag("!--no-replay", r.replay,
+                "simulate every command: no exact replay of identical layers (same results, slower)");
   cmd->add_option("--max-commands", r.max_commands,
                   "refuse a run estimated to need more commands (64 B of memory each)")
       ->capture_default_str()

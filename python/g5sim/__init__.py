@@ -163,7 +163,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
              tp: Optional[int] = None,
              ep: Optional[int] = None,
              dp: Optional[int] = None, expert_load: Optional[PathLike] = None, strict_capacity: bool = False,
-             max_commands: int = 1 << 27, prefetch: bool = True) -> Result:
+             max_commands: int = 1 << 27, prefetch: bool = True, replay: bool = True) -> Result:
     """Simulates one chip's share of a step, with `g5sim run`'s defaults and checks.
 
     phase            "decode" (q_len < ctx: the history comes from the KV cache) or "prefill"
@@ -190,6 +190,8 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     strict_capacity  a step that does not fit DDR raises instead of warning (Result.warnings)
     max_commands     refuse runs estimated to need more commands
     prefetch         cross-op weight prefetch (the CLI's --no-prefetch turns it off)
+    replay           exact replay of identical layers (the CLI's --no-replay turns it off:
+                     every command simulated, the same results, slower)
 
     `chip` and `model` may be loaded objects, dicts or paths. Raises ConfigError on bad input.
     """
@@ -225,6 +227,9 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     if not isinstance(prefetch, bool):
         raise _argument_error("prefetch", f"expected True or False, got {prefetch!r}")
     request.prefetch_weights = prefetch
+    if not isinstance(replay, bool):
+        raise _argument_error("replay", f"expected True or False, got {replay!r}")
+    request.replay = replay
     return simulate_request(load_chip(chip), load_model(model), request)
 
 

@@ -79,6 +79,7 @@ class Request:
     strict_capacity: bool
     max_commands: int
     prefetch_weights: bool
+    replay: bool
     def __init__(self) -> None: ...
 
 class Op:
@@ -146,6 +147,8 @@ class Result:
     c2c_bytes: int
     flops: int
     command_count: int
+    simulated_commands: int
+    replayed_commands: int
     tokens_per_s: float
     compute_ns: float
     memory_ns: float

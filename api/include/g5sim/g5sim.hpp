@@ -118,6 +118,10 @@ struct Request {
   std::uint64_t max_commands = std::uint64_t{1} << 27;  ///< refuse runs estimated above this
   bool prefetch_weights = true;                         ///< cross-op weight prefetch (ops/lowering.hpp)
   bool keep_commands = false;                           ///< keep every command's record (for a Chrome trace)
+  /// Replay identical layers exactly (one run of repeating layers simulated in part, the rest
+  /// derived from a proven repetition); false simulates every command. Same results either way;
+  /// keep_commands simulates every command.
+  bool replay = true;
 };
 
 /// One op of the run (the CLI's JSON "ops" entries), times in exact integer picoseconds.
@@ -164,6 +168,8 @@ class Result {
   std::uint64_t weight_bytes = 0, kv_cache_bytes = 0, capacity_bytes = 0;
   // What it took.
   std::uint64_t total_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0, command_count = 0;
+  /// Of command_count: commands the event kernel ran, and commands derived by layer replay.
+  std::uint64_t simulated_commands = 0, replayed_commands = 0;
   double tokens_per_s = 0, compute_ns = 0, memory_ns = 0;
   std::string regime;
   std::string bound_by;  ///< the limiting resource over the whole run (as OpRecord::bound_by)
