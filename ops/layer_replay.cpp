@@ -188,10 +188,13 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
   auto repeats = [&](std::size_t q, std::uint32_t i, std::uint32_t P) {
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
     const sim::Command &c = queue[i], &p = queue[i - P];
-    bool same = c.amount == p.amount && c.row_bytes == p.row_bytes && c.kind == p.kind &&
-                c.direction == p.direction && c.wait_count == p.wait_count && c.msg_count == p.msg_count &&
-                c.op == p.op + run.ops_per_layer &&
-                (c.msg == 0 ? p.msg == 0 : p.msg != 0 && c.msg == p.msg + plan.messages_per_layer);
+    bool same = c.kind == p.kind && c.wait_count == p.wait_count && c.op == p.op + run.ops_per_layer;
+    if (same && is_message(c)) {
+      same = c.msg == p.msg + plan.messages_per_layer &&
+             (c.kind != sim::CommandKind::wait_msg || c.msg_count == p.msg_count);
+    } else if (same) {
+      same = c.amount == p.amount && c.row_bytes == p.row_bytes && c.direction == p.direction;
+    }
     for (std::uint8_t w = 0; same && w < c.wait_count; ++w) {
       const std::size_t on = (q / engines) * engines + c.wait_engine[w];
       same = c.wait_engine[w] == p.wait_engine[w] &&

@@ -35,7 +35,8 @@ struct LoweringOptions {
   std::string kv_read_engine;
   AttentionSplit attn_split = AttentionSplit::seq;  ///< how decode attention is cut over cores
   /// Refuse a run whose estimated command count (ops/work_estimate.hpp) is above this: 2^27
-  /// commands, about 8.6 GB at 64 B each. The DeepSeek-V3 4k prefill step needs 45 M (estimated 73 M).
+  /// commands, about 7.5 GB at 56 B each. Counted on what is simulated: a replayed step lowers only
+  /// a few of its identical layers (the DeepSeek-V3 4k prefill step: 4.9 M of 40.6 M commands).
   std::uint64_t max_commands = std::uint64_t{1} << 27;
   /// Cross-op weight prefetch: a matmul's first weight tile is queued ahead of the op's entry
   /// waits, so it loads as soon as the tiles engine has issued the producers' transfers (while

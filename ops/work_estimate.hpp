@@ -9,8 +9,9 @@
 //                 memory) x 4;
 //   attention     kv_cache_read + fa2 + fa2_combine: estimate_attention_commands (ops/attention_plan.hpp);
 //   collectives   one transfer per algorithm step; every op: two message commands per core.
-// Memory: kBytesPerCommand per command (the 48-byte command, its 16-byte record and the kernel's
-// per-command state), measured on the DeepSeek-V3 prefill step (45 M commands, 2.8 GB). Measured
+// Memory: kBytesPerCommand per command (the 40-byte command, its 16-byte record; the kernel's
+// per-command state is one byte per transfer). With layer replay (api/simulation.hpp) a step
+// lowers only the layers it simulates, and the estimate is of those. Measured
 // against the real counts: the default decode step 0.97 M estimated / 0.95 M emitted; a 3-layer
 // 4k prefill 3.8 M / 2.5 M; a 32k decode block 11 k / 10 k.
 
@@ -22,7 +23,7 @@
 
 namespace ops {
 
-constexpr std::uint64_t kBytesPerCommand = 64;
+constexpr std::uint64_t kBytesPerCommand = 56;
 
 /// Estimated commands of lowering `graph`.
 double estimate_commands(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options);

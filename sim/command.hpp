@@ -44,18 +44,23 @@ enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip, dd
 struct Command {
   static constexpr std::size_t kMaxWaits = 4;
 
-  std::uint64_t amount = 0;  ///< cycles (serial engines) or bytes (transfer engines)
-  std::uint32_t op = 0;      ///< index of the op this command belongs to
-  /// Transfer: bytes of each strided row (each rounds up to whole DDR bursts); 0 = contiguous.
-  std::uint32_t row_bytes = 0;
-  std::uint32_t msg = 0;                           ///< send_msg / wait_msg: message id (>= 1)
-  std::uint32_t msg_count = 0;                     ///< wait_msg: sends required before it passes
+  // Message commands carry no work and transfers no message, so each pair shares its bytes.
+  union {
+    std::uint64_t amount = 0;  ///< cycles (serial engines) or bytes (transfer engines)
+    std::uint32_t msg_count;   ///< wait_msg: sends required before it passes
+  };
+  std::uint32_t op = 0;  ///< index of the op this command belongs to
+  union {
+    /// Transfer: bytes of each strided row (each rounds up to whole DDR bursts); 0 = contiguous.
+    std::uint32_t row_bytes = 0;
+    std::uint32_t msg;  ///< send_msg / wait_msg: message id (>= 1)
+  };
   std::array<std::uint32_t, kMaxWaits> wait_id{};  ///< ids to see completed first, ...
   std::array<EngineId, kMaxWaits> wait_engine{};   ///< ... on these engines
   std::uint8_t wait_count = 0;
   CommandKind kind = CommandKind::compute;
   Direction direction = Direction::ddr_to_lmem;
-  // 48 bytes: a command is read once per issue attempt, so its size is the kernel's memory traffic.
+  // 40 bytes: a command is read once per issue attempt, so its size is the kernel's memory traffic.
 
   /// The id this command waits for on engine e (0 = none).
   std::uint32_t wait_on(EngineId e) const {
@@ -80,7 +85,7 @@ struct Command {
     return true;
   }
 };
-static_assert(sizeof(Command) == 48, "keep commands small: they dominate memory and cache traffic");
+static_assert(sizeof(Command) == 40, "keep commands small: they dominate memory and cache traffic");
 
 /// One command queue per engine of the chip, indexed by EngineId.
 struct CoreProgram {

@@ -1,12 +1,24 @@
-// Speed of g5sim: emit (graph + lowering) and simulate, per command, for attention blocks and a
-// whole DeepSeek-V3 decode step. Google Benchmark, not a test.
-//   ./build/tools/g5sim_bench [--benchmark_filter=...]
-// Counters: `commands` per run; `per_command` = wall time per command (printed with an SI
-// prefix: 250n = 250 ns); `events` of the event kernel per run.
+// Speed of g5sim. Google Benchmark, not a test.
+//   ./build/tools/g5sim_bench [--benchmark_filter=...] [--benchmark_repetitions=5]
+// Step_* run whole DeepSeek-V3 steps as `g5sim run` does (g5sim::simulate: graph, lowering,
+// simulation with layer replay or --no-replay, timeline), with counters
+//   represented        commands of the step (what --no-replay simulates)
+//   simulated          commands the event kernel ran
+//   per_represented    wall time per represented command (SI prefix: 20n = 20 ns)
+//   per_simulated      wall time per simulated command
+//   peak_rss_MB        peak resident memory of one run, measured in a forked child
+// The other benchmarks time the kernel alone: emit (graph + lowering) and simulate, per command
+// (`per_command`), with `events` of the event kernel per run.
 
 #include <benchmark/benchmark.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "api/simulation.hpp"
 #include "g5sim/g5sim.hpp"
@@ -101,7 +113,74 @@ void BM_Matmul(benchmark::State& state, std::uint64_t m, std::uint64_t n, std::u
   set_counters(state, commands, events);
 }
 
+// Peak resident memory (MB) of `work` run once in a forked child: the parent's own peak would
+// mix every workload run so far.
+double peak_rss_mb(const std::function<void()>& work) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    work();
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const long kb = usage.ru_maxrss;
+    const ssize_t written = write(fds[1], &kb, sizeof kb);
+    _exit(written == sizeof kb ? 0 : 1);
+  }
+  close(fds[1]);
+  long kb = -1;
+  const ssize_t got = read(fds[0], &kb, sizeof kb);
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return got == sizeof kb ? static_cast<double>(kb) / 1024.0 : -1;
+}
+
+// A whole DeepSeek-V3 step through the public API, as `g5sim run` (shipped chip and model).
+void BM_Step(benchmark::State& state, g5sim::Request request) {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+  std::uint64_t represented = 0, simulated = 0;
+  for (auto _ : state) {
+    const g5sim::Result r = g5sim::simulate(chip, model, request);
+    represented = r.command_count;
+    simulated = r.simulated_commands;
+    benchmark::DoNotOptimize(r.total_ps);
+  }
+  auto per = [&](std::uint64_t n) {
+    return benchmark::Counter(static_cast<double>(n),
+                              benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  };
+  state.counters["represented"] = static_cast<double>(represented);
+  state.counters["simulated"] = static_cast<double>(simulated);
+  state.counters["per_represented"] = per(represented);
+  state.counters["per_simulated"] = per(simulated);
+  state.counters["peak_rss_MB"] = peak_rss_mb([&] { benchmark::DoNotOptimize(g5sim::simulate(chip, model, request)); });
+}
+
+g5sim::Request step_request(const std::string& phase, std::optional<std::uint64_t> batch, std::uint64_t ctx,
+                            bool replay) {
+  g5sim::Request r;
+  r.phase = phase;
+  r.batch = batch;
+  r.ctx = ctx;
+  r.replay = replay;
+  return r;
+}
+
 using models::Phase;
+// `g5sim run` (decode, one sequence per DP rank, 4096 tokens), replayed and in full.
+BENCHMARK_CAPTURE(BM_Step, v3_decode_default, step_request("decode", std::nullopt, 4096, true))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Step, v3_decode_default_no_replay, step_request("decode", std::nullopt, 4096, false))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Step, v3_decode_b64_ctx131072, step_request("decode", 64, 131072, true))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Step, v3_decode_b64_ctx131072_no_replay, step_request("decode", 64, 131072, false))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Step, v3_prefill_4k, step_request("prefill", std::nullopt, 4096, true))
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m4096_n4096_k4096_1core, 4096, 4096, 4096, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m512_n2048_k4096_1core, 512, 2048, 4096, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m4096_n4096_k4096_64cores, 4096, 4096, 4096, 64)->Unit(benchmark::kMillisecond);
