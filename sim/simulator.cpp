@@ -64,6 +64,10 @@ struct EngineState {
   std::uint32_t moving = kNoFlow;
   std::uint32_t waiting_first = kNoFlow, waiting_last = kNoFlow;
   std::uint32_t watch = kNoFlow;  // with a BoundaryWatch: the next watched layer's start here
+  // The head's first unmet wait when it was last found not ready (id 0: none known): checked
+  // before reading the command again, which is the kernel's costliest memory access.
+  std::uint32_t blocked_id = 0;
+  EngineId blocked_on = 0;
 };
 
 struct CoreState {
@@ -94,7 +98,19 @@ class Run {
   void request_issue(std::uint32_t core);
   void drain_issue_worklist();
   void issue(std::uint32_t core);
-  bool ready(const CoreState& cs, const Command& cmd) const;
+  /// Moves past the issued head, fetching the next command and record into the cache ahead of
+  /// use: with hundreds of queues in turn, each head's first read would otherwise miss.
+  static void advance_head(EngineState& es) {
+    ++es.head;
+    __builtin_prefetch(es.queue + es.head);
+    __builtin_prefetch(es.records + es.head, 1);
+  }
+  /// Whether engine `es`'s head `cmd` has its waits met; if not, remembers the one unmet.
+  static bool ready(const CoreState& cs, EngineState& es, const Command& cmd);
+  /// Whether the wait remembered by ready() is still unmet (the head cannot issue yet).
+  static bool still_blocked(const CoreState& cs, const EngineState& es) {
+    return es.blocked_id != 0 && cs.engines[es.blocked_on].completed < es.blocked_id;
+  }
   void issue_serial(std::uint32_t core, EngineId engine);
   void issue_transfers(std::uint32_t core, EngineId engine);
   void on_serial_done(std::uint32_t subject);
@@ -145,6 +161,7 @@ class Run {
   bool rate_update_pending_ = false;
   std::uint64_t ps_per_cycle_ = 0;  // exact integer period when the clock divides 1 THz
   std::uint64_t events_done_ = 0;
+  EngineId tensor_ = 0;
 
   const BoundaryWatch* watch_ = nullptr;
   std::uint32_t next_watch_ = 0;          // first watched layer not reached yet
@@ -227,6 +244,7 @@ Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watc
       if (models_[e].serial == serial) issue_order_.push_back(static_cast<EngineId>(e));
     }
   }
+  tensor_ = chip.tensor_engine();
   const double period = 1e6 / chip.tiu_clock_mhz;
   if (period == std::floor(period)) ps_per_cycle_ = static_cast<std::uint64_t>(period);
   validate(program);
@@ -499,10 +517,15 @@ void Run::issue(std::uint32_t core) {
   }
 }
 
-bool Run::ready(const CoreState& cs, const Command& cmd) const {
+bool Run::ready(const CoreState& cs, EngineState& es, const Command& cmd) {
   for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
-    if (cmd.wait_id[i] > cs.engines[cmd.wait_engine[i]].completed) return false;
+    if (cmd.wait_id[i] > cs.engines[cmd.wait_engine[i]].completed) {
+      es.blocked_on = cmd.wait_engine[i];
+      es.blocked_id = cmd.wait_id[i];
+      return false;
+    }
   }
+  es.blocked_id = 0;
   return true;
 }
 
@@ -510,14 +533,17 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
   CoreState& cs = cores_[core];
   EngineState& es = cs.engines[engine];
   CommandRecord* records = es.records;
+  // A core whose tensor head waits for a message stays blocked until a send wakes it.
+  if (cs.waiting_msg != 0 && engine == tensor_) return;
   while (!es.busy && es.head < es.size) {
+    if (still_blocked(cs, es)) return;
     const Command& cmd = es.queue[es.head];
-    if (!ready(cs, cmd)) return;
+    if (!ready(cs, es, cmd)) return;
     switch (cmd.kind) {
       case CommandKind::compute:
         if (es.head >= es.watch) watched_issue(core, engine, es.head);
         records[es.head].start = now_;
-        ++es.head;
+        advance_head(es);
         es.busy = true;
         events_.push(later(cycle_ticks(cmd.amount)), EventPriority::kState, EventType::serial_done,
                      core * static_cast<std::uint32_t>(kMaxEngines) + engine,
@@ -526,7 +552,7 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
       case CommandKind::send_msg: {
         if (es.head >= es.watch) watched_issue(core, engine, es.head);
         records[es.head] = {now_, now_};
-        ++es.head;
+        advance_head(es);
         ++es.completed;
         ++sent_[cmd.msg];
         auto& waiting = waiters_[cmd.msg];
@@ -541,7 +567,7 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
       case CommandKind::fence:
         if (es.head >= es.watch) watched_issue(core, engine, es.head);
         records[es.head] = {now_, now_};
-        ++es.head;
+        advance_head(es);
         ++es.completed;
         break;
       case CommandKind::wait_msg:
@@ -560,7 +586,7 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
           refresh_live(cmd.msg);
         }
         records[es.head] = {now_, now_};
-        ++es.head;
+        advance_head(es);
         ++es.completed;
         break;
       case CommandKind::transfer: return;  // rejected by validate()
@@ -573,8 +599,9 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
   EngineState& es = cs.engines[engine];
   const EngineModel& model = models_[engine];
   while (es.in_flight < model.outstanding && es.head < es.size) {
+    if (still_blocked(cs, es)) return;
     const Command& cmd = es.queue[es.head];
-    if (!ready(cs, cmd)) return;
+    if (!ready(cs, es, cmd)) return;
     if (es.head >= es.watch) watched_issue(core, engine, es.head);
     es.records[es.head].start = now_;
     std::uint32_t f;
@@ -590,7 +617,7 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
     const auto moved =
         static_cast<double>(route == kFromL2 ? cmd.amount : cost_.bus_bytes(engine, cmd.amount, cmd.row_bytes));
     flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0, kNoFlow, route};
-    ++es.head;
+    advance_head(es);
     ++es.in_flight;
     events_.push(later(model.startup[route]), EventPriority::kState, EventType::transfer_startup_done, f,
                  (std::uint64_t{core} << 40) | (std::uint64_t{engine} << 32) | (es.head - 1));
