@@ -254,7 +254,7 @@ TEST_CASE("the public rows: MAPE never worse than recorded (a ratchet)", "[valid
       const double recorded = read_recorded(mode, "all");
       INFO(mode << " MAPE " << report.mape << " % over " << report.ran << " rows; recorded " << recorded << " %");
       CHECK(report.mape <= recorded);
-      CHECK(report.ran == 118);
+      CHECK(report.ran == 123);  // 118 before layer replay brought the five multi-node prefill steps under max_commands
     } else {
       CHECK(report.ran == 20);
     }

@@ -183,6 +183,22 @@ def test_prefetch_can_be_turned_off(chip, v3):
     assert raised.value.field == "prefetch"
 
 
+def test_replay_gives_the_full_simulation(chip, v3):
+    # Nine layers: three dense, six MoE; replay keeps four of the six and derives two.
+    replayed = g5sim.simulate(chip, v3, layers=9, ctx=2048)
+    full = g5sim.simulate(chip, v3, layers=9, ctx=2048, replay=False)
+    assert replayed.replayed_commands > 0 and full.replayed_commands == 0
+    assert replayed.simulated_commands + replayed.replayed_commands == replayed.command_count == full.command_count
+    strip = lambda r: [line for line in r.json().splitlines() if '"replay":' not in line]  # noqa: E731
+    assert strip(replayed) == strip(full)
+    assert replayed.to_dict()["replay"] == {"simulated_commands": replayed.simulated_commands,
+                                            "replayed_commands": replayed.replayed_commands, "not_replayed": None}
+    assert full.to_dict()["replay"]["not_replayed"] == "off"
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.simulate(chip, v3, layers=9, replay="yes")
+    assert raised.value.field == "replay"
+
+
 def test_op_lookup_by_layer(chip, v3):
     r = g5sim.simulate(chip, v3, batch=16, ctx=2048, layers=2, tp=1, ep=16, dp=16)
     assert r.layers == 2 and r.scope == "step"

@@ -1,0 +1,180 @@
+// Exact layer replay (ops/layer_replay.hpp): the runs found, the reduced graph, the kernel's
+// boundary states, and whole steps whose JSON is the same byte for byte with and without replay.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "g5sim/g5sim.hpp"
+#include "hw/chip.hpp"
+#include "models/decoder_step.hpp"
+#include "models/model_spec.hpp"
+#include "ops/layer_replay.hpp"
+#include "sim/simulator.hpp"
+#include "test_configs.hpp"
+
+namespace {
+
+std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
+
+// The JSON without its "replay" line, the one line that says how the run was done.
+std::string without_replay_line(const std::string& json) {
+  std::istringstream in(json);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.find("\"replay\":") == std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+struct Pair {
+  g5sim::Result replayed, full;
+};
+
+Pair both_ways(const std::string& model_path, g5sim::Request request) {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  const g5sim::Model model = g5sim::Model::from_file(source(model_path));
+  request.replay = true;
+  g5sim::Result replayed = g5sim::simulate(chip, model, request);
+  request.replay = false;
+  g5sim::Result full = g5sim::simulate(chip, model, request);
+  return {std::move(replayed), std::move(full)};
+}
+
+void check_identical(const Pair& p) {
+  // Something was replayed, and the full run simulated every command.
+  CHECK(p.replayed.replayed_commands > 0);
+  CHECK(p.replayed.simulated_commands + p.replayed.replayed_commands == p.replayed.command_count);
+  CHECK(p.full.replayed_commands == 0);
+  CHECK(p.full.simulated_commands == p.full.command_count);
+  CHECK(p.replayed.command_count == p.full.command_count);
+  CHECK(p.replayed.total_ps == p.full.total_ps);
+  CHECK(without_replay_line(p.replayed.json()) == without_replay_line(p.full.json()));
+  CHECK(p.replayed.json() != p.full.json());  // the replay line tells them apart
+}
+
+const char* kV3 = "configs/models/deepseek-v3.yaml";
+
+}  // namespace
+
+TEST_CASE("the longest run of identical layers: DeepSeek-V3's 58 MoE layers", "[replay]") {
+  const hw::Chip& chip = test_configs::sg2262();
+  (void)chip;
+  const models::ModelSpec v3 = models::load_model(source(kV3));
+  models::StepOptions step;
+  step.parallelism = models::Parallelism{1, 8, 8};
+  const ops::OpGraph graph =
+      models::build_decoder_step(v3, models::make_workload(models::Phase::decode, 8, 4096, std::nullopt,
+                                                           models::KvFormat::bf16),
+                                 step);
+  const auto run = ops::find_layer_run(graph, 4);
+  REQUIRE(run);
+  // 61 layers, the first three dense (first_k_dense_replace = 3): layers 3..60 repeat, 58 of them.
+  CHECK(run->first_layer == 3);
+  CHECK(run->layers == 58);
+  std::uint64_t layer_ops = 0;
+  for (ops::OpId v = 0; v < boost::num_vertices(graph); ++v) layer_ops += graph[v].layer == 3;
+  CHECK(run->ops_per_layer == layer_ops);
+  // Keeping 4 of them leaves 54 x ops_per_layer ops out; final_norm now follows layer 6's last op.
+  const ops::ReducedGraph reduced = ops::reduce_graph(graph, *run, 4);
+  CHECK(reduced.dropped == 54);
+  CHECK(boost::num_vertices(reduced.graph) == boost::num_vertices(graph) - 54 * run->ops_per_layer);
+  const ops::OpId final_norm = boost::num_vertices(reduced.graph) - 2;
+  REQUIRE(reduced.graph[final_norm].name == "final_norm");
+  const ops::OpId producer = boost::source(*boost::in_edges(final_norm, reduced.graph).first, reduced.graph);
+  CHECK(reduced.graph[producer].layer == 6);
+  CHECK(producer == run->first_op + 4 * run->ops_per_layer - 1);
+  // Without a run longer than what is kept, nothing to replay.
+  CHECK_FALSE(ops::find_layer_run(graph, 58));
+}
+
+TEST_CASE("the kernel's state repeats at the boundaries of identical layers", "[replay][sim]") {
+  // One core, three layers, each a load then an instruction on it; each load waits for the
+  // previous layer's instruction. startup 0.1 ns = 100 ps, 1 B/ps: a 1000 B load takes 1100 ps;
+  // 500 cycles at 1 GHz 500 ps. Layer k: load [1600k, 1600k + 1100), instruction to 1600(k + 1).
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4, 0.1), "tiny");
+  sim::Program p = sim::Program::with_queues(1, 4);
+  auto& tiu = p.cores[0].queue(0);
+  auto& gdma = p.cores[0].queue(1);
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    sim::Command load;
+    load.kind = sim::CommandKind::transfer;
+    load.amount = 1000;
+    load.op = k;
+    load.add_wait(0, k);  // the previous layer's instruction (id 0 in layer 0: none)
+    gdma.push_back(load);
+    sim::Command compute;
+    compute.amount = 500;
+    compute.op = k;
+    compute.add_wait(1, k + 1);
+    tiu.push_back(compute);
+  }
+  sim::BoundaryWatch watch;
+  // Queues tiu, gdma, sdma, cdma of core 0: layer k starts at index k on tiu and gdma, nowhere else.
+  for (std::uint32_t k = 0; k < 3; ++k) watch.starts.push_back({k, k, 0, 0});
+  watch.message_base = {0, 0, 0};
+  const sim::Trace t = sim::Simulator(chip).run(p, &watch);
+  REQUIRE(t.boundaries.size() == 3);
+  // Each layer is reached when its load issues: 0, 1600, 3200 ps.
+  CHECK(t.boundaries[0].time == 0);
+  CHECK(t.boundaries[1].time == 1600);
+  CHECK(t.boundaries[2].time == 3200);
+  CHECK_FALSE(t.boundaries[0].comparable);  // no layer before it to bound the message window
+  CHECK(t.boundaries[1].comparable);
+  // The same relative state at 1600 and 3200: a load in flight 100 ps from the end of its
+  // start-up, the previous instruction done, nothing else pending.
+  CHECK(t.boundaries[1].state == t.boundaries[2].state);
+  CHECK(t.end == 4800);
+}
+
+TEST_CASE("replayed steps write the JSON of a full simulation, byte for byte", "[replay][slow]") {
+  g5sim::Request r;  // g5sim run's defaults: DeepSeek-V3 decode, one sequence per DP rank, 4096
+  SECTION("the default decode step") { check_identical(both_ways(kV3, r)); }
+  SECTION("a prefill step") {
+    r.phase = "prefill";
+    r.ctx = 512;
+    check_identical(both_ways(kV3, r));
+  }
+  SECTION("DeepSeek-V3.2 with DSA (indexer and top-k attention)") {
+    r.ctx = 8192;
+    check_identical(both_ways("configs/models/deepseek-v3.2-exp.yaml", r));
+  }
+  SECTION("a measured expert load that makes layers 10 and 30 differ") {
+    // 8 sequences x 8 experts each = 64 routed slots per layer (over all EP ranks): layer 10 sends
+    // them all to experts 0..7, layer 30 one to each of experts 0, 4, ..., 252.
+    const auto path = std::filesystem::temp_directory_path() / "g5sim_replay_load.csv";
+    {
+      std::ofstream csv(path);
+      csv << "layer,expert,tokens\n";
+      for (int e = 0; e < 8; ++e) csv << "10," << e << ",8\n";
+      for (int e = 0; e < 64; ++e) csv << "30," << 4 * e << ",1\n";
+    }
+    r.expert_load = path.string();
+    const Pair p = both_ways(kV3, r);
+    check_identical(p);
+    std::filesystem::remove(path);
+    // Layers 31..60 are the longest run left: 30 layers, 4 kept, 26 replayed, against 54 of the
+    // 58 MoE layers with uniform routing; a MoE layer lowers to the same commands in both.
+    r.expert_load.clear();
+    const Pair uniform = both_ways(kV3, r);
+    CHECK(p.replayed.replayed_commands * 54 == uniform.replayed.replayed_commands * 26);
+  }
+  SECTION("work crossing layer boundaries: two micro-batches and cross-op prefetch") {
+    r.batch = 16;
+    r.micro_batches = 2;
+    r.prefetch_weights = true;
+    check_identical(both_ways(kV3, r));
+  }
+}
+
+TEST_CASE("a step without a run of identical layers is simulated in full, and says why", "[replay]") {
+  g5sim::Request r;
+  r.layers = 4;  // 3 dense + 1 MoE layer: no run longer than the 4 layers replay keeps
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  const g5sim::Model model = g5sim::Model::from_file(source(kV3));
+  const g5sim::Result result = g5sim::simulate(chip, model, r);
+  CHECK(result.replayed_commands == 0);
+  CHECK(result.simulated_commands == result.command_count);
+  CHECK(result.json().find("\"not_replayed\": \"no run of more than 4 identical layers\"") != std::string::npos);
+}
