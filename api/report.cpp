@@ -286,9 +286,9 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   out << "}\n";
 }
 
-void write_sweep_header(std::ostream& out) {
-  out << "ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,head_split_total_ns,"
-         "head_split_kv_cache_read_bytes\n";
+void write_sweep_header(std::ostream& out, bool head_split) {
+  out << "ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime";
+  out << (head_split ? ",head_split_total_ns,head_split_kv_cache_read_bytes\n" : "\n");
 }
 
 namespace {
@@ -311,11 +311,14 @@ AttentionSums attention_sums(const ops::Timeline& tl) {
 }  // namespace
 
 void write_sweep_row(std::ostream& out, const models::Workload& w, const ops::Timeline& tl,
-                     const ops::Timeline& head_split) {
+                     const ops::Timeline* head_split) {
   const AttentionSums a = attention_sums(tl);
-  fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", w.kv_len, w.batch, format_ns(tl.total), a.read_bytes,
-             format_ns(a.read_time), format_ns(a.fa2_time), ops::regime_name(tl.regime), format_ns(head_split.total),
-             attention_sums(head_split).read_bytes);
+  fmt::print(out, "{},{},{},{},{},{},{}", w.kv_len, w.batch, format_ns(tl.total), a.read_bytes, format_ns(a.read_time),
+             format_ns(a.fa2_time), ops::regime_name(tl.regime));
+  if (head_split) {
+    fmt::print(out, ",{},{}", format_ns(head_split->total), attention_sums(*head_split).read_bytes);
+  }
+  out << '\n';
 }
 
 }  // namespace api

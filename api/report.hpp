@@ -9,11 +9,12 @@
 //   "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime",
 //   "bound_by", "bound_share", "idle_gap_ns"}], with "bound_by" and "bound_share" for the whole run beside
 //   "regime" and "bound_by" per kind (ops/limiting_resource.hpp),
-//   "commands": {"tiu", "gdma", "sdma", "cdma", "hau"}}
-// CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,
-//   head_split_total_ns,head_split_kv_cache_read_bytes
-//   (bytes and intervals summed over the layers of a step; the last two columns are the same run
-//   with decode attention split by heads instead of by the history)
+//   "commands": {"tiu", "gdma", "sdma", "cdma", "hau"},
+//   "replay": {"simulated_commands", "replayed_commands", "not_replayed"}}  (api/simulation.hpp)
+// CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime
+//   [,head_split_total_ns,head_split_kv_cache_read_bytes with --head-split]
+//   (bytes and intervals summed over the layers of a step; the head-split columns are the same
+//   run with decode attention split by heads instead of by the history)
 
 #include <ostream>
 #include <string>
@@ -67,9 +68,9 @@ std::string format_ns(sim::Tick ps);
 
 void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& timeline);
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& timeline);
-void write_sweep_header(std::ostream& out);
-/// `head_split`: the same step with attention split by heads (the last two columns).
+void write_sweep_header(std::ostream& out, bool head_split);
+/// `head_split`: the same step with attention split by heads (two more columns), or nullptr.
 void write_sweep_row(std::ostream& out, const models::Workload& workload, const ops::Timeline& timeline,
-                     const ops::Timeline& head_split);
+                     const ops::Timeline* head_split);
 
 }  // namespace api

@@ -155,7 +155,7 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("!--no-replay", r.replay,
                 "simulate every command: no exact replay of identical layers (same results, slower)");
   cmd->add_option("--max-commands", r.max_commands,
-                  "refuse a run estimated to need more commands (64 B of memory each)")
+                  "refuse a run estimated to need more commands (56 B of memory each)")
       ->capture_default_str()
       ->check(count_in(1, std::uint64_t{1} << 40));
 }
@@ -226,13 +226,13 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
 // Points run `jobs` at a time on as many threads; rows and warnings are written in point order
 // once a batch is done, so the output is the same bytes whatever the thread count, and memory
 // holds at most one batch of results.
-int sweep_command(const CommonOptions& o, const std::string& csv_path, unsigned jobs) {
+int sweep_command(const CommonOptions& o, const std::string& csv_path, unsigned jobs, bool head_split) {
   const g5sim::Chip chip = chip_of(o.chip);
   const g5sim::Model model = model_of(o.model);
   const auto contexts = tools::parse_context_list(o.ctx);
   tools::OutputFile csv(csv_path, "--csv");
   std::ostream& out = csv.stream();
-  api::write_sweep_header(out);
+  api::write_sweep_header(out, head_split);
   struct Point {
     std::optional<g5sim::Result> result, heads;
   };
@@ -242,13 +242,15 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path, unsigned 
     tools::parallel_for(points.size(), jobs, [&](std::size_t i) {
       const g5sim::Request request = request_for(o, contexts[first + i]);
       points[i].result = g5sim::simulate(chip, model, request);
+      if (!head_split) return;
       g5sim::Request by_heads = request;
       by_heads.attn_split = "head";
       points[i].heads = g5sim::simulate(chip, model, by_heads);
     });
     for (const Point& p : points) {
       for (const std::string& w : p.result->warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
-      api::write_sweep_row(out, p.result->state().workload, p.result->state().timeline, p.heads->state().timeline);
+      api::write_sweep_row(out, p.result->state().workload, p.result->state().timeline,
+                           p.heads ? &p.heads->state().timeline : nullptr);
     }
     out.flush();
   }
@@ -383,6 +385,10 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   unsigned sweep_jobs = 0;
   sweep->add_option("--jobs", sweep_jobs, "points simulated at once, on as many threads (default: the machine's cores)")
       ->check(count_in(1, 1024));
+  bool sweep_head_split = false;
+  sweep->add_flag("--head-split", sweep_head_split,
+                  "also simulate each point with --attn-split head: columns head_split_total_ns, "
+                  "head_split_kv_cache_read_bytes");
 
   CLI::App* op = app.add_subcommand("op", "simulate one op alone (microbenchmark)");
   op->require_subcommand(1);
@@ -477,7 +483,8 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     return 2;
   }
   try {
-    if (*sweep) return sweep_command(sweep_opts, csv_path, sweep_jobs == 0 ? tools::default_jobs() : sweep_jobs);
+    if (*sweep) return sweep_command(sweep_opts, csv_path, sweep_jobs == 0 ? tools::default_jobs() : sweep_jobs,
+                                         sweep_head_split);
     if (*validate) return validate_command(validate_args);
     if (*calibrate) return calibrate_command(calibrate_args);
     if (*check) return check_command(check_chip, check_model);
