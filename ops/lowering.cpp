@@ -284,6 +284,14 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
   }
   Lowered out;
   out.program = sim::Program::with_queues(chip.cores, chip.engines.size());
+  // The estimate (an overestimate as a rule) sizes the two busiest queues of each core: growing
+  // by doubling would copy them and fault in about twice their memory. Reserved pages that are
+  // never written are never resident.
+  const auto per_core = static_cast<std::size_t>(estimate / static_cast<double>(chip.cores)) + 1;
+  for (sim::CoreProgram& core : out.program.cores) {
+    core.queue(chip.tensor_engine()).reserve(per_core);
+    core.queue(chip.dma_for(hw::DmaRole::tiles)).reserve(per_core);
+  }
   out.ops.resize(boost::num_vertices(graph));
   detail::LoweringContext ctx(graph, chip, options, out);
   ctx.assign_messages();

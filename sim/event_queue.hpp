@@ -8,6 +8,7 @@
 // events of a type.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -27,45 +28,75 @@ enum class EventType : std::uint8_t { serial_done, transfer_startup_done, transf
 
 struct Event {
   Tick time = 0;
-  std::uint64_t key = 0;  ///< order among events of equal time, priority and type
+  /// Order among events of equal time: priority, type, then the key (packed in one word so that
+  /// a comparison is two integer compares).
+  std::uint64_t order = 0;
+  /// serial_done: core * kMaxEngines + engine; transfer_startup_done: flow; transfer_completion:
+  /// the solve generation it was scheduled by (the kernel keeps it beside the heap); rate_update:
+  /// unused.
+  std::uint32_t subject = 0;
   EventPriority priority = EventPriority::kState;
   EventType type = EventType::serial_done;
-  /// serial_done: core * kMaxEngines + engine; transfer_startup_done: flow; transfer_completion:
-  /// the solve generation it was scheduled by; rate_update: unused.
-  std::uint32_t subject = 0;
-};
 
+  static std::uint64_t order_of(EventPriority priority, EventType type, std::uint64_t key) {
+    return (std::uint64_t{static_cast<std::uint8_t>(priority)} << 63) |
+           (std::uint64_t{static_cast<std::uint8_t>(type)} << 61) | (key & ((std::uint64_t{1} << 61) - 1));
+  }
+};
+static_assert(sizeof(Event) == 24, "events are copied on every heap move: keep them small");
+
+/// A 4-ary min-heap on (time, order): half the depth of a binary heap, and the four children of a
+/// node share a cache line or two.
 class EventQueue {
  public:
   void reserve(std::size_t n) { storage_.reserve(n); }
+  /// `key` (below 2^61) orders events of equal time, priority and type.
   void push(Tick time, EventPriority priority, EventType type, std::uint32_t subject, std::uint64_t key) {
-    storage_.push_back(Event{time, key, priority, type, subject});
-    std::push_heap(storage_.begin(), storage_.end(), Later{});
+    const Event e{time, Event::order_of(priority, type, key), subject, priority, type};
+    std::size_t hole = storage_.size();
+    storage_.push_back(e);
+    while (hole > 0) {
+      const std::size_t parent = (hole - 1) / kArity;
+      if (!before(e, storage_[parent])) break;
+      storage_[hole] = storage_[parent];
+      hole = parent;
+    }
+    storage_[hole] = e;
   }
   bool empty() const { return storage_.empty(); }
   const Event& top() const { return storage_.front(); }
   /// The pending events in heap order (not sorted).
   const std::vector<Event>& pending() const { return storage_; }
   /// Whether x runs before y.
-  static bool before(const Event& x, const Event& y) { return Later{}(y, x); }
+  static bool before(const Event& x, const Event& y) {
+    return x.time != y.time ? x.time < y.time : x.order < y.order;
+  }
   Event pop() {
-    std::pop_heap(storage_.begin(), storage_.end(), Later{});
-    Event e = storage_.back();
+    const Event first = storage_.front();
+    const Event last = storage_.back();
     storage_.pop_back();
-    return e;
+    const std::size_t n = storage_.size();
+    if (n == 0) return first;
+    std::size_t hole = 0;
+    for (;;) {
+      const std::size_t child = hole * kArity + 1;
+      if (child >= n) break;
+      std::size_t best = child;
+      const std::size_t end = std::min(child + kArity, n);
+      for (std::size_t c = child + 1; c < end; ++c) {
+        if (before(storage_[c], storage_[best])) best = c;
+      }
+      if (!before(storage_[best], last)) break;
+      storage_[hole] = storage_[best];
+      hole = best;
+    }
+    storage_[hole] = last;
+    return first;
   }
 
  private:
-  struct Later {
-    bool operator()(const Event& x, const Event& y) const {
-      if (x.time != y.time) return x.time > y.time;
-      if (x.priority != y.priority) return x.priority > y.priority;
-      if (x.type != y.type) return x.type > y.type;
-      return x.key > y.key;
-    }
-  };
+  static constexpr std::size_t kArity = 4;
   std::vector<Event> storage_;
 };
-static_assert(sizeof(Event) == 24, "events are copied on every heap move: keep them small");
 
 }  // namespace sim

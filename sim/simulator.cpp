@@ -121,6 +121,12 @@ class Run {
   void advance_flows();
   void request_rate_update();
   void update_rates();
+  /// Takes the next event to run (the heap's or the pending completion), false when none.
+  bool next_event(Event& ev);
+  /// Whether an event is pending at the current time.
+  bool more_now() const {
+    return (!events_.empty() && events_.top().time == now_) || (completion_pending_ && completion_at_ == now_);
+  }
   Tick cycle_ticks(std::uint64_t cycles) const;
   /// now + dt, refusing a time past the clock's range.
   Tick later(Tick dt) const;
@@ -157,7 +163,11 @@ class Run {
 
   Tick now_ = 0;
   Tick last_advance_ = 0;
-  std::uint32_t generation_ = 0;  // of the pending completion event; older ones are stale
+  std::uint32_t generation_ = 0;  // bandwidth solves so far
+  // The next transfer completion: one at a time, kept beside the heap (each solve replaces it, so
+  // the heap never fills with completions a later solve made stale).
+  bool completion_pending_ = false;
+  Tick completion_at_ = 0;
   bool rate_update_pending_ = false;
   std::uint64_t ps_per_cycle_ = 0;  // exact integer period when the clock divides 1 THz
   std::uint64_t events_done_ = 0;
@@ -412,10 +422,10 @@ std::vector<std::uint64_t> Run::relative_state(std::uint32_t w, bool& comparable
   for (const Event& ev : pending) {
     std::uint64_t subject = ev.subject;
     if (ev.type == EventType::transfer_startup_done) subject = key(ev.subject);
-    if (ev.type == EventType::transfer_completion) subject = ev.subject == generation_;
     out.insert(out.end(), {ev.time - now_, static_cast<std::uint64_t>(ev.priority),
                            static_cast<std::uint64_t>(ev.type), subject});
   }
+  out.push_back(completion_pending_ ? completion_at_ - now_ : ~std::uint64_t{0});
   out.push_back(now_ - last_advance_);
   out.push_back(rate_update_pending_);
   // Live messages: all inside the window, or the state is incomplete.
@@ -738,7 +748,8 @@ void Run::request_rate_update() {
 void Run::update_rates() {
   rate_update_pending_ = false;
   advance_flows();
-  ++generation_;  // any completion event scheduled before is now stale
+  ++generation_;
+  completion_pending_ = false;  // replaced below, or none when nothing moves
   if (active_.empty()) return;
   rates_.resize(active_.size());
   sharing_.solve(active_paths_, rates_);
@@ -751,8 +762,22 @@ void Run::update_rates() {
   // Round up (time never runs short of the bytes), forgiving representation error of 1e-12.
   const double ticks = std::ceil(earliest * (1 - 1e-12) - 1e-9);
   if (!(ticks < static_cast<double>(kMaxTick))) clock_overflow();
-  events_.push(later(static_cast<Tick>(ticks)), EventPriority::kState, EventType::transfer_completion, generation_,
-               generation_);
+  completion_at_ = later(static_cast<Tick>(ticks));
+  completion_pending_ = true;
+}
+
+bool Run::next_event(Event& ev) {
+  const Event completion{completion_at_,
+                         Event::order_of(EventPriority::kState, EventType::transfer_completion, generation_),
+                         generation_, EventPriority::kState, EventType::transfer_completion};
+  if (completion_pending_ && (events_.empty() || EventQueue::before(completion, events_.top()))) {
+    completion_pending_ = false;
+    ev = completion;
+    return true;
+  }
+  if (events_.empty()) return false;
+  ev = events_.pop();
+  return true;
 }
 
 void Run::report_stuck() const {
@@ -777,22 +802,20 @@ void Run::report_stuck() const {
 Trace Run::execute() {
   for (std::uint32_t c = 0; c < cores_.size(); ++c) request_issue(c);
   drain_issue_worklist();
-  if (!reached_.empty() && (events_.empty() || events_.top().time > now_)) record_boundaries();
-  while (!events_.empty()) {
-    const Event ev = events_.pop();
+  if (!reached_.empty() && !more_now()) record_boundaries();
+  Event ev;
+  while (next_event(ev)) {
     if (ev.time < now_) throw std::logic_error("event kernel: time went backwards");
     now_ = ev.time;
     ++events_done_;
     switch (ev.type) {
       case EventType::serial_done: on_serial_done(ev.subject); break;
       case EventType::transfer_startup_done: on_startup_done(ev.subject); break;
-      case EventType::transfer_completion:
-        if (ev.subject == generation_) on_completion();
-        break;
+      case EventType::transfer_completion: on_completion(); break;
       case EventType::rate_update: update_rates(); break;
     }
     drain_issue_worklist();
-    if (!reached_.empty() && (events_.empty() || events_.top().time > now_)) record_boundaries();
+    if (!reached_.empty() && !more_now()) record_boundaries();
   }
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     for (std::size_t e = 0; e < models_.size(); ++e) {
