@@ -61,6 +61,10 @@ class CostModel {
   /// bus and the DRAM: whole bursts per row plus the access overhead per row.
   std::uint64_t bus_bytes(EngineId e, std::uint64_t bytes, std::uint64_t row_bytes = 0) const {
     if (chip_.engines[e].kind != EngineKind::dma) return bytes;
+    return bus_bytes_dma(bytes, row_bytes);
+  }
+  /// bus_bytes of a DMA engine's transfer.
+  std::uint64_t bus_bytes_dma(std::uint64_t bytes, std::uint64_t row_bytes = 0) const {
     const std::uint64_t burst = chip_.ddr_burst_bytes;
     const std::uint64_t overhead = chip_.ddr_access_overhead_bytes;
     auto access = [burst, overhead](std::uint64_t b) { return (b + burst - 1) / burst * burst + overhead; };

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "hw/cost_model.hpp"
 #include "ops/lowering.hpp"
 #include "sim/command.hpp"
 
@@ -50,6 +51,29 @@ class LimitingResource {
   void measure(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count) {
     measure(lowered, trace, op_count, [](std::size_t) { return std::uint64_t{1}; });
   }
+
+  /// The same in one pass with the caller's own: begin(), then every command of a core, core
+  /// after core, each core closed by end_core(), then finish().
+  void begin(std::vector<std::uint64_t> multiplicity);
+  void add(hw::EngineId engine, const sim::Command& cmd, const sim::CommandRecord& record) {
+    if (cmd.kind != sim::CommandKind::compute && cmd.kind != sim::CommandKind::transfer) return;
+    const EngineRule& rule = rules_[engine];
+    std::uint64_t units = 0;
+    if (rule.serial) {
+      units = record.end - record.start;
+    } else {
+      add_transfer(rule, cmd, units);
+      if (rule.unit_ns == 0) return;
+    }
+    if (units == 0) return;
+    std::uint64_t& slot = core_op_[static_cast<std::size_t>(cmd.op) * rules_.size() + engine];
+    if (slot == 0) touched_.push_back(static_cast<std::uint32_t>(cmd.op * rules_.size() + engine));
+    slot += units;
+    core_run_[engine] += multiplicity_[cmd.op] * units;
+  }
+  void end_core();
+  void finish();
+
   const ResourceWork& op_work(std::size_t op) const { return ops_[op]; }
   const ResourceWork& run_work() const { return run_; }
 
@@ -57,13 +81,26 @@ class LimitingResource {
   Bound bound(const ResourceWork& work, sim::Tick duration) const;
 
  private:
-  void measure_counts(const Lowered& lowered, const sim::Trace& trace, std::size_t op_count,
-                      const std::vector<std::uint64_t>& multiplicity);
+  /// How one engine's commands are charged, derived once from the chip.
+  struct EngineRule {
+    bool serial = false;
+    bool dma = false;
+    double unit_ns = 0;  ///< ns per unit of work: a picosecond (serial), a bus byte of the channel
+    /// Shared resources a transfer crosses, by route: its engine's path, to another node, into
+    /// the L2, from the L2.
+    std::vector<std::uint32_t> own, to_node, to_l2, from_l2;
+  };
+  void add_transfer(const EngineRule& rule, const sim::Command& cmd, std::uint64_t& units);
 
   const hw::Chip& chip_;
+  hw::CostModel cost_;
   std::vector<std::string> names_;  ///< engines' display names, then resources' in capitals
+  std::vector<EngineRule> rules_;
   std::vector<ResourceWork> ops_;
   ResourceWork run_;
+  // The measure in progress.
+  std::vector<std::uint64_t> multiplicity_, op_bytes_, run_bytes_, core_op_, core_run_, run_units_;
+  std::vector<std::uint32_t> touched_;
 };
 
 template <class Multiplicity>
@@ -71,7 +108,16 @@ void LimitingResource::measure(const Lowered& lowered, const sim::Trace& trace, 
                                Multiplicity multiplicity) {
   std::vector<std::uint64_t> m(op_count);
   for (std::size_t r = 0; r < op_count; ++r) m[r] = multiplicity(r);
-  measure_counts(lowered, trace, op_count, m);
+  begin(std::move(m));
+  for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
+    for (std::size_t e = 0; e < lowered.program.cores[c].queues.size(); ++e) {
+      const auto& queue = lowered.program.cores[c].queues[e];
+      const auto& records = trace.cores[c][e];
+      for (std::size_t i = 0; i < queue.size(); ++i) add(static_cast<hw::EngineId>(e), queue[i], records[i]);
+    }
+    end_core();
+  }
+  finish();
 }
 
 }  // namespace ops

@@ -107,6 +107,12 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   Timeline tl;
   const hw::EngineId tensor = chip.tensor_engine();
   sim::Tick last_end = 0;
+  LimitingResource limits(chip);
+  {
+    std::vector<std::uint64_t> multiplicity(reduced_ops);
+    for (OpId r = 0; r < reduced_ops; ++r) multiplicity[r] = map.multiplicity(r);
+    limits.begin(std::move(multiplicity));
+  }
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     for (std::size_t e = 0; e < engines; ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
@@ -118,6 +124,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
         const auto end_period = static_cast<std::size_t>(map.period_of(rec.end));
         last_end = std::max(last_end, end_period == 0 ? rec.end : rec.end + D * delta);
         const sim::Command& cmd = queue[i];
+        limits.add(static_cast<hw::EngineId>(e), cmd, rec);
         if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg ||
             cmd.kind == sim::CommandKind::fence) {
           continue;
@@ -134,7 +141,9 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
         }
       }
     }
+    limits.end_core();
   }
+  limits.finish();
   for (OpId v = 0; v < n; ++v) {
     const Reduced& r = reduced[map.template_op(v)];
     by_id[v].commands = r.commands;
@@ -195,8 +204,6 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       previous = i;
     }
   }
-  LimitingResource limits(chip);
-  limits.measure(lowered, trace, reduced_ops, [&](std::size_t r) { return map.multiplicity(static_cast<OpId>(r)); });
   const hw::CostModel cost(chip);
   const double bytes_per_ns = cost.roofline_bytes_per_s() * 1e-9;
   const double link_bytes_per_ns = cost.c2c_bytes_per_ns();
