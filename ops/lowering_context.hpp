@@ -20,13 +20,16 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "hw/chip.hpp"
 #include "hw/cost_model.hpp"
 #include "ops/attention_plan.hpp"
 #include "ops/lowering.hpp"
+#include "ops/matmul_tiling.hpp"
 #include "ops/op_graph.hpp"
+#include "ops/work_split.hpp"
 #include "sim/command.hpp"
 
 namespace ops::detail {
@@ -52,6 +55,7 @@ class LoweringContext {
   const OpGraph& graph;
   const hw::Chip& chip;
   const hw::CostModel cost;
+  MatmulSplits splits{cost};  ///< each distinct matmul's core split, computed once
   const LoweringOptions& options;
   Lowered& out;
 
@@ -62,6 +66,17 @@ class LoweringContext {
   /// engine), and whether it keeps the history resident (kv_resident) rather than streaming it.
   EngineId kv_engine() const { return kv_engine_; }
   bool kv_resident() const { return kv_resident_; }
+
+  /// The tiling of an m x k x n matmul part (ops/matmul_tiling.hpp), planned once a run.
+  const MatmulTiling& tiling(std::uint64_t m, std::uint64_t k, std::uint64_t n, hw::DType dtype,
+                             std::uint64_t out_bytes) {
+    const auto key = std::make_tuple(m, k, n, dtype, out_bytes);
+    auto found = tilings_.find(key);
+    if (found == tilings_.end()) {
+      found = tilings_.emplace(key, plan_matmul_tiling(cost, m, k, n, dtype, out_bytes)).first;
+    }
+    return found->second;
+  }
 
   /// The attention plan of a shape, computed once for every layer that shares it.
   const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident);
@@ -123,6 +138,7 @@ class LoweringContext {
   EngineId kv_engine_ = 0;
   bool kv_resident_ = false;
   std::map<std::pair<AttentionShape, bool>, AttentionPlan> plans_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, hw::DType, std::uint64_t>, MatmulTiling> tilings_;
   std::vector<std::vector<LastIds>> last_;  ///< [op][core]
   std::vector<std::vector<Entry>> entry_;   ///< [op][core]
   static constexpr std::uint32_t kMessageToGive = 0xffffffff;

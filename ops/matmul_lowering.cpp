@@ -122,18 +122,10 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const std::optional<OpId> activations = stream_of(ctx, op, OpKind::kv_cache_read);
   // The cached history streams as A on the history engine (MLA standard mode).
   const EngineId history_engine = activations ? ctx.attention_unit(*activations).history_engine : ctx.tiles();
-  const auto parts = split_matmul(ctx.cost, s, node.dtype, !weights && !activations);
-  // Most cores get the same part shape: plan each shape once.
-  std::map<std::array<std::uint64_t, 3>, MatmulTiling> tilings;
+  const std::vector<MatmulPart>& parts = ctx.splits.get(s, node.dtype, !weights && !activations);
+  // Most cores get the same part shape, and layers repeat them: plan each shape once a run.
   auto tiling_for = [&](std::uint64_t rows, std::uint64_t depth, std::uint64_t cols) -> const MatmulTiling& {
-    auto found = tilings.find({rows, depth, cols});
-    if (found == tilings.end()) {
-      found = tilings
-                  .emplace(std::array<std::uint64_t, 3>{rows, depth, cols},
-                           plan_matmul_tiling(ctx.cost, rows, depth, cols, node.dtype, e_out))
-                  .first;
-    }
-    return found->second;
+    return ctx.tiling(rows, depth, cols, node.dtype, e_out);
   };
   std::vector<MatmulTile> tiles;
   std::vector<CmdRef> last_partial_store(ctx.chip.cores);

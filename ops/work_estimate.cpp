@@ -46,7 +46,7 @@ class Estimator {
     const MatmulShape& s = node.mm();
     Estimate tiles = 0;
     Estimate reductions = 0;
-    for (const MatmulPart& part : split_matmul(cost_, s, node.dtype)) {
+    for (const MatmulPart& part : splits_.get(s, node.dtype)) {
       if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
       for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
         const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
@@ -92,6 +92,7 @@ class Estimator {
   const hw::CostModel cost_;
   const LoweringOptions& options_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, hw::DType>, MatmulTiling> tilings_;
+  MatmulSplits splits_{cost_};
 };
 
 }  // namespace

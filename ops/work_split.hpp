@@ -26,6 +26,7 @@
 //     that the keys each core streams balance).
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "hw/cost_model.hpp"
@@ -64,5 +65,17 @@ hw::EngineId reduction_engine(const hw::Chip& chip);
 /// `may_split_k`: false when an operand streams from another op (the split must keep whole k).
 std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& shape, hw::DType dtype,
                                      bool may_split_k = true);
+
+/// split_matmul once per distinct (shape, dtype, may_split_k): a step's layers repeat the same
+/// matmuls, and the grid search is the costliest part of lowering one.
+class MatmulSplits {
+ public:
+  explicit MatmulSplits(const hw::CostModel& cost) : cost_(cost) {}
+  const std::vector<MatmulPart>& get(const MatmulShape& shape, hw::DType dtype, bool may_split_k = true);
+
+ private:
+  const hw::CostModel& cost_;
+  std::map<std::vector<std::uint64_t>, std::vector<MatmulPart>> cache_;
+};
 
 }  // namespace ops
