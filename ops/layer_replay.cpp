@@ -34,8 +34,7 @@ std::optional<std::vector<std::pair<OpId, OpId>>> layer_ranges(const OpGraph& gr
 bool same_layer(const OpGraph& g, std::pair<OpId, OpId> prev, std::pair<OpId, OpId> next) {
   if (next.second - next.first != prev.second - prev.first) return false;
   const OpId shift = next.first - prev.first;
-  const std::int64_t schedule_shift =
-      std::int64_t{g[next.first].schedule} - std::int64_t{g[prev.first].schedule};
+  const std::int64_t schedule_shift = std::int64_t{g[next.first].schedule} - std::int64_t{g[prev.first].schedule};
   for (OpId u = prev.first; u < prev.second; ++u) {
     const OpId v = u + shift;
     const OpNode &a = g[u], &b = g[v];
@@ -287,8 +286,8 @@ std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const Rep
       const auto& records = trace.cores[q / engines][q % engines];
       std::uint64_t lo = records.size(), hi = 0;
       for (std::uint64_t i = 0; i < records.size(); ++i) {
-        const bool repeated = m.period_of(records[i].start) == Period::repeated ||
-                              m.period_of(records[i].end) == Period::repeated;
+        const bool repeated =
+            m.period_of(records[i].start) == Period::repeated || m.period_of(records[i].end) == Period::repeated;
         if (repeated) {
           lo = std::min(lo, i);
           hi = std::max(hi, i);

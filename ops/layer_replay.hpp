@@ -59,7 +59,7 @@ ReducedGraph reduce_graph(const OpGraph& graph, const LayerRun& run, std::uint64
 
 /// What the reduced program's queues look like around the kept layers.
 struct ReplayPlan {
-  sim::BoundaryWatch watch;          ///< the kept layers
+  sim::BoundaryWatch watch;              ///< the kept layers
   std::vector<std::uint32_t> per_layer;  ///< commands per layer, per queue
   std::vector<std::uint32_t> run_end;    ///< per queue: first command after the kept layers
   std::uint32_t messages_per_layer = 0;
@@ -81,7 +81,9 @@ class ReplayMap {
                                         const sim::Program& program, const sim::Trace& trace, std::string& why);
 
   enum class Period : std::uint8_t { before, repeated, after };
-  Period period_of(sim::Tick t) const { return t <= t_first_ ? Period::before : t <= t_next_ ? Period::repeated : Period::after; }
+  Period period_of(sim::Tick t) const {
+    return t <= t_first_ ? Period::before : t <= t_next_ ? Period::repeated : Period::after;
+  }
 
   std::uint64_t copies() const { return dropped_; }  ///< D
   sim::Tick delta() const { return delta_; }
@@ -112,7 +114,7 @@ class ReplayMap {
   /// The record of full command f of queue q, from the reduced run's records of that queue.
   sim::CommandRecord record(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const;
   std::uint64_t first_repeated(std::size_t q) const { return split_[q]; }  ///< E_q
-  std::uint64_t per_layer(std::size_t q) const { return per_layer_[q]; }  ///< P_q
+  std::uint64_t per_layer(std::size_t q) const { return per_layer_[q]; }   ///< P_q
 
  private:
   sim::Tick write(std::size_t q, std::uint64_t f, bool end, const std::vector<sim::CommandRecord>& reduced) const;
@@ -121,8 +123,8 @@ class ReplayMap {
   std::uint64_t ops_per_layer_ = 0;
   OpId split_op_ = 0;
   sim::Tick t_first_ = ~sim::Tick{0}, t_next_ = ~sim::Tick{0}, delta_ = 0;
-  std::vector<std::uint64_t> split_;      ///< per queue: first command of layer j + 1 (E_q)
-  std::vector<std::uint64_t> per_layer_;  ///< per queue: P_q
+  std::vector<std::uint64_t> split_;                      ///< per queue: first command of layer j + 1 (E_q)
+  std::vector<std::uint64_t> per_layer_;                  ///< per queue: P_q
   std::vector<std::uint64_t> repeated_lo_, repeated_hi_;  ///< per queue: commands written in period j
 };
 

@@ -142,7 +142,7 @@ class LoweringContext {
   std::vector<std::vector<LastIds>> last_;  ///< [op][core]
   std::vector<std::vector<Entry>> entry_;   ///< [op][core]
   static constexpr std::uint32_t kMessageToGive = 0xffffffff;
-  std::vector<std::uint32_t> message_;      ///< [op]: barrier message id, 0 if none, kMessageToGive until sent
+  std::vector<std::uint32_t> message_;  ///< [op]: barrier message id, 0 if none, kMessageToGive until sent
   std::vector<std::unique_ptr<AttentionUnit>> units_;
   std::map<OpId, AttentionUnit*> unit_of_;
 };

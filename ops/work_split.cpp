@@ -145,9 +145,12 @@ std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShap
 namespace ops {
 
 const std::vector<MatmulPart>& MatmulSplits::get(const MatmulShape& s, hw::DType dtype, bool may_split_k) {
-  std::vector<std::uint64_t> key{s.groups,      s.m,           s.k,           s.n,
-                                 s.a_row_bytes, s.b_col_bytes, s.out_reduce,  s.b_dequant_ops,
-                                 s.a_quant_ops, s.k_block_rescale, s.bias,    static_cast<std::uint64_t>(dtype),
+  std::vector<std::uint64_t> key{s.groups,      s.m,
+                                 s.k,           s.n,
+                                 s.a_row_bytes, s.b_col_bytes,
+                                 s.out_reduce,  s.b_dequant_ops,
+                                 s.a_quant_ops, s.k_block_rescale,
+                                 s.bias,        static_cast<std::uint64_t>(dtype),
                                  may_split_k};
   key.insert(key.end(), s.group_rows.begin(), s.group_rows.end());
   auto found = cache_.find(key);

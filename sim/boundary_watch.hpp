@@ -27,14 +27,14 @@ namespace sim {
 struct BoundaryWatch {
   std::vector<std::vector<std::uint32_t>> starts;  ///< [watched layer][queue]
   std::vector<std::uint32_t> message_base;         ///< [watched layer]
-  std::int64_t message_lo = 0;  ///< lowest message id a layer's commands name, relative to its base
-  std::int64_t message_hi = 0;  ///< highest, relative to its base
+  std::int64_t message_lo = 0;                     ///< lowest message id a layer's commands name, relative to its base
+  std::int64_t message_hi = 0;                     ///< highest, relative to its base
 };
 
 struct Boundary {
-  bool seen = false;        ///< the layer was reached
-  bool comparable = false;  ///< the state below is complete (see above)
-  Tick time = 0;            ///< t_w
+  bool seen = false;                     ///< the layer was reached
+  bool comparable = false;               ///< the state below is complete (see above)
+  Tick time = 0;                         ///< t_w
   std::vector<std::uint64_t> state;      ///< relative state, canonical
   std::vector<std::uint32_t> completed;  ///< per queue: commands completed in order (absolute)
   std::vector<std::uint32_t> head;       ///< per queue: next command to issue (absolute)

@@ -68,9 +68,7 @@ class EventQueue {
   /// The pending events in heap order (not sorted).
   const std::vector<Event>& pending() const { return storage_; }
   /// Whether x runs before y.
-  static bool before(const Event& x, const Event& y) {
-    return x.time != y.time ? x.time < y.time : x.order < y.order;
-  }
+  static bool before(const Event& x, const Event& y) { return x.time != y.time ? x.time < y.time : x.order < y.order; }
   Event pop() {
     const Event first = storage_.front();
     const Event last = storage_.back();

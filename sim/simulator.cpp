@@ -174,8 +174,8 @@ class Run {
   EngineId tensor_ = 0;
 
   const BoundaryWatch* watch_ = nullptr;
-  std::uint32_t next_watch_ = 0;          // first watched layer not reached yet
-  std::vector<std::uint32_t> reached_;    // reached at the current time, state not yet recorded
+  std::uint32_t next_watch_ = 0;           // first watched layer not reached yet
+  std::vector<std::uint32_t> reached_;     // reached at the current time, state not yet recorded
   std::vector<std::uint32_t> waits_left_;  // per message: wait_msg commands still to pass
   std::vector<std::uint8_t> live_;         // per message: in the state (sim/boundary_watch.hpp)
   std::uint64_t live_count_ = 0;
@@ -422,8 +422,8 @@ std::vector<std::uint64_t> Run::relative_state(std::uint32_t w, bool& comparable
   for (const Event& ev : pending) {
     std::uint64_t subject = ev.subject;
     if (ev.type == EventType::transfer_startup_done) subject = key(ev.subject);
-    out.insert(out.end(), {ev.time - now_, static_cast<std::uint64_t>(ev.priority),
-                           static_cast<std::uint64_t>(ev.type), subject});
+    out.insert(out.end(),
+               {ev.time - now_, static_cast<std::uint64_t>(ev.priority), static_cast<std::uint64_t>(ev.type), subject});
   }
   out.push_back(completion_pending_ ? completion_at_ - now_ : ~std::uint64_t{0});
   out.push_back(now_ - last_advance_);

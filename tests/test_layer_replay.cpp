@@ -64,10 +64,8 @@ TEST_CASE("the longest run of identical layers: DeepSeek-V3's 58 MoE layers", "[
   const models::ModelSpec v3 = models::load_model(source(kV3));
   models::StepOptions step;
   step.parallelism = models::Parallelism{1, 8, 8};
-  const ops::OpGraph graph =
-      models::build_decoder_step(v3, models::make_workload(models::Phase::decode, 8, 4096, std::nullopt,
-                                                           models::KvFormat::bf16),
-                                 step);
+  const ops::OpGraph graph = models::build_decoder_step(
+      v3, models::make_workload(models::Phase::decode, 8, 4096, std::nullopt, models::KvFormat::bf16), step);
   const auto run = ops::find_layer_run(graph, 4);
   REQUIRE(run);
   // 61 layers, the first three dense (first_k_dense_replace = 3): layers 3..60 repeat, 58 of them.

@@ -483,8 +483,9 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     return 2;
   }
   try {
-    if (*sweep) return sweep_command(sweep_opts, csv_path, sweep_jobs == 0 ? tools::default_jobs() : sweep_jobs,
-                                         sweep_head_split);
+    if (*sweep)
+      return sweep_command(sweep_opts, csv_path, sweep_jobs == 0 ? tools::default_jobs() : sweep_jobs,
+                           sweep_head_split);
     if (*validate) return validate_command(validate_args);
     if (*calibrate) return calibrate_command(calibrate_args);
     if (*check) return check_command(check_chip, check_model);

@@ -12,13 +12,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <functional>
 #include <optional>
 #include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api/simulation.hpp"
 #include "g5sim/g5sim.hpp"
