@@ -1,10 +1,13 @@
 // Fuzzes a whole small simulation from fuzzed configs: option bytes, then a chip YAML and a model
 // (YAML, or config.json when it starts with '{') separated by a line "@@@@". It runs the block
 // `g5sim run --scope block` would (automatic or 1x1x1 sharding), writes the table, the JSON and the
-// Chrome trace, and checks that the JSON is valid and that no op ends before it starts. Runs are
-// capped at 200,000 commands (the work bound refuses bigger ones before building them).
+// Chrome trace, and checks that the JSON is valid and that no op ends before it starts. With bit 3
+// of the fourth byte it also runs up to 7 layers of the step with and without layer replay
+// (bit 4: two micro-batches) and checks that both write the same JSON but for its replay line.
+// Runs are capped at 200,000 commands (the work bound refuses bigger ones before building them).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -62,6 +65,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     api::write_json(json, run, r.timeline);
     tools::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
     if (!nlohmann::json::accept(json.str()) || !nlohmann::json::accept(trace.str())) std::abort();
+    if ((d & 8) && model.num_hidden_layers >= 5) {
+      models::StepOptions step;
+      step.layers = std::min<std::uint64_t>(model.num_hidden_layers, 7);
+      step.parallelism = p;
+      step.micro_batches = (d & 16) && w.batch % 2 == 0 ? 2 : 1;
+      const api::Simulation replayed = api::simulate_step(chip, model, w, step, options, true);
+      const api::Simulation full = api::simulate_step(chip, model, w, step, options, false);
+      api::RunDescription step_run = run;
+      step_run.scope = api::Scope::step;
+      step_run.layers = *step.layers;
+      step_run.micro_batches = step.micro_batches;
+      auto without_replay = [&](const ops::Timeline& tl) {
+        std::ostringstream out;
+        api::write_json(out, step_run, tl);
+        std::string text = out.str();
+        const auto at = text.find("  \"replay\":");
+        return at == std::string::npos ? text : text.substr(0, at);
+      };
+      if (without_replay(replayed.timeline) != without_replay(full.timeline)) std::abort();
+    }
   } catch (const hw::ConfigError&) {
   }
   return 0;
