@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,8 +114,10 @@ void BM_Matmul(benchmark::State& state, std::uint64_t m, std::uint64_t n, std::u
 }
 
 // Peak resident memory (MB) of `work` run once in a forked child: the parent's own peak would
-// mix every workload run so far.
+// mix every workload run so far. The parent first returns the memory it freed to the system, so
+// the child starts about as small as a fresh process (its peak counts the pages it inherits).
 double peak_rss_mb(const std::function<void()>& work) {
+  malloc_trim(0);
   int fds[2];
   if (pipe(fds) != 0) return -1;
   const pid_t child = fork();
