@@ -13,9 +13,9 @@
 #include <benchmark/benchmark.h>
 
 #include <functional>
+#include <malloc.h>
 #include <optional>
 #include <string>
-#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
