@@ -165,9 +165,10 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
   const hw::EngineId tensor = chip.tensor_engine();
   for (const sim::CoreProgram& core : lowered.program.cores) {
     for (const sim::Command& c : core.queue(tensor)) {
-      const std::int64_t k = position[c.op] - a;
-      if (c.kind == sim::CommandKind::send_msg && k >= 0 && k < static_cast<std::int64_t>(K)) {
-        base[static_cast<std::size_t>(k)] = std::min(base[static_cast<std::size_t>(k)], c.msg);
+      const std::int64_t p = position[c.op];  // the extremes stand for "outside the layers"
+      if (c.kind == sim::CommandKind::send_msg && p >= a && p < a + static_cast<std::int64_t>(K)) {
+        const auto k = static_cast<std::size_t>(p - a);
+        base[k] = std::min(base[k], c.msg);
       }
     }
   }
