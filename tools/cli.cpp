@@ -200,6 +200,9 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
     if (trace_options.path.empty()) throw hw::ConfigError("--trace-layers needs --trace PATH");
     filter.layers = tools::parse_layer_range(trace_options.layers);
   }
+  if (trace_options.path == "-" && json_path == "-") {
+    throw hw::ConfigError("--trace - and --json - both want standard output: give one of them a PATH");
+  }
   std::optional<tools::OutputFile> trace, json;
   if (!trace_options.path.empty()) trace.emplace(trace_options.path, "--trace");
   if (!json_path.empty()) json.emplace(json_path, "--json");
@@ -214,7 +217,8 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
                               s.simulation->trace, s.timeline, filter);
     trace->close();
   }
-  if (json_path != "-") std::cout << result.table();
+  // A JSON or trace written to standard output replaces the table there.
+  if (json_path != "-" && trace_options.path != "-") std::cout << result.table();
   if (json) {
     json->stream() << result.json();
     json->close();
@@ -360,20 +364,70 @@ int calibrate_command(const CalibrateArgs& a) {
 
 }  // namespace
 
+// Levenshtein distance, for suggestions.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean --ctx?" for the first --option on the command line that the chosen subcommand
+// (or the top level) does not have, when one of its options is within two edits; else "".
+std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv) {
+  const CLI::App* scope = &app;
+  for (int i = 1; i < argc; ++i) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[i]) scope = sub;
+    }
+    if (scope != &app) break;
+  }
+  std::vector<std::string> known;
+  for (const CLI::Option* o : scope->get_options({})) {
+    for (const std::string& name : o->get_lnames()) known.push_back("--" + name);
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 3 || arg.rfind("--", 0) != 0) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), arg) != known.end()) continue;
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const std::string& name : known) {
+      const std::size_t d = edit_distance(arg, name);
+      if (d < best_distance) best_distance = d, best = name;
+    }
+    return best.empty() ? std::string() : "; did you mean " + best + "?";
+  }
+  return {};
+}
+
 int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   cli_limits = limits;
-  CLI::App app{"g5sim: instruction-level performance simulator of MLA attention on SG2262-class TPUs"};
+  CLI::App app{
+      "g5sim: instruction-level performance simulator of LLM inference steps (DeepSeek MLA first) on "
+      "SG2262-class TPUs and other chips described in YAML"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", std::string("g5sim ") + g5sim::version());
 
   CommonOptions run_opts;
   std::string json_path;
-  CLI::App* run = app.add_subcommand("run", "simulate one attention block and print per-op timings");
+  CLI::App* run = app.add_subcommand(
+      "run", "simulate one chip's share of a decoder step (or --scope block: one attention block); per-op timings");
   add_common(run, run_opts);
   run->add_option("--ctx", run_opts.ctx, "context length kv_len")->capture_default_str();
   run->add_option("--json", json_path, "also write JSON to PATH ('-' for stdout only)");
   TraceOptions trace_options;
-  run->add_option("--trace", trace_options.path, "write a Chrome trace-event JSON (Perfetto) to PATH");
+  run->add_option("--trace", trace_options.path,
+                  "write a Chrome trace-event JSON (Perfetto) to PATH ('-' for stdout only); simulates every command");
   run->add_option("--trace-layers", trace_options.layers, "trace only decoder layers I..J (I:J or I)");
 
   CommonOptions sweep_opts;
@@ -473,14 +527,39 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
       ->capture_default_str()
       ->check(count_in(1, std::uint64_t{1} << 40));
 
+  std::vector<std::string> help_topic;
+  CLI::App* help = app.add_subcommand("help", "print this help, or a subcommand's: g5sim help run");
+  help->add_option("subcommand", help_topic, "a subcommand (run, sweep, op, check, validate, calibrate)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, like every other input error.
-    std::cerr << "g5sim: error: " << printable(e.what()) << '\n';
+    // One line, like every other input error, with the nearest option when one was misspelt.
+    std::cerr << "g5sim: error: " << printable(e.what()) << did_you_mean(app, argc, argv) << '\n';
     return 2;
+  }
+  if (*help) {
+    CLI::App* topic = &app;
+    std::string path;
+    for (const std::string& name : help_topic) {
+      CLI::App* sub = nullptr;
+      for (CLI::App* candidate : topic->get_subcommands({})) {
+        if (candidate->get_name() == name) sub = candidate;
+      }
+      if (sub == nullptr || sub == help) {
+        std::cerr << "g5sim: error: help: no subcommand '"
+                  << printable(path.empty() ? name : path.substr(1) + " " + name) << "' (g5sim help lists them)\n";
+        return 2;
+      }
+      topic = sub;
+      path += " " + name;
+    }
+    // App::help() would describe the help subcommand itself (it follows the parsed subcommand).
+    std::cout << app.get_formatter()->make_help(topic, "g5sim" + path, CLI::AppFormatMode::Normal);
+    tools::check_stdout();
+    return 0;
   }
   try {
     if (*sweep)
