@@ -87,6 +87,7 @@ void deploy(const hw::Chip& chip, const models::ModelSpec& model, const Request&
 
 OpRecord record_of(const ops::OpTiming& t) {
   OpRecord o;
+  o.id = t.id;
   o.name = t.name;
   o.layer = t.layer;
   o.kind = std::string(ops::kind_name(t.kind));

@@ -14,6 +14,8 @@
 namespace api {
 namespace {
 
+constexpr int kJsonSchemaVersion = 1;
+
 std::string kv_engine_name(const RunDescription& run) { return kv_read_engine_name(run.chip, run.options); }
 
 // "tiu 12  gdma 40 ..." and {"tiu": 12, "gdma": 40, ...}: every engine of the chip, in order.
@@ -213,6 +215,10 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   const models::Workload& w = run.workload;
   out << "{\n";
+  // docs/schema/run.schema.json describes this document; its version moves with any change of
+  // a key's meaning or type (added keys keep it).
+  fmt::print(out, "  \"schema_version\": {},\n", kJsonSchemaVersion);
+  fmt::print(out, "  \"g5sim_version\": \"{}\",\n", G5SIM_VERSION);
   fmt::print(out, "  \"chip\": {},\n", json_string(run.chip.name));
   fmt::print(out, "  \"model\": {},\n", json_string(run.model.name));
   fmt::print(out, "  \"scope\": \"{}\",\n", run.scope == Scope::step ? "step" : "block");
@@ -234,19 +240,25 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              run.footprint.weight_bytes, run.footprint.kv_cache_bytes, run.chip.ddr_capacity_bytes,
              run.footprint.total() <= run.chip.ddr_capacity_bytes ? "true" : "false");
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
+  fmt::print(out, "  \"total_ps\": {},\n", tl.total);
   fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));
   fmt::print(out, "  \"bound_by\": {},\n", json_string(tl.bound_by));
   fmt::print(out, "  \"bound_share\": {:.3f},\n", tl.bound_share);
   fmt::print(out, "  \"idle_gap_ns\": {},\n", format_ns(tl.idle_gap));
+  fmt::print(out, "  \"idle_gap_ps\": {},\n", tl.idle_gap);
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
   {
-    // The cache one chip keeps: bytes per token per layer in the mode and format, and in all for
-    // its sequences, the context and every layer of the model.
-    const std::uint64_t per_token = models::kv_bytes_per_token_per_layer(run.model, w, run.parallelism.tp);
-    fmt::print(out, "  \"kv_cache\": {{\"bytes_per_token_per_layer\": {}, \"total_bytes\": {}}},\n", per_token,
-               run.footprint.kv_cache_bytes);
+    // The cache one chip keeps: bytes per token per layer in the mode and format (attention's
+    // cache plus DSA's indexer keys), and in all for its sequences, the context and every layer
+    // of the model: total = batch x kv_len x layers x bytes_per_token_per_layer.
+    const std::uint64_t attention = models::kv_bytes_per_token_per_layer(run.model, w, run.parallelism.tp);
+    const std::uint64_t indexer = models::indexer_bytes_per_token_per_layer(run.model);
+    fmt::print(out,
+               "  \"kv_cache\": {{\"bytes_per_token_per_layer\": {}, \"attention_bytes_per_token_per_layer\": {}, "
+               "\"indexer_bytes_per_token_per_layer\": {}, \"total_bytes\": {}}},\n",
+               attention + indexer, attention, indexer, run.footprint.kv_cache_bytes);
   }
   out << "  \"kinds\": [\n";
   const auto kinds = summarize_by_kind(tl);
@@ -265,15 +277,15 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
     const ops::OpTiming& t = tl.ops[i];
     fmt::print(
         out,
-        "    {{\"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": {}, \"op_start_ns\": {}, "
-        "\"op_end_ns\": {}, \"hbm_bytes\": {}, \"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": "
-        "{}, \"peak_lmem_bytes\": {}, "
+        "    {{\"id\": {}, \"name\": {}, \"layer\": {}, \"kind\": \"{}\", \"shape\": {}, \"engines\": {}, "
+        "\"op_start_ns\": {}, \"op_end_ns\": {}, \"op_start_ps\": {}, \"op_end_ps\": {}, \"hbm_bytes\": {}, "
+        "\"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
         "\"roofline_ns\": {:.3f}, \"regime\": \"{}\", \"bound_by\": {}, \"bound_share\": {:.3f}, \"idle_gap_ns\": "
-        "{}}}{}\n",
-        json_string(t.name), layer_text(t.layer), ops::kind_name(t.kind), json_string(t.shape), json_string(t.engines),
-        format_ns(t.start), format_ns(t.end), t.hbm_bytes, t.unique_bytes, t.c2c_bytes, t.flops, t.kv_bytes,
-        t.peak_lmem_bytes, t.roofline_ns, ops::regime_name(t.regime), json_string(t.bound_by), t.bound_share,
-        format_ns(t.idle_gap), i + 1 < tl.ops.size() ? "," : "");
+        "{}, \"idle_gap_ps\": {}}}{}\n",
+        t.id, json_string(t.name), layer_text(t.layer), ops::kind_name(t.kind), json_string(t.shape),
+        json_string(t.engines), format_ns(t.start), format_ns(t.end), t.start, t.end, t.hbm_bytes, t.unique_bytes,
+        t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns, ops::regime_name(t.regime),
+        json_string(t.bound_by), t.bound_share, format_ns(t.idle_gap), t.idle_gap, i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
   fmt::print(out, "  \"commands\": {{{}}},\n", command_counts(run.chip, tl, true));

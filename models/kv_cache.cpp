@@ -43,4 +43,8 @@ std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workloa
   return kv_cache_layout(model, w.mla_mode, w.kv_format, tp).bytes_per_token();
 }
 
+std::uint64_t indexer_bytes_per_token_per_layer(const ModelSpec& model) {
+  return model.dsa ? model.dsa->index_head_dim + 4 : 0;
+}
+
 }  // namespace models

@@ -33,4 +33,8 @@ KvCacheLayout kv_cache_layout(const ModelSpec& model, MlaMode cache_mode, KvForm
 /// MLA's layout).
 std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
+/// Bytes per token per layer of DeepSeek Sparse Attention's indexer key cache (an fp8 key of
+/// index_head_dim and one fp32 scale, replicated); 0 without DSA.
+std::uint64_t indexer_bytes_per_token_per_layer(const ModelSpec& model);
+
 }  // namespace models

@@ -66,7 +66,7 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   const Workload chip = chip_workload(global, p);
   f.kv_cache_bytes = hw::checked("the KV cache bytes per chip", [&] {
     Count per_token = kv_bytes_per_token_per_layer(m, chip, tp);
-    if (m.dsa) per_token += Count(m.dsa->index_head_dim) + 4;  // the indexer's fp8 key and fp32 scale
+    per_token += indexer_bytes_per_token_per_layer(m);
     return (Count(chip.batch) * chip.kv_len * m.num_hidden_layers * per_token).value();
   });
   // The total is compared with the capacity: it must not wrap either.

@@ -74,6 +74,7 @@ py::object layer_of(const g5sim::OpRecord& o) {
 // An op as the JSON "ops" entry holds it (same keys, same values), plus the exact picoseconds.
 py::dict op_dict(const g5sim::OpRecord& o) {
   py::dict d;
+  d["id"] = o.id;
   d["name"] = o.name;
   d["layer"] = layer_of(o);
   d["kind"] = o.kind;
@@ -94,6 +95,7 @@ py::dict op_dict(const g5sim::OpRecord& o) {
   d["bound_by"] = o.bound_by;
   d["bound_share"] = o.bound_share;
   d["idle_gap_ns"] = static_cast<double>(o.idle_gap_ps) / 1000.0;
+  d["idle_gap_ps"] = o.idle_gap_ps;
   return d;
 }
 
@@ -182,6 +184,7 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readwrite("replay", &g5sim::Request::replay);
 
   py::class_<g5sim::OpRecord>(m, "Op", "One op of a run: the JSON 'ops' entry, with exact picosecond times.")
+      .def_readonly("id", &g5sim::OpRecord::id, "Unique in the run (name and layer repeat with micro-batches).")
       .def_readonly("name", &g5sim::OpRecord::name)
       .def_property_readonly("layer", &layer_of, "Decoder layer, or None outside the layers.")
       .def_readonly("kind", &g5sim::OpRecord::kind)
@@ -204,7 +207,7 @@ PYBIND11_MODULE(_g5sim, m) {
       .def_readonly("bound_share", &g5sim::OpRecord::bound_share, "How busy that resource was, 0..1.")
       .def_readonly("idle_gap_ps", &g5sim::OpRecord::idle_gap_ps,
                     "The tensor engine's idle time before its first instruction (largest over cores), ps.")
-      .def("to_dict", &op_dict, "The JSON entry's keys and values, plus op_start_ps / op_end_ps.")
+      .def("to_dict", &op_dict, "The JSON entry's keys and values.")
       .def("__repr__", [](const g5sim::OpRecord& o) {
         return "<g5sim.Op " + o.name + (o.layer >= 0 ? " layer " + std::to_string(o.layer) : std::string()) + " " +
                std::to_string(o.op_start_ps) + ".." + std::to_string(o.op_end_ps) + " ps>";

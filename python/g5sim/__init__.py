@@ -244,9 +244,9 @@ def _to_dataframe(self: Result):
         import pandas
     except ImportError as error:
         raise ImportError("Result.to_dataframe needs pandas (Debian: apt-get install python3-pandas)") from error
-    columns = ["name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "op_start_ps", "op_end_ps",
-               "hbm_bytes", "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns",
-               "regime", "bound_by", "bound_share", "idle_gap_ns"]
+    columns = ["id", "name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "op_start_ps",
+               "op_end_ps", "hbm_bytes", "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes",
+               "roofline_ns", "regime", "bound_by", "bound_share", "idle_gap_ns", "idle_gap_ps"]
     frame = pandas.DataFrame.from_records([op.to_dict() for op in self.ops], columns=columns)
     # Layers outside the decoder (embedding, lm_head) are None: keep the column integral.
     frame["layer"] = frame["layer"].astype("Int64")

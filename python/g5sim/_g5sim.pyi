@@ -83,6 +83,7 @@ class Request:
     def __init__(self) -> None: ...
 
 class Op:
+    id: int
     name: str
     layer: Optional[int]
     kind: str

@@ -126,6 +126,7 @@ struct Request {
 
 /// One op of the run (the CLI's JSON "ops" entries), times in exact integer picoseconds.
 struct OpRecord {
+  std::uint64_t id = 0;  ///< unique in the run (name + layer may repeat: micro-batches)
   std::string name;
   int layer = -1;  ///< decoder layer, -1 for ops outside the layers (embedding, lm_head)
   std::string kind, shape, engines;
