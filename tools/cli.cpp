@@ -21,7 +21,11 @@
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
+#include "models/kv_cache.hpp"
+#include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
+#include "models/parallelism.hpp"
+#include "models/workload.hpp"
 #include "tools/context_list.hpp"
 #include "tools/output_file.hpp"
 #include "tools/parallel_for.hpp"
@@ -262,6 +266,55 @@ int sweep_command(const CommonOptions& o, const std::string& csv_path, unsigned 
   return 0;
 }
 
+// What the chip's numbers add up to: peaks per dtype, and each DMA engine's channels over all
+// cores against the DDR, with a warning when they cannot fill it (then DDR never limits a run).
+void print_chip_totals(const hw::Chip& chip) {
+  const hw::CostModel cost(chip);
+  std::string peaks;
+  for (const hw::DType t : {hw::DType::fp8, hw::DType::bf16, hw::DType::fp32}) {
+    const double cube = cost.cube_peak_flops(t), vector = cost.vector_peak_ops(t);
+    if (cube > 0)
+      peaks += fmt::format("{}cube {} {:.1f} TFLOPS", peaks.empty() ? "" : ", ", hw::name_of(t), cube / 1e12);
+    if (vector > 0) {
+      peaks += fmt::format("{}vector {} {:.2f} Tops", peaks.empty() ? "" : ", ", hw::name_of(t), vector / 1e12);
+    }
+  }
+  fmt::print("peaks {}\n", peaks);
+  const double ddr = chip.ddr_bandwidth_gb_per_s * chip.ddr_efficiency;
+  double reaching_ddr = 0;
+  std::string channels;
+  for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+    const hw::EngineSpec& spec = chip.engines[e];
+    if (spec.kind != hw::EngineKind::dma) continue;
+    const double sum = cost.channel_gb_per_s(static_cast<hw::EngineId>(e)) * chip.cores;
+    channels += fmt::format("{}{} {:.1f}", channels.empty() ? "" : ", ", spec.display_name(), sum);
+    for (std::uint32_t r : spec.crosses) {
+      if (chip.resources[r].name == "ddr") reaching_ddr += sum;
+    }
+  }
+  fmt::print("dma   channels over {} cores, GB/s: {} (sum {:.1f}) vs DDR {:.1f} x eta_m {} = {:.1f}\n", chip.cores,
+             channels, reaching_ddr, chip.ddr_bandwidth_gb_per_s, chip.ddr_efficiency, ddr);
+  if (reaching_ddr > 0 && reaching_ddr < ddr) {
+    fmt::print(
+        "warning: the DMA channels reaching DDR sum to {:.1f} GB/s, below the DDR's {:.1f}: DDR can never be the "
+        "limiting resource on this chip (the channels are)\n",
+        reaching_ddr, ddr);
+  }
+}
+
+// The model's size: parameters (every layer, bf16 elements, no sharing) and the KV cache one
+// token adds (decode defaults: bf16 cache, absorb mode for MLA, DSA's indexer keys).
+void print_model_totals(const models::ModelSpec& model) {
+  models::Workload w = models::make_workload(models::Phase::decode, 1, 2, std::nullopt, models::KvFormat::bf16);
+  w.weight_dtype = models::WeightDtype::bf16;
+  const std::uint64_t params = models::chip_footprint(model, w, models::Parallelism{1, 1, 1}).weight_bytes / 2;
+  const std::uint64_t per_layer =
+      models::kv_bytes_per_token_per_layer(model, w) + models::indexer_bytes_per_token_per_layer(model);
+  fmt::print("size  {} parameters ({:.1f} B); KV cache {} B per token per layer, {} B per token over {} layers\n",
+             params, static_cast<double>(params) / 1e9, per_layer, per_layer * model.num_hidden_layers,
+             model.num_hidden_layers);
+}
+
 int check_command(const std::string& chip_path, const std::string& model_path) {
   const g5sim::Chip chip_config = chip_of(chip_path);
   const g5sim::Model model_config = model_of(model_path);
@@ -288,6 +341,8 @@ int check_command(const std::string& chip_path, const std::string& model_path) {
   } else {
     fmt::print("ffn   dense, width {}\n", model.intermediate_size);
   }
+  print_chip_totals(chip);
+  print_model_totals(model);
   fmt::print("ok\n");
   tools::check_stdout();
   return 0;
