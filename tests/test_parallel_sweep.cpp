@@ -1,4 +1,5 @@
-// Parallel sweep points (g5sim sweep --jobs N): the same bytes whatever N, and the same error.
+// Sweeps: parallel points (--jobs N: the same bytes whatever N, the same error), the grid's order
+// and identity columns, shards (--shard I/N) that merge into the unsharded file.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -9,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "hw/config_error.hpp"
 #include "tools/cli.hpp"
+#include "tools/grid_sweep.hpp"
 #include "tools/parallel_for.hpp"
 
 namespace {
@@ -76,4 +79,81 @@ TEST_CASE("parallel_for reports the lowest failing item's error, whatever the ti
     // On one thread the loop stops at the first failure; on several every item runs.
     CHECK(ran == (jobs == 1 ? 4 : 20));
   }
+}
+
+TEST_CASE("grid points nest chips, models, phases, formats, modes, batches, then contexts", "[sweep][grid]") {
+  tools::SweepGrid g;
+  g.chips = {"a.yaml", "b.yaml"};
+  g.phases = {"decode", "prefill"};
+  g.batches = {8, 64};
+  g.contexts = {1024, 4096, 16384};
+  // 2 chips x 1 model x 2 phases x 2 batches x 3 contexts = 24 points, the context fastest.
+  const auto all = tools::grid_points(g);
+  REQUIRE(all.size() == 24);
+  CHECK((all[0].chip == 0 && all[0].phase == "decode" && all[0].batch == 8u && all[0].ctx == 1024));
+  CHECK((all[2].ctx == 16384 && all[3].batch == 64u && all[3].ctx == 1024));
+  CHECK((all[6].phase == "prefill" && all[12].chip == 1));
+  for (std::size_t i = 0; i < all.size(); ++i) CHECK(all[i].index == i);
+  // Shard 1 of 5: points 1, 6, 11, 16, 21 (p mod 5 == 1).
+  const auto shard = tools::grid_points(g, 1, 5);
+  REQUIRE(shard.size() == 5);
+  for (std::size_t k = 0; k < shard.size(); ++k) CHECK(shard[k].index == 1 + 5 * k);
+  CHECK_THROWS_AS(tools::grid_points(g, 5, 5), hw::ConfigError);
+}
+
+TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][sweep][shard]") {
+  const std::string src = G5SIM_TEST_SOURCE_DIR;
+  const auto dir = std::filesystem::temp_directory_path() / "g5sim_test_sweep_shards";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // 2 chips x 2 models x 3 batches x 8 contexts (the issue's grid, on blocks to stay fast) = 96
+  // points; the chips differ in name and cores only.
+  std::string chip_b = slurp(src + "/tests/golden/chip.yaml");
+  chip_b.replace(chip_b.find("name: SG2262-golden"), 19, "name: SG2262-half");
+  chip_b.replace(chip_b.find("cores: 64"), 9, "cores: 32");
+  std::ofstream(dir / "chip_b.yaml") << chip_b;
+  const std::vector<std::string> base{"sweep",
+                                      "--chip",
+                                      src + "/tests/golden/chip.yaml," + (dir / "chip_b.yaml").string(),
+                                      "--model",
+                                      src + "/tests/golden/model.yaml," + src + "/configs/models/deepseek-v2-lite.yaml",
+                                      "--scope",
+                                      "block",
+                                      "--dp",
+                                      "1",
+                                      "--batch",
+                                      "1,2,4",
+                                      "--ctx",
+                                      "512:65536:x2",
+                                      "--jobs",
+                                      "2"};
+  auto run = [&](const std::vector<std::string>& extra, const std::string& name) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--csv", (dir / name).string()});
+    REQUIRE(cli(args) == 0);
+    return (dir / name).string();
+  };
+  const std::string whole = run({}, "whole.csv");
+  const std::string text = slurp(whole);
+  // A header and 96 rows; the header names every identity and sharding column.
+  CHECK(std::count(text.begin(), text.end(), '\n') == 97);
+  CHECK(text.rfind("point,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,weight_dtype,tp,ep,dp,"
+                   "chips,total_ns,tokens_per_s,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n",
+                   0) == 0);
+  CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,") != std::string::npos);
+  std::vector<std::string> shards;
+  for (const char* s : {"0/3", "1/3", "2/3"})
+    shards.push_back(run({"--shard", s}, std::string("shard") + s[0] + ".csv"));
+  // Given in any order, the shards merge into the same bytes.
+  CHECK(tools::merge_sweeps({shards[2], shards[0], shards[1]}) == text);
+  const std::string merged = (dir / "merged.csv").string();
+  REQUIRE(cli({"merge", shards[0], shards[1], shards[2], "--out", merged}) == 0);
+  CHECK(slurp(merged) == text);
+  // A missing shard, a shard given twice, a file of another sweep: errors.
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[2]}), "merge: point 1 is in no file (a shard is missing)");
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[0]}), Catch::Contains("point 0 appears twice"));
+  std::ofstream(dir / "other.csv") << "ctx,batch,total_ns\n1024,1,5.000\n";
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], (dir / "other.csv").string()}),
+                    Catch::Contains("other.csv:1: not a g5sim sweep CSV"));
 }

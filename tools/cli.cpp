@@ -8,11 +8,15 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <chrono>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 #include "api/op_run.hpp"
 #include "api/report.hpp"
@@ -27,6 +31,7 @@
 #include "models/parallelism.hpp"
 #include "models/workload.hpp"
 #include "tools/context_list.hpp"
+#include "tools/grid_sweep.hpp"
 #include "tools/output_file.hpp"
 #include "tools/parallel_for.hpp"
 #include "tools/trace_writer.hpp"
@@ -115,22 +120,26 @@ struct CommonOptions {
   g5sim::Request request;
 };
 
-void add_common(CLI::App* cmd, CommonOptions& o) {
+// The flags `run` and `sweep` share. A sweep takes lists for the grid's axes (SweepGrid), which
+// it registers itself (`grid`).
+void add_common(CLI::App* cmd, CommonOptions& o, bool grid = false) {
   g5sim::Request& r = o.request;
-  cmd->add_option("--chip", o.chip, "chip config YAML (default: the shipped sg2262.yaml)");
-  cmd->add_option("--model", o.model,
-                  "model config: YAML, or a Hugging Face config.json (default: the shipped deepseek-v3.yaml)");
-  cmd->add_option("--phase", r.phase, "decode or prefill")->capture_default_str();
-  cmd->add_option("--batch", r.batch, "sequences per step over all chips (default: one per DP rank)")
-      ->check(count_in(1, kMaxBatch));
+  if (!grid) {
+    cmd->add_option("--chip", o.chip, "chip config YAML (default: the shipped sg2262.yaml)");
+    cmd->add_option("--model", o.model,
+                    "model config: YAML, or a Hugging Face config.json (default: the shipped deepseek-v3.yaml)");
+    cmd->add_option("--phase", r.phase, "decode or prefill")->capture_default_str();
+    cmd->add_option("--batch", r.batch, "sequences per step over all chips (default: one per DP rank)")
+        ->check(count_in(1, kMaxBatch));
+    cmd->add_option("--kv-dtype", r.kv_dtype, "KV cache format: bf16, fp8 or fp8-flashmla")->capture_default_str();
+    cmd->add_option("--mla-mode", r.mla_mode, "MLA decode mode and cache: absorb, standard or expanded")
+        ->capture_default_str();
+    cmd->add_option("--weight-dtype", r.weight_dtype,
+                    "projection weights: bf16, fp16, fp8 (128x128 block scales), int8 or int4 (group scales, "
+                    "--weight-group); default: the model config's quantization, else bf16");
+  }
   cmd->add_option("--q-len", r.q_len, "query tokens per sequence (decode default 1; prefill = ctx)")
       ->check(count_in(1, kMaxTokens));
-  cmd->add_option("--kv-dtype", r.kv_dtype, "KV cache format: bf16, fp8 or fp8-flashmla")->capture_default_str();
-  cmd->add_option("--mla-mode", r.mla_mode, "MLA decode mode and cache: absorb, standard or expanded")
-      ->capture_default_str();
-  cmd->add_option("--weight-dtype", r.weight_dtype,
-                  "projection weights: bf16, fp16, fp8 (128x128 block scales), int8 or int4 (group scales, "
-                  "--weight-group); default: the model config's quantization, else bf16");
   cmd->add_option("--weight-group", r.weight_group,
                   "int8/int4 weights: k elements per fp16 scale (0: one per column); default: the model config's, "
                   "else 128 (Sophgo's demos use 64)")
@@ -231,38 +240,125 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
   return 0;
 }
 
+struct SweepOptions {
+  tools::SweepGrid grid;
+  std::string csv_path = "-", json_path, sharding, shard;
+  unsigned jobs = 0;
+  bool head_split = false;
+};
+
+// "I/N" -> (I, N) with 0 <= I < N.
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  std::size_t i = 0, n = 0;
+  const char* end = text.data() + text.size();
+  const auto a = std::from_chars(text.data(), text.data() + std::min(slash, text.size()), i);
+  const auto b = slash == std::string::npos ? a : std::from_chars(text.data() + slash + 1, end, n);
+  if (slash == std::string::npos || a.ec != std::errc() || b.ec != std::errc() || b.ptr != end ||
+      a.ptr != text.data() + slash || n == 0 || i >= n || n > 1'000'000) {
+    throw hw::ConfigError(
+        fmt::format("--shard: '{}' is not I/N with 0 <= I < N (a Slurm array's task id over its size)", text));
+  }
+  return {i, n};
+}
+
 // Points run `jobs` at a time on as many threads; rows and warnings are written in point order
 // once a batch is done, so the output is the same bytes whatever the thread count, and memory
-// holds at most one batch of results.
-int sweep_command(const CommonOptions& o, const std::string& csv_path, unsigned jobs, bool head_split) {
-  const g5sim::Chip chip = chip_of(o.chip);
-  const g5sim::Model model = model_of(o.model);
-  const auto contexts = tools::parse_context_list(o.ctx);
-  tools::OutputFile csv(csv_path, "--csv");
-  std::ostream& out = csv.stream();
-  api::write_sweep_header(out, head_split);
-  struct Point {
+// holds at most one batch of results. A progress line goes to stderr when it is a terminal.
+int sweep_command(const CommonOptions& o, SweepOptions s) {
+  s.grid.contexts = tools::parse_context_list(o.ctx);
+  const auto [shard, shards] = s.shard.empty() ? std::pair<std::size_t, std::size_t>{0, 1} : parse_shard(s.shard);
+  const bool fixed = o.request.tp || o.request.ep || o.request.dp;
+  if (s.sharding == "auto" && fixed) {
+    throw hw::ConfigError("--sharding auto chooses tp, ep and dp per point: drop --tp/--ep/--dp, or say fixed");
+  }
+  if (s.sharding == "fixed" && !fixed) throw hw::ConfigError("--sharding fixed needs --tp, --ep or --dp");
+  if (!s.sharding.empty() && s.sharding != "auto" && s.sharding != "fixed") {
+    throw hw::ConfigError(fmt::format("--sharding: expected auto or fixed, got '{}'", s.sharding));
+  }
+  if (s.csv_path == "-" && s.json_path == "-") {
+    throw hw::ConfigError("--csv - and --json - both want standard output: give one of them a PATH");
+  }
+  std::vector<g5sim::Chip> chips;
+  for (const std::string& path : s.grid.chips.empty() ? std::vector<std::string>{""} : s.grid.chips) {
+    chips.push_back(chip_of(path));
+    for (std::size_t i = 0; i + 1 < chips.size(); ++i) {
+      if (chips[i].name() == chips.back().name()) {
+        throw hw::ConfigError(fmt::format("--chip: two configs name their chip '{}': rows could not tell them apart",
+                                          chips.back().name()));
+      }
+    }
+  }
+  std::vector<g5sim::Model> models;
+  for (const std::string& path : s.grid.models.empty() ? std::vector<std::string>{""} : s.grid.models) {
+    models.push_back(model_of(path));
+  }
+  const std::vector<tools::SweepPoint> points = tools::grid_points(s.grid, shard, shards);
+  std::optional<tools::OutputFile> csv, json;
+  if (!s.csv_path.empty() && s.csv_path != "none") csv.emplace(s.csv_path, "--csv");
+  if (!s.json_path.empty()) json.emplace(s.json_path, "--json");
+  if (csv) tools::write_sweep_csv_header(csv->stream(), s.head_split);
+  struct Done {
     std::optional<g5sim::Result> result, heads;
   };
-  const std::size_t batch = std::max(1u, jobs);
-  for (std::size_t first = 0; first < contexts.size(); first += batch) {
-    std::vector<Point> points(std::min(batch, contexts.size() - first));
-    tools::parallel_for(points.size(), jobs, [&](std::size_t i) {
-      const g5sim::Request request = request_for(o, contexts[first + i]);
-      points[i].result = g5sim::simulate(chip, model, request);
-      if (!head_split) return;
+  const bool progress = isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  // Per point without its context: the automatic shardings chosen (several = rows that look
+  // comparable but ran on different deployments).
+  std::map<std::string, std::set<std::string>> deployments;
+  const std::size_t batch = std::max(1u, s.jobs);
+  for (std::size_t first = 0; first < points.size(); first += batch) {
+    std::vector<Done> done(std::min(batch, points.size() - first));
+    tools::parallel_for(done.size(), s.jobs, [&](std::size_t i) {
+      const tools::SweepPoint& p = points[first + i];
+      const g5sim::Request request = tools::point_request(request_for(o, p.ctx), p);
+      done[i].result = g5sim::simulate(chips[p.chip], models[p.model], request);
+      if (!s.head_split) return;
       g5sim::Request by_heads = request;
       by_heads.attn_split = "head";
-      points[i].heads = g5sim::simulate(chip, model, by_heads);
+      done[i].heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
     });
-    for (const Point& p : points) {
-      for (const std::string& w : p.result->warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
-      api::write_sweep_row(out, p.result->state().workload, p.result->state().timeline,
-                           p.heads ? &p.heads->state().timeline : nullptr);
+    for (std::size_t i = 0; i < done.size(); ++i) {
+      const g5sim::Result& r = *done[i].result;
+      for (const std::string& w : r.warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
+      const g5sim::Result* heads = done[i].heads ? &*done[i].heads : nullptr;
+      if (csv) tools::write_sweep_csv_row(csv->stream(), points[first + i], r, heads);
+      if (json) tools::write_sweep_json_line(json->stream(), points[first + i], r, heads);
+      if (r.automatic_sharding) {
+        deployments[fmt::format("{} {} {} {} {} {} {} {}", r.chip, r.model, r.phase, r.batch, r.q_len, r.kv_dtype,
+                                r.mla_mode, r.weight_dtype)]
+            .insert(fmt::format("tp {} ep {} dp {}", r.tp, r.ep, r.dp));
+      }
     }
-    out.flush();
+    if (csv) csv->stream().flush();
+    if (json) json->stream().flush();
+    if (progress) {
+      const std::size_t n = first + done.size();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double rate = seconds > 0 ? static_cast<double>(n) / seconds : 0;
+      std::cerr << fmt::format("\rsweep: {}/{} points, {:.1f} points/s, {:.0f} s left   ", n, points.size(), rate,
+                               rate > 0 ? static_cast<double>(points.size() - n) / rate : 0.0)
+                << std::flush;
+    }
   }
-  csv.close();
+  if (progress && !points.empty()) std::cerr << '\n';
+  for (const auto& [group, chosen] : deployments) {
+    if (chosen.size() > 1) {
+      std::cerr << "g5sim: warning: the automatic sharding changes with the context (" << printable(group) << ": "
+                << fmt::format("{}", fmt::join(chosen, ", "))
+                << "); the tp, ep and dp columns say which, --tp/--ep/--dp fix one\n";
+    }
+  }
+  if (csv) csv->close();
+  if (json) json->close();
+  return 0;
+}
+
+int merge_command(const std::vector<std::string>& paths, const std::string& out_path) {
+  const std::string merged = tools::merge_sweeps(paths);
+  tools::OutputFile out(out_path, "--out");
+  out.stream() << merged;
+  out.close();
   return 0;
 }
 
@@ -486,18 +582,47 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   run->add_option("--trace-layers", trace_options.layers, "trace only decoder layers I..J (I:J or I)");
 
   CommonOptions sweep_opts;
-  std::string csv_path = "-";
-  CLI::App* sweep = app.add_subcommand("sweep", "simulate a list of context lengths, CSV out");
-  add_common(sweep, sweep_opts);
+  SweepOptions sweep_args;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "simulate a grid (chips x models x phases x formats x modes x batches x contexts), tidy CSV out");
+  add_common(sweep, sweep_opts, true);
+  tools::SweepGrid& grid = sweep_args.grid;
+  sweep->add_option("--chip", grid.chips, "chip config YAMLs, comma list (default: the shipped sg2262.yaml)")
+      ->delimiter(',');
+  sweep->add_option("--model", grid.models, "model configs, comma list (default: the shipped deepseek-v3.yaml)")
+      ->delimiter(',');
+  sweep->add_option("--phase", grid.phases, "decode and/or prefill (default decode)")->delimiter(',');
+  sweep->add_option("--batch", grid.batches, "sequences per step over all chips, comma list (default: one per DP rank)")
+      ->delimiter(',')
+      ->check(count_in(1, kMaxBatch));
+  sweep->add_option("--kv-dtype", grid.kv_dtypes, "KV cache formats, comma list (default bf16)")->delimiter(',');
+  sweep->add_option("--mla-mode", grid.mla_modes, "MLA decode modes, comma list (default absorb)")->delimiter(',');
+  sweep
+      ->add_option("--weight-dtype", grid.weight_dtypes,
+                   "weight formats, comma list (default: the model config's quantization, else bf16)")
+      ->delimiter(',');
   sweep->add_option("--ctx", sweep_opts.ctx, "comma list or START:STOP:xFACTOR")->required();
-  sweep->add_option("--csv", csv_path, "CSV destination ('-' = stdout)")->capture_default_str();
-  unsigned sweep_jobs = 0;
-  sweep->add_option("--jobs", sweep_jobs, "points simulated at once, on as many threads (default: the machine's cores)")
+  sweep->add_option("--sharding", sweep_args.sharding,
+                    "auto (the smallest that fits DDR, per point) or fixed (--tp/--ep/--dp); default: fixed when "
+                    "one of them is given");
+  sweep->add_option("--shard", sweep_args.shard, "run only points p with p mod N == I (I/N, e.g. a Slurm array task)");
+  sweep->add_option("--csv", sweep_args.csv_path, "CSV destination ('-' = stdout, 'none' = no CSV)")
+      ->capture_default_str();
+  sweep->add_option("--json", sweep_args.json_path,
+                    "also write JSON lines, one object per point, to PATH ('-': stdout)");
+  sweep
+      ->add_option("--jobs", sweep_args.jobs,
+                   "points simulated at once, on as many threads (default: the machine's cores)")
       ->check(count_in(1, 1024));
-  bool sweep_head_split = false;
-  sweep->add_flag("--head-split", sweep_head_split,
+  sweep->add_flag("--head-split", sweep_args.head_split,
                   "also simulate each point with --attn-split head: columns head_split_total_ns, "
                   "head_split_kv_cache_read_bytes");
+
+  std::vector<std::string> merge_paths;
+  std::string merge_out = "-";
+  CLI::App* merge = app.add_subcommand("merge", "join sweep CSV shards (--shard I/N) into the unsharded file");
+  merge->add_option("files", merge_paths, "the shards' CSV files")->required();
+  merge->add_option("--out", merge_out, "destination ('-' = stdout)")->capture_default_str();
 
   CLI::App* op = app.add_subcommand("op", "simulate one op alone (microbenchmark)");
   op->require_subcommand(1);
@@ -617,9 +742,11 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     return 0;
   }
   try {
-    if (*sweep)
-      return sweep_command(sweep_opts, csv_path, sweep_jobs == 0 ? tools::default_jobs() : sweep_jobs,
-                           sweep_head_split);
+    if (*sweep) {
+      if (sweep_args.jobs == 0) sweep_args.jobs = tools::default_jobs();
+      return sweep_command(sweep_opts, sweep_args);
+    }
+    if (*merge) return merge_command(merge_paths, merge_out);
     if (*validate) return validate_command(validate_args);
     if (*calibrate) return calibrate_command(calibrate_args);
     if (*check) return check_command(check_chip, check_model);

@@ -1,0 +1,216 @@
+#include "tools/grid_sweep.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <sstream>
+
+#include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
+
+namespace tools {
+namespace {
+
+// Nanoseconds with three exact decimals from picoseconds, as every other output prints them.
+std::string ns(std::uint64_t ps) { return fmt::format("{}.{:03}", ps / 1000, ps % 1000); }
+
+// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string json_text(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// Over all layers: the history read's bytes and time, fa2's time.
+struct AttentionSums {
+  std::uint64_t read_bytes = 0, read_ps = 0, fa2_ps = 0;
+};
+
+AttentionSums attention_sums(const g5sim::Result& r) {
+  AttentionSums a;
+  for (const g5sim::OpRecord& op : r.ops) {
+    if (op.kind == "kv_cache_read") {
+      a.read_bytes += op.hbm_bytes;
+      a.read_ps += op.op_end_ps - op.op_start_ps;
+    }
+    if (op.kind == "fa2") a.fa2_ps += op.op_end_ps - op.op_start_ps;
+  }
+  return a;
+}
+
+// The columns after `point`, as (name, value, is_text) for both formats.
+struct Field {
+  const char* name;
+  std::string value;
+  bool text;
+};
+
+std::vector<Field> fields(const g5sim::Result& r, const g5sim::Result* head_split) {
+  const AttentionSums a = attention_sums(r);
+  std::vector<Field> f{
+      {"chip", r.chip, true},
+      {"model", r.model, true},
+      {"phase", r.phase, true},
+      {"batch", std::to_string(r.batch), false},
+      {"ctx", std::to_string(r.kv_len), false},
+      {"q_len", std::to_string(r.q_len), false},
+      {"kv_dtype", r.kv_dtype, true},
+      {"mla_mode", r.mla_mode, true},
+      {"prefill_mla_mode", r.prefill_mla_mode, true},
+      {"weight_dtype", r.weight_dtype, true},
+      {"tp", std::to_string(r.tp), false},
+      {"ep", std::to_string(r.ep), false},
+      {"dp", std::to_string(r.dp), false},
+      {"chips", std::to_string(r.chips), false},
+      {"total_ns", ns(r.total_ps), false},
+      {"tokens_per_s", fmt::format("{:.3f}", r.tokens_per_s), false},
+      {"kv_cache_read_bytes", std::to_string(a.read_bytes), false},
+      {"kv_cache_read_ns", ns(a.read_ps), false},
+      {"fa2_ns", ns(a.fa2_ps), false},
+      {"regime", r.regime, true},
+      {"bound_by", r.bound_by, true},
+  };
+  if (head_split) {
+    f.push_back({"head_split_total_ns", ns(head_split->total_ps), false});
+    f.push_back({"head_split_kv_cache_read_bytes", std::to_string(attention_sums(*head_split).read_bytes), false});
+  }
+  return f;
+}
+
+template <class T>
+std::vector<std::optional<T>> or_default(const std::vector<T>& list) {
+  std::vector<std::optional<T>> out(list.begin(), list.end());
+  if (out.empty()) out.emplace_back();
+  return out;
+}
+
+[[noreturn]] void merge_error(const std::string& path, std::size_t line, const std::string& what) {
+  throw hw::ConfigError(fmt::format("{}:{}: {}", path, line, what));
+}
+
+}  // namespace
+
+std::vector<SweepPoint> grid_points(const SweepGrid& g, std::size_t shard, std::size_t shards) {
+  if (shards == 0 || shard >= shards)
+    throw hw::ConfigError(fmt::format("--shard {}/{}: need 0 <= I < N", shard, shards));
+  std::vector<SweepPoint> points;
+  std::size_t index = 0;
+  const std::size_t chips = std::max<std::size_t>(1, g.chips.size()),
+                    models = std::max<std::size_t>(1, g.models.size());
+  for (std::size_t chip = 0; chip < chips; ++chip) {
+    for (std::size_t model = 0; model < models; ++model) {
+      for (const auto& phase : or_default(g.phases)) {
+        for (const auto& kv : or_default(g.kv_dtypes)) {
+          for (const auto& mla : or_default(g.mla_modes)) {
+            for (const auto& weights : or_default(g.weight_dtypes)) {
+              for (const auto& batch : or_default(g.batches)) {
+                for (std::uint64_t ctx : g.contexts) {
+                  if (index % shards == shard) {
+                    points.push_back(SweepPoint{index, chip, model, phase.value_or(""), kv.value_or(""),
+                                                mla.value_or(""), weights.value_or(""), batch, ctx});
+                  }
+                  ++index;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return points;
+}
+
+g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& p) {
+  g5sim::Request r = base;
+  if (!p.phase.empty()) r.phase = p.phase;
+  if (!p.kv_dtype.empty()) r.kv_dtype = p.kv_dtype;
+  if (!p.mla_mode.empty()) r.mla_mode = p.mla_mode;
+  if (!p.weight_dtype.empty()) r.weight_dtype = p.weight_dtype;
+  if (p.batch) r.batch = p.batch;
+  r.ctx = p.ctx;
+  return r;
+}
+
+void write_sweep_csv_header(std::ostream& out, bool head_split) {
+  out << "point";
+  g5sim::Result none;
+  for (const Field& f : fields(none, head_split ? &none : nullptr)) out << ',' << f.name;
+  out << '\n';
+}
+
+void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
+                         const g5sim::Result* head_split) {
+  out << point.index;
+  for (const Field& f : fields(result, head_split)) out << ',' << csv_field(f.value);
+  out << '\n';
+}
+
+void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
+                           const g5sim::Result* head_split) {
+  out << "{\"point\": " << point.index;
+  for (const Field& f : fields(result, head_split)) {
+    out << ", \"" << f.name << "\": " << (f.text ? json_text(f.value) : f.value);
+  }
+  out << "}\n";
+}
+
+std::string merge_sweeps(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw hw::ConfigError("merge: give the shard CSV files");
+  std::string header;
+  std::map<std::uint64_t, std::string> rows;
+  for (const std::string& path : paths) {
+    std::istringstream in(hw::read_input_file(path));
+    std::string line;
+    std::size_t number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (number == 1) {
+        if (line.rfind("point,", 0) != 0) merge_error(path, 1, "not a g5sim sweep CSV (its header starts 'point,')");
+        if (header.empty()) header = line;
+        if (line != header) merge_error(path, 1, fmt::format("header differs from {}'s", paths.front()));
+        continue;
+      }
+      std::uint64_t point = 0;
+      const auto comma = line.find(',');
+      const auto [end, ec] = std::from_chars(line.data(), line.data() + std::min(comma, line.size()), point);
+      if (ec != std::errc() || end != line.data() + comma) merge_error(path, number, "expected a point number first");
+      if (!rows.emplace(point, line).second) merge_error(path, number, fmt::format("point {} appears twice", point));
+    }
+    if (number == 0) merge_error(path, 1, "empty file");
+  }
+  std::uint64_t expected = 0;
+  for (const auto& [point, line] : rows) {
+    if (point != expected) {
+      throw hw::ConfigError(fmt::format("merge: point {} is in no file (a shard is missing)", expected));
+    }
+    ++expected;
+  }
+  std::string out = header + "\n";
+  for (const auto& [point, line] : rows) out += line + "\n";
+  return out;
+}
+
+}  // namespace tools
