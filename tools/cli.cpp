@@ -312,11 +312,19 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
     tools::parallel_for(done.size(), s.jobs, [&](std::size_t i) {
       const tools::SweepPoint& p = points[first + i];
       const g5sim::Request request = tools::point_request(request_for(o, p.ctx), p);
-      done[i].result = g5sim::simulate(chips[p.chip], models[p.model], request);
-      if (!s.head_split) return;
-      g5sim::Request by_heads = request;
-      by_heads.attn_split = "head";
-      done[i].heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
+      try {
+        done[i].result = g5sim::simulate(chips[p.chip], models[p.model], request);
+        if (!s.head_split) return;
+        g5sim::Request by_heads = request;
+        by_heads.attn_split = "head";
+        done[i].heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
+      } catch (const g5sim::ConfigError& e) {
+        // One line naming the point, then what the run would have said.
+        const std::string where = e.source().empty() && !e.field().empty() ? flag_of(e.field()) + ": " : "";
+        throw hw::ConfigError(fmt::format("sweep point {} ({} {} {}, batch {}, ctx {}): {}{}", p.index,
+                                          chips[p.chip].name(), models[p.model].name(), request.phase,
+                                          p.batch ? std::to_string(*p.batch) : "default", p.ctx, where, e.what()));
+      }
     });
     for (std::size_t i = 0; i < done.size(); ++i) {
       const g5sim::Result& r = *done[i].result;

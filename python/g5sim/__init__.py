@@ -9,6 +9,8 @@
     assert read.op_start_ns < fa2.op_end_ns and fa2.op_start_ns < read.op_end_ns  # overlap
     r.to_dict()         # `g5sim run --json`, as a dict
     r.to_dataframe()    # one row per op (pandas)
+    g5sim.plot_timeline(r, "timeline.png")       # ops by engine (matplotlib)
+    g5sim.plot_sweep("sweep.csv", "sweep.png")  # a `g5sim sweep` CSV: latency vs context
 
 Bad input raises g5sim.ConfigError (a ValueError) naming the source and the field; anything else
 raised from the C++ core is a RuntimeError (a bug: please report it). simulate() releases the GIL.
@@ -25,12 +27,13 @@ from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
 from ._g5sim import data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import version as _version
+from .plot import plot_sweep, plot_timeline
 
 __version__ = _version()
 
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "Result", "__version__", "data_dir", "load_chip",
-    "load_model", "shipped_chip_path", "shipped_model_path", "simulate",
+    "load_model", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

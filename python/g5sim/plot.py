@@ -1,0 +1,175 @@
+"""Pictures of g5sim results, drawn with matplotlib (Debian: python3-matplotlib), to PNG files.
+
+    python3 -m g5sim plot sweep.csv -o sweep.png [--size 1200x800]   # a `g5sim sweep` CSV
+    python3 -m g5sim plot run.json -o timeline.png                    # a `g5sim run --json` file
+
+plot_sweep: latency against context, one line per series (the point's identity but its context:
+chip, model, phase, batch, formats, modes, deployment), log axes where the values span a decade or
+more, markers by regime (o memory, ^ compute, s comm); below it each point's share of kv_cache_read
+in its latency. plot_timeline: a Gantt chart of a run's ops, one lane per engine they use, coloured
+by kind. The size is in pixels (100 dpi).
+"""
+
+import csv
+import json
+import os
+import sys
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_DPI = 100
+_MARKERS = {"memory": "o", "compute": "^", "comm": "s"}
+_IDENTITY = ("chip", "model", "phase", "batch", "q_len", "kv_dtype", "mla_mode", "prefill_mla_mode", "weight_dtype",
+             "tp", "ep", "dp")
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise ImportError("plotting needs matplotlib (Debian: apt-get install python3-matplotlib)") from error
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _figure(size: Tuple[int, int], rows: int):
+    width, height = size
+    if width < 100 or height < 100 or width > 20000 or height > 20000:
+        raise ValueError(f"size {width}x{height}: each side must be 100..20000 pixels")
+    plt = _pyplot()
+    fig, axes = plt.subplots(rows, 1, figsize=(width / _DPI, height / _DPI), dpi=_DPI, squeeze=False)
+    return plt, fig, [row[0] for row in axes]
+
+
+def _save(plt, fig, path: PathLike) -> None:
+    fig.savefig(os.fspath(path), dpi=_DPI)  # no tight bbox: the image keeps the requested size
+    plt.close(fig)
+
+
+def read_sweep_csv(path: PathLike) -> List[Dict[str, str]]:
+    """The rows of a `g5sim sweep` CSV, as dicts of strings."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    needed = {"ctx", "total_ns", "kv_cache_read_ns", "regime"}
+    if not rows or not needed <= set(rows[0]):
+        raise ValueError(f"{os.fspath(path)}: not a g5sim sweep CSV (needs the columns {', '.join(sorted(needed))})")
+    return rows
+
+
+def _spans_decades(values: Sequence[float]) -> bool:
+    positive = [v for v in values if v > 0]
+    return len(positive) > 1 and max(positive) / min(positive) >= 10
+
+
+def plot_sweep(rows: Union[PathLike, Iterable[Mapping[str, Any]]], path: PathLike,
+               size: Tuple[int, int] = (1200, 800)) -> None:
+    """Latency against context per series, and kv_cache_read's share of it, to a PNG at `path`."""
+    if isinstance(rows, (str, os.PathLike)):
+        rows = read_sweep_csv(rows)
+    rows = list(rows)
+    if not rows:
+        raise ValueError("plot_sweep: no rows")
+    series: Dict[Tuple[str, ...], List[Mapping[str, Any]]] = {}
+    for row in rows:
+        series.setdefault(tuple(str(row.get(k, "")) for k in _IDENTITY), []).append(row)
+    varying = [i for i, k in enumerate(_IDENTITY) if len({key[i] for key in series}) > 1]
+    plt, fig, (latency, share) = _figure(size, 2)
+    all_ctx, all_ms = [], []
+    for key, points in series.items():
+        points = sorted(points, key=lambda r: int(r["ctx"]))
+        ctx = [int(r["ctx"]) for r in points]
+        ms = [float(r["total_ns"]) / 1e6 for r in points]
+        kv = [float(r["kv_cache_read_ns"]) / max(float(r["total_ns"]), 1e-9) for r in points]
+        label = ", ".join(f"{_IDENTITY[i]} {key[i]}" for i in varying) or f"{key[0]} {key[1]} {key[2]}"
+        line, = latency.plot(ctx, ms, label=label)
+        share.plot(ctx, kv, color=line.get_color())
+        for x, y, r in zip(ctx, ms, points):
+            latency.plot([x], [y], marker=_MARKERS.get(str(r["regime"]), "x"), color=line.get_color(), linestyle="")
+        all_ctx += ctx
+        all_ms += ms
+    if _spans_decades(all_ctx):
+        latency.set_xscale("log", base=2)
+        share.set_xscale("log", base=2)
+    if _spans_decades(all_ms):
+        latency.set_yscale("log")
+    latency.set_ylabel("step latency (ms)")
+    latency.set_title("latency vs context (markers: o memory-bound, ^ compute-bound, s comm-bound)")
+    latency.grid(True, which="both", alpha=0.3)
+    if len(series) <= 12:
+        latency.legend(fontsize="small")
+    share.set_xlabel("context (tokens)")
+    share.set_ylabel("kv_cache_read share of latency")
+    share.set_ylim(0, 1)
+    share.grid(True, alpha=0.3)
+    _save(plt, fig, path)
+
+
+def plot_timeline(run: Union[PathLike, Mapping[str, Any], Any], path: PathLike,
+                  size: Tuple[int, int] = (1400, 700)) -> None:
+    """A Gantt chart of a run's ops by engine (from a `g5sim run --json` file or dict, or a
+    g5sim.Result), to a PNG at `path`."""
+    if isinstance(run, (str, os.PathLike)):
+        with open(run) as f:
+            run = json.load(f)
+    elif hasattr(run, "to_dict"):
+        run = run.to_dict()
+    ops = run.get("ops") if isinstance(run, Mapping) else None
+    if not ops:
+        raise ValueError("plot_timeline: not a g5sim run (no 'ops')")
+    lanes: List[str] = []
+    for op in ops:
+        for engine in str(op["engines"]).split("+"):
+            if engine != "-" and engine not in lanes:
+                lanes.append(engine)
+    kinds = sorted({str(op["kind"]) for op in ops})
+    plt, fig, (ax,) = _figure(size, 1)
+    colours = plt.get_cmap("tab20")
+    colour = {k: colours(i % 20) for i, k in enumerate(kinds)}
+    for op in ops:
+        start, end = float(op["op_start_ns"]) / 1e3, float(op["op_end_ns"]) / 1e3
+        for engine in str(op["engines"]).split("+"):
+            if engine in lanes:
+                ax.broken_barh([(start, max(end - start, 1e-6))], (lanes.index(engine) - 0.4, 0.8),
+                               facecolors=colour[str(op["kind"])])
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels(lanes)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (us)")
+    ax.set_title(f"{run.get('model', '')} on {run.get('chip', '')}: ops by engine "
+                 f"({run.get('total_ns', 0) / 1e6:.3f} ms)")
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color=colour[k], label=k) for k in kinds], fontsize="small", ncol=2,
+              loc="upper right")
+    _save(plt, fig, path)
+
+
+def _parse_size(text: str) -> Tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--size: '{text}' is not WIDTHxHEIGHT in pixels (e.g. 1200x800)") from None
+    return width, height
+
+
+def main(args: List[str]) -> int:
+    """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep CSV or a run's JSON."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="g5sim plot", description=main.__doc__)
+    parser.add_argument("input", help="a `g5sim sweep` CSV, or a `g5sim run --json` file")
+    parser.add_argument("-o", "--out", required=True, help="the PNG to write")
+    parser.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels")
+    options = parser.parse_args(args)
+    try:
+        with open(options.input) as f:
+            first = f.read(1)
+        if first == "{":
+            plot_timeline(options.input, options.out, _parse_size(options.size) if options.size else (1400, 700))
+        else:
+            plot_sweep(options.input, options.out, _parse_size(options.size) if options.size else (1200, 800))
+    except (OSError, ValueError) as error:
+        print(f"g5sim: error: plot: {error}", file=sys.stderr)
+        return 2
+    return 0
+

@@ -1,0 +1,68 @@
+"""The plots: each renders a PNG of the requested size from real results (python3-matplotlib)."""
+
+import os
+import struct
+import subprocess
+import sys
+
+import g5sim
+import pytest
+
+from conftest import block
+
+pytest.importorskip("matplotlib")
+
+
+def png_size(path):
+    # A PNG starts with its 8-byte signature, then the IHDR chunk: length, "IHDR", width, height.
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+def run_module(args, **kwargs):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-m", "g5sim", *args], capture_output=True, text=True, env=env, **kwargs)
+
+
+def test_sweep_plot_from_a_sweep_csv(tmp_path, chip, v3):
+    # A grid of two batches x four contexts on one block: the CSV the command line writes.
+    csv_path = tmp_path / "sweep.csv"
+    done = run_module(["sweep", "--scope", "block", "--dp", "1", "--batch", "1,4", "--ctx", "1024:131072:x4",
+                       "--csv", str(csv_path), "--jobs", "2"])
+    assert done.returncode == 0, done.stderr
+    rows = g5sim.plot.read_sweep_csv(csv_path)
+    assert len(rows) == 8 and {r["batch"] for r in rows} == {"1", "4"}
+    png = tmp_path / "sweep.png"
+    g5sim.plot_sweep(csv_path, png, size=(900, 600))
+    assert png_size(png) == (900, 600) and os.path.getsize(png) > 10_000
+    # The same through `python3 -m g5sim plot`, at its default size.
+    out = tmp_path / "cli.png"
+    done = run_module(["plot", str(csv_path), "-o", str(out)])
+    assert done.returncode == 0, done.stderr
+    assert png_size(out) == (1200, 800)
+
+
+def test_timeline_plot_from_a_result_and_its_json(tmp_path, chip, v3):
+    r = block(chip, v3, batch=2, ctx=4096)
+    png = tmp_path / "timeline.png"
+    g5sim.plot_timeline(r, png, size=(1000, 500))
+    assert png_size(png) == (1000, 500) and os.path.getsize(png) > 10_000
+    json_path = tmp_path / "run.json"
+    json_path.write_text(r.json())
+    out = tmp_path / "cli.png"
+    done = run_module(["plot", str(json_path), "-o", str(out), "--size", "800x400"])
+    assert done.returncode == 0, done.stderr
+    assert png_size(out) == (800, 400)
+
+
+def test_plot_errors_are_one_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    done = run_module(["plot", str(bad), "-o", str(tmp_path / "x.png")])
+    assert done.returncode == 2
+    assert done.stderr.startswith("g5sim: error: plot: ") and done.stderr.count("\n") == 1
+    with pytest.raises(ValueError, match="each side must be 100..20000 pixels"):
+        g5sim.plot_sweep([{"ctx": "1", "total_ns": "1", "kv_cache_read_ns": "0", "regime": "memory"}],
+                         tmp_path / "y.png", size=(10, 10))
