@@ -157,3 +157,37 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], (dir / "other.csv").string()}),
                     Catch::Contains("other.csv:1: not a g5sim sweep CSV"));
 }
+
+TEST_CASE("compare runs the same workloads on each chip, one row each, with speedups", "[cli][compare]") {
+  const std::string src = G5SIM_TEST_SOURCE_DIR;
+  const auto dir = std::filesystem::temp_directory_path() / "g5sim_test_compare";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string half = slurp(src + "/tests/golden/chip.yaml");
+  half.replace(half.find("name: SG2262-golden"), 19, "name: SG2262-half");
+  half.replace(half.find("cores: 64"), 9, "cores: 32");
+  std::ofstream(dir / "half.yaml") << half;
+  const std::string csv = (dir / "compare.csv").string();
+  REQUIRE(cli({"compare", "--chip", src + "/tests/golden/chip.yaml," + (dir / "half.yaml").string(), "--model",
+               src + "/tests/golden/model.yaml", "--scope", "block", "--dp", "1", "--batch", "1,4", "--ctx",
+               "1024,16384", "--csv", csv}) == 0);
+  const std::string text = slurp(csv);
+  // 2 batches x 2 contexts = 4 workloads, one line each under the header.
+  CHECK(std::count(text.begin(), text.end(), '\n') == 5);
+  CHECK(text.rfind("model,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,", 0) == 0);
+  CHECK(text.find(",SG2262-half_speedup\n") != std::string::npos);
+  // Each row's speedup is the first chip's latency over the second's; half the cores is slower.
+  std::istringstream rows(text);
+  std::string line;
+  std::getline(rows, line);
+  while (std::getline(rows, line)) {
+    std::vector<std::string> f;
+    std::stringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+    REQUIRE(f.size() == 21);
+    const double first = std::stod(f[8]), second = std::stod(f[14]), speedup = std::stod(f[20]);
+    CHECK(speedup == Approx(first / second).epsilon(1e-4));  // printed with 4 decimals
+    CHECK(speedup < 1.0);
+  }
+  CHECK(cli({"compare", "--chip", src + "/tests/golden/chip.yaml", "--batch", "1", "--ctx", "1024"}) == 2);
+}

@@ -30,6 +30,7 @@
 #include "models/model_spec.hpp"
 #include "models/parallelism.hpp"
 #include "models/workload.hpp"
+#include "tools/chip_comparison.hpp"
 #include "tools/context_list.hpp"
 #include "tools/grid_sweep.hpp"
 #include "tools/output_file.hpp"
@@ -569,6 +570,73 @@ std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv)
   return {};
 }
 
+// The same workloads on every chip of --chip: points run as a sweep's (the chip outermost, so
+// workload w of chip c is point c x workloads + w), then one row per workload.
+int compare_command(const CommonOptions& o, SweepOptions s, const std::string& csv_path) {
+  if (s.grid.chips.size() < 2) throw hw::ConfigError("--chip: compare needs two chips or more (A.yaml,B.yaml)");
+  if (s.grid.batches.empty()) {
+    throw hw::ConfigError("--batch: compare needs it (one sequence per DP rank would differ between chips)");
+  }
+  s.grid.contexts = tools::parse_context_list(o.ctx);
+  std::vector<g5sim::Chip> chips;
+  for (const std::string& path : s.grid.chips) chips.push_back(chip_of(path));
+  std::vector<g5sim::Model> models;
+  for (const std::string& path : s.grid.models.empty() ? std::vector<std::string>{""} : s.grid.models) {
+    models.push_back(model_of(path));
+  }
+  std::optional<tools::OutputFile> csv;
+  if (!csv_path.empty()) csv.emplace(csv_path, "--csv");
+  const std::vector<tools::SweepPoint> points = tools::grid_points(s.grid);
+  std::vector<std::optional<g5sim::Result>> results(points.size());
+  tools::parallel_for(points.size(), s.jobs, [&](std::size_t i) {
+    const tools::SweepPoint& p = points[i];
+    const g5sim::Request request = tools::point_request(request_for(o, p.ctx), p);
+    try {
+      results[i] = g5sim::simulate(chips[p.chip], models[p.model], request);
+    } catch (const g5sim::ConfigError& e) {
+      const std::string where = e.source().empty() && !e.field().empty() ? flag_of(e.field()) + ": " : "";
+      throw hw::ConfigError(fmt::format("compare on {} ({} {}, batch {}, ctx {}): {}{}", chips[p.chip].name(),
+                                        models[p.model].name(), request.phase, *p.batch, p.ctx, where, e.what()));
+    }
+  });
+  const std::size_t workloads = points.size() / chips.size();
+  std::vector<std::vector<g5sim::Result>> rows(workloads);
+  for (std::size_t c = 0; c < chips.size(); ++c) {
+    for (std::size_t w = 0; w < workloads; ++w) rows[w].push_back(std::move(*results[c * workloads + w]));
+  }
+  for (const auto& row : rows) {
+    for (const g5sim::Result& r : row) {
+      for (const std::string& w : r.warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
+    }
+  }
+  if (csv_path != "-") tools::write_comparison_table(std::cout, rows);
+  if (csv) {
+    tools::write_comparison_csv(csv->stream(), rows);
+    csv->close();
+  }
+  tools::check_stdout();
+  return 0;
+}
+
+// The grid's axes, comma lists (a sweep's and a comparison's).
+void add_grid(CLI::App* cmd, CommonOptions& sweep_opts, SweepOptions& sweep_args) {
+  tools::SweepGrid& grid = sweep_args.grid;
+  cmd->add_option("--chip", grid.chips, "chip config YAMLs, comma list (default: the shipped sg2262.yaml)")
+      ->delimiter(',');
+  cmd->add_option("--model", grid.models, "model configs, comma list (default: the shipped deepseek-v3.yaml)")
+      ->delimiter(',');
+  cmd->add_option("--phase", grid.phases, "decode and/or prefill (default decode)")->delimiter(',');
+  cmd->add_option("--batch", grid.batches, "sequences per step over all chips, comma list (default: one per DP rank)")
+      ->delimiter(',')
+      ->check(count_in(1, kMaxBatch));
+  cmd->add_option("--kv-dtype", grid.kv_dtypes, "KV cache formats, comma list (default bf16)")->delimiter(',');
+  cmd->add_option("--mla-mode", grid.mla_modes, "MLA decode modes, comma list (default absorb)")->delimiter(',');
+  cmd->add_option("--weight-dtype", grid.weight_dtypes,
+                  "weight formats, comma list (default: the model config's quantization, else bf16)")
+      ->delimiter(',');
+  cmd->add_option("--ctx", sweep_opts.ctx, "comma list or START:STOP:xFACTOR")->required();
+}
+
 int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   cli_limits = limits;
   CLI::App app{
@@ -594,22 +662,7 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   CLI::App* sweep = app.add_subcommand(
       "sweep", "simulate a grid (chips x models x phases x formats x modes x batches x contexts), tidy CSV out");
   add_common(sweep, sweep_opts, true);
-  tools::SweepGrid& grid = sweep_args.grid;
-  sweep->add_option("--chip", grid.chips, "chip config YAMLs, comma list (default: the shipped sg2262.yaml)")
-      ->delimiter(',');
-  sweep->add_option("--model", grid.models, "model configs, comma list (default: the shipped deepseek-v3.yaml)")
-      ->delimiter(',');
-  sweep->add_option("--phase", grid.phases, "decode and/or prefill (default decode)")->delimiter(',');
-  sweep->add_option("--batch", grid.batches, "sequences per step over all chips, comma list (default: one per DP rank)")
-      ->delimiter(',')
-      ->check(count_in(1, kMaxBatch));
-  sweep->add_option("--kv-dtype", grid.kv_dtypes, "KV cache formats, comma list (default bf16)")->delimiter(',');
-  sweep->add_option("--mla-mode", grid.mla_modes, "MLA decode modes, comma list (default absorb)")->delimiter(',');
-  sweep
-      ->add_option("--weight-dtype", grid.weight_dtypes,
-                   "weight formats, comma list (default: the model config's quantization, else bf16)")
-      ->delimiter(',');
-  sweep->add_option("--ctx", sweep_opts.ctx, "comma list or START:STOP:xFACTOR")->required();
+  add_grid(sweep, sweep_opts, sweep_args);
   sweep->add_option("--sharding", sweep_args.sharding,
                     "auto (the smallest that fits DDR, per point) or fixed (--tp/--ep/--dp); default: fixed when "
                     "one of them is given");
@@ -625,6 +678,17 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   sweep->add_flag("--head-split", sweep_args.head_split,
                   "also simulate each point with --attn-split head: columns head_split_total_ns, "
                   "head_split_kv_cache_read_bytes");
+
+  CommonOptions compare_opts;
+  SweepOptions compare_args;
+  std::string compare_csv;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "the same workloads on several chips (--chip A.yaml,B.yaml): one table, with speedups");
+  add_common(compare, compare_opts, true);
+  add_grid(compare, compare_opts, compare_args);
+  compare->add_option("--csv", compare_csv, "also write CSV to PATH ('-' for stdout only)");
+  compare->add_option("--jobs", compare_args.jobs, "points simulated at once (default: the machine's cores)")
+      ->check(count_in(1, 1024));
 
   std::vector<std::string> merge_paths;
   std::string merge_out = "-";
@@ -755,6 +819,10 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
       return sweep_command(sweep_opts, sweep_args);
     }
     if (*merge) return merge_command(merge_paths, merge_out);
+    if (*compare) {
+      if (compare_args.jobs == 0) compare_args.jobs = tools::default_jobs();
+      return compare_command(compare_opts, compare_args, compare_csv);
+    }
     if (*validate) return validate_command(validate_args);
     if (*calibrate) return calibrate_command(calibrate_args);
     if (*check) return check_command(check_chip, check_model);

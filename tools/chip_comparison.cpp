@@ -1,0 +1,71 @@
+#include "tools/chip_comparison.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <string>
+
+namespace tools {
+namespace {
+
+std::string ns(std::uint64_t ps) { return fmt::format("{}.{:03}", ps / 1000, ps % 1000); }
+
+std::string workload(const g5sim::Result& r) {
+  return fmt::format("{} {} B={} ctx={} kv={} {} w={}", r.model, r.phase, r.batch, r.kv_len, r.kv_dtype, r.mla_mode,
+                     r.weight_dtype);
+}
+
+// The first chip's latency over this one's: how many times faster this chip is.
+double speedup(const g5sim::Result& first, const g5sim::Result& r) {
+  return r.total_ps == 0 ? 0.0 : static_cast<double>(first.total_ps) / static_cast<double>(r.total_ps);
+}
+
+}  // namespace
+
+void write_comparison_table(std::ostream& out, const std::vector<std::vector<g5sim::Result>>& rows) {
+  if (rows.empty()) return;
+  std::size_t width = 8;
+  for (const auto& row : rows) width = std::max(width, workload(row.front()).size());
+  std::string header = fmt::format("{:<{}}", "workload", width);
+  for (std::size_t c = 0; c < rows.front().size(); ++c) {
+    const std::string& chip = rows.front()[c].chip;
+    header += fmt::format("  {:>12} {:>10} {:>14} {:>8}", chip + " ms", "tokens/s", "tp/ep/dp", "bound_by");
+    if (c > 0) header += fmt::format(" {:>8}", "x first");
+  }
+  fmt::print(out, "{}\n", header);
+  for (const auto& row : rows) {
+    std::string line = fmt::format("{:<{}}", workload(row.front()), width);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const g5sim::Result& r = row[c];
+      line += fmt::format("  {:>12.3f} {:>10.1f} {:>14} {:>8}", static_cast<double>(r.total_ps) / 1e9, r.tokens_per_s,
+                          fmt::format("{}/{}/{}", r.tp, r.ep, r.dp), r.bound_by);
+      if (c > 0) line += fmt::format(" {:>8.3f}", speedup(row.front(), r));
+    }
+    fmt::print(out, "{}\n", line);
+  }
+}
+
+void write_comparison_csv(std::ostream& out, const std::vector<std::vector<g5sim::Result>>& rows) {
+  if (rows.empty()) return;
+  out << "model,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype";
+  for (std::size_t c = 0; c < rows.front().size(); ++c) {
+    const std::string& chip = rows.front()[c].chip;
+    fmt::print(out, ",{0}_total_ns,{0}_tokens_per_s,{0}_tp,{0}_ep,{0}_dp,{0}_bound_by", chip);
+    if (c > 0) fmt::print(out, ",{}_speedup", chip);
+  }
+  out << '\n';
+  for (const auto& row : rows) {
+    const g5sim::Result& w = row.front();
+    fmt::print(out, "{},{},{},{},{},{},{},{}", w.model, w.phase, w.batch, w.kv_len, w.q_len, w.kv_dtype, w.mla_mode,
+               w.weight_dtype);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const g5sim::Result& r = row[c];
+      fmt::print(out, ",{},{:.3f},{},{},{},{}", ns(r.total_ps), r.tokens_per_s, r.tp, r.ep, r.dp, r.bound_by);
+      if (c > 0) fmt::print(out, ",{:.4f}", speedup(row.front(), r));
+    }
+    out << '\n';
+  }
+}
+
+}  // namespace tools
