@@ -11,6 +11,7 @@
     r.to_dataframe()    # one row per op (pandas)
     g5sim.plot_timeline(r, "timeline.png")       # ops by engine (matplotlib)
     g5sim.plot_sweep("sweep.csv", "sweep.png")  # a `g5sim sweep` CSV: latency vs context
+    rows = g5sim.sweep({"batch": [8, 64], "ctx": [1024, 4096]})   # a grid, threads or dask
 
 Bad input raises g5sim.ConfigError (a ValueError) naming the source and the field; anything else
 raised from the C++ core is a RuntimeError (a bug: please report it). simulate() releases the GIL.
@@ -27,13 +28,14 @@ from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
 from ._g5sim import data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import version as _version
+from .grid import sweep
 from .plot import plot_sweep, plot_timeline
 
 __version__ = _version()
 
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "Result", "__version__", "data_dir", "load_chip",
-    "load_model", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate",
+    "load_model", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "sweep",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
