@@ -29,13 +29,13 @@ from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
 from ._g5sim import data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import version as _version
 from .grid import sweep
-from .plot import plot_sweep, plot_timeline
+from .plot import plot_compare, plot_sweep, plot_timeline
 
 __version__ = _version()
 
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "Result", "__version__", "data_dir", "load_chip",
-    "load_model", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "sweep",
+    "load_model", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "sweep",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

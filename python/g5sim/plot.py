@@ -1,13 +1,15 @@
 """Pictures of g5sim results, drawn with matplotlib (Debian: python3-matplotlib), to PNG files.
 
     python3 -m g5sim plot sweep.csv -o sweep.png [--size 1200x800]   # a `g5sim sweep` CSV
+    python3 -m g5sim plot compare.csv -o compare.png                  # a `g5sim compare --csv` file
     python3 -m g5sim plot run.json -o timeline.png                    # a `g5sim run --json` file
 
 plot_sweep: latency against context, one line per series (the point's identity but its context:
 chip, model, phase, batch, formats, modes, deployment), log axes where the values span a decade or
 more, markers by regime (o memory, ^ compute, s comm); below it each point's share of kv_cache_read
 in its latency. plot_timeline: a Gantt chart of a run's ops, one lane per engine they use, coloured
-by kind. The size is in pixels (100 dpi).
+by kind. plot_compare: each workload's latency on each chip, side by side, with the speedup over
+the first chip above each bar. The size is in pixels (100 dpi).
 """
 
 import csv
@@ -145,6 +147,33 @@ def plot_timeline(run: Union[PathLike, Mapping[str, Any], Any], path: PathLike,
     _save(plt, fig, path)
 
 
+def plot_compare(path_in: PathLike, path: PathLike, size: Tuple[int, int] = (1200, 700)) -> None:
+    """Latency per workload and chip from a `g5sim compare --csv` file, to a PNG at `path`."""
+    with open(path_in, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or not any(k.endswith("_speedup") for k in rows[0]):
+        raise ValueError(f"{os.fspath(path_in)}: not a g5sim compare CSV (no <chip>_speedup column)")
+    chips = [k[: -len("_total_ns")] for k in rows[0] if k.endswith("_total_ns")]
+    plt, fig, (ax,) = _figure(size, 1)
+    width = 0.8 / len(chips)
+    for c, chip in enumerate(chips):
+        xs = [i + (c - (len(chips) - 1) / 2) * width for i in range(len(rows))]
+        ms = [float(r[f"{chip}_total_ns"]) / 1e6 for r in rows]
+        bars = ax.bar(xs, ms, width, label=chip)
+        if c > 0:
+            for bar, r in zip(bars, rows):
+                ax.annotate(f"x{float(r[chip + '_speedup']):.2f}", (bar.get_x() + bar.get_width() / 2,
+                            bar.get_height()), ha="center", va="bottom", fontsize="x-small")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([f"{r['model']} {r['phase']}\nB={r['batch']} ctx={r['ctx']}" for r in rows],
+                       fontsize="small")
+    ax.set_ylabel("step latency (ms)")
+    ax.set_title(f"the same workloads on {', '.join(chips)} (x: speedup over {chips[0]})")
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    _save(plt, fig, path)
+
+
 def _parse_size(text: str) -> Tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
@@ -154,18 +183,22 @@ def _parse_size(text: str) -> Tuple[int, int]:
 
 
 def main(args: List[str]) -> int:
-    """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep CSV or a run's JSON."""
+    """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, or a run's JSON."""
     import argparse
     parser = argparse.ArgumentParser(prog="g5sim plot", description=main.__doc__)
-    parser.add_argument("input", help="a `g5sim sweep` CSV, or a `g5sim run --json` file")
+    parser.add_argument("input", help="a `g5sim sweep` or `g5sim compare --csv` CSV, or a `g5sim run --json` file")
     parser.add_argument("-o", "--out", required=True, help="the PNG to write")
     parser.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels")
     options = parser.parse_args(args)
     try:
         with open(options.input) as f:
             first = f.read(1)
+        with open(options.input) as f:
+            header = f.readline()
         if first == "{":
             plot_timeline(options.input, options.out, _parse_size(options.size) if options.size else (1400, 700))
+        elif header.startswith("model,") and "_speedup" in header:
+            plot_compare(options.input, options.out, _parse_size(options.size) if options.size else (1200, 700))
         else:
             plot_sweep(options.input, options.out, _parse_size(options.size) if options.size else (1200, 800))
     except (OSError, ValueError) as error:

@@ -66,3 +66,16 @@ def test_plot_errors_are_one_line(tmp_path):
     with pytest.raises(ValueError, match="each side must be 100..20000 pixels"):
         g5sim.plot_sweep([{"ctx": "1", "total_ns": "1", "kv_cache_read_ns": "0", "regime": "memory"}],
                          tmp_path / "y.png", size=(10, 10))
+
+
+def test_compare_plot_from_a_compare_csv(tmp_path):
+    csv_path = tmp_path / "compare.csv"
+    h100 = os.path.join(g5sim.data_dir(), "configs", "chips", "h100.yaml")
+    done = run_module(["compare", "--chip", g5sim.shipped_chip_path() + "," + h100, "--scope", "block",
+                       "--tp", "1", "--ep", "1", "--dp", "1", "--batch", "1,8", "--ctx", "4096",
+                       "--csv", str(csv_path)])
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "compare.png"
+    done = run_module(["plot", str(csv_path), "-o", str(out), "--size", "1000x600"])
+    assert done.returncode == 0, done.stderr
+    assert png_size(out) == (1000, 600) and os.path.getsize(out) > 10_000
