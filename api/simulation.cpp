@@ -36,7 +36,6 @@ bool simulate_replayed(const hw::Chip& chip, const ops::OpGraph& graph, const op
     out.timeline.simulated_commands = lowered.program.command_count();
     out.lowered = std::move(lowered);
     out.trace = std::move(trace);
-    out.replayed = true;
     out.replay_note.clear();
     return true;
   }

@@ -26,11 +26,10 @@ namespace api {
 inline constexpr std::uint64_t kReplayKeptLayers = 4;
 
 struct Simulation {
-  ops::OpGraph graph;      ///< the whole graph
-  ops::Lowered lowered;    ///< what was simulated: the graph's, or the reduced graph's when replayed
-  sim::Trace trace;        ///< its records
-  ops::Timeline timeline;  ///< of the whole graph
-  bool replayed = false;
+  ops::OpGraph graph;       ///< the whole graph
+  ops::Lowered lowered;     ///< what was simulated: the graph's, or the reduced graph's when replayed
+  sim::Trace trace;         ///< its records
+  ops::Timeline timeline;   ///< of the whole graph
   std::string replay_note;  ///< why the run was not replayed (empty when it was, or when off)
 };
 

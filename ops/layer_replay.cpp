@@ -314,13 +314,6 @@ OpId ReplayMap::template_op(OpId v) const {
   return split_op_ + (v - split_op_) % ops_per_layer_;
 }
 
-ReplayMap::Source ReplayMap::command_source(std::size_t q, std::uint64_t f) const {
-  const std::uint64_t E = split_[q], P = per_layer_[q];
-  if (f < E) return {f, 0};
-  if (f >= E + dropped_ * P) return {f - dropped_ * P, dropped_};
-  return {E + (f - E) % P, (f - E) / P};
-}
-
 sim::Tick ReplayMap::write(std::size_t q, std::uint64_t f, bool end, const std::vector<sim::CommandRecord>& r) const {
   auto at = [&](std::uint64_t c) { return end ? r[c].end : r[c].start; };
   const std::uint64_t P = per_layer_[q];

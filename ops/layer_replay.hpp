@@ -88,11 +88,6 @@ class ReplayMap {
   std::uint64_t copies() const { return dropped_; }  ///< D
   sim::Tick delta() const { return delta_; }
   std::uint64_t ops_per_layer() const { return ops_per_layer_; }
-  /// Reduced id of the first op of the layer after the repeated period's (j + 1).
-  OpId split_op() const { return split_op_; }
-  /// The full op of reduced op r in the reduced run's own numbering (ops of layers left out
-  /// come after r < split_op(), so later ones move up by D layers).
-  OpId full_op(OpId r) const { return r < split_op_ ? r : r + dropped_ * ops_per_layer_; }
   /// The reduced op whose commands full op v repeats.
   OpId template_op(OpId v) const;
   /// Multiplicity of reduced op r's commands in the full program (1, or 1 + D for layer j + 1).
@@ -104,13 +99,6 @@ class ReplayMap {
   std::uint64_t full_size(std::size_t q, std::uint64_t reduced_size) const {
     return reduced_size + dropped_ * per_layer_[q];
   }
-  /// Where the full program's command f of queue q sits in the reduced one, and how many layers
-  /// later its op is.
-  struct Source {
-    std::uint64_t index = 0;
-    std::uint64_t layers_later = 0;
-  };
-  Source command_source(std::size_t q, std::uint64_t f) const;
   /// The record of full command f of queue q, from the reduced run's records of that queue.
   sim::CommandRecord record(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const;
   std::uint64_t first_repeated(std::size_t q) const { return split_[q]; }  ///< E_q

@@ -38,7 +38,6 @@ struct Boundary {
   std::vector<std::uint64_t> state;      ///< relative state, canonical
   std::vector<std::uint32_t> completed;  ///< per queue: commands completed in order (absolute)
   std::vector<std::uint32_t> head;       ///< per queue: next command to issue (absolute)
-  std::uint64_t events = 0;              ///< events processed before the boundary
 };
 
 }  // namespace sim

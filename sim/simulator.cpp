@@ -352,7 +352,6 @@ void Run::record_boundaries() {
   for (std::uint32_t w : reached_) {
     Boundary& b = trace_.boundaries[w];
     b.state = relative_state(w, b.comparable);
-    b.events = events_done_;
     for (const CoreState& cs : cores_) {
       for (std::size_t e = 0; e < models_.size(); ++e) {
         b.completed.push_back(cs.engines[e].completed);

@@ -30,6 +30,16 @@ int cli(std::vector<std::string> args) {
   return tools::run_cli(static_cast<int>(argv.size()), argv.data());
 }
 
+// The golden chip with half its cores and its own name, written in `dir`; returns its path.
+std::string half_chip(const std::filesystem::path& dir) {
+  std::string yaml = slurp(std::string(G5SIM_TEST_SOURCE_DIR) + "/tests/golden/chip.yaml");
+  yaml.replace(yaml.find("name: SG2262-golden"), 19, "name: SG2262-half");
+  yaml.replace(yaml.find("cores: 64"), 9, "cores: 32");
+  const auto path = dir / "half.yaml";
+  std::ofstream(path) << yaml;
+  return path.string();
+}
+
 }  // namespace
 
 TEST_CASE("sweep points on several threads write the same bytes as on one", "[cli][sweep][jobs]") {
@@ -108,13 +118,10 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   std::filesystem::create_directories(dir);
   // 2 chips x 2 models x 3 batches x 8 contexts (the issue's grid, on blocks to stay fast) = 96
   // points; the chips differ in name and cores only.
-  std::string chip_b = slurp(src + "/tests/golden/chip.yaml");
-  chip_b.replace(chip_b.find("name: SG2262-golden"), 19, "name: SG2262-half");
-  chip_b.replace(chip_b.find("cores: 64"), 9, "cores: 32");
-  std::ofstream(dir / "chip_b.yaml") << chip_b;
+  const std::string chip_b = half_chip(dir);
   const std::vector<std::string> base{"sweep",
                                       "--chip",
-                                      src + "/tests/golden/chip.yaml," + (dir / "chip_b.yaml").string(),
+                                      src + "/tests/golden/chip.yaml," + chip_b,
                                       "--model",
                                       src + "/tests/golden/model.yaml," + src + "/configs/models/deepseek-v2-lite.yaml",
                                       "--scope",
@@ -163,12 +170,8 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
   const auto dir = std::filesystem::temp_directory_path() / "g5sim_test_compare";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::string half = slurp(src + "/tests/golden/chip.yaml");
-  half.replace(half.find("name: SG2262-golden"), 19, "name: SG2262-half");
-  half.replace(half.find("cores: 64"), 9, "cores: 32");
-  std::ofstream(dir / "half.yaml") << half;
   const std::string csv = (dir / "compare.csv").string();
-  REQUIRE(cli({"compare", "--chip", src + "/tests/golden/chip.yaml," + (dir / "half.yaml").string(), "--model",
+  REQUIRE(cli({"compare", "--chip", src + "/tests/golden/chip.yaml," + half_chip(dir), "--model",
                src + "/tests/golden/model.yaml", "--scope", "block", "--dp", "1", "--batch", "1,4", "--ctx",
                "1024,16384", "--csv", csv}) == 0);
   const std::string text = slurp(csv);

@@ -6,10 +6,11 @@
 #include <algorithm>
 #include <string>
 
+#include "api/report.hpp"
+#include "tools/csv_cell.hpp"
+
 namespace tools {
 namespace {
-
-std::string ns(std::uint64_t ps) { return fmt::format("{}.{:03}", ps / 1000, ps % 1000); }
 
 std::string workload(const g5sim::Result& r) {
   return fmt::format("{} {} B={} ctx={} kv={} {} w={}", r.model, r.phase, r.batch, r.kv_len, r.kv_dtype, r.mla_mode,
@@ -51,17 +52,20 @@ void write_comparison_csv(std::ostream& out, const std::vector<std::vector<g5sim
   out << "model,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype";
   for (std::size_t c = 0; c < rows.front().size(); ++c) {
     const std::string& chip = rows.front()[c].chip;
-    fmt::print(out, ",{0}_total_ns,{0}_tokens_per_s,{0}_tp,{0}_ep,{0}_dp,{0}_bound_by", chip);
-    if (c > 0) fmt::print(out, ",{}_speedup", chip);
+    for (const char* column : {"total_ns", "tokens_per_s", "tp", "ep", "dp", "bound_by"}) {
+      out << ',' << csv_cell(chip + "_" + column);
+    }
+    if (c > 0) out << ',' << csv_cell(chip + "_speedup");
   }
   out << '\n';
   for (const auto& row : rows) {
     const g5sim::Result& w = row.front();
-    fmt::print(out, "{},{},{},{},{},{},{},{}", w.model, w.phase, w.batch, w.kv_len, w.q_len, w.kv_dtype, w.mla_mode,
-               w.weight_dtype);
+    fmt::print(out, "{},{},{},{},{},{},{},{}", csv_cell(w.model), w.phase, w.batch, w.kv_len, w.q_len, w.kv_dtype,
+               w.mla_mode, w.weight_dtype);
     for (std::size_t c = 0; c < row.size(); ++c) {
       const g5sim::Result& r = row[c];
-      fmt::print(out, ",{},{:.3f},{},{},{},{}", ns(r.total_ps), r.tokens_per_s, r.tp, r.ep, r.dp, r.bound_by);
+      fmt::print(out, ",{},{:.3f},{},{},{},{}", api::format_ns(r.total_ps), r.tokens_per_s, r.tp, r.ep, r.dp,
+                 r.bound_by);
       if (c > 0) fmt::print(out, ",{:.4f}", speedup(row.front(), r));
     }
     out << '\n';

@@ -25,6 +25,7 @@
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
+#include "hw/strict_config.hpp"
 #include "models/kv_cache.hpp"
 #include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
@@ -524,24 +525,8 @@ int calibrate_command(const CalibrateArgs& a) {
 
 }  // namespace
 
-// Levenshtein distance, for suggestions.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // "; did you mean --ctx?" for the first --option on the command line that the chosen subcommand
-// (or the top level) does not have, when one of its options is within two edits; else "".
+// (or the top level) does not have, when one of its options is near it (hw::closest_match); else "".
 std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* scope = &app;
   for (int i = 1; i < argc; ++i) {
@@ -559,12 +544,7 @@ std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv)
     if (arg.size() < 3 || arg.rfind("--", 0) != 0) continue;
     arg = arg.substr(0, arg.find('='));
     if (std::find(known.begin(), known.end(), arg) != known.end()) continue;
-    std::string best;
-    std::size_t best_distance = 3;
-    for (const std::string& name : known) {
-      const std::size_t d = edit_distance(arg, name);
-      if (d < best_distance) best_distance = d, best = name;
-    }
+    const std::string best = hw::closest_match(arg, known);  // the config readers' suggestion rule
     return best.empty() ? std::string() : "; did you mean " + best + "?";
   }
   return {};

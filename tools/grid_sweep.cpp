@@ -8,40 +8,16 @@
 #include <map>
 #include <sstream>
 
+#include "api/json_text.hpp"
+#include "api/report.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "tools/csv_cell.hpp"
 
 namespace tools {
 namespace {
 
-// Nanoseconds with three exact decimals from picoseconds, as every other output prints them.
-std::string ns(std::uint64_t ps) { return fmt::format("{}.{:03}", ps / 1000, ps % 1000); }
-
-// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string json_text(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
+using api::format_ns;
 
 // Over all layers: the history read's bytes and time, fa2's time.
 struct AttentionSums {
@@ -84,16 +60,16 @@ std::vector<Field> fields(const g5sim::Result& r, const g5sim::Result* head_spli
       {"ep", std::to_string(r.ep), false},
       {"dp", std::to_string(r.dp), false},
       {"chips", std::to_string(r.chips), false},
-      {"total_ns", ns(r.total_ps), false},
+      {"total_ns", format_ns(r.total_ps), false},
       {"tokens_per_s", fmt::format("{:.3f}", r.tokens_per_s), false},
       {"kv_cache_read_bytes", std::to_string(a.read_bytes), false},
-      {"kv_cache_read_ns", ns(a.read_ps), false},
-      {"fa2_ns", ns(a.fa2_ps), false},
+      {"kv_cache_read_ns", format_ns(a.read_ps), false},
+      {"fa2_ns", format_ns(a.fa2_ps), false},
       {"regime", r.regime, true},
       {"bound_by", r.bound_by, true},
   };
   if (head_split) {
-    f.push_back({"head_split_total_ns", ns(head_split->total_ps), false});
+    f.push_back({"head_split_total_ns", format_ns(head_split->total_ps), false});
     f.push_back({"head_split_kv_cache_read_bytes", std::to_string(attention_sums(*head_split).read_bytes), false});
   }
   return f;
@@ -164,7 +140,7 @@ void write_sweep_csv_header(std::ostream& out, bool head_split) {
 void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
                          const g5sim::Result* head_split) {
   out << point.index;
-  for (const Field& f : fields(result, head_split)) out << ',' << csv_field(f.value);
+  for (const Field& f : fields(result, head_split)) out << ',' << csv_cell(f.value);
   out << '\n';
 }
 
@@ -172,7 +148,7 @@ void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5s
                            const g5sim::Result* head_split) {
   out << "{\"point\": " << point.index;
   for (const Field& f : fields(result, head_split)) {
-    out << ", \"" << f.name << "\": " << (f.text ? json_text(f.value) : f.value);
+    out << ", \"" << f.name << "\": " << (f.text ? api::json_string(f.value) : f.value);
   }
   out << "}\n";
 }

@@ -9,20 +9,10 @@
 
 #include "api/json_text.hpp"
 #include "hw/config_error.hpp"
+#include "tools/csv_cell.hpp"
 
 namespace tools::validation {
 namespace {
-
-// A CSV cell: quoted when it holds a comma, a quote or a line break.
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // Six significant digits: enough to compare, stable across platforms for the same double.
 std::string number(double v) { return fmt::format("{:.6g}", v); }
@@ -163,11 +153,11 @@ void write_validation_csv(std::ostream& out, const ValidationReport& report) {
   for (const RowOutcome& o : report.rows) {
     const MeasuredRow& r = o.row;
     const bool ok = o.status == "ok";
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(r.id), csv_cell(r.hardware),
-                       csv_cell(r.chip), csv_cell(o.chip_config), csv_cell(r.model), r.phase, name_of(r.workload),
-                       name_of(r.metric), number(r.measured), ok ? number(o.predicted) : "",
-                       ok ? fmt::format("{:.2f}", o.error_pct) : "", o.status, csv_cell(one_line(o.reason)), r.kind,
-                       csv_cell(r.source));
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", tools::csv_cell(r.id),
+                       tools::csv_cell(r.hardware), tools::csv_cell(r.chip), tools::csv_cell(o.chip_config),
+                       tools::csv_cell(r.model), r.phase, name_of(r.workload), name_of(r.metric), number(r.measured),
+                       ok ? number(o.predicted) : "", ok ? fmt::format("{:.2f}", o.error_pct) : "", o.status,
+                       tools::csv_cell(one_line(o.reason)), r.kind, tools::csv_cell(r.source));
   }
 }
 
