@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build
           libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
           libeigen3-dev libbenchmark-dev clang-format clang libclang-rt-14-dev
-          python3 python3-dev pybind11-dev python3-pytest python3-pandas python3-matplotlib)
+          python3 python3-dev pybind11-dev python3-pytest python3-pandas python3-matplotlib
+          python3-dask python3-distributed)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

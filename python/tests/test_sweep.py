@@ -63,3 +63,20 @@ def test_a_client_gives_the_local_rows():
     assert client.mapped == 6
     assert remote == local
     assert [r["point"] for r in remote] == list(range(6))
+
+
+def test_a_dask_local_cluster_gives_the_local_rows(monkeypatch):
+    # Two worker processes (Debian's python3-distributed, which tools/bootstrap.sh installs: no skip):
+    # each imports g5sim afresh, so points and rows cross a process boundary as plain values. The
+    # worker processes inherit PYTHONPATH.
+    import distributed
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
+    grid = {"chip": [g5sim.shipped_chip_path()], "batch": [1, 4], "ctx": [1024, 8192, 65536]}
+    local = g5sim.sweep(grid, **OPTIONS)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        remote = g5sim.sweep(grid, client=client, **OPTIONS)
+        workers = client.run(lambda: os.getpid())
+    assert len(workers) == 2 and os.getpid() not in workers.values()
+    assert remote == local
+    assert [r["point"] for r in remote] == list(range(6))
