@@ -34,6 +34,7 @@
 #include "tools/chip_comparison.hpp"
 #include "tools/context_list.hpp"
 #include "tools/grid_sweep.hpp"
+#include "tools/option_scope.hpp"
 #include "tools/output_file.hpp"
 #include "tools/parallel_for.hpp"
 #include "tools/trace_writer.hpp"
@@ -85,6 +86,7 @@ std::string flag_of(const std::string& field) {
       {"scope", "--scope"},
       {"attn_split", "--attn-split"},
       {"strict_capacity", "--strict-capacity"},
+      {"replay", "--no-replay"},
   };
   for (const auto& [name, flag] : kFlags) {
     if (field == name) return flag;
@@ -120,6 +122,7 @@ struct CommonOptions {
   std::string chip, model;
   std::string ctx = "4096";
   g5sim::Request request;
+  std::vector<std::string> given;  ///< the options option_scope rules on that were given
 };
 
 // The flags `run` and `sweep` share. A sweep takes lists for the grid's axes (SweepGrid), which
@@ -203,6 +206,37 @@ std::uint64_t single_ctx(const std::string& text) {
   return list.front();
 }
 
+// The options tools/option_scope.hpp rules on that `cmd`'s command line gave (as Request fields).
+std::vector<std::string> scoped_options_given(const CLI::App& cmd) {
+  std::vector<std::string> given;
+  for (const char* field : {"mla_mode", "prefill_mla_mode", "kv_read_engine", "attn_split", "weight_group", "replay"}) {
+    if (cmd.count(flag_of(field)) > 0) given.push_back(field);
+  }
+  return given;
+}
+
+// A given option that no run of the grid feels is an error naming its flag and why (the first
+// point's reason); one that some points feel is fine (a sweep over both phases, say).
+void refuse_options_without_effect(const std::vector<std::string>& given, const std::vector<g5sim::Model>& models,
+                                   const std::vector<tools::SweepPoint>& points, const CommonOptions& o) {
+  for (const std::string& field : given) {
+    std::string why;
+    for (const tools::SweepPoint& p : points) {
+      const std::string reason =
+          tools::why_option_does_not_apply(field, models[p.model], tools::point_request(o.request, p));
+      if (reason.empty()) {
+        why.clear();
+        break;
+      }
+      if (why.empty()) why = reason;
+    }
+    if (!why.empty()) {
+      throw hw::ConfigError(fmt::format("{}: changes {}: {}", flag_of(field),
+                                        points.size() == 1 ? "nothing in this run" : "no point of the grid", why));
+    }
+  }
+}
+
 struct TraceOptions {
   std::string path;
   std::string layers;
@@ -224,6 +258,9 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
   const g5sim::Chip chip = chip_of(o.chip);
   const g5sim::Model model = model_of(o.model);
   g5sim::Request request = request_for(o, single_ctx(o.ctx));
+  tools::SweepPoint point;
+  point.ctx = request.ctx;
+  refuse_options_without_effect(o.given, {model}, {point}, o);
   request.keep_commands = trace.has_value();
   const g5sim::Result result = simulate_and_warn(chip, model, request);
   if (trace) {
@@ -295,6 +332,20 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
   for (const std::string& path : s.grid.models.empty() ? std::vector<std::string>{""} : s.grid.models) {
     models.push_back(model_of(path));
   }
+  // Over the whole grid, so that every shard of it says the same.
+  const std::vector<tools::SweepPoint> whole_grid = tools::grid_points(s.grid);
+  refuse_options_without_effect(o.given, models, whole_grid, o);
+  if (s.head_split && o.request.attn_split == "head") {
+    throw hw::ConfigError(
+        "--head-split: the points already run with --attn-split head (the columns would repeat them)");
+  }
+  if (s.head_split && std::none_of(whole_grid.begin(), whole_grid.end(), [&](const tools::SweepPoint& p) {
+        return tools::point_request(o.request, p).phase == "decode";
+      })) {
+    throw hw::ConfigError(
+        "--head-split: changes no point of the grid: it splits decode attention, and every point "
+        "is prefill");
+  }
   const std::vector<tools::SweepPoint> points = tools::grid_points(s.grid, shard, shards);
   std::optional<tools::OutputFile> csv, json;
   if (!s.csv_path.empty() && s.csv_path != "none") csv.emplace(s.csv_path, "--csv");
@@ -316,7 +367,7 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
       const g5sim::Request request = tools::point_request(request_for(o, p.ctx), p);
       try {
         done[i].result = g5sim::simulate(chips[p.chip], models[p.model], request);
-        if (!s.head_split) return;
+        if (!s.head_split || request.phase != "decode") return;
         g5sim::Request by_heads = request;
         by_heads.attn_split = "head";
         done[i].heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
@@ -332,8 +383,8 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
       const g5sim::Result& r = *done[i].result;
       for (const std::string& w : r.warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
       const g5sim::Result* heads = done[i].heads ? &*done[i].heads : nullptr;
-      if (csv) tools::write_sweep_csv_row(csv->stream(), points[first + i], r, heads);
-      if (json) tools::write_sweep_json_line(json->stream(), points[first + i], r, heads);
+      if (csv) tools::write_sweep_csv_row(csv->stream(), points[first + i], r, s.head_split, heads);
+      if (json) tools::write_sweep_json_line(json->stream(), points[first + i], r, s.head_split, heads);
       if (r.automatic_sharding) {
         deployments[fmt::format("{} {} {} {} {} {} {} {}", r.chip, r.model, r.phase, r.batch, r.q_len, r.kv_dtype,
                                 r.mla_mode, r.weight_dtype)]
@@ -567,6 +618,7 @@ int compare_command(const CommonOptions& o, SweepOptions s, const std::string& c
   std::optional<tools::OutputFile> csv;
   if (!csv_path.empty()) csv.emplace(csv_path, "--csv");
   const std::vector<tools::SweepPoint> points = tools::grid_points(s.grid);
+  refuse_options_without_effect(o.given, models, points, o);
   std::vector<std::optional<g5sim::Result>> results(points.size());
   tools::parallel_for(points.size(), s.jobs, [&](std::size_t i) {
     const tools::SweepPoint& p = points[i];
@@ -793,6 +845,9 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     tools::check_stdout();
     return 0;
   }
+  run_opts.given = scoped_options_given(*run);
+  sweep_opts.given = scoped_options_given(*sweep);
+  compare_opts.given = scoped_options_given(*compare);
   try {
     if (*sweep) {
       if (sweep_args.jobs == 0) sweep_args.jobs = tools::default_jobs();

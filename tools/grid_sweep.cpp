@@ -43,7 +43,9 @@ struct Field {
   bool text;
 };
 
-std::vector<Field> fields(const g5sim::Result& r, const g5sim::Result* head_split) {
+// With head-split columns, a point without a head-split run (prefill: nothing to split) has
+// empty cells there (JSON null).
+std::vector<Field> fields(const g5sim::Result& r, bool head_split_columns, const g5sim::Result* head_split) {
   const AttentionSums a = attention_sums(r);
   std::vector<Field> f{
       {"chip", r.chip, true},
@@ -68,9 +70,10 @@ std::vector<Field> fields(const g5sim::Result& r, const g5sim::Result* head_spli
       {"regime", r.regime, true},
       {"bound_by", r.bound_by, true},
   };
-  if (head_split) {
-    f.push_back({"head_split_total_ns", format_ns(head_split->total_ps), false});
-    f.push_back({"head_split_kv_cache_read_bytes", std::to_string(attention_sums(*head_split).read_bytes), false});
+  if (head_split_columns) {
+    f.push_back({"head_split_total_ns", head_split ? format_ns(head_split->total_ps) : "", false});
+    f.push_back({"head_split_kv_cache_read_bytes",
+                 head_split ? std::to_string(attention_sums(*head_split).read_bytes) : "", false});
   }
   return f;
 }
@@ -133,22 +136,22 @@ g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& p) {
 void write_sweep_csv_header(std::ostream& out, bool head_split) {
   out << "point";
   g5sim::Result none;
-  for (const Field& f : fields(none, head_split ? &none : nullptr)) out << ',' << f.name;
+  for (const Field& f : fields(none, head_split, nullptr)) out << ',' << f.name;
   out << '\n';
 }
 
 void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                         const g5sim::Result* head_split) {
+                         bool head_split_columns, const g5sim::Result* head_split) {
   out << point.index;
-  for (const Field& f : fields(result, head_split)) out << ',' << csv_cell(f.value);
+  for (const Field& f : fields(result, head_split_columns, head_split)) out << ',' << csv_cell(f.value);
   out << '\n';
 }
 
 void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                           const g5sim::Result* head_split) {
+                           bool head_split_columns, const g5sim::Result* head_split) {
   out << "{\"point\": " << point.index;
-  for (const Field& f : fields(result, head_split)) {
-    out << ", \"" << f.name << "\": " << (f.text ? api::json_string(f.value) : f.value);
+  for (const Field& f : fields(result, head_split_columns, head_split)) {
+    out << ", \"" << f.name << "\": " << (f.text ? api::json_string(f.value) : f.value.empty() ? "null" : f.value);
   }
   out << "}\n";
 }

@@ -7,7 +7,8 @@
 // CSV columns (tidy: one row per point, units in the names):
 //   point,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,weight_dtype,
 //   tp,ep,dp,chips,total_ns,tokens_per_s,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by
-//   [,head_split_total_ns,head_split_kv_cache_read_bytes]   (--head-split)
+//   [,head_split_total_ns,head_split_kv_cache_read_bytes]   (--head-split; empty for prefill
+//                                                            points, whose attention has no such split)
 // kv_cache_read_* and fa2_ns add up over the layers of a step. JSON lines (--json) hold the same
 // fields, one object per point. A shard I/N (0 <= I < N) holds the points p with p mod N == I;
 // merge_sweeps() puts shards back together into the bytes of the unsharded file.
@@ -45,10 +46,12 @@ std::vector<SweepPoint> grid_points(const SweepGrid& grid, std::size_t shard = 0
 g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& point);
 
 void write_sweep_csv_header(std::ostream& out, bool head_split);
+/// head_split_columns: the --head-split columns are there; `head_split` is the point's run with
+/// attention split by heads, or null when it has none (a prefill point: empty cells, JSON null).
 void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                         const g5sim::Result* head_split);
+                         bool head_split_columns, const g5sim::Result* head_split);
 void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                           const g5sim::Result* head_split);
+                           bool head_split_columns, const g5sim::Result* head_split);
 
 /// Joins sweep CSV shards (the same header, points that together are 0..n-1 once each) into the
 /// unsharded file's bytes. Throws hw::ConfigError naming the file and line of any mismatch.
