@@ -1,0 +1,138 @@
+"""The README's examples are real: every `$ command` line shown with its output is run again and
+must print exactly that output; every Python example runs (its asserts hold, its test_ functions
+pass) and, where the README shows what it prints, prints exactly that. So the README's numbers
+cannot go stale unnoticed. They run in a scratch folder holding a link to configs/, as the README's
+relative paths assume the repository's root; `g5sim` and `python3` are this interpreter's module
+and interpreter (Debian's /usr/bin/python3 under the README's test command).
+
+The one command not rerun is `g5sim validate` (40 s): its figures are checked against
+validation/recorded_mape.csv, which the MAPE ratchet test (ctest) checks against a fresh run.
+"""
+
+import csv
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+README = os.path.join(ROOT, "README.md")
+
+
+def fenced_blocks():
+    """(language, lines, line number) of each fenced block, lines without the fence's indent."""
+    blocks, current = [], None
+    with open(README, encoding="utf-8") as f:
+        for number, line in enumerate(f.read().splitlines(), 1):
+            stripped = line.strip()
+            if stripped.startswith("```"):
+                if current is None:
+                    indent = len(line) - len(line.lstrip())
+                    current = (stripped[3:], [], number + 1, indent)
+                else:
+                    blocks.append(current[:3])
+                    current = None
+                continue
+            if current is not None:
+                current[1].append(line[current[3]:])
+    assert current is None, "README: an unclosed fence"
+    return blocks
+
+
+def shell_examples():
+    """(command, expected output, line, the commands before it in its block) for every `$ ` line;
+    its output is the lines up to the next `$ ` or the block's end."""
+    examples = []
+    for language, lines, first in fenced_blocks():
+        if language:
+            continue
+        before = []
+        for i, line in enumerate(lines):
+            if line.startswith("$ "):
+                examples.append([line[2:], [], first + i, list(before)])
+                before.append(line[2:])
+            elif before:
+                examples[-1][1].append(line)
+    return [(c, "\n".join(out), n, b) for c, out, n, b in examples]
+
+
+def python_examples():
+    """(code, the printed output shown in the plain block right after it or None, line)."""
+    blocks = fenced_blocks()
+    examples = []
+    for i, (language, lines, first) in enumerate(blocks):
+        if language != "python":
+            continue
+        shown = None
+        if i + 1 < len(blocks) and blocks[i + 1][0] == "" and blocks[i + 1][2] == first + len(lines) + 2:
+            shown = "\n".join(blocks[i + 1][1])
+        examples.append(("\n".join(lines), shown, first))
+    return examples
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    os.symlink(os.path.join(ROOT, "configs"), tmp_path / "configs")
+    return tmp_path
+
+
+def environment():
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+
+
+SHELL = [e for e in shell_examples() if " validate" not in e[0]]
+SHELL_IDS = [f"README:{e[2]}" for e in SHELL]
+
+
+def test_the_readme_has_its_examples():
+    # The three journeys (compare, sweep + cut + plot), the refused option, the block example's
+    # command lives in prose; validate is checked against the recorded figures below.
+    commands = [e[0] for e in SHELL]
+    assert any(c.startswith("g5sim compare") for c in commands)
+    assert any(c.startswith("g5sim sweep") for c in commands)
+    assert any(c.startswith("g5sim run") for c in commands)
+    assert len(python_examples()) >= 3
+
+
+@pytest.mark.parametrize("command,shown,line,before", SHELL, ids=SHELL_IDS)
+def test_each_command_prints_what_the_readme_shows(scratch, command, shown, line, before):
+    # Earlier commands of the same block may make files a later one reads (sweep.csv): they run
+    # first, their output dropped.
+    prelude = "".join(f"{c} >/dev/null 2>&1\n" for c in before)
+    script = (f'g5sim() {{ "{sys.executable}" -m g5sim "$@"; }}\n'
+              f'python3() {{ "{sys.executable}" "$@"; }}\n' + prelude + command + " 2>&1\n")
+    done = subprocess.run(["bash", "-c", script], cwd=scratch, capture_output=True, text=True,
+                          env=environment(), timeout=300)
+    assert done.stdout.rstrip("\n") == shown.rstrip("\n"), f"README line {line}: {command}"
+
+
+@pytest.mark.parametrize("code,shown,line", python_examples(), ids=[f"README:{n}" for _, _, n in python_examples()])
+def test_each_python_example_runs(scratch, code, shown, line):
+    # Test functions the example defines are called, as pytest would.
+    calls = "".join(f"\n{name}()" for name in re.findall(r"^def (test_\w+)\(", code, re.M))
+    done = subprocess.run([sys.executable, "-c", code + calls], cwd=scratch, capture_output=True, text=True,
+                          env=environment(), timeout=300)
+    assert done.returncode == 0, f"README line {line}:\n{done.stderr}"
+    if shown is not None:
+        assert done.stdout.rstrip("\n") == shown.rstrip("\n"), f"README line {line}"
+
+
+def test_the_validate_figures_are_the_recorded_ones():
+    (command, shown, line, _), = [e for e in shell_examples() if " validate" in e[0]]
+    assert "--calibrated" in command
+    with open(os.path.join(ROOT, "validation", "recorded_mape.csv"), newline="") as f:
+        recorded = {r["chip"]: float(r["mape_pct"]) for r in csv.DictReader(f) if r["mode"] == "calibrated"}
+    seen = {}
+    for text in shown.splitlines():
+        m = re.match(r"\s+(\w+)\s+([\d.]+) %", text)
+        if m:
+            seen[m.group(1)] = float(m.group(2))
+        m = re.match(r"overall MAPE ([\d.]+) %", text)
+        if m:
+            seen["all"] = float(m.group(1))
+    assert seen.keys() == recorded.keys(), f"README line {line}"
+    for chip, pct in seen.items():
+        # The README prints a chip's figure with one decimal, the overall one with two.
+        assert pct == round(recorded[chip], 2 if chip == "all" else 1), chip
