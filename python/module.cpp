@@ -24,6 +24,7 @@
 
 #include "g5sim/g5sim.hpp"
 #include "tools/cli.hpp"
+#include "tools/option_scope.hpp"
 
 namespace py = pybind11;
 
@@ -117,6 +118,10 @@ PYBIND11_MODULE(_g5sim, m) {
         "The folder of the shipped configs (G5SIM_DATA_DIR, else share/g5sim above this module).");
   m.def("shipped_chip_path", &g5sim::shipped_chip_path, "The shipped SG2262 chip config.");
   m.def("shipped_model_path", &g5sim::shipped_model_path, "The shipped DeepSeek-V3 model config.");
+  m.def("why_option_does_not_apply", &tools::why_option_does_not_apply, py::arg("field"), py::arg("model"),
+        py::arg("request"),
+        "Why the Request field changes nothing for this model and request ('' when it applies): "
+        "tools/option_scope.hpp's rules, as the command line applies them.");
   m.def("run_cli", &run_cli, py::arg("args"),
         "Runs the g5sim command line with `args` (without the program name); returns its exit status.");
 

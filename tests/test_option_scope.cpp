@@ -74,7 +74,7 @@ TEST_CASE("each scoped option applies exactly where the rules say", "[cli][optio
   CHECK_FALSE(applies("attn_split", gqa, prefill));
   // Scale groups: int8/int4 weights, given or from the model config (neither model has one: bf16).
   CHECK(tools::why_option_does_not_apply("weight_group", mla, decode) ==
-        "the weights are bf16: scale groups apply to int8 and int4 weights (--weight-dtype)");
+        "the weights are bf16: scale groups apply to int8 and int4 weights");
   CHECK(applies("weight_group", mla, int4));
   g5sim::Request fp8 = decode;
   fp8.weight_dtype = "fp8";

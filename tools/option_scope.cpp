@@ -15,7 +15,7 @@ std::string why_option_does_not_apply(const std::string& field, const g5sim::Mod
     return fmt::format("{} has GQA attention: MLA modes apply to MLA models only", model.name());
   }
   if (field == "prefill_mla_mode" && request.phase == "decode") {
-    return "it sets MLA prefill compute, and this is a decode step (--phase prefill runs one)";
+    return "it sets MLA prefill compute, and this is a decode step";
   }
   if (field == "kv_read_engine" && request.phase == "prefill") {
     return "a prefill step reads no KV history (it has no kv_cache_read): the engine is decode's";
@@ -28,7 +28,7 @@ std::string why_option_does_not_apply(const std::string& field, const g5sim::Mod
                                   ? std::string(models::name_of(model.data().spec.weight_dtype))
                                   : request.weight_dtype;
     if (dtype != "int8" && dtype != "int4") {
-      return fmt::format("the weights are {}: scale groups apply to int8 and int4 weights (--weight-dtype)", dtype);
+      return fmt::format("the weights are {}: scale groups apply to int8 and int4 weights", dtype);
     }
   }
   if (field == "replay" && request.scope == "block") {

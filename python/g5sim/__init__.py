@@ -17,6 +17,7 @@ Bad input raises g5sim.ConfigError (a ValueError) naming the source and the fiel
 raised from the C++ core is a RuntimeError (a bug: please report it). simulate() releases the GIL.
 """
 
+import inspect
 import json
 import math
 import numbers
@@ -200,6 +201,21 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
 
     `chip` and `model` may be loaded objects, dicts or paths. Raises ConfigError on bad input.
     """
+    keywords = dict(locals())
+    del keywords["chip"], keywords["model"]
+    return simulate_request(load_chip(chip), load_model(model), _request(**keywords))
+
+
+def _simulate_defaults() -> Dict[str, Any]:
+    """simulate()'s keywords and their defaults."""
+    return {name: p.default for name, p in inspect.signature(simulate).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def _request(*, phase, batch, ctx, q_len, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, weight_group,
+             kv_read_engine, attn_split, scope, layers, micro_batches, cores, tp, ep, dp, expert_load,
+             strict_capacity, max_commands, prefetch, replay) -> Request:
+    """simulate()'s keywords (every one given) as a checked Request."""
     request = Request()
     request.phase = _text("phase", phase)
     request.batch = _count("batch", batch)
@@ -235,7 +251,7 @@ def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, 
     if not isinstance(replay, bool):
         raise _argument_error("replay", f"expected True or False, got {replay!r}")
     request.replay = replay
-    return simulate_request(load_chip(chip), load_model(model), request)
+    return request
 
 
 def _to_dict(self: Result) -> Dict[str, Any]:

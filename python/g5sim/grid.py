@@ -15,6 +15,10 @@ times as exact integer picoseconds beside nanoseconds.
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 _AXES = ("chip", "model", "phase", "kv_dtype", "mla_mode", "weight_dtype", "batch", "ctx")
+# The options some workloads do not feel (tools/option_scope.hpp), with the value that means "not
+# given" where the keyword is a switch.
+_SCOPED = {"mla_mode": None, "prefill_mla_mode": None, "kv_read_engine": None, "attn_split": None,
+           "weight_group": None, "replay": True}
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> List[Dict[str, Any]]:
@@ -59,6 +63,35 @@ def run_point(point: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str,
             "fa2_ps": fa2_ps, "regime": r.regime, "bound_by": r.bound_by}
 
 
+def refuse_options_without_effect(grid: Mapping[str, Sequence[Any]], points: List[Dict[str, Any]],
+                                  options: Mapping[str, Any]) -> None:
+    """Raises ConfigError for a keyword (or an mla_mode axis) that no point of the grid feels, as
+    `g5sim sweep` refuses such a flag: --prefill-mla-mode on decode points only, say."""
+    from . import _argument_error, _request, _simulate_defaults, load_model, shipped_model_path
+    from ._g5sim import why_option_does_not_apply
+    given = [f for f, unset in _SCOPED.items()
+             if (f in options and options[f] is not unset and options[f] is not None) or (f in grid and f != "replay")]
+    if not given:
+        return
+    models = {id(m): load_model(m) for m in grid.get("model", [])}
+    default_model = None if "model" in grid else load_model(shipped_model_path())
+    defaults = _simulate_defaults()
+    for field in given:
+        why = ""
+        for point in points:
+            model = models[id(point["model"])] if "model" in point else default_model
+            keywords = dict(defaults)
+            keywords.update(options)
+            keywords.update({k: v for k, v in point.items() if k not in ("chip", "model")})
+            reason = why_option_does_not_apply(field, model, _request(**keywords))
+            if not reason:
+                why = ""
+                break
+            why = why or reason
+        if why:
+            raise _argument_error(field, f"changes no point of the grid: {why}")
+
+
 def sweep(grid: Mapping[str, Sequence[Any]], *, client: Optional[Any] = None, jobs: Optional[int] = None,
           **options: Any) -> List[Dict[str, Any]]:
     """Simulates every point of `grid` (see the module's doc) and returns their rows in point order.
@@ -66,8 +99,14 @@ def sweep(grid: Mapping[str, Sequence[Any]], *, client: Optional[Any] = None, jo
     client: None runs on `jobs` local threads (default: the machine's cores; simulate releases the
     GIL); a dask.distributed.Client (or anything with its map(fn, *iterables) and gather(futures))
     runs the points on its workers. The rows are the same either way.
+
+    A keyword (or mla_mode axis) that no point feels is a ConfigError before anything runs, as
+    `g5sim sweep` refuses such a flag (tools/option_scope.hpp): prefill_mla_mode with decode
+    points only, kv_read_engine or attn_split with prefill only, mla_mode on GQA models,
+    weight_group without int8/int4 weights, replay=False with scope="block".
     """
     points = grid_points(grid)
+    refuse_options_without_effect(grid, points, options)
     if client is None:
         import os
         from concurrent.futures import ThreadPoolExecutor

@@ -80,3 +80,17 @@ def test_a_dask_local_cluster_gives_the_local_rows(monkeypatch):
     assert len(workers) == 2 and os.getpid() not in workers.values()
     assert remote == local
     assert [r["point"] for r in remote] == list(range(6))
+
+
+def test_a_keyword_no_point_feels_is_refused_before_anything_runs():
+    # prefill_mla_mode on decode points only: the command line's rule (tools/option_scope.hpp).
+    with pytest.raises(g5sim.ConfigError, match="changes no point of the grid: it sets MLA prefill compute") as e:
+        g5sim.sweep({"phase": ["decode"], "ctx": [1024]}, prefill_mla_mode="absorb", **OPTIONS)
+    assert e.value.field == "prefill_mla_mode"
+    # Felt by the prefill point of a mixed grid: both points run.
+    rows = g5sim.sweep({"phase": ["decode", "prefill"], "ctx": [1024]}, prefill_mla_mode="absorb", **OPTIONS)
+    assert [r["prefill_mla_mode"] for r in rows] == ["absorb", "absorb"]
+    # replay=True is the default, not a request; replay=False on blocks changes nothing.
+    assert len(g5sim.sweep({"ctx": [1024]}, replay=True, **OPTIONS)) == 1
+    with pytest.raises(g5sim.ConfigError, match="no layers to replay"):
+        g5sim.sweep({"ctx": [1024]}, replay=False, **OPTIONS)
