@@ -109,6 +109,24 @@ TEST_CASE("grid points nest chips, models, phases, formats, modes, batches, then
   REQUIRE(shard.size() == 5);
   for (std::size_t k = 0; k < shard.size(); ++k) CHECK(shard[k].index == 1 + 5 * k);
   CHECK_THROWS_AS(tools::grid_points(g, 5, 5), hw::ConfigError);
+  // Points are made from their numbers alone: the last one, 23 = ((1 x 2 + 1) x 2 + 1) x 3 + 2.
+  const tools::SweepPoint last = tools::grid_point(g, 23);
+  CHECK((last.chip == 1 && last.phase == "prefill" && last.batch == 64u && last.ctx == 16384));
+}
+
+TEST_CASE("a grid's size is the product of its lists, refused past 2^32 points", "[sweep][grid]") {
+  tools::SweepGrid g;
+  g.contexts.assign(4096, 1024);
+  g.batches.assign(4096, 1);
+  // 4096 x 4096 = 2^24 points, made one at a time: nothing of that size is held.
+  CHECK(tools::grid_size(g) == std::uint64_t{1} << 24);
+  CHECK(tools::grid_point(g, (std::uint64_t{1} << 24) - 1).index == (std::uint64_t{1} << 24) - 1);
+  g.kv_dtypes.assign(256, "bf16");  // 2^32: the limit itself
+  CHECK(tools::grid_size(g) == tools::kMaxGridPoints);
+  g.mla_modes = {"absorb", "standard"};  // 2^33
+  CHECK_THROWS_WITH(tools::grid_size(g),
+                    "sweep: the grid has more than 4294967296 points (the product of its "
+                    "lists' lengths)");
 }
 
 TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][sweep][shard]") {

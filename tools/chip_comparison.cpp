@@ -12,19 +12,40 @@
 namespace tools {
 namespace {
 
-std::string workload(const g5sim::Result& r) {
+std::string workload(const ComparedRun& r) {
   return fmt::format("{} {} B={} ctx={} kv={} {} w={}", r.model, r.phase, r.batch, r.kv_len, r.kv_dtype, r.mla_mode,
                      r.weight_dtype);
 }
 
 // The first chip's latency over this one's: how many times faster this chip is.
-double speedup(const g5sim::Result& first, const g5sim::Result& r) {
+double speedup(const ComparedRun& first, const ComparedRun& r) {
   return r.total_ps == 0 ? 0.0 : static_cast<double>(first.total_ps) / static_cast<double>(r.total_ps);
 }
 
 }  // namespace
 
-void write_comparison_table(std::ostream& out, const std::vector<std::vector<g5sim::Result>>& rows) {
+ComparedRun ComparedRun::of(const g5sim::Result& r) {
+  ComparedRun c;
+  c.chip = r.chip;
+  c.model = r.model;
+  c.phase = r.phase;
+  c.kv_dtype = r.kv_dtype;
+  c.mla_mode = r.mla_mode;
+  c.weight_dtype = r.weight_dtype;
+  c.bound_by = r.bound_by;
+  c.batch = r.batch;
+  c.kv_len = r.kv_len;
+  c.q_len = r.q_len;
+  c.tp = r.tp;
+  c.ep = r.ep;
+  c.dp = r.dp;
+  c.total_ps = r.total_ps;
+  c.tokens_per_s = r.tokens_per_s;
+  c.warnings = r.warnings;
+  return c;
+}
+
+void write_comparison_table(std::ostream& out, const std::vector<std::vector<ComparedRun>>& rows) {
   if (rows.empty()) return;
   std::size_t width = 8;
   for (const auto& row : rows) width = std::max(width, workload(row.front()).size());
@@ -38,7 +59,7 @@ void write_comparison_table(std::ostream& out, const std::vector<std::vector<g5s
   for (const auto& row : rows) {
     std::string line = fmt::format("{:<{}}", workload(row.front()), width);
     for (std::size_t c = 0; c < row.size(); ++c) {
-      const g5sim::Result& r = row[c];
+      const ComparedRun& r = row[c];
       line += fmt::format("  {:>12.3f} {:>10.1f} {:>14} {:>8}", static_cast<double>(r.total_ps) / 1e9, r.tokens_per_s,
                           fmt::format("{}/{}/{}", r.tp, r.ep, r.dp), r.bound_by);
       if (c > 0) line += fmt::format(" {:>8.3f}", speedup(row.front(), r));
@@ -47,7 +68,7 @@ void write_comparison_table(std::ostream& out, const std::vector<std::vector<g5s
   }
 }
 
-void write_comparison_csv(std::ostream& out, const std::vector<std::vector<g5sim::Result>>& rows) {
+void write_comparison_csv(std::ostream& out, const std::vector<std::vector<ComparedRun>>& rows) {
   if (rows.empty()) return;
   out << "model,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype";
   for (std::size_t c = 0; c < rows.front().size(); ++c) {
@@ -59,11 +80,11 @@ void write_comparison_csv(std::ostream& out, const std::vector<std::vector<g5sim
   }
   out << '\n';
   for (const auto& row : rows) {
-    const g5sim::Result& w = row.front();
+    const ComparedRun& w = row.front();
     fmt::print(out, "{},{},{},{},{},{},{},{}", csv_cell(w.model), w.phase, w.batch, w.kv_len, w.q_len, w.kv_dtype,
                w.mla_mode, w.weight_dtype);
     for (std::size_t c = 0; c < row.size(); ++c) {
-      const g5sim::Result& r = row[c];
+      const ComparedRun& r = row[c];
       fmt::print(out, ",{},{:.3f},{},{},{},{}", api::format_ns(r.total_ps), r.tokens_per_s, r.tp, r.ep, r.dp,
                  r.bound_by);
       if (c > 0) fmt::print(out, ",{:.4f}", speedup(row.front(), r));

@@ -217,8 +217,9 @@ std::vector<std::string> scoped_options_given(const CLI::App& cmd) {
 
 // A given option that no run of the grid feels is an error naming its flag and why (the first
 // point's reason); one that some points feel is fine (a sweep over both phases, say).
+// `grid`: the points stand for a sweep's or a comparison's grid, not one run.
 void refuse_options_without_effect(const std::vector<std::string>& given, const std::vector<g5sim::Model>& models,
-                                   const std::vector<tools::SweepPoint>& points, const CommonOptions& o) {
+                                   const std::vector<tools::SweepPoint>& points, const CommonOptions& o, bool grid) {
   for (const std::string& field : given) {
     std::string why;
     for (const tools::SweepPoint& p : points) {
@@ -232,7 +233,7 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
     }
     if (!why.empty()) {
       throw hw::ConfigError(fmt::format("{}: changes {}: {}", flag_of(field),
-                                        points.size() == 1 ? "nothing in this run" : "no point of the grid", why));
+                                        grid ? "no point of the grid" : "nothing in this run", why));
     }
   }
 }
@@ -260,7 +261,7 @@ int run_command(const CommonOptions& o, const std::string& json_path, const Trac
   g5sim::Request request = request_for(o, single_ctx(o.ctx));
   tools::SweepPoint point;
   point.ctx = request.ctx;
-  refuse_options_without_effect(o.given, {model}, {point}, o);
+  refuse_options_without_effect(o.given, {model}, {point}, o, false);
   request.keep_commands = trace.has_value();
   const g5sim::Result result = simulate_and_warn(chip, model, request);
   if (trace) {
@@ -332,21 +333,27 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
   for (const std::string& path : s.grid.models.empty() ? std::vector<std::string>{""} : s.grid.models) {
     models.push_back(model_of(path));
   }
-  // Over the whole grid, so that every shard of it says the same.
-  const std::vector<tools::SweepPoint> whole_grid = tools::grid_points(s.grid);
-  refuse_options_without_effect(o.given, models, whole_grid, o);
+  // Over the whole grid, so that every shard of it says the same. The rules never look at the
+  // batch or the context, so one of each stands for all (a large grid is checked at once).
+  tools::SweepGrid rules_grid = s.grid;
+  if (!s.grid.batches.empty()) rules_grid.batches = {s.grid.batches.front()};
+  if (!s.grid.contexts.empty()) rules_grid.contexts = {s.grid.contexts.front()};
+  const std::vector<tools::SweepPoint> rules_points = tools::grid_points(rules_grid);
+  refuse_options_without_effect(o.given, models, rules_points, o, true);
   if (s.head_split && o.request.attn_split == "head") {
     throw hw::ConfigError(
         "--head-split: the points already run with --attn-split head (the columns would repeat them)");
   }
-  if (s.head_split && std::none_of(whole_grid.begin(), whole_grid.end(), [&](const tools::SweepPoint& p) {
+  if (s.head_split && std::none_of(rules_points.begin(), rules_points.end(), [&](const tools::SweepPoint& p) {
         return tools::point_request(o.request, p).phase == "decode";
       })) {
     throw hw::ConfigError(
         "--head-split: changes no point of the grid: it splits decode attention, and every point "
         "is prefill");
   }
-  const std::vector<tools::SweepPoint> points = tools::grid_points(s.grid, shard, shards);
+  // This shard's points, made one batch at a time from their numbers: shard + k x shards.
+  const std::uint64_t grid_size = tools::grid_size(s.grid);
+  const std::uint64_t count = grid_size > shard ? (grid_size - shard + shards - 1) / shards : 0;
   std::optional<tools::OutputFile> csv, json;
   if (!s.csv_path.empty() && s.csv_path != "none") csv.emplace(s.csv_path, "--csv");
   if (!s.json_path.empty()) json.emplace(s.json_path, "--json");
@@ -359,11 +366,15 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
   // Per point without its context: the automatic shardings chosen (several = rows that look
   // comparable but ran on different deployments).
   std::map<std::string, std::set<std::string>> deployments;
-  const std::size_t batch = std::max(1u, s.jobs);
-  for (std::size_t first = 0; first < points.size(); first += batch) {
-    std::vector<Done> done(std::min(batch, points.size() - first));
+  const std::uint64_t batch = std::max(1u, s.jobs);
+  for (std::uint64_t first = 0; first < count; first += batch) {
+    std::vector<tools::SweepPoint> points;
+    for (std::uint64_t k = first; k < std::min(count, first + batch); ++k) {
+      points.push_back(tools::grid_point(s.grid, shard + k * shards));
+    }
+    std::vector<Done> done(points.size());
     tools::parallel_for(done.size(), s.jobs, [&](std::size_t i) {
-      const tools::SweepPoint& p = points[first + i];
+      const tools::SweepPoint& p = points[i];
       const g5sim::Request request = tools::point_request(request_for(o, p.ctx), p);
       try {
         done[i].result = g5sim::simulate(chips[p.chip], models[p.model], request);
@@ -383,9 +394,9 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
       const g5sim::Result& r = *done[i].result;
       for (const std::string& w : r.warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
       const g5sim::Result* heads = done[i].heads ? &*done[i].heads : nullptr;
-      if (csv) tools::write_sweep_csv_row(csv->stream(), points[first + i], r, s.head_split, heads);
-      if (json) tools::write_sweep_json_line(json->stream(), points[first + i], r, s.head_split, heads);
-      if (r.automatic_sharding) {
+      if (csv) tools::write_sweep_csv_row(csv->stream(), points[i], r, s.head_split, heads);
+      if (json) tools::write_sweep_json_line(json->stream(), points[i], r, s.head_split, heads);
+      if (r.automatic_sharding && s.grid.contexts.size() > 1) {
         deployments[fmt::format("{} {} {} {} {} {} {} {}", r.chip, r.model, r.phase, r.batch, r.q_len, r.kv_dtype,
                                 r.mla_mode, r.weight_dtype)]
             .insert(fmt::format("tp {} ep {} dp {}", r.tp, r.ep, r.dp));
@@ -394,15 +405,15 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
     if (csv) csv->stream().flush();
     if (json) json->stream().flush();
     if (progress) {
-      const std::size_t n = first + done.size();
+      const std::uint64_t n = first + done.size();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       const double rate = seconds > 0 ? static_cast<double>(n) / seconds : 0;
-      std::cerr << fmt::format("\rsweep: {}/{} points, {:.1f} points/s, {:.0f} s left   ", n, points.size(), rate,
-                               rate > 0 ? static_cast<double>(points.size() - n) / rate : 0.0)
+      std::cerr << fmt::format("\rsweep: {}/{} points, {:.1f} points/s, {:.0f} s left   ", n, count, rate,
+                               rate > 0 ? static_cast<double>(count - n) / rate : 0.0)
                 << std::flush;
     }
   }
-  if (progress && !points.empty()) std::cerr << '\n';
+  if (progress && count > 0) std::cerr << '\n';
   for (const auto& [group, chosen] : deployments) {
     if (chosen.size() > 1) {
       std::cerr << "g5sim: warning: the automatic sharding changes with the context (" << printable(group) << ": "
@@ -617,14 +628,19 @@ int compare_command(const CommonOptions& o, SweepOptions s, const std::string& c
   }
   std::optional<tools::OutputFile> csv;
   if (!csv_path.empty()) csv.emplace(csv_path, "--csv");
+  const std::uint64_t size = tools::grid_size(s.grid);
+  if (size / chips.size() > tools::kMaxComparedWorkloads) {
+    throw hw::ConfigError(fmt::format("compare: {} workloads, more than {} (g5sim sweep --chip ... writes any number)",
+                                      size / chips.size(), tools::kMaxComparedWorkloads));
+  }
   const std::vector<tools::SweepPoint> points = tools::grid_points(s.grid);
-  refuse_options_without_effect(o.given, models, points, o);
-  std::vector<std::optional<g5sim::Result>> results(points.size());
+  refuse_options_without_effect(o.given, models, points, o, true);
+  std::vector<tools::ComparedRun> runs(points.size());
   tools::parallel_for(points.size(), s.jobs, [&](std::size_t i) {
     const tools::SweepPoint& p = points[i];
     const g5sim::Request request = tools::point_request(request_for(o, p.ctx), p);
     try {
-      results[i] = g5sim::simulate(chips[p.chip], models[p.model], request);
+      runs[i] = tools::ComparedRun::of(g5sim::simulate(chips[p.chip], models[p.model], request));
     } catch (const g5sim::ConfigError& e) {
       const std::string where = e.source().empty() && !e.field().empty() ? flag_of(e.field()) + ": " : "";
       throw hw::ConfigError(fmt::format("compare on {} ({} {}, batch {}, ctx {}): {}{}", chips[p.chip].name(),
@@ -632,12 +648,12 @@ int compare_command(const CommonOptions& o, SweepOptions s, const std::string& c
     }
   });
   const std::size_t workloads = points.size() / chips.size();
-  std::vector<std::vector<g5sim::Result>> rows(workloads);
+  std::vector<std::vector<tools::ComparedRun>> rows(workloads);
   for (std::size_t c = 0; c < chips.size(); ++c) {
-    for (std::size_t w = 0; w < workloads; ++w) rows[w].push_back(std::move(*results[c * workloads + w]));
+    for (std::size_t w = 0; w < workloads; ++w) rows[w].push_back(std::move(runs[c * workloads + w]));
   }
   for (const auto& row : rows) {
-    for (const g5sim::Result& r : row) {
+    for (const tools::ComparedRun& r : row) {
       for (const std::string& w : r.warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
     }
   }

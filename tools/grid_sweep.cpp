@@ -78,47 +78,65 @@ std::vector<Field> fields(const g5sim::Result& r, bool head_split_columns, const
   return f;
 }
 
-template <class T>
-std::vector<std::optional<T>> or_default(const std::vector<T>& list) {
-  std::vector<std::optional<T>> out(list.begin(), list.end());
-  if (out.empty()) out.emplace_back();
-  return out;
-}
-
 [[noreturn]] void merge_error(const std::string& path, std::size_t line, const std::string& what) {
   throw hw::ConfigError(fmt::format("{}:{}: {}", path, line, what));
 }
 
 }  // namespace
 
-std::vector<SweepPoint> grid_points(const SweepGrid& g, std::size_t shard, std::size_t shards) {
+namespace {
+
+// A list's length as a grid axis: an empty list is one point (the request's value).
+std::uint64_t axis(std::size_t n) { return std::max<std::uint64_t>(1, n); }
+
+}  // namespace
+
+std::uint64_t grid_size(const SweepGrid& g) {
+  std::uint64_t n = g.contexts.size();
+  for (const std::size_t len : {g.chips.size(), g.models.size(), g.phases.size(), g.kv_dtypes.size(),
+                                g.mla_modes.size(), g.weight_dtypes.size(), g.batches.size()}) {
+    // n * axis <= kMaxGridPoints, checked by division so that it cannot wrap.
+    if (axis(len) > kMaxGridPoints / std::max<std::uint64_t>(n, 1)) {
+      throw hw::ConfigError(
+          fmt::format("sweep: the grid has more than {} points (the product of its lists' lengths)", kMaxGridPoints));
+    }
+    n *= axis(len);
+  }
+  return n;
+}
+
+SweepPoint grid_point(const SweepGrid& g, std::uint64_t index) {
+  // Mixed radix, the context fastest: index = ((((((chip M + model) P + phase) K + kv) A + mla) W
+  // + weights) B + batch) C + ctx.
+  SweepPoint p;
+  p.index = index;
+  std::uint64_t rest = index;
+  auto digit = [&rest](std::size_t len) {
+    const std::uint64_t d = rest % axis(len);
+    rest /= axis(len);
+    return static_cast<std::size_t>(d);
+  };
+  p.ctx = g.contexts.at(digit(g.contexts.size()));
+  const std::size_t batch = digit(g.batches.size());
+  if (!g.batches.empty()) p.batch = g.batches[batch];
+  auto text = [&](const std::vector<std::string>& list) {
+    const std::size_t i = digit(list.size());
+    return list.empty() ? std::string() : list[i];
+  };
+  p.weight_dtype = text(g.weight_dtypes);
+  p.mla_mode = text(g.mla_modes);
+  p.kv_dtype = text(g.kv_dtypes);
+  p.phase = text(g.phases);
+  p.model = digit(g.models.size());
+  p.chip = digit(g.chips.size());
+  return p;
+}
+
+std::vector<SweepPoint> grid_points(const SweepGrid& g, std::uint64_t shard, std::uint64_t shards) {
   if (shards == 0 || shard >= shards)
     throw hw::ConfigError(fmt::format("--shard {}/{}: need 0 <= I < N", shard, shards));
   std::vector<SweepPoint> points;
-  std::size_t index = 0;
-  const std::size_t chips = std::max<std::size_t>(1, g.chips.size()),
-                    models = std::max<std::size_t>(1, g.models.size());
-  for (std::size_t chip = 0; chip < chips; ++chip) {
-    for (std::size_t model = 0; model < models; ++model) {
-      for (const auto& phase : or_default(g.phases)) {
-        for (const auto& kv : or_default(g.kv_dtypes)) {
-          for (const auto& mla : or_default(g.mla_modes)) {
-            for (const auto& weights : or_default(g.weight_dtypes)) {
-              for (const auto& batch : or_default(g.batches)) {
-                for (std::uint64_t ctx : g.contexts) {
-                  if (index % shards == shard) {
-                    points.push_back(SweepPoint{index, chip, model, phase.value_or(""), kv.value_or(""),
-                                                mla.value_or(""), weights.value_or(""), batch, ctx});
-                  }
-                  ++index;
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  for (std::uint64_t i = shard, n = grid_size(g); i < n; i += shards) points.push_back(grid_point(g, i));
   return points;
 }
 

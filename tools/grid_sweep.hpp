@@ -32,15 +32,25 @@ struct SweepGrid {
 };
 
 struct SweepPoint {
-  std::size_t index = 0;  ///< its number in the whole grid
+  std::uint64_t index = 0;  ///< its number in the whole grid
   std::size_t chip = 0, model = 0;
   std::string phase, kv_dtype, mla_mode, weight_dtype;
   std::optional<std::uint64_t> batch;
   std::uint64_t ctx = 0;
 };
 
-/// Every point of the grid in order, or those of shard `shard` of `shards` (round robin).
-std::vector<SweepPoint> grid_points(const SweepGrid& grid, std::size_t shard = 0, std::size_t shards = 1);
+/// The most points a grid may have (2^32): points are made one at a time from their number, so
+/// a large grid costs no memory, but one past this could not finish.
+constexpr std::uint64_t kMaxGridPoints = std::uint64_t{1} << 32;
+
+/// The number of points: the product of the lists' lengths (an empty list counts one). Throws
+/// hw::ConfigError past kMaxGridPoints.
+std::uint64_t grid_size(const SweepGrid& grid);
+/// Point `index` (< grid_size(grid)) of the grid.
+SweepPoint grid_point(const SweepGrid& grid, std::uint64_t index);
+/// Every point of the grid in order, or those of shard `shard` of `shards` (round robin), held
+/// in memory: for small grids (a comparison, tests). A sweep walks grid_point instead.
+std::vector<SweepPoint> grid_points(const SweepGrid& grid, std::uint64_t shard = 0, std::uint64_t shards = 1);
 
 /// The request of a point: `base` with the point's values.
 g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& point);
