@@ -215,22 +215,26 @@ std::vector<std::string> scoped_options_given(const CLI::App& cmd) {
   return given;
 }
 
-// A given option that no run of the grid feels is an error naming its flag and why (the first
-// point's reason); one that some points feel is fine (a sweep over both phases, say).
-// `grid`: the points stand for a sweep's or a comparison's grid, not one run.
+// Why no point of `points` feels the Request field `field` (the first point's reason), or "" when
+// one does.
+std::string why_no_point_feels(const std::string& field, const std::vector<g5sim::Model>& models,
+                               const std::vector<tools::SweepPoint>& points, const g5sim::Request& base) {
+  std::string why;
+  for (const tools::SweepPoint& p : points) {
+    const std::string reason = tools::why_option_does_not_apply(field, models[p.model], tools::point_request(base, p));
+    if (reason.empty()) return {};
+    if (why.empty()) why = reason;
+  }
+  return why;
+}
+
+// A given option that no run of the grid feels is an error naming its flag and why; one that some
+// points feel is fine (a sweep over both phases, say). `grid`: the points stand for a sweep's or
+// a comparison's grid, not one run.
 void refuse_options_without_effect(const std::vector<std::string>& given, const std::vector<g5sim::Model>& models,
                                    const std::vector<tools::SweepPoint>& points, const CommonOptions& o, bool grid) {
   for (const std::string& field : given) {
-    std::string why;
-    for (const tools::SweepPoint& p : points) {
-      const std::string reason =
-          tools::why_option_does_not_apply(field, models[p.model], tools::point_request(o.request, p));
-      if (reason.empty()) {
-        why.clear();
-        break;
-      }
-      if (why.empty()) why = reason;
-    }
+    const std::string why = why_no_point_feels(field, models, points, o.request);
     if (!why.empty()) {
       throw hw::ConfigError(fmt::format("{}: changes {}: {}", flag_of(field),
                                         grid ? "no point of the grid" : "nothing in this run", why));
@@ -344,12 +348,10 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
     throw hw::ConfigError(
         "--head-split: the points already run with --attn-split head (the columns would repeat them)");
   }
-  if (s.head_split && std::none_of(rules_points.begin(), rules_points.end(), [&](const tools::SweepPoint& p) {
-        return tools::point_request(o.request, p).phase == "decode";
-      })) {
-    throw hw::ConfigError(
-        "--head-split: changes no point of the grid: it splits decode attention, and every point "
-        "is prefill");
+  // --head-split reruns points with attention split by heads: it applies where --attn-split does.
+  if (const std::string why = s.head_split ? why_no_point_feels("attn_split", models, rules_points, o.request) : "";
+      !why.empty()) {
+    throw hw::ConfigError("--head-split: changes no point of the grid: " + why);
   }
   // This shard's points, made one batch at a time from their numbers: shard + k x shards.
   const std::uint64_t grid_size = tools::grid_size(s.grid);
@@ -378,7 +380,7 @@ int sweep_command(const CommonOptions& o, SweepOptions s) {
       const g5sim::Request request = tools::point_request(request_for(o, p.ctx), p);
       try {
         done[i].result = g5sim::simulate(chips[p.chip], models[p.model], request);
-        if (!s.head_split || request.phase != "decode") return;
+        if (!s.head_split || !tools::why_option_does_not_apply("attn_split", models[p.model], request).empty()) return;
         g5sim::Request by_heads = request;
         by_heads.attn_split = "head";
         done[i].heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
