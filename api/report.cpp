@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "api/json_text.hpp"
-#include "models/attention_block.hpp"
 #include "models/kv_cache.hpp"
 
 namespace api {
@@ -148,8 +147,9 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   fmt::print(out, "g5sim: {} {}, {} B={} q_len={} kv_len={} kv={} weights={}, on {} ({} cores)\n", run.model.name,
              step ? fmt::format("decoder step ({} of {} layers{})", run.layers, run.model.num_hidden_layers,
                                 run.micro_batches > 1 ? fmt::format(", {} micro-batches", run.micro_batches) : "")
-                  : std::string(run.model.attention == models::AttentionKind::mla ? "MLA attention block (absorb)"
-                                                                                  : "attention block"),
+             : run.model.attention == models::AttentionKind::mla
+                 ? fmt::format("MLA attention block ({})", models::name_of(w.compute_mode()))
+                 : std::string("attention block"),
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), weights_label(w), run.chip.name,
              run.chip.cores);
   if (run.model.attention == models::AttentionKind::mla) {
@@ -296,41 +296,6 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              tl.simulated_commands, represented - tl.simulated_commands,
              tl.replay_note.empty() ? std::string("null") : json_string(tl.replay_note));
   out << "}\n";
-}
-
-void write_sweep_header(std::ostream& out, bool head_split) {
-  out << "ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime";
-  out << (head_split ? ",head_split_total_ns,head_split_kv_cache_read_bytes\n" : "\n");
-}
-
-namespace {
-
-// Over all layers of a step: bytes and op intervals of a kind add up.
-struct AttentionSums {
-  std::uint64_t read_bytes = 0;
-  sim::Tick read_time = 0, fa2_time = 0;
-};
-
-AttentionSums attention_sums(const ops::Timeline& tl) {
-  AttentionSums a;
-  for (const ops::OpTiming& t : tl.ops) {
-    if (t.kind == ops::OpKind::kv_cache_read) a.read_bytes += t.hbm_bytes, a.read_time += t.duration();
-    if (t.kind == ops::OpKind::fa2) a.fa2_time += t.duration();
-  }
-  return a;
-}
-
-}  // namespace
-
-void write_sweep_row(std::ostream& out, const models::Workload& w, const ops::Timeline& tl,
-                     const ops::Timeline* head_split) {
-  const AttentionSums a = attention_sums(tl);
-  fmt::print(out, "{},{},{},{},{},{},{}", w.kv_len, w.batch, format_ns(tl.total), a.read_bytes, format_ns(a.read_time),
-             format_ns(a.fa2_time), ops::regime_name(tl.regime));
-  if (head_split) {
-    fmt::print(out, ",{},{}", format_ns(head_split->total), attention_sums(*head_split).read_bytes);
-  }
-  out << '\n';
 }
 
 }  // namespace api

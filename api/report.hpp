@@ -11,10 +11,7 @@
 //   "regime" and "bound_by" per kind (ops/limiting_resource.hpp),
 //   "commands": {"tiu", "gdma", "sdma", "cdma", "hau"},
 //   "replay": {"simulated_commands", "replayed_commands", "not_replayed"}}  (api/simulation.hpp)
-// CSV (g5sim sweep): ctx,batch,total_ns,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime
-//   [,head_split_total_ns,head_split_kv_cache_read_bytes with --head-split]
-//   (bytes and intervals summed over the layers of a step; the head-split columns are the same
-//   run with decode attention split by heads instead of by the history)
+// The table (g5sim run). A sweep's CSV and JSON lines are tools/grid_sweep.hpp's.
 
 #include <ostream>
 #include <string>
@@ -68,9 +65,5 @@ std::string format_ns(sim::Tick ps);
 
 void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& timeline);
 void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& timeline);
-void write_sweep_header(std::ostream& out, bool head_split);
-/// `head_split`: the same step with attention split by heads (two more columns), or nullptr.
-void write_sweep_row(std::ostream& out, const models::Workload& workload, const ops::Timeline& timeline,
-                     const ops::Timeline* head_split);
 
 }  // namespace api

@@ -10,11 +10,24 @@
 //                 and the message speaks the API's words too. A front end maps the field to its
 //                 own spelling (the CLI: "--tp") in one table.
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace hw {
+
+/// Messages quote input back (a CSV row, a key, a value); a quote of a huge input would bury the
+/// message: a message longer than this keeps its head and tail and says how much was cut.
+constexpr std::size_t kMaxErrorMessageBytes = 1024;
+
+inline std::string bounded_message(const std::string& message) {
+  constexpr std::size_t kTail = 120;
+  if (message.size() <= kMaxErrorMessageBytes) return message;
+  const std::size_t head = kMaxErrorMessageBytes - kTail;
+  return message.substr(0, head) + "... [" + std::to_string(message.size() - head - kTail) + " bytes cut] ..." +
+         message.substr(message.size() - kTail);
+}
 
 /// Where an error is. `source`: the file path, "<memory:NAME>" for YAML text held in memory, or
 /// the name given to an in-memory document (a Python dict); empty for an API parameter.
@@ -30,8 +43,9 @@ struct ErrorSite {
 
 class ConfigError : public std::runtime_error {
  public:
-  explicit ConfigError(const std::string& message) : std::runtime_error(message) {}
-  ConfigError(const std::string& message, ErrorSite site) : std::runtime_error(message), site_(std::move(site)) {}
+  explicit ConfigError(const std::string& message) : std::runtime_error(bounded_message(message)) {}
+  ConfigError(const std::string& message, ErrorSite site)
+      : std::runtime_error(bounded_message(message)), site_(std::move(site)) {}
   const ErrorSite& site() const { return site_; }
 
  private:

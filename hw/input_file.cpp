@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "hw/config_error.hpp"
 
@@ -12,6 +13,7 @@ namespace hw {
 
 std::string read_input_file(const std::string& path) {
   namespace fs = std::filesystem;
+  if (path.empty()) throw ConfigError("an empty path names no file");
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (ec || !fs::exists(status)) throw ConfigError(fmt::format("{}: cannot open file", path));
@@ -28,9 +30,20 @@ std::string read_input_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("{}: cannot open file", path));
+  // Read in blocks up to one past the cap: some regular files (in /proc) report size 0 and then
+  // deliver any amount, or fail on the first read (/proc/self/mem); the stream's buffer may throw.
   std::string text;
-  text.reserve(static_cast<std::size_t>(size));
-  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  text.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(size, kMaxInputFileBytes)));
+  try {
+    char block[65536];
+    while (text.size() <= kMaxInputFileBytes) {
+      in.read(block, sizeof block);
+      text.append(block, static_cast<std::size_t>(in.gcount()));
+      if (!in) break;
+    }
+  } catch (const std::exception&) {
+    throw ConfigError(fmt::format("{}: read error (the file cannot be read as a stream of bytes)", path));
+  }
   if (in.bad()) throw ConfigError(fmt::format("{}: read error", path));
   // The file may have grown since its size was taken: the cap holds for what was read.
   if (text.size() > kMaxInputFileBytes) {

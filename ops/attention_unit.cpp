@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "hw/config_error.hpp"
 #include "hw/dtype.hpp"
@@ -242,15 +243,27 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
       }
     }
     std::vector<CmdRef> l2_read(l2_rounds.size());
+    std::vector<std::uint8_t> in_l2(l2_rounds.size());  // the round's read has been queued
     auto stage_round = [&](std::size_t r, CmdRef after) {
       for (const RoundPiece& piece : l2_rounds[r]) {
         l2_read[r] = emit.stage_to_l2(*unit.reader, unit.history_engine, chunk_bytes(s, piece.tokens), after);
       }
+      in_l2[r] = 1;
     };
     if (staged) {
-      if (!l2_rounds.empty()) l2_read[0] = unit.round_reads[core].empty() ? CmdRef{} : unit.round_reads[core].back();
+      if (!l2_rounds.empty()) {
+        l2_read[0] = unit.round_reads[core].empty() ? CmdRef{} : unit.round_reads[core].back();
+        in_l2[0] = 1;
+      }
       if (unit.staged_buffers == 2 && l2_rounds.size() > 1) stage_round(1, {});
     }
+    // A chunk whose round is not yet queued for the L2 (local memory holds more chunks ahead than
+    // the L2 holds rounds) cannot be loaded yet: its load is queued once the round's read is.
+    struct DeferredLoad {
+      std::size_t chunk;
+      CmdRef after;
+    };
+    std::vector<DeferredLoad> deferred;
     std::vector<CmdRef> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1));
     std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
     CmdRef previous_block_end;
@@ -268,6 +281,10 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
           // A later round must be in the L2 first: a tensor fence carries the wait on its read
           // (the fence comes after the buffer's freeing instruction, so it covers that too).
           const std::size_t r = l2_round_of[bi][i];
+          if (!in_l2[r] || !deferred.empty()) {
+            deferred.push_back({i, after});
+            return CmdRef{};
+          }
           if (opens[bi][i] && r >= 1) after = emit.fence(l2_read[r]);
           const CmdRef loaded = emit.load_from_l2(bytes, after, kv_row);
           // One L2 buffer: when the round's last chunk has left it, the next round may be read
@@ -305,6 +322,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
             if (r > 0) chunk[i] = round_read[r];
           }
         }
+        if (from_l2 && chunk[i].id == 0) throw std::logic_error("fa2: an L2 chunk computed before its load was queued");
         if (dequant) {
           emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, kActivationDtype), {q, chunk[i]});
         }
@@ -321,6 +339,10 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
         if (resident && block.first_pass && !rounds.empty()) round_last_pv[round_of[bi][i]] = pv;
         if (from_l2 && unit.staged_buffers == 2 && closes[bi][i] && l2_round_of[bi][i] + 2 < l2_rounds.size()) {
           stage_round(l2_round_of[bi][i] + 2, pv);
+          // The loads that waited for that round, in chunk order (the tiles queue is in order).
+          std::vector<DeferredLoad> waiting;
+          waiting.swap(deferred);
+          for (const DeferredLoad& d : waiting) chunk[d.chunk] = load_chunk(d.chunk, d.after);
         }
         emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
         last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype));
@@ -337,6 +359,7 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
         last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, kAccumulatorDtype));
         emit.store(block.rows * s.v_dim * kActivationBytes, last);
       }
+      if (!deferred.empty()) throw std::logic_error("fa2: L2 chunk loads left waiting for a round never read");
       previous_block_end = last;
       global_chunk += n;
     }

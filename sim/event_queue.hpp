@@ -25,6 +25,12 @@ enum class EventPriority : std::uint8_t {
 };
 
 enum class EventType : std::uint8_t { serial_done, transfer_startup_done, transfer_completion, rate_update };
+/// The order word gives the type 2 bits (61-62) under the priority bit (63): a fifth type would
+/// spill into the priority and reorder the tick.
+constexpr unsigned kEventTypeBits = 2;
+static_assert(static_cast<unsigned>(EventType::rate_update) < (1u << kEventTypeBits),
+              "EventType outgrew its bits in Event::order");
+static_assert(static_cast<unsigned>(EventPriority::kRateUpdate) <= 1, "EventPriority has one bit in Event::order");
 
 struct Event {
   Tick time = 0;

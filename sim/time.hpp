@@ -12,15 +12,19 @@ using Tick = std::uint64_t;  ///< picoseconds
 
 constexpr Tick kPicosPerNano = 1000;
 
+/// A product of config numbers that should land on a whole picosecond may land a hair above it in
+/// floating point (1e6 / 3 x 3): within this slack it is not rounded up a whole picosecond more.
+constexpr long double kRoundingSlackPs = 1e-9L;
+
 /// Duration of `cycles` at `clock_mhz`, rounded up to a whole picosecond.
 inline Tick cycles_to_ticks(std::uint64_t cycles, double clock_mhz) {
   const long double ps = static_cast<long double>(cycles) * 1e6L / static_cast<long double>(clock_mhz);
-  return static_cast<Tick>(std::ceil(ps - 1e-9L));
+  return static_cast<Tick>(std::ceil(ps - kRoundingSlackPs));
 }
 
 /// A non-negative duration in nanoseconds (config value), rounded up to a whole picosecond.
 inline Tick nanos_to_ticks(double ns) {
-  return static_cast<Tick>(std::ceil(static_cast<long double>(ns) * 1000.0L - 1e-9L));
+  return static_cast<Tick>(std::ceil(static_cast<long double>(ns) * kPicosPerNano - kRoundingSlackPs));
 }
 
 /// 1 GB/s = 1e9 B/s = 1e-3 B/ps.

@@ -7,6 +7,7 @@
 
 #include "api/op_run.hpp"
 #include "api/simulation.hpp"
+#include "g5sim/g5sim.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "models/graph_helpers.hpp"
@@ -192,25 +193,33 @@ TEST_CASE("SDMA route on a chip with an L2: the history is staged there, round b
   CHECK(read.commands[test_configs::engine::sdma] == 64 * 4);
   // fa2's chunk loads come from the L2: its DDR bytes are its Q and partials, as when streamed.
   CHECK(staged.timeline.op(OpKind::fa2).hbm_bytes == streamed.timeline.op(OpKind::fa2).hbm_bytes);
-  // Per core: each round's first L2 load starts only after that round's read has ended.
+  // Per core: each round's first L2 load starts only after that round's read has ended (one
+  // 512-row chunk per round: every L2 load opens its round).
   const std::uint32_t sdma = test_configs::engine::sdma, gdma = test_configs::engine::gdma;
-  for (std::size_t core = 0; core < staged.lowered.program.cores.size(); ++core) {
-    const auto& reads = staged.lowered.program.cores[core].queue(sdma);
-    const auto& loads = staged.lowered.program.cores[core].queue(gdma);
-    std::vector<sim::Tick> read_end, first_load_start;
-    for (std::size_t i = 0; i < reads.size(); ++i) {
-      if (reads[i].direction == sim::Direction::ddr_to_l2) read_end.push_back(staged.trace.records(core, sdma)[i].end);
-    }
-    for (std::size_t i = 0; i < loads.size(); ++i) {
-      // One 512-row chunk per round: every L2 load opens its round.
-      if (loads[i].direction == sim::Direction::l2_to_lmem) {
-        first_load_start.push_back(staged.trace.records(core, gdma)[i].start);
+  auto check_rounds = [&](const api::Simulation& run, std::size_t rounds) {
+    for (std::size_t core = 0; core < run.lowered.program.cores.size(); ++core) {
+      const auto& reads = run.lowered.program.cores[core].queue(sdma);
+      const auto& loads = run.lowered.program.cores[core].queue(gdma);
+      std::vector<sim::Tick> read_end, first_load_start;
+      for (std::size_t i = 0; i < reads.size(); ++i) {
+        if (reads[i].direction == sim::Direction::ddr_to_l2) read_end.push_back(run.trace.records(core, sdma)[i].end);
       }
+      for (std::size_t i = 0; i < loads.size(); ++i) {
+        if (loads[i].direction == sim::Direction::l2_to_lmem) {
+          first_load_start.push_back(run.trace.records(core, gdma)[i].start);
+        }
+      }
+      REQUIRE(read_end.size() == rounds);
+      REQUIRE(first_load_start.size() == rounds);
+      for (std::size_t r = 0; r < rounds; ++r) CHECK(first_load_start[r] >= read_end[r]);
     }
-    REQUIRE(read_end.size() == 4);
-    REQUIRE(first_load_start.size() == 4);
-    for (std::size_t r = 0; r < 4; ++r) CHECK(first_load_start[r] >= read_end[r]);
-  }
+    // Attention cannot finish before its last history bytes have arrived.
+    CHECK(run.timeline.op(OpKind::fa2).end >= run.timeline.op(OpKind::kv_cache_read).end);
+  };
+  check_rounds(staged, 4);
+  // B = 4: 8,192 rows per core, 16 rounds of 512 rows, while local memory holds more chunks ahead
+  // than the L2 holds rounds: a chunk's load waits until its round's read has been queued.
+  check_rounds(block(chip, decode(4, 131072), "sdma"), 16);
   // One round (the share fits): fa2 starts when the read has ended on every core.
   const auto small = block(chip, decode(4, 8192), "sdma");
   CHECK(small.timeline.op(OpKind::fa2).start == small.timeline.op(OpKind::kv_cache_read).end);
@@ -275,4 +284,21 @@ TEST_CASE("nodes: an all-to-all reaches other nodes through the network interfac
                              "nodes: {chips_per_node: 0, rdma_bandwidth_gb_per_s: 25, rdma_latency_ns: 1}\n",
                          "n"),
       Catch::Contains("nodes.chips_per_node: must be a positive integer, got 0"));
+}
+
+TEST_CASE("SDMA route through the L2 in a step: no layer's fa2 ends before its history has arrived",
+          "[hw][engines][l2]") {
+  // The issue's run: `g5sim run --batch 4 --ctx 131072 --layers 2 --kv-read-engine sdma` on the
+  // shipped SG2262 (its L2 stages the history in 16 rounds per core, automatic sharding).
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+  g5sim::Request request;
+  request.batch = 4;
+  request.ctx = 131072;
+  request.layers = 2;
+  request.kv_read_engine = "sdma";
+  const g5sim::Result r = g5sim::simulate(chip, model, request);
+  for (int layer = 0; layer < 2; ++layer) {
+    CHECK(r.op("fa2", layer).op_end_ps >= r.op("kv_cache_read", layer).op_end_ps);
+  }
 }

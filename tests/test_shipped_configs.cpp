@@ -1,12 +1,16 @@
 // The shipped chip and model files (configs/): each loads, its peaks are the sourced figures, and a
 // decode block runs on it with the KV bytes the formula gives.
 #include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "api/simulation.hpp"
 #include "hw/chip.hpp"
 #include "hw/cost_model.hpp"
+#include "hw/input_file.hpp"
 #include "models/model_spec.hpp"
 #include "ops/timeline.hpp"
 #include "test_configs.hpp"
@@ -55,4 +59,62 @@ TEST_CASE("a decode block runs on every shipped chip, with the formula's KV byte
   const auto r =
       api::simulate_block(hw::load_chip(shipped("chips/bm1684x.yaml")), glm, test_configs::decode(1, 512), {});
   CHECK(r.timeline.op(ops::OpKind::kv_cache_read).hbm_bytes == 524'288);
+}
+
+namespace {
+
+// A YAML document as dotted path -> scalar text ("engines.gdma.roles[1]" -> "kv_stream").
+void flatten(const YAML::Node& node, const std::string& path, std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& entry : node)
+      flatten(entry.second, (path.empty() ? "" : path + ".") + entry.first.as<std::string>(), out);
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) flatten(node[i], path + "[" + std::to_string(i) + "]", out);
+  } else {
+    out[path] = node.as<std::string>();
+  }
+}
+
+std::map<std::string, std::string> fields_of(const std::string& yaml_text) {
+  std::map<std::string, std::string> out;
+  flatten(YAML::Load(yaml_text), "", out);
+  return out;
+}
+
+// Scalars that are the same number written differently ("1" and "1.0") agree.
+bool same_value(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  try {
+    std::size_t ea = 0, eb = 0;
+    const double x = std::stod(a, &ea), y = std::stod(b, &eb);
+    return ea == a.size() && eb == b.size() && x == y;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the three copies of SG2262 agree field by field", "[configs][chips]") {
+  // configs/chips/sg2262.yaml is the chip; tests/test_configs.hpp (kSg2262) and
+  // tests/golden/chip.yaml copy it so that tests never depend on the shipped file. They differ
+  // only in `name`, and the copies leave out the `l2` (the tests that stage through an L2 add it).
+  const auto shipped_fields = fields_of(hw::read_input_file(shipped("chips/sg2262.yaml")));
+  const auto golden_text = hw::read_input_file(std::string(G5SIM_TEST_SOURCE_DIR) + "/tests/golden/chip.yaml");
+  for (const auto& [label, text] : {std::pair<std::string, std::string>{"test_configs.hpp", test_configs::kSg2262},
+                                    std::pair<std::string, std::string>{"golden/chip.yaml", golden_text}}) {
+    INFO(label);
+    const auto copy = fields_of(text);
+    for (const auto& [path, value] : shipped_fields) {
+      if (path == "name" || path.rfind("l2.", 0) == 0) continue;
+      INFO(path);
+      REQUIRE(copy.count(path) == 1);
+      CHECK(same_value(copy.at(path), value));
+    }
+    for (const auto& [path, value] : copy) {
+      INFO(path);
+      CHECK((path == "name" || shipped_fields.count(path) == 1));
+      CHECK(path.rfind("l2.", 0) != 0);
+    }
+  }
 }

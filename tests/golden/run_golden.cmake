@@ -20,6 +20,12 @@ foreach(stream stdout stderr)
   endif()
   file(READ ${GOLDEN}.${stream} expected)
   if(NOT actual STREQUAL expected)
-    message(FATAL_ERROR "${stream} differs from ${GOLDEN}.${stream}\n--- actual ---\n${actual}\n--- expected ---\n${expected}")
+    # A unified diff, not both files whole: a one-line change in a long output stays readable.
+    string(MD5 tag "${GOLDEN}")
+    set(actual_file ${CMAKE_CURRENT_BINARY_DIR}/golden_actual_${tag}.${stream})
+    file(WRITE ${actual_file} "${actual}")
+    execute_process(COMMAND diff -u --label expected/${stream} --label actual/${stream} ${GOLDEN}.${stream} ${actual_file}
+                    OUTPUT_VARIABLE difference)
+    message(FATAL_ERROR "${stream} differs from ${GOLDEN}.${stream} (-DUPDATE_GOLDEN=ON rewrites it):\n${difference}")
   endif()
 endforeach()
