@@ -265,7 +265,10 @@ std::string Result::table() const {
 }
 
 Result simulate(const Chip& whole_chip, const Model& model, const Request& request) {
-  const Chip chip = request.cores == 0 ? whole_chip : whole_chip.with_cores(request.cores);
+  if (request.cores && *request.cores > models::kMaxCores) {
+    throw ConfigError(fmt::format("{} is outside 1..{}", *request.cores, models::kMaxCores), "", "cores", 0, 0);
+  }
+  const Chip chip = request.cores ? whole_chip.with_cores(static_cast<std::uint32_t>(*request.cores)) : whole_chip;
   return translated([&] {
     auto state = std::make_shared<Result::State>(chip, model);
     Result result;
@@ -279,7 +282,7 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     state->options.kv_read_engine = request.kv_read_engine;
     state->options.max_commands = request.max_commands;
     state->options.attn_split = parse_split(request.attn_split);
-    state->options.prefetch_weights = request.prefetch_weights;
+    state->options.prefetch_weights = request.prefetch;
     if (request.max_commands == 0) throw hw::InputError("max_commands", "must be a positive integer");
     const hw::Chip& c = chip.data().chip;
     const models::ModelSpec& m = model.data().spec;

@@ -9,6 +9,7 @@
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 #include "hw/strict_config.hpp"
+#include "models/run_limits.hpp"
 
 namespace models {
 namespace {
@@ -18,12 +19,8 @@ enum class Family { deepseek, deepseek_dsa, llama, chatglm };
 // Plausible ranges of the model's fields (README, "Config ranges"): above every published model,
 // low enough that byte and FLOP counts of a whole step stay far inside 64 bits.
 constexpr std::uint64_t kMaxWidth = std::uint64_t{1} << 20;  // hidden, FFN, LoRA ranks
-constexpr std::uint64_t kMaxLayers = 1024;
 constexpr std::uint64_t kMaxVocab = std::uint64_t{1} << 24;
-constexpr std::uint64_t kMaxHeads = 4096;
-constexpr std::uint64_t kMaxHeadDim = 65536;
 constexpr std::uint64_t kMaxExperts = 65536;
-constexpr std::uint64_t kMaxContext = std::uint64_t{1} << 24;  // tokens
 
 Family family_of(hw::ConfigMap& m) {
   const std::string type = m.string("model_type");

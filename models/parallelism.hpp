@@ -29,10 +29,6 @@ namespace models {
 /// Routed experts on the fullest EP rank: ceil(experts / ep).
 inline std::uint64_t experts_per_rank(std::uint64_t experts, std::uint64_t ep) { return (experts + ep - 1) / ep; }
 
-/// Input limits (README, "Input limits").
-constexpr std::uint64_t kMaxDegree = 65536;                  ///< each of tp, ep, dp
-constexpr std::uint64_t kMaxChips = std::uint64_t{1} << 20;  ///< tp x dp
-
 struct Parallelism {
   std::uint64_t tp = 1, ep = 1, dp = 1;
   std::uint64_t chips() const { return tp * dp; }

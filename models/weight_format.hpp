@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "models/run_limits.hpp"
 #include "ops/op_graph.hpp"
 
 namespace models {
@@ -32,8 +33,6 @@ enum class WeightDtype : std::uint8_t { bf16, fp16, fp8, int8, int4 };
 
 /// The group size of int8/int4 scales when nothing says otherwise.
 constexpr std::uint64_t kDefaultWeightGroup = 128;
-/// Largest group size accepted (far above any checkpoint); 0 = one scale per column.
-constexpr std::uint64_t kMaxWeightGroup = std::uint64_t{1} << 20;
 
 /// A weight format: the element type and, for int8/int4, the scale group along k.
 struct WeightFormat {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "models/run_limits.hpp"
 #include "models/weight_format.hpp"
 
 namespace models {
@@ -45,11 +46,6 @@ struct Workload {
   /// The MLA compute path of this step.
   MlaMode compute_mode() const { return decode() ? mla_mode : prefill_mla_mode; }
 };
-
-/// Input limits (README, "Input limits"): far above any deployment, low enough that every byte,
-/// FLOP and command count of a step stays inside 64 bits.
-constexpr std::uint64_t kMaxBatch = std::uint64_t{1} << 20;    ///< sequences
-constexpr std::uint64_t kMaxContext = std::uint64_t{1} << 24;  ///< tokens
 
 /// Builds and checks a workload from user choices: `ctx` is kv_len; decode takes q_len (default
 /// 1) and needs q_len < ctx; prefill takes q_len == ctx (the default). Errors are hw::InputError

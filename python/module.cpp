@@ -19,12 +19,14 @@
 #include <pybind11/stl.h>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
-#include "tools/option_scope.hpp"
 
 namespace py = pybind11;
 
@@ -32,9 +34,12 @@ namespace {
 
 // The Request member a library parameter error names, as simulate() spells its keyword.
 std::string keyword_of(const std::string& field) {
-  if (field == "kv_len") return "ctx";
-  if (field == "kv_format") return "kv_dtype";
-  return field;
+  const g5sim::RunOption* o = g5sim::find_run_option(field);
+  return o ? o->name : field;
+}
+
+std::string fmt_range(const std::string& value, const g5sim::RunOption& o) {
+  return value + " is outside " + std::to_string(o.min) + ".." + std::to_string(o.max);
 }
 
 py::object none_if_zero(int v) { return v == 0 ? py::object(py::none()) : py::object(py::int_(v)); }
@@ -107,6 +112,89 @@ int run_cli(const std::vector<std::string>& args) {
   return tools::run_cli(static_cast<int>(argv.size()), argv.data());
 }
 
+py::object python_value(const g5sim::OptionValue& value) {
+  return std::visit(
+      [](const auto& v) -> py::object {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::monostate>) {
+          return py::none();
+        } else {
+          return py::cast(v);
+        }
+      },
+      value);
+}
+
+[[noreturn]] void argument_error(const g5sim::RunOption& o, const std::string& message) {
+  throw g5sim::ConfigError(message, "", o.name, 0, 0);
+}
+
+// A keyword's Python value as the table's type, with Python's words for a wrong one (the
+// library checks ranges and emptiness).
+g5sim::OptionValue option_value(const g5sim::RunOption& o, const py::handle& v) {
+  if (v.is_none()) return std::monostate{};
+  const std::string repr = py::repr(v);
+  switch (o.type) {
+    case g5sim::OptionType::count: {
+      const py::object integral = py::module_::import("numbers").attr("Integral");
+      if (py::isinstance<py::bool_>(v) || !py::isinstance(v, integral)) {
+        argument_error(o, "expected a whole number, got " + repr);
+      }
+      const py::int_ n(py::reinterpret_borrow<py::object>(v));
+      if (n < py::int_(0) || n > py::int_(o.max)) {
+        argument_error(o, fmt_range(py::str(static_cast<const py::object&>(n)).cast<std::string>(), o));
+      }
+      return n.cast<std::uint64_t>();
+    }
+    case g5sim::OptionType::text:
+      if (!py::isinstance<py::str>(v)) argument_error(o, "expected a string, got " + repr);
+      return v.cast<std::string>();
+    case g5sim::OptionType::path: {
+      const py::object os_path_like = py::module_::import("os").attr("PathLike");
+      if (!py::isinstance<py::str>(v) && !py::isinstance(v, os_path_like)) {
+        argument_error(o, "expected a path, got " + repr);
+      }
+      return py::module_::import("os").attr("fspath")(v).cast<std::string>();
+    }
+    case g5sim::OptionType::flag:
+      if (!py::isinstance<py::bool_>(v)) argument_error(o, "expected True or False, got " + repr);
+      return v.cast<bool>();
+  }
+  return std::monostate{};
+}
+
+py::list run_option_dicts() {
+  static const char* const kTypes[] = {"count", "text", "path", "flag"};
+  py::list out;
+  const g5sim::Request defaults;
+  for (const g5sim::RunOption& o : g5sim::run_options()) {
+    py::dict d;
+    d["name"] = o.name;
+    d["flag"] = o.flag;
+    d["type"] = kTypes[static_cast<int>(o.type)];
+    d["min"] = o.min;
+    d["max"] = o.max;
+    d["optional"] = o.optional;
+    py::list choices;
+    for (std::size_t i = 0; !o.choices.empty() && i != std::string::npos;) {
+      const std::size_t comma = o.choices.find(',', i);
+      choices.append(o.choices.substr(i, comma == std::string::npos ? std::string::npos : comma - i));
+      i = comma == std::string::npos ? comma : comma + 1;
+    }
+    d["choices"] = choices;
+    d["default"] = python_value(g5sim::get_option(defaults, o));
+    d["default_doc"] = o.default_doc;
+    d["unit"] = o.unit;
+    d["doc"] = o.doc;
+    d["run"] = (o.takes & g5sim::kRun) != 0;
+    d["grid_axis"] = (o.takes & g5sim::kGridAxis) != 0;
+    d["json_key"] = o.json_key;
+    d["scoped"] = o.scoped;
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_g5sim, m) {
@@ -118,10 +206,10 @@ PYBIND11_MODULE(_g5sim, m) {
         "The folder of the shipped configs (G5SIM_DATA_DIR, else share/g5sim above this module).");
   m.def("shipped_chip_path", &g5sim::shipped_chip_path, "The shipped SG2262 chip config.");
   m.def("shipped_model_path", &g5sim::shipped_model_path, "The shipped DeepSeek-V3 model config.");
-  m.def("why_option_does_not_apply", &tools::why_option_does_not_apply, py::arg("field"), py::arg("model"),
+  m.def("why_option_does_not_apply", &g5sim::why_option_does_not_apply, py::arg("field"), py::arg("model"),
         py::arg("request"),
         "Why the Request field changes nothing for this model and request ('' when it applies): "
-        "tools/option_scope.hpp's rules, as the command line applies them.");
+        "the run-option table's rules (g5sim/run_options.hpp), as the command line applies them.");
   m.def("run_cli", &run_cli, py::arg("args"),
         "Runs the g5sim command line with `args` (without the program name); returns its exit status.");
 
@@ -162,31 +250,19 @@ PYBIND11_MODULE(_g5sim, m) {
         return "<g5sim.Model " + x.name() + " (" + x.model_type() + ") from " + x.source() + ">";
       });
 
-  py::class_<g5sim::Request>(m, "Request", "One run's parameters; g5sim.simulate() fills it from its keywords.")
-      .def(py::init<>())
-      .def_readwrite("phase", &g5sim::Request::phase)
-      .def_readwrite("batch", &g5sim::Request::batch)
-      .def_readwrite("ctx", &g5sim::Request::ctx)
-      .def_readwrite("q_len", &g5sim::Request::q_len)
-      .def_readwrite("kv_dtype", &g5sim::Request::kv_dtype)
-      .def_readwrite("mla_mode", &g5sim::Request::mla_mode)
-      .def_readwrite("prefill_mla_mode", &g5sim::Request::prefill_mla_mode)
-      .def_readwrite("weight_dtype", &g5sim::Request::weight_dtype)
-      .def_readwrite("weight_group", &g5sim::Request::weight_group)
-      .def_readwrite("kv_read_engine", &g5sim::Request::kv_read_engine)
-      .def_readwrite("attn_split", &g5sim::Request::attn_split)
-      .def_readwrite("scope", &g5sim::Request::scope)
-      .def_readwrite("layers", &g5sim::Request::layers)
-      .def_readwrite("micro_batches", &g5sim::Request::micro_batches)
-      .def_readwrite("cores", &g5sim::Request::cores)
-      .def_readwrite("tp", &g5sim::Request::tp)
-      .def_readwrite("ep", &g5sim::Request::ep)
-      .def_readwrite("dp", &g5sim::Request::dp)
-      .def_readwrite("expert_load", &g5sim::Request::expert_load)
-      .def_readwrite("strict_capacity", &g5sim::Request::strict_capacity)
-      .def_readwrite("max_commands", &g5sim::Request::max_commands)
-      .def_readwrite("prefetch_weights", &g5sim::Request::prefetch_weights)
-      .def_readwrite("replay", &g5sim::Request::replay);
+  // Request's properties come from the run-option table: one per row, checked on assignment.
+  py::class_<g5sim::Request> request(m, "Request",
+                                     "One run's parameters (the run-option table's rows); g5sim.simulate() fills it.");
+  request.def(py::init<>());
+  for (const g5sim::RunOption& o : g5sim::run_options()) {
+    const g5sim::RunOption* option = &o;
+    request.def_property(
+        o.name.c_str(), [option](const g5sim::Request& r) { return python_value(g5sim::get_option(r, *option)); },
+        [option](g5sim::Request& r, const py::object& v) { g5sim::set_option(r, *option, option_value(*option, v)); },
+        o.doc.c_str());
+  }
+  m.def("run_options", &run_option_dicts,
+        "The run-option table (g5sim/run_options.hpp): one dict per option, in simulate()'s keyword order.");
 
   py::class_<g5sim::OpRecord>(m, "Op", "One op of a run: the JSON 'ops' entry, with exact picosecond times.")
       .def_readonly("id", &g5sim::OpRecord::id, "Unique in the run (name and layer repeat with micro-batches).")

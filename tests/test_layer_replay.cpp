@@ -161,7 +161,7 @@ TEST_CASE("replayed steps write the JSON of a full simulation, byte for byte", "
   SECTION("work crossing layer boundaries: two micro-batches and cross-op prefetch") {
     r.batch = 16;
     r.micro_batches = 2;
-    r.prefetch_weights = true;
+    r.prefetch = true;
     check_identical(both_ways(kV3, r));
   }
 }

@@ -1,5 +1,5 @@
 // Options that change nothing in the run they are given to are errors, not silently dropped
-// (tools/option_scope.hpp); on a grid, only when no point feels them. And --head-split leaves
+// (the run-option table, g5sim/run_options.hpp); on a grid, only when no point feels them. And --head-split leaves
 // prefill points alone (their attention has no head split): empty cells, no rerun.
 #include <catch2/catch.hpp>
 
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
-#include "tools/option_scope.hpp"
 
 namespace {
 
@@ -55,13 +55,13 @@ TEST_CASE("each scoped option applies exactly where the rules say", "[cli][optio
   g5sim::Request int4 = decode;
   int4.weight_dtype = "int4";
   auto applies = [](const std::string& field, const g5sim::Model& m, const g5sim::Request& r) {
-    return tools::why_option_does_not_apply(field, m, r).empty();
+    return g5sim::why_option_does_not_apply(field, m, r).empty();
   };
   // MLA modes: MLA models only (mla_mode in either phase: it sets the cache written in prefill too).
   CHECK(applies("mla_mode", mla, decode));
   CHECK(applies("mla_mode", mla, prefill));
   CHECK_FALSE(applies("mla_mode", gqa, decode));
-  CHECK(tools::why_option_does_not_apply("mla_mode", gqa, decode) ==
+  CHECK(g5sim::why_option_does_not_apply("mla_mode", gqa, decode) ==
         "GQA-test has GQA attention: MLA modes apply to MLA models only");
   CHECK(applies("prefill_mla_mode", mla, prefill));
   CHECK_FALSE(applies("prefill_mla_mode", mla, decode));
@@ -73,7 +73,7 @@ TEST_CASE("each scoped option applies exactly where the rules say", "[cli][optio
   CHECK(applies("attn_split", gqa, decode));
   CHECK_FALSE(applies("attn_split", gqa, prefill));
   // Scale groups: int8/int4 weights, given or from the model config (neither model has one: bf16).
-  CHECK(tools::why_option_does_not_apply("weight_group", mla, decode) ==
+  CHECK(g5sim::why_option_does_not_apply("weight_group", mla, decode) ==
         "the weights are bf16: scale groups apply to int8 and int4 weights");
   CHECK(applies("weight_group", mla, int4));
   g5sim::Request fp8 = decode;

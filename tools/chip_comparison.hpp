@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "models/run_limits.hpp"
 
 namespace tools {
 
 /// The most workloads one comparison holds (its rows stay in memory until printed); a larger
-/// study is a `g5sim sweep` over the chips.
-constexpr std::uint64_t kMaxComparedWorkloads = 4096;
+/// study is a `g5sim sweep` over the chips (models/run_limits.hpp).
+using models::kMaxComparedWorkloads;
 
 /// What a comparison keeps of a run: its identity and figures, not its ops or internal record.
 struct ComparedRun {

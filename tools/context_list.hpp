@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "models/run_limits.hpp"
+
 namespace tools {
 
-constexpr std::uint64_t kMaxContext = std::uint64_t{1} << 24;  ///< tokens (16,777,216)
-constexpr std::size_t kMaxContexts = 4096;                     ///< entries of one list
+using models::kMaxContext;
+constexpr std::size_t kMaxContexts = models::kMaxContextList;
 
 /// Throws hw::ConfigError naming --ctx on malformed input.
 std::vector<std::uint64_t> parse_context_list(const std::string& text);

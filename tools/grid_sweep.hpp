@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "models/run_limits.hpp"
 
 namespace tools {
 
@@ -41,7 +42,7 @@ struct SweepPoint {
 
 /// The most points a grid may have (2^32): points are made one at a time from their number, so
 /// a large grid costs no memory, but one past this could not finish.
-constexpr std::uint64_t kMaxGridPoints = std::uint64_t{1} << 32;
+using models::kMaxGridPoints;
 
 /// The number of points: the product of the lists' lengths (an empty list counts one). Throws
 /// hw::ConfigError past kMaxGridPoints.

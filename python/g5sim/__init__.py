@@ -17,6 +17,7 @@ Bad input raises g5sim.ConfigError (a ValueError) naming the source and the fiel
 raised from the C++ core is a RuntimeError (a bug: please report it). simulate() releases the GIL.
 """
 
+import difflib
 import inspect
 import json
 import math
@@ -28,6 +29,7 @@ from typing import Any, Dict, List, Optional, Union
 from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
 from ._g5sim import data_dir, shipped_chip_path, shipped_model_path, simulate_request
+from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
 from .grid import sweep
 from .plot import plot_compare, plot_sweep, plot_timeline
@@ -40,22 +42,6 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-# The argument ranges of simulate(), the command line's (README, "Input limits").
-_COUNT_RANGES = {
-    "batch": (1, 1 << 20),
-    "ctx": (1, 1 << 24),
-    "q_len": (1, 1 << 24),
-    "layers": (1, 1024),
-    "micro_batches": (1, 64),
-    "cores": (1, 4096),
-    "tp": (1, 65536),
-    "ep": (1, 65536),
-    "dp": (1, 65536),
-    "max_commands": (1, 1 << 40),
-    "weight_group": (0, 1 << 20),
-}
-
 
 def _argument_error(name: str, message: str) -> ConfigError:
     return ConfigError(f"{name}: {message}", field=name)
@@ -143,115 +129,49 @@ def load_model(config: Union[Model, Mapping, PathLike], source: Optional[str] = 
     raise TypeError(f"load_model: expected a dict or a path, got {type(config).__name__}")
 
 
-def _count(name: str, value: Any) -> Optional[int]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise _argument_error(name, f"expected a whole number, got {value!r}")
-    low, high = _COUNT_RANGES[name]
-    if not low <= int(value) <= high:
-        raise _argument_error(name, f"{value} is outside {low}..{high}")
-    return int(value)
+# simulate()'s keywords are the run-option table's rows (g5sim/run_options.hpp): their names,
+# defaults, ranges and docs come from the C++ core, so Python and the command line cannot drift.
+_OPTIONS = _run_options()
+_OPTION_NAMES = [option["name"] for option in _OPTIONS]
 
 
-def _text(name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise _argument_error(name, f"expected a string, got {value!r}")
-    return value
+def _request(**keywords: Any) -> Request:
+    """simulate()'s keywords as a checked Request (each assignment checks type and range)."""
+    request = Request()
+    for name, value in keywords.items():
+        if name not in _OPTION_NAMES:
+            near = difflib.get_close_matches(name, _OPTION_NAMES, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise TypeError(f"simulate() got an unexpected keyword argument {name!r}{hint}")
+        setattr(request, name, value)
+    return request
 
 
-def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], *,
-             phase: str = "decode", batch: Optional[int] = None, ctx: int = 4096, q_len: Optional[int] = None,
-             kv_dtype: str = "bf16", mla_mode: str = "absorb", prefill_mla_mode: str = "expanded",
-             weight_dtype: Optional[str] = None, weight_group: Optional[int] = None,
-             kv_read_engine: Optional[str] = None, attn_split: str = "seq", scope: str = "step",
-             layers: Optional[int] = None, micro_batches: int = 1, cores: Optional[int] = None,
-             tp: Optional[int] = None,
-             ep: Optional[int] = None,
-             dp: Optional[int] = None, expert_load: Optional[PathLike] = None, strict_capacity: bool = False,
-             max_commands: int = 1 << 27, prefetch: bool = True, replay: bool = True) -> Result:
-    """Simulates one chip's share of a step, with `g5sim run`'s defaults and checks.
+def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], **options: Any) -> Result:
+    return simulate_request(load_chip(chip), load_model(model), _request(**options))
 
-    phase            "decode" (q_len < ctx: the history comes from the KV cache) or "prefill"
-    batch            sequences over all chips; None: one per data-parallel rank
-    ctx              kv_len, the tokens each sequence attends
-    q_len            new tokens per sequence; None: 1 in decode, ctx in prefill
-    kv_dtype         "bf16", "fp8" or "fp8-flashmla"
-    mla_mode         decode compute and cache: "absorb", "standard" or "expanded"
-    prefill_mla_mode prefill compute (default "expanded": MHA after up-projection)
-    weight_dtype     projections' weights: "bf16", "fp16", "fp8", "int8", "int4"; None: the
-                     model config's quantization, else bf16
-    weight_group     int8/int4: k elements per scale (0: one per column); None: the model
-                     config's, else 128 (Sophgo's LLM demos use 64)
-    kv_read_engine   the engine of the decode history read; None: the chip's first kv_stream
-                     engine (SG2262: "gdma", which overlaps fa2; "sdma" loads it first)
-    attn_split       decode attention over cores: "seq" (flash decoding) or "head"
-    scope            "step" (the whole decoder) or "block" (one attention block)
-    layers           step: only the first N decoder layers
-    micro_batches    step: the chip's sequences in N groups; one group's attention overlaps
-                     another's MoE all-to-alls (DeepSeek's two-micro-batch overlap)
-    cores            run on the chip's first N cores; None: all
-    tp, ep, dp       sharding; all None: the smallest that fits the chip's DDR
-    expert_load      step: a measured routing CSV (layer,expert,tokens)
-    strict_capacity  a step that does not fit DDR raises instead of warning (Result.warnings)
-    max_commands     refuse runs estimated to need more commands
-    prefetch         cross-op weight prefetch (the CLI's --no-prefetch turns it off)
-    replay           exact replay of identical layers (the CLI's --no-replay turns it off:
-                     every command simulated, the same results, slower)
 
-    `chip` and `model` may be loaded objects, dicts or paths. Raises ConfigError on bad input.
-    """
-    keywords = dict(locals())
-    del keywords["chip"], keywords["model"]
-    return simulate_request(load_chip(chip), load_model(model), _request(**keywords))
+def _option_line(option: Dict[str, Any]) -> str:
+    words = f" ({', '.join(option['choices'])})" if option["choices"] else ""
+    default = "" if option["type"] == "flag" else f"; default: {option['default_doc']}"
+    return f"    {option['name']:<16} {option['doc']}{words}{default}"
+
+
+simulate.__signature__ = inspect.Signature(
+    [inspect.Parameter("chip", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+     inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    + [inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, default=o["default"]) for o in _OPTIONS],
+    return_annotation=Result)
+simulate.__doc__ = "\n".join(
+    ["Simulates one chip's share of a step, with `g5sim run`'s defaults and checks.", "",
+     "Keywords (the command line's flags, from the run-option table; None: not given):"]
+    + [_option_line(o) for o in _OPTIONS]
+    + ["", "`chip` and `model` may be loaded objects, dicts or paths. Raises ConfigError on bad input."])
 
 
 def _simulate_defaults() -> Dict[str, Any]:
     """simulate()'s keywords and their defaults."""
-    return {name: p.default for name, p in inspect.signature(simulate).parameters.items()
-            if p.kind is inspect.Parameter.KEYWORD_ONLY}
-
-
-def _request(*, phase, batch, ctx, q_len, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, weight_group,
-             kv_read_engine, attn_split, scope, layers, micro_batches, cores, tp, ep, dp, expert_load,
-             strict_capacity, max_commands, prefetch, replay) -> Request:
-    """simulate()'s keywords (every one given) as a checked Request."""
-    request = Request()
-    request.phase = _text("phase", phase)
-    request.batch = _count("batch", batch)
-    if ctx is None:
-        raise _argument_error("ctx", "a context length is required")
-    request.ctx = _count("ctx", ctx)
-    request.q_len = _count("q_len", q_len)
-    request.kv_dtype = _text("kv_dtype", kv_dtype)
-    request.mla_mode = _text("mla_mode", mla_mode)
-    request.prefill_mla_mode = _text("prefill_mla_mode", prefill_mla_mode)
-    request.weight_dtype = "" if weight_dtype is None else _text("weight_dtype", weight_dtype)
-    request.weight_group = _count("weight_group", weight_group)
-    request.kv_read_engine = "" if kv_read_engine is None else _text("kv_read_engine", kv_read_engine)
-    request.attn_split = _text("attn_split", attn_split)
-    request.scope = _text("scope", scope)
-    request.layers = _count("layers", layers)
-    request.micro_batches = _count("micro_batches", micro_batches)
-    request.cores = 0 if cores is None else _count("cores", cores)
-    request.tp = _count("tp", tp)
-    request.ep = _count("ep", ep)
-    request.dp = _count("dp", dp)
-    if expert_load is not None:
-        if not isinstance(expert_load, (str, os.PathLike)):
-            raise _argument_error("expert_load", f"expected a path, got {expert_load!r}")
-        request.expert_load = os.fspath(expert_load)
-    if not isinstance(strict_capacity, bool):
-        raise _argument_error("strict_capacity", f"expected True or False, got {strict_capacity!r}")
-    request.strict_capacity = strict_capacity
-    request.max_commands = _count("max_commands", max_commands)
-    if not isinstance(prefetch, bool):
-        raise _argument_error("prefetch", f"expected True or False, got {prefetch!r}")
-    request.prefetch_weights = prefetch
-    if not isinstance(replay, bool):
-        raise _argument_error("replay", f"expected True or False, got {replay!r}")
-    request.replay = replay
-    return request
+    return {o["name"]: o["default"] for o in _OPTIONS}
 
 
 def _to_dict(self: Result) -> Dict[str, Any]:

@@ -58,6 +58,8 @@ class Model:
     def latent_kv_elements(self) -> int: ...
 
 class Request:
+    # One property per row of the run-option table (g5sim/run_options.hpp), in its order; the
+    # test python/tests/test_run_options.py checks these against the table.
     phase: str
     batch: Optional[int]
     ctx: int
@@ -65,21 +67,21 @@ class Request:
     kv_dtype: str
     mla_mode: str
     prefill_mla_mode: str
-    weight_dtype: str
+    weight_dtype: Optional[str]
     weight_group: Optional[int]
-    kv_read_engine: str
+    kv_read_engine: Optional[str]
     attn_split: str
     scope: str
     layers: Optional[int]
     micro_batches: int
-    cores: int
+    cores: Optional[int]
     tp: Optional[int]
     ep: Optional[int]
     dp: Optional[int]
-    expert_load: str
+    expert_load: Optional[str]
     strict_capacity: bool
     max_commands: int
-    prefetch_weights: bool
+    prefetch: bool
     replay: bool
     def __init__(self) -> None: ...
 
@@ -170,3 +172,4 @@ class Result:
     def to_dataframe(self) -> Any: ...
 
 def simulate_request(chip: Chip, model: Model, request: Request) -> Result: ...
+def run_options() -> List[Dict[str, Any]]: ...

@@ -14,11 +14,14 @@ times as exact integer picoseconds beside nanoseconds.
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ._g5sim import run_options as _run_options
+
+# The grid's nesting order, as `g5sim sweep` nests it (tools/grid_sweep.hpp); the run-option
+# table's grid axes are these but chip and model (python/tests/test_run_options.py checks it).
 _AXES = ("chip", "model", "phase", "kv_dtype", "mla_mode", "weight_dtype", "batch", "ctx")
-# The options some workloads do not feel (tools/option_scope.hpp), with the value that means "not
-# given" where the keyword is a switch.
-_SCOPED = {"mla_mode": None, "prefill_mla_mode": None, "kv_read_engine": None, "attn_split": None,
-           "weight_group": None, "replay": True}
+# The options some workloads do not feel (the table's scope rules), with the value that means "not
+# given": a switch's default, else None.
+_SCOPED = {o["name"]: (o["default"] if o["type"] == "flag" else None) for o in _run_options() if o["scoped"]}
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> List[Dict[str, Any]]:
@@ -101,7 +104,7 @@ def sweep(grid: Mapping[str, Sequence[Any]], *, client: Optional[Any] = None, jo
     runs the points on its workers. The rows are the same either way.
 
     A keyword (or mla_mode axis) that no point feels is a ConfigError before anything runs, as
-    `g5sim sweep` refuses such a flag (tools/option_scope.hpp): prefill_mla_mode with decode
+    `g5sim sweep` refuses such a flag (the run-option table's rules): prefill_mla_mode with decode
     points only, kv_read_engine or attn_split with prefill only, mla_mode on GQA models,
     weight_group without int8/int4 weights, replay=False with scope="block".
     """

@@ -39,7 +39,7 @@ g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
   r.ep = row.ep;
   r.dp = row.dp;
   if (!r.tp && !r.ep && !r.dp) r.tp = r.ep = r.dp = 1;  // a row states its sharding; none = one chip
-  r.cores = static_cast<std::uint32_t>(row.cores.value_or(0));
+  r.cores = row.cores;
   r.mla_mode = option_text(row, "mla_mode", r.mla_mode);
   r.prefill_mla_mode = option_text(row, "prefill_mla_mode", r.prefill_mla_mode);
   r.attn_split = option_text(row, "attn_split", r.attn_split);

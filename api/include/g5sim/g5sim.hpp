@@ -94,7 +94,8 @@ class Model {
 };
 
 /// One run, with the CLI's defaults (README, "Flags"): every field is checked by simulate(), and
-/// a bad one is a ConfigError whose field() is the member's name.
+/// a bad one is a ConfigError whose field() is the member's name. Each member is a row of the
+/// run-option table (g5sim/run_options.hpp), which front ends read to take, check and echo it.
 struct Request {
   std::string phase = "decode";        ///< "decode" (q_len < ctx) or "prefill" (q_len == ctx)
   std::optional<std::uint64_t> batch;  ///< sequences over all chips; default one per DP rank
@@ -111,12 +112,12 @@ struct Request {
   std::string scope = "step";      ///< "block" (one attention block) or "step" (the decoder)
   std::optional<std::uint64_t> layers;                  ///< step: only the first N decoder layers
   std::uint64_t micro_batches = 1;                      ///< step: the chip's sequences in N overlapping groups (1..64)
-  std::uint32_t cores = 0;                              ///< run on the chip's first N cores; 0 = all
+  std::optional<std::uint64_t> cores;                   ///< run on the chip's first N cores; none = all
   std::optional<std::uint64_t> tp, ep, dp;              ///< none given: the smallest sharding that fits DDR
   std::string expert_load;                              ///< step: measured routing CSV (layer,expert,tokens) path
   bool strict_capacity = false;                         ///< a step that does not fit DDR is an error, not a warning
   std::uint64_t max_commands = std::uint64_t{1} << 27;  ///< refuse runs estimated above this
-  bool prefetch_weights = true;                         ///< cross-op weight prefetch (ops/lowering.hpp)
+  bool prefetch = true;                                 ///< cross-op weight prefetch (ops/lowering.hpp)
   bool keep_commands = false;                           ///< keep every command's record (for a Chrome trace)
   /// Replay identical layers exactly (one run of repeating layers simulated in part, the rest
   /// derived from a proven repetition); false simulates every command. Same results either way;

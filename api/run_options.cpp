@@ -1,0 +1,457 @@
+// The run-option table (g5sim/run_options.hpp): one row per Request member, with everything a
+// front end needs to take, check, document and echo it, and the rule for when it changes nothing.
+
+#include "g5sim/run_options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <utility>
+
+#include "api/result_state.hpp"
+#include "models/model_spec.hpp"
+#include "models/run_limits.hpp"
+#include "models/weight_format.hpp"
+
+namespace g5sim {
+namespace {
+
+using Member = std::variant<std::string Request::*, std::optional<std::uint64_t> Request::*, std::uint64_t Request::*,
+                            bool Request::*>;
+/// Why the option changes nothing for this model and request ("" when it applies).
+using Scope = std::string (*)(const Model&, const Request&);
+
+struct Row {
+  RunOption option;
+  Member member;
+  Scope does_not_apply = nullptr;
+};
+
+std::string mla_only(const Model& model, const Request&) {
+  if (model.attention() == "mla") return {};
+  return fmt::format("{} has GQA attention: MLA modes apply to MLA models only", model.name());
+}
+
+std::string mla_prefill_only(const Model& model, const Request& request) {
+  if (std::string why = mla_only(model, request); !why.empty()) return why;
+  return request.phase == "decode" ? "it sets MLA prefill compute, and this is a decode step" : "";
+}
+
+std::string decode_history_only(const Model&, const Request& request) {
+  if (request.phase != "prefill") return {};
+  return "a prefill step reads no KV history (it has no kv_cache_read): the engine is decode's";
+}
+
+std::string decode_split_only(const Model&, const Request& request) {
+  if (request.phase != "prefill") return {};
+  return "it splits decode attention over the cores; prefill attention splits by query blocks";
+}
+
+std::string grouped_weights_only(const Model& model, const Request& request) {
+  const std::string dtype = request.weight_dtype.empty() ? std::string(models::name_of(model.data().spec.weight_dtype))
+                                                         : request.weight_dtype;
+  if (dtype == "int8" || dtype == "int4") return {};
+  return fmt::format("the weights are {}: scale groups apply to int8 and int4 weights", dtype);
+}
+
+std::string step_only(const Model&, const Request& request) {
+  return request.scope == "block" ? "one attention block has no layers to replay" : "";
+}
+
+constexpr unsigned kAxis = kRun | kGridAxis;
+constexpr unsigned kFixed = kRun | kGridFixed;
+using T = OptionType;
+
+// The table. Its order is the order of help texts and of simulate()'s keywords. Each row names
+// only the fields it sets (designated initializers); the rest keep RunOption's defaults, which
+// GCC's -Wextra would report as missing.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table{
+      {{.name = "phase",
+        .flag = "--phase",
+        .type = T::text,
+        .choices = "decode,prefill",
+        .default_doc = "decode",
+        .doc = "decode (q_len < ctx: the history comes from the KV cache) or prefill (q_len == ctx)",
+        .takes = kAxis,
+        .json_key = "phase"},
+       &Request::phase},
+      {{.name = "batch",
+        .flag = "--batch",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxBatch,
+        .optional = true,
+        .default_doc = "one per DP rank",
+        .unit = "sequences",
+        .doc = "sequences per step over all chips",
+        .takes = kAxis,
+        .json_key = "batch"},
+       &Request::batch},
+      {{.name = "ctx",
+        .flag = "--ctx",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxContext,
+        .default_doc = "4096",
+        .unit = "tokens",
+        .doc = "context length kv_len: the tokens each sequence attends",
+        .takes = kAxis,
+        .json_key = "kv_len",
+        .library_names = {"kv_len"}},
+       &Request::ctx},
+      {{.name = "q_len",
+        .flag = "--q-len",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxContext,
+        .optional = true,
+        .default_doc = "1 in decode, ctx in prefill",
+        .unit = "tokens",
+        .doc = "query tokens per sequence",
+        .takes = kFixed,
+        .json_key = "q_len"},
+       &Request::q_len},
+      {{.name = "kv_dtype",
+        .flag = "--kv-dtype",
+        .type = T::text,
+        .choices = "bf16,fp8,fp8-flashmla",
+        .default_doc = "bf16",
+        .doc = "KV cache format",
+        .takes = kAxis,
+        .json_key = "kv_dtype",
+        .library_names = {"kv_format"}},
+       &Request::kv_dtype},
+      {{.name = "mla_mode",
+        .flag = "--mla-mode",
+        .type = T::text,
+        .choices = "absorb,standard,expanded",
+        .default_doc = "absorb",
+        .doc = "MLA decode mode and cache",
+        .takes = kAxis | kValidation,
+        .json_key = "mla_mode"},
+       &Request::mla_mode,
+       mla_only},
+      {{.name = "prefill_mla_mode",
+        .flag = "--prefill-mla-mode",
+        .type = T::text,
+        .choices = "absorb,standard,expanded",
+        .default_doc = "expanded",
+        .doc = "MLA prefill compute (expanded: MHA after the up-projection)",
+        .takes = kFixed | kValidation,
+        .json_key = "prefill_mla_mode"},
+       &Request::prefill_mla_mode,
+       mla_prefill_only},
+      {{.name = "weight_dtype",
+        .flag = "--weight-dtype",
+        .type = T::text,
+        .optional = true,
+        .choices = "bf16,fp16,fp8,int8,int4",
+        .default_doc = "the model config's quantization, else bf16",
+        .doc = "projection weights (fp8: 128x128 block scales; int8/int4: group scales, --weight-group)",
+        .takes = kAxis,
+        .json_key = "weight_dtype"},
+       &Request::weight_dtype},
+      {{.name = "weight_group",
+        .flag = "--weight-group",
+        .type = T::count,
+        .min = 0,
+        .max = models::kMaxWeightGroup,
+        .optional = true,
+        .default_doc = "the model config's, else 128 (Sophgo's demos use 64)",
+        .unit = "elements",
+        .doc = "int8/int4 weights: k elements per fp16 scale (0: one per column)",
+        .takes = kFixed,
+        .json_key = "weight_group_size"},
+       &Request::weight_group,
+       grouped_weights_only},
+      {{.name = "kv_read_engine",
+        .flag = "--kv-read-engine",
+        .type = T::text,
+        .optional = true,
+        .default_doc = "the chip's first kv_stream engine",
+        .doc = "DMA engine of the decode history read (SG2262: gdma streams beside fa2, sdma loads it first)",
+        .takes = kFixed | kValidation,
+        .json_key = "kv_read_engine"},
+       &Request::kv_read_engine,
+       decode_history_only},
+      {{.name = "attn_split",
+        .flag = "--attn-split",
+        .type = T::text,
+        .choices = "seq,head",
+        .default_doc = "seq",
+        .doc = "decode attention over cores: seq (flash decoding) or head",
+        .takes = kFixed | kValidation},
+       &Request::attn_split,
+       decode_split_only},
+      {{.name = "scope",
+        .flag = "--scope",
+        .type = T::text,
+        .choices = "step,block",
+        .default_doc = "step",
+        .doc = "step (the whole decoder) or block (one attention block)",
+        .takes = kFixed},
+       &Request::scope},
+      {{.name = "layers",
+        .flag = "--layers",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxLayers,
+        .optional = true,
+        .default_doc = "all",
+        .unit = "layers",
+        .doc = "step: simulate only the first N decoder layers",
+        .takes = kFixed | kValidation},
+       &Request::layers},
+      {{.name = "micro_batches",
+        .flag = "--micro-batches",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxMicroBatches,
+        .default_doc = "1",
+        .doc = "step: the chip's sequences in N groups whose attention overlaps the others' MoE all-to-alls",
+        .takes = kFixed | kValidation},
+       &Request::micro_batches},
+      {{.name = "cores",
+        .flag = "--cores",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxCores,
+        .optional = true,
+        .default_doc = "all",
+        .unit = "cores",
+        .doc = "run on the chip's first N cores",
+        .takes = kFixed},
+       &Request::cores},
+      {{.name = "tp",
+        .flag = "--tp",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxDegree,
+        .optional = true,
+        .default_doc = "none of tp, ep, dp: the smallest sharding that fits DDR",
+        .unit = "chips",
+        .doc = "tensor parallel chips (heads, FFN width, vocabulary)",
+        .takes = kFixed},
+       &Request::tp},
+      {{.name = "ep",
+        .flag = "--ep",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxDegree,
+        .optional = true,
+        .default_doc = "1 when tp or dp is given",
+        .unit = "chips",
+        .doc = "expert parallel chips (routed experts)",
+        .takes = kFixed},
+       &Request::ep},
+      {{.name = "dp",
+        .flag = "--dp",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxDegree,
+        .optional = true,
+        .default_doc = "1 when tp or ep is given",
+        .unit = "chips",
+        .doc = "data parallel chips (batch)",
+        .takes = kFixed},
+       &Request::dp},
+      {{.name = "expert_load",
+        .flag = "--expert-load",
+        .type = T::path,
+        .optional = true,
+        .default_doc = "uniform routing",
+        .doc = "step: measured routing, a CSV of layer,expert,tokens",
+        .takes = kFixed},
+       &Request::expert_load},
+      {{.name = "strict_capacity",
+        .flag = "--strict-capacity",
+        .type = T::flag,
+        .default_doc = "false",
+        .doc = "fail when a chip's weights and KV cache exceed its DDR (else a warning)",
+        .takes = kFixed},
+       &Request::strict_capacity},
+      {{.name = "max_commands",
+        .flag = "--max-commands",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxCommandsCeiling,
+        .default_doc = "134217728",
+        .unit = "commands",
+        .doc = "refuse a run estimated to need more commands (56 B of memory each)",
+        .takes = kFixed},
+       &Request::max_commands},
+      {{.name = "prefetch",
+        .flag = "--no-prefetch",
+        .type = T::flag,
+        .default_doc = "true",
+        .doc = "cross-op weight prefetch (--no-prefetch: every load waits for the op's producers)",
+        .takes = kFixed,
+        .json_key = "prefetch_weights"},
+       &Request::prefetch},
+      {{.name = "replay",
+        .flag = "--no-replay",
+        .type = T::flag,
+        .default_doc = "true",
+        .doc = "exact replay of identical layers (--no-replay: simulate every command; same results, slower)",
+        .takes = kFixed},
+       &Request::replay,
+       step_only},
+  };
+  return table;
+}
+#pragma GCC diagnostic pop
+
+const Row& row_of(const RunOption& option) {
+  for (const Row& r : rows()) {
+    if (r.option.name == option.name) return r;
+  }
+  throw std::logic_error("run option '" + option.name + "' is not in the table");
+}
+
+[[noreturn]] void fail(const RunOption& option, const std::string& message) {
+  throw ConfigError(message, "", option.name, 0, 0);
+}
+
+void check_count(const RunOption& option, std::uint64_t v) {
+  if (v < option.min || v > option.max) fail(option, fmt::format("{} is outside {}..{}", v, option.min, option.max));
+}
+
+}  // namespace
+
+const std::vector<RunOption>& run_options() {
+  static const std::vector<RunOption> options = [] {
+    std::vector<RunOption> out;
+    for (const Row& r : rows()) {
+      out.push_back(r.option);
+      out.back().scoped = r.does_not_apply != nullptr;
+    }
+    return out;
+  }();
+  return options;
+}
+
+const RunOption* find_run_option(const std::string& name) {
+  for (const RunOption& o : run_options()) {
+    if (o.name == name || std::find(o.library_names.begin(), o.library_names.end(), name) != o.library_names.end()) {
+      return &o;
+    }
+  }
+  return nullptr;
+}
+
+OptionValue get_option(const Request& request, const RunOption& option) {
+  return std::visit(
+      [&](auto member) -> OptionValue {
+        const auto& v = request.*member;
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::optional<std::uint64_t>>) {
+          return v ? OptionValue{*v} : OptionValue{};
+        } else if constexpr (std::is_same_v<V, std::string>) {
+          return v.empty() && option.optional ? OptionValue{} : OptionValue{v};
+        } else {
+          return OptionValue{v};
+        }
+      },
+      row_of(option).member);
+}
+
+void set_option(Request& request, const RunOption& option, const OptionValue& value) {
+  const bool nothing = std::holds_alternative<std::monostate>(value);
+  if (nothing && !option.optional) fail(option, "required: it has no 'not given' value");
+  std::visit(
+      [&](auto member) {
+        auto& v = request.*member;
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::optional<std::uint64_t>> || std::is_same_v<V, std::uint64_t>) {
+          if (nothing) {
+            if constexpr (std::is_same_v<V, std::optional<std::uint64_t>>) v.reset();
+            return;
+          }
+          const auto* n = std::get_if<std::uint64_t>(&value);
+          if (n == nullptr) fail(option, "expected a whole number");
+          check_count(option, *n);
+          v = *n;
+        } else if constexpr (std::is_same_v<V, std::string>) {
+          if (nothing) {
+            v.clear();
+            return;
+          }
+          const auto* s = std::get_if<std::string>(&value);
+          if (s == nullptr) fail(option, option.type == OptionType::path ? "expected a path" : "expected a string");
+          if (s->empty() && option.type == OptionType::path) fail(option, "an empty path names no file");
+          if (s->empty() && !option.optional) fail(option, "expected a value, got an empty string");
+          v = *s;
+        } else {
+          const auto* b = std::get_if<bool>(&value);
+          if (b == nullptr) fail(option, "expected true or false");
+          v = *b;
+        }
+      },
+      row_of(option).member);
+}
+
+void set_option_text(Request& request, const RunOption& option, const std::string& text) {
+  switch (option.type) {
+    case OptionType::count: {
+      std::uint64_t v = 0;
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+        fail(option, fmt::format("expected a whole number, got '{}'", text));
+      }
+      if (ec != std::errc() || ptr != text.data() + text.size()) {
+        fail(option, fmt::format("{} is outside {}..{}", text, option.min, option.max));
+      }
+      set_option(request, option, v);
+      return;
+    }
+    case OptionType::flag:
+      if (text != "true" && text != "false") fail(option, fmt::format("expected true or false, got '{}'", text));
+      set_option(request, option, text == "true");
+      return;
+    case OptionType::text:
+    case OptionType::path: set_option(request, option, text); return;
+  }
+}
+
+std::string option_text(const OptionValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::monostate>) {
+          return "";
+        } else if constexpr (std::is_same_v<V, std::uint64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<V, bool>) {
+          return v ? "true" : "false";
+        } else {
+          return v;
+        }
+      },
+      value);
+}
+
+std::string why_option_does_not_apply(const std::string& option, const Model& model, const Request& request) {
+  for (const Row& r : rows()) {
+    if (r.option.name == option) return r.does_not_apply ? r.does_not_apply(model, request) : std::string();
+  }
+  return {};
+}
+
+std::string flag_of(const std::string& field) {
+  if (field == "sharding") return "--tp/--ep/--dp";
+  const RunOption* o = find_run_option(field);
+  return o ? o->flag : field;
+}
+
+const RunLimits& run_limits() {
+  static const RunLimits limits{models::kMaxGridPoints, models::kMaxContextList, models::kMaxComparedWorkloads,
+                                models::kMaxJobs, models::kMaxChips};
+  return limits;
+}
+
+}  // namespace g5sim

@@ -1,0 +1,91 @@
+// g5sim calibrate: chip fields fitted to measurements (Levenberg-Marquardt on the log error),
+// written as a calibrated chip YAML with its record (tools/validation/calibration.hpp).
+
+#include <iostream>
+
+#include "models/run_limits.hpp"
+#include "tools/commands/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/validation/calibration.hpp"
+#include "tools/validation/row_prediction.hpp"
+
+namespace tools {
+namespace {
+
+class CalibrateCommand final : public Command {
+ public:
+  explicit CalibrateCommand(CLI::App& parent)
+      : Command(
+            parent.add_subcommand("calibrate", "fit chip fields to measurements (Levenberg-Marquardt on log error)")) {
+    app()->add_option("--chip", chip_, "chip config YAML, or a shipped chip's stem (bm1684x)")->required();
+    app()
+        ->add_option("--measured", measured_,
+                     "measurement table (default: the shipped validation/measured.csv); rows of this chip are fitted")
+        ->check(non_empty_path());
+    app()
+        ->add_option("--fit", fit_,
+                     "chip fields to fit, dotted (ddr.efficiency,engines.tiu.cube_efficiency), each optionally "
+                     "=LO:HI; default bounds: an efficiency 0.05..1, another value x/10..10x")
+        ->required()
+        ->delimiter(',');
+    app()
+        ->add_option("--out", out_, "calibrated chip YAML to write ('-' for stdout)")
+        ->required()
+        ->check(non_empty_path());
+    app()->add_option("--rows", rows_, "only these row ids")->delimiter(',');
+    app()->add_option("--jobs", jobs_, "threads (default: the machine's cores)")->check(count_in(1, models::kMaxJobs));
+    app()
+        ->add_option("--max-iterations", max_iterations_, "Levenberg-Marquardt iterations")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000));
+    app()->add_flag("--no-leave-one-out", no_leave_one_out_, "skip the cross-validation refits");
+    app()
+        ->add_option("--folds", folds_,
+                     "cross-validation folds (rows i mod K held out); default: leave-one-out up to 20 rows, else 10")
+        ->check(count_in(2, 100000));
+    app()
+        ->add_option("--max-commands", max_commands_, "drop rows estimated to need more commands")
+        ->capture_default_str()
+        ->check(count_in(1, models::kMaxCommandsCeiling));
+  }
+
+  int run(const CliLimits& limits) override {
+    namespace v = validation;
+    const v::MeasuredTable table =
+        v::read_measured_file(measured_.empty() ? g5sim::data_dir() + "/validation/measured.csv" : measured_);
+    // A stem names a shipped config, as in the table's chip column.
+    const std::string chip_path = v::ConfigResolver(table.path, false).chip_path(chip_);
+    OutputFile out(out_, "--out");
+    v::CalibrationOptions options;
+    options.fit = fit_;
+    options.rows = rows_;
+    options.jobs = jobs_or_default(jobs_);
+    options.max_iterations = max_iterations_;
+    options.leave_one_out = !no_leave_one_out_;
+    options.folds = folds_;
+    options.chip_label = chip_;
+    options.table_label = measured_.empty() ? "validation/measured.csv (shipped)" : measured_;
+    options.max_commands = std::min(max_commands_, limits.max_commands);
+    const v::CalibrationResult result = v::calibrate(chip_path, table, options);
+    out.stream() << result.calibrated_yaml;
+    out.close();
+    v::write_calibration_report(out_ == "-" ? std::cerr : std::cout, result);
+    check_stdout();
+    return 0;
+  }
+
+ private:
+  std::string chip_, measured_, out_;
+  std::vector<std::string> fit_, rows_;
+  unsigned jobs_ = 0;
+  int max_iterations_ = 30;
+  bool no_leave_one_out_ = false;
+  std::size_t folds_ = 0;
+  std::uint64_t max_commands_ = std::uint64_t{1} << 25;
+};
+
+}  // namespace
+
+CommandPtr make_calibrate(CLI::App& app) { return std::make_unique<CalibrateCommand>(app); }
+
+}  // namespace tools

@@ -1,0 +1,194 @@
+#include "tools/commands/command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+
+#include "hw/config_error.hpp"
+#include "tools/context_list.hpp"
+#include "tools/parallel_for.hpp"
+
+namespace tools {
+
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return hw::bounded_message(out);
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
+}
+
+CLI::Validator count_in(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+          return fmt::format("expected a whole number, got '{}'", text);
+        }
+        std::uint64_t v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || ptr != text.data() + text.size() || v < lo || v > hi) {
+          return fmt::format("{} is outside {}..{}", text, lo, hi);
+        }
+        return "";
+      },
+      fmt::format("{}..{}", lo, hi));
+}
+
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string { return text.empty() ? "an empty path names no file" : ""; }, "PATH");
+  return check;
+}
+
+g5sim::Chip chip_of(const std::string& path) {
+  return g5sim::Chip::from_file(path.empty() ? g5sim::shipped_chip_path() : path);
+}
+
+g5sim::Model model_of(const std::string& path) {
+  return g5sim::Model::from_file(path.empty() ? g5sim::shipped_model_path() : path);
+}
+
+namespace {
+
+// The help line of a table row: its doc, the words it takes, and what not giving it means.
+std::string help_of(const g5sim::RunOption& o, bool list) {
+  std::string help = o.doc;
+  if (!o.choices.empty()) {
+    std::string words = o.choices;
+    std::replace(words.begin(), words.end(), ',', '|');
+    help += fmt::format(" ({})", words);
+  }
+  if (list) help += o.name == "ctx" ? "; a comma list or START:STOP:xFACTOR" : "; a comma list";
+  if (o.type != g5sim::OptionType::flag) help += fmt::format(" [default: {}]", o.default_doc);
+  return help;
+}
+
+}  // namespace
+
+RunOptionFlags::RunOptionFlags(CLI::App* cmd, unsigned uses) {
+  for (const g5sim::RunOption& o : g5sim::run_options()) {
+    if ((o.takes & uses) == 0) continue;
+    Entry& e = entries_.emplace_back(Entry{&o});
+    switch (o.type) {
+      case g5sim::OptionType::flag: e.cli = cmd->add_flag(o.flag, e.on, help_of(o, false)); break;
+      case g5sim::OptionType::count:
+        e.cli = cmd->add_option(o.flag, e.text, help_of(o, false));
+        // `run` takes one context length: its own message for a list (tools/context_list.hpp).
+        if (o.name != "ctx") e.cli->check(count_in(o.min, o.max));
+        break;
+      case g5sim::OptionType::path:
+        e.cli = cmd->add_option(o.flag, e.text, help_of(o, false))->check(non_empty_path());
+        break;
+      case g5sim::OptionType::text: e.cli = cmd->add_option(o.flag, e.text, help_of(o, false)); break;
+    }
+  }
+}
+
+g5sim::Request RunOptionFlags::request(const CliLimits& limits) const {
+  g5sim::Request r;
+  for (const Entry& e : entries_) {
+    if (e.cli->count() == 0) continue;
+    const g5sim::RunOption& o = *e.option;
+    if (o.type == g5sim::OptionType::flag) {
+      // The flag turns the option away from its default (--strict-capacity on, --no-replay off).
+      g5sim::set_option(r, o, !std::get<bool>(g5sim::get_option(g5sim::Request{}, o)));
+    } else if (o.name == "ctx") {
+      const std::vector<std::uint64_t> list = parse_context_list(e.text);
+      if (list.size() != 1) throw hw::ConfigError("--ctx: `run` takes one context length (use `sweep` for a list)");
+      r.ctx = list.front();
+    } else {
+      g5sim::set_option_text(r, o, e.text);
+    }
+  }
+  r.max_commands = std::min(r.max_commands, limits.max_commands);
+  return r;
+}
+
+std::vector<std::string> RunOptionFlags::given() const {
+  std::vector<std::string> out;
+  for (const Entry& e : entries_) {
+    if (e.cli->count() > 0) out.push_back(e.option->name);
+  }
+  return out;
+}
+
+void GridFlags::add_to(CLI::App* cmd) {
+  cmd->add_option("--chip", chips, "chip config YAMLs, a comma list [default: the shipped sg2262.yaml]")
+      ->delimiter(',')
+      ->check(non_empty_path());
+  cmd->add_option("--model", models, "model configs, a comma list [default: the shipped deepseek-v3.yaml]")
+      ->delimiter(',')
+      ->check(non_empty_path());
+  for (const g5sim::RunOption& o : g5sim::run_options()) {
+    if ((o.takes & g5sim::kGridAxis) == 0) continue;
+    const std::string help = help_of(o, true);
+    CLI::Option* cli = nullptr;
+    if (o.name == "phase") cli = cmd->add_option(o.flag, phases, help)->delimiter(',');
+    if (o.name == "kv_dtype") cli = cmd->add_option(o.flag, kv_dtypes, help)->delimiter(',');
+    if (o.name == "mla_mode") cli = cmd->add_option(o.flag, mla_modes, help)->delimiter(',');
+    if (o.name == "weight_dtype") cli = cmd->add_option(o.flag, weight_dtypes, help)->delimiter(',');
+    if (o.name == "batch") cli = cmd->add_option(o.flag, batches, help)->delimiter(',')->check(count_in(o.min, o.max));
+    if (o.name == "ctx") cli = cmd->add_option(o.flag, ctx, help)->required();
+    // A grid axis of the table the grid does not walk would be taken and ignored.
+    if (cli == nullptr) throw std::logic_error("run option " + o.name + " is a grid axis the sweep grid lacks");
+    axes_.emplace_back(o.name, cli);
+  }
+}
+
+std::vector<std::string> GridFlags::given() const {
+  std::vector<std::string> out;
+  for (const auto& [name, cli] : axes_) {
+    if (cli->count() > 0) out.push_back(name);
+  }
+  return out;
+}
+
+SweepGrid GridFlags::grid() const {
+  SweepGrid g;
+  g.chips = chips;
+  g.models = models;
+  g.phases = phases;
+  g.kv_dtypes = kv_dtypes;
+  g.mla_modes = mla_modes;
+  g.weight_dtypes = weight_dtypes;
+  g.batches = batches;
+  g.contexts = parse_context_list(ctx);
+  return g;
+}
+
+std::string why_no_point_feels(const std::string& option, const std::vector<g5sim::Model>& models,
+                               const std::vector<SweepPoint>& points, const g5sim::Request& base) {
+  std::string why;
+  for (const SweepPoint& p : points) {
+    const std::string reason = g5sim::why_option_does_not_apply(option, models[p.model], point_request(base, p));
+    if (reason.empty()) return {};
+    if (why.empty()) why = reason;
+  }
+  return why;
+}
+
+void refuse_options_without_effect(const std::vector<std::string>& given, const std::vector<g5sim::Model>& models,
+                                   const std::vector<SweepPoint>& points, const g5sim::Request& base, bool grid) {
+  for (const std::string& option : given) {
+    const std::string why = why_no_point_feels(option, models, points, base);
+    if (!why.empty()) {
+      throw hw::ConfigError(fmt::format("{}: changes {}: {}", g5sim::flag_of(option),
+                                        grid ? "no point of the grid" : "nothing in this run", why));
+    }
+  }
+}
+
+unsigned jobs_or_default(unsigned jobs) { return jobs == 0 ? default_jobs() : jobs; }
+
+}  // namespace tools

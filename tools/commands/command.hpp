@@ -1,0 +1,112 @@
+#pragma once
+// What the g5sim subcommands share, below them and below the dispatcher (tools/cli.cpp): the
+// Command interface each subcommand implements, the run options registered from the one table
+// (g5sim/run_options.hpp), the checks every count and path gets, loading configs, the
+// option-scope refusal and how warnings and input text are printed.
+//
+// A subcommand is one file under tools/commands/: a make_X(CLI::App&) that registers its flags
+// and returns its Command. Nothing here is global: a call of run_cli owns its commands, so
+// several calls (Python threads) may run at once.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "g5sim/run_options.hpp"
+#include "tools/cli.hpp"
+#include "tools/grid_sweep.hpp"
+
+namespace tools {
+
+/// One subcommand: its parser (registered by its make_ function) and what it does once parsed.
+class Command {
+ public:
+  explicit Command(CLI::App* app) : app_(app) {}
+  virtual ~Command() = default;
+  Command(const Command&) = delete;
+  Command& operator=(const Command&) = delete;
+
+  CLI::App* app() const { return app_; }
+  /// Runs the parsed command; throws the library's errors (the dispatcher maps them to exit codes).
+  virtual int run(const CliLimits& limits) = 0;
+
+ private:
+  CLI::App* app_;
+};
+
+using CommandPtr = std::unique_ptr<Command>;
+
+/// Input quoted back with control bytes as \xNN (they would garble the terminal), at most
+/// hw::kMaxErrorMessageBytes of it.
+std::string printable(std::string_view text);
+/// "g5sim: warning: W" on stderr for each.
+void print_warnings(const std::vector<std::string>& warnings);
+
+/// A whole number in lo..hi: no sign (CLI11 would wrap "-1" to 2^64 - 1), no overflow.
+CLI::Validator count_in(std::uint64_t lo, std::uint64_t hi);
+/// A path that is not empty (`--model ''` is a mistake, not "the default").
+const CLI::Validator& non_empty_path();
+
+/// A chip or model config file; "" (the option not given) is the shipped one.
+g5sim::Chip chip_of(const std::string& path);
+g5sim::Model model_of(const std::string& path);
+
+/// The run options a subcommand takes, registered from the table: `uses` picks the rows
+/// (kRun for `run`; kGridFixed for `sweep` and `compare`, whose grid axes are SweepFlags').
+class RunOptionFlags {
+ public:
+  RunOptionFlags(CLI::App* cmd, unsigned uses);
+  /// The table's defaults with what was given (checked), capped by the embedding's limits. `run`'s
+  /// --ctx is one length; a grid's contexts come from its own list.
+  g5sim::Request request(const CliLimits& limits) const;
+  /// The options given on the command line (table names).
+  std::vector<std::string> given() const;
+
+ private:
+  struct Entry {
+    const g5sim::RunOption* option;
+    CLI::Option* cli = nullptr;
+    std::string text;
+    bool on = false;
+  };
+  std::deque<Entry> entries_;  // stable addresses: CLI11 writes into them
+};
+
+/// The grid a sweep or a comparison walks: comma lists of chips, models and the table's grid
+/// axes (kGridAxis), and --ctx as a list or START:STOP:xFACTOR.
+struct GridFlags {
+  std::vector<std::string> chips, models;
+  std::vector<std::string> phases, kv_dtypes, mla_modes, weight_dtypes;
+  std::vector<std::uint64_t> batches;
+  std::string ctx;
+
+  void add_to(CLI::App* cmd);
+  /// The grid; throws a ConfigError on a bad --ctx list.
+  SweepGrid grid() const;
+  /// The grid axes given on the command line (table names).
+  std::vector<std::string> given() const;
+
+ private:
+  std::vector<std::pair<std::string, CLI::Option*>> axes_;
+};
+
+/// A given option that no point of `points` feels is an error naming its flag and why; one that
+/// some points feel is fine (a sweep over both phases, say). `grid`: the points stand for a
+/// grid, not one run.
+void refuse_options_without_effect(const std::vector<std::string>& given, const std::vector<g5sim::Model>& models,
+                                   const std::vector<SweepPoint>& points, const g5sim::Request& base, bool grid);
+/// Why no point of `points` feels the option (the first point's reason), or "" when one does.
+std::string why_no_point_feels(const std::string& option, const std::vector<g5sim::Model>& models,
+                               const std::vector<SweepPoint>& points, const g5sim::Request& base);
+
+/// The machine's cores when `jobs` is 0.
+unsigned jobs_or_default(unsigned jobs);
+
+}  // namespace tools

@@ -1,0 +1,84 @@
+// g5sim run: one chip's share of a decoder step (or --scope block: one attention block), its
+// per-op timings as a table, JSON (--json) and a Chrome trace (--trace).
+
+#include <iostream>
+#include <optional>
+
+#include "api/result_state.hpp"
+#include "hw/config_error.hpp"
+#include "tools/commands/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/trace_writer.hpp"
+
+namespace tools {
+namespace {
+
+class RunCommand final : public Command {
+ public:
+  explicit RunCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "run",
+            "simulate one chip's share of a decoder step (or --scope block: one attention block); per-op timings")),
+        options_(app(), g5sim::kRun) {
+    app()->add_option("--chip", chip_, "chip config YAML [default: the shipped sg2262.yaml]")->check(non_empty_path());
+    app()
+        ->add_option("--model", model_,
+                     "model config: YAML, or a Hugging Face config.json [default: the shipped deepseek-v3.yaml]")
+        ->check(non_empty_path());
+    app()->add_option("--json", json_, "also write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
+    app()
+        ->add_option(
+            "--trace", trace_,
+            "write a Chrome trace-event JSON (Perfetto) to PATH ('-' for stdout only); simulates every command")
+        ->check(non_empty_path());
+    app()->add_option("--trace-layers", trace_layers_, "trace only decoder layers I..J (I:J or I)");
+  }
+
+  int run(const CliLimits& limits) override {
+    // Outputs are opened (and the trace filter checked) before the run, which can take long.
+    TraceFilter filter;
+    if (!trace_layers_.empty()) {
+      if (trace_.empty()) throw hw::ConfigError("--trace-layers needs --trace PATH");
+      filter.layers = parse_layer_range(trace_layers_);
+    }
+    if (trace_ == "-" && json_ == "-") {
+      throw hw::ConfigError("--trace - and --json - both want standard output: give one of them a PATH");
+    }
+    std::optional<OutputFile> trace, json;
+    if (!trace_.empty()) trace.emplace(trace_, "--trace");
+    if (!json_.empty()) json.emplace(json_, "--json");
+    const g5sim::Chip chip = chip_of(chip_);
+    const g5sim::Model model = model_of(model_);
+    g5sim::Request request = options_.request(limits);
+    SweepPoint point;
+    point.ctx = request.ctx;
+    refuse_options_without_effect(options_.given(), {model}, {point}, request, false);
+    request.keep_commands = trace.has_value();
+    const g5sim::Result result = g5sim::simulate(chip, model, request);
+    print_warnings(result.warnings);
+    if (trace) {
+      const g5sim::Result::State& s = result.state();
+      write_chrome_trace(trace->stream(), chip.data().chip, s.simulation->graph, s.simulation->lowered,
+                         s.simulation->trace, s.timeline, filter);
+      trace->close();
+    }
+    // A JSON or trace written to standard output replaces the table there.
+    if (json_ != "-" && trace_ != "-") std::cout << result.table();
+    if (json) {
+      json->stream() << result.json();
+      json->close();
+    }
+    check_stdout();
+    return 0;
+  }
+
+ private:
+  RunOptionFlags options_;
+  std::string chip_, model_, json_, trace_, trace_layers_;
+};
+
+}  // namespace
+
+CommandPtr make_run(CLI::App& app) { return std::make_unique<RunCommand>(app); }
+
+}  // namespace tools

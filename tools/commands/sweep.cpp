@@ -1,0 +1,227 @@
+// g5sim sweep: every point of a grid (chips x models x phases x formats x modes x batches x
+// contexts), one tidy CSV row or JSON line each (tools/grid_sweep.hpp), in shards when asked.
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <unistd.h>
+
+#include "hw/config_error.hpp"
+#include "tools/commands/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/parallel_for.hpp"
+
+namespace tools {
+namespace {
+
+// "I/N" -> (I, N) with 0 <= I < N.
+std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  std::uint64_t i = 0, n = 0;
+  const char* end = text.data() + text.size();
+  const auto a = std::from_chars(text.data(), text.data() + std::min(slash, text.size()), i);
+  const auto b = slash == std::string::npos ? a : std::from_chars(text.data() + slash + 1, end, n);
+  if (slash == std::string::npos || a.ec != std::errc() || b.ec != std::errc() || b.ptr != end ||
+      a.ptr != text.data() + slash || n == 0 || i >= n || n > 1'000'000) {
+    throw hw::ConfigError(
+        fmt::format("--shard: '{}' is not I/N with 0 <= I < N (a Slurm array's task id over its size)", text));
+  }
+  return {i, n};
+}
+
+// One point's runs: as asked, and (--head-split) with attention split by heads.
+struct Done {
+  std::optional<g5sim::Result> result, heads;
+};
+
+class SweepCommand final : public Command {
+ public:
+  explicit SweepCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "sweep", "simulate a grid (chips x models x phases x formats x modes x batches x contexts), tidy CSV out")),
+        options_(app(), g5sim::kGridFixed) {
+    grid_.add_to(app());
+    app()->add_option("--sharding", sharding_,
+                      "auto (the smallest that fits DDR, per point) or fixed (--tp/--ep/--dp); default: fixed when "
+                      "one of them is given");
+    app()->add_option("--shard", shard_, "run only points p with p mod N == I (I/N, e.g. a Slurm array task)");
+    app()
+        ->add_option("--csv", csv_path_, "CSV destination ('-' = stdout, 'none' = no CSV)")
+        ->capture_default_str()
+        ->check(non_empty_path());
+    app()
+        ->add_option("--json", json_path_, "also write JSON lines, one object per point, to PATH ('-': stdout)")
+        ->check(non_empty_path());
+    app()
+        ->add_option("--jobs", jobs_, "points simulated at once, on as many threads (default: the machine's cores)")
+        ->check(count_in(1, g5sim::run_limits().max_jobs));
+    app()->add_flag("--head-split", head_split_,
+                    "also simulate each point with --attn-split head: columns head_split_total_ns, "
+                    "head_split_kv_cache_read_bytes");
+  }
+
+  int run(const CliLimits& limits) override {
+    const g5sim::Request base = options_.request(limits);
+    const SweepGrid grid = grid_.grid();
+    const auto [shard, shards] = shard_.empty() ? std::pair<std::uint64_t, std::uint64_t>{0, 1} : parse_shard(shard_);
+    check_sharding(base);
+    if (csv_path_ == "-" && json_path_ == "-") {
+      throw hw::ConfigError("--csv - and --json - both want standard output: give one of them a PATH");
+    }
+    const std::vector<g5sim::Chip> chips = load_chips(grid);
+    std::vector<g5sim::Model> models;
+    for (const std::string& path : grid.models.empty() ? std::vector<std::string>{""} : grid.models) {
+      models.push_back(model_of(path));
+    }
+    refuse_without_effect(grid, models, base);
+    // This shard's points, made one batch at a time from their numbers: shard + k x shards.
+    const std::uint64_t size = grid_size(grid);
+    const std::uint64_t count = size > shard ? (size - shard + shards - 1) / shards : 0;
+    std::optional<OutputFile> csv, json;
+    if (csv_path_ != "none") csv.emplace(csv_path_, "--csv");
+    if (!json_path_.empty()) json.emplace(json_path_, "--json");
+    if (csv) write_sweep_csv_header(csv->stream(), head_split_);
+    const bool progress = isatty(STDERR_FILENO) != 0;
+    const auto started = std::chrono::steady_clock::now();
+    const unsigned jobs = jobs_or_default(jobs_);
+    for (std::uint64_t first = 0; first < count; first += jobs) {
+      std::vector<SweepPoint> points;
+      for (std::uint64_t k = first; k < std::min(count, first + jobs); ++k) {
+        points.push_back(grid_point(grid, shard + k * shards));
+      }
+      std::vector<Done> done(points.size());
+      parallel_for(done.size(), jobs, [&](std::size_t i) { done[i] = simulate_point(chips, models, base, points[i]); });
+      for (std::size_t i = 0; i < done.size(); ++i) write_point(points[i], done[i], grid, csv, json);
+      if (csv) csv->stream().flush();
+      if (json) json->stream().flush();
+      if (progress) print_progress(first + done.size(), count, started);
+    }
+    if (progress && count > 0) std::cerr << '\n';
+    warn_changing_deployments();
+    if (csv) csv->close();
+    if (json) json->close();
+    return 0;
+  }
+
+ private:
+  void check_sharding(const g5sim::Request& base) const {
+    const bool fixed = base.tp || base.ep || base.dp;
+    if (sharding_ == "auto" && fixed) {
+      throw hw::ConfigError("--sharding auto chooses tp, ep and dp per point: drop --tp/--ep/--dp, or say fixed");
+    }
+    if (sharding_ == "fixed" && !fixed) throw hw::ConfigError("--sharding fixed needs --tp, --ep or --dp");
+    if (!sharding_.empty() && sharding_ != "auto" && sharding_ != "fixed") {
+      throw hw::ConfigError(fmt::format("--sharding: expected auto or fixed, got '{}'", sharding_));
+    }
+  }
+
+  static std::vector<g5sim::Chip> load_chips(const SweepGrid& grid) {
+    std::vector<g5sim::Chip> chips;
+    for (const std::string& path : grid.chips.empty() ? std::vector<std::string>{""} : grid.chips) {
+      chips.push_back(chip_of(path));
+      for (std::size_t i = 0; i + 1 < chips.size(); ++i) {
+        if (chips[i].name() == chips.back().name()) {
+          throw hw::ConfigError(fmt::format("--chip: two configs name their chip '{}': rows could not tell them apart",
+                                            chips.back().name()));
+        }
+      }
+    }
+    return chips;
+  }
+
+  // Over the whole grid, so that every shard of it says the same. The rules never look at the
+  // batch or the context, so one of each stands for all (a large grid is checked at once).
+  void refuse_without_effect(const SweepGrid& grid, const std::vector<g5sim::Model>& models,
+                             const g5sim::Request& base) const {
+    SweepGrid rules_grid = grid;
+    if (!grid.batches.empty()) rules_grid.batches = {grid.batches.front()};
+    if (!grid.contexts.empty()) rules_grid.contexts = {grid.contexts.front()};
+    const std::vector<SweepPoint> rules_points = grid_points(rules_grid);
+    std::vector<std::string> given = options_.given();
+    for (const std::string& axis : grid_.given()) given.push_back(axis);
+    refuse_options_without_effect(given, models, rules_points, base, true);
+    if (head_split_ && base.attn_split == "head") {
+      throw hw::ConfigError(
+          "--head-split: the points already run with --attn-split head (the columns would repeat them)");
+    }
+    // --head-split reruns points with attention split by heads: it applies where --attn-split does.
+    if (const std::string why = head_split_ ? why_no_point_feels("attn_split", models, rules_points, base) : "";
+        !why.empty()) {
+      throw hw::ConfigError("--head-split: changes no point of the grid: " + why);
+    }
+  }
+
+  Done simulate_point(const std::vector<g5sim::Chip>& chips, const std::vector<g5sim::Model>& models,
+                      const g5sim::Request& base, const SweepPoint& p) const {
+    const g5sim::Request request = point_request(base, p);
+    Done done;
+    try {
+      done.result = g5sim::simulate(chips[p.chip], models[p.model], request);
+      if (!head_split_ || !g5sim::why_option_does_not_apply("attn_split", models[p.model], request).empty()) {
+        return done;
+      }
+      g5sim::Request by_heads = request;
+      by_heads.attn_split = "head";
+      done.heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
+    } catch (const g5sim::ConfigError& e) {
+      // One line naming the point, then what the run would have said.
+      const std::string where = e.source().empty() && !e.field().empty() ? g5sim::flag_of(e.field()) + ": " : "";
+      throw hw::ConfigError(fmt::format("sweep point {} ({} {} {}, batch {}, ctx {}): {}{}", p.index,
+                                        chips[p.chip].name(), models[p.model].name(), request.phase,
+                                        p.batch ? std::to_string(*p.batch) : "default", p.ctx, where, e.what()));
+    }
+    return done;
+  }
+
+  void write_point(const SweepPoint& point, const Done& done, const SweepGrid& grid, std::optional<OutputFile>& csv,
+                   std::optional<OutputFile>& json) {
+    const g5sim::Result& r = *done.result;
+    print_warnings(r.warnings);
+    const g5sim::Result* heads = done.heads ? &*done.heads : nullptr;
+    if (csv) write_sweep_csv_row(csv->stream(), point, r, head_split_, heads);
+    if (json) write_sweep_json_line(json->stream(), point, r, head_split_, heads);
+    if (r.automatic_sharding && grid.contexts.size() > 1) {
+      deployments_[fmt::format("{} {} {} {} {} {} {} {}", r.chip, r.model, r.phase, r.batch, r.q_len, r.kv_dtype,
+                               r.mla_mode, r.weight_dtype)]
+          .insert(fmt::format("tp {} ep {} dp {}", r.tp, r.ep, r.dp));
+    }
+  }
+
+  static void print_progress(std::uint64_t n, std::uint64_t count, std::chrono::steady_clock::time_point started) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double rate = seconds > 0 ? static_cast<double>(n) / seconds : 0;
+    std::cerr << fmt::format("\rsweep: {}/{} points, {:.1f} points/s, {:.0f} s left   ", n, count, rate,
+                             rate > 0 ? static_cast<double>(count - n) / rate : 0.0)
+              << std::flush;
+  }
+
+  // Per point without its context, the automatic shardings chosen: several are rows that look
+  // comparable but ran on different deployments.
+  void warn_changing_deployments() const {
+    for (const auto& [group, chosen] : deployments_) {
+      if (chosen.size() > 1) {
+        std::cerr << "g5sim: warning: the automatic sharding changes with the context (" << printable(group) << ": "
+                  << fmt::format("{}", fmt::join(chosen, ", "))
+                  << "); the tp, ep and dp columns say which, --tp/--ep/--dp fix one\n";
+      }
+    }
+  }
+
+  RunOptionFlags options_;
+  GridFlags grid_;
+  std::string csv_path_ = "-", json_path_, sharding_, shard_;
+  unsigned jobs_ = 0;
+  bool head_split_ = false;
+  std::map<std::string, std::set<std::string>> deployments_;
+};
+
+}  // namespace
+
+CommandPtr make_sweep(CLI::App& app) { return std::make_unique<SweepCommand>(app); }
+
+}  // namespace tools

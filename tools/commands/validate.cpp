@@ -1,0 +1,71 @@
+// g5sim validate: every published measurement of validation/measured.csv predicted and compared
+// (MAPE per chip and overall), tools/validation/.
+
+#include <iostream>
+#include <optional>
+
+#include "models/run_limits.hpp"
+#include "tools/commands/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/validation/validation_report.hpp"
+
+namespace tools {
+namespace {
+
+class ValidateCommand final : public Command {
+ public:
+  explicit ValidateCommand(CLI::App& parent)
+      : Command(parent.add_subcommand("validate", "predict every published measurement and compare (MAPE)")) {
+    app()
+        ->add_option("--measured", measured_, "measurement table (default: the shipped validation/measured.csv)")
+        ->check(non_empty_path());
+    app()->add_flag("--calibrated", calibrated_, "use CHIP.calibrated.yaml where one is shipped");
+    app()->add_option("--chip", chips_, "only rows of this chip (repeatable)");
+    app()->add_option("--csv", csv_path_, "also write CSV to PATH ('-' for stdout only)")->check(non_empty_path());
+    app()->add_option("--json", json_path_, "also write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
+    app()->add_option("--jobs", jobs_, "threads (default: the machine's cores)")->check(count_in(1, models::kMaxJobs));
+    app()
+        ->add_option("--max-commands", max_commands_, "skip rows estimated to need more commands")
+        ->capture_default_str()
+        ->check(count_in(1, models::kMaxCommandsCeiling));
+  }
+
+  int run(const CliLimits& limits) override {
+    namespace v = validation;
+    const v::MeasuredTable table =
+        v::read_measured_file(measured_.empty() ? g5sim::data_dir() + "/validation/measured.csv" : measured_);
+    std::optional<OutputFile> csv, json;
+    if (!csv_path_.empty()) csv.emplace(csv_path_, "--csv");
+    if (!json_path_.empty()) json.emplace(json_path_, "--json");
+    v::ValidateOptions options;
+    options.calibrated = calibrated_;
+    options.jobs = jobs_or_default(jobs_);
+    options.max_commands = std::min(max_commands_, limits.max_commands);
+    options.only_chips = chips_;
+    const v::ValidationReport report = v::validate_table(table, options);
+    if (csv_path_ != "-" && json_path_ != "-") v::write_validation_table(std::cout, report);
+    if (csv) {
+      v::write_validation_csv(csv->stream(), report);
+      csv->close();
+    }
+    if (json) {
+      v::write_validation_json(json->stream(), report);
+      json->close();
+    }
+    check_stdout();
+    return 0;
+  }
+
+ private:
+  std::string measured_, csv_path_, json_path_;
+  std::vector<std::string> chips_;
+  bool calibrated_ = false;
+  unsigned jobs_ = 0;
+  std::uint64_t max_commands_ = std::uint64_t{1} << 26;
+};
+
+}  // namespace
+
+CommandPtr make_validate(CLI::App& app) { return std::make_unique<ValidateCommand>(app); }
+
+}  // namespace tools
