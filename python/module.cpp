@@ -251,12 +251,12 @@ PYBIND11_MODULE(_g5sim, m) {
       });
 
   // Request's properties come from the run-option table: one per row, checked on assignment.
-  py::class_<g5sim::Request> request(m, "Request",
-                                     "One run's parameters (the run-option table's rows); g5sim.simulate() fills it.");
-  request.def(py::init<>());
+  py::class_<g5sim::Request> request_class(
+      m, "Request", "One run's parameters (the run-option table's rows); g5sim.simulate() fills it.");
+  request_class.def(py::init<>());
   for (const g5sim::RunOption& o : g5sim::run_options()) {
     const g5sim::RunOption* option = &o;
-    request.def_property(
+    request_class.def_property(
         o.name.c_str(), [option](const g5sim::Request& r) { return python_value(g5sim::get_option(r, *option)); },
         [option](g5sim::Request& r, const py::object& v) { g5sim::set_option(r, *option, option_value(*option, v)); },
         o.doc.c_str());

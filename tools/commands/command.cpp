@@ -79,7 +79,8 @@ std::string help_of(const g5sim::RunOption& o, bool list) {
 RunOptionFlags::RunOptionFlags(CLI::App* cmd, unsigned uses) {
   for (const g5sim::RunOption& o : g5sim::run_options()) {
     if ((o.takes & uses) == 0) continue;
-    Entry& e = entries_.emplace_back(Entry{&o});
+    Entry& e = entries_.emplace_back();
+    e.option = &o;
     switch (o.type) {
       case g5sim::OptionType::flag: e.cli = cmd->add_flag(o.flag, e.on, help_of(o, false)); break;
       case g5sim::OptionType::count:

@@ -71,7 +71,7 @@ class RunOptionFlags {
 
  private:
   struct Entry {
-    const g5sim::RunOption* option;
+    const g5sim::RunOption* option = nullptr;
     CLI::Option* cli = nullptr;
     std::string text;
     bool on = false;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 
@@ -24,13 +25,17 @@ struct OptionRule {
   std::uint64_t lo = 0, hi = 0;  ///< hi == 0: a word, not a number
 };
 const std::vector<OptionRule>& rules_of(WorkloadKind k) {
-  static const std::vector<OptionRule> step{{"mla_mode"},
-                                            {"prefill_mla_mode"},
-                                            {"attn_split"},
-                                            {"kv_read_engine"},
-                                            {"micro_batches", 1, 64},
-                                            {"layers", 1, 1024},
-                                            {"op"}};
+  // A step or block row takes the run options the table marks for validation, and `op` (which
+  // op's interval an op_us metric reads).
+  static const std::vector<OptionRule> step = [] {
+    std::vector<OptionRule> rules;
+    for (const g5sim::RunOption& o : g5sim::run_options()) {
+      if ((o.takes & g5sim::kValidation) == 0) continue;
+      rules.push_back(o.type == g5sim::OptionType::count ? OptionRule{o.name, o.min, o.max} : OptionRule{o.name});
+    }
+    rules.push_back({"op"});
+    return rules;
+  }();
   static const std::vector<OptionRule> matmul{
       {"m", 1, std::uint64_t{1} << 24}, {"n", 1, std::uint64_t{1} << 24}, {"k", 1, std::uint64_t{1} << 24}, {"dtype"}};
   static const std::vector<OptionRule> fa2{{"heads", 1, 4096},  {"kv_heads", 1, 4096}, {"qk_dim", 1, 65536},

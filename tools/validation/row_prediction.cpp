@@ -6,6 +6,7 @@
 
 #include "api/op_run.hpp"
 #include "api/result_state.hpp"
+#include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 
 namespace tools::validation {
@@ -40,12 +41,12 @@ g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
   r.dp = row.dp;
   if (!r.tp && !r.ep && !r.dp) r.tp = r.ep = r.dp = 1;  // a row states its sharding; none = one chip
   r.cores = row.cores;
-  r.mla_mode = option_text(row, "mla_mode", r.mla_mode);
-  r.prefill_mla_mode = option_text(row, "prefill_mla_mode", r.prefill_mla_mode);
-  r.attn_split = option_text(row, "attn_split", r.attn_split);
-  r.kv_read_engine = option_text(row, "kv_read_engine", r.kv_read_engine);
-  r.micro_batches = option_count(row, "micro_batches", 1);
-  if (row.options.count("layers")) r.layers = option_count(row, "layers", 1);
+  // The options column's run options (the table's kValidation rows), checked as the CLI checks them.
+  for (const auto& [key, value] : row.options) {
+    if (const g5sim::RunOption* o = g5sim::find_run_option(key); o && (o->takes & g5sim::kValidation)) {
+      g5sim::set_option_text(r, *o, value);
+    }
+  }
   r.max_commands = max_commands;
   return r;
 }

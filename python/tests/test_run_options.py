@@ -1,0 +1,108 @@
+"""Every Python front end agrees with the run-option table (g5sim/run_options.hpp): simulate()'s
+keywords and defaults, the extension's Request properties and their stub, the grid's axes, the
+README's keyword list, the JSON "workload" echo and its schema. A new option that one of them
+misses fails here."""
+
+import ast
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import g5sim
+from g5sim import grid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OPTIONS = g5sim._g5sim.run_options()
+NAMES = [o["name"] for o in OPTIONS]
+
+
+def test_simulate_takes_the_table_as_keywords():
+    params = list(inspect.signature(g5sim.simulate).parameters.values())
+    assert [p.name for p in params] == ["chip", "model"] + NAMES
+    for p, o in zip(params[2:], OPTIONS):
+        assert p.kind is inspect.Parameter.KEYWORD_ONLY
+        assert p.default == o["default"]
+        assert o["doc"] in g5sim.simulate.__doc__
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_the_nearest():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'batches'; did you mean 'batch'\?"):
+        g5sim.simulate(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), batches=4)
+
+
+def test_request_properties_follow_the_table_and_its_stub():
+    r = g5sim._g5sim.Request()
+    for o in OPTIONS:
+        assert getattr(r, o["name"]) == o["default"]
+    with open(os.path.join(ROOT, "python", "g5sim", "_g5sim.pyi")) as f:
+        tree = ast.parse(f.read())
+    stub = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Request")
+    annotated = [(n.target.id, ast.unparse(n.annotation)) for n in stub.body if isinstance(n, ast.AnnAssign)]
+    kinds = {"count": "int", "text": "str", "path": "str", "flag": "bool"}
+    expected = [(o["name"], f"Optional[{kinds[o['type']]}]" if o["optional"] else kinds[o["type"]]) for o in OPTIONS]
+    assert annotated == expected
+
+
+def test_a_property_checks_what_it_is_given():
+    r = g5sim._g5sim.Request()
+    r.batch = 8
+    assert r.batch == 8
+    with pytest.raises(g5sim.ConfigError, match=r"^batch: 0 is outside 1\.\.1048576$"):
+        r.batch = 0
+    with pytest.raises(g5sim.ConfigError, match=r"^ctx: expected a whole number, got True$"):
+        r.ctx = True
+    with pytest.raises(g5sim.ConfigError, match=r"^expert_load: an empty path names no file$"):
+        r.expert_load = ""
+    with pytest.raises(g5sim.ConfigError, match=r"^ctx: required"):
+        r.ctx = None
+
+
+def test_the_grid_axes_are_the_tables():
+    assert set(grid._AXES) - {"chip", "model"} == {o["name"] for o in OPTIONS if o["grid_axis"]}
+    assert set(grid._SCOPED) == {o["name"] for o in OPTIONS if o["scoped"]}
+
+
+def test_the_readme_lists_the_keywords_of_simulate():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    listed = re.search(r"`simulate\(chip, model, \*, ([^`]*)\)`", text).group(1)
+    assert [k.strip() for k in listed.split(",")] == NAMES
+
+
+def test_the_json_workload_echo_and_its_schema_follow_the_table(chip, v3):
+    keys = [o["json_key"] for o in OPTIONS if o["json_key"]]
+    echoed = g5sim.simulate(chip, v3, batch=4, ctx=2048, scope="block", tp=1, ep=1, dp=1).to_dict()["workload"]
+    assert sorted(echoed) == sorted(keys)
+    assert echoed["kv_len"] == 2048 and echoed["batch"] == 4
+    with open(os.path.join(ROOT, "docs", "schema", "run.schema.json")) as f:
+        schema = json.load(f)["properties"]["workload"]
+    assert sorted(schema["required"]) == sorted(keys) and sorted(schema["properties"]) == sorted(keys)
+
+
+def test_concurrent_command_lines_share_nothing(tmp_path):
+    # Each call of run_cli owns its parser and its limits: threads running at once write what the
+    # same calls write one after another.
+    args = [["run", "--scope", "block", "--batch", str(b), "--ctx", "8192", "--tp", "1", "--ep", "1", "--dp", "1",
+             "--json"] for b in (1, 2, 4, 8)]
+    expected = []
+    for i, a in enumerate(args):
+        path = tmp_path / f"alone{i}.json"
+        assert g5sim._g5sim.run_cli(a + [str(path)]) == 0
+        expected.append(path.read_text())
+    codes = [None] * 8
+    def one(k):
+        codes[k] = g5sim._g5sim.run_cli(args[k % 4] + [str(tmp_path / f"together{k}.json")])
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert codes == [0] * 8
+    for k in range(8):
+        assert (tmp_path / f"together{k}.json").read_text() == expected[k % 4]
