@@ -75,7 +75,6 @@ const std::vector<Row>& rows() {
         .flag = "--phase",
         .type = T::text,
         .choices = "decode,prefill",
-        .default_doc = "decode",
         .doc = "decode (q_len < ctx: the history comes from the KV cache) or prefill (q_len == ctx)",
         .takes = kAxis,
         .json_key = "phase"},
@@ -97,7 +96,6 @@ const std::vector<Row>& rows() {
         .type = T::count,
         .min = 1,
         .max = models::kMaxContext,
-        .default_doc = "4096",
         .unit = "tokens",
         .doc = "context length kv_len: the tokens each sequence attends",
         .takes = kAxis,
@@ -120,7 +118,6 @@ const std::vector<Row>& rows() {
         .flag = "--kv-dtype",
         .type = T::text,
         .choices = "bf16,fp8,fp8-flashmla",
-        .default_doc = "bf16",
         .doc = "KV cache format",
         .takes = kAxis,
         .json_key = "kv_dtype",
@@ -130,7 +127,6 @@ const std::vector<Row>& rows() {
         .flag = "--mla-mode",
         .type = T::text,
         .choices = "absorb,standard,expanded",
-        .default_doc = "absorb",
         .doc = "MLA decode mode and cache",
         .takes = kAxis | kValidation,
         .json_key = "mla_mode"},
@@ -140,7 +136,6 @@ const std::vector<Row>& rows() {
         .flag = "--prefill-mla-mode",
         .type = T::text,
         .choices = "absorb,standard,expanded",
-        .default_doc = "expanded",
         .doc = "MLA prefill compute (expanded: MHA after the up-projection)",
         .takes = kFixed | kValidation,
         .json_key = "prefill_mla_mode"},
@@ -183,7 +178,6 @@ const std::vector<Row>& rows() {
         .flag = "--attn-split",
         .type = T::text,
         .choices = "seq,head",
-        .default_doc = "seq",
         .doc = "decode attention over cores: seq (flash decoding) or head",
         .takes = kFixed | kValidation},
        &Request::attn_split,
@@ -192,7 +186,6 @@ const std::vector<Row>& rows() {
         .flag = "--scope",
         .type = T::text,
         .choices = "step,block",
-        .default_doc = "step",
         .doc = "step (the whole decoder) or block (one attention block)",
         .takes = kFixed},
        &Request::scope},
@@ -212,7 +205,6 @@ const std::vector<Row>& rows() {
         .type = T::count,
         .min = 1,
         .max = models::kMaxMicroBatches,
-        .default_doc = "1",
         .doc = "step: the chip's sequences in N groups whose attention overlaps the others' MoE all-to-alls",
         .takes = kFixed | kValidation},
        &Request::micro_batches},
@@ -271,7 +263,6 @@ const std::vector<Row>& rows() {
       {{.name = "strict_capacity",
         .flag = "--strict-capacity",
         .type = T::flag,
-        .default_doc = "false",
         .doc = "fail when a chip's weights and KV cache exceed its DDR (else a warning)",
         .takes = kFixed},
        &Request::strict_capacity},
@@ -280,7 +271,6 @@ const std::vector<Row>& rows() {
         .type = T::count,
         .min = 1,
         .max = models::kMaxCommandsCeiling,
-        .default_doc = "134217728",
         .unit = "commands",
         .doc = "refuse a run estimated to need more commands (56 B of memory each)",
         .takes = kFixed},
@@ -288,7 +278,6 @@ const std::vector<Row>& rows() {
       {{.name = "prefetch",
         .flag = "--no-prefetch",
         .type = T::flag,
-        .default_doc = "true",
         .doc = "cross-op weight prefetch (--no-prefetch: every load waits for the op's producers)",
         .takes = kFixed,
         .json_key = "prefetch_weights"},
@@ -296,7 +285,6 @@ const std::vector<Row>& rows() {
       {{.name = "replay",
         .flag = "--no-replay",
         .type = T::flag,
-        .default_doc = "true",
         .doc = "exact replay of identical layers (--no-replay: simulate every command; same results, slower)",
         .takes = kFixed},
        &Request::replay,
@@ -326,9 +314,12 @@ void check_count(const RunOption& option, std::uint64_t v) {
 const std::vector<RunOption>& run_options() {
   static const std::vector<RunOption> options = [] {
     std::vector<RunOption> out;
+    const Request defaults;
     for (const Row& r : rows()) {
-      out.push_back(r.option);
-      out.back().scoped = r.does_not_apply != nullptr;
+      RunOption& o = out.emplace_back(r.option);
+      o.scoped = r.does_not_apply != nullptr;
+      // An option whose default is a plain value says it; the others say what "not given" means.
+      if (o.default_doc.empty()) o.default_doc = option_text(get_option(defaults, o));
     }
     return out;
   }();

@@ -72,8 +72,7 @@ int run_reporting_errors(Command& command, const CliLimits& limits) {
     return 1;
   } catch (const g5sim::ConfigError& e) {
     // A request parameter has no source: say which flag it came from.
-    const bool parameter = e.source().empty() && !e.field().empty();
-    std::cerr << "g5sim: error: " << (parameter ? g5sim::flag_of(e.field()) + ": " : "") << printable(e.what()) << '\n';
+    std::cerr << "g5sim: error: " << printable(cli_message(e)) << '\n';
     return 2;
   } catch (const hw::InputError& e) {
     std::cerr << "g5sim: error: " << g5sim::flag_of(e.field()) << ": " << printable(e.what()) << '\n';

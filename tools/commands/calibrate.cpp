@@ -51,8 +51,7 @@ class CalibrateCommand final : public Command {
 
   int run(const CliLimits& limits) override {
     namespace v = validation;
-    const v::MeasuredTable table =
-        v::read_measured_file(measured_.empty() ? g5sim::data_dir() + "/validation/measured.csv" : measured_);
+    const v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
     // A stem names a shipped config, as in the table's chip column.
     const std::string chip_path = v::ConfigResolver(table.path, false).chip_path(chip_);
     OutputFile out(out_, "--out");

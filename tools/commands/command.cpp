@@ -25,6 +25,11 @@ std::string printable(std::string_view text) {
   return hw::bounded_message(out);
 }
 
+std::string cli_message(const g5sim::ConfigError& error) {
+  const bool parameter = error.source().empty() && !error.field().empty();
+  return (parameter ? g5sim::flag_of(error.field()) + ": " : std::string()) + error.what();
+}
+
 void print_warnings(const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) std::cerr << "g5sim: warning: " << printable(w) << '\n';
 }
@@ -57,6 +62,14 @@ g5sim::Chip chip_of(const std::string& path) {
 
 g5sim::Model model_of(const std::string& path) {
   return g5sim::Model::from_file(path.empty() ? g5sim::shipped_model_path() : path);
+}
+
+std::vector<g5sim::Model> models_of(const SweepGrid& grid) {
+  std::vector<g5sim::Model> models;
+  for (const std::string& path : grid.models.empty() ? std::vector<std::string>{""} : grid.models) {
+    models.push_back(model_of(path));
+  }
+  return models;
 }
 
 namespace {
@@ -147,8 +160,8 @@ void GridFlags::add_to(CLI::App* cmd) {
   }
 }
 
-std::vector<std::string> GridFlags::given() const {
-  std::vector<std::string> out;
+std::vector<std::string> GridFlags::given(const RunOptionFlags& fixed) const {
+  std::vector<std::string> out = fixed.given();
   for (const auto& [name, cli] : axes_) {
     if (cli->count() > 0) out.push_back(name);
   }

@@ -46,6 +46,8 @@ using CommandPtr = std::unique_ptr<Command>;
 /// Input quoted back with control bytes as \xNN (they would garble the terminal), at most
 /// hw::kMaxErrorMessageBytes of it.
 std::string printable(std::string_view text);
+/// An error as the command line says it: a Request parameter's (no source) behind its flag.
+std::string cli_message(const g5sim::ConfigError& error);
 /// "g5sim: warning: W" on stderr for each.
 void print_warnings(const std::vector<std::string>& warnings);
 
@@ -57,6 +59,8 @@ const CLI::Validator& non_empty_path();
 /// A chip or model config file; "" (the option not given) is the shipped one.
 g5sim::Chip chip_of(const std::string& path);
 g5sim::Model model_of(const std::string& path);
+/// A grid's models (the shipped one when it lists none).
+std::vector<g5sim::Model> models_of(const SweepGrid& grid);
 
 /// The run options a subcommand takes, registered from the table: `uses` picks the rows
 /// (kRun for `run`; kGridFixed for `sweep` and `compare`, whose grid axes are SweepFlags').
@@ -90,8 +94,8 @@ struct GridFlags {
   void add_to(CLI::App* cmd);
   /// The grid; throws a ConfigError on a bad --ctx list.
   SweepGrid grid() const;
-  /// The grid axes given on the command line (table names).
-  std::vector<std::string> given() const;
+  /// The grid axes given on the command line (table names), after those of `fixed`.
+  std::vector<std::string> given(const RunOptionFlags& fixed) const;
 
  private:
   std::vector<std::pair<std::string, CLI::Option*>> axes_;

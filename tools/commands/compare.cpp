@@ -39,10 +39,7 @@ class CompareCommand final : public Command {
     const SweepGrid grid = grid_.grid();
     std::vector<g5sim::Chip> chips;
     for (const std::string& path : grid.chips) chips.push_back(chip_of(path));
-    std::vector<g5sim::Model> models;
-    for (const std::string& path : grid.models.empty() ? std::vector<std::string>{""} : grid.models) {
-      models.push_back(model_of(path));
-    }
+    const std::vector<g5sim::Model> models = models_of(grid);
     std::optional<OutputFile> csv;
     if (!csv_path_.empty()) csv.emplace(csv_path_, "--csv");
     const std::uint64_t size = grid_size(grid);
@@ -52,9 +49,7 @@ class CompareCommand final : public Command {
                       size / chips.size(), kMaxComparedWorkloads));
     }
     const std::vector<SweepPoint> points = grid_points(grid);
-    std::vector<std::string> given = options_.given();
-    for (const std::string& axis : grid_.given()) given.push_back(axis);
-    refuse_options_without_effect(given, models, points, base, true);
+    refuse_options_without_effect(grid_.given(options_), models, points, base, true);
     std::vector<ComparedRun> runs(points.size());
     parallel_for(points.size(), jobs_or_default(jobs_), [&](std::size_t i) {
       const SweepPoint& p = points[i];
@@ -62,9 +57,8 @@ class CompareCommand final : public Command {
       try {
         runs[i] = ComparedRun::of(g5sim::simulate(chips[p.chip], models[p.model], request));
       } catch (const g5sim::ConfigError& e) {
-        const std::string where = e.source().empty() && !e.field().empty() ? g5sim::flag_of(e.field()) + ": " : "";
-        throw hw::ConfigError(fmt::format("compare on {} ({} {}, batch {}, ctx {}): {}{}", chips[p.chip].name(),
-                                          models[p.model].name(), request.phase, *p.batch, p.ctx, where, e.what()));
+        throw hw::ConfigError(fmt::format("compare on {} ({} {}, batch {}, ctx {}): {}", chips[p.chip].name(),
+                                          models[p.model].name(), request.phase, *p.batch, p.ctx, cli_message(e)));
       }
     });
     const std::size_t workloads = points.size() / chips.size();

@@ -74,10 +74,7 @@ class SweepCommand final : public Command {
       throw hw::ConfigError("--csv - and --json - both want standard output: give one of them a PATH");
     }
     const std::vector<g5sim::Chip> chips = load_chips(grid);
-    std::vector<g5sim::Model> models;
-    for (const std::string& path : grid.models.empty() ? std::vector<std::string>{""} : grid.models) {
-      models.push_back(model_of(path));
-    }
+    const std::vector<g5sim::Model> models = models_of(grid);
     refuse_without_effect(grid, models, base);
     // This shard's points, made one batch at a time from their numbers: shard + k x shards.
     const std::uint64_t size = grid_size(grid);
@@ -142,9 +139,7 @@ class SweepCommand final : public Command {
     if (!grid.batches.empty()) rules_grid.batches = {grid.batches.front()};
     if (!grid.contexts.empty()) rules_grid.contexts = {grid.contexts.front()};
     const std::vector<SweepPoint> rules_points = grid_points(rules_grid);
-    std::vector<std::string> given = options_.given();
-    for (const std::string& axis : grid_.given()) given.push_back(axis);
-    refuse_options_without_effect(given, models, rules_points, base, true);
+    refuse_options_without_effect(grid_.given(options_), models, rules_points, base, true);
     if (head_split_ && base.attn_split == "head") {
       throw hw::ConfigError(
           "--head-split: the points already run with --attn-split head (the columns would repeat them)");
@@ -170,10 +165,9 @@ class SweepCommand final : public Command {
       done.heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
     } catch (const g5sim::ConfigError& e) {
       // One line naming the point, then what the run would have said.
-      const std::string where = e.source().empty() && !e.field().empty() ? g5sim::flag_of(e.field()) + ": " : "";
-      throw hw::ConfigError(fmt::format("sweep point {} ({} {} {}, batch {}, ctx {}): {}{}", p.index,
+      throw hw::ConfigError(fmt::format("sweep point {} ({} {} {}, batch {}, ctx {}): {}", p.index,
                                         chips[p.chip].name(), models[p.model].name(), request.phase,
-                                        p.batch ? std::to_string(*p.batch) : "default", p.ctx, where, e.what()));
+                                        p.batch ? std::to_string(*p.batch) : "default", p.ctx, cli_message(e)));
     }
     return done;
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
@@ -261,6 +262,10 @@ MeasuredTable read_measured_text(const std::string& text, const std::string& sou
   }
   if (table.rows.empty()) throw hw::ConfigError(fmt::format("{}: no rows", source));
   return table;
+}
+
+std::string measured_path_or_shipped(const std::string& path) {
+  return path.empty() ? g5sim::data_dir() + "/validation/measured.csv" : path;
 }
 
 }  // namespace tools::validation

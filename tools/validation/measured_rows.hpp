@@ -56,6 +56,8 @@ struct MeasuredTable {
 const std::vector<std::string>& measured_columns();
 
 MeasuredTable read_measured_file(const std::string& path);
+/// `path`, or the shipped validation/measured.csv when it is "" (the option not given).
+std::string measured_path_or_shipped(const std::string& path);
 MeasuredTable read_measured_text(const std::string& text, const std::string& source);
 
 std::string name_of(Metric m);

@@ -48,7 +48,7 @@ struct RunOption {
   std::uint64_t min = 0, max = 0;  ///< count: the accepted range
   bool optional = false;           ///< "not given" is a value of its own (Python None, "" on the C++ side)
   std::string choices;             ///< text: the accepted words, comma separated ("" = the chip's or model's names)
-  std::string default_doc;         ///< what not giving it means
+  std::string default_doc;         ///< what not giving it means (a row without one: its default value)
   std::string unit;                ///< of a count ("tokens", "sequences", "chips"), or ""
   std::string doc;                 ///< one line, the command line's help and Python's docstring
   unsigned takes = 0;              ///< OptionUse bits
