@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -274,6 +275,30 @@ std::vector<std::string> ConfigMap::string_list(std::string_view key) {
         fail(key, fmt::format("'{}' is listed twice", item.Scalar()));
       }
       out.push_back(item.Scalar());
+    }
+    return out;
+  }
+  throw ConfigError(fmt::format("{}: missing required field '{}'{}", where(), path_of(key),
+                                path_.empty() ? "" : fmt::format(" (in '{}')", path_)),
+                    site(key));
+}
+
+std::vector<std::uint64_t> ConfigMap::int_list(std::string_view key, std::uint64_t lo, std::uint64_t hi) {
+  read_.emplace(key);
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() != key) continue;
+    if (!kv.second.IsSequence()) fail(key, "expected a list of integers, e.g. [0, 5]");
+    std::vector<std::uint64_t> out;
+    for (const auto& item : kv.second) {
+      const std::string& text = item.IsScalar() ? item.Scalar() : std::string();
+      std::uint64_t v = 0;
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || item.Tag() == "!") {
+        fail(key, fmt::format("expected a list of whole numbers, got '{}'", text));
+      }
+      if (v < lo || v > hi) fail(key, fmt::format("{} is outside the plausible range {}..{}", v, lo, hi));
+      if (std::find(out.begin(), out.end(), v) != out.end()) fail(key, fmt::format("{} is listed twice", v));
+      out.push_back(v);
     }
     return out;
   }

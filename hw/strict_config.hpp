@@ -59,6 +59,8 @@ class ConfigMap {
   std::string one_of(std::string_view key, const std::vector<std::string>& options);
   /// A required sequence of non-empty strings (`[]` is allowed), with no repeats.
   std::vector<std::string> string_list(std::string_view key);
+  /// A required sequence of distinct integers, each in [lo, hi] (`[]` is allowed).
+  std::vector<std::uint64_t> int_list(std::string_view key, std::uint64_t lo, std::uint64_t hi);
   /// The keys of this mapping, in document order.
   std::vector<std::string> keys() const;
   /// The key must be present; `null` means "absent by design" and gives nullopt.

@@ -306,9 +306,16 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   OpNode qkv_node = projection(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d), w.weight_format());
   qkv_node.mm().bias = m.qkv_bias;
   const OpId qkv = lg.add(qkv_node);
-  const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + g), d, kRopeOpsPerElement));
+  // RoPE on the rotary part of each q and k head (all of it unless partial_rotary_factor says less).
+  const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + g), m.rope_dim, kRopeOpsPerElement));
   const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
   lg.depend(attn_norm, qkv);
+  if (m.qk_norm) {
+    // Qwen3 / GLM-4.5: an RMSNorm over each q and k head before RoPE.
+    const OpId qk_norm = lg.add(rmsnorm_op("qk_norm", T * (n + g), d));
+    lg.depend(qkv, qk_norm);
+    lg.depend(qk_norm, rope);
+  }
   lg.depend(qkv, rope);
   lg.depend(qkv, cache_write);
   lg.depend(rope, cache_write);

@@ -47,8 +47,9 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
   const std::uint64_t T = w.batch * w.q_len;
   if (options.expert_load) {
     if (!m.moe) throw hw::InputError("expert_load", fmt::format("{} has no MoE layers", m.name));
-    options.expert_load->validate(m.num_hidden_layers, m.moe->first_k_dense_replace, m.moe->n_routed_experts,
-                                  m.moe->num_experts_per_tok, routed_slots(m, w, p) / m.moe->num_experts_per_tok);
+    options.expert_load->validate(
+        m.num_hidden_layers, [&m](std::uint64_t l) { return m.why_dense(l); }, m.moe->n_routed_experts,
+        m.moe->num_experts_per_tok, routed_slots(m, w, p) / m.moe->num_experts_per_tok);
   }
   const std::uint64_t N = options.micro_batches;
   if (N == 0 || N > 64 || w.batch % N != 0) {

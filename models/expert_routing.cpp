@@ -89,17 +89,16 @@ const ExpertAssignment* ExpertLoad::layer(std::uint64_t layer) const {
   return it == layers_.end() ? nullptr : &it->second;
 }
 
-void ExpertLoad::validate(std::uint64_t layers, std::uint64_t first_moe_layer, std::uint64_t experts,
-                          std::uint64_t top_k, std::uint64_t step_tokens) const {
+void ExpertLoad::validate(std::uint64_t layers, const std::function<std::string(std::uint64_t)>& why_dense,
+                          std::uint64_t experts, std::uint64_t top_k, std::uint64_t step_tokens) const {
   for (const auto& [layer, a] : layers_) {
     const std::uint64_t line = first_line_.at(layer);
     if (layer >= layers) {
       throw hw::ConfigError(
           fmt::format("{}:{}: layer {} is beyond the model's {} layers", source_, line, layer, layers));
     }
-    if (layer < first_moe_layer) {
-      throw hw::ConfigError(fmt::format("{}:{}: layer {} is a dense layer (first_k_dense_replace = {})", source_, line,
-                                        layer, first_moe_layer));
+    if (const std::string why = why_dense(layer); !why.empty()) {
+      throw hw::ConfigError(fmt::format("{}:{}: layer {} is a dense layer ({})", source_, line, layer, why));
     }
     // Each count is at most the step's slots, so the sum (at most 2^16 of them) cannot wrap.
     const std::uint64_t slots = step_tokens * top_k;

@@ -13,6 +13,7 @@
 // add up to T*k. Layers not listed use the default.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,8 +41,9 @@ class ExpertLoad {
   const ExpertAssignment* layer(std::uint64_t layer) const;
   /// Checks the file against the model and the step: MoE layers only, expert indices in range,
   /// tokens adding up to T*k. Throws hw::ConfigError naming the file.
-  void validate(std::uint64_t layers, std::uint64_t first_moe_layer, std::uint64_t experts, std::uint64_t top_k,
-                std::uint64_t step_tokens) const;
+  /// `why_dense(l)`: why layer l has a dense FFN ("" for a MoE layer), as the model says it.
+  void validate(std::uint64_t layers, const std::function<std::string(std::uint64_t)>& why_dense, std::uint64_t experts,
+                std::uint64_t top_k, std::uint64_t step_tokens) const;
 
  private:
   std::string source_;

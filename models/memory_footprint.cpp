@@ -48,6 +48,7 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
         const Count n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
         total += mat(H, (n + Count(2) * g) * d / tp) + mat(n * d / tp, H);
         if (m.qkv_bias) total += plain((n + Count(2) * g) * d / tp);
+        if (m.qk_norm) total += plain(Count(2) * d);  // one RMSNorm weight for q heads, one for k
       }
       if (m.is_moe_layer(l)) {
         const MoeSpec& moe = *m.moe;
@@ -72,6 +73,14 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   // The total is compared with the capacity: it must not wrap either.
   hw::checked("the bytes per chip", [&] { return (Count(f.weight_bytes) + f.kv_cache_bytes).value(); });
   return f;
+}
+
+std::uint64_t parameter_count(const ModelSpec& model) {
+  // The footprint of bf16 weights (two bytes each) on one unsharded chip; the workload only sizes
+  // the cache, which is not counted here.
+  Workload w = make_workload(Phase::decode, 1, 2, std::nullopt, KvFormat::bf16);
+  w.weight_dtype = WeightDtype::bf16;
+  return chip_footprint(model, w, Parallelism{1, 1, 1}).weight_bytes / 2;
 }
 
 AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given, std::uint64_t capacity) {

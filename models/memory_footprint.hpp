@@ -29,6 +29,9 @@ struct MemoryFootprint {
 };
 
 MemoryFootprint chip_footprint(const ModelSpec& model, const Workload& global, const Parallelism& p);
+/// The model's parameters: every weight of every layer, the embedding and lm_head (once when
+/// tied) and the norms, on one chip with no sharding.
+std::uint64_t parameter_count(const ModelSpec& model);
 
 /// The smallest sharding whose footprint fits `capacity_bytes`: no sharding if the model fits one
 /// chip; else for n = 2, 4, 8, ... chips, a MoE model tries dp = ep = n (tp 1), then tp = ep = n

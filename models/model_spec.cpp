@@ -3,61 +3,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 #include "hw/strict_config.hpp"
+#include "models/model_family.hpp"
 #include "models/run_limits.hpp"
 
 namespace models {
 namespace {
-
-enum class Family { deepseek, deepseek_dsa, llama, chatglm };
-
-// Plausible ranges of the model's fields (README, "Config ranges"): above every published model,
-// low enough that byte and FLOP counts of a whole step stay far inside 64 bits.
-constexpr std::uint64_t kMaxWidth = std::uint64_t{1} << 20;  // hidden, FFN, LoRA ranks
-constexpr std::uint64_t kMaxVocab = std::uint64_t{1} << 24;
-constexpr std::uint64_t kMaxExperts = 65536;
-
-Family family_of(hw::ConfigMap& m) {
-  const std::string type = m.string("model_type");
-  if (type == "deepseek_v2" || type == "deepseek_v3") return Family::deepseek;
-  if (type == "deepseek_v32") return Family::deepseek_dsa;
-  if (type == "llama" || type == "mistral" || type == "qwen2") return Family::llama;
-  if (type == "chatglm") return Family::chatglm;
-  m.fail("model_type", fmt::format("'{}' is not supported (supported: deepseek_v2, deepseek_v3, "
-                                   "deepseek_v32, llama, mistral, qwen2, chatglm)",
-                                   type));
-}
-
-// The keys each family reads, for the strict YAML check (HF files skip it).
-std::vector<std::string_view> keys_of(Family f, bool yaml) {
-  std::vector<std::string_view> keys;
-  keys.reserve(24);
-  auto add = [&keys](std::initializer_list<std::string_view> names) {
-    for (std::string_view n : names) keys.push_back(n);
-  };
-  add({"model_type", "hidden_size", "num_attention_heads"});
-  if (yaml) add({"name", "weight_dtype", "weight_group_size"});
-  if (f == Family::chatglm) {
-    add({"num_layers", "padded_vocab_size", "ffn_hidden_size", "multi_query_attention", "multi_query_group_num",
-         "kv_channels", "add_qkv_bias"});
-    return keys;
-  }
-  add({"num_hidden_layers", "vocab_size", "intermediate_size"});
-  if (f == Family::llama) {
-    add({"num_key_value_heads", "head_dim", "qkv_bias", "tie_word_embeddings"});
-  } else {
-    add({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "n_routed_experts",
-         "num_experts_per_tok", "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace",
-         "routed_scaling_factor"});
-  }
-  if (f == Family::deepseek_dsa) add({"index_n_heads", "index_head_dim", "index_topk"});
-  return keys;
-}
 
 // The checkpoint's weight format: YAML's optional weight_dtype; a config.json's
 // quantization_config (absent: bf16).
@@ -98,92 +55,16 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
   q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, gptq, awq)", method));
 }
 
+// The family (models/model_family.hpp) declares and reads its fields; the name, the model type,
+// the hidden size and the checkpoint's weights are every family's.
 ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
-  const Family family = family_of(m);
-  const auto keys = keys_of(family, yaml);
-  m.expect_keys(keys);
   ModelSpec s;
+  const ModelFamily& family = family_of(m, yaml, s.model_type);
+  Fields fields(m, family.fields, yaml);
   s.name = yaml ? m.string("name") : std::move(name);
   s.source = m.source();
-  s.model_type = m.string("model_type");
-  s.hidden_size = m.int_in("hidden_size", 1, kMaxWidth);
-  if (family == Family::chatglm) {
-    // ChatGLM's own names (its config.json), mapped onto the GQA model.
-    s.attention = AttentionKind::gqa;
-    s.num_hidden_layers = m.int_in("num_layers", 1, kMaxLayers);
-    s.vocab_size = m.int_in("padded_vocab_size", 1, kMaxVocab);
-    s.intermediate_size = m.int_in("ffn_hidden_size", 1, kMaxWidth);
-    s.num_attention_heads = m.int_in("num_attention_heads", 1, kMaxHeads);
-    const bool grouped = m.boolean("multi_query_attention");
-    const std::uint64_t groups = m.int_in("multi_query_group_num", 1, kMaxHeads);
-    s.num_key_value_heads = grouped ? groups : s.num_attention_heads;
-    s.head_dim = m.int_in("kv_channels", 1, kMaxHeadDim);
-    s.qkv_bias = m.boolean("add_qkv_bias");
-    if (s.num_attention_heads % s.num_key_value_heads != 0) {
-      m.fail("multi_query_group_num",
-             fmt::format("{} does not divide num_attention_heads {}", s.num_key_value_heads, s.num_attention_heads));
-    }
-    s.set_weights(read_weight_format(m, yaml));
-    m.finish();
-    return s;
-  }
-  s.num_hidden_layers = m.int_in("num_hidden_layers", 1, kMaxLayers);
-  s.vocab_size = m.int_in("vocab_size", 1, kMaxVocab);
-  s.intermediate_size = m.int_in("intermediate_size", 1, kMaxWidth);
-  s.num_attention_heads = m.int_in("num_attention_heads", 1, kMaxHeads);
-  if (family == Family::llama) {
-    s.attention = AttentionKind::gqa;
-    s.num_key_value_heads = m.int_in("num_key_value_heads", 1, kMaxHeads);
-    if (m.has("head_dim")) {
-      s.head_dim = m.int_in("head_dim", 1, kMaxHeadDim);
-    } else if (s.hidden_size % s.num_attention_heads == 0) {
-      s.head_dim = s.hidden_size / s.num_attention_heads;  // Hugging Face's definition
-    } else {
-      throw hw::ConfigError(fmt::format("{}: missing required field 'head_dim' (hidden_size {} is not a multiple of "
-                                        "num_attention_heads {})",
-                                        m.where(), s.hidden_size, s.num_attention_heads),
-                            m.site("head_dim"));
-    }
-    if (s.num_attention_heads % s.num_key_value_heads != 0) {
-      m.fail("num_key_value_heads",
-             fmt::format("{} does not divide num_attention_heads {}", s.num_key_value_heads, s.num_attention_heads));
-    }
-    // Qwen2 has a bias on q, k and v; Llama says so in attention_bias; a YAML file may say qkv_bias.
-    if (m.has("qkv_bias") && yaml) {
-      s.qkv_bias = m.boolean("qkv_bias");
-    } else if (!yaml && m.has("attention_bias")) {
-      s.qkv_bias = m.boolean("attention_bias");
-    } else {
-      s.qkv_bias = s.model_type == "qwen2";
-    }
-    s.tie_word_embeddings = m.has("tie_word_embeddings") && m.boolean("tie_word_embeddings");
-  } else {
-    s.attention = AttentionKind::mla;
-    s.q_lora_rank = m.int_in_or_null("q_lora_rank", 1, kMaxWidth);
-    s.kv_lora_rank = m.int_in("kv_lora_rank", 1, kMaxHeadDim);
-    s.qk_nope_head_dim = m.int_in("qk_nope_head_dim", 1, kMaxHeadDim);
-    s.qk_rope_head_dim = m.int_in("qk_rope_head_dim", 1, kMaxHeadDim);
-    s.v_head_dim = m.int_in("v_head_dim", 1, kMaxHeadDim);
-    MoeSpec moe;
-    moe.n_routed_experts = m.int_in("n_routed_experts", 1, kMaxExperts);
-    moe.num_experts_per_tok = m.int_in("num_experts_per_tok", 1, kMaxExperts);
-    moe.n_shared_experts = m.int_in("n_shared_experts", 0, kMaxExperts);
-    moe.moe_intermediate_size = m.int_in("moe_intermediate_size", 1, kMaxWidth);
-    moe.first_k_dense_replace = m.int_in("first_k_dense_replace", 0, s.num_hidden_layers);
-    moe.routed_scaling_factor = m.number_in("routed_scaling_factor", 0, 1e6, true);
-    if (moe.num_experts_per_tok > moe.n_routed_experts) {
-      m.fail("num_experts_per_tok",
-             fmt::format("{} exceeds n_routed_experts {}", moe.num_experts_per_tok, moe.n_routed_experts));
-    }
-    s.moe = moe;
-    if (family == Family::deepseek_dsa) {
-      DsaSpec dsa;
-      dsa.index_n_heads = m.int_in("index_n_heads", 1, kMaxHeads);
-      dsa.index_head_dim = m.int_in("index_head_dim", 1, kMaxHeadDim);
-      dsa.index_topk = m.int_in("index_topk", 1, kMaxContext);
-      s.dsa = dsa;
-    }
-  }
+  s.hidden_size = fields.count("hidden_size");
+  family.build(fields, s);
   s.set_weights(read_weight_format(m, yaml));
   m.finish();
   return s;
@@ -207,6 +88,21 @@ void require_json(const std::string& text, const std::string& source) {
 }
 
 }  // namespace
+
+bool ModelSpec::is_moe_layer(std::uint64_t l) const {
+  if (!moe || l < moe->first_k_dense_replace || (l + 1) % moe->decoder_sparse_step != 0) return false;
+  return std::find(moe->mlp_only_layers.begin(), moe->mlp_only_layers.end(), l) == moe->mlp_only_layers.end();
+}
+
+std::string ModelSpec::why_dense(std::uint64_t l) const {
+  if (!moe) return "the model has no MoE layers";
+  if (l < moe->first_k_dense_replace) return fmt::format("first_k_dense_replace = {}", moe->first_k_dense_replace);
+  if ((l + 1) % moe->decoder_sparse_step != 0) {
+    return fmt::format("decoder_sparse_step = {}", moe->decoder_sparse_step);
+  }
+  if (!is_moe_layer(l)) return "mlp_only_layers";
+  return {};
+}
 
 ModelSpec load_model(const std::string& path) {
   if (is_json(path)) {

@@ -18,6 +18,16 @@
 //   chatglm                    ChatGLM2/3, GLM-4: num_layers, ffn_hidden_size, padded_vocab_size,
 //                              kv_channels (head dim), multi_query_attention with
 //                              multi_query_group_num KV heads, add_qkv_bias
+//   qwen3                      Llama's fields, an RMSNorm on each q and k head (head_dim apart
+//                              from hidden_size / heads, as Qwen3 publishes it)
+//   qwen3_moe                  qwen3 plus routed experts (num_experts, num_experts_per_tok,
+//                              moe_intermediate_size), sparse where decoder_sparse_step says and
+//                              not in mlp_only_layers
+//   glm4_moe                   GLM-4.5: GQA with q/k norm (use_qk_norm) and partial rotary
+//                              (partial_rotary_factor), DeepSeek's MoE names with shared experts
+//                              after first_k_dense_replace dense layers
+// The families are registered units, one file each (models/model_family.hpp,
+// models/families/); a config.json without model_type is read by its architectures entry.
 // Two formats:
 //   *.yaml / *.yml - the project's model files: `name` plus exactly the fields of the model type;
 //                    unknown keys are errors with a did-you-mean.
@@ -27,6 +37,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/weight_format.hpp"
 
@@ -41,6 +52,10 @@ struct MoeSpec {
   std::uint64_t moe_intermediate_size = 0;
   std::uint64_t first_k_dense_replace = 0;  ///< leading dense layers (may be 0)
   double routed_scaling_factor = 0;
+  /// Qwen3-MoE's layer rule: layer l is sparse when (l + 1) % decoder_sparse_step == 0 and l is
+  /// not one of mlp_only_layers (1 and none elsewhere).
+  std::uint64_t decoder_sparse_step = 1;
+  std::vector<std::uint64_t> mlp_only_layers;
 };
 
 struct DsaSpec {
@@ -71,7 +86,9 @@ struct ModelSpec {
   // GQA (attention == gqa)
   std::uint64_t num_key_value_heads = 0;
   std::uint64_t head_dim = 0;
-  bool qkv_bias = false;  ///< a bias on the q, k and v projections
+  bool qkv_bias = false;       ///< a bias on the q, k and v projections
+  bool qk_norm = false;        ///< an RMSNorm on each head of q and k before RoPE (Qwen3, GLM-4.5)
+  std::uint64_t rope_dim = 0;  ///< rotary elements per head: head_dim x partial_rotary_factor
   /// lm_head reads the embedding table (one matrix in memory).
   bool tie_word_embeddings = false;
 
@@ -90,7 +107,9 @@ struct ModelSpec {
   /// Latent KV elements cached per token per layer (MLA): d_c + d_rope.
   std::uint64_t latent_kv_elements() const { return kv_lora_rank + qk_rope_head_dim; }
   /// True if layer `l` (0-based) has a MoE FFN.
-  bool is_moe_layer(std::uint64_t l) const { return moe && l >= moe->first_k_dense_replace; }
+  bool is_moe_layer(std::uint64_t l) const;
+  /// Why layer `l` has a dense FFN ("" when it has a MoE one), naming the field that says so.
+  std::string why_dense(std::uint64_t l) const;
 };
 
 /// Loads by extension (.json = Hugging Face config, otherwise strict YAML).

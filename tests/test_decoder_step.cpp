@@ -483,7 +483,11 @@ TEST_CASE("an expert load cannot wrap its token count to the expected total", "[
   // B = 1 decode routes 8 slots. 18446744073709551615 + 9 would wrap to 8 in 64 bits.
   const auto load =
       models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,5,18446744073709551615\n3,17,9\n", "wrap.csv");
-  CHECK_THROWS_WITH(load.validate(61, 3, 256, 8, 1),
+  // Layers 3.. are MoE layers (first_k_dense_replace = 3).
+  const auto why_dense = [](std::uint64_t l) {
+    return l < 3 ? std::string("first_k_dense_replace = 3") : std::string();
+  };
+  CHECK_THROWS_WITH(load.validate(61, why_dense, 256, 8, 1),
                     "wrap.csv: layer 3: expert 5 gets 18446744073709551615 token slots, more than the step's 8");
 }
 

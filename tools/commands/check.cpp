@@ -56,9 +56,8 @@ void print_chip_totals(const hw::Chip& chip) {
 // The model's size: parameters (every layer, bf16 elements, no sharing) and the KV cache one
 // token adds (decode defaults: bf16 cache, absorb mode for MLA, DSA's indexer keys).
 void print_model_totals(const models::ModelSpec& model) {
-  models::Workload w = models::make_workload(models::Phase::decode, 1, 2, std::nullopt, models::KvFormat::bf16);
-  w.weight_dtype = models::WeightDtype::bf16;
-  const std::uint64_t params = models::chip_footprint(model, w, models::Parallelism{1, 1, 1}).weight_bytes / 2;
+  const models::Workload w = models::make_workload(models::Phase::decode, 1, 2, std::nullopt, models::KvFormat::bf16);
+  const std::uint64_t params = models::parameter_count(model);
   const std::uint64_t per_layer =
       models::kv_bytes_per_token_per_layer(model, w) + models::indexer_bytes_per_token_per_layer(model);
   fmt::print("size  {} parameters ({:.1f} B); KV cache {} B per token per layer, {} B per token over {} layers\n",
@@ -95,9 +94,13 @@ class CheckCommand final : public Command {
                  model.head_dim);
     }
     if (model.moe) {
-      fmt::print("ffn   MoE after {} dense layers: {} routed experts (top {}), {} shared, width {}\n",
-                 model.moe->first_k_dense_replace, model.moe->n_routed_experts, model.moe->num_experts_per_tok,
-                 model.moe->n_shared_experts, model.moe->moe_intermediate_size);
+      const models::MoeSpec& moe = *model.moe;
+      std::string rule;
+      if (moe.decoder_sparse_step != 1) rule += fmt::format(", sparse every {} layers", moe.decoder_sparse_step);
+      if (!moe.mlp_only_layers.empty()) rule += fmt::format(", dense layers {}", fmt::join(moe.mlp_only_layers, ","));
+      fmt::print("ffn   MoE after {} dense layers{}: {} routed experts (top {}), {} shared, width {}\n",
+                 moe.first_k_dense_replace, rule, moe.n_routed_experts, moe.num_experts_per_tok, moe.n_shared_experts,
+                 moe.moe_intermediate_size);
     } else {
       fmt::print("ffn   dense, width {}\n", model.intermediate_size);
     }

@@ -86,6 +86,8 @@ class Model {
   std::uint64_t kv_lora_rank() const;        ///< 0 unless MLA
   std::uint64_t qk_rope_head_dim() const;    ///< 0 unless MLA
   std::uint64_t latent_kv_elements() const;  ///< d_c + d_rope per token per layer; 0 unless MLA
+  /// Every weight of every layer, the embedding and lm_head (once when tied), the norms.
+  std::uint64_t parameter_count() const;
   const Data& data() const { return *data_; }
 
  private:

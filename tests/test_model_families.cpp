@@ -1,0 +1,166 @@
+// Model families as registered units (models/model_family.hpp): the new families load from their
+// shipped YAML with the published parameter counts, run a decode and a prefill step, read a
+// config.json by its architectures entry, and keep their schema in one declaration.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "g5sim/g5sim.hpp"
+#include "hw/config_error.hpp"
+#include "models/model_family.hpp"
+#include "models/model_spec.hpp"
+
+namespace {
+
+std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
+
+g5sim::Model shipped(const std::string& name) { return g5sim::Model::from_file(source("configs/models/" + name)); }
+
+std::string model_error(const std::string& yaml) {
+  try {
+    models::model_from_yaml(yaml, "m");
+  } catch (const hw::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("every registered family has its own model types and architectures", "[models][families]") {
+  std::set<std::string_view> types;
+  for (const models::ModelFamily* f : models::model_families()) {
+    INFO(f->name);
+    for (std::string_view t : f->model_types) CHECK(types.insert(t).second);
+    for (const auto& [architecture, type] : f->architectures) {
+      CHECK(std::find(f->model_types.begin(), f->model_types.end(), type) != f->model_types.end());
+    }
+    CHECK(f->build != nullptr);
+  }
+}
+
+TEST_CASE("the new families' parameter counts are the published ones", "[models][families]") {
+  // Qwen3-8B (model card: 8.2B, 6.95B without embeddings): embeddings 2 x 151,936 x 4,096 =
+  // 1,244,659,712 and the final norm 4,096; per layer norms 8,192, qkv 4,096 x 48 x 128 =
+  // 25,165,824, o 16,777,216, q/k norms 256, FFN 3 x 4,096 x 12,288 = 150,994,944: 192,946,432
+  // x 36 = 6,946,071,552.
+  CHECK(shipped("qwen3-8b.yaml").parameter_count() == 8'190'735'360);
+  // Qwen3-30B-A3B (30.5B, 29.9B without embeddings): embeddings 622,329,856 + 2,048; per layer
+  // norms 4,096, qkv 2,048 x 40 x 128 = 10,485,760, o 8,388,608, q/k norms 256, router 262,144,
+  // experts 128 x 3 x 2,048 x 768 = 603,979,776: 623,120,640 x 48 = 29,909,790,720.
+  CHECK(shipped("qwen3-30b-a3b.yaml").parameter_count() == 30'532'122'624);
+  // GLM-4.5 (355B with its MTP layer): embeddings 1,551,892,480 + 5,120; attention per layer
+  // 136,339,712 (norms 10,240, qkv 73,400,320 + bias 14,336, o 62,914,560, q/k norms 256) x 92;
+  // 3 dense FFNs of 188,743,680; 89 MoE FFNs of 3,799,285,760 (router 819,200, one shared
+  // expert 23,592,960, 160 routed experts 3,774,873,600). The MTP layer (one more MoE layer and
+  // its projection, ~4B) is not a step's, so 352.8B sits 0.6 % under the published 355B.
+  const std::uint64_t glm = shipped("glm-4.5.yaml").parameter_count();
+  CHECK(glm == 352'797'814'784);
+  CHECK(glm > 0.99 * 355e9);
+  // Kimi-K2 (published "1T"): DeepSeek-V3's layout with 384 experts; 60 MoE layers of
+  // 16.96B dominate.
+  const std::uint64_t kimi = shipped("kimi-k2.yaml").parameter_count();
+  CHECK(kimi == 1'026'408'209'408);
+  CHECK(shipped("kimi-k2.yaml").model_type() == "deepseek_v3");
+}
+
+TEST_CASE("each new family runs a decode and a prefill step", "[models][families][step]") {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  for (const char* name : {"qwen3-8b.yaml", "qwen3-30b-a3b.yaml", "glm-4.5.yaml", "kimi-k2.yaml"}) {
+    INFO(name);
+    const g5sim::Model model = shipped(name);
+    g5sim::Request decode;
+    decode.batch = 8;
+    decode.ctx = 4096;
+    const g5sim::Result d = g5sim::simulate(chip, model, decode);
+    CHECK(d.total_ps > 0);
+    CHECK(d.layers == model.num_hidden_layers());
+    g5sim::Request prefill;
+    prefill.phase = "prefill";
+    prefill.batch = 1;
+    prefill.ctx = 1024;
+    prefill.layers = 4;
+    const g5sim::Result p = g5sim::simulate(chip, model, prefill);
+    CHECK(p.total_ps > 0);
+    const bool qk_norm = std::string(name).rfind("qwen3", 0) == 0 || std::string(name) == "glm-4.5.yaml";
+    CHECK((std::count_if(d.ops.begin(), d.ops.end(), [](const g5sim::OpRecord& o) { return o.name == "qk_norm"; }) ==
+           (qk_norm ? static_cast<long>(d.layers) : 0)));
+  }
+}
+
+TEST_CASE("GLM-4.5 rotates half of each head", "[models][families]") {
+  const models::ModelSpec glm = models::load_model(source("configs/models/glm-4.5.yaml"));
+  CHECK(glm.head_dim == 128);
+  CHECK(glm.rope_dim == 64);  // 128 x partial_rotary_factor 0.5
+  CHECK(glm.qkv_bias);
+  CHECK(!glm.is_moe_layer(2));
+  CHECK(glm.is_moe_layer(3));
+  CHECK(model_error(R"(name: g
+model_type: glm4_moe
+hidden_size: 64
+num_hidden_layers: 2
+vocab_size: 100
+intermediate_size: 128
+num_attention_heads: 4
+num_key_value_heads: 2
+head_dim: 16
+use_qk_norm: true
+partial_rotary_factor: 0.3
+n_routed_experts: 4
+num_experts_per_tok: 2
+n_shared_experts: 1
+moe_intermediate_size: 32
+first_k_dense_replace: 1
+routed_scaling_factor: 1
+)") == "<memory:m>:11:1: partial_rotary_factor: head_dim 16 x 0.3 = 4.8 is not an even number of rotary elements");
+}
+
+TEST_CASE("Qwen3-MoE's layer rule: decoder_sparse_step and mlp_only_layers", "[models][families]") {
+  const std::string yaml = R"(name: q
+model_type: qwen3_moe
+hidden_size: 64
+num_hidden_layers: 6
+vocab_size: 100
+intermediate_size: 128
+num_attention_heads: 4
+num_key_value_heads: 2
+head_dim: 16
+num_experts: 8
+num_experts_per_tok: 2
+moe_intermediate_size: 32
+decoder_sparse_step: 2
+mlp_only_layers: [3]
+)";
+  const models::ModelSpec m = models::model_from_yaml(yaml, "q");
+  // Sparse when (l + 1) % 2 == 0 and l is not 3: layers 1 and 5.
+  for (std::uint64_t l = 0; l < 6; ++l) CHECK(m.is_moe_layer(l) == (l == 1 || l == 5));
+  CHECK(m.why_dense(0) == "decoder_sparse_step = 2");
+  CHECK(m.why_dense(3) == "mlp_only_layers");
+  CHECK(m.why_dense(5).empty());
+  // The schema is the family's declaration: a key it does not declare is refused, listing them.
+  CHECK(model_error(yaml + "shared_experts: 1\n") ==
+        "<memory:m>:15:1: shared_experts: unknown key; valid keys: decoder_sparse_step, head_dim, hidden_size, "
+        "intermediate_size, mlp_only_layers, model_type, moe_intermediate_size, name, num_attention_heads, "
+        "num_experts, num_experts_per_tok, num_hidden_layers, num_key_value_heads, qkv_bias, tie_word_embeddings, "
+        "vocab_size, weight_dtype, weight_group_size");
+  std::string beyond = yaml;
+  beyond.replace(beyond.find("[3]"), 3, "[6]");
+  CHECK(model_error(beyond) == "<memory:m>:14:1: mlp_only_layers: layer 6 is beyond the model's 6 layers");
+}
+
+TEST_CASE("a config.json without model_type is read by its architectures entry", "[models][families]") {
+  const std::string body = R"("hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100, "intermediate_size": 128,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16})";
+  const models::ModelSpec q = models::model_from_hf_json(R"({"architectures": ["Qwen3ForCausalLM"], )" + body, "q");
+  CHECK(q.model_type == "qwen3");
+  CHECK(q.qk_norm);
+  try {
+    models::model_from_hf_json(R"({"architectures": ["SomethingElse"], )" + body, "x");
+    FAIL("no error");
+  } catch (const hw::ConfigError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("architectures: the config has no model_type, and no entry names a supported model") !=
+          std::string::npos);
+  }
+}
