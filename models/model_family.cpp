@@ -13,8 +13,9 @@ namespace models {
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> registry{
-      &families::deepseek(), &families::deepseek_dsa(), &families::llama(),    &families::chatglm(),
-      &families::qwen3(),    &families::qwen3_moe(),    &families::glm4_moe(),
+      &families::deepseek(), &families::deepseek_dsa(), &families::llama(),
+      &families::chatglm(),  &families::qwen3(),        &families::qwen3_moe(),
+      &families::glm4_moe(), &families::minicpm(),      &families::minicpm3(),
   };
   return registry;
 }

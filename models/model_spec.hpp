@@ -26,6 +26,10 @@
 //   glm4_moe                   GLM-4.5: GQA with q/k norm (use_qk_norm) and partial rotary
 //                              (partial_rotary_factor), DeepSeek's MoE names with shared experts
 //                              after first_k_dense_replace dense layers
+//   minicpm                    MiniCPM (MiniCPM4): Llama's fields and the muP scalars scale_emb,
+//                              scale_depth, dim_model_base
+//   minicpm3                   MiniCPM3: MLA without MoE (v_head_dim = hidden_size / heads, as
+//                              its code defines it), the muP scalars
 // The families are registered units, one file each (models/model_family.hpp,
 // models/families/); a config.json without model_type is read by its architectures entry.
 // Two formats:
@@ -56,6 +60,15 @@ struct MoeSpec {
   /// not one of mlp_only_layers (1 and none elsewhere).
   std::uint64_t decoder_sparse_step = 1;
   std::vector<std::uint64_t> mlp_only_layers;
+};
+
+/// MiniCPM's muP scalars: the embedding times scale_emb, each residual branch times
+/// scale_depth / sqrt(layers), the final hidden state times dim_model_base / hidden_size.
+/// Element-wise products fused into neighbouring ops: they cost nothing the step shows.
+struct MupScalars {
+  double scale_emb = 0;
+  double scale_depth = 0;
+  std::uint64_t dim_model_base = 0;
 };
 
 struct DsaSpec {
@@ -92,8 +105,9 @@ struct ModelSpec {
   /// lm_head reads the embedding table (one matrix in memory).
   bool tie_word_embeddings = false;
 
-  std::optional<MoeSpec> moe;  ///< MoE FFN after the first_k_dense_replace dense layers
-  std::optional<DsaSpec> dsa;  ///< DeepSeek sparse attention indexer (V3.2)
+  std::optional<MoeSpec> moe;     ///< MoE FFN after the first_k_dense_replace dense layers
+  std::optional<DsaSpec> dsa;     ///< DeepSeek sparse attention indexer (V3.2)
+  std::optional<MupScalars> mup;  ///< MiniCPM's scalars
   /// How the checkpoint stores its weights: YAML `weight_dtype` (optional, default bf16), or a
   /// config.json's quantization_config (quant_method fp8; gptq or awq with bits 4 or 8).
   WeightDtype weight_dtype = WeightDtype::bf16;

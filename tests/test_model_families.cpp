@@ -8,6 +8,7 @@
 
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
 #include "models/model_family.hpp"
 #include "models/model_spec.hpp"
 
@@ -63,11 +64,19 @@ TEST_CASE("the new families' parameter counts are the published ones", "[models]
   const std::uint64_t kimi = shipped("kimi-k2.yaml").parameter_count();
   CHECK(kimi == 1'026'408'209'408);
   CHECK(shipped("kimi-k2.yaml").model_type() == "deepseek_v3");
+  // MiniCPM3-4B (published 4B; tied embedding 73,448 x 2,560 = 188,026,880 + 2,560): per layer
+  // norms 5,120, q_a 2,560 x 768 + its norm 768, q_b 768 x 40 x 96, kv_a 2,560 x 288 + its norm
+  // 256, kv_b 256 x 40 x 128, o 40 x 64 x 2,560, FFN 3 x 2,560 x 6,400: 62,673,408 x 62.
+  CHECK(shipped("minicpm3-4b.yaml").parameter_count() == 4'073'875'968);
+  // MiniCPM4-8B (published 8B): embeddings 2 x 73,448 x 4,096 + 4,096; per layer norms 8,192,
+  // qkv 4,096 x 36 x 128, o 16,777,216, FFN 3 x 4,096 x 16,384: 236,986,368 x 32.
+  CHECK(shipped("minicpm4-8b.yaml").parameter_count() == 8'185'253'888);
 }
 
 TEST_CASE("each new family runs a decode and a prefill step", "[models][families][step]") {
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
-  for (const char* name : {"qwen3-8b.yaml", "qwen3-30b-a3b.yaml", "glm-4.5.yaml", "kimi-k2.yaml"}) {
+  for (const char* name : {"qwen3-8b.yaml", "qwen3-30b-a3b.yaml", "glm-4.5.yaml", "kimi-k2.yaml", "minicpm3-4b.yaml",
+                           "minicpm4-8b.yaml"}) {
     INFO(name);
     const g5sim::Model model = shipped(name);
     g5sim::Request decode;
@@ -162,5 +171,46 @@ TEST_CASE("a config.json without model_type is read by its architectures entry",
     const std::string what = e.what();
     CHECK(what.find("architectures: the config has no model_type, and no entry names a supported model") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("MiniCPM3's value head is hidden_size / heads, and its KV heads must be its heads", "[models][families]") {
+  const models::ModelSpec m = models::load_model(source("configs/models/minicpm3-4b.yaml"));
+  CHECK(m.attention == models::AttentionKind::mla);
+  CHECK(m.v_head_dim == 64);  // 2,560 / 40
+  CHECK(!m.moe);
+  REQUIRE(m.mup);
+  CHECK(m.mup->scale_emb == 12);
+  CHECK(m.mup->dim_model_base == 256);
+  CHECK(m.latent_kv_elements() == 288);  // 256 + 32
+  const std::string text = hw::read_input_file(source("configs/models/minicpm3-4b.yaml"));
+  std::string grouped = text;
+  grouped.replace(grouped.find("num_key_value_heads: 40"), 23, "num_key_value_heads: 8");
+  CHECK(model_error(grouped).find("num_key_value_heads: 8 differs from num_attention_heads 40") != std::string::npos);
+}
+
+TEST_CASE("replay stays exact on the new families", "[models][families][replay]") {
+  // The same JSON with and without layer replay, but for the replay line.
+  auto without_replay_line = [](const std::string& json) {
+    std::string out;
+    for (std::size_t i = 0; i < json.size();) {
+      const std::size_t end = std::min(json.find('\n', i), json.size());
+      const std::string line = json.substr(i, end - i);
+      if (line.find("\"replay\":") == std::string::npos) out += line + "\n";
+      i = end + 1;
+    }
+    return out;
+  };
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  for (const char* name : {"qwen3-30b-a3b.yaml", "glm-4.5.yaml", "minicpm3-4b.yaml"}) {
+    INFO(name);
+    g5sim::Request r;
+    r.batch = 8;
+    const g5sim::Result replayed = g5sim::simulate(chip, shipped(name), r);
+    r.replay = false;
+    const g5sim::Result full = g5sim::simulate(chip, shipped(name), r);
+    CHECK(replayed.replayed_commands > 0);
+    CHECK(replayed.total_ps == full.total_ps);
+    CHECK(without_replay_line(replayed.json()) == without_replay_line(full.json()));
   }
 }

@@ -33,7 +33,8 @@ void build_dsa(Fields& f, ModelSpec& s) {
 
 const ModelFamily& deepseek() {
   static const ModelFamily family{"DeepSeek (MLA + MoE)",
-                                  {"deepseek_v2", "deepseek_v3"},
+                                  // kimi_k2: Kimi-K2's config.json may say so; its layout is V3's.
+                                  {"deepseek_v2", "deepseek_v3", "kimi_k2"},
                                   {{"DeepseekV2ForCausalLM", "deepseek_v2"}, {"DeepseekV3ForCausalLM", "deepseek_v3"}},
                                   decoder_fields() + mla_fields() + moe_fields(kDeepSeekMoe),
                                   build};
