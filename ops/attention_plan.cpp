@@ -119,7 +119,8 @@ AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::ui
   return plan;  // row_block 0: nothing fits
 }
 
-double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
+double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip, bool resident, bool staged,
+                                   AttentionSplit split) {
   using LD = long double;
   const std::uint64_t cores = chip.cores, seqs = s.sequences(), rows_per_seq = s.q_len * s.heads_per_kv();
   auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
@@ -151,7 +152,9 @@ double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip
   const LD chunks =
       by_history ? std::ceil(total_rows / static_cast<LD>(tiles.row_block)) * (tokens_per_row_block / chunk + items)
                  : (total_rows / static_cast<LD>(tiles.row_block) + items) * std::ceil(tokens_per_row_block / chunk);
-  return static_cast<double>(chunks * 8 + items * 4);
+  // Staged through the L2, a chunk adds at most a DDR -> L2 read and a fence (a round holds one
+  // chunk or more).
+  return static_cast<double>(chunks * (staged ? 10 : 8) + items * 4);
 }
 
 std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock>& blocks, std::uint64_t round_tokens) {

@@ -91,8 +91,10 @@ AttentionTiles choose_tiles(const AttentionShape& shape, std::uint64_t lmem, std
 /// The commands kv_cache_read, fa2 and fa2_combine of `shape` will emit, estimated from the same
 /// split and tiles without building the plan (which for a huge workload would itself be huge):
 /// row blocks x KV chunks x 8 (six or seven tensor commands and a load per chunk) plus a few per
-/// item. Returns 0 when no tiles fit: the plan then reports what does not fit.
-double estimate_attention_commands(const AttentionShape& shape, const hw::Chip& chip, bool resident,
+/// item (x 10 when `staged`: a DDR -> L2 read and a fence more per chunk, at most). `resident`:
+/// the plan holds the history in local memory. Returns 0 when no tiles fit: the plan then reports
+/// what does not fit.
+double estimate_attention_commands(const AttentionShape& shape, const hw::Chip& chip, bool resident, bool staged,
                                    AttentionSplit split);
 
 /// The first-pass chunks of `blocks`, in order, cut into rounds of at most `round_tokens` tokens

@@ -19,6 +19,7 @@
 
 #include "hw/config_error.hpp"
 #include "hw/dtype.hpp"
+#include "ops/history_source.hpp"
 #include "ops/op_lowerings.hpp"
 
 namespace ops::detail {
@@ -48,8 +49,6 @@ std::optional<OpId> neighbour(const OpGraph& g, OpId op, OpKind kind, bool downs
   return std::nullopt;
 }
 
-std::uint64_t chunk_bytes(const AttentionShape& s, std::uint64_t tokens) { return tokens * s.kv_token_bytes; }
-
 }  // namespace
 
 std::vector<OpId> AttentionUnit::members() const {
@@ -58,6 +57,29 @@ std::vector<OpId> AttentionUnit::members() const {
     if (op) out.push_back(*op);
   }
   return out;
+}
+
+EngineId history_engine(const hw::Chip& c, const LoweringOptions& o) {
+  if (o.kv_read_engine.empty()) return c.default_kv_engine();
+  const auto found = c.find_engine(o.kv_read_engine);
+  if (!found || c.engine(*found).kind != hw::EngineKind::dma) {
+    throw hw::InputError("kv_read_engine", fmt::format("chip '{}' has no DMA engine '{}' (its DMA engines: {})", c.name,
+                                                       o.kv_read_engine, c.engine_names(hw::EngineKind::dma)));
+  }
+  const hw::EngineSpec& e = c.engine(*found);
+  if (!e.serves(hw::DmaRole::kv_stream) && !e.serves(hw::DmaRole::kv_resident)) {
+    throw hw::InputError(
+        "kv_read_engine",
+        fmt::format("engine '{}' of chip '{}' has neither the kv_stream nor the kv_resident role", e.name, c.name));
+  }
+  return *found;
+}
+
+HistoryRoute history_route(bool reads_history, bool gather, bool resident_engine, bool chip_has_l2) {
+  if (!reads_history) return HistoryRoute::none;
+  if (gather) return HistoryRoute::gather;
+  if (!resident_engine) return HistoryRoute::stream;
+  return chip_has_l2 ? HistoryRoute::staged : HistoryRoute::resident;
 }
 
 AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
@@ -76,9 +98,7 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
     if (!unit.reader) unit.reader = neighbour(g, *unit.fa2, OpKind::kv_cache_read, false);
     unit.combine = neighbour(g, *unit.fa2, OpKind::fa2_combine, true);
   }
-  if (!unit.reader) {
-    unit.history = HistoryRoute::none;
-  } else if (!unit.fa2) {
+  if (unit.reader && !unit.fa2) {
     // MLA standard mode: the history is the up-projection's A operand, streamed beside it.
     if (ctx.kv_resident()) {
       throw hw::InputError(
@@ -90,14 +110,11 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
     unit.history = HistoryRoute::matmul;
     unit.history_engine = ctx.kv_engine();
     return unit;
-  } else if (g[*unit.reader].attn().gather) {
-    unit.history = HistoryRoute::gather;
-    unit.history_engine = ctx.chip.dma_for(hw::DmaRole::gather);
-  } else {
-    unit.history = !ctx.kv_resident() ? HistoryRoute::stream
-                   : ctx.chip.l2      ? HistoryRoute::staged
-                                      : HistoryRoute::resident;
-    unit.history_engine = ctx.kv_engine();
+  }
+  const bool gather = unit.reader && g[*unit.reader].attn().gather;
+  unit.history = history_route(unit.reader.has_value(), gather, ctx.kv_resident(), ctx.chip.l2.has_value());
+  if (unit.history != HistoryRoute::none) {
+    unit.history_engine = gather ? ctx.chip.dma_for(hw::DmaRole::gather) : ctx.kv_engine();
   }
   unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident);
   if (unit.history == HistoryRoute::staged) {
@@ -133,236 +150,95 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
 void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
   AttentionUnit& unit = ctx.attention_unit(op);
   if (unit.history == HistoryRoute::matmul) return;  // the matmul loads it on the read's behalf
-  const AttentionShape& s = ctx.graph[op].attn();
-  const AttentionPlan& plan = *unit.plan;
-  ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
+  ctx.out.ops[op].peak_lmem_bytes = unit.plan->lmem_bytes;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
-    const auto& blocks = plan.cores[core].blocks;
-    if (blocks.empty()) continue;
+    if (unit.plan->cores[core].blocks.empty()) continue;
     CoreEmitter emit(ctx, op, core);
-    if (unit.history == HistoryRoute::resident) {
-      // Round 0: one transfer per item piece (the whole share when it fits); fa2 reads the rest.
-      const auto& rounds = plan.cores[core].rounds;
-      if (!rounds.empty()) {
-        for (const RoundPiece& piece : rounds.front()) {
-          unit.round_reads[core].push_back(emit.load_on(unit.history_engine, chunk_bytes(s, piece.tokens), {}));
-        }
-      }
-      continue;
-    }
-    if (unit.history == HistoryRoute::staged) {
-      // Round 0 into the L2 (fa2 waits for it on every core); fa2 queues the later rounds.
-      const auto& rounds = unit.staged_rounds[core];
-      if (!rounds.empty()) {
-        for (const RoundPiece& piece : rounds.front()) {
-          unit.round_reads[core].push_back(emit.stage_to_l2(op, unit.history_engine, chunk_bytes(s, piece.tokens), {}));
-        }
-      }
-      continue;
-    }
-    if (unit.history == HistoryRoute::gather) {
-      // One transfer per item into a contiguous buffer that fa2 then streams; a gather picks
-      // scattered rows, each rounding up to whole bursts.
-      for (const AttentionBlock& b : blocks) {
-        if (!b.first_pass) continue;
-        std::uint64_t tokens = 0;
-        for (std::uint64_t t : b.chunk_tokens) tokens += t;
-        emit.load_on(unit.history_engine, chunk_bytes(s, tokens), {}, s.kv_token_bytes);
-      }
-      continue;
-    }
-    const AttentionBlock& first = blocks.front();
-    const std::size_t ahead = std::min<std::size_t>(plan.buffers, first.chunk_tokens.size());
-    for (std::size_t i = 0; i < ahead; ++i) {
-      unit.prefetched[core].push_back(emit.load_on(unit.history_engine, chunk_bytes(s, first.chunk_tokens[i]), {}));
-    }
+    history_source(ctx, unit, op, emit, core)->read();
   }
 }
 
-void lower_fa2(LoweringContext& ctx, OpId op) {
-  const AttentionUnit& unit = ctx.attention_unit(op);
-  const OpNode& node = ctx.graph[op];
-  const AttentionShape& s = node.attn();
+namespace {
+
+// One core's fa2: per row block, the route-free chunk loop over the history (the route's
+// HistorySource queues and releases the chunks), then the block's output.
+void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uint32_t core) {
+  const AttentionShape& s = ctx.graph[op].attn();
   const AttentionPlan& plan = *unit.plan;
-  const bool streams = unit.history == HistoryRoute::stream;
-  const bool resident = unit.history == HistoryRoute::resident;
-  ctx.out.ops[op].peak_lmem_bytes = plan.lmem_bytes;
-  const bool staged = unit.history == HistoryRoute::staged;
-  if (streams || resident || staged) ctx.out.ops[op].streamed_in_bytes = ctx.graph[*unit.reader].kv_bytes;
-  const bool dequant = s.kv_dequant;
+  const auto& blocks = plan.cores[core].blocks;
+  const hw::CostModel& cost = ctx.cost;
   // Whole rows on a core (prefill, or decode split by heads) are finished here; rows split over
   // the history leave partial outputs for fa2_combine.
   const bool partial = s.decode && ctx.options.attn_split == AttentionSplit::seq;
-  const hw::CostModel& cost = ctx.cost;
-  // With several KV heads per token (GQA, MLA expanded), one head's rows are strided.
-  const std::uint64_t kv_row = s.kv_heads > 1 ? s.kv_token_bytes : 0;
-
-  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
-    const auto& blocks = plan.cores[core].blocks;
-    if (blocks.empty()) continue;
-    CoreEmitter emit(ctx, op, core);
-    const std::vector<CmdRef>& prefetched = unit.prefetched[core];
-    // Resident rounds: round_of[b][i] is the round of first-pass chunk i of block b; reads of round
-    // r + round_buffers - 1 are queued when round r starts, after the last P V of round r - 1.
-    const auto& rounds = plan.cores[core].rounds;
-    std::vector<std::vector<std::size_t>> round_of(blocks.size());
-    for (std::size_t r = 0; r < rounds.size(); ++r) {
-      for (const RoundPiece& piece : rounds[r]) {
-        round_of[piece.block].resize(blocks[piece.block].chunk_tokens.size());
-        for (std::size_t i = 0; i < piece.chunks; ++i) round_of[piece.block][piece.first_chunk + i] = r;
+  CoreEmitter emit(ctx, op, core);
+  const std::unique_ptr<HistorySource> history = history_source(ctx, unit, op, emit, core);
+  history->begin_fa2();
+  const bool streams = history->streams();
+  std::vector<CmdRef> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1));
+  std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
+  CmdRef previous_block_end;
+  for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+    const AttentionBlock& block = blocks[bi];
+    const std::size_t n = block.chunk_tokens.size();
+    std::vector<CmdRef> chunk(n);
+    const std::size_t already = history->queued(bi, chunk);
+    // The Q buffer is reused by the next block: its load waits for this block's last tensor command.
+    const CmdRef q = emit.load(block.rows * s.qk_dim * kActivationBytes, previous_block_end);
+    if (streams) {
+      for (std::size_t i = already; i < std::min<std::size_t>(plan.buffers, n); ++i) {
+        chunk[i] = history->load(bi, i, buffer_freed_by[(global_chunk + i) % plan.buffers]);
       }
     }
-    std::vector<CmdRef> round_read(rounds.size()), round_last_pv(rounds.size());
-    if (!rounds.empty()) round_read[0] = unit.round_reads[core].empty() ? CmdRef{} : unit.round_reads[core].back();
-    std::size_t current_round = 0;
-    bool round_started = false;
-    auto start_round = [&](std::size_t r) {
-      const std::size_t target = r + plan.round_buffers - 1;
-      if (target == 0 || target >= rounds.size()) return;
-      const CmdRef after = r >= 1 ? round_last_pv[r - 1] : CmdRef{};
-      CmdRef last_read;
-      for (const RoundPiece& piece : rounds[target]) {
-        last_read = emit.load_as(*unit.reader, unit.history_engine, chunk_bytes(s, piece.tokens), after);
+    CmdRef last;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t tk = block.chunk_tokens[i];
+      history->before_compute(bi, i, chunk);
+      if (s.kv_dequant) {
+        emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, kActivationDtype), {q, chunk[i]});
       }
-      round_read[target] = last_read;
-    };
-    // Staged rounds (in the L2): the round of each first-pass chunk, whether it opens or closes
-    // its round, and the rounds' last read ids. Round 1 (with two L2 buffers) is read right away.
-    const std::vector<std::vector<RoundPiece>> no_rounds;
-    const auto& l2_rounds = staged ? unit.staged_rounds[core] : no_rounds;
-    std::vector<std::vector<std::size_t>> l2_round_of(blocks.size());
-    std::vector<std::vector<std::uint8_t>> opens(blocks.size()), closes(blocks.size());
-    for (std::size_t r = 0; r < l2_rounds.size(); ++r) {
-      for (std::size_t p = 0; p < l2_rounds[r].size(); ++p) {
-        const RoundPiece& piece = l2_rounds[r][p];
-        const std::size_t chunks = blocks[piece.block].chunk_tokens.size();
-        l2_round_of[piece.block].resize(chunks), opens[piece.block].resize(chunks), closes[piece.block].resize(chunks);
-        for (std::size_t i = 0; i < piece.chunks; ++i) l2_round_of[piece.block][piece.first_chunk + i] = r;
-        if (p == 0) opens[piece.block][piece.first_chunk] = 1;
-        if (p + 1 == l2_rounds[r].size()) closes[piece.block][piece.first_chunk + piece.chunks - 1] = 1;
-      }
-    }
-    std::vector<CmdRef> l2_read(l2_rounds.size());
-    std::vector<std::uint8_t> in_l2(l2_rounds.size());  // the round's read has been queued
-    auto stage_round = [&](std::size_t r, CmdRef after) {
-      for (const RoundPiece& piece : l2_rounds[r]) {
-        l2_read[r] = emit.stage_to_l2(*unit.reader, unit.history_engine, chunk_bytes(s, piece.tokens), after);
-      }
-      in_l2[r] = 1;
-    };
-    if (staged) {
-      if (!l2_rounds.empty()) {
-        l2_read[0] = unit.round_reads[core].empty() ? CmdRef{} : unit.round_reads[core].back();
-        in_l2[0] = 1;
-      }
-      if (unit.staged_buffers == 2 && l2_rounds.size() > 1) stage_round(1, {});
-    }
-    // A chunk whose round is not yet queued for the L2 (local memory holds more chunks ahead than
-    // the L2 holds rounds) cannot be loaded yet: its load is queued once the round's read is.
-    struct DeferredLoad {
-      std::size_t chunk;
-      CmdRef after;
-    };
-    std::vector<DeferredLoad> deferred;
-    std::vector<CmdRef> buffer_freed_by(std::max<std::uint64_t>(plan.buffers, 1));
-    std::uint64_t global_chunk = 0;  // chunk j uses buffer j % buffers
-    CmdRef previous_block_end;
-
-    for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
-      const AttentionBlock& block = blocks[bi];
-      const std::size_t n = block.chunk_tokens.size();
-      // The first row block streams the history as kv_cache_read's traffic; further blocks, and a
-      // gathered history read again from its buffer, are fa2's own.
-      const bool reads_history = streams && block.first_pass;
-      const bool from_l2 = staged && block.first_pass;
-      auto load_chunk = [&](std::size_t i, CmdRef after) {
-        const std::uint64_t bytes = chunk_bytes(s, block.chunk_tokens[i]);
-        if (from_l2) {
-          // A later round must be in the L2 first: a tensor fence carries the wait on its read
-          // (the fence comes after the buffer's freeing instruction, so it covers that too).
-          const std::size_t r = l2_round_of[bi][i];
-          if (!in_l2[r] || !deferred.empty()) {
-            deferred.push_back({i, after});
-            return CmdRef{};
-          }
-          if (opens[bi][i] && r >= 1) after = emit.fence(l2_read[r]);
-          const CmdRef loaded = emit.load_from_l2(bytes, after, kv_row);
-          // One L2 buffer: when the round's last chunk has left it, the next round may be read
-          // (a fence on that load). Two buffers: the round after next is read once this round's
-          // last chunk has been computed (below), without stalling the tensor engine.
-          if (unit.staged_buffers == 1 && closes[bi][i] && r + 1 < l2_rounds.size()) {
-            stage_round(r + 1, emit.fence(loaded));
-          }
-          return loaded;
-        }
-        return reads_history ? emit.load_as(*unit.reader, unit.history_engine, bytes, after, kv_row)
-                             : emit.load(bytes, after, kv_row);
-      };
-      std::vector<CmdRef> chunk(n);
-      const std::size_t already = bi == 0 ? prefetched.size() : 0;
-      std::copy(prefetched.begin(), prefetched.begin() + static_cast<std::ptrdiff_t>(already), chunk.begin());
-      // The Q buffer is reused by the next block: its load waits for this block's last tensor command.
-      const CmdRef q = emit.load(block.rows * s.qk_dim * kActivationBytes, previous_block_end);
-      if (!resident) {
-        for (std::size_t i = already; i < std::min<std::size_t>(plan.buffers, n); ++i) {
-          chunk[i] = load_chunk(i, buffer_freed_by[(global_chunk + i) % plan.buffers]);
-        }
-      }
-      CmdRef last;
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t tk = block.chunk_tokens[i];
-        if (resident && block.first_pass && !rounds.empty()) {
-          // This chunk's round must have been read whole: round 0 by the barrier, later ones by
-          // waiting on their read's last id.
-          const std::size_t r = round_of[bi][i];
-          if (!round_started || r != current_round) {
-            current_round = r;
-            round_started = true;
-            start_round(r);
-            if (r > 0) chunk[i] = round_read[r];
-          }
-        }
-        if (from_l2 && chunk[i].id == 0) throw std::logic_error("fa2: an L2 chunk computed before its load was queued");
-        if (dequant) {
-          emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, kActivationDtype), {q, chunk[i]});
-        }
-        // S = Q K^T: K is stored token-major, an NT instruction.
-        const std::uint64_t qk = cost.matmul_cycles(block.rows, s.qk_dim, tk, kActivationDtype, hw::MatmulLayout::nt);
-        if (dequant) {
-          emit.compute(qk);
-        } else {
-          emit.compute(qk, {q, chunk[i]});
-        }
-        emit.compute(cost.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, kAccumulatorDtype));
-        emit.compute(cost.sfu_cycles(block.rows * tk));  // exp of the scores
-        const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, kActivationDtype));
-        if (resident && block.first_pass && !rounds.empty()) round_last_pv[round_of[bi][i]] = pv;
-        if (from_l2 && unit.staged_buffers == 2 && closes[bi][i] && l2_round_of[bi][i] + 2 < l2_rounds.size()) {
-          stage_round(l2_round_of[bi][i] + 2, pv);
-          // The loads that waited for that round, in chunk order (the tiles queue is in order).
-          std::vector<DeferredLoad> waiting;
-          waiting.swap(deferred);
-          for (const DeferredLoad& d : waiting) chunk[d.chunk] = load_chunk(d.chunk, d.after);
-        }
-        emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
-        last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype));
-        if (!resident) {
-          buffer_freed_by[(global_chunk + i) % plan.buffers] = pv;
-          if (i + plan.buffers < n) chunk[i + plan.buffers] = load_chunk(i + plan.buffers, pv);
-        }
-      }
-      if (partial) {
-        // Partial output with its softmax statistics, merged across cores by fa2_combine.
-        emit.store(block.rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow), last);
+      // S = Q K^T: K is stored token-major, an NT instruction.
+      const std::uint64_t qk = cost.matmul_cycles(block.rows, s.qk_dim, tk, kActivationDtype, hw::MatmulLayout::nt);
+      if (s.kv_dequant) {
+        emit.compute(qk);
       } else {
-        emit.compute(cost.sfu_cycles(block.rows));  // 1 / l per row
-        last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, kAccumulatorDtype));
-        emit.store(block.rows * s.v_dim * kActivationBytes, last);
+        emit.compute(qk, {q, chunk[i]});
       }
-      if (!deferred.empty()) throw std::logic_error("fa2: L2 chunk loads left waiting for a round never read");
-      previous_block_end = last;
-      global_chunk += n;
+      emit.compute(cost.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, kAccumulatorDtype));
+      emit.compute(cost.sfu_cycles(block.rows * tk));  // exp of the scores
+      const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, kActivationDtype));
+      history->after_pv(bi, i, pv, chunk);
+      emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
+      last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype));
+      if (streams) {
+        buffer_freed_by[(global_chunk + i) % plan.buffers] = pv;
+        if (i + plan.buffers < n) chunk[i + plan.buffers] = history->load(bi, i + plan.buffers, pv);
+      }
     }
+    history->end_block(bi);
+    if (partial) {
+      // Partial output with its softmax statistics, merged across cores by fa2_combine.
+      emit.store(block.rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow), last);
+    } else {
+      emit.compute(cost.sfu_cycles(block.rows));  // 1 / l per row
+      last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, kAccumulatorDtype));
+      emit.store(block.rows * s.v_dim * kActivationBytes, last);
+    }
+    previous_block_end = last;
+    global_chunk += n;
+  }
+}
+
+}  // namespace
+
+void lower_fa2(LoweringContext& ctx, OpId op) {
+  AttentionUnit& unit = ctx.attention_unit(op);
+  ctx.out.ops[op].peak_lmem_bytes = unit.plan->lmem_bytes;
+  const HistoryRoute h = unit.history;
+  if (h == HistoryRoute::stream || h == HistoryRoute::resident || h == HistoryRoute::staged) {
+    ctx.out.ops[op].streamed_in_bytes = ctx.graph[*unit.reader].kv_bytes;
+  }
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    if (!unit.plan->cores[core].blocks.empty()) lower_fa2_core(ctx, unit, op, core);
   }
 }
 

@@ -58,6 +58,15 @@ struct AttentionUnit {
   std::vector<OpId> members() const;
 };
 
+/// The engine the decode history is read on: options.kv_read_engine, else the chip's first
+/// kv_stream engine. Throws InputError for an engine that is not a DMA engine with a kv role.
+EngineId history_engine(const hw::Chip& chip, const LoweringOptions& options);
+
+/// The route of an attention whose history feeds fa2 (not MLA standard's matmul route): none
+/// without a kv_cache_read (prefill), gather for DSA, else by the engine's role and the chip's
+/// L2. The lowering (build_attention_unit) and the command estimate both ask this.
+HistoryRoute history_route(bool reads_history, bool gather, bool resident_engine, bool chip_has_l2);
+
 /// The unit of `op` (a kv_cache_read, fa2 or fa2_combine), its route and plan decided.
 AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op);
 

@@ -20,23 +20,7 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
   last_.assign(n, std::vector<LastIds>(c.cores, LastIds{}));
   entry_.assign(n, std::vector<Entry>(c.cores));
   message_.assign(n, 0);
-  if (o.kv_read_engine.empty()) {
-    kv_engine_ = c.default_kv_engine();
-  } else {
-    const auto found = c.find_engine(o.kv_read_engine);
-    if (!found || c.engine(*found).kind != hw::EngineKind::dma) {
-      throw hw::InputError("kv_read_engine",
-                           fmt::format("chip '{}' has no DMA engine '{}' (its DMA engines: {})", c.name,
-                                       o.kv_read_engine, c.engine_names(hw::EngineKind::dma)));
-    }
-    const hw::EngineSpec& e = c.engine(*found);
-    if (!e.serves(hw::DmaRole::kv_stream) && !e.serves(hw::DmaRole::kv_resident)) {
-      throw hw::InputError(
-          "kv_read_engine",
-          fmt::format("engine '{}' of chip '{}' has neither the kv_stream nor the kv_resident role", e.name, c.name));
-    }
-    kv_engine_ = *found;
-  }
+  kv_engine_ = history_engine(c, o);
   kv_resident_ = c.engine(kv_engine_).serves(hw::DmaRole::kv_resident);
 }
 

@@ -8,6 +8,7 @@
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
 #include "ops/attention_plan.hpp"
+#include "ops/attention_unit.hpp"
 #include "ops/matmul_tiling.hpp"
 #include "ops/work_split.hpp"
 
@@ -32,9 +33,7 @@ class Estimator {
       case PayloadKind::attention:
         // Counted once, at fa2, for the read, fa2 and the combine.
         if (node.kind != OpKind::fa2) return messages;
-        return static_cast<Estimate>(
-                   estimate_attention_commands(node.attn(), chip_, resident(node.attn()), options_.attn_split)) +
-               messages;
+        return attention(node.attn()) + messages;
       case PayloadKind::collective: return 2.0L * static_cast<Estimate>(node.collective().chips) + messages;
       case PayloadKind::stream: return messages;
     }
@@ -80,11 +79,13 @@ class Estimator {
     return found->second;
   }
 
-  // Whether the history is held resident (the named engine has the kv_resident role).
-  bool resident(const AttentionShape& a) const {
-    if (!a.decode || a.gather || options_.kv_read_engine.empty()) return false;
-    const auto engine = chip_.find_engine(options_.kv_read_engine);
-    return engine && chip_.engine(*engine).serves(hw::DmaRole::kv_resident);
+  // The route the lowering takes (the same decision, detail::history_route), and the plan it
+  // sizes: the history resident in local memory only on the resident route.
+  Estimate attention(const AttentionShape& a) const {
+    const bool resident_engine = chip_.engine(detail::history_engine(chip_, options_)).serves(hw::DmaRole::kv_resident);
+    const detail::HistoryRoute route = detail::history_route(a.decode, a.gather, resident_engine, chip_.l2.has_value());
+    return estimate_attention_commands(a, chip_, route == detail::HistoryRoute::resident,
+                                       route == detail::HistoryRoute::staged, options_.attn_split);
   }
 
   const OpGraph& graph_;
