@@ -110,151 +110,220 @@ void reduce_partials(LoweringContext& ctx, OpId op, const std::vector<MatmulPart
   }
 }
 
+// The operands' L2 reuse on a chip whose L2 caches DDR reads (hw::Chip::L2::caches_reads): cores
+// walk their tiles in step, so an operand block that another core reads too is read by both at
+// about the same time, and only the first (in lowering order) fetches it from DDR; the others hit
+// the L2, provided one wave's operands (every core's first A and B tiles) fit in it. A core
+// re-reading its own earlier block does so a whole pass later: it hits only when all of the op's
+// operands fit.
+class L2OperandReuse {
+ public:
+  L2OperandReuse(const LoweringContext& ctx, const MatmulShape& s, std::uint64_t e) : ctx_(ctx) {
+    enabled_ = ctx.chip.l2 && ctx.chip.l2->caches_reads;
+    std::uint64_t operand_bytes = 0;
+    for (std::uint64_t g = 0; g < s.groups; ++g)
+      operand_bytes += s.rows_of(g) * (s.a_row_bytes ? s.a_row_bytes : s.k * e);
+    operand_bytes += s.groups * s.n * (s.b_col_bytes ? s.b_col_bytes : s.k * e);
+    operands_stay_ = enabled_ && operand_bytes <= ctx.chip.l2->capacity_bytes;
+  }
+
+  /// Once, with the first core's first tile's operand bytes: does a wave fit?
+  void check_wave(std::uint64_t first_tile_bytes) {
+    if (!enabled_ || wave_checked_) return;
+    enabled_ = ctx_.chip.cores * first_tile_bytes <= ctx_.chip.l2->capacity_bytes;
+    operands_stay_ = operands_stay_ && enabled_;
+    wave_checked_ = true;
+  }
+
+  /// Whether `core`'s read of the block (group, m0 or n0, rows or cols, k0, depth) hits the L2.
+  bool a_hits(const MatmulTile& t, std::uint32_t core) {
+    return hits(a_reader_, {t.group, t.m0, t.rows, t.k0, t.depth}, core);
+  }
+  bool b_hits(const MatmulTile& t, std::uint32_t core) {
+    return hits(b_reader_, {t.group, t.n0, t.cols, t.k0, t.depth}, core);
+  }
+
+ private:
+  using Readers = std::map<std::array<std::uint64_t, 5>, std::uint32_t>;  // block -> the first core that read it
+  bool hits(Readers& readers, std::array<std::uint64_t, 5> key, std::uint32_t core) {
+    if (!enabled_) return false;
+    const auto [it, fresh] = readers.try_emplace(key, core);
+    return !fresh && (it->second != core || operands_stay_);
+  }
+
+  const LoweringContext& ctx_;
+  bool enabled_ = false, wave_checked_ = false, operands_stay_ = false;
+  Readers a_reader_, b_reader_;
+};
+
+// A core's tiles in loop order (groups, m, n, k), with what each loads and ends.
+std::vector<MatmulTile> core_tiles(LoweringContext& ctx, OpId op, const MatmulPart& part) {
+  const OpNode& node = ctx.graph[op];
+  const MatmulShape& s = node.mm();
+  std::vector<MatmulTile> tiles;
+  for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
+    const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
+    if (row_end <= part.rows.begin) continue;
+    // Most cores get the same part shape, and layers repeat them: each shape is planned once a run.
+    const MatmulTiling& t =
+        ctx.tiling(row_end - part.rows.begin, part.k.size(), part.cols.size(), node.dtype, kActivationBytes);
+    ctx.out.ops[op].peak_lmem_bytes = std::max(ctx.out.ops[op].peak_lmem_bytes, t.lmem_bytes);
+    for (std::uint64_t m0 = part.rows.begin; m0 < row_end; m0 += t.tm) {
+      const std::uint64_t rows = std::min(t.tm, row_end - m0);
+      for (std::uint64_t n0 = part.cols.begin; n0 < part.cols.end; n0 += t.tn) {
+        const std::uint64_t cols = std::min(t.tn, part.cols.end - n0);
+        for (std::uint64_t k0 = part.k.begin; k0 < part.k.end; k0 += t.tk) {
+          const std::uint64_t depth = std::min(t.tk, part.k.end - k0);
+          const bool reuse_a = t.tk == part.k.size() && n0 != part.cols.begin;
+          tiles.push_back({g, m0, n0, rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == part.k.end,
+                           t.c_buffers == 1});
+        }
+      }
+    }
+  }
+  return tiles;
+}
+
+// Where a core's A and B tiles come from: the L2 when another core read them (L2OperandReuse),
+// the stream that feeds the matmul for the first pass (kv_cache_read's history as A, expert or
+// indexer weights as B), the prefetched first weight tile, else the matmul's own DDR loads.
+// Row-major operands: an A tile is rows of its k-slice, contiguous when it spans all of k; a B
+// tile is depth rows of its columns, contiguous when it spans all n columns.
+class OperandLoader {
+ public:
+  OperandLoader(LoweringContext& ctx, OpId op, CoreEmitter& emit, std::uint32_t core, L2OperandReuse& l2)
+      : ctx_(ctx), s_(ctx.graph[op].mm()), e_(hw::bytes_of(ctx.graph[op].dtype)), emit_(emit), core_(core), l2_(l2) {
+    weights_ = stream_of(ctx, op, OpKind::expert_weights);
+    if (!weights_) weights_ = stream_of(ctx, op, OpKind::indexer_cache_read);
+    activations_ = stream_of(ctx, op, OpKind::kv_cache_read);
+    // The cached history streams as A on the history engine (MLA standard mode).
+    history_engine_ = activations_ ? ctx.attention_unit(*activations_).history_engine : ctx.tiles();
+  }
+
+  bool streamed() const { return weights_ || activations_; }
+
+  std::uint64_t a_bytes(const MatmulTile& t) const { return a_tile_bytes(s_, e_, t.rows, t.k0, t.depth); }
+  std::uint64_t b_bytes(const MatmulTile& t) const {
+    return s_.b_col_bytes == 0 ? t.depth * t.cols * e_
+                               : t.cols * (s_.b_col_bytes * (t.k0 + t.depth) / s_.k - s_.b_col_bytes * t.k0 / s_.k);
+  }
+
+  /// The first weight tile, queued ahead of the producers (LoweringOptions::prefetch_weights).
+  void prefetch_first(const MatmulTile& first, OpId op) {
+    if (!weights_ && ctx_.may_prefetch(op, b_bytes(first))) {
+      prefetched_ = emit_.prefetch(b_bytes(first), first.cols == s_.n ? 0 : first.cols * e_);
+      if (prefetched_.id != 0) prefetched_tile_ = &first;
+    }
+  }
+
+  /// Tile t's A (when it loads one) and B loads after `after`; on one engine the later id covers
+  /// the earlier.
+  std::array<CmdRef, 2> load(const MatmulTile& t, CmdRef after) {
+    CmdRef a_loaded;
+    if (t.load_a) {
+      const std::uint64_t bytes = a_bytes(t);
+      const std::uint64_t row = t.depth == s_.k ? 0 : bytes / t.rows;
+      a_loaded = l2_.a_hits(t, core_)             ? emit_.load_from_l2(bytes, after, row)
+                 : activations_ && t.first_n_tile ? emit_.load_as(*activations_, history_engine_, bytes, after, row)
+                                                  : emit_.load(bytes, after, row);
+    }
+    const bool b_cached = l2_.b_hits(t, core_);
+    if (&t == prefetched_tile_) return {a_loaded, prefetched_};
+    const std::uint64_t bytes = b_bytes(t);
+    const std::uint64_t row = t.cols == s_.n ? 0 : t.cols * e_;
+    const CmdRef b_loaded = b_cached                     ? emit_.load_from_l2(bytes, after, row)
+                            : weights_ && t.first_m_tile ? emit_.load_as(*weights_, ctx_.tiles(), bytes, after, row)
+                                                         : emit_.load(bytes, after, row);
+    return {a_loaded, b_loaded};
+  }
+
+ private:
+  LoweringContext& ctx_;
+  const MatmulShape& s_;
+  std::uint64_t e_;
+  CoreEmitter& emit_;
+  std::uint32_t core_;
+  L2OperandReuse& l2_;
+  std::optional<OpId> weights_, activations_;
+  EngineId history_engine_;
+  CmdRef prefetched_;
+  const MatmulTile* prefetched_tile_ = nullptr;
+};
+
+// What ends an output tile: the fp32 partial of a split-K range into the core's own buffer, or
+// the output (with the tile's bias added, and out_reduce rows summed into one); returns the store.
+CmdRef store_tile(LoweringContext& ctx, CoreEmitter& emit, const MatmulShape& s, const MatmulPart& part,
+                  const MatmulTile& t, CmdRef tiu) {
+  if (part.k_parts > 1) {
+    return emit.store(t.rows * t.cols * kAccumulatorBytes, tiu,
+                      t.cols == part.cols.size() ? 0 : t.cols * kAccumulatorBytes);
+  }
+  CmdRef done = tiu;
+  if (s.bias) {
+    const CmdRef bias = emit.load(t.cols * kActivationBytes, {});
+    done = emit.compute(ctx.cost.vector_cycles(t.rows * t.cols, kAccumulatorDtype), {bias});
+  }
+  return emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * kActivationBytes, done,
+                    t.cols == s.n ? 0 : t.cols * kActivationBytes);
+}
+
+// One core's tiles, software-pipelined (the header comment); returns its last store.
+CmdRef lower_matmul_core(LoweringContext& ctx, OpId op, const MatmulPart& part, std::uint32_t core,
+                         const std::vector<MatmulTile>& tiles, L2OperandReuse& l2) {
+  const OpNode& node = ctx.graph[op];
+  const MatmulShape& s = node.mm();
+  CoreEmitter emit(ctx, op, core);
+  OperandLoader operands(ctx, op, emit, core, l2);
+  l2.check_wave(operands.a_bytes(tiles.front()) + operands.b_bytes(tiles.front()));
+  operands.prefetch_first(tiles.front(), op);
+  // With one accumulator, an output tile's first instruction also waits for the previous output
+  // tile's store (completion ids are in order, so waiting on it covers the loads).
+  std::array<CmdRef, 2> next_loaded = operands.load(tiles.front(), CmdRef{});
+  CmdRef previous_tiu, last_store;
+  bool first_k = true;
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    const MatmulTile& t = tiles[i];
+    const CmdRef store_wait = t.single_c && first_k ? last_store : CmdRef{};
+    // Quantised weights (models/weight_format.hpp): fp8 quantises the bf16 A tile first, int
+    // formats dequantise the B tile; fp8's block scales rescale the fp32 sums after the cube.
+    if (s.a_quant_ops != 0 && t.load_a) {
+      emit.compute(ctx.cost.vector_cycles(t.rows * t.depth * s.a_quant_ops, kAccumulatorDtype), {next_loaded[0]});
+    }
+    if (s.b_dequant_ops != 0) {
+      emit.compute(ctx.cost.vector_cycles(t.depth * t.cols * s.b_dequant_ops, kActivationDtype), {next_loaded[1]});
+    }
+    const CmdRef cube = emit.compute(ctx.cost.matmul_cycles(t.rows, t.depth, t.cols, node.dtype),
+                                     {next_loaded[0], next_loaded[1], store_wait});
+    CmdRef tiu = cube;  // the last instruction writing this tile's C
+    if (s.k_block_rescale != 0) {
+      const std::uint64_t blocks = (t.depth + s.k_block_rescale - 1) / s.k_block_rescale;
+      tiu = emit.compute(ctx.cost.vector_cycles(t.rows * t.cols * blocks, kAccumulatorDtype));
+    }
+    if (i + 1 < tiles.size()) next_loaded = operands.load(tiles[i + 1], previous_tiu);
+    if (t.last_k) last_store = store_tile(ctx, emit, s, part, t, tiu);
+    first_k = t.last_k;
+    previous_tiu = tiu;  // (the next loads reuse A and B buffers: waiting on the rescale is safe)
+  }
+  return last_store;
+}
+
 }  // namespace
 
 void lower_matmul(LoweringContext& ctx, OpId op) {
   const OpNode& node = ctx.graph[op];
   const MatmulShape& s = node.mm();
-  const std::uint64_t e = hw::bytes_of(node.dtype);
-  const std::uint64_t e_out = kActivationBytes;
-  std::optional<OpId> weights = stream_of(ctx, op, OpKind::expert_weights);
-  if (!weights) weights = stream_of(ctx, op, OpKind::indexer_cache_read);
-  const std::optional<OpId> activations = stream_of(ctx, op, OpKind::kv_cache_read);
-  // The cached history streams as A on the history engine (MLA standard mode).
-  const EngineId history_engine = activations ? ctx.attention_unit(*activations).history_engine : ctx.tiles();
-  const std::vector<MatmulPart>& parts = ctx.splits.get(s, node.dtype, !weights && !activations);
-  // Most cores get the same part shape, and layers repeat them: plan each shape once a run.
-  auto tiling_for = [&](std::uint64_t rows, std::uint64_t depth, std::uint64_t cols) -> const MatmulTiling& {
-    return ctx.tiling(rows, depth, cols, node.dtype, e_out);
-  };
-  std::vector<MatmulTile> tiles;
+  const bool streamed = stream_of(ctx, op, OpKind::expert_weights) || stream_of(ctx, op, OpKind::indexer_cache_read) ||
+                        stream_of(ctx, op, OpKind::kv_cache_read);
+  const std::vector<MatmulPart>& parts = ctx.splits.get(s, node.dtype, !streamed);
+  L2OperandReuse l2(ctx, s, hw::bytes_of(node.dtype));
   std::vector<CmdRef> last_partial_store(ctx.chip.cores);
-  // A chip whose L2 caches DDR reads (hw::Chip::L2::caches_reads): cores walk their tiles in step,
-  // so an operand block that another core reads too is read by both at about the same time, and
-  // only the first (in lowering order) fetches it from DDR; the others hit the L2, provided one
-  // wave's operands (every core's first A and B tiles) fit in it. A core re-reading its own
-  // earlier block does so a whole pass later: it hits only when all of the op's operands fit.
-  bool l2_caches = ctx.chip.l2 && ctx.chip.l2->caches_reads;
-  bool wave_checked = false;
-  std::uint64_t operand_bytes = 0;
-  for (std::uint64_t g = 0; g < s.groups; ++g)
-    operand_bytes += s.rows_of(g) * (s.a_row_bytes ? s.a_row_bytes : s.k * e);
-  operand_bytes += s.groups * s.n * (s.b_col_bytes ? s.b_col_bytes : s.k * e);
-  bool operands_stay = l2_caches && operand_bytes <= ctx.chip.l2->capacity_bytes;
-  // (group, m0 or n0, rows or cols, k0, depth) -> the first core that read the block.
-  std::map<std::array<std::uint64_t, 5>, std::uint32_t> a_reader, b_reader;
-  auto hits = [&](std::map<std::array<std::uint64_t, 5>, std::uint32_t>& readers, std::array<std::uint64_t, 5> key,
-                  std::uint32_t core) {
-    if (!l2_caches) return false;
-    const auto [it, fresh] = readers.try_emplace(key, core);
-    return !fresh && (it->second != core || operands_stay);
-  };
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
-    // This core's tiles in loop order (groups, m, n, k).
-    tiles.clear();
-    for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
-      const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
-      if (row_end <= part.rows.begin) continue;
-      const MatmulTiling& t = tiling_for(row_end - part.rows.begin, part.k.size(), part.cols.size());
-      ctx.out.ops[op].peak_lmem_bytes = std::max(ctx.out.ops[op].peak_lmem_bytes, t.lmem_bytes);
-      for (std::uint64_t m0 = part.rows.begin; m0 < row_end; m0 += t.tm) {
-        const std::uint64_t rows = std::min(t.tm, row_end - m0);
-        for (std::uint64_t n0 = part.cols.begin; n0 < part.cols.end; n0 += t.tn) {
-          const std::uint64_t cols = std::min(t.tn, part.cols.end - n0);
-          for (std::uint64_t k0 = part.k.begin; k0 < part.k.end; k0 += t.tk) {
-            const std::uint64_t depth = std::min(t.tk, part.k.end - k0);
-            const bool reuse_a = t.tk == part.k.size() && n0 != part.cols.begin;
-            tiles.push_back({g, m0, n0, rows, cols, depth, k0, !reuse_a, n0 == 0, m0 == 0, k0 + depth == part.k.end,
-                             t.c_buffers == 1});
-          }
-        }
-      }
-    }
+    const std::vector<MatmulTile> tiles = core_tiles(ctx, op, part);
     if (tiles.empty()) continue;
-    CoreEmitter emit(ctx, op, core);
-    // Row-major operands: an A tile is rows of its k-slice, contiguous when it spans all of k; a
-    // B tile is depth rows of its columns, contiguous when it spans all n columns; likewise C.
-    // The first weight tile loads ahead of the producers (LoweringOptions::prefetch_weights).
-    auto b_bytes_of = [&](const MatmulTile& t) {
-      return s.b_col_bytes == 0 ? t.depth * t.cols * e
-                                : t.cols * (s.b_col_bytes * (t.k0 + t.depth) / s.k - s.b_col_bytes * t.k0 / s.k);
-    };
-    if (l2_caches && !wave_checked) {
-      const MatmulTile& t = tiles.front();
-      const std::uint64_t wave = ctx.chip.cores * (a_tile_bytes(s, e, t.rows, t.k0, t.depth) + b_bytes_of(t));
-      l2_caches = wave <= ctx.chip.l2->capacity_bytes;
-      operands_stay = operands_stay && l2_caches;
-      wave_checked = true;
-    }
-    CmdRef prefetched;
-    if (!weights && ctx.may_prefetch(op, b_bytes_of(tiles.front()))) {
-      prefetched = emit.prefetch(b_bytes_of(tiles.front()), tiles.front().cols == s.n ? 0 : tiles.front().cols * e);
-    }
-    auto loads = [&](const MatmulTile& t, CmdRef after) {
-      CmdRef a_loaded;
-      if (t.load_a) {
-        const std::uint64_t a_bytes = a_tile_bytes(s, e, t.rows, t.k0, t.depth);
-        const std::uint64_t a_row = t.depth == s.k ? 0 : a_bytes / t.rows;
-        const bool cached = hits(a_reader, {t.group, t.m0, t.rows, t.k0, t.depth}, core);
-        a_loaded = cached                          ? emit.load_from_l2(a_bytes, after, a_row)
-                   : activations && t.first_n_tile ? emit.load_as(*activations, history_engine, a_bytes, after, a_row)
-                                                   : emit.load(a_bytes, after, a_row);
-      }
-      const bool b_cached = hits(b_reader, {t.group, t.n0, t.cols, t.k0, t.depth}, core);
-      if (&t == &tiles.front() && prefetched.id != 0) return std::array<CmdRef, 2>{a_loaded, prefetched};
-      const std::uint64_t b_bytes = b_bytes_of(t);
-      const std::uint64_t b_row = t.cols == s.n ? 0 : t.cols * e;
-      const CmdRef b_loaded = b_cached                    ? emit.load_from_l2(b_bytes, after, b_row)
-                              : weights && t.first_m_tile ? emit.load_as(*weights, ctx.tiles(), b_bytes, after, b_row)
-                                                          : emit.load(b_bytes, after, b_row);
-      // Both operands must be in: on one engine the later id covers the earlier.
-      return std::array<CmdRef, 2>{a_loaded, b_loaded};
-    };
-    // With one accumulator, an output tile's first instruction also waits for the previous
-    // output tile's store (completion ids are in order, so waiting on it covers the loads).
-    std::array<CmdRef, 2> next_loaded = loads(tiles.front(), CmdRef{});
-    CmdRef previous_tiu, last_store;
-    bool first_k = true;
-    const bool partial = part.k_parts > 1;
-    for (std::size_t i = 0; i < tiles.size(); ++i) {
-      const MatmulTile& t = tiles[i];
-      const CmdRef store_wait = t.single_c && first_k ? last_store : CmdRef{};
-      // Quantised weights (models/weight_format.hpp): fp8 quantises the bf16 A tile first, int
-      // formats dequantise the B tile; fp8's block scales rescale the fp32 sums after the cube.
-      if (s.a_quant_ops != 0 && t.load_a) {
-        emit.compute(ctx.cost.vector_cycles(t.rows * t.depth * s.a_quant_ops, kAccumulatorDtype), {next_loaded[0]});
-      }
-      if (s.b_dequant_ops != 0) {
-        emit.compute(ctx.cost.vector_cycles(t.depth * t.cols * s.b_dequant_ops, kActivationDtype), {next_loaded[1]});
-      }
-      const CmdRef cube = emit.compute(ctx.cost.matmul_cycles(t.rows, t.depth, t.cols, node.dtype),
-                                       {next_loaded[0], next_loaded[1], store_wait});
-      CmdRef tiu = cube;  // the last instruction writing this tile's C
-      if (s.k_block_rescale != 0) {
-        const std::uint64_t blocks = (t.depth + s.k_block_rescale - 1) / s.k_block_rescale;
-        tiu = emit.compute(ctx.cost.vector_cycles(t.rows * t.cols * blocks, kAccumulatorDtype));
-      }
-      if (i + 1 < tiles.size()) next_loaded = loads(tiles[i + 1], previous_tiu);
-      if (t.last_k && partial) {
-        // The fp32 partial of this k-range, in the core's own [rows, cols] buffer.
-        last_store = emit.store(t.rows * t.cols * kAccumulatorBytes, tiu,
-                                t.cols == part.cols.size() ? 0 : t.cols * kAccumulatorBytes);
-      } else if (t.last_k) {
-        CmdRef done = tiu;
-        if (s.bias) {
-          // The tile's bias columns in, added to each of its rows.
-          const CmdRef bias = emit.load(t.cols * kActivationBytes, {});
-          done = emit.compute(ctx.cost.vector_cycles(t.rows * t.cols, kAccumulatorDtype), {bias});
-        }
-        last_store = emit.store((t.rows + s.out_reduce - 1) / s.out_reduce * t.cols * e_out, done,
-                                t.cols == s.n ? 0 : t.cols * e_out);
-      }
-      first_k = t.last_k;
-      previous_tiu = tiu;  // (the next loads reuse A and B buffers: waiting on the rescale is safe)
-    }
-    if (partial) last_partial_store[core] = last_store;
+    const CmdRef last_store = lower_matmul_core(ctx, op, part, core, tiles, l2);
+    if (part.k_parts > 1) last_partial_store[core] = last_store;
   }
   reduce_partials(ctx, op, parts, last_partial_store);
 }
