@@ -149,101 +149,116 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   return combine;
 }
 
-OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
+// MLA's projections up to the cache write, shared by every mode.
+struct MlaProjections {
+  OpId attn_norm, q_b, q_latent, rope, cache_write;
+  std::optional<OpId> kv_b;  ///< the new tokens' per-head K_nope and V, when a mode needs them
+};
+
+MlaProjections add_mla_projections(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input,
+                                   std::uint64_t tp, const KvCacheLayout& cache) {
   const std::uint64_t T = w.batch * w.q_len;
   const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp;
   const std::uint64_t dc = m.kv_lora_rank, dr = m.qk_rope_head_dim, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
-  const MlaMode compute = w.compute_mode();
-  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
-  const std::uint64_t history_bytes = kv_read_bytes(m, w, tp);
-
-  ops::AttentionShape attn;
-  attn.batch = w.batch;
-  attn.q_len = w.q_len;
-  attn.kv_len = w.kv_len;
-  attn.heads = n;
-  attn.decode = w.decode();
-
-  const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
-  if (input) lg.depend(*input, attn_norm);
-  OpId q_b;
-  OpId q_latent = attn_norm;  // what the query projections read: q_a_norm, or the hidden state
+  MlaProjections p;
+  p.attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
+  if (input) lg.depend(*input, p.attn_norm);
+  p.q_latent = p.attn_norm;  // what the query projections read: q_a_norm, or the hidden state
   if (m.q_lora_rank) {
     const std::uint64_t rq = *m.q_lora_rank;
     const OpId q_a = lg.add(projection(matmul_op("q_a_proj", 1, T, H, rq), w.weight_format()));
     const OpId q_a_norm = lg.add(rmsnorm_op("q_a_norm", T, rq));
-    q_b = lg.add(projection(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)), w.weight_format()));
-    lg.depend(attn_norm, q_a);
+    p.q_b = lg.add(projection(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)), w.weight_format()));
+    lg.depend(p.attn_norm, q_a);
     lg.depend(q_a, q_a_norm);
-    lg.depend(q_a_norm, q_b);
-    q_latent = q_a_norm;
+    lg.depend(q_a_norm, p.q_b);
+    p.q_latent = q_a_norm;
   } else {
-    q_b = lg.add(projection(matmul_op("q_proj", 1, T, H, n * (dn + dr)), w.weight_format()));
-    lg.depend(attn_norm, q_b);
+    p.q_b = lg.add(projection(matmul_op("q_proj", 1, T, H, n * (dn + dr)), w.weight_format()));
+    lg.depend(p.attn_norm, p.q_b);
   }
   const OpId kv_a = lg.add(projection(matmul_op("kv_a_proj", 1, T, H, dc + dr), w.weight_format()));
   const OpId kv_a_norm = lg.add(rmsnorm_op("kv_a_norm", T, dc));
-  const OpId rope = lg.add(vector_op("rope", OpKind::rope, T * (n + 1), dr, kRopeOpsPerElement));
-  lg.depend(attn_norm, kv_a);
+  p.rope = lg.add(vector_op("rope", OpKind::rope, T * (n + 1), dr, kRopeOpsPerElement));
+  lg.depend(p.attn_norm, kv_a);
   lg.depend(kv_a, kv_a_norm);
-  lg.depend(q_b, rope);
-  lg.depend(kv_a, rope);
+  lg.depend(p.q_b, p.rope);
+  lg.depend(kv_a, p.rope);
   // The new tokens' per-head K_nope and V (W_UK, W_UV applied): needed by an expanded cache and by
   // a prefill that runs MHA.
-  std::optional<OpId> kv_b;
-  if (w.mla_mode == MlaMode::expanded || (!w.decode() && compute != MlaMode::absorb)) {
-    kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)), w.weight_format()));
-    lg.depend(kv_a_norm, *kv_b);
+  if (w.mla_mode == MlaMode::expanded || (!w.decode() && w.compute_mode() != MlaMode::absorb)) {
+    p.kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)), w.weight_format()));
+    lg.depend(kv_a_norm, *p.kv_b);
   }
-  const OpId cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
-  lg.depend(kv_a_norm, cache_write);
-  lg.depend(rope, cache_write);
-  if (w.mla_mode == MlaMode::expanded) lg.depend(*kv_b, cache_write);
+  p.cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
+  lg.depend(kv_a_norm, p.cache_write);
+  lg.depend(p.rope, p.cache_write);
+  if (w.mla_mode == MlaMode::expanded) lg.depend(*p.kv_b, p.cache_write);
+  return p;
+}
 
-  const bool sparse = m.dsa && w.decode();
-  if (sparse && compute != MlaMode::absorb) {
-    throw hw::InputError("mla_mode", fmt::format("{}'s sparse attention (DSA) runs in absorb mode", m.name));
+// Absorb: MQA over the latent, scores on d_c + d_r, values on d_c; v_up and o_proj after it.
+OpId add_mla_absorb(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uint64_t tp, const MlaProjections& p,
+                    ops::AttentionShape attn, const KvCacheLayout& cache, std::optional<OpId> prefill_selection) {
+  const std::uint64_t T = w.batch * w.q_len;
+  const std::uint64_t n = m.num_attention_heads / tp, dc = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+  attn.qk_dim = dc + m.qk_rope_head_dim;
+  attn.v_dim = dc;
+  set_history(attn, cache);
+  if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
+  const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), w.weight_format()));
+  lg.depend(p.q_b, q_absorb);
+  // The absorption runs once this step's latent rows are in the cache. The history read is tied
+  // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
+  // the new rows written before it starts.
+  lg.depend(p.cache_write, q_absorb);
+  OpId out;
+  if (m.dsa && w.decode()) {
+    out = add_sparse_attention(lg, m, w, attn, cache, p.q_latent, p.attn_norm, {q_absorb, p.rope, p.cache_write});
+  } else {
+    out = add_attention_core(lg, attn, kv_read_bytes(m, w, tp), q_absorb, EdgeKind::order,
+                             {q_absorb, p.rope, p.cache_write});
+    if (prefill_selection) lg.depend(*prefill_selection, out);
   }
-  // DSA in prefill: the indexer runs over the prompt and each query token attends its top
-  // min(kv_len, topk) rows (fa2 counts them as its kv_len; the prompt's K/V stay its bytes).
-  std::optional<OpId> prefill_selection;
-  if (m.dsa && !w.decode()) {
-    prefill_selection = add_indexer(lg, m, w, q_latent, attn_norm);
-    attn.kv_len = std::min(w.kv_len, m.dsa->index_topk);
-  }
-  if (compute == MlaMode::absorb) {
-    // MQA over the latent: scores on d_c + d_r, values on d_c.
-    attn.qk_dim = dc + dr;
-    attn.v_dim = dc;
-    set_history(attn, cache);
-    if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
-    const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), w.weight_format()));
-    lg.depend(q_b, q_absorb);
-    // The absorption runs once this step's latent rows are in the cache. The history read is tied
-    // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
-    // the new rows written before it starts.
-    lg.depend(cache_write, q_absorb);
-    OpId out;
-    if (sparse) {
-      out = add_sparse_attention(lg, m, w, attn, cache, q_latent, attn_norm, {q_absorb, rope, cache_write});
-    } else {
-      out = add_attention_core(lg, attn, history_bytes, q_absorb, EdgeKind::order, {q_absorb, rope, cache_write});
-      if (prefill_selection) lg.depend(*prefill_selection, out);
-    }
-    const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_format()));
-    const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_format()));
-    lg.depend(out, v_up);
-    lg.depend(v_up, o_proj);
-    return o_proj;
-  }
+  const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_format()));
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, m.hidden_size), w.weight_format()));
+  lg.depend(out, v_up);
+  lg.depend(v_up, o_proj);
+  return o_proj;
+}
 
-  // MHA per head: scores on d_n + d_r, values on d_v.
-  attn.qk_dim = dn + dr;
+// Standard decode: the cached latent rows (d_c + d_r each, in the cache format) read as the A
+// operand of [B kv_len, d_c + d_r] x [., n (d_n + d_v)], streamed beside the up-projection. The
+// RoPE columns ride through the cube; the FLOPs count the d_c part, which is what it computes.
+OpId add_kv_up_projection(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uint64_t tp,
+                          const ops::AttentionShape& attn, const KvCacheLayout& cache, OpId cache_write) {
+  const std::uint64_t n = m.num_attention_heads / tp, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
+  const std::uint64_t dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+  ops::AttentionShape latent = attn;
+  set_history(latent, cache);
+  const OpId read_op = lg.add(cache_read_op(latent, kv_read_bytes(m, w, tp)));
+  lg.depend(cache_write, read_op);
+  OpNode up = projection(matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv)), w.weight_format());
+  up.flops = hw::checked("the FLOPs of kv_up_proj",
+                         [&] { return (hw::Count(2) * w.batch * w.kv_len * dc * n * (dn + dv)).value(); });
+  up.mm().a_row_bytes = cache.bytes_per_token();
+  const OpId up_op = lg.add(up);
+  lg.depend(read_op, up_op, EdgeKind::same_core);
+  return up_op;
+}
+
+// MHA per head (standard, expanded; prefill's default): scores on d_n + d_r, values on d_v.
+OpId add_mla_mha(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uint64_t tp, const MlaProjections& p,
+                 ops::AttentionShape attn, const KvCacheLayout& cache, std::optional<OpId> prefill_selection) {
+  const std::uint64_t T = w.batch * w.q_len;
+  const std::uint64_t n = m.num_attention_heads / tp, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+  const std::uint64_t history_bytes = kv_read_bytes(m, w, tp);
+  attn.qk_dim = dn + m.qk_rope_head_dim;
   attn.v_dim = dv;
   OpId out;
-  if (w.decode() && compute == MlaMode::expanded) {
+  if (w.decode() && w.compute_mode() == MlaMode::expanded) {
     set_history(attn, cache);  // per-head K (with its RoPE part) and V from the cache
-    out = add_attention_core(lg, attn, history_bytes, cache_write, EdgeKind::data, {q_b, rope, cache_write});
+    out = add_attention_core(lg, attn, history_bytes, p.cache_write, EdgeKind::data, {p.q_b, p.rope, p.cache_write});
   } else {
     // K_nope and V come from an up-projection held as bf16 activations: of the whole latent
     // history (standard decode) or of the prompt (prefill).
@@ -251,25 +266,11 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     attn.kv_elements = dn + dv;
     attn.kv_token_bytes = 2 * (dn + dv);
     attn.kv_dequant = false;
-    std::vector<OpId> inputs{q_b, rope, cache_write};
+    std::vector<OpId> inputs{p.q_b, p.rope, p.cache_write};
     if (w.decode()) {
-      // Standard: read the cached latent rows (d_c + d_r each, in the cache format) as the A
-      // operand of [B kv_len, d_c + d_r] x [., n (d_n + d_v)]. The RoPE columns ride through the
-      // cube; the FLOPs count the d_c part, which is what the up-projection computes.
-      ops::AttentionShape latent = attn;
-      set_history(latent, cache);
-      OpNode read = cache_read_op(latent, history_bytes);
-      const OpId read_op = lg.add(read);
-      lg.depend(cache_write, read_op);
-      OpNode up = projection(matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv)), w.weight_format());
-      up.flops = hw::checked("the FLOPs of kv_up_proj",
-                             [&] { return (hw::Count(2) * w.batch * w.kv_len * dc * n * (dn + dv)).value(); });
-      up.mm().a_row_bytes = cache.bytes_per_token();
-      const OpId up_op = lg.add(up);
-      lg.depend(read_op, up_op, EdgeKind::same_core);
-      inputs.push_back(up_op);
+      inputs.push_back(add_kv_up_projection(lg, m, w, tp, attn, cache, p.cache_write));
     } else {
-      inputs.push_back(*kv_b);
+      inputs.push_back(*p.kv_b);
       if (prefill_selection) inputs.push_back(*prefill_selection);
     }
     const OpId fa2 = lg.add(fa2_op(attn, history_bytes));
@@ -280,9 +281,32 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
       lg.depend(fa2, out);
     }
   }
-  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, H), w.weight_format()));
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, m.hidden_size), w.weight_format()));
   lg.depend(out, o_proj);
   return o_proj;
+}
+
+OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
+  const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
+  const MlaProjections p = add_mla_projections(lg, m, w, input, tp, cache);
+  ops::AttentionShape attn;
+  attn.batch = w.batch;
+  attn.q_len = w.q_len;
+  attn.kv_len = w.kv_len;
+  attn.heads = m.num_attention_heads / tp;
+  attn.decode = w.decode();
+  if (m.dsa && w.decode() && w.compute_mode() != MlaMode::absorb) {
+    throw hw::InputError("mla_mode", fmt::format("{}'s sparse attention (DSA) runs in absorb mode", m.name));
+  }
+  // DSA in prefill: the indexer runs over the prompt and each query token attends its top
+  // min(kv_len, topk) rows (fa2 counts them as its kv_len; the prompt's K/V stay its bytes).
+  std::optional<OpId> prefill_selection;
+  if (m.dsa && !w.decode()) {
+    prefill_selection = add_indexer(lg, m, w, p.q_latent, p.attn_norm);
+    attn.kv_len = std::min(w.kv_len, m.dsa->index_topk);
+  }
+  return w.compute_mode() == MlaMode::absorb ? add_mla_absorb(lg, m, w, tp, p, attn, cache, prefill_selection)
+                                             : add_mla_mha(lg, m, w, tp, p, attn, cache, prefill_selection);
 }
 
 OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {

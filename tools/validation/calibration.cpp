@@ -293,28 +293,23 @@ std::string record_of(const CalibrationResult& r) {
 
 }  // namespace
 
-CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
-                            const CalibrationOptions& options) {
-  if (options.fit.empty()) throw hw::ConfigError("--fit: name at least one chip field", hw::ErrorSite{"", "fit", 0, 0});
-  Problem problem;
-  problem.source = chip_path;
-  problem.base_text = without_record(hw::read_input_file(chip_path));
-  problem.jobs = options.jobs;
-  problem.max_commands = options.max_commands;
-  g5sim::Chip::from_yaml(problem.base_text, chip_path);  // the starting config must load
-  for (const std::string& spec : options.fit) {
+namespace {
+
+// The fields to fit, each once, from their --fit specs.
+void add_fields(Problem& problem, const std::vector<std::string>& specs, const std::string& chip_path) {
+  for (const std::string& spec : specs) {
     FittedField f = parse_fit(spec, problem.base_text, chip_path);
     for (const FittedField& g : problem.fields) {
       if (g.field.path == f.field.path) throw hw::ConfigError(fmt::format("--fit: {} is named twice", f.field.path));
     }
     problem.fields.push_back(std::move(f));
   }
-  CalibrationResult result;
-  result.chip_path = options.chip_label.empty() ? chip_path : options.chip_label;
-  result.table_path = options.table_label.empty() ? table.path : options.table_label;
-  result.date = options.date.empty() ? utc_now() : options.date;
+}
 
-  // The rows of this chip (by config stem), loadable, and running at the starting values.
+// The rows of this chip (by config stem), loadable, and running at the starting values: they join
+// the problem with their starting predictions (returned); the others are dropped with the reason.
+std::vector<double> select_rows(Problem& problem, const MeasuredTable& table, const std::string& chip_path,
+                                const CalibrationOptions& options, CalibrationResult& result) {
   ConfigResolver resolver(table.path, false);
   const std::string stem = config_stem(chip_path);
   for (const std::string& id : options.rows) {
@@ -337,9 +332,8 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     }
   }
   const g5sim::Chip start = g5sim::Chip::from_yaml(problem.base_text, chip_path);
-  std::vector<double> before;
   std::vector<std::string> failure(candidates.size());
-  std::vector<double> first(candidates.size());
+  std::vector<double> first(candidates.size()), before;
   parallel_for(candidates.size(), options.jobs, [&](std::size_t i) {
     const Prediction p = predict(*candidates[i], start, models[i] ? &*models[i] : nullptr, options.max_commands);
     if (p.value) {
@@ -362,66 +356,50 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     throw hw::ConfigError(fmt::format("{} rows of chip '{}' ran in {}, fewer than the {} fields to fit",
                                       problem.rows.size(), stem, table.path, problem.fields.size()));
   }
+  return before;
+}
 
-  std::vector<std::size_t> all(problem.rows.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  Eigen::VectorXd z0(static_cast<Eigen::Index>(problem.fields.size()));
-  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
-    z0[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].field.value);
-  }
-  const Eigen::VectorXd z = problem.fit(z0, all, options.max_iterations, &result.iterations);
-  // The fitted values as the config holds them (rounded), and the predictions there.
+// The point `z` as the config will hold it: each value rounded as written, back in z.
+Eigen::VectorXd as_written(const Problem& problem, const Eigen::VectorXd& z) {
   const std::vector<double> p = problem.values(z);
   Eigen::VectorXd written(z.size());
   for (std::size_t j = 0; j < problem.fields.size(); ++j) {
-    problem.fields[j].fitted = std::stod(format_field_value(problem.fields[j].field, p[j]));
-    written[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].fitted);
+    written[static_cast<Eigen::Index>(j)] =
+        problem.to_z(j, std::stod(format_field_value(problem.fields[j].field, p[j])));
   }
-  const std::vector<double> after = problem.predict_rows(written, all);
+  return written;
+}
 
-  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
-    CalibratedRow row;
-    row.id = problem.rows[i]->id;
-    row.measured = problem.rows[i]->measured;
-    row.before = before[i];
-    row.after = after[i];
-    result.rows.push_back(row);
-  }
+// K-fold cross-validation (rows i mod K held out), refitting from the fit: each row's prediction
+// by a fit that did not see it, and their MAPE.
+void cross_validate(Problem& problem, const Eigen::VectorXd& written, const CalibrationOptions& options,
+                    CalibrationResult& result) {
   const std::size_t n = problem.rows.size();
   const std::size_t folds = options.folds != 0 ? std::min<std::size_t>(options.folds, n) : n <= 20 ? n : 10;
   result.folds = folds;
-  if (options.leave_one_out && folds >= 2 && n - (n + folds - 1) / folds >= problem.fields.size()) {
-    double sum = 0;
-    for (std::size_t f = 0; f < folds; ++f) {
-      std::vector<std::size_t> others, held;
-      for (std::size_t k : all) (k % folds == f ? held : others).push_back(k);
-      const Eigen::VectorXd zi = problem.fit(written, others, std::min(options.max_iterations, 10), nullptr);
-      Eigen::VectorXd zi_written(zi.size());
-      const std::vector<double> pi = problem.values(zi);
-      for (std::size_t j = 0; j < problem.fields.size(); ++j) {
-        zi_written[static_cast<Eigen::Index>(j)] =
-            problem.to_z(j, std::stod(format_field_value(problem.fields[j].field, pi[j])));
-      }
-      const std::vector<double> predicted = problem.predict_rows(zi_written, held);
-      for (std::size_t h = 0; h < held.size(); ++h) {
-        CalibratedRow& row = result.rows[held[h]];
-        row.leave_one_out = predicted[h];
-        row.has_leave_one_out = true;
-        sum += std::abs(row.leave_one_out / row.measured - 1.0);
-      }
+  if (!options.leave_one_out || folds < 2 || n - (n + folds - 1) / folds < problem.fields.size()) return;
+  double sum = 0;
+  for (std::size_t f = 0; f < folds; ++f) {
+    std::vector<std::size_t> others, held;
+    for (std::size_t k = 0; k < n; ++k) (k % folds == f ? held : others).push_back(k);
+    const Eigen::VectorXd zi = problem.fit(written, others, std::min(options.max_iterations, 10), nullptr);
+    const std::vector<double> predicted = problem.predict_rows(as_written(problem, zi), held);
+    for (std::size_t h = 0; h < held.size(); ++h) {
+      CalibratedRow& row = result.rows[held[h]];
+      row.leave_one_out = predicted[h];
+      row.has_leave_one_out = true;
+      sum += std::abs(row.leave_one_out / row.measured - 1.0);
     }
-    result.mape_leave_one_out = 100.0 * sum / static_cast<double>(n);
   }
-  result.fields = problem.fields;
-  result.simulations = problem.simulations;
-  result.mape_before = mape_of(before, problem.rows);
-  result.mape_after = mape_of(after, problem.rows);
-  result.rms_log_before = rms_log(before, problem.rows);
-  result.rms_log_after = rms_log(after, problem.rows);
+  result.mape_leave_one_out = 100.0 * sum / static_cast<double>(n);
+}
+
+// The calibrated config: the base text with the fitted values, each fitted line saying so (its
+// old comment, a source for the value it replaced, goes), and the calibration record.
+std::string calibrated_yaml(const Problem& problem, const CalibrationResult& result, const std::string& chip_path) {
   std::vector<double> fitted_values;
   for (const FittedField& f : result.fields) fitted_values.push_back(f.fitted);
   std::string text = with_field_values(problem.base_text, problem.chip_fields(), fitted_values);
-  // Each fitted value's line says so (its old comment, a source for the value it replaced, goes).
   for (const FittedField& f : result.fields) {
     const ChipField at = find_chip_field(text, chip_path, f.field.path);
     const std::size_t end = std::min(text.find('\n', at.offset), text.size());
@@ -432,7 +410,56 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     text.replace(from, end - from, hash < end ? note : "  " + note);
   }
   if (!text.empty() && text.back() != '\n') text += '\n';
-  result.calibrated_yaml = text + record_of(result);
+  return text + record_of(result);
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
+                            const CalibrationOptions& options) {
+  if (options.fit.empty()) throw hw::ConfigError("--fit: name at least one chip field", hw::ErrorSite{"", "fit", 0, 0});
+  Problem problem;
+  problem.source = chip_path;
+  problem.base_text = without_record(hw::read_input_file(chip_path));
+  problem.jobs = options.jobs;
+  problem.max_commands = options.max_commands;
+  g5sim::Chip::from_yaml(problem.base_text, chip_path);  // the starting config must load
+  add_fields(problem, options.fit, chip_path);
+  CalibrationResult result;
+  result.chip_path = options.chip_label.empty() ? chip_path : options.chip_label;
+  result.table_path = options.table_label.empty() ? table.path : options.table_label;
+  result.date = options.date.empty() ? utc_now() : options.date;
+  const std::vector<double> before = select_rows(problem, table, chip_path, options, result);
+
+  std::vector<std::size_t> all(problem.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Eigen::VectorXd z0(static_cast<Eigen::Index>(problem.fields.size()));
+  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
+    z0[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].field.value);
+  }
+  const Eigen::VectorXd z = problem.fit(z0, all, options.max_iterations, &result.iterations);
+  // The fitted values as the config holds them (rounded), and the predictions there.
+  const Eigen::VectorXd written = as_written(problem, z);
+  const std::vector<double> p = problem.values(z);
+  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
+    problem.fields[j].fitted = std::stod(format_field_value(problem.fields[j].field, p[j]));
+  }
+  const std::vector<double> after = problem.predict_rows(written, all);
+  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
+    CalibratedRow& row = result.rows.emplace_back();
+    row.id = problem.rows[i]->id;
+    row.measured = problem.rows[i]->measured;
+    row.before = before[i];
+    row.after = after[i];
+  }
+  cross_validate(problem, written, options, result);
+  result.fields = problem.fields;
+  result.simulations = problem.simulations;
+  result.mape_before = mape_of(before, problem.rows);
+  result.mape_after = mape_of(after, problem.rows);
+  result.rms_log_before = rms_log(before, problem.rows);
+  result.rms_log_after = rms_log(after, problem.rows);
+  result.calibrated_yaml = calibrated_yaml(problem, result, chip_path);
   g5sim::Chip::from_yaml(result.calibrated_yaml, chip_path);  // what we write must load
   return result;
 }
