@@ -88,9 +88,7 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
       if (most == nullptr || entry.second > most->second) most = &entry;
     }
     if (most != nullptr) k.bound_by = most->first;
-    k.regime = k.comm_ns > std::max(k.compute_ns, k.memory_ns) ? ops::Regime::comm
-               : k.compute_ns > k.memory_ns                    ? ops::Regime::compute
-                                                               : ops::Regime::memory;
+    k.regime = ops::classify(k.compute_ns, k.memory_ns, k.comm_ns);
   }
   std::vector<std::size_t> order(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -70,16 +70,24 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   return build_timeline(graph, chip, lowered, trace, ReplayMap::identity(lowered.program, lowered.ops.size()));
 }
 
-Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
-                        const ReplayMap& map) {
-  using Period = ReplayMap::Period;
-  constexpr sim::Tick kNever = std::numeric_limits<sim::Tick>::max();
-  const std::size_t n = boost::num_vertices(graph), reduced_ops = lowered.ops.size();
-  const std::size_t engines = chip.engines.size();
-  const std::uint64_t D = map.copies(), per_layer_ops = map.ops_per_layer();
-  const sim::Tick delta = map.delta();
-  std::vector<OpTiming> by_id(n);
-  for (OpId v = 0; v < n; ++v) {
+namespace {
+
+constexpr sim::Tick kNever = std::numeric_limits<sim::Tick>::max();
+
+// Per reduced op (the graph the kernel ran, ops/layer_replay.hpp): its commands' counts and bytes,
+// and the earliest start and latest end of its commands by period of the replay.
+struct Reduced {
+  std::array<std::uint64_t, hw::kMaxEngines> commands{};
+  std::uint64_t hbm_bytes = 0, c2c_bytes = 0;
+  std::array<sim::Tick, 3> start{kNever, kNever, kNever};
+  std::array<sim::Tick, 3> end{0, 0, 0};
+  std::array<bool, 3> ended{};
+};
+
+// Every op of the whole graph with what the graph and the lowering say of it (no times yet).
+std::vector<OpTiming> op_records(const OpGraph& graph, const Lowered& lowered, const ReplayMap& map) {
+  std::vector<OpTiming> by_id(boost::num_vertices(graph));
+  for (OpId v = 0; v < by_id.size(); ++v) {
     OpTiming& t = by_id[v];
     const LoweredOp& lowered_op = lowered.ops[map.template_op(v)];
     t.id = v;
@@ -94,25 +102,16 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     t.unique_bytes = unique_bytes(graph, v);
     t.start = kNever;
   }
-  // Per reduced op: its commands' counts and bytes, and the earliest start and latest end of
-  // its commands by period of the replay (ops/layer_replay.hpp), mapped to the full ops below.
-  struct Reduced {
-    std::array<std::uint64_t, hw::kMaxEngines> commands{};
-    std::uint64_t hbm_bytes = 0, c2c_bytes = 0;
-    std::array<sim::Tick, 3> start{kNever, kNever, kNever};
-    std::array<sim::Tick, 3> end{0, 0, 0};
-    std::array<bool, 3> ended{};
-  };
-  std::vector<Reduced> reduced(reduced_ops);
-  Timeline tl;
-  const hw::EngineId tensor = chip.tensor_engine();
-  sim::Tick last_end = 0;
-  LimitingResource limits(chip);
-  {
-    std::vector<std::uint64_t> multiplicity(reduced_ops);
-    for (OpId r = 0; r < reduced_ops; ++r) multiplicity[r] = map.multiplicity(r);
-    limits.begin(std::move(multiplicity));
-  }
+  return by_id;
+}
+
+// One pass over every command record: the reduced ops' folds, the commands per engine of the whole
+// step, its end, and the limiting-resource sums.
+std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
+                                  const ReplayMap& map, LimitingResource& limits, Timeline& tl, sim::Tick& last_end) {
+  const std::size_t engines = chip.engines.size();
+  const std::uint64_t D = map.copies();
+  std::vector<Reduced> reduced(lowered.ops.size());
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     for (std::size_t e = 0; e < engines; ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
@@ -122,7 +121,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       for (std::size_t i = 0; i < queue.size(); ++i) {
         const sim::CommandRecord& rec = records[i];
         const auto end_period = static_cast<std::size_t>(map.period_of(rec.end));
-        last_end = std::max(last_end, end_period == 0 ? rec.end : rec.end + D * delta);
+        last_end = std::max(last_end, end_period == 0 ? rec.end : rec.end + D * map.delta());
         const sim::Command& cmd = queue[i];
         limits.add(static_cast<hw::EngineId>(e), cmd, rec);
         if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg ||
@@ -144,21 +143,29 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     limits.end_core();
   }
   limits.finish();
-  for (OpId v = 0; v < n; ++v) {
+  return reduced;
+}
+
+// The reduced ops' folds onto the whole graph: counts and bytes per template; intervals written
+// before the repeated period belong to the op itself, those in it to it and its D copies (m
+// layers and m x delta later), those after it to its copy D layers later.
+void unfold(const std::vector<Reduced>& reduced, const ReplayMap& map, std::vector<OpTiming>& by_id) {
+  using Period = ReplayMap::Period;
+  const std::uint64_t D = map.copies(), per_layer_ops = map.ops_per_layer();
+  const sim::Tick delta = map.delta();
+  for (OpId v = 0; v < by_id.size(); ++v) {
     const Reduced& r = reduced[map.template_op(v)];
     by_id[v].commands = r.commands;
     by_id[v].hbm_bytes = r.hbm_bytes;
     by_id[v].c2c_bytes = r.c2c_bytes;
   }
-  // Writes before the repeated period belong to the op itself, those in it to it and its D
-  // copies (m layers and m x delta later), those after it to its copy D layers later.
   auto extend = [&](OpId v, sim::Tick start, sim::Tick end, bool ended) {
-    if (v >= n) throw std::logic_error("layer replay: an op past the step");
+    if (v >= by_id.size()) throw std::logic_error("layer replay: an op past the step");
     OpTiming& t = by_id[v];
     t.start = std::min(t.start, start);
     if (ended) t.end = std::max(t.end, end);
   };
-  for (OpId r = 0; r < reduced_ops; ++r) {
+  for (OpId r = 0; r < reduced.size(); ++r) {
     const Reduced& x = reduced[r];
     for (std::size_t p = 0; p < 3; ++p) {
       const bool starts = x.start[p] != kNever;
@@ -170,9 +177,16 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       }
     }
   }
-  // Idle gaps: on each core's tensor queue, the time between the last instruction before an op
-  // and the op's first one there; an op keeps its largest over the cores. The points where the
-  // op changes repeat with the layers' commands.
+}
+
+// Idle gaps: on each core's tensor queue, the time between the last instruction before an op and
+// the op's first one there; an op keeps its largest over the cores. The points where the op
+// changes repeat with the layers' commands.
+void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace, const ReplayMap& map,
+               std::vector<OpTiming>& by_id) {
+  const std::size_t engines = chip.engines.size();
+  const hw::EngineId tensor = chip.tensor_engine();
+  const std::uint64_t D = map.copies(), per_layer_ops = map.ops_per_layer();
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     const std::size_t q = c * engines + tensor;
     const auto& queue = lowered.program.cores[c].queues[tensor];
@@ -204,9 +218,50 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       previous = i;
     }
   }
+}
+
+// An op's roofline: its work at the chip's peak for its kind and dtype, its bytes at the roofline
+// bandwidth, its chip-to-chip bytes at the links' rate.
+void roofline(const OpGraph& graph, OpId v, const hw::CostModel& cost, OpTiming& t) {
+  double peak = 0;  // FLOP or element-op per second; 0 for ops without arithmetic
+  switch (traits_of(t.kind).peak) {
+    case PeakUnit::none: break;
+    case PeakUnit::cube:
+      peak = cost.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : kActivationDtype);
+      break;
+    case PeakUnit::vector:
+      peak = cost.vector_peak_ops(is_row_op(t.kind) ? graph[v].vec().compute : graph[v].dtype);
+      break;
+  }
+  t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
+  t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / (cost.roofline_bytes_per_s() * 1e-9);
+  t.comm_ns = static_cast<double>(t.c2c_bytes) / cost.c2c_bytes_per_ns();
+  t.roofline_ns = std::max({t.compute_ns, t.memory_ns, t.comm_ns});
+  t.regime = classify(t.compute_ns, t.memory_ns, t.comm_ns);
+}
+
+}  // namespace
+
+Regime classify(double compute_ns, double memory_ns, double comm_ns) {
+  return comm_ns > std::max(compute_ns, memory_ns) ? Regime::comm
+         : compute_ns > memory_ns                  ? Regime::compute
+                                                   : Regime::memory;
+}
+
+Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
+                        const ReplayMap& map) {
+  std::vector<OpTiming> by_id = op_records(graph, lowered, map);
+  Timeline tl;
+  sim::Tick last_end = 0;
+  LimitingResource limits(chip);
+  {
+    std::vector<std::uint64_t> multiplicity(lowered.ops.size());
+    for (OpId r = 0; r < lowered.ops.size(); ++r) multiplicity[r] = map.multiplicity(r);
+    limits.begin(std::move(multiplicity));
+  }
+  unfold(fold_records(chip, lowered, trace, map, limits, tl, last_end), map, by_id);
+  idle_gaps(chip, lowered, trace, map, by_id);
   const hw::CostModel cost(chip);
-  const double bytes_per_ns = cost.roofline_bytes_per_s() * 1e-9;
-  const double link_bytes_per_ns = cost.c2c_bytes_per_ns();
   std::vector<std::string> engine_names;
   for (const hw::EngineSpec& e : chip.engines) engine_names.push_back(e.display_name());
   for (OpId v : topological_order(graph)) {
@@ -216,7 +271,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       if (t.commands[e] != 0) used.push_back(engine_names[e]);
     }
     t.engines = used.empty() ? std::string("-") : fmt::format("{}", fmt::join(used, "+"));
-    if (t.start == std::numeric_limits<sim::Tick>::max()) {
+    if (t.start == kNever) {
       // An op with no commands (a combine with nothing to merge) is an instant, when its inputs
       // are ready: the latest end of its producers.
       sim::Tick ready = 0;
@@ -225,23 +280,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       }
       t.start = t.end = ready;
     }
-    double peak = 0;  // FLOP or element-op per second; 0 for ops without arithmetic
-    switch (traits_of(t.kind).peak) {
-      case PeakUnit::none: break;
-      case PeakUnit::cube:
-        peak = cost.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : kActivationDtype);
-        break;
-      case PeakUnit::vector:
-        peak = cost.vector_peak_ops(is_row_op(t.kind) ? graph[v].vec().compute : graph[v].dtype);
-        break;
-    }
-    t.compute_ns = peak > 0 ? static_cast<double>(t.flops) / peak * 1e9 : 0.0;
-    t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / bytes_per_ns;
-    t.comm_ns = static_cast<double>(t.c2c_bytes) / link_bytes_per_ns;
-    t.roofline_ns = std::max({t.compute_ns, t.memory_ns, t.comm_ns});
-    t.regime = t.comm_ns > std::max(t.compute_ns, t.memory_ns) ? Regime::comm
-               : t.compute_ns > t.memory_ns                    ? Regime::compute
-                                                               : Regime::memory;
+    roofline(graph, v, cost, t);
     const Bound b = limits.bound(limits.op_work(map.template_op(v)), t.duration());
     t.bound_by = b.resource;
     t.bound_share = b.share;
@@ -254,16 +293,12 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     tl.ops.push_back(std::move(t));
   }
   // Streamed-in bytes are already some other op's hbm_bytes: the block counts each byte once.
-  tl.memory_ns = static_cast<double>(tl.hbm_bytes) / bytes_per_ns;
+  tl.memory_ns = static_cast<double>(tl.hbm_bytes) / (cost.roofline_bytes_per_s() * 1e-9);
   tl.total = last_end;
-  {
-    const Bound b = limits.bound(limits.run_work(), tl.total);
-    tl.bound_by = b.resource;
-    tl.bound_share = b.share;
-  }
-  tl.regime = tl.comm_ns > std::max(tl.compute_ns, tl.memory_ns) ? Regime::comm
-              : tl.compute_ns > tl.memory_ns                     ? Regime::compute
-                                                                 : Regime::memory;
+  const Bound b = limits.bound(limits.run_work(), tl.total);
+  tl.bound_by = b.resource;
+  tl.bound_share = b.share;
+  tl.regime = classify(tl.compute_ns, tl.memory_ns, tl.comm_ns);
   return tl;
 }
 

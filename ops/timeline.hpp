@@ -32,6 +32,8 @@ class ReplayMap;
 
 enum class Regime : std::uint8_t { compute, memory, comm };
 std::string_view regime_name(Regime r);
+/// The roofline's verdict: comm when the links take longest, else compute or memory, whichever is longer.
+Regime classify(double compute_ns, double memory_ns, double comm_ns);
 
 struct OpTiming {
   OpId id = 0;
