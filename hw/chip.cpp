@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "hw/config_error.hpp"
+#include "hw/routes.hpp"
 #include "hw/strict_config.hpp"
 
 namespace hw {
@@ -248,6 +249,7 @@ Chip read_chip(ConfigMap root) {
     chip.index_engines(root.where("engines"), root.site("engines"));
   }
   root.finish();
+  route_table(chip);  // every route fits a transfer's path (hw/routes.hpp): refused here, not mid-run
   return chip;
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "hw/cost_model.hpp"
+#include "hw/routes.hpp"
 
 namespace ops {
 namespace {
@@ -18,7 +19,7 @@ std::string capitals(std::string text) {
 LimitingResource::LimitingResource(const hw::Chip& chip) : chip_(chip), cost_(chip) {
   for (const hw::EngineSpec& e : chip.engines) names_.push_back(e.display_name());
   for (const hw::SharedResource& r : chip.resources) names_.push_back(capitals(r.name));
-  const std::uint32_t l2 = chip.l2_resource.value_or(0);
+  const std::vector<hw::EngineRoutes> routes = hw::route_table(chip);
   for (std::size_t e = 0; e < chip.engines.size(); ++e) {
     const hw::EngineSpec& spec = chip.engines[e];
     EngineRule rule;
@@ -30,17 +31,15 @@ LimitingResource::LimitingResource(const hw::Chip& chip) : chip_(chip), cost_(ch
       const double gb_per_s = cost_.channel_gb_per_s(static_cast<hw::EngineId>(e));
       rule.unit_ns = gb_per_s > 0 ? 1.0 / gb_per_s : 0.0;
     }
-    // The routes (sim/command.hpp): from the L2 only it; into it the path and it; to another
-    // node the path with the network interface in place of the c2c links.
-    rule.own.assign(spec.crosses.begin(), spec.crosses.end());
-    for (std::uint32_t r : spec.crosses) {
-      rule.to_node.push_back(chip.resources[r].name == "c2c" && chip.rdma_resource ? *chip.rdma_resource : r);
-    }
-    rule.to_l2 = rule.own;
-    if (chip.l2_resource && std::find(rule.own.begin(), rule.own.end(), l2) == rule.own.end()) {
-      rule.to_l2.push_back(l2);
-    }
-    rule.from_l2.push_back(l2);
+    // The routes, as the kernel runs them (hw/routes.hpp).
+    auto resources = [&](hw::RouteKind k) {
+      const hw::Route& route = routes[e][static_cast<std::size_t>(k)];
+      return std::vector<std::uint32_t>(route.resources.begin(), route.resources.begin() + route.count);
+    };
+    rule.own = resources(hw::RouteKind::own);
+    rule.to_node = resources(hw::RouteKind::to_node);
+    rule.to_l2 = resources(hw::RouteKind::to_l2);
+    rule.from_l2 = resources(hw::RouteKind::from_l2);
     rules_.push_back(std::move(rule));
   }
 }

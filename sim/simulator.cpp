@@ -11,6 +11,7 @@
 
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
+#include "hw/routes.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/max_min_sharing.hpp"
 
@@ -30,14 +31,17 @@ struct EngineModel {
   bool serial = false;
   std::uint32_t outstanding = 0;  // transfers in flight per core
   std::int64_t channel = -1;      // per-core channel slot among the DMA engines, -1 = none
-  // Per route (kRoutes below): before bytes move (start-up plus round trip), and the shared
+  // Per route (hw/routes.hpp): before bytes move (start-up plus round trip), and the shared
   // resources crossed, as constraint ids.
-  std::array<Tick, 4> startup{};
-  std::array<FlowPath, 4> shared;
+  std::array<Tick, hw::kRouteKinds> startup{};
+  std::array<FlowPath, hw::kRouteKinds> shared;
 };
 
 // Routes of a transfer: its engine's own path, DDR -> L2, L2 -> local memory, to another node.
-constexpr std::uint8_t kOwnPath = 0, kToL2 = 1, kFromL2 = 2, kToNode = 3;
+constexpr auto kOwnPath = static_cast<std::uint8_t>(hw::RouteKind::own);
+constexpr auto kToL2 = static_cast<std::uint8_t>(hw::RouteKind::to_l2);
+constexpr auto kFromL2 = static_cast<std::uint8_t>(hw::RouteKind::from_l2);
+constexpr auto kToNode = static_cast<std::uint8_t>(hw::RouteKind::to_node);
 
 std::uint8_t route_of(Direction d) {
   switch (d) {
@@ -207,6 +211,7 @@ Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watc
     if (spec.kind == hw::EngineKind::dma) ++channels_per_core_;
   }
   const std::uint32_t first_shared = channels_per_core_ * chip.cores;
+  const std::vector<hw::EngineRoutes> routes = hw::route_table(chip);
   std::uint32_t next_channel = 0;
   models_.resize(chip.engines.size());
   for (std::size_t e = 0; e < chip.engines.size(); ++e) {
@@ -215,38 +220,14 @@ Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watc
     m.serial = spec.serial();
     if (m.serial) continue;
     m.outstanding = spec.outstanding;
-    m.startup[kOwnPath] = nanos_to_ticks(cost_.startup_ns(static_cast<EngineId>(e)));
     if (spec.kind == hw::EngineKind::dma) m.channel = next_channel++;
-    for (std::uint32_t r : spec.crosses) m.shared[kOwnPath].constraints[m.shared[kOwnPath].count++] = first_shared + r;
-    // The L2 routes and the route to another node (hw::Chip::l2_resource, rdma_resource).
-    m.startup[kToL2] = m.startup[kFromL2] = m.startup[kToNode] = m.startup[kOwnPath];
-    m.shared[kToL2] = m.shared[kFromL2] = m.shared[kToNode] = m.shared[kOwnPath];
-    if (chip.rdma_resource && spec.kind == hw::EngineKind::collective) {
-      // The engine's path with the network interface in place of the c2c links.
-      const std::uint32_t rdma = *chip.rdma_resource;
-      double latency = chip.resources[rdma].latency_ns;
-      FlowPath path;
-      for (std::uint32_t r : spec.crosses) {
-        const bool c2c = chip.resources[r].name == "c2c";
-        path.constraints[path.count++] = first_shared + (c2c ? rdma : r);
-        if (!c2c) latency = std::max(latency, chip.resources[r].latency_ns);
-      }
-      m.shared[kToNode] = path;
-      m.startup[kToNode] = nanos_to_ticks(spec.startup_ns + latency);
-    }
-    if (chip.l2 && spec.kind == hw::EngineKind::dma) {
-      const std::uint32_t l2 = *chip.l2_resource;
-      const double l2_ns = chip.resources[l2].latency_ns;
-      m.startup[kToL2] =
-          nanos_to_ticks(spec.startup_ns + std::max(chip.round_trip_ns(static_cast<EngineId>(e)), l2_ns));
-      m.startup[kFromL2] = nanos_to_ticks(spec.startup_ns + l2_ns);
-      FlowPath& to = m.shared[kToL2];
-      bool crosses_l2 = false;
-      for (std::uint8_t i = 0; i < to.count; ++i) crosses_l2 = crosses_l2 || to.constraints[i] == first_shared + l2;
-      if (!crosses_l2 && to.count < FlowPath::kMaxConstraints - 1) to.constraints[to.count++] = first_shared + l2;
-      FlowPath from;
-      from.constraints[from.count++] = first_shared + l2;
-      m.shared[kFromL2] = from;
+    // The routes are chip data (hw/routes.hpp): resource indices become the solver's constraints
+    // after the per-core channels.
+    for (std::size_t k = 0; k < hw::kRouteKinds; ++k) {
+      const hw::Route& route = routes[e][k];
+      m.startup[k] = nanos_to_ticks(route.startup_ns);
+      m.shared[k].count = route.count;
+      for (std::uint8_t i = 0; i < route.count; ++i) m.shared[k].constraints[i] = first_shared + route.resources[i];
     }
   }
   for (bool serial : {true, false}) {
