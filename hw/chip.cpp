@@ -41,38 +41,38 @@ std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list
 std::uint32_t cycles(ConfigMap& m, std::string_view key) { return u32_in(m, key, 0, kMaxCycles); }
 
 // The tensor engine's instruction costs (the model at the top of hw/chip.hpp).
-void read_tensor(ConfigMap& tiu, Chip& chip) {
+void read_tensor(ConfigMap& tiu, TensorUnit& unit) {
   // 1 MHz .. 1 THz: one cycle per picosecond, the resolution of the clock.
-  chip.tiu_clock_mhz = tiu.number_in("clock_mhz", 1, 1e6);
-  chip.lanes_per_core = u32(tiu, "lanes_per_core");
-  chip.cube_n = u32(tiu, "cube_n");
+  unit.clock_mhz = tiu.number_in("clock_mhz", 1, 1e6);
+  unit.lanes_per_core = u32(tiu, "lanes_per_core");
+  unit.cube_n = u32(tiu, "cube_n");
   // The simulator computes matrices in bf16 (and fp8 where weights are fp8) and runs norms
   // and softmax in fp32 on the vector unit, so those entries are required.
-  chip.cube_macs_per_lane_per_cycle =
+  unit.cube_macs_per_lane_per_cycle =
       read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16, DType::fp8});
-  chip.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
+  unit.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
   {
     ConfigMap init = tiu.map("mm2_init_cycles");
     init.expect_keys({"nn", "nt", "tt"});
-    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nn)] = cycles(init, "nn");
-    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::nt)] = cycles(init, "nt");
-    chip.mm2_init_cycles[static_cast<int>(MatmulLayout::tt)] = cycles(init, "tt");
+    unit.mm2_init_cycles[static_cast<int>(MatmulLayout::nn)] = cycles(init, "nn");
+    unit.mm2_init_cycles[static_cast<int>(MatmulLayout::nt)] = cycles(init, "nt");
+    unit.mm2_init_cycles[static_cast<int>(MatmulLayout::tt)] = cycles(init, "tt");
     init.finish();
   }
-  chip.bank_conflict_cycles = cycles(tiu, "bank_conflict_cycles");
-  chip.cube_efficiency = tiu.fraction("cube_efficiency");
-  chip.vector_init_cycles = cycles(tiu, "vector_init_cycles");
-  chip.sfu_init_cycles = cycles(tiu, "sfu_init_cycles");
-  chip.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
+  unit.bank_conflict_cycles = cycles(tiu, "bank_conflict_cycles");
+  unit.cube_efficiency = tiu.fraction("cube_efficiency");
+  unit.vector_init_cycles = cycles(tiu, "vector_init_cycles");
+  unit.sfu_init_cycles = cycles(tiu, "sfu_init_cycles");
+  unit.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
   // Cross-field check: a lane's cube must reduce at least one k element per output column.
   for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
-    const std::uint32_t macs = chip.cube_macs(t);
-    if (macs != 0 && macs % chip.cube_n != 0) {
+    const std::uint32_t macs = unit.cube_macs_per_lane_per_cycle[static_cast<int>(t)];
+    if (macs != 0 && macs % unit.cube_n != 0) {
       ErrorSite site = tiu.site("cube_macs_per_lane_per_cycle");
       site.field += fmt::format(".{}", name_of(t));
       throw ConfigError(
           fmt::format("{}: {}: {} is not a multiple of {} ({})", tiu.where("cube_macs_per_lane_per_cycle"), site.field,
-                      macs, tiu.path_of("cube_n"), chip.cube_n),
+                      macs, tiu.path_of("cube_n"), unit.cube_n),
           site);
     }
   }
@@ -138,7 +138,7 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
     spec.wait_mask |= 1u << id;
   }
   switch (spec.kind) {
-    case EngineKind::tensor: read_tensor(e, chip); break;
+    case EngineKind::tensor: read_tensor(e, spec.tensor); break;
     case EngineKind::sort:
       spec.sort_width = u32(e, "sort_width");
       spec.compare_cycles = u32_in(e, "compare_cycles", 1, kMaxCycles);

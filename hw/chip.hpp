@@ -31,20 +31,6 @@ struct Chip {
   std::string source;  ///< file path or "<memory:NAME>", for messages
 
   std::uint32_t cores = 0;
-  double tiu_clock_mhz = 0;
-  std::uint32_t lanes_per_core = 0;
-  std::uint32_t cube_n = 0;                                     ///< output columns one lane's cube produces per pass
-  std::array<std::uint32_t, 3> cube_macs_per_lane_per_cycle{};  ///< indexed by DType; 0 = unsupported
-  std::array<std::uint32_t, 3> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
-  std::array<std::uint32_t, 3> mm2_init_cycles{};               ///< indexed by MatmulLayout
-  std::uint32_t bank_conflict_cycles = 0;
-  /// Fraction of the cube's stated rate its matrix instructions sustain, in (0, 1]: what the
-  /// per-instruction costs do not see (issue gaps, operand staging, throttled clocks under load).
-  /// 1 = the costs as stated; a calibration target (g5sim calibrate).
-  double cube_efficiency = 1;
-  std::uint32_t vector_init_cycles = 0;
-  std::uint32_t sfu_init_cycles = 0;
-  std::uint32_t sfu_elements_per_lane_per_cycle = 0;
   std::uint64_t lmem_bytes_per_core = 0;
 
   double ddr_bandwidth_gb_per_s = 0;
@@ -115,8 +101,11 @@ struct Chip {
   /// `where` when a rule of hw/engine.hpp is broken.
   void index_engines(const std::string& where, const ErrorSite& site);
 
-  std::uint32_t cube_macs(DType t) const { return cube_macs_per_lane_per_cycle[static_cast<int>(t)]; }
-  std::uint32_t vector_eu(DType t) const { return vector_eu_per_lane[static_cast<int>(t)]; }
+  /// The tensor engine's parameters (its EngineSpec::tensor).
+  const TensorUnit& tensor_unit() const { return engines[tensor_engine()].tensor; }
+  TensorUnit& tensor_unit() { return engines[tensor_engine()].tensor; }
+  std::uint32_t cube_macs(DType t) const { return tensor_unit().cube_macs_per_lane_per_cycle[static_cast<int>(t)]; }
+  std::uint32_t vector_eu(DType t) const { return tensor_unit().vector_eu_per_lane[static_cast<int>(t)]; }
 
  private:
   EngineId tensor_engine_ = 0;

@@ -31,6 +31,7 @@
 //   cross_core   reads data other cores left in DDR (fa2's partial outputs, for the combine);
 //   gather       DSA's gather of the selected history rows.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,11 +53,33 @@ constexpr std::size_t kMaxEngines = 8;
 /// At most this many constraints on a transfer's path: its channel and up to three resources.
 constexpr std::size_t kMaxPathResources = 4;
 
+/// The tensor engine's parameters (engines.<name> of kind tensor): its clock and what its cube,
+/// vector unit and SFU do per cycle; the instruction costs are hw/cost_model.hpp's.
+struct TensorUnit {
+  double clock_mhz = 0;
+  std::uint32_t lanes_per_core = 0;
+  std::uint32_t cube_n = 0;                                     ///< output columns one lane's cube produces per pass
+  std::array<std::uint32_t, 3> cube_macs_per_lane_per_cycle{};  ///< indexed by DType; 0 = unsupported
+  std::array<std::uint32_t, 3> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
+  std::array<std::uint32_t, 3> mm2_init_cycles{};               ///< indexed by MatmulLayout
+  std::uint32_t bank_conflict_cycles = 0;
+  /// Fraction of the cube's stated rate its matrix instructions sustain, in (0, 1]: what the
+  /// per-instruction costs do not see (issue gaps, operand staging, throttled clocks under load).
+  /// 1 = the costs as stated; a calibration target (g5sim calibrate).
+  double cube_efficiency = 1;
+  std::uint32_t vector_init_cycles = 0;
+  std::uint32_t sfu_init_cycles = 0;
+  std::uint32_t sfu_elements_per_lane_per_cycle = 0;
+};
+
 struct EngineSpec {
   std::string name;
   EngineKind kind = EngineKind::tensor;
   std::vector<EngineId> waits_on;  ///< engines whose ids this engine's commands may wait on
   std::uint32_t wait_mask = 0;     ///< the same as a bit set (bit e: may wait on engine e)
+
+  // The tensor engine: its instruction costs (the model at the top of hw/chip.hpp).
+  TensorUnit tensor;
 
   // Transfer engines (dma, collective).
   double startup_ns = 0;               ///< fixed cost of a command before its round trip

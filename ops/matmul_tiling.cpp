@@ -48,8 +48,8 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
   MatmulTiling best;
   bool found = false;
   std::tuple<std::uint64_t, std::uint64_t, double, std::uint64_t> best_key{};
-  for (std::uint64_t tm : candidates(m, chip.lanes_per_core)) {
-    for (std::uint64_t tn : candidates(n, chip.cube_n)) {
+  for (std::uint64_t tm : candidates(m, chip.tensor_unit().lanes_per_core)) {
+    for (std::uint64_t tn : candidates(n, chip.tensor_unit().cube_n)) {
       for (std::uint64_t c_buffers : {2u, 1u}) {
         const std::uint64_t fixed = c_buffers * tm * tn * kAccumulatorBytes;
         const std::uint64_t per_k = 2 * (tm + tn) * in_bytes;  // A and B slices, double-buffered

@@ -45,8 +45,8 @@ GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, 
   const hw::Chip& chip = cost.chip();
   const hw::EngineId tiles = chip.dma_for(hw::DmaRole::tiles);
   const std::uint64_t e = hw::bytes_of(dtype);
-  const std::uint64_t mc = std::min(m, round_up(ceil_div(m, g.gm), chip.lanes_per_core));
-  const std::uint64_t nc = std::min(n, round_up(ceil_div(n, g.gn), chip.cube_n));
+  const std::uint64_t mc = std::min(m, round_up(ceil_div(m, g.gm), chip.tensor_unit().lanes_per_core));
+  const std::uint64_t nc = std::min(n, round_up(ceil_div(n, g.gn), chip.tensor_unit().cube_n));
   const std::uint64_t kc = std::min(k, round_up(ceil_div(k, g.gk), cost.k_step(dtype)));
   const double compute = cost.cycles_ns(cost.matmul_cycles(mc, kc, nc, dtype));
   const std::uint64_t a = cost.bus_bytes(tiles, mc * kc * e, kc == k ? 0 : kc * e);
@@ -81,8 +81,8 @@ GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, 
 Grid choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m, std::uint64_t k, std::uint64_t n,
                  hw::DType dtype, bool may_split_k) {
   const hw::Chip& chip = cost.chip();
-  const std::uint64_t max_gm = std::min(cores, ceil_div(m, chip.lanes_per_core));
-  const std::uint64_t max_gn = ceil_div(n, chip.cube_n);
+  const std::uint64_t max_gm = std::min(cores, ceil_div(m, chip.tensor_unit().lanes_per_core));
+  const std::uint64_t max_gn = ceil_div(n, chip.tensor_unit().cube_n);
   const std::uint64_t max_gk = may_split_k ? std::min(cores, ceil_div(k, cost.k_step(dtype))) : 1;
   Grid best{1, std::min(cores, max_gn), 1};
   GridCost least{std::numeric_limits<double>::infinity(), 0};
@@ -128,8 +128,8 @@ std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShap
       for (std::uint64_t j = 0; j < grid.gk; ++j) {
         MatmulPart& p = parts[g * per_group + i * grid.gk + j];
         p.groups = Range{g, g + 1};
-        p.rows = balanced_part(m, grid.gm, i / grid.gn, chip.lanes_per_core);
-        p.cols = balanced_part(s.n, grid.gn, i % grid.gn, chip.cube_n);
+        p.rows = balanced_part(m, grid.gm, i / grid.gn, chip.tensor_unit().lanes_per_core);
+        p.cols = balanced_part(s.n, grid.gn, i % grid.gn, chip.tensor_unit().cube_n);
         p.k = balanced_part(s.k, grid.gk, j, cost.k_step(dtype));
         p.cell = cell;
         p.k_parts = static_cast<std::uint32_t>(grid.gk);

@@ -236,7 +236,7 @@ Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watc
     }
   }
   tensor_ = chip.tensor_engine();
-  const double period = 1e6 / chip.tiu_clock_mhz;
+  const double period = 1e6 / chip.tensor_unit().clock_mhz;
   if (period == std::floor(period)) ps_per_cycle_ = static_cast<std::uint64_t>(period);
   validate(program);
 
@@ -463,9 +463,10 @@ Tick Run::cycle_ticks(std::uint64_t cycles) const {
     if (cycles > kMaxTick / ps_per_cycle_) clock_overflow();
     return cycles * ps_per_cycle_;
   }
-  const long double ps = static_cast<long double>(cycles) * 1e6L / static_cast<long double>(chip_.tiu_clock_mhz);
+  const long double ps =
+      static_cast<long double>(cycles) * 1e6L / static_cast<long double>(chip_.tensor_unit().clock_mhz);
   if (ps >= static_cast<long double>(kMaxTick)) clock_overflow();
-  return cycles_to_ticks(cycles, chip_.tiu_clock_mhz);
+  return cycles_to_ticks(cycles, chip_.tensor_unit().clock_mhz);
 }
 
 Tick Run::later(Tick dt) const {
