@@ -122,25 +122,17 @@ ReducedGraph reduce_graph(const OpGraph& graph, const LayerRun& run, std::uint64
   return out;
 }
 
-ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, const hw::Chip& chip) {
-  ReplayPlan plan;
-  const OpGraph& g = reduced.graph;
-  const LayerRun& run = reduced.run;
+namespace {
+
+// Blocks per queue: block k runs from the first command of layer a + k to the first of a later
+// layer. Micro-batches let a layer's last commands follow the next layer's first ones, so block 0
+// may hold commands of the layer before the run (it then need not repeat), and the last block
+// holds the last layer's whole tail (it is never compared). Blocks 1..K-2 must have one length.
+// Fills the plan's starts, run ends and per-layer lengths; false (with the refusal) when not.
+bool block_starts(ReplayPlan& plan, const Lowered& lowered, const hw::Chip& chip,
+                  const std::vector<std::int64_t>& position, std::int64_t a, std::uint64_t K) {
   const std::size_t engines = chip.engines.size();
-  const std::size_t queues = lowered.program.cores.size() * engines;
-  const std::vector<std::int64_t> position = position_layers(g);
-  const std::uint64_t K = reduced.kept;
-  const std::int64_t a = run.first_layer;
-  plan.watch.starts.assign(K, std::vector<std::uint32_t>(queues, 0));
-  plan.run_end.assign(queues, 0);
-  plan.per_layer.assign(queues, 0);
-  if (K < 4) throw std::logic_error("plan_replay: keep at least four layers");
-  // Blocks per queue: block k runs from the first command of layer a + k to the first of a later
-  // layer. Micro-batches let a layer's last commands follow the next layer's first ones, so
-  // block 0 may hold commands of the layer before the run (it then need not repeat), and the
-  // last block holds the last layer's whole tail (it is never compared). Blocks 1..K-2 must
-  // repeat each other.
-  for (std::size_t q = 0; q < queues; ++q) {
+  for (std::size_t q = 0; q < plan.run_end.size(); ++q) {
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
     std::vector<std::uint32_t> firsts(K + 1, static_cast<std::uint32_t>(queue.size()));
     for (std::size_t i = queue.size(); i-- > 0;) {
@@ -156,15 +148,19 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
       if (firsts[k + 1] - firsts[k] != plan.per_layer[q]) {
         plan.refusal = fmt::format("core {} {}: the kept layers lower to different command counts", q / engines,
                                    chip.engines[q % engines].name);
-        return plan;
+        return false;
       }
     }
   }
-  // Message bases: the lowest message a layer's barrier sends carry.
+  return true;
+}
+
+// Message bases: the lowest message a kept layer's barriers send (0 when none).
+std::vector<std::uint32_t> message_bases(const Lowered& lowered, const hw::Chip& chip,
+                                         const std::vector<std::int64_t>& position, std::int64_t a, std::uint64_t K) {
   std::vector<std::uint32_t> base(K, std::numeric_limits<std::uint32_t>::max());
-  const hw::EngineId tensor = chip.tensor_engine();
   for (const sim::CoreProgram& core : lowered.program.cores) {
-    for (const sim::Command& c : core.queue(tensor)) {
+    for (const sim::Command& c : core.queue(chip.tensor_engine())) {
       const std::int64_t p = position[c.op];  // the extremes stand for "outside the layers"
       if (c.kind == sim::CommandKind::send_msg && p >= a && p < a + static_cast<std::int64_t>(K)) {
         const auto k = static_cast<std::size_t>(p - a);
@@ -172,9 +168,49 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
       }
     }
   }
-  for (std::uint64_t k = 0; k < K; ++k) {
-    if (base[k] == std::numeric_limits<std::uint32_t>::max()) base[k] = 0;
+  for (std::uint32_t& b : base) {
+    if (b == std::numeric_limits<std::uint32_t>::max()) b = 0;
   }
+  return base;
+}
+
+// Command i of queue q a shifted copy of command i - P: the same command once op ids move by a
+// layer's ops, message ids by a layer's messages, waited-for ids by the waited engine's block length.
+bool repeats(const ReplayPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_layer,
+             std::size_t q, std::uint32_t i, std::uint32_t P) {
+  const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
+  const sim::Command &c = queue[i], &p = queue[i - P];
+  bool same = c.kind == p.kind && c.wait_count == p.wait_count && c.op == p.op + ops_per_layer;
+  if (same && is_message(c)) {
+    same = c.msg == p.msg + plan.messages_per_layer &&
+           (c.kind != sim::CommandKind::wait_msg || c.msg_count == p.msg_count);
+  } else if (same) {
+    same = c.amount == p.amount && c.row_bytes == p.row_bytes && c.direction == p.direction;
+  }
+  for (std::uint8_t w = 0; same && w < c.wait_count; ++w) {
+    const std::size_t on = (q / engines) * engines + c.wait_engine[w];
+    same = c.wait_engine[w] == p.wait_engine[w] &&
+           (c.wait_id[w] == 0 ? p.wait_id[w] == 0 : c.wait_id[w] == p.wait_id[w] + plan.per_layer[on]);
+  }
+  return same;
+}
+
+}  // namespace
+
+ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, const hw::Chip& chip) {
+  ReplayPlan plan;
+  const LayerRun& run = reduced.run;
+  const std::size_t engines = chip.engines.size();
+  const std::size_t queues = lowered.program.cores.size() * engines;
+  const std::vector<std::int64_t> position = position_layers(reduced.graph);
+  const std::uint64_t K = reduced.kept;
+  const std::int64_t a = run.first_layer;
+  plan.watch.starts.assign(K, std::vector<std::uint32_t>(queues, 0));
+  plan.run_end.assign(queues, 0);
+  plan.per_layer.assign(queues, 0);
+  if (K < 4) throw std::logic_error("plan_replay: keep at least four layers");
+  if (!block_starts(plan, lowered, chip, position, a, K)) return plan;
+  const std::vector<std::uint32_t> base = message_bases(lowered, chip, position, a, K);
   plan.watch.message_base = base;
   plan.messages_per_layer = base[K - 2] - base[K - 3];
   for (std::uint64_t k = 2; k + 1 < K; ++k) {
@@ -183,33 +219,19 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
       return plan;
     }
   }
-  // Block k a shifted copy of block k - 1: the same command once op ids move by a layer's ops,
-  // message ids by a layer's messages, waited-for ids by the waited engine's block length.
-  auto repeats = [&](std::size_t q, std::uint32_t i, std::uint32_t P) {
-    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
-    const sim::Command &c = queue[i], &p = queue[i - P];
-    bool same = c.kind == p.kind && c.wait_count == p.wait_count && c.op == p.op + run.ops_per_layer;
-    if (same && is_message(c)) {
-      same = c.msg == p.msg + plan.messages_per_layer &&
-             (c.kind != sim::CommandKind::wait_msg || c.msg_count == p.msg_count);
-    } else if (same) {
-      same = c.amount == p.amount && c.row_bytes == p.row_bytes && c.direction == p.direction;
-    }
-    for (std::uint8_t w = 0; same && w < c.wait_count; ++w) {
-      const std::size_t on = (q / engines) * engines + c.wait_engine[w];
-      same = c.wait_engine[w] == p.wait_engine[w] &&
-             (c.wait_id[w] == 0 ? p.wait_id[w] == 0 : c.wait_id[w] == p.wait_id[w] + plan.per_layer[on]);
-    }
-    return same;
+  auto same = [&](std::size_t q, std::uint32_t i, std::uint32_t P) {
+    return repeats(plan, lowered, engines, run.ops_per_layer, q, i, P);
   };
   plan.first_repeating = base[1] - base[0] == plan.messages_per_layer ? 0 : 1;
   for (std::size_t q = 0; q < queues && plan.first_repeating == 0; ++q) {
     const std::uint32_t P = plan.per_layer[q];
     if (plan.watch.starts[1][q] - plan.watch.starts[0][q] != P) plan.first_repeating = 1;
     for (std::uint32_t i = plan.watch.starts[1][q]; plan.first_repeating == 0 && i < plan.watch.starts[1][q] + P; ++i) {
-      if (!repeats(q, i, P)) plan.first_repeating = 1;
+      if (!same(q, i, P)) plan.first_repeating = 1;
     }
   }
+  // Every compared block repeats the one before it; the messages they use, relative to their
+  // layer's base, bound the live messages the watch records.
   std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
   for (std::size_t q = 0; q < queues; ++q) {
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
@@ -222,7 +244,7 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
           lo = std::min(lo, r);
           hi = std::max(hi, r);
         }
-        if (k >= 2 && !repeats(q, i, P)) {
+        if (k >= 2 && !same(q, i, P)) {
           plan.refusal = fmt::format("core {} {}: command {} of layer {} does not repeat layer {}", q / engines,
                                      chip.engines[q % engines].name, i, a + static_cast<std::int64_t>(k),
                                      a + static_cast<std::int64_t>(k) - 1);
