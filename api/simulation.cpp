@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "models/attention_block.hpp"
 #include "ops/layer_replay.hpp"
 #include "sim/simulator.hpp"
@@ -9,32 +12,65 @@
 namespace api {
 namespace {
 
+// The reduced graph of `runs`, lowered and planned; runs whose programs cannot be replayed are
+// dropped (the last refusal in `note`). nullopt when none is left.
+struct Prepared {
+  ops::ReducedGraph reduced;
+  ops::Lowered lowered;
+  ops::ReplayPlan plan;
+};
+std::optional<Prepared> prepare(const hw::Chip& chip, const ops::OpGraph& graph, const ops::LoweringOptions& options,
+                                std::vector<ops::LayerRun>& runs, std::uint64_t kept, std::string& note) {
+  while (!runs.empty()) {
+    Prepared p{ops::reduce_graph(graph, runs, kept), {}, {}};
+    p.lowered = ops::lower(p.reduced.graph, chip, options);
+    p.plan = ops::plan_replay(p.reduced, p.lowered, chip);
+    if (p.plan.refused == ops::ReplayPlan::kNone) return p;
+    note = p.plan.refusal;
+    runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(p.plan.refused));
+  }
+  return std::nullopt;
+}
+
 // The replayed run, or false (with the reason in `out.replay_note`) when it cannot be proven.
 bool simulate_replayed(const hw::Chip& chip, const ops::OpGraph& graph, const ops::LoweringOptions& options,
                        Simulation& out) {
-  // Four layers suffice when the run's first layer repeats the next; with micro-batches it holds
-  // the previous layer's last commands, and one more is kept (then one more again if the state
-  // at the boundaries compared reaches the last kept layer).
-  for (std::uint64_t kept = kReplayKeptLayers; kept <= kReplayKeptLayers + 2; ++kept) {
-    const auto run = ops::find_layer_run(graph, kept);
-    if (!run) {
+  // Four units suffice when a run's first unit repeats the next; with micro-batches it holds the
+  // previous unit's last commands, and one more is kept (then one more again if the state at the
+  // boundaries compared reaches the last kept unit). At the most kept, a run whose boundaries do
+  // not match is dropped and the others tried again.
+  constexpr std::uint64_t kMostKept = kReplayKeptLayers + 2;
+  std::vector<ops::LayerRun> runs = ops::find_layer_runs(graph, kReplayKeptLayers);
+  for (std::uint64_t kept = kReplayKeptLayers; kept <= kMostKept;) {
+    std::erase_if(runs, [&](const ops::LayerRun& r) { return r.units <= kept; });
+    if (runs.empty()) {
       out.replay_note = fmt::format("no run of more than {} identical layers", kept);
       return false;
     }
-    const ops::ReducedGraph reduced = ops::reduce_graph(graph, *run, kept);
-    ops::Lowered lowered = ops::lower(reduced.graph, chip, options);
-    const ops::ReplayPlan plan = ops::plan_replay(reduced, lowered, chip);
-    if (!plan.refusal.empty()) {
-      out.replay_note = plan.refusal;
-      return false;
+    std::optional<Prepared> p = prepare(chip, graph, options, runs, kept, out.replay_note);
+    if (!p) return false;
+    const bool room = std::all_of(p->plan.runs.begin(), p->plan.runs.end(),
+                                  [&](const ops::RunPlan& r) { return r.first_repeating + 4 <= kept; });
+    if (!room) {  // no boundary pair to match: keep one more
+      ++kept;
+      continue;
     }
-    if (plan.first_repeating + 4 > kept) continue;  // no boundary pair to match: keep one more
-    sim::Trace trace = sim::Simulator(chip).run(lowered.program, &plan.watch);
-    const auto map = ops::ReplayMap::match(reduced, plan, lowered.program, trace, out.replay_note);
-    if (!map) continue;  // keep one more layer: a later pair of boundaries may match
-    out.timeline = ops::build_timeline(graph, chip, lowered, trace, *map);
-    out.timeline.simulated_commands = lowered.program.command_count();
-    out.lowered = std::move(lowered);
+    sim::Trace trace = sim::Simulator(chip).run(p->lowered.program, &p->plan.watch);
+    std::size_t failed = 0;
+    const auto map = ops::ReplayMap::match(p->reduced, p->plan, p->lowered.program, trace, out.replay_note, failed);
+    if (!map) {
+      // Keep one more unit: a later pair of boundaries may match; at the most, drop the run.
+      if (kept < kMostKept) {
+        ++kept;
+      } else {
+        runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(failed));
+        if (runs.empty()) return false;
+      }
+      continue;
+    }
+    out.timeline = ops::build_timeline(graph, chip, p->lowered, trace, *map);
+    out.timeline.simulated_commands = p->lowered.program.command_count();
+    out.lowered = std::move(p->lowered);
     out.trace = std::move(trace);
     out.replay_note.clear();
     return true;

@@ -53,15 +53,17 @@ bool same_layer(const OpGraph& g, std::pair<OpId, OpId> prev, std::pair<OpId, Op
   return true;
 }
 
-// Position of an op among the layers: its layer; ops outside the layers before the first one at
-// the lowest, after it at the highest.
-std::vector<std::int64_t> position_layers(const OpGraph& g) {
+// Position of an op among the units of a run (first unit at layer a, p layers each): layers
+// before the run at their layer, the run's at a + (layer - a) / p, later ones beyond the run; ops
+// outside the layers before the first one at the lowest, after it at the highest.
+std::vector<std::int64_t> position_units(const OpGraph& g, std::int64_t a, std::int64_t p) {
   std::vector<std::int64_t> out(boost::num_vertices(g));
   bool seen_layer = false;
   for (OpId v = 0; v < out.size(); ++v) {
-    if (g[v].layer >= 0) {
+    const std::int64_t layer = g[v].layer;
+    if (layer >= 0) {
       seen_layer = true;
-      out[v] = g[v].layer;
+      out[v] = layer < a ? layer : a + (layer - a) / p;
     } else {
       out[v] = seen_layer ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
     }
@@ -75,46 +77,81 @@ bool is_message(const sim::Command& c) {
 
 }  // namespace
 
-std::optional<LayerRun> find_layer_run(const OpGraph& graph, std::uint64_t kept) {
+std::vector<LayerRun> find_layer_runs(const OpGraph& graph, std::uint64_t kept) {
   const auto ranges = layer_ranges(graph);
-  if (!ranges || ranges->empty()) return std::nullopt;
-  std::optional<LayerRun> best;
-  std::uint64_t best_saved = 0;
-  std::size_t first = 0;
-  for (std::size_t l = 1; l <= ranges->size(); ++l) {
-    if (l < ranges->size() && same_layer(graph, (*ranges)[l - 1], (*ranges)[l])) continue;
-    const std::uint64_t n = l - first, per = (*ranges)[first].second - (*ranges)[first].first;
-    if (n > kept && (n - kept) * per > best_saved) {
-      best_saved = (n - kept) * per;
-      best = LayerRun{static_cast<int>(first), n, (*ranges)[first].first, per};
-    }
-    first = l;
+  if (!ranges || ranges->empty()) return {};
+  const std::size_t L = ranges->size();
+  // equal[p][l]: layer l repeats layer l - p.
+  std::vector<std::vector<std::uint8_t>> equal(kMaxReplayPeriod + 1, std::vector<std::uint8_t>(L, 0));
+  for (std::uint64_t p = 1; p <= kMaxReplayPeriod; ++p) {
+    for (std::size_t l = p; l < L; ++l) equal[p][l] = same_layer(graph, (*ranges)[l - p], (*ranges)[l]);
   }
-  return best;
+  std::vector<LayerRun> runs;
+  for (std::size_t first = 0; first < L;) {
+    std::optional<LayerRun> best;
+    for (std::uint64_t p = 1; p <= kMaxReplayPeriod && first + p <= L; ++p) {
+      std::size_t end = first + p;  // layers first..end-1 repeat with period p
+      while (end < L && equal[p][end]) ++end;
+      LayerRun run{static_cast<int>(first), p, (end - first) / p, (*ranges)[first].first,
+                   (*ranges)[first + p - 1].second - (*ranges)[first].first};
+      if (run.saved_ops(kept) > (best ? best->saved_ops(kept) : 0)) best = run;
+    }
+    if (!best) {
+      ++first;
+      continue;
+    }
+    runs.push_back(*best);
+    first += best->units * best->period;
+  }
+  if (runs.size() > kMaxReplayRuns) {
+    std::stable_sort(runs.begin(), runs.end(),
+                     [&](const LayerRun& x, const LayerRun& y) { return x.saved_ops(kept) > y.saved_ops(kept); });
+    runs.resize(kMaxReplayRuns);
+    std::sort(runs.begin(), runs.end(), [](const LayerRun& x, const LayerRun& y) { return x.first_op < y.first_op; });
+  }
+  return runs;
 }
 
-ReducedGraph reduce_graph(const OpGraph& graph, const LayerRun& run, std::uint64_t kept) {
-  if (run.layers <= kept) throw std::logic_error("reduce_graph: nothing to leave out");
+ReducedGraph reduce_graph(const OpGraph& graph, const std::vector<LayerRun>& runs, std::uint64_t kept) {
   ReducedGraph out;
-  out.run = run;
+  out.runs = runs;
   out.kept = kept;
-  out.dropped = run.layers - kept;
-  const OpId cut = run.first_op + kept * run.ops_per_layer;  // first op left out
-  const OpId gap = out.dropped * run.ops_per_layer;
-  const OpId resume = cut + gap;  // first op after the run
+  // Left-out op ranges [cut, resume) of each run, in order, and the ops left out before each.
+  std::vector<OpId> cut, resume, gap_before;
+  OpId gaps = 0;
+  for (const LayerRun& run : runs) {
+    if (run.units <= kept) throw std::logic_error("reduce_graph: nothing to leave out");
+    if (!cut.empty() && run.first_op < resume.back()) throw std::logic_error("reduce_graph: runs overlap");
+    cut.push_back(run.first_op + kept * run.ops_per_unit);
+    resume.push_back(run.first_op + run.units * run.ops_per_unit);
+    gap_before.push_back(gaps);
+    out.first_op.push_back(run.first_op - gaps);
+    gaps += resume.back() - cut.back();
+  }
+  // The run whose left-out range holds v, or whose left-out ranges all lie before v.
+  auto runs_before = [&](OpId v) {
+    return static_cast<std::size_t>(std::upper_bound(cut.begin(), cut.end(), v) - cut.begin());
+  };
+  auto left_out = [&](OpId v) {
+    const std::size_t r = runs_before(v);
+    return r > 0 && v < resume[r - 1];
+  };
+  auto reduced_id = [&](OpId v) {
+    const std::size_t r = runs_before(v);
+    return r == 0 ? v : v - gap_before[r - 1] - (resume[r - 1] - cut[r - 1]);
+  };
   const std::size_t n = boost::num_vertices(graph);
-  auto reduced_id = [&](OpId v) { return v < cut ? v : v - gap; };
   for (OpId v = 0; v < n; ++v) {
-    if (v >= cut && v < resume) continue;
-    add_op(out.graph, graph[v]);
+    if (!left_out(v)) add_op(out.graph, graph[v]);
   }
   for (OpId v = 0; v < n; ++v) {
-    if (v >= cut && v < resume) continue;
+    if (left_out(v)) continue;
     for (auto [e, end] = boost::in_edges(v, graph); e != end; ++e) {
       OpId u = boost::source(*e, graph);
-      if (u >= cut && u < resume) {
-        if (v < resume) continue;  // both left out, or a kept op fed by a left-out one: not a run
-        u -= gap;                  // the last layers are the kept ones, shifted
+      if (left_out(u)) {
+        const std::size_t r = runs_before(u) - 1;
+        if (v < resume[r]) continue;  // a kept op fed by a left-out one: not a run
+        u -= resume[r] - cut[r];      // the last units are the kept ones, shifted
       }
       add_dependency(out.graph, reduced_id(u), reduced_id(v), graph[*e].kind);
     }
@@ -129,7 +166,7 @@ namespace {
 // may hold commands of the layer before the run (it then need not repeat), and the last block
 // holds the last layer's whole tail (it is never compared). Blocks 1..K-2 must have one length.
 // Fills the plan's starts, run ends and per-layer lengths; false (with the refusal) when not.
-bool block_starts(ReplayPlan& plan, const Lowered& lowered, const hw::Chip& chip,
+bool block_starts(RunPlan& plan, std::string& refusal, const Lowered& lowered, const hw::Chip& chip,
                   const std::vector<std::int64_t>& position, std::int64_t a, std::uint64_t K) {
   const std::size_t engines = chip.engines.size();
   for (std::size_t q = 0; q < plan.run_end.size(); ++q) {
@@ -141,13 +178,13 @@ bool block_starts(ReplayPlan& plan, const Lowered& lowered, const hw::Chip& chip
         firsts[k] = static_cast<std::uint32_t>(i);
       }
     }
-    for (std::uint64_t k = 0; k < K; ++k) plan.watch.starts[k][q] = firsts[k];
+    for (std::uint64_t k = 0; k < K; ++k) plan.starts[k][q] = firsts[k];
     plan.run_end[q] = firsts[K];
     plan.per_layer[q] = firsts[K - 1] - firsts[K - 2];
     for (std::uint64_t k = 1; k + 1 < K; ++k) {
       if (firsts[k + 1] - firsts[k] != plan.per_layer[q]) {
-        plan.refusal = fmt::format("core {} {}: the kept layers lower to different command counts", q / engines,
-                                   chip.engines[q % engines].name);
+        refusal = fmt::format("core {} {}: the kept layers lower to different command counts", q / engines,
+                              chip.engines[q % engines].name);
         return false;
       }
     }
@@ -176,7 +213,7 @@ std::vector<std::uint32_t> message_bases(const Lowered& lowered, const hw::Chip&
 
 // Command i of queue q a shifted copy of command i - P: the same command once op ids move by a
 // layer's ops, message ids by a layer's messages, waited-for ids by the waited engine's block length.
-bool repeats(const ReplayPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_layer,
+bool repeats(const RunPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_layer,
              std::size_t q, std::uint32_t i, std::uint32_t P) {
   const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
   const sim::Command &c = queue[i], &p = queue[i - P];
@@ -195,171 +232,256 @@ bool repeats(const ReplayPlan& plan, const Lowered& lowered, std::size_t engines
   return same;
 }
 
-}  // namespace
-
-ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, const hw::Chip& chip) {
-  ReplayPlan plan;
-  const LayerRun& run = reduced.run;
+// One run's plan; false (with the refusal) when its kept units do not lower to shifted copies.
+bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, std::size_t r, const Lowered& lowered,
+              const hw::Chip& chip) {
+  const LayerRun& run = reduced.runs[r];
   const std::size_t engines = chip.engines.size();
   const std::size_t queues = lowered.program.cores.size() * engines;
-  const std::vector<std::int64_t> position = position_layers(reduced.graph);
-  const std::uint64_t K = reduced.kept;
   const std::int64_t a = run.first_layer;
-  plan.watch.starts.assign(K, std::vector<std::uint32_t>(queues, 0));
+  const std::vector<std::int64_t> position = position_units(reduced.graph, a, static_cast<std::int64_t>(run.period));
+  const std::uint64_t K = reduced.kept;
+  plan.starts.assign(K, std::vector<std::uint32_t>(queues, 0));
   plan.run_end.assign(queues, 0);
   plan.per_layer.assign(queues, 0);
-  if (K < 4) throw std::logic_error("plan_replay: keep at least four layers");
-  if (!block_starts(plan, lowered, chip, position, a, K)) return plan;
+  if (K < 4) throw std::logic_error("plan_replay: keep at least four units");
+  if (!block_starts(plan, refusal, lowered, chip, position, a, K)) return false;
   const std::vector<std::uint32_t> base = message_bases(lowered, chip, position, a, K);
-  plan.watch.message_base = base;
+  plan.message_base = base;
   plan.messages_per_layer = base[K - 2] - base[K - 3];
   for (std::uint64_t k = 2; k + 1 < K; ++k) {
     if (base[k] - base[k - 1] != plan.messages_per_layer) {
-      plan.refusal = "the kept layers use different message counts";
-      return plan;
+      refusal = "the kept layers use different message counts";
+      return false;
     }
   }
   auto same = [&](std::size_t q, std::uint32_t i, std::uint32_t P) {
-    return repeats(plan, lowered, engines, run.ops_per_layer, q, i, P);
+    return repeats(plan, lowered, engines, run.ops_per_unit, q, i, P);
   };
   plan.first_repeating = base[1] - base[0] == plan.messages_per_layer ? 0 : 1;
   for (std::size_t q = 0; q < queues && plan.first_repeating == 0; ++q) {
     const std::uint32_t P = plan.per_layer[q];
-    if (plan.watch.starts[1][q] - plan.watch.starts[0][q] != P) plan.first_repeating = 1;
-    for (std::uint32_t i = plan.watch.starts[1][q]; plan.first_repeating == 0 && i < plan.watch.starts[1][q] + P; ++i) {
+    if (plan.starts[1][q] - plan.starts[0][q] != P) plan.first_repeating = 1;
+    for (std::uint32_t i = plan.starts[1][q]; plan.first_repeating == 0 && i < plan.starts[1][q] + P; ++i) {
       if (!same(q, i, P)) plan.first_repeating = 1;
     }
   }
   // Every compared block repeats the one before it; the messages they use, relative to their
-  // layer's base, bound the live messages the watch records.
+  // unit's base, bound the live messages the watch records.
   std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
   for (std::size_t q = 0; q < queues; ++q) {
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
     const std::uint32_t P = plan.per_layer[q];
     for (std::uint64_t k = plan.first_repeating; k + 1 < K; ++k) {
-      for (std::uint32_t i = plan.watch.starts[k][q]; i < plan.watch.starts[k][q] + P; ++i) {
+      for (std::uint32_t i = plan.starts[k][q]; i < plan.starts[k][q] + P; ++i) {
         const sim::Command& c = queue[i];
         if (is_message(c)) {
-          const std::int64_t r = std::int64_t{c.msg} - std::int64_t{base[k]};
-          lo = std::min(lo, r);
-          hi = std::max(hi, r);
+          const std::int64_t m = std::int64_t{c.msg} - std::int64_t{base[k]};
+          lo = std::min(lo, m);
+          hi = std::max(hi, m);
         }
         if (k >= 2 && !same(q, i, P)) {
-          plan.refusal = fmt::format("core {} {}: command {} of layer {} does not repeat layer {}", q / engines,
-                                     chip.engines[q % engines].name, i, a + static_cast<std::int64_t>(k),
-                                     a + static_cast<std::int64_t>(k) - 1);
+          const std::int64_t layer = a + static_cast<std::int64_t>(k * run.period);
+          refusal =
+              fmt::format("core {} {}: command {} of layer {} does not repeat layer {}", q / engines,
+                          chip.engines[q % engines].name, i, layer, layer - static_cast<std::int64_t>(run.period));
+          return false;
+        }
+      }
+    }
+  }
+  plan.message_lo = lo == std::numeric_limits<std::int64_t>::max() ? 0 : lo;
+  plan.message_hi = hi == std::numeric_limits<std::int64_t>::min() ? 0 : hi;
+  return true;
+}
+
+}  // namespace
+
+ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, const hw::Chip& chip) {
+  ReplayPlan plan;
+  for (std::size_t r = 0; r < reduced.runs.size(); ++r) {
+    RunPlan run;
+    if (!plan_run(run, plan.refusal, reduced, r, lowered, chip)) {
+      plan.refused = r;
+      return plan;
+    }
+    // The kernel reaches watched units in order: each run's after the one before it, on every queue.
+    if (!plan.runs.empty()) {
+      for (std::size_t q = 0; q < run.run_end.size(); ++q) {
+        if (run.starts[0][q] < plan.runs.back().run_end[q]) {
+          plan.refusal = fmt::format("the runs of layers from {} and {} interleave", reduced.runs[r - 1].first_layer,
+                                     reduced.runs[r].first_layer);
+          plan.refused = r;
           return plan;
         }
       }
     }
+    for (std::uint64_t k = 0; k < reduced.kept; ++k) {
+      plan.watch.starts.push_back(run.starts[k]);
+      plan.watch.message_base.push_back(run.message_base[k]);
+      plan.watch.message_lo.push_back(run.message_lo);
+      plan.watch.message_hi.push_back(run.message_hi);
+      plan.watch.follows.push_back(k > 0);
+    }
+    plan.runs.push_back(std::move(run));
   }
-  plan.watch.message_lo = lo == std::numeric_limits<std::int64_t>::max() ? 0 : lo;
-  plan.watch.message_hi = hi == std::numeric_limits<std::int64_t>::min() ? 0 : hi;
   return plan;
 }
 
-ReplayMap ReplayMap::identity(const sim::Program& program, std::size_t ops) {
-  ReplayMap m;
-  m.split_op_ = static_cast<OpId>(ops);
-  for (const sim::CoreProgram& core : program.cores) {
-    for (const auto& queue : core.queues) {
-      m.split_.push_back(queue.size());
-      m.per_layer_.push_back(0);
-      m.repeated_lo_.push_back(0);
-      m.repeated_hi_.push_back(0);
-    }
-  }
-  return m;
-}
+ReplayMap ReplayMap::identity() { return ReplayMap{}; }
 
 std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const ReplayPlan& plan,
-                                          const sim::Program& program, const sim::Trace& trace, std::string& why) {
+                                          const sim::Program& program, const sim::Trace& trace, std::string& why,
+                                          std::size_t& failed) {
   const std::uint64_t K = reduced.kept;
-  const std::size_t queues = plan.run_end.size();
-  const std::size_t engines = queues / std::max<std::size_t>(program.cores.size(), 1);
-  why = "no two boundaries of the kept layers with the same state";
-  // Boundary w (layer a + w) and w + 1: j = a + w, for w past the first repeating block (what
-  // is in flight at B_j must be in repeating blocks) up to K - 3 (period j may meet block w + 2).
-  for (std::uint64_t w = plan.first_repeating + 1; w + 3 <= K; ++w) {
-    const sim::Boundary &bj = trace.boundaries[w], &bn = trace.boundaries[w + 1];
-    if (!bj.seen || !bn.seen || !bj.comparable || !bn.comparable || bj.state != bn.state || bn.time <= bj.time) {
-      continue;
-    }
-    bool inside = true;
-    for (std::size_t q = 0; q < queues && inside; ++q) {
-      const bool idle_queue = plan.per_layer[q] == 0;
-      const std::uint32_t last_block = plan.watch.starts[K - 1][q];
-      inside = bj.completed[q] >= plan.watch.starts[plan.first_repeating][q] &&
-               (bn.head[q] < last_block || (idle_queue && bn.head[q] <= last_block));
-    }
-    if (!inside) {
-      why = "the state at the matching boundaries reaches outside the kept layers";
-      continue;
-    }
-    ReplayMap m;
-    m.dropped_ = reduced.dropped;
-    m.ops_per_layer_ = reduced.run.ops_per_layer;
-    m.split_op_ = reduced.run.first_op + (w + 1) * reduced.run.ops_per_layer;
-    m.t_first_ = bj.time;
-    m.t_next_ = bn.time;
-    m.delta_ = bn.time - bj.time;
-    for (std::size_t q = 0; q < queues; ++q) {
-      m.split_.push_back(plan.watch.starts[w + 1][q]);
-      m.per_layer_.push_back(plan.per_layer[q]);
-      const auto& records = trace.cores[q / engines][q % engines];
-      std::uint64_t lo = records.size(), hi = 0;
-      for (std::uint64_t i = 0; i < records.size(); ++i) {
-        const bool repeated =
-            m.period_of(records[i].start) == Period::repeated || m.period_of(records[i].end) == Period::repeated;
-        if (repeated) {
-          lo = std::min(lo, i);
-          hi = std::max(hi, i);
-        }
-        // Only commands of layer j + 1 on can be written after B_{j+1} ... and none of them before B_j.
-        if (i >= m.split_[q] && m.period_of(records[i].start) == Period::before) {
-          why = "a command of a later layer ran before the repeated period";
-          return std::nullopt;
-        }
+  const std::size_t R = plan.runs.size();
+  ReplayMap out;
+  out.stages_.resize(R);
+  // The last run first: each earlier one's repeated period must end before the next one's starts.
+  for (std::size_t r = R; r-- > 0;) {
+    failed = r;
+    const RunPlan& run = plan.runs[r];
+    const std::size_t queues = run.run_end.size();
+    const std::size_t engines = queues / std::max<std::size_t>(program.cores.size(), 1);
+    const sim::Tick next_first = r + 1 < R ? out.stages_[r + 1].t_first : ~sim::Tick{0};
+    const sim::Boundary* b = trace.boundaries.data() + r * K;
+    why = "no two boundaries of the kept layers with the same state";
+    std::optional<Stage> found;
+    // Boundary w (unit a + w) and w + 1: j = a + w, for w past the first repeating block (what
+    // is in flight at B_j must be in repeating blocks) up to K - 3 (period j may meet block w + 2).
+    for (std::uint64_t w = run.first_repeating + 1; w + 3 <= K && !found; ++w) {
+      const sim::Boundary &bj = b[w], &bn = b[w + 1];
+      if (!bj.seen || !bn.seen || !bj.comparable || !bn.comparable || bj.state != bn.state || bn.time <= bj.time) {
+        continue;
       }
-      m.repeated_lo_.push_back(lo);
-      m.repeated_hi_.push_back(hi);
+      bool inside = true;
+      for (std::size_t q = 0; q < queues && inside; ++q) {
+        const bool idle_queue = run.per_layer[q] == 0;
+        const std::uint32_t last_block = run.starts[K - 1][q];
+        inside = bj.completed[q] >= run.starts[run.first_repeating][q] &&
+                 (bn.head[q] < last_block || (idle_queue && bn.head[q] <= last_block));
+      }
+      if (!inside) {
+        why = "the state at the matching boundaries reaches outside the kept layers";
+        continue;
+      }
+      if (bn.time > next_first) {
+        why = fmt::format("the repeated periods of the runs from layers {} and {} overlap in time",
+                          reduced.runs[r].first_layer, reduced.runs[r + 1].first_layer);
+        return std::nullopt;
+      }
+      Stage m;
+      m.dropped = reduced.dropped(r);
+      m.ops_per_unit = reduced.runs[r].ops_per_unit;
+      m.split_op = reduced.first_op[r] + (w + 1) * m.ops_per_unit;
+      m.t_first = bj.time;
+      m.t_next = bn.time;
+      m.delta = bn.time - bj.time;
+      // The simulated records up to B_{j+1} are this stage's (later runs move only later
+      // records), and no later one is written in period j or before it.
+      for (std::size_t q = 0; q < queues; ++q) {
+        m.split.push_back(run.starts[w + 1][q]);
+        m.per_layer.push_back(run.per_layer[q]);
+        const auto& records = trace.cores[q / engines][q % engines];
+        std::uint64_t lo = records.size(), hi = 0;
+        for (std::uint64_t i = 0; i < records.size(); ++i) {
+          const bool repeated = m.period_of(records[i].start) == Stage::Period::repeated ||
+                                m.period_of(records[i].end) == Stage::Period::repeated;
+          if (repeated) {
+            lo = std::min(lo, i);
+            hi = std::max(hi, i);
+          }
+          // Only commands of unit j + 1 on can be written after B_{j+1} ... and none of them before B_j.
+          if (i >= m.split[q] && m.period_of(records[i].start) == Stage::Period::before) {
+            why = "a command of a later layer ran before the repeated period";
+            return std::nullopt;
+          }
+        }
+        m.repeated_lo.push_back(lo);
+        m.repeated_hi.push_back(hi);
+      }
+      found = std::move(m);
     }
-    return m;
+    if (!found) return std::nullopt;
+    out.stages_[r] = std::move(*found);
   }
-  return std::nullopt;
+  out.add_intervals();
+  return out;
+}
+
+void ReplayMap::add_intervals() {
+  intervals_.clear();
+  sim::Tick shift = 0;
+  OpId op_shift = 0;
+  for (const Stage& s : stages_) {
+    intervals_.push_back({s.t_first, shift, op_shift, 0, 0, 0});
+    intervals_.push_back({s.t_next, shift, op_shift, s.dropped, s.delta, s.ops_per_unit});
+    shift += s.dropped * s.delta;
+    op_shift += s.dropped * s.ops_per_unit;
+  }
+  intervals_.push_back({~sim::Tick{0}, shift, op_shift, 0, 0, 0});
 }
 
 OpId ReplayMap::template_op(OpId v) const {
-  if (v < split_op_) return v;
-  const OpId inserted = dropped_ * ops_per_layer_;
-  if (v >= split_op_ + inserted) return v - inserted;
-  return split_op_ + (v - split_op_) % ops_per_layer_;
+  for (const Stage& s : stages_) {
+    if (v < s.split_op) continue;
+    const OpId inserted = s.dropped * s.ops_per_unit;
+    v = v >= s.split_op + inserted ? v - inserted : s.split_op + (v - s.split_op) % s.ops_per_unit;
+  }
+  return v;
 }
 
-sim::Tick ReplayMap::write(std::size_t q, std::uint64_t f, bool end, const std::vector<sim::CommandRecord>& r) const {
-  auto at = [&](std::uint64_t c) { return end ? r[c].end : r[c].start; };
-  const std::uint64_t P = per_layer_[q];
-  if (f < split_[q] && f < r.size() && period_of(at(f)) != Period::after) return at(f);
-  if (P > 0 && dropped_ > 1 && repeated_lo_[q] <= repeated_hi_[q]) {
+std::uint64_t ReplayMap::multiplicity(OpId r) const {
+  for (const Stage& s : stages_) {
+    if (r >= s.split_op && r < s.split_op + s.ops_per_unit) return 1 + s.dropped;
+  }
+  return 1;
+}
+
+std::uint64_t ReplayMap::size_at(std::size_t s, std::size_t q, std::uint64_t reduced_size) const {
+  for (std::size_t t = s; t < stages_.size(); ++t) reduced_size += stages_[t].dropped * stages_[t].per_layer[q];
+  return reduced_size;
+}
+
+std::uint64_t ReplayMap::full_size(std::size_t q, std::uint64_t reduced_size) const {
+  return size_at(0, q, reduced_size);
+}
+
+sim::Tick ReplayMap::write(std::size_t s, std::size_t q, std::uint64_t f, bool end,
+                           const std::vector<sim::CommandRecord>& r) const {
+  // Command c of G_{s+1}: the simulated record, or the next stage's.
+  auto at = [&](std::uint64_t c) {
+    if (s + 1 == stages_.size()) return end ? r[c].end : r[c].start;
+    return write(s + 1, q, c, end, r);
+  };
+  const Stage& st = stages_[s];
+  using Period = Stage::Period;
+  const std::uint64_t size = size_at(s + 1, q, r.size());
+  const std::uint64_t P = st.per_layer[q], D = st.dropped;
+  if (f < st.split[q] && f < size && st.period_of(at(f)) != Period::after) return at(f);
+  if (P > 0 && D > 1 && st.repeated_lo[q] <= st.repeated_hi[q]) {
     // f = c + m P for a command c written in the repeated period, 1 <= m < D.
-    const std::uint64_t lo = repeated_lo_[q], hi = repeated_hi_[q];
+    const std::uint64_t lo = st.repeated_lo[q], hi = st.repeated_hi[q];
     const std::uint64_t m_min = f > hi ? std::max<std::uint64_t>(1, (f - hi + P - 1) / P) : 1;
-    const std::uint64_t m_max = f >= lo ? std::min<std::uint64_t>(dropped_ - 1, (f - lo) / P) : 0;
+    const std::uint64_t m_max = f >= lo ? std::min<std::uint64_t>(D - 1, (f - lo) / P) : 0;
     for (std::uint64_t m = m_min; m <= m_max; ++m) {
-      const std::uint64_t c = f - m * P;
-      if (period_of(at(c)) == Period::repeated) return at(c) + m * delta_;
+      const sim::Tick t = at(f - m * P);
+      if (st.period_of(t) == Period::repeated) return t + m * st.delta;
     }
   }
-  if (f >= dropped_ * P) {
-    const std::uint64_t c = f - dropped_ * P;
-    if (c < r.size() && period_of(at(c)) != Period::before) return at(c) + dropped_ * delta_;
+  if (f >= D * P) {
+    const std::uint64_t c = f - D * P;
+    if (c < size) {
+      const sim::Tick t = at(c);
+      if (st.period_of(t) != Period::before) return t + D * st.delta;
+    }
   }
   throw std::logic_error(fmt::format("layer replay: no reduced record for command {} of queue {}", f, q));
 }
 
 sim::CommandRecord ReplayMap::record(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& r) const {
-  if (dropped_ == 0) return r[f];  // nothing left out: the reduced run is the run
-  return {write(q, f, false, r), write(q, f, true, r)};
+  if (stages_.empty()) return r[f];  // nothing left out: the reduced run is the run
+  return {write(0, q, f, false, r), write(0, q, f, true, r)};
 }
 
 }  // namespace ops

@@ -67,7 +67,7 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
 }
 
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace) {
-  return build_timeline(graph, chip, lowered, trace, ReplayMap::identity(lowered.program, lowered.ops.size()));
+  return build_timeline(graph, chip, lowered, trace, ReplayMap::identity());
 }
 
 namespace {
@@ -75,13 +75,13 @@ namespace {
 constexpr sim::Tick kNever = std::numeric_limits<sim::Tick>::max();
 
 // Per reduced op (the graph the kernel ran, ops/layer_replay.hpp): its commands' counts and bytes,
-// and the earliest start and latest end of its commands by period of the replay.
+// and the earliest start and latest end of its commands by interval of the replay's times.
 struct Reduced {
+  explicit Reduced(std::size_t intervals) : start(intervals, kNever), end(intervals, 0), ended(intervals, 0) {}
   std::array<std::uint64_t, hw::kMaxEngines> commands{};
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0;
-  std::array<sim::Tick, 3> start{kNever, kNever, kNever};
-  std::array<sim::Tick, 3> end{0, 0, 0};
-  std::array<bool, 3> ended{};
+  std::vector<sim::Tick> start, end;
+  std::vector<std::uint8_t> ended;
 };
 
 // Every op of the whole graph with what the graph and the lowering say of it (no times yet).
@@ -110,8 +110,8 @@ std::vector<OpTiming> op_records(const OpGraph& graph, const Lowered& lowered, c
 std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
                                   const ReplayMap& map, LimitingResource& limits, Timeline& tl, sim::Tick& last_end) {
   const std::size_t engines = chip.engines.size();
-  const std::uint64_t D = map.copies();
-  std::vector<Reduced> reduced(lowered.ops.size());
+  const auto& intervals = map.intervals();
+  std::vector<Reduced> reduced(lowered.ops.size(), Reduced(intervals.size()));
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     for (std::size_t e = 0; e < engines; ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
@@ -120,8 +120,8 @@ std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, 
       tl.commands[e] += map.full_size(c * engines + e, queue.size());
       for (std::size_t i = 0; i < queue.size(); ++i) {
         const sim::CommandRecord& rec = records[i];
-        const auto end_period = static_cast<std::size_t>(map.period_of(rec.end));
-        last_end = std::max(last_end, end_period == 0 ? rec.end : rec.end + D * map.delta());
+        const std::size_t end_period = map.interval_of(rec.end);
+        last_end = std::max(last_end, rec.end + intervals[end_period].last_shift());
         const sim::Command& cmd = queue[i];
         limits.add(static_cast<hw::EngineId>(e), cmd, rec);
         if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg ||
@@ -129,10 +129,10 @@ std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, 
           continue;
         }
         Reduced& r = reduced[cmd.op];
-        const auto start_period = static_cast<std::size_t>(map.period_of(rec.start));
+        const std::size_t start_period = map.interval_of(rec.start);
         r.start[start_period] = std::min(r.start[start_period], rec.start);
         r.end[end_period] = std::max(r.end[end_period], rec.end);
-        r.ended[end_period] = true;
+        r.ended[end_period] = 1;
         ++r.commands[e];
         // Bytes from the L2 (a staged history) never touch DDR.
         if (cmd.kind == sim::CommandKind::transfer && cmd.direction != sim::Direction::l2_to_lmem) {
@@ -146,13 +146,10 @@ std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, 
   return reduced;
 }
 
-// The reduced ops' folds onto the whole graph: counts and bytes per template; intervals written
-// before the repeated period belong to the op itself, those in it to it and its D copies (m
-// layers and m x delta later), those after it to its copy D layers later.
+// The reduced ops' folds onto the whole graph: counts and bytes per template; intervals of the
+// replay's times each stand for 1 + copies writes (ops/layer_replay.hpp), the op's own and its
+// copies m units and m x step later, all shifted by the runs left out before them.
 void unfold(const std::vector<Reduced>& reduced, const ReplayMap& map, std::vector<OpTiming>& by_id) {
-  using Period = ReplayMap::Period;
-  const std::uint64_t D = map.copies(), per_layer_ops = map.ops_per_layer();
-  const sim::Tick delta = map.delta();
   for (OpId v = 0; v < by_id.size(); ++v) {
     const Reduced& r = reduced[map.template_op(v)];
     by_id[v].commands = r.commands;
@@ -165,15 +162,16 @@ void unfold(const std::vector<Reduced>& reduced, const ReplayMap& map, std::vect
     t.start = std::min(t.start, start);
     if (ended) t.end = std::max(t.end, end);
   };
+  const auto& intervals = map.intervals();
   for (OpId r = 0; r < reduced.size(); ++r) {
     const Reduced& x = reduced[r];
-    for (std::size_t p = 0; p < 3; ++p) {
+    for (std::size_t p = 0; p < intervals.size(); ++p) {
       const bool starts = x.start[p] != kNever;
       if (!starts && !x.ended[p]) continue;
-      const auto period = static_cast<Period>(p);
-      const std::uint64_t first = period == Period::after ? D : 0, last = period == Period::before ? 0 : D;
-      for (std::uint64_t m = first; m <= last; ++m) {
-        extend(r + m * per_layer_ops, starts ? x.start[p] + m * delta : kNever, x.end[p] + m * delta, x.ended[p]);
+      const ReplayMap::Interval& k = intervals[p];
+      for (std::uint64_t m = 0; m <= k.copies; ++m) {
+        const sim::Tick shift = k.shift + m * k.step;
+        extend(r + k.op_shift + m * k.op_step, starts ? x.start[p] + shift : kNever, x.end[p] + shift, x.ended[p]);
       }
     }
   }
@@ -186,33 +184,22 @@ void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& t
                std::vector<OpTiming>& by_id) {
   const std::size_t engines = chip.engines.size();
   const hw::EngineId tensor = chip.tensor_engine();
-  const std::uint64_t D = map.copies(), per_layer_ops = map.ops_per_layer();
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     const std::size_t q = c * engines + tensor;
     const auto& queue = lowered.program.cores[c].queues[tensor];
     const auto& records = trace.cores[c][tensor];
-    const std::uint64_t E = map.first_repeated(q), P = map.per_layer(q);
     constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
     std::uint64_t previous = kNone;
     std::uint32_t previous_op = std::numeric_limits<std::uint32_t>::max();
-    auto gap = [&](std::uint64_t f, std::uint64_t before, OpId v) {
-      const sim::Tick start = map.record(q, f, records).start;
-      const sim::Tick previous_end = before == kNone ? 0 : map.record(q, before, records).end;
-      if (start > previous_end) by_id[v].idle_gap = std::max(by_id[v].idle_gap, start - previous_end);
-    };
     for (std::size_t i = 0; i < queue.size(); ++i) {
       if (queue[i].kind != sim::CommandKind::compute) continue;
       if (queue[i].op != previous_op) {
-        const OpId op = queue[i].op;
-        if (i < E) {
-          gap(i, previous, op);
-        } else if (i < E + P) {
-          for (std::uint64_t m = 0; m <= D; ++m) {
-            gap(i + m * P, previous == kNone ? kNone : previous + m * P, op + m * per_layer_ops);
-          }
-        } else {
-          gap(i + D * P, previous == kNone ? kNone : previous + D * P, op + D * per_layer_ops);
-        }
+        // Each copy of the command follows the same copy of the one before it.
+        map.for_each_copy(q, i, queue[i].op, [&](std::uint64_t shift, OpId op) {
+          const sim::Tick start = map.start(q, i + shift, records);
+          const sim::Tick previous_end = previous == kNone ? 0 : map.end(q, previous + shift, records);
+          if (start > previous_end) by_id[op].idle_gap = std::max(by_id[op].idle_gap, start - previous_end);
+        });
       }
       previous_op = queue[i].op;
       previous = i;

@@ -195,12 +195,8 @@ py::list run_option_dicts() {
   return out;
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_g5sim, m) {
-  m.doc() = "g5sim's C++ core. Use the package g5sim, which wraps it.";
-  py::register_exception_translator(&translate);
-
+// The module-level functions: paths, version, option rules, the command line.
+void bind_functions(py::module_& m) {
   m.def("version", &g5sim::version, "The version, 'MAJOR.MINOR.PATCH'.");
   m.def("data_dir", &g5sim::data_dir,
         "The folder of the shipped configs (G5SIM_DATA_DIR, else share/g5sim above this module).");
@@ -212,7 +208,10 @@ PYBIND11_MODULE(_g5sim, m) {
         "the run-option table's rules (g5sim/run_options.hpp), as the command line applies them.");
   m.def("run_cli", &run_cli, py::arg("args"),
         "Runs the g5sim command line with `args` (without the program name); returns its exit status.");
+}
 
+// Chip: a loaded chip config.
+void bind_chip(py::module_& m) {
   py::class_<g5sim::Chip>(m, "Chip", "A chip config (load it with g5sim.load_chip).")
       .def_static("from_file", &g5sim::Chip::from_file, py::arg("path"))
       .def_static("from_yaml", &g5sim::Chip::from_yaml, py::arg("text"), py::arg("source"))
@@ -226,7 +225,10 @@ PYBIND11_MODULE(_g5sim, m) {
       .def("__repr__", [](const g5sim::Chip& c) {
         return "<g5sim.Chip " + c.name() + " (" + std::to_string(c.cores()) + " cores) from " + c.source() + ">";
       });
+}
 
+// Model and its schema enum.
+void bind_model(py::module_& m) {
   py::enum_<g5sim::ModelSchema>(m, "ModelSchema")
       .value("g5sim", g5sim::ModelSchema::g5sim)
       .value("hugging_face", g5sim::ModelSchema::hugging_face);
@@ -249,7 +251,10 @@ PYBIND11_MODULE(_g5sim, m) {
       .def("__repr__", [](const g5sim::Model& x) {
         return "<g5sim.Model " + x.name() + " (" + x.model_type() + ") from " + x.source() + ">";
       });
+}
 
+// Request: one property per row of the run-option table, and the table itself.
+void bind_request(py::module_& m) {
   // Request's properties come from the run-option table: one per row, checked on assignment.
   py::class_<g5sim::Request> request_class(
       m, "Request", "One run's parameters (the run-option table's rows); g5sim.simulate() fills it.");
@@ -263,7 +268,10 @@ PYBIND11_MODULE(_g5sim, m) {
   }
   m.def("run_options", &run_option_dicts,
         "The run-option table (g5sim/run_options.hpp): one dict per option, in simulate()'s keyword order.");
+}
 
+// Op and Kind: the JSON ops and kinds entries.
+void bind_records(py::module_& m) {
   py::class_<g5sim::OpRecord>(m, "Op", "One op of a run: the JSON 'ops' entry, with exact picosecond times.")
       .def_readonly("id", &g5sim::OpRecord::id, "Unique in the run (name and layer repeat with micro-batches).")
       .def_readonly("name", &g5sim::OpRecord::name)
@@ -308,7 +316,10 @@ PYBIND11_MODULE(_g5sim, m) {
       .def("__repr__", [](const g5sim::KindRecord& k) {
         return "<g5sim.Kind " + k.kind + " x" + std::to_string(k.ops) + " busy " + std::to_string(k.busy_ps) + " ps>";
       });
+}
 
+// Result: totals, per op, per kind, per engine.
+void bind_result(py::module_& m) {
   py::class_<g5sim::Result>(m, "Result", "What a run took: totals, per op, per kind, per engine.")
       .def_readonly("chip", &g5sim::Result::chip)
       .def_readonly("model", &g5sim::Result::model)
@@ -390,4 +401,18 @@ PYBIND11_MODULE(_g5sim, m) {
       },
       py::arg("chip"), py::arg("model"), py::arg("request"),
       "Simulates a Request (g5sim.simulate() builds it from keywords). Releases the GIL.");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_g5sim, m) {
+  m.doc() = "g5sim's C++ core. Use the package g5sim, which wraps it.";
+  py::register_exception_translator(&translate);
+
+  bind_functions(m);
+  bind_chip(m);
+  bind_model(m);
+  bind_request(m);
+  bind_records(m);
+  bind_result(m);
 }

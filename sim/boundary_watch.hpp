@@ -14,8 +14,10 @@
 //
 // Messages are in the state while they are live: sent at least once with a wait still to pass,
 // or with a core blocked on them. A boundary where a live message falls outside the window
-// [message_base[w-1] + message_lo, message_base[w] + message_hi + (message_base[w] -
-// message_base[w-1])] is marked not comparable (so is the first watched layer, which has no w-1).
+// [message_base[w-1] + message_lo[w], message_base[w] + message_hi[w] + (message_base[w] -
+// message_base[w-1])] is marked not comparable; so is a watched layer that does not follow the
+// one before it (the first, and the first of each further run of layers), which has no w-1.
+// Watched layers are reached in order: starts[w][q] must not decrease with w on any queue.
 
 #include <cstdint>
 #include <vector>
@@ -27,8 +29,9 @@ namespace sim {
 struct BoundaryWatch {
   std::vector<std::vector<std::uint32_t>> starts;  ///< [watched layer][queue]
   std::vector<std::uint32_t> message_base;         ///< [watched layer]
-  std::int64_t message_lo = 0;                     ///< lowest message id a layer's commands name, relative to its base
-  std::int64_t message_hi = 0;                     ///< highest, relative to its base
+  std::vector<std::int64_t> message_lo;  ///< [watched layer]: lowest message id its commands name, relative to its base
+  std::vector<std::int64_t> message_hi;  ///< [watched layer]: highest, relative to its base
+  std::vector<std::uint8_t> follows;     ///< [watched layer]: 1 when it follows layer w - 1 of the same run
 };
 
 struct Boundary {

@@ -139,6 +139,7 @@ class Run {
   // Layer boundaries (sim/boundary_watch.hpp).
   void watched_issue(std::uint32_t core, EngineId engine, std::uint32_t index);
   void set_watches();
+  void start_watch(const Program& program);  // checks the watch, counts each message's waits
   void refresh_live(std::uint32_t msg);
   void record_boundaries();
   std::vector<std::uint64_t> relative_state(std::uint32_t layer, bool& comparable) const;
@@ -278,24 +279,35 @@ Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watc
   active_paths_.reserve(max_flows);
   rates_.reserve(max_flows);
   events_.reserve(program.cores.size() * models_.size() + max_flows + 16);
-  if (watch_) {
-    const std::size_t queues = program.cores.size() * models_.size();
-    for (const auto& starts : watch_->starts) {
-      if (starts.size() != queues) throw std::logic_error("boundary watch: one start per queue expected");
-    }
-    if (watch_->message_base.size() != watch_->starts.size()) {
-      throw std::logic_error("boundary watch: one message base per watched layer expected");
-    }
-    trace_.boundaries.resize(watch_->starts.size());
-    waits_left_.assign(program.message_count + 1, 0);
-    live_.assign(program.message_count + 1, 0);
-    for (const CoreProgram& core : program.cores) {
-      for (const Command& cmd : core.queue(chip.tensor_engine())) {
-        if (cmd.kind == CommandKind::wait_msg) ++waits_left_[cmd.msg];
+  if (watch_) start_watch(program);
+}
+
+void Run::start_watch(const Program& program) {
+  const std::size_t queues = program.cores.size() * models_.size();
+  for (const auto& starts : watch_->starts) {
+    if (starts.size() != queues) throw std::logic_error("boundary watch: one start per queue expected");
+  }
+  const std::size_t watched = watch_->starts.size();
+  if (watch_->message_base.size() != watched || watch_->message_lo.size() != watched ||
+      watch_->message_hi.size() != watched || watch_->follows.size() != watched) {
+    throw std::logic_error("boundary watch: one message base, window and follows flag per watched layer expected");
+  }
+  for (std::size_t w = 1; w < watched; ++w) {
+    for (std::size_t q = 0; q < queues; ++q) {
+      if (watch_->starts[w][q] < watch_->starts[w - 1][q]) {
+        throw std::logic_error("boundary watch: watched layers must start in order on every queue");
       }
     }
-    set_watches();
   }
+  trace_.boundaries.resize(watch_->starts.size());
+  waits_left_.assign(program.message_count + 1, 0);
+  live_.assign(program.message_count + 1, 0);
+  for (const CoreProgram& core : program.cores) {
+    for (const Command& cmd : core.queue(tensor_)) {
+      if (cmd.kind == CommandKind::wait_msg) ++waits_left_[cmd.msg];
+    }
+  }
+  set_watches();
 }
 
 void Run::set_watches() {
@@ -359,10 +371,10 @@ std::vector<std::uint64_t> Run::relative_state(std::uint32_t w, bool& comparable
     std::memcpy(&b, &x, sizeof b);
     return b;
   };
-  comparable = w > 0;
+  comparable = w > 0 && watch_->follows[w];
   const std::int64_t base = watch_->message_base[w];
-  const std::int64_t lower = comparable ? std::int64_t{watch_->message_base[w - 1]} + watch_->message_lo : 0;
-  const std::int64_t upper = comparable ? base + watch_->message_hi + (base - watch_->message_base[w - 1]) : -1;
+  const std::int64_t lower = comparable ? std::int64_t{watch_->message_base[w - 1]} + watch_->message_lo[w] : 0;
+  const std::int64_t upper = comparable ? base + watch_->message_hi[w] + (base - watch_->message_base[w - 1]) : -1;
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     const CoreState& cs = cores_[c];
     out.push_back(cs.queued_for_issue);

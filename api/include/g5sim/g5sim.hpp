@@ -121,7 +121,7 @@ struct Request {
   std::uint64_t max_commands = std::uint64_t{1} << 27;  ///< refuse runs estimated above this
   bool prefetch = true;                                 ///< cross-op weight prefetch (ops/lowering.hpp)
   bool keep_commands = false;                           ///< keep every command's record (for a Chrome trace)
-  /// Replay identical layers exactly (one run of repeating layers simulated in part, the rest
+  /// Replay identical layers exactly (each run of repeating layers simulated in part, the rest
   /// derived from a proven repetition); false simulates every command. Same results either way;
   /// keep_commands simulates every command.
   bool replay = true;
