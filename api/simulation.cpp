@@ -55,9 +55,11 @@ bool simulate_replayed(const hw::Chip& chip, const ops::OpGraph& graph, const op
       ++kept;
       continue;
     }
-    sim::Trace trace = sim::Simulator(chip).run(p->lowered.program, &p->plan.watch);
+    ops::BoundaryRecorder recorder(p->plan.watch, p->lowered.program.cores.size() * chip.engines.size());
+    sim::Trace trace = sim::Simulator(chip).run(p->lowered.program, &recorder);
     std::size_t failed = 0;
-    const auto map = ops::ReplayMap::match(p->reduced, p->plan, p->lowered.program, trace, out.replay_note, failed);
+    const auto map = ops::ReplayMap::match(p->reduced, p->plan, p->lowered.program, trace, recorder.boundaries(),
+                                           out.replay_note, failed);
     if (!map) {
       // Keep one more unit: a later pair of boundaries may match; at the most, drop the run.
       if (kept < kMostKept) {

@@ -331,7 +331,8 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
 ReplayMap ReplayMap::identity() { return ReplayMap{}; }
 
 std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const ReplayPlan& plan,
-                                          const sim::Program& program, const sim::Trace& trace, std::string& why,
+                                          const sim::Program& program, const sim::Trace& trace,
+                                          const std::vector<Boundary>& boundaries, std::string& why,
                                           std::size_t& failed) {
   const std::uint64_t K = reduced.kept;
   const std::size_t R = plan.runs.size();
@@ -344,13 +345,13 @@ std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const Rep
     const std::size_t queues = run.run_end.size();
     const std::size_t engines = queues / std::max<std::size_t>(program.cores.size(), 1);
     const sim::Tick next_first = r + 1 < R ? out.stages_[r + 1].t_first : ~sim::Tick{0};
-    const sim::Boundary* b = trace.boundaries.data() + r * K;
+    const Boundary* b = boundaries.data() + r * K;
     why = "no two boundaries of the kept layers with the same state";
     std::optional<Stage> found;
     // Boundary w (unit a + w) and w + 1: j = a + w, for w past the first repeating block (what
     // is in flight at B_j must be in repeating blocks) up to K - 3 (period j may meet block w + 2).
     for (std::uint64_t w = run.first_repeating + 1; w + 3 <= K && !found; ++w) {
-      const sim::Boundary &bj = b[w], &bn = b[w + 1];
+      const Boundary &bj = b[w], &bn = b[w + 1];
       if (!bj.seen || !bn.seen || !bj.comparable || !bn.comparable || bj.state != bn.state || bn.time <= bj.time) {
         continue;
       }

@@ -9,7 +9,7 @@
 // keeps units a..a+K-1 and drops a+K..b (D = n - K units), wiring what followed unit b to unit
 // a+K-1. Its program is checked to lower the kept units to shifted copies (every command equal
 // once op ids, queue ids and message ids are taken relative to their unit), and is run with a
-// BoundaryWatch (sim/boundary_watch.hpp) on the kept units.
+// BoundaryRecorder (ops/boundary_recorder.hpp), a kernel observer, on the kept units.
 //
 // Let S_l be the relative kernel state at boundary B_l (time t_l) and period l the interval
 // (t_l, t_{l+1}]. The kernel is deterministic and shift-invariant (integer time differences, no
@@ -38,9 +38,9 @@
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "ops/boundary_recorder.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
-#include "sim/boundary_watch.hpp"
 #include "sim/command.hpp"
 
 namespace ops {
@@ -93,7 +93,7 @@ struct RunPlan {
 
 struct ReplayPlan {
   std::vector<RunPlan> runs;
-  sim::BoundaryWatch watch;  ///< every run's kept units, in order
+  BoundaryWatch watch;  ///< every run's kept units, in order
   static constexpr std::size_t kNone = ~std::size_t{0};
   std::size_t refused = kNone;  ///< the run whose program cannot be replayed, if any
   std::string refusal;          ///< why (empty: every run can)
@@ -109,8 +109,8 @@ class ReplayMap {
   /// The map when boundaries of every run's kept units repeat, or nullopt (with the reason in
   /// `why` and the run that did not match in `failed`).
   static std::optional<ReplayMap> match(const ReducedGraph& reduced, const ReplayPlan& plan,
-                                        const sim::Program& program, const sim::Trace& trace, std::string& why,
-                                        std::size_t& failed);
+                                        const sim::Program& program, const sim::Trace& trace,
+                                        const std::vector<Boundary>& boundaries, std::string& why, std::size_t& failed);
 
   /// The simulated times in order: a write in interval k (its time at most `last`) stands for
   /// 1 + copies writes, m = 0..copies: time + shift + m x step, op + op_shift + m x op_step.

@@ -77,10 +77,15 @@ constexpr sim::Tick kNever = std::numeric_limits<sim::Tick>::max();
 // Per reduced op (the graph the kernel ran, ops/layer_replay.hpp): its commands' counts and bytes,
 // and the earliest start and latest end of its commands by interval of the replay's times.
 struct Reduced {
-  explicit Reduced(std::size_t intervals) : start(intervals, kNever), end(intervals, 0), ended(intervals, 0) {}
   std::array<std::uint64_t, hw::kMaxEngines> commands{};
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0;
-  std::vector<sim::Tick> start, end;
+};
+struct Folds {
+  Folds(std::size_t ops, std::size_t per_op)
+      : intervals(per_op), op(ops), start(ops * per_op, kNever), end(ops * per_op, 0), ended(ops * per_op, 0) {}
+  std::size_t intervals;
+  std::vector<Reduced> op;
+  std::vector<sim::Tick> start, end;  // [op x intervals + interval]
   std::vector<std::uint8_t> ended;
 };
 
@@ -107,11 +112,11 @@ std::vector<OpTiming> op_records(const OpGraph& graph, const Lowered& lowered, c
 
 // One pass over every command record: the reduced ops' folds, the commands per engine of the whole
 // step, its end, and the limiting-resource sums.
-std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
-                                  const ReplayMap& map, LimitingResource& limits, Timeline& tl, sim::Tick& last_end) {
+Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace, const ReplayMap& map,
+                   LimitingResource& limits, Timeline& tl, sim::Tick& last_end) {
   const std::size_t engines = chip.engines.size();
   const auto& intervals = map.intervals();
-  std::vector<Reduced> reduced(lowered.ops.size(), Reduced(intervals.size()));
+  Folds folds(lowered.ops.size(), intervals.size());
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     for (std::size_t e = 0; e < engines; ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
@@ -128,11 +133,12 @@ std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, 
             cmd.kind == sim::CommandKind::fence) {
           continue;
         }
-        Reduced& r = reduced[cmd.op];
-        const std::size_t start_period = map.interval_of(rec.start);
-        r.start[start_period] = std::min(r.start[start_period], rec.start);
-        r.end[end_period] = std::max(r.end[end_period], rec.end);
-        r.ended[end_period] = 1;
+        Reduced& r = folds.op[cmd.op];
+        const std::size_t at = cmd.op * folds.intervals;
+        const std::size_t start_at = at + map.interval_of(rec.start), end_at = at + end_period;
+        folds.start[start_at] = std::min(folds.start[start_at], rec.start);
+        folds.end[end_at] = std::max(folds.end[end_at], rec.end);
+        folds.ended[end_at] = 1;
         ++r.commands[e];
         // Bytes from the L2 (a staged history) never touch DDR.
         if (cmd.kind == sim::CommandKind::transfer && cmd.direction != sim::Direction::l2_to_lmem) {
@@ -143,15 +149,15 @@ std::vector<Reduced> fold_records(const hw::Chip& chip, const Lowered& lowered, 
     limits.end_core();
   }
   limits.finish();
-  return reduced;
+  return folds;
 }
 
 // The reduced ops' folds onto the whole graph: counts and bytes per template; intervals of the
 // replay's times each stand for 1 + copies writes (ops/layer_replay.hpp), the op's own and its
 // copies m units and m x step later, all shifted by the runs left out before them.
-void unfold(const std::vector<Reduced>& reduced, const ReplayMap& map, std::vector<OpTiming>& by_id) {
+void unfold(const Folds& folds, const ReplayMap& map, std::vector<OpTiming>& by_id) {
   for (OpId v = 0; v < by_id.size(); ++v) {
-    const Reduced& r = reduced[map.template_op(v)];
+    const Reduced& r = folds.op[map.template_op(v)];
     by_id[v].commands = r.commands;
     by_id[v].hbm_bytes = r.hbm_bytes;
     by_id[v].c2c_bytes = r.c2c_bytes;
@@ -163,15 +169,15 @@ void unfold(const std::vector<Reduced>& reduced, const ReplayMap& map, std::vect
     if (ended) t.end = std::max(t.end, end);
   };
   const auto& intervals = map.intervals();
-  for (OpId r = 0; r < reduced.size(); ++r) {
-    const Reduced& x = reduced[r];
+  for (OpId r = 0; r < folds.op.size(); ++r) {
     for (std::size_t p = 0; p < intervals.size(); ++p) {
-      const bool starts = x.start[p] != kNever;
-      if (!starts && !x.ended[p]) continue;
+      const std::size_t at = r * folds.intervals + p;
+      const bool starts = folds.start[at] != kNever, ended = folds.ended[at] != 0;
+      if (!starts && !ended) continue;
       const ReplayMap::Interval& k = intervals[p];
       for (std::uint64_t m = 0; m <= k.copies; ++m) {
         const sim::Tick shift = k.shift + m * k.step;
-        extend(r + k.op_shift + m * k.op_step, starts ? x.start[p] + shift : kNever, x.end[p] + shift, x.ended[p]);
+        extend(r + k.op_shift + m * k.op_step, starts ? folds.start[at] + shift : kNever, folds.end[at] + shift, ended);
       }
     }
   }

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "hw/engine.hpp"
-#include "sim/boundary_watch.hpp"
 #include "sim/time.hpp"
 
 namespace sim {
@@ -130,7 +129,6 @@ struct Trace {
   std::vector<std::vector<std::vector<CommandRecord>>> cores;
   Tick end = 0;  ///< completion of the last command
   std::uint64_t events = 0;
-  std::vector<Boundary> boundaries;  ///< per watched layer, when the run was given a BoundaryWatch
 
   const std::vector<CommandRecord>& records(std::size_t core, EngineId e) const { return cores[core][e]; }
 };

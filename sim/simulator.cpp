@@ -67,7 +67,7 @@ struct EngineState {
   // past their start-up wait behind it, in issue order (a linked list through Flow::next_waiting).
   std::uint32_t moving = kNoFlow;
   std::uint32_t waiting_first = kNoFlow, waiting_last = kNoFlow;
-  std::uint32_t watch = kNoFlow;  // with a BoundaryWatch: the next watched layer's start here
+  std::uint32_t watch = kNoFlow;  // with an observer: the first index whose issue it hears of
   // The head's first unmet wait when it was last found not ready (id 0: none known): checked
   // before reading the command again, which is the kernel's costliest memory access.
   std::uint32_t blocked_id = 0;
@@ -92,13 +92,25 @@ struct Flow {
   std::uint8_t route = kOwnPath;
 };
 
-class Run {
+class Run final : public KernelState {
  public:
-  Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watch);
+  Run(const hw::Chip& chip, const Program& program, KernelObserver* observer);
   Trace execute();
 
+  // What an observer reads (sim/kernel_observer.hpp).
+  std::vector<std::uint64_t> canonical(const StateFrame& frame, bool& complete) const override;
+  std::uint32_t completed(std::size_t queue) const override {
+    return cores_[queue / models_.size()].engines[queue % models_.size()].completed;
+  }
+  std::uint32_t head(std::size_t queue) const override {
+    return cores_[queue / models_.size()].engines[queue % models_.size()].head;
+  }
+  std::size_t queues() const override { return cores_.size() * models_.size(); }
+  Tick now() const override { return now_; }
+
  private:
-  void validate(const Program& program) const;
+  /// Refuses a malformed program; counts each message's waits on the way (its liveness).
+  void validate(const Program& program);
   void request_issue(std::uint32_t core);
   void drain_issue_worklist();
   void issue(std::uint32_t core);
@@ -136,13 +148,17 @@ class Run {
   Tick later(Tick dt) const;
   [[noreturn]] void clock_overflow() const;
   [[noreturn]] void report_stuck() const;
-  // Layer boundaries (sim/boundary_watch.hpp).
-  void watched_issue(std::uint32_t core, EngineId engine, std::uint32_t index);
-  void set_watches();
-  void start_watch(const Program& program);  // checks the watch, counts each message's waits
+  // The observer (sim/kernel_observer.hpp): a watched command issues; re-read what it watches;
+  // tell it the time has settled.
+  void observed_issue(std::uint32_t core, EngineId engine, std::uint32_t index);
+  void read_watched();
+  void settle() {
+    if (settle_pending_ && !more_now()) {
+      settle_pending_ = false;
+      observer_->settled(*this);
+    }
+  }
   void refresh_live(std::uint32_t msg);
-  void record_boundaries();
-  std::vector<std::uint64_t> relative_state(std::uint32_t layer, bool& comparable) const;
 
   const hw::Chip& chip_;
   const hw::CostModel cost_;
@@ -178,11 +194,10 @@ class Run {
   std::uint64_t events_done_ = 0;
   EngineId tensor_ = 0;
 
-  const BoundaryWatch* watch_ = nullptr;
-  std::uint32_t next_watch_ = 0;           // first watched layer not reached yet
-  std::vector<std::uint32_t> reached_;     // reached at the current time, state not yet recorded
+  KernelObserver* observer_ = nullptr;
+  bool settle_pending_ = false;            // the observer heard of an issue at the current time
   std::vector<std::uint32_t> waits_left_;  // per message: wait_msg commands still to pass
-  std::vector<std::uint8_t> live_;         // per message: in the state (sim/boundary_watch.hpp)
+  std::vector<std::uint8_t> live_;         // per message: in the state (sim/kernel_observer.hpp)
   std::uint64_t live_count_ = 0;
 };
 
@@ -202,8 +217,8 @@ std::vector<double> capacities_of(const hw::Chip& chip) {
   return caps;
 }
 
-Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watch)
-    : chip_(chip), cost_(chip), program_(program), sharing_(capacities_of(chip)), watch_(watch) {
+Run::Run(const hw::Chip& chip, const Program& program, KernelObserver* observer)
+    : chip_(chip), cost_(chip), program_(program), sharing_(capacities_of(chip)), observer_(observer) {
   if (program.cores.size() > chip.cores) {
     throw std::logic_error(
         fmt::format("program uses {} cores but chip '{}' has {}", program.cores.size(), chip.name, chip.cores));
@@ -279,55 +294,21 @@ Run::Run(const hw::Chip& chip, const Program& program, const BoundaryWatch* watc
   active_paths_.reserve(max_flows);
   rates_.reserve(max_flows);
   events_.reserve(program.cores.size() * models_.size() + max_flows + 16);
-  if (watch_) start_watch(program);
+  if (observer_) read_watched();
 }
 
-void Run::start_watch(const Program& program) {
-  const std::size_t queues = program.cores.size() * models_.size();
-  for (const auto& starts : watch_->starts) {
-    if (starts.size() != queues) throw std::logic_error("boundary watch: one start per queue expected");
-  }
-  const std::size_t watched = watch_->starts.size();
-  if (watch_->message_base.size() != watched || watch_->message_lo.size() != watched ||
-      watch_->message_hi.size() != watched || watch_->follows.size() != watched) {
-    throw std::logic_error("boundary watch: one message base, window and follows flag per watched layer expected");
-  }
-  for (std::size_t w = 1; w < watched; ++w) {
-    for (std::size_t q = 0; q < queues; ++q) {
-      if (watch_->starts[w][q] < watch_->starts[w - 1][q]) {
-        throw std::logic_error("boundary watch: watched layers must start in order on every queue");
-      }
-    }
-  }
-  trace_.boundaries.resize(watch_->starts.size());
-  waits_left_.assign(program.message_count + 1, 0);
-  live_.assign(program.message_count + 1, 0);
-  for (const CoreProgram& core : program.cores) {
-    for (const Command& cmd : core.queue(tensor_)) {
-      if (cmd.kind == CommandKind::wait_msg) ++waits_left_[cmd.msg];
-    }
-  }
-  set_watches();
-}
-
-void Run::set_watches() {
-  const bool more = next_watch_ < watch_->starts.size();
+void Run::read_watched() {
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     for (std::size_t e = 0; e < models_.size(); ++e) {
-      cores_[c].engines[e].watch = more ? watch_->starts[next_watch_][c * models_.size() + e] : kNoFlow;
+      cores_[c].engines[e].watch = observer_->watched_from(c * models_.size() + e);
     }
   }
 }
 
-void Run::watched_issue(std::uint32_t core, EngineId engine, std::uint32_t index) {
-  // Issuing at or past a watched start reaches that layer (and any later one starting there).
-  const std::size_t q = core * models_.size() + engine;
-  while (next_watch_ < watch_->starts.size() && index >= watch_->starts[next_watch_][q]) {
-    trace_.boundaries[next_watch_].seen = true;
-    trace_.boundaries[next_watch_].time = now_;
-    reached_.push_back(next_watch_++);
-  }
-  set_watches();
+void Run::observed_issue(std::uint32_t core, EngineId engine, std::uint32_t index) {
+  observer_->issued(core * models_.size() + engine, index, now_);
+  settle_pending_ = true;
+  read_watched();
 }
 
 void Run::refresh_live(std::uint32_t msg) {
@@ -341,23 +322,9 @@ void Run::refresh_live(std::uint32_t msg) {
   }
 }
 
-void Run::record_boundaries() {
-  for (std::uint32_t w : reached_) {
-    Boundary& b = trace_.boundaries[w];
-    b.state = relative_state(w, b.comparable);
-    for (const CoreState& cs : cores_) {
-      for (std::size_t e = 0; e < models_.size(); ++e) {
-        b.completed.push_back(cs.engines[e].completed);
-        b.head.push_back(cs.engines[e].head);
-      }
-    }
-  }
-  reached_.clear();
-}
-
-std::vector<std::uint64_t> Run::relative_state(std::uint32_t w, bool& comparable) const {
-  // Encodes everything the kernel's future depends on, relative to layer w (see the header).
-  const std::vector<std::uint32_t>& start = watch_->starts[w];
+std::vector<std::uint64_t> Run::canonical(const StateFrame& frame, bool& complete) const {
+  // Encodes everything the kernel's future depends on, relative to the frame (see the header).
+  const std::vector<std::uint32_t>& start = *frame.starts;
   const std::size_t engines = models_.size();
   std::vector<std::uint64_t> out;
   auto rel = [](std::uint64_t x, std::uint64_t base) { return x - base; };  // wraps: an encoding
@@ -371,10 +338,7 @@ std::vector<std::uint64_t> Run::relative_state(std::uint32_t w, bool& comparable
     std::memcpy(&b, &x, sizeof b);
     return b;
   };
-  comparable = w > 0 && watch_->follows[w];
-  const std::int64_t base = watch_->message_base[w];
-  const std::int64_t lower = comparable ? std::int64_t{watch_->message_base[w - 1]} + watch_->message_lo[w] : 0;
-  const std::int64_t upper = comparable ? base + watch_->message_hi[w] + (base - watch_->message_base[w - 1]) : -1;
+  const std::int64_t base = frame.message_base, lower = frame.message_lo, upper = frame.message_hi;
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     const CoreState& cs = cores_[c];
     out.push_back(cs.queued_for_issue);
@@ -431,11 +395,13 @@ std::vector<std::uint64_t> Run::relative_state(std::uint32_t w, bool& comparable
     for (std::uint32_t core : waiters_[id]) out.push_back(core);
     out.push_back(~std::uint64_t{2});
   }
-  comparable = comparable && inside == live_count_;
+  complete = inside == live_count_;
   return out;
 }
 
-void Run::validate(const Program& program) const {
+void Run::validate(const Program& program) {
+  waits_left_.assign(program.message_count + 1, 0);
+  live_.assign(program.message_count + 1, 0);
   const EngineId tensor = chip_.tensor_engine();
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
     if (program.cores[c].queues.size() != models_.size()) {
@@ -456,6 +422,7 @@ void Run::validate(const Program& program) const {
         if (message && (cmd.msg == 0 || cmd.msg > program.message_count)) {
           throw std::logic_error(fmt::format("core {}: message id {} out of range", c, cmd.msg));
         }
+        if (cmd.kind == CommandKind::wait_msg) ++waits_left_[cmd.msg];
         for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
           const EngineId w = cmd.wait_engine[i];
           if (w >= models_.size() || !spec.may_wait_on(w)) {
@@ -544,7 +511,7 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
     if (!ready(cs, es, cmd)) return;
     switch (cmd.kind) {
       case CommandKind::compute:
-        if (es.head >= es.watch) watched_issue(core, engine, es.head);
+        if (es.head >= es.watch) observed_issue(core, engine, es.head);
         records[es.head].start = now_;
         advance_head(es);
         es.busy = true;
@@ -553,7 +520,7 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
                      std::uint64_t{core} * kMaxEngines + engine);
         return;
       case CommandKind::send_msg: {
-        if (es.head >= es.watch) watched_issue(core, engine, es.head);
+        if (es.head >= es.watch) observed_issue(core, engine, es.head);
         records[es.head] = {now_, now_};
         advance_head(es);
         ++es.completed;
@@ -564,11 +531,11 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
           request_issue(other);
         }
         waiting.clear();
-        if (watch_) refresh_live(cmd.msg);
+        refresh_live(cmd.msg);
         break;
       }
       case CommandKind::fence:
-        if (es.head >= es.watch) watched_issue(core, engine, es.head);
+        if (es.head >= es.watch) observed_issue(core, engine, es.head);
         records[es.head] = {now_, now_};
         advance_head(es);
         ++es.completed;
@@ -578,16 +545,14 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
           if (cs.waiting_msg != cmd.msg) {
             cs.waiting_msg = cmd.msg;
             waiters_[cmd.msg].push_back(core);
-            if (watch_) refresh_live(cmd.msg);
+            refresh_live(cmd.msg);
           }
           return;
         }
-        if (es.head >= es.watch) watched_issue(core, engine, es.head);
+        if (es.head >= es.watch) observed_issue(core, engine, es.head);
         cs.waiting_msg = 0;
-        if (watch_) {
-          --waits_left_[cmd.msg];
-          refresh_live(cmd.msg);
-        }
+        --waits_left_[cmd.msg];
+        refresh_live(cmd.msg);
         records[es.head] = {now_, now_};
         advance_head(es);
         ++es.completed;
@@ -605,7 +570,7 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
     if (still_blocked(cs, es)) return;
     const Command& cmd = es.queue[es.head];
     if (!ready(cs, es, cmd)) return;
-    if (es.head >= es.watch) watched_issue(core, engine, es.head);
+    if (es.head >= es.watch) observed_issue(core, engine, es.head);
     es.records[es.head].start = now_;
     std::uint32_t f;
     if (!free_flows_.empty()) {
@@ -795,7 +760,7 @@ void Run::report_stuck() const {
 Trace Run::execute() {
   for (std::uint32_t c = 0; c < cores_.size(); ++c) request_issue(c);
   drain_issue_worklist();
-  if (!reached_.empty() && !more_now()) record_boundaries();
+  settle();
   Event ev;
   while (next_event(ev)) {
     if (ev.time < now_) throw std::logic_error("event kernel: time went backwards");
@@ -808,7 +773,7 @@ Trace Run::execute() {
       case EventType::rate_update: update_rates(); break;
     }
     drain_issue_worklist();
-    if (!reached_.empty() && !more_now()) record_boundaries();
+    settle();
   }
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     for (std::size_t e = 0; e < models_.size(); ++e) {
@@ -829,8 +794,8 @@ Trace Run::execute() {
 
 Simulator::Simulator(const hw::Chip& chip) : chip_(chip) {}
 
-Trace Simulator::run(const Program& program, const BoundaryWatch* watch) const {
-  return Run(chip_, program, watch).execute();
+Trace Simulator::run(const Program& program, KernelObserver* observer) const {
+  return Run(chip_, program, observer).execute();
 }
 
 }  // namespace sim

@@ -22,15 +22,16 @@
 
 #include "hw/chip.hpp"
 #include "sim/command.hpp"
+#include "sim/kernel_observer.hpp"
 
 namespace sim {
 
 class Simulator {
  public:
   explicit Simulator(const hw::Chip& chip);
-  /// `watch`: report the state at these layer boundaries (sim/boundary_watch.hpp) in
-  /// Trace::boundaries; nullptr: none (no cost).
-  Trace run(const Program& program, const BoundaryWatch* watch = nullptr) const;
+  /// `observer`: told of the issues it watches and shown the state once their time settles
+  /// (sim/kernel_observer.hpp); nullptr: none.
+  Trace run(const Program& program, KernelObserver* observer = nullptr) const;
 
  private:
   const hw::Chip& chip_;

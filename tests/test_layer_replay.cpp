@@ -111,23 +111,25 @@ TEST_CASE("the kernel's state repeats at the boundaries of identical layers", "[
     compute.add_wait(1, k + 1);
     tiu.push_back(compute);
   }
-  sim::BoundaryWatch watch;
+  ops::BoundaryWatch watch;
   // Queues tiu, gdma, sdma, cdma of core 0: layer k starts at index k on tiu and gdma, nowhere else.
   for (std::uint32_t k = 0; k < 3; ++k) watch.starts.push_back({k, k, 0, 0});
   watch.message_base = {0, 0, 0};
   watch.message_lo = watch.message_hi = {0, 0, 0};
   watch.follows = {0, 1, 1};
-  const sim::Trace t = sim::Simulator(chip).run(p, &watch);
-  REQUIRE(t.boundaries.size() == 3);
+  ops::BoundaryRecorder recorder(watch, 4);
+  const sim::Trace t = sim::Simulator(chip).run(p, &recorder);
+  const std::vector<ops::Boundary>& boundaries = recorder.boundaries();
+  REQUIRE(boundaries.size() == 3);
   // Each layer is reached when its load issues: 0, 1600, 3200 ps.
-  CHECK(t.boundaries[0].time == 0);
-  CHECK(t.boundaries[1].time == 1600);
-  CHECK(t.boundaries[2].time == 3200);
-  CHECK_FALSE(t.boundaries[0].comparable);  // no layer before it to bound the message window
-  CHECK(t.boundaries[1].comparable);
+  CHECK(boundaries[0].time == 0);
+  CHECK(boundaries[1].time == 1600);
+  CHECK(boundaries[2].time == 3200);
+  CHECK_FALSE(boundaries[0].comparable);  // no layer before it to bound the message window
+  CHECK(boundaries[1].comparable);
   // The same relative state at 1600 and 3200: a load in flight 100 ps from the end of its
   // start-up, the previous instruction done, nothing else pending.
-  CHECK(t.boundaries[1].state == t.boundaries[2].state);
+  CHECK(boundaries[1].state == boundaries[2].state);
   CHECK(t.end == 4800);
 }
 
