@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ops/data_formats.hpp"
+#include "sim/precision.hpp"
 
 namespace ops {
 
@@ -92,8 +93,8 @@ Grid choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m
       const GridCost c = grid_cost(cost, m, k, n, dtype, g);
       // Faster wins; at the same time (both compute-bound, say), fewer bytes leave more of the
       // DDR to everything else.
-      const bool faster = c.ns < least.ns * (1 - 1e-9);
-      const bool same_time = !faster && c.ns <= least.ns * (1 + 1e-9);
+      const bool faster = c.ns < least.ns * (1 - sim::kSameTimeFraction);
+      const bool same_time = !faster && c.ns <= least.ns * (1 + sim::kSameTimeFraction);
       if (faster || (same_time && c.bytes < least.bytes)) least = c, best = g;
     }
   }

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/precision.hpp"
+
 namespace sim {
 namespace {
 
@@ -61,7 +63,7 @@ bool MaxMinSharing::solve_by_local_shares(std::span<const FlowPath> flows, std::
     if (mixed_[bottleneck_[i]]) return false;
     for (std::uint8_t k = 0; k < flows[i].count; ++k) {
       const std::uint32_t j = flows[i].constraints[k];
-      if (load_[j] > capacity_[j] * (1 + 1e-12)) return false;
+      if (load_[j] > capacity_[j] * (1 + kCapacitySlack)) return false;
     }
   }
   return true;

@@ -14,6 +14,7 @@
 #include "hw/routes.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/max_min_sharing.hpp"
+#include "sim/precision.hpp"
 
 namespace sim {
 namespace {
@@ -663,7 +664,7 @@ void Run::on_completion() {
   finished_.clear();
   for (std::uint32_t f : active_) {
     const Flow& flow = flows_[f];
-    if (flow.remaining <= flow.bytes * 1e-9 + 1e-6) finished_.push_back(f);
+    if (flow.remaining <= flow.bytes * kFinishedFraction + kFinishedBytes) finished_.push_back(f);
   }
   if (finished_.empty()) {
     // Numerical guard: the event was scheduled for the earliest finisher; finish it.
@@ -717,8 +718,8 @@ void Run::update_rates() {
     flow.rate = rates_[i];
     earliest = std::min(earliest, std::max(0.0, flow.remaining) / flow.rate);
   }
-  // Round up (time never runs short of the bytes), forgiving representation error of 1e-12.
-  const double ticks = std::ceil(earliest * (1 - 1e-12) - 1e-9);
+  // Round up (time never runs short of the bytes), forgiving representation error.
+  const double ticks = std::ceil(earliest * (1 - kCompletionFraction) - kCompletionTicks);
   if (!(ticks < static_cast<double>(kMaxTick))) clock_overflow();
   completion_at_ = later(static_cast<Tick>(ticks));
   completion_pending_ = true;

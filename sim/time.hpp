@@ -6,15 +6,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "sim/precision.hpp"
+
 namespace sim {
 
 using Tick = std::uint64_t;  ///< picoseconds
 
 constexpr Tick kPicosPerNano = 1000;
-
-/// A product of config numbers that should land on a whole picosecond may land a hair above it in
-/// floating point (1e6 / 3 x 3): within this slack it is not rounded up a whole picosecond more.
-constexpr long double kRoundingSlackPs = 1e-9L;
 
 /// Duration of `cycles` at `clock_mhz`, rounded up to a whole picosecond.
 inline Tick cycles_to_ticks(std::uint64_t cycles, double clock_mhz) {

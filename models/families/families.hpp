@@ -11,9 +11,9 @@ const ModelFamily& llama();         ///< llama, mistral, qwen2: GQA, dense
 const ModelFamily& chatglm();       ///< chatglm: GQA under ChatGLM's names, dense
 const ModelFamily& qwen3();         ///< qwen3: GQA with q/k norm, dense
 const ModelFamily& qwen3_moe();     ///< qwen3_moe: GQA with q/k norm, routed experts
+/// glm4_moe (GLM-4.5): GQA, q/k norm, partial rotary, shared + routed experts
 const ModelFamily& glm4_moe();
 const ModelFamily& minicpm();   ///< minicpm (MiniCPM4): GQA, dense, muP scalars
-const ModelFamily& minicpm3();  ///< minicpm3: MLA, dense, muP scalars      ///< glm4_moe (GLM-4.5): GQA, q/k norm,
-                                ///< partial rotary, shared + routed experts
+const ModelFamily& minicpm3();  ///< minicpm3: MLA, dense, muP scalars
 
 }  // namespace models::families

@@ -3,7 +3,8 @@
 // `g5sim run --scope block` would (automatic or 1x1x1 sharding), writes the table, the JSON and the
 // Chrome trace, and checks that the JSON is valid and that no op ends before it starts. With bit 3
 // of the fourth byte it also runs up to 7 layers of the step with and without layer replay
-// (bit 4: two micro-batches) and checks that both write the same JSON but for its replay line.
+// (bit 4: two micro-batches; bit 5: up to 13 layers, room for two runs or units of two layers)
+// and checks that both write the same JSON but for its replay line.
 // Runs are capped at 200,000 commands (the work bound refuses bigger ones before building them).
 #include <nlohmann/json.hpp>
 
@@ -67,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!nlohmann::json::accept(json.str()) || !nlohmann::json::accept(trace.str())) std::abort();
     if ((d & 8) && model.num_hidden_layers >= 5) {
       models::StepOptions step;
-      step.layers = std::min<std::uint64_t>(model.num_hidden_layers, 7);
+      step.layers = std::min<std::uint64_t>(model.num_hidden_layers, (d & 32) ? 13 : 7);
       step.parallelism = p;
       step.micro_batches = (d & 16) && w.batch % 2 == 0 ? 2 : 1;
       const api::Simulation replayed = api::simulate_step(chip, model, w, step, options, true);

@@ -24,7 +24,13 @@ i=0
 for m in "$root"/configs/models/*.yaml; do
   { printf '\x01\x01\x10\x00'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'; cat "$m"; } > "$work/pipeline/seed$i"
   { printf '\x00\x00\x20\x05'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'; cat "$m"; } > "$work/pipeline/seedp$i"
+  { printf '\x01\x01\x10\x28'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'; cat "$m"; } > "$work/pipeline/seedr$i"
   i=$((i + 1))
+done
+# Two runs of identical layers (a dense layer in the middle), and units of two (dense, MoE) layers.
+for rule in 'mlp_only_layers: [6]' 'decoder_sparse_step: 2'; do
+  { printf '\x01\x01\x10\x28'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'
+    sed -e "s/^${rule%%:*}:.*/$rule/" "$root/configs/models/qwen3-30b-a3b.yaml"; } > "$work/pipeline/seedr-${rule%%:*}"
 done
 printf 'check\n' > "$work/cli/check"
 printf 'run\n--scope\nblock\n--dp\n1\n--ctx\n1024\n' > "$work/cli/block"
