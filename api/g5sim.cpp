@@ -12,6 +12,7 @@
 #include "api/report.hpp"
 #include "api/result_state.hpp"
 #include "api/simulation.hpp"
+#include "api/trace_writer.hpp"
 #include "hw/config_error.hpp"
 #include "models/expert_routing.hpp"
 #include "models/memory_footprint.hpp"
@@ -264,6 +265,21 @@ std::string Result::table() const {
   std::ostringstream out;
   api::write_table(out, state_->description(), state_->timeline);
   return out.str();
+}
+
+void Result::write_chrome_trace(std::ostream& out, std::optional<std::pair<int, int>> layer_range) const {
+  if (!state_->simulation) {
+    throw ConfigError("the run kept no command records: simulate with keep_commands to write a trace", "",
+                      "keep_commands", 0, 0);
+  }
+  if (layer_range && (layer_range->first < 0 || layer_range->second < layer_range->first)) {
+    throw ConfigError(
+        fmt::format("layers {}..{}: expected 0 <= first <= last", layer_range->first, layer_range->second), "",
+        "layers", 0, 0);
+  }
+  const api::Simulation& s = *state_->simulation;
+  api::write_chrome_trace(out, state_->chip.data().chip, s.graph, s.lowered, s.trace, state_->timeline,
+                          api::TraceFilter{layer_range});
 }
 
 Result simulate(const Chip& whole_chip, const Model& model, const Request& request) {

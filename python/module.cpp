@@ -17,6 +17,7 @@
 #include <optional>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -401,6 +402,22 @@ void bind_result(py::module_& m) {
       },
       py::arg("chip"), py::arg("model"), py::arg("request"),
       "Simulates a Request (g5sim.simulate() builds it from keywords). Releases the GIL.");
+  m.def(
+      "chrome_trace_request",
+      [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request,
+         std::optional<std::pair<int, int>> layers) {
+        g5sim::Request mine = request;
+        mine.keep_commands = true;  // a trace is every command's record
+        std::ostringstream out;
+        {
+          py::gil_scoped_release release;
+          g5sim::simulate(chip, model, mine).write_chrome_trace(out, layers);
+        }
+        return out.str();
+      },
+      py::arg("chip"), py::arg("model"), py::arg("request"), py::arg("layers") = py::none(),
+      "`g5sim run --trace`: the Chrome trace-event JSON of a Request's run (every command simulated), only "
+      "decoder layers first..last when `layers` is given. Releases the GIL.");
 }
 
 }  // namespace

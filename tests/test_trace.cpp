@@ -10,10 +10,12 @@
 
 #include "api/report.hpp"
 #include "api/simulation.hpp"
+#include "api/trace_writer.hpp"
+#include "g5sim/g5sim.hpp"
 #include "hw/chip.hpp"
 #include "models/model_spec.hpp"
 #include "test_configs.hpp"
-#include "tools/trace_writer.hpp"
+#include "tools/commands/command.hpp"
 
 namespace {
 
@@ -31,7 +33,7 @@ TEST_CASE("trace: one slice per command at the recorded times, engines within th
   const auto r = api::simulate_step(
       chip, v3, models::make_workload(models::Phase::decode, 4, 2048, std::nullopt, models::KvFormat::bf16), step, {});
   std::ostringstream text;
-  tools::write_chrome_trace(text, chip, r.graph, r.lowered, r.trace, r.timeline, {});
+  api::write_chrome_trace(text, chip, r.graph, r.lowered, r.trace, r.timeline, {});
   const auto doc = nlohmann::json::parse(text.str());
   const auto& events = doc.at("traceEvents");
 
@@ -77,9 +79,9 @@ TEST_CASE("trace: one slice per command at the recorded times, engines within th
   }
   // The layer filter keeps only those layers' commands.
   std::ostringstream one;
-  tools::TraceFilter only3;
+  api::TraceFilter only3;
   only3.layers = std::make_pair(3, 3);
-  tools::write_chrome_trace(one, chip, r.graph, r.lowered, r.trace, r.timeline, only3);
+  api::write_chrome_trace(one, chip, r.graph, r.lowered, r.trace, r.timeline, only3);
   // The parsed document must outlive the loop over it (a temporary in the range-for's chain
   // would be destroyed before the body runs).
   const auto filtered = nlohmann::json::parse(one.str());
@@ -102,9 +104,40 @@ TEST_CASE("JSON output stays valid for any name: quotes, backslashes, control by
   const auto r = api::simulate_block(chip, v3, w, {});
   std::ostringstream json, trace;
   api::write_json(json, api::RunDescription{chip, v3, w, {}}, r.timeline);
-  tools::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
+  api::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
   CHECK(nlohmann::json::accept(trace.str()));
   REQUIRE(nlohmann::json::accept(json.str()));
   // The name round-trips, the byte that is not UTF-8 replaced by U+FFFD (EF BF BD).
   CHECK(nlohmann::json::parse(json.str()).at("chip") == std::string("SG\t2262 \"q\" \\ \x01 \xef\xbf\xbd"));
+}
+
+TEST_CASE("the public API writes the trace: every command of a kept run, a layer range, errors", "[trace][api]") {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+  g5sim::Request r;
+  r.layers = 4;
+  r.ctx = 1024;
+  // Without the command records there is nothing to trace: the error names keep_commands.
+  const g5sim::Result plain = g5sim::simulate(chip, model, r);
+  std::ostringstream none;
+  try {
+    plain.write_chrome_trace(none);
+    FAIL("no error");
+  } catch (const g5sim::ConfigError& e) {
+    CHECK(e.field() == "keep_commands");
+  }
+  r.keep_commands = true;
+  const g5sim::Result kept = g5sim::simulate(chip, model, r);
+  std::ostringstream all, one;
+  kept.write_chrome_trace(all);
+  kept.write_chrome_trace(one, std::make_pair(2, 2));
+  const auto doc = nlohmann::json::parse(all.str());
+  // One complete event per command (kernel slices) plus one per op with commands: more events
+  // than commands, and the layer-2 trace is shorter.
+  std::uint64_t slices = 0;
+  for (const auto& e : doc.at("traceEvents")) slices += e.at("ph") == "X";
+  CHECK(slices > kept.command_count);
+  CHECK(nlohmann::json::accept(one.str()));
+  CHECK(one.str().size() < all.str().size());
+  CHECK_THROWS_AS(kept.write_chrome_trace(none, std::make_pair(3, 2)), g5sim::ConfigError);
 }

@@ -24,11 +24,11 @@ import math
 import numbers
 import os
 from collections.abc import Mapping
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
-from ._g5sim import data_dir, shipped_chip_path, shipped_model_path, simulate_request
+from ._g5sim import chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
 from .grid import sweep
@@ -37,7 +37,7 @@ from .plot import plot_compare, plot_sweep, plot_timeline
 __version__ = _version()
 
 __all__ = [
-    "Chip", "ConfigError", "Kind", "Model", "Op", "Result", "__version__", "data_dir", "load_chip",
+    "Chip", "ConfigError", "Kind", "Model", "Op", "Result", "__version__", "chrome_trace", "data_dir", "load_chip",
     "load_model", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "sweep",
 ]
 
@@ -149,6 +149,14 @@ def _request(**keywords: Any) -> Request:
 
 def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], **options: Any) -> Result:
     return simulate_request(load_chip(chip), load_model(model), _request(**options))
+
+
+def chrome_trace(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], *,
+                 trace_layers: Optional[Tuple[int, int]] = None, **options: Any) -> str:
+    """`g5sim run --trace`: the Chrome trace-event JSON (Perfetto) of simulate()'s run with these
+    keywords, every command simulated; only decoder layers first..last (inclusive) when
+    `trace_layers` is given (--trace-layers)."""
+    return chrome_trace_request(load_chip(chip), load_model(model), _request(**options), trace_layers)
 
 
 def _option_line(option: Dict[str, Any]) -> str:

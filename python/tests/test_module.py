@@ -1,6 +1,7 @@
 """The module as a host uses it: loading, arguments, errors, results, threads, the CLI."""
 
 import ast
+import json
 import math
 import os
 import pickle
@@ -308,3 +309,13 @@ def test_weight_group_changes_the_int4_bytes(chip, v2_lite):
     with pytest.raises(g5sim.ConfigError) as error:
         block(chip, v2_lite, weight_group=-1)
     assert error.value.field == "weight_group"
+
+
+def test_chrome_trace_is_the_clis_trace_byte_for_byte(tmp_path):
+    path = tmp_path / "t.json"
+    assert g5sim._g5sim.run_cli(["run", "--layers", "4", "--ctx", "1024", "--trace", str(path),
+                                 "--trace-layers", "3"]) == 0
+    text = g5sim.chrome_trace(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), trace_layers=(3, 3), layers=4,
+                              ctx=1024)
+    assert text == path.read_text()
+    assert json.loads(text)["traceEvents"]

@@ -14,6 +14,7 @@
 
 #include "api/report.hpp"
 #include "api/simulation.hpp"
+#include "api/trace_writer.hpp"
 #include "fuzz_common.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
@@ -22,7 +23,6 @@
 #include "models/parallelism.hpp"
 #include "models/workload.hpp"
 #include "tools/output_file.hpp"
-#include "tools/trace_writer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 4) return 0;
@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ostringstream table, json, trace;
     api::write_table(table, run, r.timeline);
     api::write_json(json, run, r.timeline);
-    tools::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
+    api::write_chrome_trace(trace, chip, r.graph, r.lowered, r.trace, r.timeline, {});
     if (!nlohmann::json::accept(json.str()) || !nlohmann::json::accept(trace.str())) std::abort();
     if ((d & 8) && model.num_hidden_layers >= 5) {
       models::StepOptions step;

@@ -205,4 +205,20 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
 
 unsigned jobs_or_default(unsigned jobs) { return jobs == 0 ? default_jobs() : jobs; }
 
+std::pair<int, int> parse_layer_range(const std::string& text) {
+  auto number = [&](std::string_view s) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) {
+      throw hw::ConfigError(fmt::format("--trace-layers: '{}' is not I or I:J with layers I <= J", text));
+    }
+    return v;
+  };
+  const auto colon = text.find(':');
+  const int first = number(std::string_view(text).substr(0, colon));
+  const int last = colon == std::string::npos ? first : number(std::string_view(text).substr(colon + 1));
+  if (last < first) throw hw::ConfigError(fmt::format("--trace-layers: '{}' has J < I", text));
+  return {first, last};
+}
+
 }  // namespace tools

@@ -113,4 +113,7 @@ std::string why_no_point_feels(const std::string& option, const std::vector<g5si
 /// The machine's cores when `jobs` is 0.
 unsigned jobs_or_default(unsigned jobs);
 
+/// Parses "I:J" or "I" (--trace-layers); throws hw::ConfigError.
+std::pair<int, int> parse_layer_range(const std::string& text);
+
 }  // namespace tools

@@ -4,11 +4,9 @@
 #include <iostream>
 #include <optional>
 
-#include "api/result_state.hpp"
 #include "hw/config_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
-#include "tools/trace_writer.hpp"
 
 namespace tools {
 namespace {
@@ -36,10 +34,10 @@ class RunCommand final : public Command {
 
   int run(const CliLimits& limits) override {
     // Outputs are opened (and the trace filter checked) before the run, which can take long.
-    TraceFilter filter;
+    std::optional<std::pair<int, int>> layers;
     if (!trace_layers_.empty()) {
       if (trace_.empty()) throw hw::ConfigError("--trace-layers needs --trace PATH");
-      filter.layers = parse_layer_range(trace_layers_);
+      layers = parse_layer_range(trace_layers_);
     }
     if (trace_ == "-" && json_ == "-") {
       throw hw::ConfigError("--trace - and --json - both want standard output: give one of them a PATH");
@@ -57,9 +55,7 @@ class RunCommand final : public Command {
     const g5sim::Result result = g5sim::simulate(chip, model, request);
     print_warnings(result.warnings);
     if (trace) {
-      const g5sim::Result::State& s = result.state();
-      write_chrome_trace(trace->stream(), chip.data().chip, s.simulation->graph, s.simulation->lowered,
-                         s.simulation->trace, s.timeline, filter);
+      result.write_chrome_trace(trace->stream(), layers);
       trace->close();
     }
     // A JSON or trace written to standard output replaces the table there.

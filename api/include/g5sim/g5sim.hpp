@@ -16,9 +16,11 @@
 // and are cheap to copy, and simulate() may run on several threads at once.
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "g5sim/config_error.hpp"
@@ -191,6 +193,10 @@ class Result {
   /// The CLI's outputs, byte for byte: `g5sim run --json` and the table `g5sim run` prints.
   std::string json() const;
   std::string table() const;
+  /// `g5sim run --trace`: Chrome trace-event JSON (Perfetto) of every command and op, only the
+  /// ops of decoder layers first..last when `layer_range` is given. Needs a run with
+  /// Request::keep_commands (ConfigError otherwise).
+  void write_chrome_trace(std::ostream& out, std::optional<std::pair<int, int>> layer_range = std::nullopt) const;
   const State& state() const { return *state_; }
 
  private:

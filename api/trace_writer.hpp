@@ -19,7 +19,7 @@
 #include "ops/timeline.hpp"
 #include "sim/command.hpp"
 
-namespace tools {
+namespace api {
 
 struct TraceFilter {
   std::optional<std::pair<int, int>> layers;  ///< inclusive layer range
@@ -28,7 +28,4 @@ struct TraceFilter {
 void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGraph& graph, const ops::Lowered& lowered,
                         const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter);
 
-/// Parses "I:J" or "I" (--trace-layers); throws hw::ConfigError.
-std::pair<int, int> parse_layer_range(const std::string& text);
-
-}  // namespace tools
+}  // namespace api

@@ -1,16 +1,15 @@
-#include "tools/trace_writer.hpp"
+#include "api/trace_writer.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <charconv>
 #include <map>
 #include <string>
 
 #include "api/json_text.hpp"
 #include "hw/config_error.hpp"
 
-namespace tools {
+namespace api {
 namespace {
 
 // Microseconds with six exact decimals from picoseconds.
@@ -21,22 +20,6 @@ bool wanted(const TraceFilter& f, int layer) {
 }
 
 }  // namespace
-
-std::pair<int, int> parse_layer_range(const std::string& text) {
-  auto number = [&](std::string_view s) {
-    int v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) {
-      throw hw::ConfigError(fmt::format("--trace-layers: '{}' is not I or I:J with layers I <= J", text));
-    }
-    return v;
-  };
-  const auto colon = text.find(':');
-  const int first = number(std::string_view(text).substr(0, colon));
-  const int last = colon == std::string::npos ? first : number(std::string_view(text).substr(colon + 1));
-  if (last < first) throw hw::ConfigError(fmt::format("--trace-layers: '{}' has J < I", text));
-  return {first, last};
-}
 
 void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGraph& graph, const ops::Lowered& lowered,
                         const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter) {
@@ -104,4 +87,4 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
   out << "\n]}\n";
 }
 
-}  // namespace tools
+}  // namespace api
