@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "api/op_run.hpp"
 #include "api/report.hpp"
 #include "api/result_state.hpp"
 #include "api/simulation.hpp"
@@ -327,6 +328,17 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     result.state_ = std::move(state);
     return result;
   });
+}
+
+OpResult simulate_matmul(const Chip& chip, const MatmulOp& op, std::uint32_t cores) {
+  return translated([&] {
+    const api::MatmulRequest request{op.m, op.n, op.k, hw::parse_dtype(op.dtype, "--dtype")};
+    return api::run_matmul(chip.data().chip, request, cores);
+  });
+}
+
+OpResult simulate_attention(const Chip& chip, const AttentionOp& op, std::uint32_t cores) {
+  return translated([&] { return api::run_fa2(chip.data().chip, op, cores); });
 }
 
 }  // namespace g5sim

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <sstream>
+
 #include "api/json_text.hpp"
 #include "api/report.hpp"
 #include "hw/config_error.hpp"
@@ -126,3 +128,19 @@ void write_op_table(std::ostream& out, const OpRunResult& r) {
 }
 
 }  // namespace api
+
+namespace g5sim {
+
+std::string OpResult::json() const {
+  std::ostringstream out;
+  api::write_op_json(out, *this);
+  return out.str();
+}
+
+std::string OpResult::table() const {
+  std::ostringstream out;
+  api::write_op_table(out, *this);
+  return out.str();
+}
+
+}  // namespace g5sim

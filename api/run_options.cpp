@@ -440,8 +440,10 @@ std::string flag_of(const std::string& field) {
 }
 
 const RunLimits& run_limits() {
-  static const RunLimits limits{models::kMaxGridPoints, models::kMaxContextList, models::kMaxComparedWorkloads,
-                                models::kMaxJobs, models::kMaxChips};
+  static const RunLimits limits{models::kMaxGridPoints, models::kMaxContextList,    models::kMaxComparedWorkloads,
+                                models::kMaxJobs,       models::kMaxChips,          models::kMaxBatch,
+                                models::kMaxContext,    models::kMaxHeads,          models::kMaxHeadDim,
+                                models::kMaxCores,      models::kMaxCommandsCeiling};
   return limits;
 }
 

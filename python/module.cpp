@@ -207,6 +207,9 @@ void bind_functions(py::module_& m) {
         py::arg("request"),
         "Why the Request field changes nothing for this model and request ('' when it applies): "
         "the run-option table's rules (g5sim/run_options.hpp), as the command line applies them.");
+  m.def("check_report", &g5sim::check_report, py::arg("chip"), py::arg("model"),
+        "What `g5sim check` prints of a chip and a model before its 'ok': identities, peaks, DMA channels "
+        "against DDR, the FFN, parameters and KV bytes per token.");
   m.def("run_cli", &run_cli, py::arg("args"),
         "Runs the g5sim command line with `args` (without the program name); returns its exit status.");
 }
@@ -317,6 +320,48 @@ void bind_records(py::module_& m) {
       .def("__repr__", [](const g5sim::KindRecord& k) {
         return "<g5sim.Kind " + k.kind + " x" + std::to_string(k.ops) + " busy " + std::to_string(k.busy_ps) + " ps>";
       });
+}
+
+// One op alone (g5sim/op_run.hpp): `g5sim op matmul | fa2`.
+void bind_op_runs(py::module_& m) {
+  py::class_<g5sim::OpResult>(m, "OpResult", "One op alone on a chip: `g5sim op matmul | fa2`.")
+      .def_readonly("op", &g5sim::OpResult::op)
+      .def_readonly("shape", &g5sim::OpResult::shape)
+      .def_readonly("cores", &g5sim::OpResult::cores)
+      .def_readonly("total_ps", &g5sim::OpResult::total_ps, "End of its last command, exact integer picoseconds.")
+      .def_readonly("ddr_bytes", &g5sim::OpResult::ddr_bytes)
+      .def_readonly("unique_bytes", &g5sim::OpResult::unique_bytes)
+      .def_readonly("peak_lmem_bytes", &g5sim::OpResult::peak_lmem_bytes)
+      .def_readonly("flops", &g5sim::OpResult::flops)
+      .def_readonly("commands", &g5sim::OpResult::commands)
+      .def_readonly("tiu_utilization", &g5sim::OpResult::tiu_utilization)
+      .def("json", &g5sim::OpResult::json, "`g5sim op ... --json`, byte for byte.")
+      .def("table", &g5sim::OpResult::table, "The table `g5sim op` prints, byte for byte.")
+      .def("__repr__", [](const g5sim::OpResult& r) {
+        return "<g5sim.OpResult " + r.op + " " + r.shape + ": " + std::to_string(r.total_ps) + " ps>";
+      });
+  m.def(
+      "simulate_matmul",
+      [](const g5sim::Chip& chip, std::uint64_t m_, std::uint64_t n, std::uint64_t k, const std::string& dtype,
+         std::uint32_t cores) {
+        py::gil_scoped_release release;
+        return g5sim::simulate_matmul(chip, {m_, n, k, dtype}, cores);
+      },
+      py::arg("chip"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("dtype") = "bf16", py::arg("cores") = 0,
+      "[m, k] x [k, n] alone on `cores` cores (0: all). Releases the GIL.");
+  m.def(
+      "simulate_attention",
+      [](const g5sim::Chip& chip, std::uint64_t kv_len, std::uint64_t heads, std::uint64_t qk_dim, std::uint64_t v_dim,
+         std::uint64_t batch, std::uint64_t q_len, std::uint64_t kv_heads, bool shared_kv, bool causal,
+         std::uint32_t cores) {
+        py::gil_scoped_release release;
+        return g5sim::simulate_attention(
+            chip, {batch, q_len, kv_len, heads, kv_heads, qk_dim, v_dim, shared_kv, causal}, cores);
+      },
+      py::arg("chip"), py::kw_only(), py::arg("kv_len"), py::arg("heads"), py::arg("qk_dim"), py::arg("v_dim"),
+      py::arg("batch") = 1, py::arg("q_len") = 1, py::arg("kv_heads") = 1, py::arg("shared_kv") = false,
+      py::arg("causal") = false, py::arg("cores") = 0,
+      "Flash attention alone (`g5sim op fa2`; decode when q_len < kv_len). Releases the GIL.");
 }
 
 // Result: totals, per op, per kind, per engine.
@@ -432,4 +477,5 @@ PYBIND11_MODULE(_g5sim, m) {
   bind_request(m);
   bind_records(m);
   bind_result(m);
+  bind_op_runs(m);
 }

@@ -108,7 +108,7 @@ TEST_CASE("grid points nest chips, models, phases, formats, modes, batches, then
   const auto shard = tools::grid_points(g, 1, 5);
   REQUIRE(shard.size() == 5);
   for (std::size_t k = 0; k < shard.size(); ++k) CHECK(shard[k].index == 1 + 5 * k);
-  CHECK_THROWS_AS(tools::grid_points(g, 5, 5), hw::ConfigError);
+  CHECK_THROWS_AS(tools::grid_points(g, 5, 5), g5sim::ConfigError);
   // Points are made from their numbers alone: the last one, 23 = ((1 x 2 + 1) x 2 + 1) x 3 + 2.
   const tools::SweepPoint last = tools::grid_point(g, 23);
   CHECK((last.chip == 1 && last.phase == "prefill" && last.batch == 64u && last.ctx == 16384));

@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "hw/config_error.hpp"
+#include "tools/cli_error.hpp"
 
 namespace tools {
 namespace {
@@ -13,17 +13,17 @@ std::uint64_t parse_positive(std::string_view s, const std::string& whole) {
   std::uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && ptr == s.data() + s.size() && v > kMaxContext)) {
-    throw hw::ConfigError(fmt::format("--ctx: {} in '{}' is outside 1..{}", s, whole, kMaxContext));
+    throw CliError(fmt::format("--ctx: {} in '{}' is outside 1..{}", s, whole, kMaxContext));
   }
   if (ec != std::errc() || ptr != s.data() + s.size() || v == 0) {
-    throw hw::ConfigError(fmt::format("--ctx: '{}' in '{}' is not a positive integer", s, whole));
+    throw CliError(fmt::format("--ctx: '{}' in '{}' is not a positive integer", s, whole));
   }
   return v;
 }
 
 void check_length(const std::vector<std::uint64_t>& out, const std::string& whole) {
   if (out.size() > kMaxContexts) {
-    throw hw::ConfigError(fmt::format("--ctx: '{}' lists more than {} contexts", whole, kMaxContexts));
+    throw CliError(fmt::format("--ctx: '{}' lists more than {} contexts", whole, kMaxContexts));
   }
 }
 
@@ -35,13 +35,13 @@ std::vector<std::uint64_t> parse_context_list(const std::string& text) {
     const auto a = text.find(':');
     const auto b = text.find(':', a + 1);
     if (b == std::string::npos || b + 1 >= text.size() || text[b + 1] != 'x') {
-      throw hw::ConfigError(fmt::format("--ctx: '{}' is not START:STOP:xFACTOR", text));
+      throw CliError(fmt::format("--ctx: '{}' is not START:STOP:xFACTOR", text));
     }
     const std::uint64_t start = parse_positive(std::string_view(text).substr(0, a), text);
     const std::uint64_t stop = parse_positive(std::string_view(text).substr(a + 1, b - a - 1), text);
     const std::uint64_t factor = parse_positive(std::string_view(text).substr(b + 2), text);
-    if (factor < 2) throw hw::ConfigError(fmt::format("--ctx: factor in '{}' must be at least 2", text));
-    if (stop < start) throw hw::ConfigError(fmt::format("--ctx: STOP < START in '{}'", text));
+    if (factor < 2) throw CliError(fmt::format("--ctx: factor in '{}' must be at least 2", text));
+    if (stop < start) throw CliError(fmt::format("--ctx: STOP < START in '{}'", text));
     // v <= stop <= kMaxContext, and the multiplication is only taken while it cannot pass stop.
     for (std::uint64_t v = start;; v *= factor) {
       out.push_back(v);

@@ -7,13 +7,14 @@
 #include <vector>
 
 #include "models/run_limits.hpp"
+#include "tools/cli_error.hpp"
 
 namespace tools {
 
 using models::kMaxContext;
 constexpr std::size_t kMaxContexts = models::kMaxContextList;
 
-/// Throws hw::ConfigError naming --ctx on malformed input.
+/// Throws CliError naming --ctx on malformed input.
 std::vector<std::uint64_t> parse_context_list(const std::string& text);
 
 }  // namespace tools

@@ -12,6 +12,7 @@
 #include "api/report.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "tools/cli_error.hpp"
 #include "tools/csv_cell.hpp"
 
 namespace tools {
@@ -79,7 +80,7 @@ std::vector<Field> fields(const g5sim::Result& r, bool head_split_columns, const
 }
 
 [[noreturn]] void merge_error(const std::string& path, std::size_t line, const std::string& what) {
-  throw hw::ConfigError(fmt::format("{}:{}: {}", path, line, what));
+  throw CliError(fmt::format("{}:{}: {}", path, line, what));
 }
 
 }  // namespace
@@ -97,7 +98,7 @@ std::uint64_t grid_size(const SweepGrid& g) {
                                 g.mla_modes.size(), g.weight_dtypes.size(), g.batches.size()}) {
     // n * axis <= kMaxGridPoints, checked by division so that it cannot wrap.
     if (axis(len) > kMaxGridPoints / std::max<std::uint64_t>(n, 1)) {
-      throw hw::ConfigError(
+      throw CliError(
           fmt::format("sweep: the grid has more than {} points (the product of its lists' lengths)", kMaxGridPoints));
     }
     n *= axis(len);
@@ -133,8 +134,7 @@ SweepPoint grid_point(const SweepGrid& g, std::uint64_t index) {
 }
 
 std::vector<SweepPoint> grid_points(const SweepGrid& g, std::uint64_t shard, std::uint64_t shards) {
-  if (shards == 0 || shard >= shards)
-    throw hw::ConfigError(fmt::format("--shard {}/{}: need 0 <= I < N", shard, shards));
+  if (shards == 0 || shard >= shards) throw CliError(fmt::format("--shard {}/{}: need 0 <= I < N", shard, shards));
   std::vector<SweepPoint> points;
   for (std::uint64_t i = shard, n = grid_size(g); i < n; i += shards) points.push_back(grid_point(g, i));
   return points;
@@ -175,7 +175,7 @@ void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5s
 }
 
 std::string merge_sweeps(const std::vector<std::string>& paths) {
-  if (paths.empty()) throw hw::ConfigError("merge: give the shard CSV files");
+  if (paths.empty()) throw CliError("merge: give the shard CSV files");
   std::string header;
   std::map<std::uint64_t, std::string> rows;
   for (const std::string& path : paths) {
@@ -201,7 +201,7 @@ std::string merge_sweeps(const std::vector<std::string>& paths) {
   std::uint64_t expected = 0;
   for (const auto& [point, line] : rows) {
     if (point != expected) {
-      throw hw::ConfigError(fmt::format("merge: point {} is in no file (a shard is missing)", expected));
+      throw CliError(fmt::format("merge: point {} is in no file (a shard is missing)", expected));
     }
     ++expected;
   }

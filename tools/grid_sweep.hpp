@@ -21,6 +21,7 @@
 
 #include "g5sim/g5sim.hpp"
 #include "models/run_limits.hpp"
+#include "tools/cli_error.hpp"
 
 namespace tools {
 
@@ -45,7 +46,7 @@ struct SweepPoint {
 using models::kMaxGridPoints;
 
 /// The number of points: the product of the lists' lengths (an empty list counts one). Throws
-/// hw::ConfigError past kMaxGridPoints.
+/// CliError past kMaxGridPoints.
 std::uint64_t grid_size(const SweepGrid& grid);
 /// Point `index` (< grid_size(grid)) of the grid.
 SweepPoint grid_point(const SweepGrid& grid, std::uint64_t index);
@@ -65,7 +66,7 @@ void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5s
                            bool head_split_columns, const g5sim::Result* head_split);
 
 /// Joins sweep CSV shards (the same header, points that together are 0..n-1 once each) into the
-/// unsharded file's bytes. Throws hw::ConfigError naming the file and line of any mismatch.
+/// unsharded file's bytes. Throws CliError naming the file and line of any mismatch.
 std::string merge_sweeps(const std::vector<std::string>& paths);
 
 }  // namespace tools

@@ -6,14 +6,14 @@
 #include <cstring>
 #include <iostream>
 
-#include "hw/config_error.hpp"
+#include "tools/cli_error.hpp"
 
 namespace tools {
 
 OutputFile::OutputFile(std::string path, std::string flag) : path_(std::move(path)), flag_(std::move(flag)) {
   if (path_ == "-") return;
   file_.open(path_, std::ios::binary | std::ios::trunc);
-  if (!file_) throw hw::ConfigError(fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(errno)));
+  if (!file_) throw CliError(fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(errno)));
 }
 
 std::ostream& OutputFile::stream() { return path_ == "-" ? std::cout : file_; }

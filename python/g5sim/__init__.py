@@ -28,7 +28,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
-from ._g5sim import chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
+from ._g5sim import OpResult, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
+from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
 from .grid import sweep
@@ -37,8 +38,8 @@ from .plot import plot_compare, plot_sweep, plot_timeline
 __version__ = _version()
 
 __all__ = [
-    "Chip", "ConfigError", "Kind", "Model", "Op", "Result", "__version__", "chrome_trace", "data_dir", "load_chip",
-    "load_model", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "sweep",
+    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "chrome_trace", "data_dir", "load_chip",
+    "load_model", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "simulate_attention", "simulate_matmul", "sweep",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -157,6 +158,18 @@ def chrome_trace(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mappi
     keywords, every command simulated; only decoder layers first..last (inclusive) when
     `trace_layers` is given (--trace-layers)."""
     return chrome_trace_request(load_chip(chip), load_model(model), _request(**options), trace_layers)
+
+
+def simulate_matmul(chip: Union[Chip, Mapping, PathLike], m: int, n: int, k: int, dtype: str = "bf16",
+                    cores: int = 0) -> OpResult:
+    """`g5sim op matmul`: [m, k] x [k, n] alone on `cores` cores of the chip (0: all of them)."""
+    return _simulate_matmul(load_chip(chip), m, n, k, dtype, cores)
+
+
+def simulate_attention(chip: Union[Chip, Mapping, PathLike], **shape: Any) -> OpResult:
+    """`g5sim op fa2`: flash attention alone; keywords kv_len, heads, qk_dim, v_dim (required),
+    batch, q_len, kv_heads, shared_kv, causal, cores (decode when q_len < kv_len)."""
+    return _simulate_attention(load_chip(chip), **shape)
 
 
 def _option_line(option: Dict[str, Any]) -> str:

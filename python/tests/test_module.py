@@ -319,3 +319,29 @@ def test_chrome_trace_is_the_clis_trace_byte_for_byte(tmp_path):
                               ctx=1024)
     assert text == path.read_text()
     assert json.loads(text)["traceEvents"]
+
+
+def test_one_op_alone_is_the_clis_op_byte_for_byte(tmp_path, capfd):
+    capfd.readouterr()
+    path = tmp_path / "mm.json"
+    assert g5sim._g5sim.run_cli(["op", "matmul", "--m", "64", "--n", "32", "--k", "128", "--json", str(path)]) == 0
+    table = capfd.readouterr().out
+    mm = g5sim.simulate_matmul(g5sim.shipped_chip_path(), 64, 32, 128)
+    assert mm.json() == path.read_text() and mm.table() == table
+    # (64 x 128 + 128 x 32) x 2 bytes read, 64 x 32 x 2 written.
+    assert mm.unique_bytes == 28672
+    fa = g5sim.simulate_attention(g5sim.shipped_chip_path(), kv_len=4096, heads=16, qk_dim=576, v_dim=512,
+                                  shared_kv=True)
+    assert fa.op == "fa2" and fa.total_ps > 0
+    with pytest.raises(g5sim.ConfigError, match=r"^--kv-heads: must divide --heads$"):
+        g5sim.simulate_attention(g5sim.shipped_chip_path(), kv_len=64, heads=3, kv_heads=2, qk_dim=64, v_dim=64)
+
+
+def test_check_report_is_what_g5sim_check_prints(capfd):
+    capfd.readouterr()
+    assert g5sim._g5sim.run_cli(["check"]) == 0
+    printed = capfd.readouterr().out
+    report = g5sim._g5sim.check_report(g5sim.load_chip(g5sim.shipped_chip_path()),
+                                       g5sim.load_model(g5sim.shipped_model_path()))
+    assert printed == report + "ok\n"
+    assert report.startswith("chip  ") and "parameters" in report

@@ -33,6 +33,7 @@ cmake -S "$source_dir/tests/install/consumer" -B consumer-build -G Ninja -DCMAKE
 cmake --build consumer-build >/dev/null
 ./consumer-build/consumer > consumer.txt
 grep -qx "kv_cache_read_bytes 4718592" consumer.txt
+grep -qx "matmul_unique_bytes 28672" consumer.txt
 grep -qx "error_field hidden_size line 1" consumer.txt
 grep -qx "version $("$prefix/bin/g5sim" --version | cut -d' ' -f2)" consumer.txt
 

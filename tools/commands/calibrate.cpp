@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "models/run_limits.hpp"
+#include "g5sim/run_options.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/validation/calibration.hpp"
@@ -33,7 +33,9 @@ class CalibrateCommand final : public Command {
         ->required()
         ->check(non_empty_path());
     app()->add_option("--rows", rows_, "only these row ids")->delimiter(',');
-    app()->add_option("--jobs", jobs_, "threads (default: the machine's cores)")->check(count_in(1, models::kMaxJobs));
+    app()
+        ->add_option("--jobs", jobs_, "threads (default: the machine's cores)")
+        ->check(count_in(1, g5sim::run_limits().max_jobs));
     app()
         ->add_option("--max-iterations", max_iterations_, "Levenberg-Marquardt iterations")
         ->capture_default_str()
@@ -46,7 +48,7 @@ class CalibrateCommand final : public Command {
     app()
         ->add_option("--max-commands", max_commands_, "drop rows estimated to need more commands")
         ->capture_default_str()
-        ->check(count_in(1, models::kMaxCommandsCeiling));
+        ->check(count_in(1, g5sim::run_limits().max_commands));
   }
 
   int run(const CliLimits& limits) override {

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "hw/config_error.hpp"
+#include "tools/cli_error.hpp"
 #include "tools/context_list.hpp"
 #include "tools/parallel_for.hpp"
 
@@ -119,7 +120,7 @@ g5sim::Request RunOptionFlags::request(const CliLimits& limits) const {
       g5sim::set_option(r, o, !std::get<bool>(g5sim::get_option(g5sim::Request{}, o)));
     } else if (o.name == "ctx") {
       const std::vector<std::uint64_t> list = parse_context_list(e.text);
-      if (list.size() != 1) throw hw::ConfigError("--ctx: `run` takes one context length (use `sweep` for a list)");
+      if (list.size() != 1) throw CliError("--ctx: `run` takes one context length (use `sweep` for a list)");
       r.ctx = list.front();
     } else {
       g5sim::set_option_text(r, o, e.text);
@@ -197,8 +198,8 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
   for (const std::string& option : given) {
     const std::string why = why_no_point_feels(option, models, points, base);
     if (!why.empty()) {
-      throw hw::ConfigError(fmt::format("{}: changes {}: {}", g5sim::flag_of(option),
-                                        grid ? "no point of the grid" : "nothing in this run", why));
+      throw CliError(fmt::format("{}: changes {}: {}", g5sim::flag_of(option),
+                                 grid ? "no point of the grid" : "nothing in this run", why));
     }
   }
 }
@@ -210,14 +211,14 @@ std::pair<int, int> parse_layer_range(const std::string& text) {
     int v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) {
-      throw hw::ConfigError(fmt::format("--trace-layers: '{}' is not I or I:J with layers I <= J", text));
+      throw CliError(fmt::format("--trace-layers: '{}' is not I or I:J with layers I <= J", text));
     }
     return v;
   };
   const auto colon = text.find(':');
   const int first = number(std::string_view(text).substr(0, colon));
   const int last = colon == std::string::npos ? first : number(std::string_view(text).substr(colon + 1));
-  if (last < first) throw hw::ConfigError(fmt::format("--trace-layers: '{}' has J < I", text));
+  if (last < first) throw CliError(fmt::format("--trace-layers: '{}' has J < I", text));
   return {first, last};
 }
 

@@ -21,6 +21,7 @@
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
+#include "tools/cli_error.hpp"
 #include "tools/grid_sweep.hpp"
 
 namespace tools {
@@ -113,7 +114,7 @@ std::string why_no_point_feels(const std::string& option, const std::vector<g5si
 /// The machine's cores when `jobs` is 0.
 unsigned jobs_or_default(unsigned jobs);
 
-/// Parses "I:J" or "I" (--trace-layers); throws hw::ConfigError.
+/// Parses "I:J" or "I" (--trace-layers); throws CliError.
 std::pair<int, int> parse_layer_range(const std::string& text);
 
 }  // namespace tools

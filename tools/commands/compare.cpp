@@ -6,8 +6,8 @@
 #include <iostream>
 #include <optional>
 
-#include "hw/config_error.hpp"
 #include "tools/chip_comparison.hpp"
+#include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/parallel_for.hpp"
@@ -32,9 +32,9 @@ class CompareCommand final : public Command {
   // c x workloads + w), then one row per workload.
   int run(const CliLimits& limits) override {
     const g5sim::Request base = options_.request(limits);
-    if (grid_.chips.size() < 2) throw hw::ConfigError("--chip: compare needs two chips or more (A.yaml,B.yaml)");
+    if (grid_.chips.size() < 2) throw CliError("--chip: compare needs two chips or more (A.yaml,B.yaml)");
     if (grid_.batches.empty()) {
-      throw hw::ConfigError("--batch: compare needs it (one sequence per DP rank would differ between chips)");
+      throw CliError("--batch: compare needs it (one sequence per DP rank would differ between chips)");
     }
     const SweepGrid grid = grid_.grid();
     std::vector<g5sim::Chip> chips;
@@ -44,9 +44,8 @@ class CompareCommand final : public Command {
     if (!csv_path_.empty()) csv.emplace(csv_path_, "--csv");
     const std::uint64_t size = grid_size(grid);
     if (size / chips.size() > kMaxComparedWorkloads) {
-      throw hw::ConfigError(
-          fmt::format("compare: {} workloads, more than {} (g5sim sweep --chip ... writes any number)",
-                      size / chips.size(), kMaxComparedWorkloads));
+      throw CliError(fmt::format("compare: {} workloads, more than {} (g5sim sweep --chip ... writes any number)",
+                                 size / chips.size(), kMaxComparedWorkloads));
     }
     const std::vector<SweepPoint> points = grid_points(grid);
     refuse_options_without_effect(grid_.given(options_), models, points, base, true);
@@ -57,8 +56,8 @@ class CompareCommand final : public Command {
       try {
         runs[i] = ComparedRun::of(g5sim::simulate(chips[p.chip], models[p.model], request));
       } catch (const g5sim::ConfigError& e) {
-        throw hw::ConfigError(fmt::format("compare on {} ({} {}, batch {}, ctx {}): {}", chips[p.chip].name(),
-                                          models[p.model].name(), request.phase, *p.batch, p.ctx, cli_message(e)));
+        throw CliError(fmt::format("compare on {} ({} {}, batch {}, ctx {}): {}", chips[p.chip].name(),
+                                   models[p.model].name(), request.phase, *p.batch, p.ctx, cli_message(e)));
       }
     });
     const std::size_t workloads = points.size() / chips.size();

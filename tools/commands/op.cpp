@@ -2,10 +2,7 @@
 
 #include <iostream>
 
-#include "api/op_run.hpp"
-#include "api/result_state.hpp"
-#include "hw/dtype.hpp"
-#include "models/run_limits.hpp"
+#include "g5sim/run_options.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 
@@ -18,23 +15,31 @@ class OpCommand final : public Command {
       : Command(parent.add_subcommand("op", "simulate one op alone (microbenchmark)")) {
     app()->require_subcommand(1);
     matmul_ = app()->add_subcommand("matmul", "[m, k] x [k, n]");
-    matmul_->add_option("--m", mm_.m, "rows")->required()->check(count_in(1, models::kMaxContext));
-    matmul_->add_option("--n", mm_.n, "columns")->required()->check(count_in(1, models::kMaxContext));
-    matmul_->add_option("--k", mm_.k, "reduction")->required()->check(count_in(1, models::kMaxContext));
-    matmul_->add_option("--dtype", mm_dtype_, "bf16 or fp8")->capture_default_str();
+    matmul_->add_option("--m", mm_.m, "rows")->required()->check(count_in(1, g5sim::run_limits().max_context));
+    matmul_->add_option("--n", mm_.n, "columns")->required()->check(count_in(1, g5sim::run_limits().max_context));
+    matmul_->add_option("--k", mm_.k, "reduction")->required()->check(count_in(1, g5sim::run_limits().max_context));
+    matmul_->add_option("--dtype", mm_.dtype, "bf16 or fp8")->capture_default_str();
     add_common(matmul_);
     CLI::App* fa2 = app()->add_subcommand("fa2", "flash attention (decode when q-len < kv-len)");
-    fa2->add_option("--batch", fa_.batch, "sequences")->capture_default_str()->check(count_in(1, models::kMaxBatch));
+    fa2->add_option("--batch", fa_.batch, "sequences")
+        ->capture_default_str()
+        ->check(count_in(1, g5sim::run_limits().max_batch));
     fa2->add_option("--q-len", fa_.q_len, "query tokens per sequence")
         ->capture_default_str()
-        ->check(count_in(1, models::kMaxContext));
-    fa2->add_option("--kv-len", fa_.kv_len, "tokens attended")->required()->check(count_in(1, models::kMaxContext));
-    fa2->add_option("--heads", fa_.heads, "query heads")->required()->check(count_in(1, models::kMaxHeads));
+        ->check(count_in(1, g5sim::run_limits().max_context));
+    fa2->add_option("--kv-len", fa_.kv_len, "tokens attended")
+        ->required()
+        ->check(count_in(1, g5sim::run_limits().max_context));
+    fa2->add_option("--heads", fa_.heads, "query heads")->required()->check(count_in(1, g5sim::run_limits().max_heads));
     fa2->add_option("--kv-heads", fa_.kv_heads, "KV heads")
         ->capture_default_str()
-        ->check(count_in(1, models::kMaxHeads));
-    fa2->add_option("--qk-dim", fa_.qk_dim, "score dimension")->required()->check(count_in(1, models::kMaxHeadDim));
-    fa2->add_option("--v-dim", fa_.v_dim, "value dimension")->required()->check(count_in(1, models::kMaxHeadDim));
+        ->check(count_in(1, g5sim::run_limits().max_heads));
+    fa2->add_option("--qk-dim", fa_.qk_dim, "score dimension")
+        ->required()
+        ->check(count_in(1, g5sim::run_limits().max_head_dim));
+    fa2->add_option("--v-dim", fa_.v_dim, "value dimension")
+        ->required()
+        ->check(count_in(1, g5sim::run_limits().max_head_dim));
     fa2->add_flag("--shared-kv", fa_.shared_kv, "V is the first v-dim elements of K (MLA latent)");
     fa2->add_flag("--causal", fa_.causal, "prefill: each query attends the keys up to itself (skips the rest)");
     add_common(fa2);
@@ -42,17 +47,12 @@ class OpCommand final : public Command {
 
   int run(const CliLimits&) override {
     const g5sim::Chip chip = chip_of(chip_);
-    api::OpRunResult result;
-    if (*matmul_) {
-      mm_.dtype = hw::parse_dtype(mm_dtype_, "--dtype");
-      result = api::run_matmul(chip.data().chip, mm_, cores_);
-    } else {
-      result = api::run_fa2(chip.data().chip, fa_, cores_);
-    }
-    if (json_ != "-") api::write_op_table(std::cout, result);
+    const g5sim::OpResult result =
+        *matmul_ ? g5sim::simulate_matmul(chip, mm_, cores_) : g5sim::simulate_attention(chip, fa_, cores_);
+    if (json_ != "-") std::cout << result.table();
     if (!json_.empty()) {
       OutputFile out(json_, "--json");
-      api::write_op_json(out.stream(), result);
+      out.stream() << result.json();
       out.close();
     }
     check_stdout();
@@ -62,14 +62,14 @@ class OpCommand final : public Command {
  private:
   void add_common(CLI::App* cmd) {
     cmd->add_option("--chip", chip_, "chip config YAML (default: the shipped sg2262.yaml)")->check(non_empty_path());
-    cmd->add_option("--cores", cores_, "cores to use (default: all)")->check(count_in(0, models::kMaxCores));
+    cmd->add_option("--cores", cores_, "cores to use (default: all)")
+        ->check(count_in(0, g5sim::run_limits().max_cores));
     cmd->add_option("--json", json_, "write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
   }
 
   CLI::App* matmul_ = nullptr;
-  api::MatmulRequest mm_;
-  std::string mm_dtype_ = "bf16";
-  api::Fa2Request fa_;
+  g5sim::MatmulOp mm_;
+  g5sim::AttentionOp fa_;
   std::string chip_, json_;
   std::uint32_t cores_ = 0;
 };

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <optional>
 
-#include "hw/config_error.hpp"
+#include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 
@@ -36,11 +36,11 @@ class RunCommand final : public Command {
     // Outputs are opened (and the trace filter checked) before the run, which can take long.
     std::optional<std::pair<int, int>> layers;
     if (!trace_layers_.empty()) {
-      if (trace_.empty()) throw hw::ConfigError("--trace-layers needs --trace PATH");
+      if (trace_.empty()) throw CliError("--trace-layers needs --trace PATH");
       layers = parse_layer_range(trace_layers_);
     }
     if (trace_ == "-" && json_ == "-") {
-      throw hw::ConfigError("--trace - and --json - both want standard output: give one of them a PATH");
+      throw CliError("--trace - and --json - both want standard output: give one of them a PATH");
     }
     std::optional<OutputFile> trace, json;
     if (!trace_.empty()) trace.emplace(trace_, "--trace");

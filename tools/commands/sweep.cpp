@@ -11,7 +11,7 @@
 #include <set>
 #include <unistd.h>
 
-#include "hw/config_error.hpp"
+#include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/parallel_for.hpp"
@@ -28,7 +28,7 @@ std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& text) {
   const auto b = slash == std::string::npos ? a : std::from_chars(text.data() + slash + 1, end, n);
   if (slash == std::string::npos || a.ec != std::errc() || b.ec != std::errc() || b.ptr != end ||
       a.ptr != text.data() + slash || n == 0 || i >= n || n > 1'000'000) {
-    throw hw::ConfigError(
+    throw CliError(
         fmt::format("--shard: '{}' is not I/N with 0 <= I < N (a Slurm array's task id over its size)", text));
   }
   return {i, n};
@@ -71,7 +71,7 @@ class SweepCommand final : public Command {
     const auto [shard, shards] = shard_.empty() ? std::pair<std::uint64_t, std::uint64_t>{0, 1} : parse_shard(shard_);
     check_sharding(base);
     if (csv_path_ == "-" && json_path_ == "-") {
-      throw hw::ConfigError("--csv - and --json - both want standard output: give one of them a PATH");
+      throw CliError("--csv - and --json - both want standard output: give one of them a PATH");
     }
     const std::vector<g5sim::Chip> chips = load_chips(grid);
     const std::vector<g5sim::Model> models = models_of(grid);
@@ -109,11 +109,11 @@ class SweepCommand final : public Command {
   void check_sharding(const g5sim::Request& base) const {
     const bool fixed = base.tp || base.ep || base.dp;
     if (sharding_ == "auto" && fixed) {
-      throw hw::ConfigError("--sharding auto chooses tp, ep and dp per point: drop --tp/--ep/--dp, or say fixed");
+      throw CliError("--sharding auto chooses tp, ep and dp per point: drop --tp/--ep/--dp, or say fixed");
     }
-    if (sharding_ == "fixed" && !fixed) throw hw::ConfigError("--sharding fixed needs --tp, --ep or --dp");
+    if (sharding_ == "fixed" && !fixed) throw CliError("--sharding fixed needs --tp, --ep or --dp");
     if (!sharding_.empty() && sharding_ != "auto" && sharding_ != "fixed") {
-      throw hw::ConfigError(fmt::format("--sharding: expected auto or fixed, got '{}'", sharding_));
+      throw CliError(fmt::format("--sharding: expected auto or fixed, got '{}'", sharding_));
     }
   }
 
@@ -123,8 +123,8 @@ class SweepCommand final : public Command {
       chips.push_back(chip_of(path));
       for (std::size_t i = 0; i + 1 < chips.size(); ++i) {
         if (chips[i].name() == chips.back().name()) {
-          throw hw::ConfigError(fmt::format("--chip: two configs name their chip '{}': rows could not tell them apart",
-                                            chips.back().name()));
+          throw CliError(fmt::format("--chip: two configs name their chip '{}': rows could not tell them apart",
+                                     chips.back().name()));
         }
       }
     }
@@ -141,13 +141,12 @@ class SweepCommand final : public Command {
     const std::vector<SweepPoint> rules_points = grid_points(rules_grid);
     refuse_options_without_effect(grid_.given(options_), models, rules_points, base, true);
     if (head_split_ && base.attn_split == "head") {
-      throw hw::ConfigError(
-          "--head-split: the points already run with --attn-split head (the columns would repeat them)");
+      throw CliError("--head-split: the points already run with --attn-split head (the columns would repeat them)");
     }
     // --head-split reruns points with attention split by heads: it applies where --attn-split does.
     if (const std::string why = head_split_ ? why_no_point_feels("attn_split", models, rules_points, base) : "";
         !why.empty()) {
-      throw hw::ConfigError("--head-split: changes no point of the grid: " + why);
+      throw CliError("--head-split: changes no point of the grid: " + why);
     }
   }
 
@@ -165,9 +164,9 @@ class SweepCommand final : public Command {
       done.heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
     } catch (const g5sim::ConfigError& e) {
       // One line naming the point, then what the run would have said.
-      throw hw::ConfigError(fmt::format("sweep point {} ({} {} {}, batch {}, ctx {}): {}", p.index,
-                                        chips[p.chip].name(), models[p.model].name(), request.phase,
-                                        p.batch ? std::to_string(*p.batch) : "default", p.ctx, cli_message(e)));
+      throw CliError(fmt::format("sweep point {} ({} {} {}, batch {}, ctx {}): {}", p.index, chips[p.chip].name(),
+                                 models[p.model].name(), request.phase, p.batch ? std::to_string(*p.batch) : "default",
+                                 p.ctx, cli_message(e)));
     }
     return done;
   }

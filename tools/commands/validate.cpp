@@ -4,7 +4,7 @@
 #include <iostream>
 #include <optional>
 
-#include "models/run_limits.hpp"
+#include "g5sim/run_options.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/validation/validation_report.hpp"
@@ -23,11 +23,13 @@ class ValidateCommand final : public Command {
     app()->add_option("--chip", chips_, "only rows of this chip (repeatable)");
     app()->add_option("--csv", csv_path_, "also write CSV to PATH ('-' for stdout only)")->check(non_empty_path());
     app()->add_option("--json", json_path_, "also write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
-    app()->add_option("--jobs", jobs_, "threads (default: the machine's cores)")->check(count_in(1, models::kMaxJobs));
+    app()
+        ->add_option("--jobs", jobs_, "threads (default: the machine's cores)")
+        ->check(count_in(1, g5sim::run_limits().max_jobs));
     app()
         ->add_option("--max-commands", max_commands_, "skip rows estimated to need more commands")
         ->capture_default_str()
-        ->check(count_in(1, models::kMaxCommandsCeiling));
+        ->check(count_in(1, g5sim::run_limits().max_commands));
   }
 
   int run(const CliLimits& limits) override {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "g5sim/config_error.hpp"
+#include "g5sim/op_run.hpp"
 
 namespace g5sim {
 
@@ -203,6 +204,11 @@ class Result {
   friend Result simulate(const Chip&, const Model&, const Request&);
   std::shared_ptr<const State> state_;
 };
+
+/// What `g5sim check` prints of a chip and a model before its "ok": each config's identity, the
+/// chip's peaks per dtype and DMA channels against DDR (with a warning when they cannot fill it),
+/// the model's FFN, parameters and KV cache bytes per token. Lines end in '\n'.
+std::string check_report(const Chip& chip, const Model& model);
 
 /// Simulates `request` on one chip of the deployment. Throws ConfigError on bad input.
 Result simulate(const Chip& chip, const Model& model, const Request& request);

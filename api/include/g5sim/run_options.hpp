@@ -93,6 +93,12 @@ struct RunLimits {
   std::uint64_t max_compared_workloads;  ///< workloads of one `compare`
   std::uint64_t max_jobs;                ///< threads of one sweep, compare, validate
   std::uint64_t max_chips;               ///< tp x dp of one deployment
+  std::uint64_t max_batch;               ///< sequences of one step (an op's batch)
+  std::uint64_t max_context;             ///< tokens (kv_len, q_len; an op's m, n, k)
+  std::uint64_t max_heads;               ///< attention heads (a model's, an op's)
+  std::uint64_t max_head_dim;            ///< a head's dimension
+  std::uint64_t max_cores;               ///< cores of a chip (--cores)
+  std::uint64_t max_commands;            ///< the largest --max-commands
 };
 const RunLimits& run_limits();
 
