@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
-from ._g5sim import OpResult, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
+from ._g5sim import OpResult, check_report, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
@@ -38,7 +38,7 @@ from .plot import plot_compare, plot_sweep, plot_timeline
 __version__ = _version()
 
 __all__ = [
-    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "chrome_trace", "data_dir", "load_chip",
+    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "check_report", "chrome_trace", "data_dir", "load_chip",
     "load_model", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "simulate_attention", "simulate_matmul", "sweep",
 ]
 

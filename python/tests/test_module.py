@@ -341,7 +341,7 @@ def test_check_report_is_what_g5sim_check_prints(capfd):
     capfd.readouterr()
     assert g5sim._g5sim.run_cli(["check"]) == 0
     printed = capfd.readouterr().out
-    report = g5sim._g5sim.check_report(g5sim.load_chip(g5sim.shipped_chip_path()),
+    report = g5sim.check_report(g5sim.load_chip(g5sim.shipped_chip_path()),
                                        g5sim.load_model(g5sim.shipped_model_path()))
     assert printed == report + "ok\n"
     assert report.startswith("chip  ") and "parameters" in report
