@@ -3,14 +3,9 @@
 // gives byte-identical output. Times inside are picoseconds; outputs say nanoseconds with three
 // decimals (exact).
 //
-// JSON (g5sim run --json): {"chip", "model", "scope", "layers", "micro_batches", "workload": {...}, "total_ns",
-//   "tokens_per_s", "regime", "hbm_bytes", "flops", "kv_cache": {...}, "kinds": [...],
-//   "ops": [{"name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "hbm_bytes",
-//   "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes", "roofline_ns", "regime",
-//   "bound_by", "bound_share", "idle_gap_ns"}], with "bound_by" and "bound_share" for the whole run beside
-//   "regime" and "bound_by" per kind (ops/limiting_resource.hpp),
-//   "commands": {"tiu", "gdma", "sdma", "cdma", "hau"},
-//   "replay": {"simulated_commands", "replayed_commands", "not_replayed"}}  (api/simulation.hpp)
+// JSON (g5sim run --json): the keys and their meaning are docs/schema/run.schema.json's (checked
+//   by tests/test_json_schema.cpp); "commands" has one key per engine of the chip, "replay" says
+//   how the run was done (api/simulation.hpp).
 // The table (g5sim run). A sweep's CSV and JSON lines are tools/grid_sweep.hpp's.
 
 #include <ostream>

@@ -32,8 +32,9 @@
 // With tp > 1 every per-head matrix and the attention use n / tp heads (GQA: g / tp KV heads),
 // and an all_reduce of the [T, H] output follows o_proj.
 //
-// FLOPs of matrices are 2 per multiply-add; attention FLOPs are the full einsum count (a causal
-// mask is not exploited). Weights and activations are bf16.
+// FLOPs of matrices are 2 per multiply-add; a step's attention FLOPs are the full einsum count
+// (a causal mask is exploited only by `g5sim op fa2 --causal`). Activations are bf16; weights in
+// the workload's weight format (models/weight_format.hpp).
 
 #include <optional>
 

@@ -16,7 +16,7 @@
 // tokens; uniform routing touches round(E_l (1 - (1 - k / n_routed)^G)) of its E_l local
 // experts with ceil(G k E_l / n_routed) token slots (= ceil(G k / E) when E divides n_routed). With a measured load
 // file the simulated chip is the EP rank with the most token slots (the step waits for the slowest chip). Every other
-// split that does not divide is a ConfigError naming the flag.
+// split that does not divide is an InputError naming the parameter (tp, ep, dp, batch).
 
 #include <cstdint>
 
@@ -34,7 +34,7 @@ struct Parallelism {
   std::uint64_t chips() const { return tp * dp; }
 };
 
-/// Throws hw::ConfigError naming --tp, --ep or --dp when the sharding does not fit the model or
+/// Throws hw::InputError naming tp, ep, dp or batch when the sharding does not fit the model or
 /// the batch.
 void validate_parallelism(const Parallelism& p, const ModelSpec& model, const Workload& global);
 

@@ -103,7 +103,6 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
 
 /// `resident`: the core's history share is read into LMEM before fa2 uses it (the SDMA route),
 /// whole or in rounds. Throws hw::ConfigError when nothing fits, saying which choice to change.
-
 AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident,
                              AttentionSplit split = AttentionSplit::seq);
 

@@ -1,5 +1,5 @@
 #pragma once
-// Lowering: OpGraph + Chip -> per-core TIU / GDMA / SDMA command queues (sim::Program).
+// Lowering: OpGraph + Chip -> per-core command queues, one per engine of the chip (sim::Program).
 //
 // A pure function of its inputs. Every op's work is split over the cores (ops/work_split.hpp),
 // tiled to fit each core's local memory, and software-pipelined with double (or deeper)

@@ -168,7 +168,7 @@ OpId add_op(OpGraph& graph, OpNode node);
 /// Adds a dependency producer -> consumer.
 void add_dependency(OpGraph& graph, OpId producer, OpId consumer, EdgeKind kind = EdgeKind::data);
 
-/// Topological order, ties broken by smallest id. Throws std::logic_error on a cycle.
+/// Topological order, ties broken by (schedule, id), smallest first. Throws std::logic_error on a cycle.
 std::vector<OpId> topological_order(const OpGraph& graph);
 
 }  // namespace ops

@@ -8,11 +8,11 @@
 //              bytes of its collective-engine commands.
 //   roofline: t_compute = flops / peak, t_memory = (hbm_bytes + streamed_in_bytes) / (BW * eta_m),
 //             t_roof = max(t_compute, t_memory); regime = compute if t_compute > t_memory.
-//   Peak: the cube peak (bf16) for matmul and fa2, the vector peak of the op's arithmetic dtype
-//   for vector ops; ops without arithmetic are memory-bound by definition.
-//   Collectives: t_comm = c2c_bytes / (links x link bandwidth); regime comm when it dominates.
-//   bound_by / bound_share: what the simulation says limited the op, as opposed to the roofline's
-//   regime (what would limit it on an ideal machine): ops/limiting_resource.hpp.
+//   Peak: the cube peak in the op's dtype (fp8 for fp8 ops, else bf16) for matmul and fa2, the vector peak of the op's
+//   arithmetic dtype for vector ops; ops without arithmetic are memory-bound by definition. Collectives: t_comm =
+//   c2c_bytes / (links x link bandwidth); regime comm when it dominates. bound_by / bound_share: what the simulation
+//   says limited the op, as opposed to the roofline's regime (what would limit it on an ideal machine):
+//   ops/limiting_resource.hpp.
 // The block's regime compares the sum of t_compute over all ops with the block's HBM bytes over
 // BW * eta_m (each byte once: streamed-in bytes are already the reader's hbm_bytes).
 

@@ -30,8 +30,6 @@ using hw::kMaxEngines;
 /// fence: waits, then passes at once (it carries waits a tensor command has no room for).
 enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg, fence };
 
-/// A DMA transfer loads from DDR into local memory or stores local memory to DDR; a collective
-/// engine's transfer sends DDR data to another chip.
 /// Where a transfer's bytes go. The engine's `crosses` path serves ddr_to_lmem, lmem_to_ddr and
 /// chip_to_chip; the chip's L2 (when it has one) adds two: ddr_to_l2 crosses the engine's path and
 /// the L2 (the round trip of the farther), l2_to_lmem crosses the L2 alone (its round trip, its

@@ -15,7 +15,8 @@
 //     tile needed now. Completion ids advance in order.
 // Each core issues its serial engines first (a message passed on the tensor engine can release
 // waits of the others at the same tick), then its transfer engines, each group in declaration
-// order. Time is integer picoseconds; events at equal time run in (priority, insertion) order.
+// order. Time is integer picoseconds; events at equal time run in
+// (priority, type, key) order, the key naming what the event is about (sim/event_queue.hpp).
 // A program that breaks the chip's rule (a wait on an engine not in `waits_on`, a command of the
 // wrong kind) raises std::logic_error at construction; one that can never finish (a wait on an
 // id that is never completed) raises std::logic_error naming the stuck queue heads.
