@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "ops/op_kinds.hpp"
 
 namespace {
 
@@ -162,4 +164,16 @@ TEST_CASE("the schema validator rejects what the schema forbids", "[json][schema
   json bad = j;
   bad["scope"] = "layer";
   CHECK(errors_of(bad.dump()).size() == 1);
+}
+
+TEST_CASE("the schema's op kinds are the op-kind table's, no more and no fewer", "[json][schema]") {
+  // ops/op_kinds.cpp is the one declaration of the kinds; the schema's enum must list each name.
+  const json kinds = schema()["properties"]["ops"]["items"]["properties"]["kind"]["enum"];
+  std::set<std::string> in_schema, in_table;
+  for (const json& k : kinds) in_schema.insert(k.get<std::string>());
+  for (std::size_t i = 0; i < ops::kOpKindCount; ++i) {
+    in_table.insert(std::string(ops::kind_name(static_cast<ops::OpKind>(i))));
+  }
+  CHECK(in_schema == in_table);
+  CHECK(kinds.size() == ops::kOpKindCount);
 }
