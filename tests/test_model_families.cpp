@@ -214,3 +214,22 @@ TEST_CASE("replay stays exact on the new families", "[models][families][replay]"
     CHECK(without_replay_line(replayed.json()) == without_replay_line(full.json()));
   }
 }
+
+TEST_CASE("a published config.json as it is: Qwen3-235B-A22B, every key Hugging Face writes", "[models][families]") {
+  // The model card's config.json (Qwen/Qwen3-235B-A22B), keys that change nothing here included
+  // (dropout, token ids, rope_theta, sliding window, router loss): 235B parameters, 22B active.
+  const std::string config =
+      R"json({"architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 12288, "max_position_embeddings": 40960, "max_window_layers": 94, "mlp_only_layers": [], "model_type": "qwen3_moe", "moe_intermediate_size": 1536, "norm_topk_prob": true, "num_attention_heads": 64, "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 94, "num_key_value_heads": 4, "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})json";
+  const g5sim::Model m =
+      g5sim::Model::from_document(config, "Qwen3-235B-A22B/config.json", g5sim::ModelSchema::hugging_face);
+  // Embeddings 2 x 151,936 x 4,096 = 1,244,659,712 and the final norm 4,096; per layer norms
+  // 8,192, qkv 4,096 x (64 + 8) x 128 = 37,748,736, o 33,554,432, q/k norms 256, router 524,288,
+  // experts 128 x 3 x 4,096 x 1,536 = 2,415,919,104: 2,487,755,008 x 94 = 233,848,970,752.
+  CHECK(m.parameter_count() == 235'093'634'560);
+  CHECK(m.model_type() == "qwen3_moe");
+  g5sim::Request r;
+  r.batch = 8;
+  const g5sim::Result step = g5sim::simulate(g5sim::Chip::from_file(g5sim::shipped_chip_path()), m, r);
+  CHECK(step.layers == 94);
+  CHECK(step.replayed_commands > 0);  // 94 identical MoE layers: one run
+}
