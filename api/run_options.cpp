@@ -23,11 +23,24 @@ using Member = std::variant<std::string Request::*, std::optional<std::uint64_t>
 /// Why the option changes nothing for this model and request ("" when it applies).
 using Scope = std::string (*)(const Model&, const Request&);
 
+/// The value a run resolved for the option (run_identity), for the rows that are columns.
+using Resolved = std::string (*)(const Result&);
+
 struct Row {
   RunOption option;
   Member member;
   Scope does_not_apply = nullptr;
+  Resolved resolved = nullptr;
 };
+
+template <std::string Result::*field>
+std::string word(const Result& r) {
+  return r.*field;
+}
+template <std::uint64_t Result::*field>
+std::string number(const Result& r) {
+  return std::to_string(r.*field);
+}
 
 std::string mla_only(const Model& model, const Request&) {
   if (model.attention() == "mla") return {};
@@ -78,7 +91,9 @@ const std::vector<Row>& rows() {
         .doc = "decode (q_len < ctx: the history comes from the KV cache) or prefill (q_len == ctx)",
         .takes = kAxis,
         .json_key = "phase"},
-       &Request::phase},
+       &Request::phase,
+       nullptr,
+       word<&Result::phase>},
       {{.name = "batch",
         .flag = "--batch",
         .type = T::count,
@@ -90,7 +105,9 @@ const std::vector<Row>& rows() {
         .doc = "sequences per step over all chips",
         .takes = kAxis,
         .json_key = "batch"},
-       &Request::batch},
+       &Request::batch,
+       nullptr,
+       number<&Result::batch>},
       {{.name = "ctx",
         .flag = "--ctx",
         .type = T::count,
@@ -101,7 +118,9 @@ const std::vector<Row>& rows() {
         .takes = kAxis,
         .json_key = "kv_len",
         .library_names = {"kv_len"}},
-       &Request::ctx},
+       &Request::ctx,
+       nullptr,
+       number<&Result::kv_len>},
       {{.name = "q_len",
         .flag = "--q-len",
         .type = T::count,
@@ -113,7 +132,9 @@ const std::vector<Row>& rows() {
         .doc = "query tokens per sequence",
         .takes = kFixed,
         .json_key = "q_len"},
-       &Request::q_len},
+       &Request::q_len,
+       nullptr,
+       number<&Result::q_len>},
       {{.name = "kv_dtype",
         .flag = "--kv-dtype",
         .type = T::text,
@@ -122,7 +143,9 @@ const std::vector<Row>& rows() {
         .takes = kAxis,
         .json_key = "kv_dtype",
         .library_names = {"kv_format"}},
-       &Request::kv_dtype},
+       &Request::kv_dtype,
+       nullptr,
+       word<&Result::kv_dtype>},
       {{.name = "mla_mode",
         .flag = "--mla-mode",
         .type = T::text,
@@ -131,7 +154,8 @@ const std::vector<Row>& rows() {
         .takes = kAxis | kValidation,
         .json_key = "mla_mode"},
        &Request::mla_mode,
-       mla_only},
+       mla_only,
+       word<&Result::mla_mode>},
       {{.name = "prefill_mla_mode",
         .flag = "--prefill-mla-mode",
         .type = T::text,
@@ -140,7 +164,8 @@ const std::vector<Row>& rows() {
         .takes = kFixed | kValidation,
         .json_key = "prefill_mla_mode"},
        &Request::prefill_mla_mode,
-       mla_prefill_only},
+       mla_prefill_only,
+       word<&Result::prefill_mla_mode>},
       {{.name = "weight_dtype",
         .flag = "--weight-dtype",
         .type = T::text,
@@ -150,7 +175,9 @@ const std::vector<Row>& rows() {
         .doc = "projection weights (fp8: 128x128 block scales; int8/int4: group scales, --weight-group)",
         .takes = kAxis,
         .json_key = "weight_dtype"},
-       &Request::weight_dtype},
+       &Request::weight_dtype,
+       nullptr,
+       word<&Result::weight_dtype>},
       {{.name = "weight_group",
         .flag = "--weight-group",
         .type = T::count,
@@ -229,7 +256,9 @@ const std::vector<Row>& rows() {
         .unit = "chips",
         .doc = "tensor parallel chips (heads, FFN width, vocabulary)",
         .takes = kFixed},
-       &Request::tp},
+       &Request::tp,
+       nullptr,
+       number<&Result::tp>},
       {{.name = "ep",
         .flag = "--ep",
         .type = T::count,
@@ -240,7 +269,9 @@ const std::vector<Row>& rows() {
         .unit = "chips",
         .doc = "expert parallel chips (routed experts)",
         .takes = kFixed},
-       &Request::ep},
+       &Request::ep,
+       nullptr,
+       number<&Result::ep>},
       {{.name = "dp",
         .flag = "--dp",
         .type = T::count,
@@ -251,7 +282,9 @@ const std::vector<Row>& rows() {
         .unit = "chips",
         .doc = "data parallel chips (batch)",
         .takes = kFixed},
-       &Request::dp},
+       &Request::dp,
+       nullptr,
+       number<&Result::dp>},
       {{.name = "expert_load",
         .flag = "--expert-load",
         .type = T::path,
@@ -318,6 +351,7 @@ const std::vector<RunOption>& run_options() {
     for (const Row& r : rows()) {
       RunOption& o = out.emplace_back(r.option);
       o.scoped = r.does_not_apply != nullptr;
+      o.column = r.resolved != nullptr;
       // An option whose default is a plain value says it; the others say what "not given" means.
       if (o.default_doc.empty()) o.default_doc = option_text(get_option(defaults, o));
     }
@@ -445,6 +479,15 @@ const RunLimits& run_limits() {
                                 models::kMaxContext,    models::kMaxHeads,          models::kMaxHeadDim,
                                 models::kMaxCores,      models::kMaxCommandsCeiling};
   return limits;
+}
+
+std::vector<IdentityField> run_identity(const Result& result) {
+  std::vector<IdentityField> out{{"chip", result.chip, true}, {"model", result.model, true}};
+  for (const Row& r : rows()) {
+    if (r.resolved) out.push_back({r.option.name, r.resolved(result), r.option.type != OptionType::count});
+  }
+  out.push_back({"chips", std::to_string(result.chips), false});
+  return out;
 }
 
 }  // namespace g5sim

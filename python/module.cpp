@@ -191,6 +191,7 @@ py::list run_option_dicts() {
     d["grid_axis"] = (o.takes & g5sim::kGridAxis) != 0;
     d["json_key"] = o.json_key;
     d["scoped"] = o.scoped;
+    d["column"] = o.column;
     out.append(d);
   }
   return out;
@@ -431,6 +432,17 @@ void bind_result(py::module_& m) {
           py::arg("name"), py::arg("layer") = py::none(),
           "The op named `name` (in `layer` if given); KeyError when none, or when several layers have one "
           "and no layer is given.")
+      .def(
+          "identity",
+          [](const g5sim::Result& r) {
+            py::dict d;
+            for (const g5sim::IdentityField& f : g5sim::run_identity(r)) {
+              d[py::str(f.name)] = f.text ? py::object(py::str(f.value)) : py::object(py::int_(std::stoull(f.value)));
+            }
+            return d;
+          },
+          "What identifies the run in a table of runs (g5sim sweep's first columns): chip, model, the "
+          "run-option table's column rows as resolved, chips.")
       .def("json", &g5sim::Result::json, "`g5sim run --json`, byte for byte.")
       .def("table", &g5sim::Result::table, "The table `g5sim run` prints, byte for byte.")
       .def("__repr__", [](const g5sim::Result& r) {

@@ -10,6 +10,7 @@
 
 #include "api/json_text.hpp"
 #include "api/report.hpp"
+#include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 #include "tools/cli_error.hpp"
@@ -39,7 +40,7 @@ AttentionSums attention_sums(const g5sim::Result& r) {
 
 // The columns after `point`, as (name, value, is_text) for both formats.
 struct Field {
-  const char* name;
+  std::string name;
   std::string value;
   bool text;
 };
@@ -48,29 +49,18 @@ struct Field {
 // empty cells there (JSON null).
 std::vector<Field> fields(const g5sim::Result& r, bool head_split_columns, const g5sim::Result* head_split) {
   const AttentionSums a = attention_sums(r);
-  std::vector<Field> f{
-      {"chip", r.chip, true},
-      {"model", r.model, true},
-      {"phase", r.phase, true},
-      {"batch", std::to_string(r.batch), false},
-      {"ctx", std::to_string(r.kv_len), false},
-      {"q_len", std::to_string(r.q_len), false},
-      {"kv_dtype", r.kv_dtype, true},
-      {"mla_mode", r.mla_mode, true},
-      {"prefill_mla_mode", r.prefill_mla_mode, true},
-      {"weight_dtype", r.weight_dtype, true},
-      {"tp", std::to_string(r.tp), false},
-      {"ep", std::to_string(r.ep), false},
-      {"dp", std::to_string(r.dp), false},
-      {"chips", std::to_string(r.chips), false},
-      {"total_ns", format_ns(r.total_ps), false},
-      {"tokens_per_s", fmt::format("{:.3f}", r.tokens_per_s), false},
-      {"kv_cache_read_bytes", std::to_string(a.read_bytes), false},
-      {"kv_cache_read_ns", format_ns(a.read_ps), false},
-      {"fa2_ns", format_ns(a.fa2_ps), false},
-      {"regime", r.regime, true},
-      {"bound_by", r.bound_by, true},
-  };
+  std::vector<Field> f;
+  for (g5sim::IdentityField& id : g5sim::run_identity(r))
+    f.push_back({std::move(id.name), std::move(id.value), id.text});
+  f.insert(f.end(), {
+                        {"total_ns", format_ns(r.total_ps), false},
+                        {"tokens_per_s", fmt::format("{:.3f}", r.tokens_per_s), false},
+                        {"kv_cache_read_bytes", std::to_string(a.read_bytes), false},
+                        {"kv_cache_read_ns", format_ns(a.read_ps), false},
+                        {"fa2_ns", format_ns(a.fa2_ps), false},
+                        {"regime", r.regime, true},
+                        {"bound_by", r.bound_by, true},
+                    });
   if (head_split_columns) {
     f.push_back({"head_split_total_ns", head_split ? format_ns(head_split->total_ps) : "", false});
     f.push_back({"head_split_kv_cache_read_bytes",

@@ -57,10 +57,7 @@ def run_point(point: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str,
             read_ps += op.op_end_ps - op.op_start_ps
         elif op.kind == "fa2":
             fa2_ps += op.op_end_ps - op.op_start_ps
-    return {"chip": r.chip, "model": r.model, "phase": r.phase, "batch": r.batch, "ctx": r.kv_len,
-            "q_len": r.q_len, "kv_dtype": r.kv_dtype, "mla_mode": r.mla_mode,
-            "prefill_mla_mode": r.prefill_mla_mode, "weight_dtype": r.weight_dtype, "tp": r.tp, "ep": r.ep,
-            "dp": r.dp, "chips": r.chips, "total_ns": r.total_ps / 1000, "total_ps": r.total_ps,
+    return {**r.identity(), "total_ns": r.total_ps / 1000, "total_ps": r.total_ps,
             "tokens_per_s": round(r.tokens_per_s, 3), "kv_cache_read_bytes": read_bytes,
             "kv_cache_read_ns": read_ps / 1000, "kv_cache_read_ps": read_ps, "fa2_ns": fa2_ps / 1000,
             "fa2_ps": fa2_ps, "regime": r.regime, "bound_by": r.bound_by}

@@ -106,3 +106,12 @@ def test_concurrent_command_lines_share_nothing(tmp_path):
     assert codes == [0] * 8
     for k in range(8):
         assert (tmp_path / f"together{k}.json").read_text() == expected[k % 4]
+
+
+def test_a_runs_identity_is_the_tables_column_rows(chip, v3):
+    # chip, model, every row marked column (as the run resolved it), chips: g5sim sweep's first columns.
+    r = g5sim.simulate(chip, v3, batch=4, ctx=2048, scope="block", tp=1, ep=1, dp=1)
+    identity = r.identity()
+    assert list(identity) == ["chip", "model"] + [o["name"] for o in OPTIONS if o["column"]] + ["chips"]
+    assert identity["ctx"] == r.kv_len == 2048 and identity["q_len"] == r.q_len == 1
+    assert identity["phase"] == "decode" and identity["chips"] == 1

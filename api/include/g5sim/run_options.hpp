@@ -57,6 +57,8 @@ struct RunOption {
   std::vector<std::string> library_names;
   /// Some runs do not feel it (why_option_does_not_apply says which): given to one, it is refused.
   bool scoped = false;
+  /// Its resolved value is a column of a run's identity (run_identity: sweep rows, Python's grid).
+  bool column = false;
 };
 
 /// An option's value: nothing (an optional option not given), a count, a text or path, a flag.
@@ -101,5 +103,15 @@ struct RunLimits {
   std::uint64_t max_commands;            ///< the largest --max-commands
 };
 const RunLimits& run_limits();
+
+/// One column of what identifies a run in a table of runs: its name, its resolved value as text,
+/// and whether that is a word (a JSON string) or a number.
+struct IdentityField {
+  std::string name, value;
+  bool text = false;
+};
+/// The columns that identify a run, in order: chip, model, each option row marked `column` (its
+/// value as the run resolved it: ctx is the run's kv_len, batch the global batch, ...), chips.
+std::vector<IdentityField> run_identity(const Result& result);
 
 }  // namespace g5sim
