@@ -42,6 +42,7 @@ class RunCommand final : public Command {
     if (trace_ == "-" && json_ == "-") {
       throw CliError("--trace - and --json - both want standard output: give one of them a PATH");
     }
+    refuse_shared_outputs({{"--trace", trace_}, {"--json", json_}});
     std::optional<OutputFile> trace, json;
     if (!trace_.empty()) trace.emplace(trace_, "--trace");
     if (!json_.empty()) json.emplace(json_, "--json");

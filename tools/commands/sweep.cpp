@@ -79,6 +79,7 @@ class SweepCommand final : public Command {
     // This shard's points, made one batch at a time from their numbers: shard + k x shards.
     const std::uint64_t size = grid_size(grid);
     const std::uint64_t count = size > shard ? (size - shard + shards - 1) / shards : 0;
+    refuse_shared_outputs({{"--csv", csv_path_ == "none" ? "" : csv_path_}, {"--json", json_path_}});
     std::optional<OutputFile> csv, json;
     if (csv_path_ != "none") csv.emplace(csv_path_, "--csv");
     if (!json_path_.empty()) json.emplace(json_path_, "--json");
