@@ -480,9 +480,4 @@ sim::Tick ReplayMap::write(std::size_t s, std::size_t q, std::uint64_t f, bool e
   throw std::logic_error(fmt::format("layer replay: no reduced record for command {} of queue {}", f, q));
 }
 
-sim::CommandRecord ReplayMap::record(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& r) const {
-  if (stages_.empty()) return r[f];  // nothing left out: the reduced run is the run
-  return {write(0, q, f, false, r), write(0, q, f, true, r)};
-}
-
 }  // namespace ops

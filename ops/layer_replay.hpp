@@ -137,9 +137,8 @@ class ReplayMap {
   std::uint64_t multiplicity(OpId r) const;
   /// Queue q (core x engines + engine): commands in the full program.
   std::uint64_t full_size(std::size_t q, std::uint64_t reduced_size) const;
-  /// The record of full command f of queue q, from the reduced run's records of that queue.
-  sim::CommandRecord record(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const;
-  /// Its start, or its end, alone (half the work of the record).
+  /// The start, or the end, of full command f of queue q, from the reduced run's records of that
+  /// queue.
   sim::Tick start(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const {
     return stages_.empty() ? reduced[f].start : write(0, q, f, false, reduced);
   }
