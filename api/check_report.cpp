@@ -65,6 +65,23 @@ void model_totals(std::string& out, const models::ModelSpec& model) {
 }
 }  // namespace
 
+std::string Chip::summary() const {
+  const hw::Chip& chip = data().chip;
+  return fmt::format("{}: {} core{}, cube bf16 peak {:.1f} TFLOPS, DDR {:.1f} GB/s, {:.0f} GiB", chip.name, chip.cores,
+                     chip.cores == 1 ? "" : "s", hw::CostModel(chip).cube_peak_flops(hw::DType::bf16) / 1e12,
+                     chip.ddr_bandwidth_gb_per_s, static_cast<double>(chip.ddr_capacity_bytes) / (1u << 30));
+}
+
+std::string Model::summary() const {
+  const models::ModelSpec& model = data().spec;
+  const std::string ffn = model.moe ? fmt::format("{} experts top {}", model.moe->n_routed_experts,
+                                                  model.moe->num_experts_per_tok)
+                                    : std::string("dense");
+  return fmt::format("{}: {}, {} layers, {}, {}, {:.1f} B parameters", model.name, model.model_type,
+                     model.num_hidden_layers, model.attention == models::AttentionKind::mla ? "MLA" : "GQA", ffn,
+                     static_cast<double>(models::parameter_count(model)) / 1e9);
+}
+
 std::string check_report(const Chip& chip_config, const Model& model_config) {
   const hw::Chip& chip = chip_config.data().chip;
   const models::ModelSpec& model = model_config.data().spec;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "hw/config_error.hpp"
+#include "hw/strict_config.hpp"
 
 namespace g5sim {
 namespace {
@@ -73,5 +76,54 @@ std::string data_dir() {
 
 std::string shipped_chip_path() { return data_dir() + "/configs/chips/sg2262.yaml"; }
 std::string shipped_model_path() { return data_dir() + "/configs/models/deepseek-v3.yaml"; }
+
+namespace {
+
+constexpr std::string_view kExtension = ".yaml";
+
+std::vector<std::string> stems_in(const std::string& folder) {
+  std::vector<std::string> stems;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(data_dir()) / "configs" / folder, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.size() > kExtension.size() && file.compare(file.size() - kExtension.size(), kExtension.size(), kExtension) == 0) {
+      stems.push_back(file.substr(0, file.size() - kExtension.size()));
+    }
+  }
+  std::sort(stems.begin(), stems.end());  // directory order is the file system's
+  return stems;
+}
+
+// A value that reads as a path: it names a folder or an extension, or a file of that name exists.
+bool reads_as_path(const std::string& text) {
+  if (text.find('/') != std::string::npos) return true;
+  for (std::string_view tail : {".yaml", ".yml", ".json"}) {
+    if (text.size() > tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0) return true;
+  }
+  std::error_code ec;
+  return fs::exists(fs::path(text), ec);
+}
+
+std::string config_path(const std::string& name_or_path, const std::string& folder, const char* what) {
+  if (name_or_path.empty()) throw ConfigError(fmt::format("an empty {} name names no config", what), "", "", 0, 0);
+  if (reads_as_path(name_or_path)) return name_or_path;
+  const std::vector<std::string> stems = stems_in(folder);
+  if (std::find(stems.begin(), stems.end(), name_or_path) != stems.end()) {
+    return (fs::path(data_dir()) / "configs" / folder / (name_or_path + std::string(kExtension))).string();
+  }
+  const std::string near = hw::closest_match(name_or_path, stems);
+  throw ConfigError(fmt::format("{}: no such file, and no shipped {} has that name{}; shipped: {} (g5sim list)",
+                                hw::bounded_message(name_or_path), what,
+                                near.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", near),
+                                fmt::join(stems, ", ")),
+                    name_or_path, "", 0, 0);
+}
+
+}  // namespace
+
+std::vector<std::string> shipped_chips() { return stems_in("chips"); }
+std::vector<std::string> shipped_models() { return stems_in("models"); }
+std::string chip_path(const std::string& name_or_path) { return config_path(name_or_path, "chips", "chip"); }
+std::string model_path(const std::string& name_or_path) { return config_path(name_or_path, "models", "model"); }
 
 }  // namespace g5sim

@@ -178,6 +178,41 @@ EngineSpec read_engine(ConfigMap e, const std::string& name, const std::vector<s
   return spec;
 }
 
+// The waits the lowering makes (ops/lowering.cpp), so that a chip the lowering cannot use is
+// refused where its rule is written, not by the first run that needs the missing wait: every
+// engine the lowering hands work to (a DMA engine with a role, the sort and collective engines)
+// and the tensor engine wait on each other's ids (the tensor engine consumes its transfers and
+// results; they start after the tensor work that produced their inputs), and the sort engine
+// waits on the tiles engine (its scores arrive by it).
+void check_wait_rule(ConfigMap& engines, const Chip& chip) {
+  const EngineId tensor = chip.tensor_engine();
+  const EngineSpec& tensor_spec = chip.engine(tensor);
+  auto need = [&](EngineId waiter, EngineId on, const std::string& why) {
+    if (chip.engine(waiter).may_wait_on(on)) return;
+    engines.map(chip.engine(waiter).name)
+        .fail("waits_on", fmt::format("{} must be able to wait on {} ({}); add {} to this list",
+                                      chip.engine(waiter).name, chip.engine(on).name, why, chip.engine(on).name));
+  };
+  for (std::size_t i = 0; i < chip.engines.size(); ++i) {
+    const auto id = static_cast<EngineId>(i);
+    const EngineSpec& e = chip.engines[i];
+    if (id == tensor || (e.kind == EngineKind::dma && e.roles == 0)) continue;
+    std::string what = fmt::format("the {} engine: the lowering gives it work", name_of(e.kind));
+    if (e.kind == EngineKind::dma) {
+      std::vector<std::string_view> roles;
+      for (std::size_t r = 0; r < kDmaRoleCount; ++r) {
+        if (e.serves(static_cast<DmaRole>(r))) roles.push_back(name_of(static_cast<DmaRole>(r)));
+      }
+      what = fmt::format("a DMA engine with roles {}", fmt::join(roles, ", "));
+    }
+    need(tensor, id, fmt::format("{}, and {} consumes what it moves", what, tensor_spec.name));
+    need(id, tensor, fmt::format("its commands start after the {} work that produced their inputs", tensor_spec.name));
+    if (e.kind == EngineKind::sort) {
+      need(id, chip.dma_for(DmaRole::tiles), "the scores it sorts arrive by the tiles engine");
+    }
+  }
+}
+
 Chip read_chip(ConfigMap root) {
   root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
   if (root.has("calibration")) read_calibration_record(root.map("calibration"));
@@ -247,6 +282,7 @@ Chip read_chip(ConfigMap root) {
     }
     engines.finish();
     chip.index_engines(root.where("engines"), root.site("engines"));
+    check_wait_rule(engines, chip);
   }
   root.finish();
   route_table(chip);  // every route fits a transfer's path (hw/routes.hpp): refused here, not mid-run

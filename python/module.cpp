@@ -204,6 +204,12 @@ void bind_functions(py::module_& m) {
         "The folder of the shipped configs (G5SIM_DATA_DIR, else share/g5sim above this module).");
   m.def("shipped_chip_path", &g5sim::shipped_chip_path, "The shipped SG2262 chip config.");
   m.def("shipped_model_path", &g5sim::shipped_model_path, "The shipped DeepSeek-V3 model config.");
+  m.def("shipped_chips", &g5sim::shipped_chips, "The shipped chip configs' stems, sorted ('h100', ...).");
+  m.def("shipped_models", &g5sim::shipped_models, "The shipped model configs' stems, sorted ('deepseek-v3', ...).");
+  m.def("chip_path", &g5sim::chip_path, py::arg("name_or_path"),
+        "The file a chip is named by: a path as it is, or a shipped config's stem ('h100').");
+  m.def("model_path", &g5sim::model_path, py::arg("name_or_path"),
+        "The file a model is named by: a path as it is, or a shipped config's stem ('deepseek-v3').");
   m.def("why_option_does_not_apply", &g5sim::why_option_does_not_apply, py::arg("field"), py::arg("model"),
         py::arg("request"),
         "Why the Request field changes nothing for this model and request ('' when it applies): "
@@ -226,6 +232,7 @@ void bind_chip(py::module_& m) {
       .def_property_readonly("cores", &g5sim::Chip::cores)
       .def_property_readonly("engines", &g5sim::Chip::engines, "A core's engines, in declaration order.")
       .def_property_readonly("ddr_capacity_bytes", &g5sim::Chip::ddr_capacity_bytes)
+      .def_property_readonly("summary", &g5sim::Chip::summary, "One line: name, cores, bf16 peak, DDR (g5sim list).")
       .def("with_cores", &g5sim::Chip::with_cores, py::arg("cores"), "The same chip with only its first `cores` cores.")
       .def("__repr__", [](const g5sim::Chip& c) {
         return "<g5sim.Chip " + c.name() + " (" + std::to_string(c.cores()) + " cores) from " + c.source() + ">";
@@ -253,6 +260,10 @@ void bind_model(py::module_& m) {
       .def_property_readonly("qk_rope_head_dim", &g5sim::Model::qk_rope_head_dim, "0 unless MLA.")
       .def_property_readonly("latent_kv_elements", &g5sim::Model::latent_kv_elements,
                              "kv_lora_rank + qk_rope_head_dim per token per layer; 0 unless MLA.")
+      .def_property_readonly("parameter_count", &g5sim::Model::parameter_count,
+                             "Every weight of every layer, the embedding and lm_head, the norms.")
+      .def_property_readonly("summary", &g5sim::Model::summary, "One line: name, type, layers, attention, FFN, "
+                             "parameters (g5sim list).")
       .def("__repr__", [](const g5sim::Model& x) {
         return "<g5sim.Model " + x.name() + " (" + x.model_type() + ") from " + x.source() + ">";
       });

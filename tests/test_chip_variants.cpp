@@ -156,13 +156,38 @@ TEST_CASE("an L2 SRAM on the path shares its bandwidth and adds its latency", "[
   }
 }
 
-TEST_CASE("a wait the chip's rule forbids is rejected when commands are built", "[hw][engines][rule]") {
-  SECTION("lowering: the combine's tensor commands would wait on SDMA") {
-    const hw::Chip chip = hw::chip_from_yaml(
-        replaced(test_configs::kSg2262, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, cdma, hau]"), "rule");
-    CHECK_THROWS_WITH(block(chip, decode(2, 4096)),
-                      "<memory:rule>: engines.tiu.waits_on: tiu must wait on sdma ids to run fa2_combine "
-                      "(fa2_combine), but the chip does not allow it");
+TEST_CASE("a wait the chip's rule forbids is rejected when the chip is read, or when commands are built",
+          "[hw][engines][rule]") {
+  SECTION("loading: tiu cannot wait on SDMA, whose cross-core reads the combine consumes") {
+    // The rule's line: `waits_on` of tiu is on line 9 of kSg2262, column 5 (the key's position).
+    CHECK_THROWS_WITH(hw::chip_from_yaml(replaced(test_configs::kSg2262, "waits_on: [gdma, sdma, cdma, hau]",
+                                                  "waits_on: [gdma, cdma, hau]"),
+                                         "rule"),
+                      "<memory:rule>:9:5: engines.tiu.waits_on: tiu must be able to wait on sdma (a DMA engine with "
+                      "roles kv_resident, cross_core, gather, and tiu consumes what it moves); add sdma to this list");
+  }
+  SECTION("loading: a new kv_stream engine the tensor engine cannot wait on (the probe's gdma2)") {
+    const std::string text = replaced(test_configs::kSg2262, "  sdma:",
+                                      "  gdma2: {kind: dma, roles: [kv_stream], waits_on: [tiu, hau], crosses: [ddr], "
+                                      "bandwidth_gb_per_s: 68.264, efficiency: 0.9, startup_ns: 100, outstanding: 4, "
+                                      "bytes_in_flight: 32768}\n  sdma:");
+    CHECK_THROWS_WITH(hw::chip_from_yaml(text, "gdma2"),
+                      Catch::Contains("engines.tiu.waits_on: tiu must be able to wait on gdma2 (a DMA engine with "
+                                      "roles kv_stream, and tiu consumes what it moves); add gdma2 to this list"));
+    // With gdma2 added to the rule the chip loads and streams the history on it.
+    const hw::Chip fixed = hw::chip_from_yaml(
+        replaced(text, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, gdma2, sdma, cdma, hau]"), "gdma2");
+    CHECK(block(fixed, decode(2, 4096), "gdma2").timeline.total > 0);
+  }
+  SECTION("loading: the sort engine must wait on the tiles engine and on tiu") {
+    CHECK_THROWS_WITH(hw::chip_from_yaml(replaced(test_configs::kSg2262, "waits_on: [gdma, tiu]", "waits_on: [tiu]"),
+                                         "sort"),
+                      Catch::Contains("engines.hau.waits_on: hau must be able to wait on gdma (the scores it sorts "
+                                      "arrive by the tiles engine); add gdma to this list"));
+    CHECK_THROWS_WITH(hw::chip_from_yaml(replaced(test_configs::kSg2262, "waits_on: [gdma, tiu]", "waits_on: [gdma]"),
+                                         "sort"),
+                      Catch::Contains("engines.hau.waits_on: hau must be able to wait on tiu (its commands start "
+                                      "after the tiu work that produced their inputs); add tiu to this list"));
   }
   SECTION("kernel: a hand-built program naming a forbidden engine") {
     const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 1), "tiny");

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
 from ._g5sim import OpResult, check_report, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
+from ._g5sim import chip_path, model_path, shipped_chips, shipped_models
 from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
@@ -38,8 +39,9 @@ from .plot import plot_compare, plot_sweep, plot_timeline
 __version__ = _version()
 
 __all__ = [
-    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "check_report", "chrome_trace", "data_dir", "load_chip",
-    "load_model", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_model_path", "simulate", "simulate_attention", "simulate_matmul", "sweep",
+    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir",
+    "load_chip", "load_model", "model_path", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
+    "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_matmul", "sweep",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -88,7 +90,7 @@ def _document_text(document: Mapping, source: str) -> str:
 
 
 def load_chip(config: Union[Chip, Mapping, PathLike], source: Optional[str] = None) -> Chip:
-    """A chip from a dict (validated exactly like a file) or a YAML file path.
+    """A chip from a dict (validated exactly like a file), a YAML file path, or a shipped chip's stem ("h100").
 
     A dict's errors name `source` (default "<chip dict>") and the dotted field, without line or
     column; a file's name its path, line and column. Raises ConfigError.
@@ -100,13 +102,13 @@ def load_chip(config: Union[Chip, Mapping, PathLike], source: Optional[str] = No
     if isinstance(config, (str, os.PathLike)):
         if source is not None:
             raise TypeError("load_chip: `source` names a dict document; a file is named by its path")
-        return Chip.from_file(os.fspath(config))
+        return Chip.from_file(chip_path(os.fspath(config)))
     raise TypeError(f"load_chip: expected a dict or a path, got {type(config).__name__}")
 
 
 def load_model(config: Union[Model, Mapping, PathLike], source: Optional[str] = None, *,
                schema: str = "g5sim") -> Model:
-    """A model from a dict or a file path (.json: a Hugging Face config.json; else strict YAML).
+    """A model from a dict, a file path (.json: a Hugging Face config.json; else strict YAML), or a shipped model's stem.
 
     A dict is read with g5sim's strict schema (every key known, `name` required), or with
     schema="hugging_face" as a config.json (other keys ignored, named by `source`). A missing
@@ -126,7 +128,7 @@ def load_model(config: Union[Model, Mapping, PathLike], source: Optional[str] = 
     if isinstance(config, (str, os.PathLike)):
         if source is not None:
             raise TypeError("load_model: `source` names a dict document; a file is named by its path")
-        return Model.from_file(os.fspath(config))
+        return Model.from_file(model_path(os.fspath(config)))
     raise TypeError(f"load_model: expected a dict or a path, got {type(config).__name__}")
 
 

@@ -57,12 +57,12 @@ const CLI::Validator& non_empty_path() {
   return check;
 }
 
-g5sim::Chip chip_of(const std::string& path) {
-  return g5sim::Chip::from_file(path.empty() ? g5sim::shipped_chip_path() : path);
+g5sim::Chip chip_of(const std::string& name) {
+  return g5sim::Chip::from_file(name.empty() ? g5sim::shipped_chip_path() : g5sim::chip_path(name));
 }
 
-g5sim::Model model_of(const std::string& path) {
-  return g5sim::Model::from_file(path.empty() ? g5sim::shipped_model_path() : path);
+g5sim::Model model_of(const std::string& name) {
+  return g5sim::Model::from_file(name.empty() ? g5sim::shipped_model_path() : g5sim::model_path(name));
 }
 
 std::vector<g5sim::Model> models_of(const SweepGrid& grid) {
@@ -139,10 +139,10 @@ std::vector<std::string> RunOptionFlags::given() const {
 }
 
 void GridFlags::add_to(CLI::App* cmd) {
-  cmd->add_option("--chip", chips, "chip config YAMLs, a comma list [default: the shipped sg2262.yaml]")
+  cmd->add_option("--chip", chips, "chip config YAMLs or shipped chips' names (g5sim list), a comma list [default: sg2262]")
       ->delimiter(',')
       ->check(non_empty_path());
-  cmd->add_option("--model", models, "model configs, a comma list [default: the shipped deepseek-v3.yaml]")
+  cmd->add_option("--model", models, "model configs or shipped models' names (g5sim list), a comma list [default: deepseek-v3]")
       ->delimiter(',')
       ->check(non_empty_path());
   for (const g5sim::RunOption& o : g5sim::run_options()) {

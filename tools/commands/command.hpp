@@ -57,9 +57,10 @@ CLI::Validator count_in(std::uint64_t lo, std::uint64_t hi);
 /// A path that is not empty (`--model ''` is a mistake, not "the default").
 const CLI::Validator& non_empty_path();
 
-/// A chip or model config file; "" (the option not given) is the shipped one.
-g5sim::Chip chip_of(const std::string& path);
-g5sim::Model model_of(const std::string& path);
+/// A chip or model config: a file, or a shipped config's stem (g5sim::chip_path); "" (the option
+/// not given) is the shipped default.
+g5sim::Chip chip_of(const std::string& name);
+g5sim::Model model_of(const std::string& name);
 /// A grid's models (the shipped one when it lists none).
 std::vector<g5sim::Model> models_of(const SweepGrid& grid);
 

@@ -40,6 +40,15 @@ std::string data_dir();
 /// data_dir()/configs/chips/sg2262.yaml and data_dir()/configs/models/deepseek-v3.yaml.
 std::string shipped_chip_path();
 std::string shipped_model_path();
+/// The shipped configs by stem (file name without ".yaml"), sorted: "h100", "h100.calibrated", ...
+std::vector<std::string> shipped_chips();
+std::vector<std::string> shipped_models();
+/// The file a chip (model) is named by: a value with a '/', a config extension (.yaml, .yml, .json)
+/// or naming an existing file is that path; any other is a shipped config's stem ("h100" ->
+/// data_dir()/configs/chips/h100.yaml). Throws ConfigError for a stem nothing ships, listing the
+/// ones that do (with a did-you-mean).
+std::string chip_path(const std::string& name_or_path);
+std::string model_path(const std::string& name_or_path);
 
 /// A chip config: cores, engines, memories, links (docs/design.md, README "Config ranges").
 class Chip {
@@ -60,6 +69,8 @@ class Chip {
   /// The same chip with only its first `cores` cores (1..cores()); throws ConfigError otherwise.
   Chip with_cores(std::uint32_t cores) const;
   std::uint64_t ddr_capacity_bytes() const;
+  /// One line: "SG2262: 64 cores, cube bf16 peak 131.1 TFLOPS, DDR 8601.6 GB/s, 128 GiB" (g5sim list).
+  std::string summary() const;
   const Data& data() const { return *data_; }
 
  private:
@@ -91,6 +102,8 @@ class Model {
   std::uint64_t latent_kv_elements() const;  ///< d_c + d_rope per token per layer; 0 unless MLA
   /// Every weight of every layer, the embedding and lm_head (once when tied), the norms.
   std::uint64_t parameter_count() const;
+  /// One line: "DeepSeek-V3: deepseek_v3, 61 layers, MLA, 256 experts top 8, 671.0 B parameters".
+  std::string summary() const;
   const Data& data() const { return *data_; }
 
  private:

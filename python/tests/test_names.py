@@ -1,0 +1,63 @@
+"""Shipped configs by name: --chip h100 / load_chip("h100") are the shipped files, g5sim list shows them."""
+
+import os
+import subprocess
+import sys
+
+import g5sim
+import pytest
+
+from test_module import run_module
+
+
+def stems(folder):
+    names = os.listdir(os.path.join(g5sim.data_dir(), "configs", folder))
+    return sorted(n[:-len(".yaml")] for n in names if n.endswith(".yaml"))
+
+
+def test_the_shipped_names_are_the_files_stems():
+    assert g5sim.shipped_chips() == stems("chips")
+    assert g5sim.shipped_models() == stems("models")
+    assert "h100" in g5sim.shipped_chips() and "deepseek-v3" in g5sim.shipped_models()
+    assert g5sim.chip_path("h100") == os.path.join(g5sim.data_dir(), "configs", "chips", "h100.yaml")
+
+
+def test_a_name_runs_exactly_what_its_path_runs():
+    path = os.path.join(g5sim.data_dir(), "configs", "chips", "h100.yaml")
+    model = os.path.join(g5sim.data_dir(), "configs", "models", "llama-3-70b.yaml")
+    by_name = run_module(["run", "--chip", "h100", "--model", "llama-3-70b", "--layers", "2", "--json", "-"])
+    by_path = run_module(["run", "--chip", path, "--model", model, "--layers", "2", "--json", "-"])
+    assert by_name.stdout == by_path.stdout and by_name.stdout.startswith("{")
+    assert g5sim.simulate("h100", "llama-3-70b", layers=2).json() == g5sim.simulate(path, model, layers=2).json()
+
+
+def test_an_unknown_name_lists_the_shipped_ones():
+    out = run_module(["run", "--chip", "h1000"], check=False)
+    assert out.returncode == 2
+    assert out.stderr == ("g5sim: error: h1000: no such file, and no shipped chip has that name (did you mean "
+                          f"'h100'?); shipped: {', '.join(stems('chips'))} (g5sim list)\n")
+    with pytest.raises(g5sim.ConfigError, match="no shipped model has that name .did you mean 'deepseek-v3'"):
+        g5sim.load_model("deepseek-v33")
+
+
+def test_a_file_of_that_name_is_a_path(tmp_path, monkeypatch):
+    # An existing file wins over a shipped name: the user named it.
+    (tmp_path / "h100").write_text("name: x\n")
+    monkeypatch.chdir(tmp_path)
+    assert g5sim.chip_path("h100") == "h100"
+    with pytest.raises(g5sim.ConfigError, match="^h100:"):
+        g5sim.load_chip("h100")
+
+
+def test_list_shows_every_shipped_config_in_one_line():
+    out = run_module(["list"]).stdout.splitlines()
+    chips, models = stems("chips"), stems("models")
+    assert len(out) == 2 + len(chips) + len(models)
+    assert out[0].startswith("chips (") and out[1 + len(chips)].startswith("models (")
+    for line, stem in zip(out[1:], chips):
+        assert line == f"  {stem:<20} {g5sim.load_chip(stem).summary}"
+    for line, stem in zip(out[2 + len(chips):], models):
+        assert line == f"  {stem:<20} {g5sim.load_model(stem).summary}"
+    assert "  sg2262               SG2262: 64 cores, cube bf16 peak 262.1 TFLOPS, DDR 8601.6 GB/s, 128 GiB" in out
+    assert ("  deepseek-v3          DeepSeek-V3: deepseek_v3, 61 layers, MLA, 256 experts top 8, 671.0 B parameters"
+            in out)

@@ -1,0 +1,40 @@
+// g5sim list: the shipped chip and model configs, one line each, by the names --chip and --model
+// take (their stems under share/g5sim/configs).
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "tools/commands/commands.hpp"
+#include "tools/output_file.hpp"
+
+namespace tools {
+namespace {
+
+class ListCommand final : public Command {
+ public:
+  explicit ListCommand(CLI::App& parent)
+      : Command(parent.add_subcommand("list", "list the shipped chips and models by the names --chip and --model take")) {
+  }
+
+  int run(const CliLimits&) override {
+    // Every config is loaded: a line is what the file says, and a broken shipped file is an error.
+    std::string out = fmt::format("chips ({}/configs/chips; --chip NAME):\n", g5sim::data_dir());
+    for (const std::string& stem : g5sim::shipped_chips()) {
+      out += fmt::format("  {:<20} {}\n", stem, chip_of(stem).summary());
+    }
+    out += fmt::format("models ({}/configs/models; --model NAME):\n", g5sim::data_dir());
+    for (const std::string& stem : g5sim::shipped_models()) {
+      out += fmt::format("  {:<20} {}\n", stem, model_of(stem).summary());
+    }
+    std::cout << out;
+    check_stdout();
+    return 0;
+  }
+};
+
+}  // namespace
+
+CommandPtr make_list(CLI::App& app) { return std::make_unique<ListCommand>(app); }
+
+}  // namespace tools
