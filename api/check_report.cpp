@@ -74,9 +74,9 @@ std::string Chip::summary() const {
 
 std::string Model::summary() const {
   const models::ModelSpec& model = data().spec;
-  const std::string ffn = model.moe ? fmt::format("{} experts top {}", model.moe->n_routed_experts,
-                                                  model.moe->num_experts_per_tok)
-                                    : std::string("dense");
+  const std::string ffn =
+      model.moe ? fmt::format("{} experts top {}", model.moe->n_routed_experts, model.moe->num_experts_per_tok)
+                : std::string("dense");
   return fmt::format("{}: {}, {} layers, {}, {}, {:.1f} B parameters", model.name, model.model_type,
                      model.num_hidden_layers, model.attention == models::AttentionKind::mla ? "MLA" : "GQA", ffn,
                      static_cast<double>(models::parameter_count(model)) / 1e9);

@@ -86,7 +86,8 @@ std::vector<std::string> stems_in(const std::string& folder) {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(data_dir()) / "configs" / folder, ec)) {
     const std::string file = entry.path().filename().string();
-    if (file.size() > kExtension.size() && file.compare(file.size() - kExtension.size(), kExtension.size(), kExtension) == 0) {
+    if (file.size() > kExtension.size() &&
+        file.compare(file.size() - kExtension.size(), kExtension.size(), kExtension) == 0) {
       stems.push_back(file.substr(0, file.size() - kExtension.size()));
     }
   }
@@ -112,11 +113,11 @@ std::string config_path(const std::string& name_or_path, const std::string& fold
     return (fs::path(data_dir()) / "configs" / folder / (name_or_path + std::string(kExtension))).string();
   }
   const std::string near = hw::closest_match(name_or_path, stems);
-  throw ConfigError(fmt::format("{}: no such file, and no shipped {} has that name{}; shipped: {} (g5sim list)",
-                                hw::bounded_message(name_or_path), what,
-                                near.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", near),
-                                fmt::join(stems, ", ")),
-                    name_or_path, "", 0, 0);
+  throw ConfigError(
+      fmt::format("{}: no such file, and no shipped {} has that name{}; shipped: {} (g5sim list)",
+                  hw::bounded_message(name_or_path), what,
+                  near.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", near), fmt::join(stems, ", ")),
+      name_or_path, "", 0, 0);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
+#include "tools/grid_sweep.hpp"
 
 namespace py = pybind11;
 
@@ -217,6 +218,8 @@ void bind_functions(py::module_& m) {
   m.def("check_report", &g5sim::check_report, py::arg("chip"), py::arg("model"),
         "What `g5sim check` prints of a chip and a model before its 'ok': identities, peaks, DMA channels "
         "against DDR, the FFN, parameters and KV bytes per token.");
+  m.def("grid_nesting", &tools::grid_nesting,
+        "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");
   m.def("run_cli", &run_cli, py::arg("args"),
         "Runs the g5sim command line with `args` (without the program name); returns its exit status.");
 }
@@ -262,7 +265,8 @@ void bind_model(py::module_& m) {
                              "kv_lora_rank + qk_rope_head_dim per token per layer; 0 unless MLA.")
       .def_property_readonly("parameter_count", &g5sim::Model::parameter_count,
                              "Every weight of every layer, the embedding and lm_head, the norms.")
-      .def_property_readonly("summary", &g5sim::Model::summary, "One line: name, type, layers, attention, FFN, "
+      .def_property_readonly("summary", &g5sim::Model::summary,
+                             "One line: name, type, layers, attention, FFN, "
                              "parameters (g5sim list).")
       .def("__repr__", [](const g5sim::Model& x) {
         return "<g5sim.Model " + x.name() + " (" + x.model_type() + ") from " + x.source() + ">";

@@ -180,14 +180,14 @@ TEST_CASE("a wait the chip's rule forbids is rejected when the chip is read, or 
     CHECK(block(fixed, decode(2, 4096), "gdma2").timeline.total > 0);
   }
   SECTION("loading: the sort engine must wait on the tiles engine and on tiu") {
-    CHECK_THROWS_WITH(hw::chip_from_yaml(replaced(test_configs::kSg2262, "waits_on: [gdma, tiu]", "waits_on: [tiu]"),
-                                         "sort"),
-                      Catch::Contains("engines.hau.waits_on: hau must be able to wait on gdma (the scores it sorts "
-                                      "arrive by the tiles engine); add gdma to this list"));
-    CHECK_THROWS_WITH(hw::chip_from_yaml(replaced(test_configs::kSg2262, "waits_on: [gdma, tiu]", "waits_on: [gdma]"),
-                                         "sort"),
-                      Catch::Contains("engines.hau.waits_on: hau must be able to wait on tiu (its commands start "
-                                      "after the tiu work that produced their inputs); add tiu to this list"));
+    CHECK_THROWS_WITH(
+        hw::chip_from_yaml(replaced(test_configs::kSg2262, "waits_on: [gdma, tiu]", "waits_on: [tiu]"), "sort"),
+        Catch::Contains("engines.hau.waits_on: hau must be able to wait on gdma (the scores it sorts "
+                        "arrive by the tiles engine); add gdma to this list"));
+    CHECK_THROWS_WITH(
+        hw::chip_from_yaml(replaced(test_configs::kSg2262, "waits_on: [gdma, tiu]", "waits_on: [gdma]"), "sort"),
+        Catch::Contains("engines.hau.waits_on: hau must be able to wait on tiu (its commands start "
+                        "after the tiu work that produced their inputs); add tiu to this list"));
   }
   SECTION("kernel: a hand-built program naming a forbidden engine") {
     const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 1), "tiny");

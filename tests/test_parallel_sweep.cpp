@@ -12,6 +12,7 @@
 
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
+#include "tools/context_list.hpp"
 #include "tools/grid_sweep.hpp"
 #include "tools/parallel_for.hpp"
 
@@ -91,18 +92,26 @@ TEST_CASE("parallel_for reports the lowest failing item's error, whatever the ti
   }
 }
 
-TEST_CASE("grid points nest chips, models, phases, formats, modes, batches, then contexts", "[sweep][grid]") {
+TEST_CASE("grid points nest chips, models, the table's axes with the batch last, then contexts", "[sweep][grid]") {
+  // The nesting: the table's grid axes in its order, the batch moved last (the context is inside).
+  CHECK(tools::grid_nesting() == std::vector<std::string>{"phase", "q_len", "kv_dtype", "mla_mode", "weight_dtype",
+                                                          "cores", "tp", "ep", "dp", "batch"});
   tools::SweepGrid g;
   g.chips = {"a.yaml", "b.yaml"};
-  g.phases = {"decode", "prefill"};
-  g.batches = {8, 64};
+  g.set_axis("batch", {"8", "64"});
+  g.set_axis("phase", {"decode", "prefill"});  // set after the batch, nested outside it all the same
   g.contexts = {1024, 4096, 16384};
+  REQUIRE(g.axes.size() == 2);
+  CHECK((g.axes[0].option == "phase" && g.axes[1].option == "batch"));
+  CHECK_THROWS_AS(g.set_axis("scope", {"block"}), std::logic_error);
   // 2 chips x 1 model x 2 phases x 2 batches x 3 contexts = 24 points, the context fastest.
   const auto all = tools::grid_points(g);
   REQUIRE(all.size() == 24);
-  CHECK((all[0].chip == 0 && all[0].phase == "decode" && all[0].batch == 8u && all[0].ctx == 1024));
-  CHECK((all[2].ctx == 16384 && all[3].batch == 64u && all[3].ctx == 1024));
-  CHECK((all[6].phase == "prefill" && all[12].chip == 1));
+  CHECK((all[0].chip == 0 && all[0].value("phase") == "decode" && all[0].value("batch") == "8" && all[0].ctx == 1024));
+  CHECK((all[2].ctx == 16384 && all[3].value("batch") == "64" && all[3].ctx == 1024));
+  CHECK((all[6].value("phase") == "prefill" && all[12].chip == 1));
+  CHECK(all[6].value("tp").empty());
+  CHECK(all[6].describe() == "phase prefill, batch 8, ctx 1024");
   for (std::size_t i = 0; i < all.size(); ++i) CHECK(all[i].index == i);
   // Shard 1 of 5: points 1, 6, 11, 16, 21 (p mod 5 == 1).
   const auto shard = tools::grid_points(g, 1, 5);
@@ -111,19 +120,22 @@ TEST_CASE("grid points nest chips, models, phases, formats, modes, batches, then
   CHECK_THROWS_AS(tools::grid_points(g, 5, 5), g5sim::ConfigError);
   // Points are made from their numbers alone: the last one, 23 = ((1 x 2 + 1) x 2 + 1) x 3 + 2.
   const tools::SweepPoint last = tools::grid_point(g, 23);
-  CHECK((last.chip == 1 && last.phase == "prefill" && last.batch == 64u && last.ctx == 16384));
+  CHECK((last.chip == 1 && last.value("phase") == "prefill" && last.value("batch") == "64" && last.ctx == 16384));
+  // A point's request: the base with each axis value set through the table.
+  const g5sim::Request r = tools::point_request(g5sim::Request{}, last);
+  CHECK((r.phase == "prefill" && r.batch == 64u && r.ctx == 16384));
 }
 
 TEST_CASE("a grid's size is the product of its lists, refused past 2^32 points", "[sweep][grid]") {
   tools::SweepGrid g;
   g.contexts.assign(4096, 1024);
-  g.batches.assign(4096, 1);
+  g.set_axis("batch", std::vector<std::string>(4096, "1"));
   // 4096 x 4096 = 2^24 points, made one at a time: nothing of that size is held.
   CHECK(tools::grid_size(g) == std::uint64_t{1} << 24);
   CHECK(tools::grid_point(g, (std::uint64_t{1} << 24) - 1).index == (std::uint64_t{1} << 24) - 1);
-  g.kv_dtypes.assign(256, "bf16");  // 2^32: the limit itself
+  g.set_axis("kv_dtype", std::vector<std::string>(256, "bf16"));  // 2^32: the limit itself
   CHECK(tools::grid_size(g) == tools::kMaxGridPoints);
-  g.mla_modes = {"absorb", "standard"};  // 2^33
+  g.set_axis("mla_mode", {"absorb", "standard"});  // 2^33
   CHECK_THROWS_WITH(tools::grid_size(g),
                     "sweep: the grid has more than 4294967296 points (the product of its "
                     "lists' lengths)");
@@ -211,4 +223,50 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
     CHECK(speedup < 1.0);
   }
   CHECK(cli({"compare", "--chip", src + "/tests/golden/chip.yaml", "--batch", "1", "--ctx", "1024"}) == 2);
+}
+
+TEST_CASE("context ranges: lists, integer and decimal factors, steps", "[sweep][ctx]") {
+  using tools::parse_context_list;
+  using V = std::vector<std::uint64_t>;
+  CHECK(parse_context_list("1024,4096") == V{1024, 4096});
+  CHECK(parse_context_list("1024:262144:x4") == V{1024, 4096, 16384, 65536, 262144});
+  // x1.414, each value the one before x 1.414 rounded: 1024 x 1.414 = 1447.936 -> 1448;
+  // 1448 x 1.414 = 2047.472 -> 2047; 2894.458 -> 2894; 4092.116 -> 4092; 5786.088 -> 5786;
+  // 8181.404 -> 8181 (<= 8192; the next, 11567.9, is past it).
+  CHECK(parse_context_list("1024:8192:x1.414") == V{1024, 1448, 2047, 2894, 4092, 5786, 8181});
+  // x1.5 from 5: 7.5 -> 8 (halves up), 12, 18.
+  CHECK(parse_context_list("5:20:x1.5") == V{5, 8, 12, 18});
+  CHECK(parse_context_list("1024:4096:+1024") == V{1024, 2048, 3072, 4096});
+  CHECK(parse_context_list("1000:3500:+1000") == V{1000, 2000, 3000});
+  CHECK_THROWS_WITH(parse_context_list("1:8:x1.1"),
+                    "--ctx: in '1:8:x1.1', 1 x 1.1 rounds to 1: the factor is too small to grow it");
+  CHECK_THROWS_WITH(parse_context_list("1:8:x1"),
+                    "--ctx: factor '1' in '1:8:x1' is not a decimal in (1, 1024] with at most 6 decimals");
+  CHECK_THROWS_WITH(parse_context_list("1:8:x1.0000001"), Catch::Contains("at most 6 decimals"));
+  CHECK_THROWS_WITH(parse_context_list("1:8:x2."), Catch::Contains("at most 6 decimals"));
+  CHECK_THROWS_WITH(parse_context_list("1:8:x-2"), Catch::Contains("at most 6 decimals"));
+  CHECK_THROWS_WITH(parse_context_list("1:8:/2"), "--ctx: '1:8:/2' is not START:STOP:xFACTOR or START:STOP:+STEP");
+  CHECK_THROWS_WITH(parse_context_list("1:16777216:+1"), "--ctx: '1:16777216:+1' lists more than 4096 contexts");
+  CHECK_THROWS_WITH(parse_context_list("1:8:+0"), "--ctx: '0' in '1:8:+0' is not a positive integer");
+}
+
+TEST_CASE("a deployment, a query length and a core count are grid axes", "[sweep][grid]") {
+  tools::SweepGrid g;
+  g.set_axis("dp", {"8", "16"});
+  g.set_axis("tp", {"1"});
+  g.set_axis("q_len", {"1", "2"});
+  g.set_axis("cores", {"32", "64"});
+  g.contexts = {4096};
+  // 2 q_len x 2 cores x 1 tp x 2 dp = 8 points; the nesting is q_len, cores, tp, dp.
+  REQUIRE(tools::grid_size(g) == 8);
+  const tools::SweepPoint p = tools::grid_point(g, 5);  // 5 = ((1 x 2 + 0) x 1 + 0) x 2 + 1
+  CHECK(p.describe() == "q_len 2, cores 32, tp 1, dp 16, ctx 4096");
+  const g5sim::Request r = tools::point_request(g5sim::Request{}, p);
+  CHECK((r.q_len == 2u && r.cores == 32u && r.tp == 1u && r.dp == 16u && !r.ep));
+  // Values are checked before anything runs: a count through the table's range, a word its choices.
+  g.set_axis("kv_dtype", {"bf16", "int4"});
+  CHECK_THROWS_WITH(tools::check_grid_values(g), "expected one of bf16,fp8,fp8-flashmla, got 'int4'");
+  g.set_axis("kv_dtype", {});
+  g.set_axis("tp", {"0"});
+  CHECK_THROWS_AS(tools::check_grid_values(g), g5sim::ConfigError);
 }

@@ -21,6 +21,38 @@ std::uint64_t parse_positive(std::string_view s, const std::string& whole) {
   return v;
 }
 
+// FACTOR of a geometric range in millionths: digits, at most one point and 6 decimals, > 1, <= 1024.
+constexpr std::uint64_t kFactorScale = 1'000'000;
+constexpr std::uint64_t kMaxFactor = 1024;
+
+std::uint64_t parse_factor(std::string_view s, const std::string& whole) {
+  const auto bad = [&] {
+    return CliError(fmt::format("--ctx: factor '{}' in '{}' is not a decimal in (1, {}] with at most 6 decimals", s,
+                                whole, kMaxFactor));
+  };
+  const auto point = s.find('.');
+  const std::string_view integer = s.substr(0, point);
+  const std::string_view fraction = point == std::string_view::npos ? std::string_view() : s.substr(point + 1);
+  if (integer.empty() || integer.size() > 4 || fraction.size() > 6 ||
+      (point != std::string_view::npos && fraction.empty())) {
+    throw bad();
+  }
+  std::uint64_t value = 0;
+  for (const char c : integer) {
+    if (c < '0' || c > '9') throw bad();
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  value *= kFactorScale;
+  std::uint64_t unit = kFactorScale;
+  for (const char c : fraction) {
+    if (c < '0' || c > '9') throw bad();
+    unit /= 10;
+    value += unit * static_cast<std::uint64_t>(c - '0');
+  }
+  if (value <= kFactorScale || value > kMaxFactor * kFactorScale) throw bad();
+  return value;
+}
+
 void check_length(const std::vector<std::uint64_t>& out, const std::string& whole) {
   if (out.size() > kMaxContexts) {
     throw CliError(fmt::format("--ctx: '{}' lists more than {} contexts", whole, kMaxContexts));
@@ -34,18 +66,32 @@ std::vector<std::uint64_t> parse_context_list(const std::string& text) {
   if (text.find(':') != std::string::npos) {
     const auto a = text.find(':');
     const auto b = text.find(':', a + 1);
-    if (b == std::string::npos || b + 1 >= text.size() || text[b + 1] != 'x') {
-      throw CliError(fmt::format("--ctx: '{}' is not START:STOP:xFACTOR", text));
+    if (b == std::string::npos || b + 1 >= text.size() || (text[b + 1] != 'x' && text[b + 1] != '+')) {
+      throw CliError(fmt::format("--ctx: '{}' is not START:STOP:xFACTOR or START:STOP:+STEP", text));
     }
     const std::uint64_t start = parse_positive(std::string_view(text).substr(0, a), text);
     const std::uint64_t stop = parse_positive(std::string_view(text).substr(a + 1, b - a - 1), text);
-    const std::uint64_t factor = parse_positive(std::string_view(text).substr(b + 2), text);
-    if (factor < 2) throw CliError(fmt::format("--ctx: factor in '{}' must be at least 2", text));
     if (stop < start) throw CliError(fmt::format("--ctx: STOP < START in '{}'", text));
-    // v <= stop <= kMaxContext, and the multiplication is only taken while it cannot pass stop.
-    for (std::uint64_t v = start;; v *= factor) {
+    const std::string_view step = std::string_view(text).substr(b + 2);
+    if (text[b + 1] == '+') {
+      const std::uint64_t by = parse_positive(step, text);
+      if ((stop - start) / by + 1 > kMaxContexts) {
+        throw CliError(fmt::format("--ctx: '{}' lists more than {} contexts", text, kMaxContexts));
+      }
+      for (std::uint64_t v = start; v <= stop; v += by) out.push_back(v);  // v + by <= 2 x kMaxContext: no wrap
+      return out;
+    }
+    const std::uint64_t factor = parse_factor(step, text);  // x 10^6
+    // v <= stop <= kMaxContext < 2^25 and factor < 2^31: v x factor cannot wrap.
+    for (std::uint64_t v = start; v <= stop;) {
       out.push_back(v);
-      if (v > stop / factor) break;
+      check_length(out, text);
+      const std::uint64_t next = (v * factor + kFactorScale / 2) / kFactorScale;
+      if (next <= v) {
+        throw CliError(fmt::format("--ctx: in '{}', {} x {} rounds to {}: the factor is too small to grow it", text, v,
+                                   step, next));
+      }
+      v = next;
     }
     return out;
   }

@@ -82,10 +82,59 @@ std::uint64_t axis(std::size_t n) { return std::max<std::uint64_t>(1, n); }
 
 }  // namespace
 
+const std::vector<std::string>& grid_nesting() {
+  static const std::vector<std::string> nesting = [] {
+    std::vector<std::string> out;
+    for (const g5sim::RunOption& o : g5sim::run_options()) {
+      if ((o.takes & g5sim::kGridAxis) != 0 && o.name != "batch" && o.name != "ctx") out.push_back(o.name);
+    }
+    out.push_back("batch");
+    return out;
+  }();
+  return nesting;
+}
+
+const GridAxis* SweepGrid::axis(const std::string& option) const {
+  for (const GridAxis& a : axes) {
+    if (a.option == option) return &a;
+  }
+  return nullptr;
+}
+
+void SweepGrid::set_axis(const std::string& option, std::vector<std::string> values) {
+  const std::vector<std::string>& nesting = grid_nesting();
+  const auto rank = [&](const std::string& name) {
+    return std::find(nesting.begin(), nesting.end(), name) - nesting.begin();
+  };
+  if (rank(option) == static_cast<std::ptrdiff_t>(nesting.size())) {
+    throw std::logic_error("sweep grid: " + option + " is not a grid axis");
+  }
+  axes.erase(std::remove_if(axes.begin(), axes.end(), [&](const GridAxis& a) { return a.option == option; }),
+             axes.end());
+  if (values.empty()) return;
+  const auto at =
+      std::find_if(axes.begin(), axes.end(), [&](const GridAxis& a) { return rank(a.option) > rank(option); });
+  axes.insert(at, GridAxis{option, std::move(values)});
+}
+
+std::string SweepPoint::value(const std::string& option) const {
+  for (const auto& [name, v] : settings) {
+    if (name == option) return v;
+  }
+  return {};
+}
+
+std::string SweepPoint::describe() const {
+  std::string out;
+  for (const auto& [name, v] : settings) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, v);
+  return out + fmt::format("{}ctx {}", out.empty() ? "" : ", ", ctx);
+}
+
 std::uint64_t grid_size(const SweepGrid& g) {
   std::uint64_t n = g.contexts.size();
-  for (const std::size_t len : {g.chips.size(), g.models.size(), g.phases.size(), g.kv_dtypes.size(),
-                                g.mla_modes.size(), g.weight_dtypes.size(), g.batches.size()}) {
+  std::vector<std::size_t> lengths{g.chips.size(), g.models.size()};
+  for (const GridAxis& a : g.axes) lengths.push_back(a.values.size());
+  for (const std::size_t len : lengths) {
     // n * axis <= kMaxGridPoints, checked by division so that it cannot wrap.
     if (axis(len) > kMaxGridPoints / std::max<std::uint64_t>(n, 1)) {
       throw CliError(
@@ -97,8 +146,7 @@ std::uint64_t grid_size(const SweepGrid& g) {
 }
 
 SweepPoint grid_point(const SweepGrid& g, std::uint64_t index) {
-  // Mixed radix, the context fastest: index = ((((((chip M + model) P + phase) K + kv) A + mla) W
-  // + weights) B + batch) C + ctx.
+  // Mixed radix, the context fastest: index = ((chip M + model) A1 + axis 1) ... An + axis n) C + ctx.
   SweepPoint p;
   p.index = index;
   std::uint64_t rest = index;
@@ -108,16 +156,10 @@ SweepPoint grid_point(const SweepGrid& g, std::uint64_t index) {
     return static_cast<std::size_t>(d);
   };
   p.ctx = g.contexts.at(digit(g.contexts.size()));
-  const std::size_t batch = digit(g.batches.size());
-  if (!g.batches.empty()) p.batch = g.batches[batch];
-  auto text = [&](const std::vector<std::string>& list) {
-    const std::size_t i = digit(list.size());
-    return list.empty() ? std::string() : list[i];
-  };
-  p.weight_dtype = text(g.weight_dtypes);
-  p.mla_mode = text(g.mla_modes);
-  p.kv_dtype = text(g.kv_dtypes);
-  p.phase = text(g.phases);
+  p.settings.resize(g.axes.size());
+  for (std::size_t a = g.axes.size(); a-- > 0;) {
+    p.settings[a] = {g.axes[a].option, g.axes[a].values[digit(g.axes[a].values.size())]};
+  }
   p.model = digit(g.models.size());
   p.chip = digit(g.chips.size());
   return p;
@@ -132,13 +174,27 @@ std::vector<SweepPoint> grid_points(const SweepGrid& g, std::uint64_t shard, std
 
 g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& p) {
   g5sim::Request r = base;
-  if (!p.phase.empty()) r.phase = p.phase;
-  if (!p.kv_dtype.empty()) r.kv_dtype = p.kv_dtype;
-  if (!p.mla_mode.empty()) r.mla_mode = p.mla_mode;
-  if (!p.weight_dtype.empty()) r.weight_dtype = p.weight_dtype;
-  if (p.batch) r.batch = p.batch;
+  for (const auto& [option, value] : p.settings) g5sim::set_option_text(r, *g5sim::find_run_option(option), value);
   r.ctx = p.ctx;
   return r;
+}
+
+void check_grid_values(const SweepGrid& g) {
+  for (const GridAxis& a : g.axes) {
+    const g5sim::RunOption& option = *g5sim::find_run_option(a.option);
+    for (const std::string& v : a.values) {
+      g5sim::Request r;
+      g5sim::set_option_text(r, option, v);
+      // A word the library checks only when it runs (a format, a mode): the run's own check.
+      if (option.type == g5sim::OptionType::text && !option.choices.empty()) {
+        const std::string list = "," + option.choices + ",";
+        if (list.find("," + v + ",") == std::string::npos) {
+          throw g5sim::ConfigError(fmt::format("expected one of {}, got '{}'", option.choices, v), "", option.name, 0,
+                                   0);
+        }
+      }
+    }
+  }
 }
 
 void write_sweep_csv_header(std::ostream& out, bool head_split) {

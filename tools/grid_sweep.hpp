@@ -1,8 +1,10 @@
 #pragma once
-// `g5sim sweep` over a grid: every combination of chips x models x phases x KV formats x MLA modes
-// x weight formats x batches x contexts, in that nesting (the context varies fastest), numbered
-// from 0. Each point is one g5sim::simulate; its row carries the point's whole identity and the
-// deployment it ran on (tp, ep, dp, chips), so rows of different shardings never mix unseen.
+// `g5sim sweep` over a grid: every combination of chips x models x the run options' grid axes (the
+// run-option table's kGridAxis rows: phase, q_len, KV format, MLA mode, weight format, cores,
+// tp, ep, dp, batch, context), nested in that order (grid_nesting(): the table's order, with the
+// batch and then the context innermost, so the context varies fastest), numbered from 0. Each point is one
+// g5sim::simulate; its row carries the point's whole identity and the deployment it ran on (tp, ep, dp, chips), so rows
+// of different shardings never mix unseen.
 //
 // CSV columns (tidy: one row per point, units in the names):
 //   point,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,weight_dtype,
@@ -25,20 +27,39 @@
 
 namespace tools {
 
-/// The lists a grid is made of; empty lists take the request's single value.
+/// The grid axes but the context (the table's kGridAxis rows), outermost first: the table's order
+/// with the batch last. Chips and models are outside them, the context inside.
+const std::vector<std::string>& grid_nesting();
+
+/// One axis of a grid: a run option and its values, as text (each checked by set_option_text).
+struct GridAxis {
+  std::string option;
+  std::vector<std::string> values;
+};
+
+/// The lists a grid is made of; an axis not given takes the request's single value.
 struct SweepGrid {
-  std::vector<std::string> chips, models;  ///< config paths ("" = the shipped one)
-  std::vector<std::string> phases, kv_dtypes, mla_modes, weight_dtypes;
-  std::vector<std::uint64_t> batches;  ///< empty: one per DP rank
+  std::vector<std::string> chips, models;  ///< config names or paths ("" = the shipped one)
+  std::vector<GridAxis> axes;              ///< in grid_nesting() order, each with one value or more
   std::vector<std::uint64_t> contexts;
+
+  /// The axis of `option`, or nullptr when the grid has none.
+  const GridAxis* axis(const std::string& option) const;
+  /// Sets the axis of `option` (a grid_nesting() name) to `values`, in nesting order; no values
+  /// removes it. Throws std::logic_error for a name that is no grid axis.
+  void set_axis(const std::string& option, std::vector<std::string> values);
 };
 
 struct SweepPoint {
   std::uint64_t index = 0;  ///< its number in the whole grid
   std::size_t chip = 0, model = 0;
-  std::string phase, kv_dtype, mla_mode, weight_dtype;
-  std::optional<std::uint64_t> batch;
+  std::vector<std::pair<std::string, std::string>> settings;  ///< (option, value): one per axis of the grid
   std::uint64_t ctx = 0;
+
+  /// The point's value of `option`, or "" when the grid has no such axis.
+  std::string value(const std::string& option) const;
+  /// "batch 8, ctx 4096": the point's settings as a message names it.
+  std::string describe() const;
 };
 
 /// The most points a grid may have (2^32): points are made one at a time from their number, so
@@ -54,8 +75,12 @@ SweepPoint grid_point(const SweepGrid& grid, std::uint64_t index);
 /// in memory: for small grids (a comparison, tests). A sweep walks grid_point instead.
 std::vector<SweepPoint> grid_points(const SweepGrid& grid, std::uint64_t shard = 0, std::uint64_t shards = 1);
 
-/// The request of a point: `base` with the point's values.
+/// The request of a point: `base` with the point's values. Throws ConfigError (the option's
+/// field) for a value the option does not take.
 g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& point);
+/// Every value of every axis checked (as point_request would), so that a bad one is refused
+/// before any point runs.
+void check_grid_values(const SweepGrid& grid);
 
 void write_sweep_csv_header(std::ostream& out, bool head_split);
 /// head_split_columns: the --head-split columns are there; `head_split` is the point's run with

@@ -5,20 +5,22 @@ the workers of a dask.distributed.Client (Debian: python3-distributed), rows in 
                         "ctx": [1024, 4096, 16384]}, scope="block")
     rows = g5sim.sweep(grid, client=dask.distributed.Client(...))   # the same rows
 
-Axes (lists; a missing axis takes simulate()'s default): chip, model (paths, or dicts with the
-load_* rules), phase, kv_dtype, mla_mode, weight_dtype, batch, ctx (required), nested in that
-order with the context fastest, numbered from 0, as `g5sim sweep` numbers its points. Every other
+Axes (lists; a missing axis takes simulate()'s default): chip, model (names, paths, or dicts with
+the load_* rules), phase, q_len, kv_dtype, mla_mode, weight_dtype, cores, tp, ep, dp, batch, ctx
+(required), nested in that order with the context fastest, numbered from 0, as `g5sim sweep`
+numbers its points. Every other
 keyword goes to every simulate(). A row holds `g5sim sweep --json`'s keys for its point, with
 times as exact integer picoseconds beside nanoseconds.
 """
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ._g5sim import grid_nesting as _grid_nesting
 from ._g5sim import run_options as _run_options
 
-# The grid's nesting order, as `g5sim sweep` nests it (tools/grid_sweep.hpp); the run-option
-# table's grid axes are these but chip and model (python/tests/test_run_options.py checks it).
-_AXES = ("chip", "model", "phase", "kv_dtype", "mla_mode", "weight_dtype", "batch", "ctx")
+# The grid's nesting order: `g5sim sweep`'s own (tools/grid_sweep.hpp), chips and models outside,
+# the context inside.
+_AXES = ("chip", "model", *_grid_nesting(), "ctx")
 # The options some workloads do not feel (the table's scope rules), with the value that means "not
 # given": a switch's default, else None.
 _SCOPED = {o["name"]: (o["default"] if o["type"] == "flag" else None) for o in _run_options() if o["scoped"]}

@@ -83,7 +83,7 @@ std::string help_of(const g5sim::RunOption& o, bool list) {
     std::replace(words.begin(), words.end(), ',', '|');
     help += fmt::format(" ({})", words);
   }
-  if (list) help += o.name == "ctx" ? "; a comma list or START:STOP:xFACTOR" : "; a comma list";
+  if (list) help += o.name == "ctx" ? "; a comma list, or START:STOP:xFACTOR or START:STOP:+STEP" : "; a comma list";
   if (o.type != g5sim::OptionType::flag) help += fmt::format(" [default: {}]", o.default_doc);
   return help;
 }
@@ -139,45 +139,52 @@ std::vector<std::string> RunOptionFlags::given() const {
 }
 
 void GridFlags::add_to(CLI::App* cmd) {
-  cmd->add_option("--chip", chips, "chip config YAMLs or shipped chips' names (g5sim list), a comma list [default: sg2262]")
+  cmd->add_option("--chip", chips,
+                  "chip config YAMLs or shipped chips' names (g5sim list), a comma list [default: sg2262]")
       ->delimiter(',')
       ->check(non_empty_path());
-  cmd->add_option("--model", models, "model configs or shipped models' names (g5sim list), a comma list [default: deepseek-v3]")
+  cmd->add_option("--model", models,
+                  "model configs or shipped models' names (g5sim list), a comma list [default: deepseek-v3]")
       ->delimiter(',')
       ->check(non_empty_path());
   for (const g5sim::RunOption& o : g5sim::run_options()) {
     if ((o.takes & g5sim::kGridAxis) == 0) continue;
     const std::string help = help_of(o, true);
-    CLI::Option* cli = nullptr;
-    if (o.name == "phase") cli = cmd->add_option(o.flag, phases, help)->delimiter(',');
-    if (o.name == "kv_dtype") cli = cmd->add_option(o.flag, kv_dtypes, help)->delimiter(',');
-    if (o.name == "mla_mode") cli = cmd->add_option(o.flag, mla_modes, help)->delimiter(',');
-    if (o.name == "weight_dtype") cli = cmd->add_option(o.flag, weight_dtypes, help)->delimiter(',');
-    if (o.name == "batch") cli = cmd->add_option(o.flag, batches, help)->delimiter(',')->check(count_in(o.min, o.max));
-    if (o.name == "ctx") cli = cmd->add_option(o.flag, ctx, help)->required();
-    // A grid axis of the table the grid does not walk would be taken and ignored.
-    if (cli == nullptr) throw std::logic_error("run option " + o.name + " is a grid axis the sweep grid lacks");
-    axes_.emplace_back(o.name, cli);
+    if (o.name == "ctx") {
+      cmd->add_option(o.flag, ctx, help)->required();
+      continue;
+    }
+    if (o.type != g5sim::OptionType::count && o.type != g5sim::OptionType::text) {
+      throw std::logic_error("run option " + o.name + ": a grid axis is a count or a word");
+    }
+    Axis& axis = axes_.emplace_back();
+    axis.option = o.name;
+    axis.cli = cmd->add_option(o.flag, axis.values, help)->delimiter(',');
+    if (o.type == g5sim::OptionType::count) axis.cli->check(count_in(o.min, o.max));
   }
 }
 
 std::vector<std::string> GridFlags::given(const RunOptionFlags& fixed) const {
   std::vector<std::string> out = fixed.given();
-  for (const auto& [name, cli] : axes_) {
-    if (cli->count() > 0) out.push_back(name);
+  for (const Axis& a : axes_) {
+    if (a.cli->count() > 0) out.push_back(a.option);
   }
   return out;
+}
+
+const std::vector<std::string>& GridFlags::values(const std::string& option) const {
+  for (const Axis& a : axes_) {
+    if (a.option == option) return a.values;
+  }
+  throw std::logic_error("no grid axis " + option);
 }
 
 SweepGrid GridFlags::grid() const {
   SweepGrid g;
   g.chips = chips;
   g.models = models;
-  g.phases = phases;
-  g.kv_dtypes = kv_dtypes;
-  g.mla_modes = mla_modes;
-  g.weight_dtypes = weight_dtypes;
-  g.batches = batches;
+  for (const Axis& a : axes_) g.set_axis(a.option, a.values);
+  check_grid_values(g);
   g.contexts = parse_context_list(ctx);
   return g;
 }

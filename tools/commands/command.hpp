@@ -86,21 +86,26 @@ class RunOptionFlags {
 };
 
 /// The grid a sweep or a comparison walks: comma lists of chips, models and the table's grid
-/// axes (kGridAxis), and --ctx as a list or START:STOP:xFACTOR.
+/// axes (kGridAxis), and --ctx as a list or a range (tools/context_list.hpp).
 struct GridFlags {
   std::vector<std::string> chips, models;
-  std::vector<std::string> phases, kv_dtypes, mla_modes, weight_dtypes;
-  std::vector<std::uint64_t> batches;
   std::string ctx;
 
   void add_to(CLI::App* cmd);
-  /// The grid; throws a ConfigError on a bad --ctx list.
+  /// The grid; throws a ConfigError on a bad --ctx list or a value an axis does not take.
   SweepGrid grid() const;
   /// The grid axes given on the command line (table names), after those of `fixed`.
   std::vector<std::string> given(const RunOptionFlags& fixed) const;
+  /// The values given for `option`'s axis (empty when not given).
+  const std::vector<std::string>& values(const std::string& option) const;
 
  private:
-  std::vector<std::pair<std::string, CLI::Option*>> axes_;
+  struct Axis {
+    std::string option;
+    std::vector<std::string> values;
+    CLI::Option* cli = nullptr;
+  };
+  std::deque<Axis> axes_;  // stable addresses: CLI11 writes into them
 };
 
 /// A given option that no point of `points` feels is an error naming its flag and why; one that

@@ -33,7 +33,7 @@ class CompareCommand final : public Command {
   int run(const CliLimits& limits) override {
     const g5sim::Request base = options_.request(limits);
     if (grid_.chips.size() < 2) throw CliError("--chip: compare needs two chips or more (A.yaml,B.yaml)");
-    if (grid_.batches.empty()) {
+    if (grid_.values("batch").empty()) {
       throw CliError("--batch: compare needs it (one sequence per DP rank would differ between chips)");
     }
     const SweepGrid grid = grid_.grid();
@@ -56,8 +56,8 @@ class CompareCommand final : public Command {
       try {
         runs[i] = ComparedRun::of(g5sim::simulate(chips[p.chip], models[p.model], request));
       } catch (const g5sim::ConfigError& e) {
-        throw CliError(fmt::format("compare on {} ({} {}, batch {}, ctx {}): {}", chips[p.chip].name(),
-                                   models[p.model].name(), request.phase, *p.batch, p.ctx, cli_message(e)));
+        throw CliError(fmt::format("compare on {} ({}, {}): {}", chips[p.chip].name(), models[p.model].name(),
+                                   p.describe(), cli_message(e)));
       }
     });
     const std::size_t workloads = points.size() / chips.size();

@@ -14,8 +14,8 @@ namespace {
 class ListCommand final : public Command {
  public:
   explicit ListCommand(CLI::App& parent)
-      : Command(parent.add_subcommand("list", "list the shipped chips and models by the names --chip and --model take")) {
-  }
+      : Command(
+            parent.add_subcommand("list", "list the shipped chips and models by the names --chip and --model take")) {}
 
   int run(const CliLimits&) override {
     // Every config is loaded: a line is what the file says, and a broken shipped file is an error.

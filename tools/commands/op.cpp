@@ -61,7 +61,8 @@ class OpCommand final : public Command {
 
  private:
   void add_common(CLI::App* cmd) {
-    cmd->add_option("--chip", chip_, "chip config YAML, or a shipped chip's name (g5sim list) [default: sg2262]")->check(non_empty_path());
+    cmd->add_option("--chip", chip_, "chip config YAML, or a shipped chip's name (g5sim list) [default: sg2262]")
+        ->check(non_empty_path());
     cmd->add_option("--cores", cores_, "cores to use (default: all)")
         ->check(count_in(0, g5sim::run_limits().max_cores));
     cmd->add_option("--json", json_, "write JSON to PATH ('-' for stdout only)")->check(non_empty_path());

@@ -108,7 +108,8 @@ class SweepCommand final : public Command {
 
  private:
   void check_sharding(const g5sim::Request& base) const {
-    const bool fixed = base.tp || base.ep || base.dp;
+    const bool fixed = base.tp || base.ep || base.dp || !grid_.values("tp").empty() || !grid_.values("ep").empty() ||
+                       !grid_.values("dp").empty();
     if (sharding_ == "auto" && fixed) {
       throw CliError("--sharding auto chooses tp, ep and dp per point: drop --tp/--ep/--dp, or say fixed");
     }
@@ -137,7 +138,7 @@ class SweepCommand final : public Command {
   void refuse_without_effect(const SweepGrid& grid, const std::vector<g5sim::Model>& models,
                              const g5sim::Request& base) const {
     SweepGrid rules_grid = grid;
-    if (!grid.batches.empty()) rules_grid.batches = {grid.batches.front()};
+    if (const GridAxis* batches = grid.axis("batch")) rules_grid.set_axis("batch", {batches->values.front()});
     if (!grid.contexts.empty()) rules_grid.contexts = {grid.contexts.front()};
     const std::vector<SweepPoint> rules_points = grid_points(rules_grid);
     refuse_options_without_effect(grid_.given(options_), models, rules_points, base, true);
@@ -165,9 +166,8 @@ class SweepCommand final : public Command {
       done.heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
     } catch (const g5sim::ConfigError& e) {
       // One line naming the point, then what the run would have said.
-      throw CliError(fmt::format("sweep point {} ({} {} {}, batch {}, ctx {}): {}", p.index, chips[p.chip].name(),
-                                 models[p.model].name(), request.phase, p.batch ? std::to_string(*p.batch) : "default",
-                                 p.ctx, cli_message(e)));
+      throw CliError(fmt::format("sweep point {} ({} {}, {}): {}", p.index, chips[p.chip].name(),
+                                 models[p.model].name(), p.describe(), cli_message(e)));
     }
     return done;
   }
