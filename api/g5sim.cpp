@@ -118,6 +118,12 @@ void fill(Result& r, const Result::State& s) {
   const ops::Timeline& tl = s.timeline;
   r.chip = chip.name;
   r.model = s.model.data().spec.name;
+  r.chip_source = chip.source;
+  r.chip_sha256 = chip.source_sha256;
+  r.model_source = s.model.data().spec.source;
+  r.model_sha256 = s.model.data().spec.source_sha256;
+  r.cores = chip.cores;
+  r.prefetch = s.options.prefetch_weights;
   r.scope = s.scope == api::Scope::step ? "step" : "block";
   r.layers = s.layers;
   r.micro_batches = s.micro_batches;
@@ -145,6 +151,7 @@ void fill(Result& r, const Result::State& s) {
   r.c2c_bytes = tl.c2c_bytes;
   r.flops = tl.flops;
   r.tokens_per_s = api::tokens_per_s(w, tl.total);
+  r.tokens_per_s_per_chip = api::tokens_per_s_per_chip(w, tl.total, s.parallelism);
   r.compute_ns = tl.compute_ns;
   r.memory_ns = tl.memory_ns;
   r.regime = std::string(ops::regime_name(tl.regime));
@@ -184,6 +191,7 @@ Chip Chip::from_document(const std::string& json_text, const std::string& source
 
 std::string Chip::name() const { return data_->chip.name; }
 std::string Chip::source() const { return data_->chip.source; }
+std::string Chip::sha256() const { return data_->chip.source_sha256; }
 std::uint32_t Chip::cores() const { return data_->chip.cores; }
 std::uint64_t Chip::ddr_capacity_bytes() const { return data_->chip.ddr_capacity_bytes; }
 
@@ -221,6 +229,7 @@ Model Model::from_document(const std::string& json_text, const std::string& sour
 
 std::string Model::name() const { return data_->spec.name; }
 std::string Model::source() const { return data_->spec.source; }
+std::string Model::sha256() const { return data_->spec.source_sha256; }
 std::string Model::model_type() const { return data_->spec.model_type; }
 std::string Model::attention() const { return data_->spec.attention == models::AttentionKind::mla ? "mla" : "gqa"; }
 std::uint64_t Model::num_hidden_layers() const { return data_->spec.num_hidden_layers; }
@@ -325,8 +334,25 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     state->timeline = std::move(sim.timeline);
     if (request.keep_commands) state->simulation = std::move(sim);
     fill(result, *state);
+    result.replay = request.replay;
     result.state_ = std::move(state);
     return result;
+  });
+}
+
+Deployment deployment(const Chip& chip, const Model& model, const Request& request) {
+  return translated([&] {
+    const models::ModelSpec& m = model.data().spec;
+    Deployment d;
+    if (!request.tp && !request.ep && !request.dp) {
+      const auto chosen = models::auto_sharding(m, workload_of(request, m, request.batch.value_or(1)),
+                                                request.batch.has_value(), chip.data().chip.ddr_capacity_bytes);
+      d = {chosen.parallelism.tp, chosen.parallelism.ep, chosen.parallelism.dp, chosen.batch, true};
+    } else {
+      const models::Parallelism p{request.tp.value_or(1), request.ep.value_or(1), request.dp.value_or(1)};
+      d = {p.tp, p.ep, p.dp, request.batch.value_or(p.dp), false};
+    }
+    return d;
   });
 }
 

@@ -105,6 +105,10 @@ double tokens_per_s(const models::Workload& w, sim::Tick total) {
   return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
 }
 
+double tokens_per_s_per_chip(const models::Workload& w, sim::Tick total, const models::Parallelism& p) {
+  return tokens_per_s(w, total) / static_cast<double>(p.chips());
+}
+
 namespace {
 
 std::string layer_text(int layer) { return layer < 0 ? std::string("null") : std::to_string(layer); }
@@ -191,7 +195,11 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   }
   out << '\n';
   fmt::print(out, "total_ns      {}\n", format_ns(tl.total));
-  if (step) fmt::print(out, "tokens_per_s  {:.1f}\n", tokens_per_s(w, tl.total));
+  if (step) {
+    fmt::print(out, "tokens_per_s  {:.1f} over {} chip{}: {:.1f} per chip\n", tokens_per_s(w, tl.total),
+               run.parallelism.chips(), run.parallelism.chips() == 1 ? "" : "s",
+               tokens_per_s_per_chip(w, tl.total, run.parallelism));
+  }
   fmt::print(out, "hbm_bytes     {}\n", tl.hbm_bytes);
   fmt::print(out, "flops         {}\n", tl.flops);
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
@@ -219,6 +227,11 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"g5sim_version\": \"{}\",\n", G5SIM_VERSION);
   fmt::print(out, "  \"chip\": {},\n", json_string(run.chip.name));
   fmt::print(out, "  \"model\": {},\n", json_string(run.model.name));
+  fmt::print(out, "  \"chip_source\": {},\n", json_string(run.chip.source));
+  fmt::print(out, "  \"chip_sha256\": \"{}\",\n", run.chip.source_sha256);
+  fmt::print(out, "  \"model_source\": {},\n", json_string(run.model.source));
+  fmt::print(out, "  \"model_sha256\": \"{}\",\n", run.model.source_sha256);
+  fmt::print(out, "  \"cores\": {},\n", run.chip.cores);
   fmt::print(out, "  \"scope\": \"{}\",\n", run.scope == Scope::step ? "step" : "block");
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out, "  \"micro_batches\": {},\n", run.micro_batches);
@@ -226,9 +239,10 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
              "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"weight_group_size\": {}, "
              "\"kv_read_engine\": "
-             "\"{}\", \"prefetch_weights\": {}}},\n",
+             "\"{}\", \"attn_split\": \"{}\", \"prefetch_weights\": {}}},\n",
              phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
              models::name_of(w.prefill_mla_mode), models::name_of(w.weight_dtype), w.weight_group, kv_engine_name(run),
+             run.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head",
              run.options.prefetch_weights ? "true" : "false");
   fmt::print(out, "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
@@ -240,6 +254,7 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
   fmt::print(out, "  \"total_ps\": {},\n", tl.total);
   fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
+  fmt::print(out, "  \"tokens_per_s_per_chip\": {:.3f},\n", tokens_per_s_per_chip(w, tl.total, run.parallelism));
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));
   fmt::print(out, "  \"bound_by\": {},\n", json_string(tl.bound_by));
   fmt::print(out, "  \"bound_share\": {:.3f},\n", tl.bound_share);

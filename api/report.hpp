@@ -54,6 +54,8 @@ std::string kv_read_engine_name(const hw::Chip& chip, const ops::LoweringOptions
 
 /// Tokens per second of the whole deployment: B * q_len tokens (B over all DP ranks) per step.
 double tokens_per_s(const models::Workload& workload, sim::Tick total);
+/// The same over the deployment's chips: tokens_per_s / chips (what one chip delivers).
+double tokens_per_s_per_chip(const models::Workload& workload, sim::Tick total, const models::Parallelism& p);
 
 /// "1234.567" for 1234567 ps.
 std::string format_ns(sim::Tick ps);

@@ -41,6 +41,10 @@ template <std::uint64_t Result::*field>
 std::string number(const Result& r) {
   return std::to_string(r.*field);
 }
+template <bool Result::*field>
+std::string yes_no(const Result& r) {
+  return r.*field ? "true" : "false";
+}
 
 std::string mla_only(const Model& model, const Request&) {
   if (model.attention() == "mla") return {};
@@ -200,22 +204,27 @@ const std::vector<Row>& rows() {
         .takes = kFixed | kValidation,
         .json_key = "kv_read_engine"},
        &Request::kv_read_engine,
-       decode_history_only},
+       decode_history_only,
+       word<&Result::kv_read_engine>},
       {{.name = "attn_split",
         .flag = "--attn-split",
         .type = T::text,
         .choices = "seq,head",
         .doc = "decode attention over cores: seq (flash decoding) or head",
-        .takes = kFixed | kValidation},
+        .takes = kFixed | kValidation,
+        .json_key = "attn_split"},
        &Request::attn_split,
-       decode_split_only},
+       decode_split_only,
+       word<&Result::attn_split>},
       {{.name = "scope",
         .flag = "--scope",
         .type = T::text,
         .choices = "step,block",
         .doc = "step (the whole decoder) or block (one attention block)",
         .takes = kFixed},
-       &Request::scope},
+       &Request::scope,
+       nullptr,
+       word<&Result::scope>},
       {{.name = "layers",
         .flag = "--layers",
         .type = T::count,
@@ -226,7 +235,9 @@ const std::vector<Row>& rows() {
         .unit = "layers",
         .doc = "step: simulate only the first N decoder layers",
         .takes = kFixed | kValidation},
-       &Request::layers},
+       &Request::layers,
+       nullptr,
+       number<&Result::layers>},
       {{.name = "micro_batches",
         .flag = "--micro-batches",
         .type = T::count,
@@ -234,7 +245,9 @@ const std::vector<Row>& rows() {
         .max = models::kMaxMicroBatches,
         .doc = "step: the chip's sequences in N groups whose attention overlaps the others' MoE all-to-alls",
         .takes = kFixed | kValidation},
-       &Request::micro_batches},
+       &Request::micro_batches,
+       nullptr,
+       number<&Result::micro_batches>},
       {{.name = "cores",
         .flag = "--cores",
         .type = T::count,
@@ -245,7 +258,9 @@ const std::vector<Row>& rows() {
         .unit = "cores",
         .doc = "run on the chip's first N cores",
         .takes = kAxis},
-       &Request::cores},
+       &Request::cores,
+       nullptr,
+       number<&Result::cores>},
       {{.name = "tp",
         .flag = "--tp",
         .type = T::count,
@@ -314,14 +329,17 @@ const std::vector<Row>& rows() {
         .doc = "cross-op weight prefetch (--no-prefetch: every load waits for the op's producers)",
         .takes = kFixed,
         .json_key = "prefetch_weights"},
-       &Request::prefetch},
+       &Request::prefetch,
+       nullptr,
+       yes_no<&Result::prefetch>},
       {{.name = "replay",
         .flag = "--no-replay",
         .type = T::flag,
         .doc = "exact replay of identical layers (--no-replay: simulate every command; same results, slower)",
         .takes = kFixed},
        &Request::replay,
-       step_only},
+       step_only,
+       yes_no<&Result::replay>},
   };
   return table;
 }
@@ -484,9 +502,18 @@ const RunLimits& run_limits() {
 std::vector<IdentityField> run_identity(const Result& result) {
   std::vector<IdentityField> out{{"chip", result.chip, true}, {"model", result.model, true}};
   for (const Row& r : rows()) {
-    if (r.resolved) out.push_back({r.option.name, r.resolved(result), r.option.type != OptionType::count});
+    if (r.resolved) {
+      const bool word = r.option.type == OptionType::text || r.option.type == OptionType::path;
+      out.push_back({r.option.name, r.resolved(result), word});
+    }
   }
   out.push_back({"chips", std::to_string(result.chips), false});
+  for (const auto& [name, value] : {std::pair{"chip_source", &result.chip_source},
+                                    {"chip_sha256", &result.chip_sha256},
+                                    {"model_source", &result.model_source},
+                                    {"model_sha256", &result.model_sha256}}) {
+    out.push_back({name, *value, true});
+  }
   return out;
 }
 

@@ -218,6 +218,7 @@ Chip read_chip(ConfigMap root) {
   if (root.has("calibration")) read_calibration_record(root.map("calibration"));
   Chip chip;
   chip.source = root.source();
+  chip.source_sha256 = root.sha256();
   chip.name = root.string("name");
   chip.cores = u32_in(root, "cores", 1, 4096);
   chip.lmem_bytes_per_core = root.int_in("lmem_bytes_per_core", 1024, std::uint64_t{1} << 30);

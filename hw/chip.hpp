@@ -28,7 +28,8 @@ enum class MatmulLayout : std::uint8_t { nn = 0, nt = 1, tt = 2 };
 
 struct Chip {
   std::string name;
-  std::string source;  ///< file path or "<memory:NAME>", for messages
+  std::string source;         ///< file path or "<memory:NAME>", for messages
+  std::string source_sha256;  ///< SHA-256 of the text it was read from (tells same-named files apart)
 
   std::uint32_t cores = 0;
   std::uint64_t lmem_bytes_per_core = 0;

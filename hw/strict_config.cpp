@@ -10,6 +10,7 @@
 
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "hw/sha256.hpp"
 
 namespace hw {
 namespace {
@@ -72,22 +73,24 @@ ConfigMap::ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::
 
 ConfigMap ConfigMap::from_string(const std::string& text, const std::string& source_name, UnknownKeys policy) {
   const std::string source = "<memory:" + source_name + ">";
-  auto doc = std::make_shared<const Document>(Document{source, policy, true});
+  auto doc = std::make_shared<const Document>(Document{source, policy, true, sha256_hex(text)});
   return ConfigMap(doc, parse_root(text, source, true), "");
 }
 
 ConfigMap ConfigMap::from_document(const std::string& json_text, const std::string& source_name, UnknownKeys policy) {
-  auto doc = std::make_shared<const Document>(Document{source_name, policy, false});
+  auto doc = std::make_shared<const Document>(Document{source_name, policy, false, sha256_hex(json_text)});
   return ConfigMap(doc, parse_root(json_text, source_name, false), "");
 }
 
 ConfigMap ConfigMap::from_file(const std::string& path, UnknownKeys policy) {
   const std::string text = read_input_file(path);
-  auto doc = std::make_shared<const Document>(Document{path, policy, true});
+  auto doc = std::make_shared<const Document>(Document{path, policy, true, sha256_hex(text)});
   return ConfigMap(doc, parse_root(text, path, true), "");
 }
 
 const std::string& ConfigMap::source() const { return doc_->source; }
+
+const std::string& ConfigMap::sha256() const { return doc_->sha256; }
 
 std::string ConfigMap::where() const { return mark_text(doc_->source, node_.Mark(), doc_->positions); }
 

@@ -87,12 +87,15 @@ class ConfigMap {
   /// Dotted path of a key, for messages ("gdma.bandwidth_gb_per_s").
   std::string path_of(std::string_view key) const;
   const std::string& source() const;
+  /// SHA-256 of the document's text (a file's bytes, the YAML text, the serialised dict), hex.
+  const std::string& sha256() const;
 
  private:
   struct Document {
     std::string source;
     UnknownKeys policy;
-    bool positions;  ///< text positions are the user's (a file or YAML text), not a serialised dict's
+    bool positions;      ///< text positions are the user's (a file or YAML text), not a serialised dict's
+    std::string sha256;  ///< of the text it was parsed from (hw/sha256.hpp)
   };
   ConfigMap(std::shared_ptr<const Document> doc, YAML::Node node, std::string path);
 

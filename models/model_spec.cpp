@@ -63,6 +63,7 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
   Fields fields(m, family.fields, yaml);
   s.name = yaml ? m.string("name") : std::move(name);
   s.source = m.source();
+  s.source_sha256 = m.sha256();
   s.hidden_size = fields.count("hidden_size");
   family.build(fields, s);
   s.set_weights(read_weight_format(m, yaml));

@@ -80,6 +80,7 @@ struct DsaSpec {
 struct ModelSpec {
   std::string name;
   std::string source;
+  std::string source_sha256;  ///< SHA-256 of the text it was read from
   std::string model_type;
   AttentionKind attention = AttentionKind::mla;
 

@@ -236,6 +236,7 @@ void bind_chip(py::module_& m) {
       .def_property_readonly("engines", &g5sim::Chip::engines, "A core's engines, in declaration order.")
       .def_property_readonly("ddr_capacity_bytes", &g5sim::Chip::ddr_capacity_bytes)
       .def_property_readonly("summary", &g5sim::Chip::summary, "One line: name, cores, bf16 peak, DDR (g5sim list).")
+      .def_property_readonly("sha256", &g5sim::Chip::sha256, "SHA-256 of the text it was read from, 64 hex digits.")
       .def("with_cores", &g5sim::Chip::with_cores, py::arg("cores"), "The same chip with only its first `cores` cores.")
       .def("__repr__", [](const g5sim::Chip& c) {
         return "<g5sim.Chip " + c.name() + " (" + std::to_string(c.cores()) + " cores) from " + c.source() + ">";
@@ -265,6 +266,7 @@ void bind_model(py::module_& m) {
                              "kv_lora_rank + qk_rope_head_dim per token per layer; 0 unless MLA.")
       .def_property_readonly("parameter_count", &g5sim::Model::parameter_count,
                              "Every weight of every layer, the embedding and lm_head, the norms.")
+      .def_property_readonly("sha256", &g5sim::Model::sha256, "SHA-256 of the text it was read from, 64 hex digits.")
       .def_property_readonly("summary", &g5sim::Model::summary,
                              "One line: name, type, layers, attention, FFN, "
                              "parameters (g5sim list).")
@@ -399,6 +401,13 @@ void bind_result(py::module_& m) {
       .def_readonly("weight_group", &g5sim::Result::weight_group)
       .def_readonly("kv_read_engine", &g5sim::Result::kv_read_engine)
       .def_readonly("attn_split", &g5sim::Result::attn_split)
+      .def_readonly("chip_source", &g5sim::Result::chip_source)
+      .def_readonly("chip_sha256", &g5sim::Result::chip_sha256)
+      .def_readonly("model_source", &g5sim::Result::model_source)
+      .def_readonly("model_sha256", &g5sim::Result::model_sha256)
+      .def_readonly("cores", &g5sim::Result::cores)
+      .def_readonly("prefetch", &g5sim::Result::prefetch)
+      .def_readonly("replay", &g5sim::Result::replay)
       .def_readonly("tp", &g5sim::Result::tp)
       .def_readonly("ep", &g5sim::Result::ep)
       .def_readonly("dp", &g5sim::Result::dp)
@@ -418,6 +427,8 @@ void bind_result(py::module_& m) {
       .def_readonly("replayed_commands", &g5sim::Result::replayed_commands,
                     "Of command_count: the commands derived by exact layer replay.")
       .def_readonly("tokens_per_s", &g5sim::Result::tokens_per_s)
+      .def_readonly("tokens_per_s_per_chip", &g5sim::Result::tokens_per_s_per_chip,
+                    "tokens_per_s / chips: what one chip of the deployment delivers.")
       .def_readonly("compute_ns", &g5sim::Result::compute_ns)
       .def_readonly("memory_ns", &g5sim::Result::memory_ns)
       .def_readonly("regime", &g5sim::Result::regime)
@@ -452,7 +463,14 @@ void bind_result(py::module_& m) {
           [](const g5sim::Result& r) {
             py::dict d;
             for (const g5sim::IdentityField& f : g5sim::run_identity(r)) {
-              d[py::str(f.name)] = f.text ? py::object(py::str(f.value)) : py::object(py::int_(std::stoull(f.value)));
+              // A number's digits, or a switch's true / false (the only other non-words).
+              if (f.text) {
+                d[py::str(f.name)] = py::str(f.value);
+              } else if (f.value == "true" || f.value == "false") {
+                d[py::str(f.name)] = py::bool_(f.value == "true");
+              } else {
+                d[py::str(f.name)] = py::int_(std::stoull(f.value));
+              }
             }
             return d;
           },

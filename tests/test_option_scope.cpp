@@ -136,7 +136,9 @@ TEST_CASE("head-split columns are empty for prefill points and refused when no p
   args.insert(args.end(), {"--phase", "decode,prefill", "--ctx", "1024", "--csv", csv, "--json", json});
   REQUIRE(cli(args) == 0);
   std::istringstream rows(slurp(csv));
-  std::string header, decode_row, prefill_row;
+  std::string grid_line, header, decode_row, prefill_row;
+  std::getline(rows, grid_line);
+  CHECK(grid_line.rfind("# g5sim ", 0) == 0);
   std::getline(rows, header);
   std::getline(rows, decode_row);
   std::getline(rows, prefill_row);

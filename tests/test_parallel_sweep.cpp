@@ -1,6 +1,7 @@
 // Sweeps: parallel points (--jobs N: the same bytes whatever N, the same error), the grid's order
 // and identity columns, shards (--shard I/N) that merge into the unsharded file.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <filesystem>
@@ -10,11 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
 #include "tools/context_list.hpp"
 #include "tools/grid_sweep.hpp"
 #include "tools/parallel_for.hpp"
+
+using namespace std::string_literals;
 
 namespace {
 
@@ -69,8 +73,8 @@ TEST_CASE("sweep points on several threads write the same bytes as on one", "[cl
     REQUIRE(cli(args) == 0);
     files.push_back(slurp(out));
   }
-  // 7 points (1024 .. 65536) and a header.
-  CHECK(std::count(files[0].begin(), files[0].end(), '\n') == 8);
+  // 7 points (1024 .. 65536), the grid line and the column line.
+  CHECK(std::count(files[0].begin(), files[0].end(), '\n') == 9);
   for (std::size_t i = 1; i < files.size(); ++i) CHECK(files[i] == files[0]);
 }
 
@@ -173,26 +177,83 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   };
   const std::string whole = run({}, "whole.csv");
   const std::string text = slurp(whole);
-  // A header and 96 rows; the header names every identity and sharding column.
-  CHECK(std::count(text.begin(), text.end(), '\n') == 97);
-  CHECK(text.rfind("point,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,weight_dtype,tp,ep,dp,"
-                   "chips,total_ns,tokens_per_s,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n",
-                   0) == 0);
-  CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,") != std::string::npos);
+  // The grid line, the column line and 96 rows; the columns name every identity, sharding and
+  // config column.
+  CHECK(std::count(text.begin(), text.end(), '\n') == 98);
+  const std::string grid_line = fmt::format("# g5sim {} sweep grid 96 points sha256 ", g5sim::version());
+  REQUIRE(text.rfind(grid_line, 0) == 0);
+  const std::string hash = text.substr(grid_line.size(), 64);
+  CHECK(text.substr(grid_line.size() + 64, 12) == " shard 0/1\npoint,"s.substr(0, 12));
+  CHECK(text.find("\npoint,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,weight_dtype,"
+                  "kv_read_engine,attn_split,scope,layers,micro_batches,cores,tp,ep,dp,prefetch,replay,chips,"
+                  "chip_source,chip_sha256,model_source,model_sha256,total_ns,tokens_per_s,tokens_per_s_per_chip,"
+                  "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n") != std::string::npos);
+  // Point 95: the last chip (32 cores), the last model, batch 4, ctx 65536, on a block.
+  CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,bf16,absorb,expanded,bf16,gdma,seq,block,1,1,32,"
+                  "1,1,1,true,true,1," +
+                  chip_b + ",") != std::string::npos);
   std::vector<std::string> shards;
   for (const char* s : {"0/3", "1/3", "2/3"})
     shards.push_back(run({"--shard", s}, std::string("shard") + s[0] + ".csv"));
+  // Each shard names the same grid (its hash) and its own part.
+  CHECK(slurp(shards[1]).rfind(grid_line + hash + " shard 1/3\n", 0) == 0);
   // Given in any order, the shards merge into the same bytes.
   CHECK(tools::merge_sweeps({shards[2], shards[0], shards[1]}) == text);
   const std::string merged = (dir / "merged.csv").string();
   REQUIRE(cli({"merge", shards[0], shards[1], shards[2], "--out", merged}) == 0);
   CHECK(slurp(merged) == text);
-  // A missing shard, a shard given twice, a file of another sweep: errors.
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[2]}), "merge: point 1 is in no file (a shard is missing)");
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[0]}), Catch::Contains("point 0 appears twice"));
+  // A missing shard: points 1, 4, 7, ... (shard 1 of 3) are in no file.
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[2]}),
+                    "merge: 32 of the grid's 96 points are in no file (first: 1, 4, 7, 10, 13) (shards missing: 1 of "
+                    "3)");
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[0]}), Catch::Contains("shard 0/3 again"));
+  // A shard cut short on a clean line end (its last row, point 95, lost): refused.
+  std::string cut = slurp(shards[2]);
+  cut.erase(cut.rfind('\n', cut.size() - 2) + 1);
+  std::ofstream(dir / "cut.csv") << cut;
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[1], (dir / "cut.csv").string()}),
+                    "merge: 1 of the grid's 96 points are in no file (first: 95) (a shard was cut short)");
+  // A row cut mid-line.
+  std::ofstream(dir / "midrow.csv") << cut << "95,SG2262-half,DeepSeek-V2-Lite\n";
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
+                    Catch::Contains("midrow.csv:34: 3 cells, the header has 35 (a cut row?)"));
+  // A shard of another grid (scope step instead of block) and a file that is no sweep.
+  auto step_args = base;
+  step_args.erase(std::find(step_args.begin(), step_args.end(), "--scope"),
+                  std::find(step_args.begin(), step_args.end(), "--dp"));
+  step_args.insert(step_args.end(), {"--layers", "1", "--shard", "1/3", "--csv", (dir / "step1.csv").string()});
+  REQUIRE(cli(step_args) == 0);
+  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], (dir / "step1.csv").string(), shards[2]}),
+                    Catch::Contains("step1.csv:1: a shard of another grid"));
   std::ofstream(dir / "other.csv") << "ctx,batch,total_ns\n1024,1,5.000\n";
   CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], (dir / "other.csv").string()}),
                     Catch::Contains("other.csv:1: not a g5sim sweep CSV"));
+}
+
+TEST_CASE("chips that share a name are told apart by their file's stem", "[cli][sweep]") {
+  const std::string src = G5SIM_TEST_SOURCE_DIR;
+  const auto dir = std::filesystem::temp_directory_path() / "g5sim_test_same_name";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string yaml = slurp(src + "/tests/golden/chip.yaml");
+  yaml.replace(yaml.find("cores: 64"), 9, "cores: 32");
+  std::ofstream(dir / "variant.yaml") << yaml;
+  const std::string csv = (dir / "s.csv").string();
+  REQUIRE(cli({"sweep", "--chip", src + "/tests/golden/chip.yaml," + (dir / "variant.yaml").string(), "--model",
+               src + "/tests/golden/model.yaml", "--scope", "block", "--dp", "1", "--ctx", "1024", "--csv", csv}) == 0);
+  const std::string text = slurp(csv);
+  CHECK(text.find("\n0,SG2262-golden (chip),") != std::string::npos);
+  CHECK(text.find("\n1,SG2262-golden (variant),") != std::string::npos);
+  const std::vector<g5sim::Chip> chips{g5sim::Chip::from_file(src + "/tests/golden/chip.yaml"),
+                                       g5sim::Chip::from_file((dir / "variant.yaml").string()),
+                                       g5sim::Chip::from_file(src + "/configs/chips/h100.yaml")};
+  CHECK(tools::chip_labels(chips) ==
+        std::vector<std::string>{"SG2262-golden (chip)", "SG2262-golden (variant)", "H100"});
+  // Two files of one stem in two folders: their paths.
+  std::filesystem::create_directories(dir / "b");
+  std::ofstream(dir / "b" / "chip.yaml") << yaml;
+  const std::vector<g5sim::Chip> same_stem{chips[0], g5sim::Chip::from_file((dir / "b" / "chip.yaml").string())};
+  CHECK(tools::chip_labels(same_stem)[1] == "SG2262-golden (" + (dir / "b" / "chip.yaml").string() + ")");
 }
 
 TEST_CASE("compare runs the same workloads on each chip, one row each, with speedups", "[cli][compare]") {
@@ -205,22 +266,29 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
                src + "/tests/golden/model.yaml", "--scope", "block", "--dp", "1", "--batch", "1,4", "--ctx",
                "1024,16384", "--csv", csv}) == 0);
   const std::string text = slurp(csv);
-  // 2 batches x 2 contexts = 4 workloads, one line each under the header.
-  CHECK(std::count(text.begin(), text.end(), '\n') == 5);
-  CHECK(text.rfind("model,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,", 0) == 0);
-  CHECK(text.find(",SG2262-half_speedup\n") != std::string::npos);
+  // 2 batches x 2 contexts = 4 workloads, one line each under the grid line and the header.
+  CHECK(std::count(text.begin(), text.end(), '\n') == 6);
+  CHECK(text.rfind(fmt::format("# g5sim {} compare grid 8 points sha256 ", g5sim::version()), 0) == 0);
+  CHECK(text.find(" sharding fixed\nmodel,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,"
+                  "SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
+                  "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-half_total_ns,") !=
+        std::string::npos);
+  CHECK(text.find(",SG2262-half_speedup,SG2262-half_speedup_per_chip\n") != std::string::npos);
   // Each row's speedup is the first chip's latency over the second's; half the cores is slower.
+  // On one deployment (1 chip each) the per-chip speedup is the same number.
   std::istringstream rows(text);
   std::string line;
+  std::getline(rows, line);
   std::getline(rows, line);
   while (std::getline(rows, line)) {
     std::vector<std::string> f;
     std::stringstream cells(line);
     for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 21);
-    const double first = std::stod(f[8]), second = std::stod(f[14]), speedup = std::stod(f[20]);
+    REQUIRE(f.size() == 26);
+    const double first = std::stod(f[8]), second = std::stod(f[16]), speedup = std::stod(f[24]);
     CHECK(speedup == Approx(first / second).epsilon(1e-4));  // printed with 4 decimals
     CHECK(speedup < 1.0);
+    CHECK(f[25] == f[24]);
   }
   CHECK(cli({"compare", "--chip", src + "/tests/golden/chip.yaml", "--batch", "1", "--ctx", "1024"}) == 2);
 }
@@ -269,4 +337,63 @@ TEST_CASE("a deployment, a query length and a core count are grid axes", "[sweep
   g.set_axis("kv_dtype", {});
   g.set_axis("tp", {"0"});
   CHECK_THROWS_AS(tools::check_grid_values(g), g5sim::ConfigError);
+}
+
+TEST_CASE("compare runs every chip of a workload on one deployment unless --sharding auto", "[cli][compare]") {
+  const std::string src = G5SIM_TEST_SOURCE_DIR;
+  const auto dir = std::filesystem::temp_directory_path() / "g5sim_test_compare_deployment";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // SG2262 (128 GiB) alone fits B=64 at 4k on 8 chips, H100 (80 GiB) needs 16: the fixed default
+  // runs both on H100's 1/16/16, auto each on its own.
+  const std::string fixed = (dir / "fixed.csv").string(), automatic = (dir / "auto.csv").string();
+  const std::vector<std::string> args{"compare", "--chip", "sg2262,h100", "--batch", "64",
+                                      "--ctx",   "4096",   "--layers",    "4"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  REQUIRE(cli(with({"--csv", fixed})) == 0);
+  REQUIRE(cli(with({"--sharding", "auto", "--csv", automatic})) == 0);
+  auto cells = [&](const std::string& path) {
+    std::istringstream in(slurp(path));
+    std::string line;
+    for (int i = 0; i < 3; ++i) std::getline(in, line);  // the grid line, the columns, the row
+    std::vector<std::string> f;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) f.push_back(cell);
+    return f;
+  };
+  // Columns: 8 of the workload, 8 per chip, then the second chip's two speedups.
+  const std::vector<std::string> one = cells(fixed), own = cells(automatic);
+  REQUIRE((one.size() == 26 && own.size() == 26));
+  // tp, ep, dp, chips of SG2262 (cells 11..14) and of H100 (19..22).
+  CHECK(std::vector<std::string>(one.begin() + 11, one.begin() + 15) ==
+        std::vector<std::string>{"1", "16", "16", "16"});
+  CHECK(std::vector<std::string>(one.begin() + 19, one.begin() + 23) ==
+        std::vector<std::string>{"1", "16", "16", "16"});
+  CHECK(std::vector<std::string>(own.begin() + 11, own.begin() + 15) == std::vector<std::string>{"1", "8", "8", "8"});
+  CHECK(std::vector<std::string>(own.begin() + 19, own.begin() + 23) ==
+        std::vector<std::string>{"1", "16", "16", "16"});
+  // The same H100 run either way; on one deployment the two speedups agree.
+  CHECK(one[16] == own[16]);
+  CHECK(one[24] == one[25]);
+  CHECK(own[24] != own[25]);
+  CHECK(cli(with({"--sharding", "auto", "--dp", "8"})) == 2);
+}
+
+TEST_CASE("tokens per second per chip is tokens per second over the deployment's chips", "[api][throughput]") {
+  const g5sim::Chip chip = g5sim::Chip::from_file(std::string(G5SIM_TEST_SOURCE_DIR) + "/tests/golden/chip.yaml");
+  const g5sim::Model model = g5sim::Model::from_file(std::string(G5SIM_TEST_SOURCE_DIR) + "/tests/golden/model.yaml");
+  g5sim::Request request;
+  request.layers = 2;
+  request.tp = 2;
+  request.ep = 8;
+  request.dp = 4;
+  const g5sim::Result r = g5sim::simulate(chip, model, request);
+  // tp 2 x dp 4 = 8 chips; the same double division, so exactly equal.
+  REQUIRE(r.chips == 8);
+  CHECK(r.tokens_per_s_per_chip == r.tokens_per_s / 8.0);
+  CHECK(r.json().find(fmt::format("\"tokens_per_s_per_chip\": {:.3f},", r.tokens_per_s / 8.0)) != std::string::npos);
 }

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "api/json_text.hpp"
@@ -13,6 +15,7 @@
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "hw/sha256.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/csv_cell.hpp"
 
@@ -47,14 +50,18 @@ struct Field {
 
 // With head-split columns, a point without a head-split run (prefill: nothing to split) has
 // empty cells there (JSON null).
-std::vector<Field> fields(const g5sim::Result& r, bool head_split_columns, const g5sim::Result* head_split) {
+std::vector<Field> fields(const std::string& chip_label, const g5sim::Result& r, bool head_split_columns,
+                          const g5sim::Result* head_split) {
   const AttentionSums a = attention_sums(r);
   std::vector<Field> f;
-  for (g5sim::IdentityField& id : g5sim::run_identity(r))
-    f.push_back({std::move(id.name), std::move(id.value), id.text});
+  for (g5sim::IdentityField& id : g5sim::run_identity(r)) {
+    const bool chip = id.name == "chip";
+    f.push_back({std::move(id.name), chip ? chip_label : std::move(id.value), id.text});
+  }
   f.insert(f.end(), {
                         {"total_ns", format_ns(r.total_ps), false},
                         {"tokens_per_s", fmt::format("{:.3f}", r.tokens_per_s), false},
+                        {"tokens_per_s_per_chip", fmt::format("{:.3f}", r.tokens_per_s_per_chip), false},
                         {"kv_cache_read_bytes", std::to_string(a.read_bytes), false},
                         {"kv_cache_read_ns", format_ns(a.read_ps), false},
                         {"fa2_ns", format_ns(a.fa2_ps), false},
@@ -197,61 +204,169 @@ void check_grid_values(const SweepGrid& g) {
   }
 }
 
-void write_sweep_csv_header(std::ostream& out, bool head_split) {
-  out << "point";
+std::string GridHeader::line() const {
+  return fmt::format("# g5sim {} sweep grid {} points sha256 {} shard {}/{}", version, points, sha256, shard, shards);
+}
+
+GridHeader GridHeader::parse(const std::string& line, const std::string& path) {
+  std::istringstream in(line);
+  std::string hash, g5sim, sweep, grid, points_word, sha_word, shard_word, shard_text, extra;
+  GridHeader h;
+  const bool read = static_cast<bool>(in >> hash >> g5sim >> h.version >> sweep >> grid >> h.points >> points_word >>
+                                      sha_word >> h.sha256 >> shard_word >> shard_text);
+  const auto slash = shard_text.find('/');
+  bool shard_ok = slash != std::string::npos;
+  if (shard_ok) {
+    const char* begin = shard_text.data();
+    const char* end = begin + shard_text.size();
+    const auto a = std::from_chars(begin, begin + slash, h.shard);
+    const auto b = std::from_chars(begin + slash + 1, end, h.shards);
+    shard_ok = a.ec == std::errc() && a.ptr == begin + slash && b.ec == std::errc() && b.ptr == end && h.shards > 0 &&
+               h.shard < h.shards;
+  }
+  if (!read || hash != "#" || g5sim != "g5sim" || sweep != "sweep" || grid != "grid" || points_word != "points" ||
+      sha_word != "sha256" || h.sha256.size() != 64 || shard_word != "shard" || !shard_ok || (in >> extra)) {
+    merge_error(path, 1,
+                "not a g5sim sweep CSV: its first line is not '# g5sim VERSION sweep grid POINTS points sha256 HEX "
+                "shard I/N' (a file of g5sim sweep --csv)");
+  }
+  return h;
+}
+
+std::string grid_fingerprint(const SweepGrid& grid, const std::vector<g5sim::Chip>& chips,
+                             const std::vector<g5sim::Model>& models, const g5sim::Request& base, bool head_split) {
+  std::string text;
+  for (const g5sim::Chip& c : chips) text += "chip " + c.sha256() + "\n";
+  for (const g5sim::Model& m : models) text += "model " + m.sha256() + "\n";
+  for (const GridAxis& a : grid.axes) text += fmt::format("axis {} {}\n", a.option, fmt::join(a.values, ","));
+  text += fmt::format("ctx {}\n", fmt::join(grid.contexts, ","));
+  for (const g5sim::RunOption& o : g5sim::run_options()) {
+    if (grid.axis(o.name) == nullptr && o.name != "ctx") {
+      text += fmt::format("option {} {}\n", o.name, g5sim::option_text(g5sim::get_option(base, o)));
+    }
+  }
+  text += fmt::format("head_split {}\n", head_split);
+  return hw::sha256_hex(text);
+}
+
+std::vector<std::string> chip_labels(const std::vector<g5sim::Chip>& chips) {
+  std::vector<std::string> labels;
+  for (const g5sim::Chip& c : chips) {
+    bool shared = false, same_stem = false;
+    const std::string stem = std::filesystem::path(c.source()).stem().string();
+    for (const g5sim::Chip& other : chips) {
+      if (&other == &c || other.name() != c.name()) continue;
+      shared = true;
+      same_stem = same_stem || std::filesystem::path(other.source()).stem().string() == stem;
+    }
+    labels.push_back(!shared ? c.name() : fmt::format("{} ({})", c.name(), same_stem ? c.source() : stem));
+  }
+  return labels;
+}
+
+void write_sweep_csv_header(std::ostream& out, const GridHeader& grid, bool head_split) {
+  out << grid.line() << "\npoint";
   g5sim::Result none;
-  for (const Field& f : fields(none, head_split, nullptr)) out << ',' << f.name;
+  for (const Field& f : fields("", none, head_split, nullptr)) out << ',' << f.name;
   out << '\n';
 }
 
-void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                         bool head_split_columns, const g5sim::Result* head_split) {
+void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
+                         const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split) {
   out << point.index;
-  for (const Field& f : fields(result, head_split_columns, head_split)) out << ',' << csv_cell(f.value);
+  for (const Field& f : fields(chip_label, result, head_split_columns, head_split)) out << ',' << csv_cell(f.value);
   out << '\n';
 }
 
-void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                           bool head_split_columns, const g5sim::Result* head_split) {
+void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
+                           const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split) {
   out << "{\"point\": " << point.index;
-  for (const Field& f : fields(result, head_split_columns, head_split)) {
+  for (const Field& f : fields(chip_label, result, head_split_columns, head_split)) {
     out << ", \"" << f.name << "\": " << (f.text ? api::json_string(f.value) : f.value.empty() ? "null" : f.value);
   }
   out << "}\n";
 }
 
+namespace {
+
+// Cells of a CSV line (RFC 4180 quotes: a comma inside quotes is text).
+std::size_t csv_cells(const std::string& line) {
+  std::size_t cells = 1;
+  bool quoted = false;
+  for (const char c : line) {
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) ++cells;
+  }
+  return cells;
+}
+
+}  // namespace
+
 std::string merge_sweeps(const std::vector<std::string>& paths) {
   if (paths.empty()) throw CliError("merge: give the shard CSV files");
-  std::string header;
+  std::optional<GridHeader> grid;
+  std::string columns;
+  std::size_t cells = 0;
+  std::map<std::uint64_t, std::string> shard_files;  // shard -> its file
   std::map<std::uint64_t, std::string> rows;
   for (const std::string& path : paths) {
     std::istringstream in(hw::read_input_file(path));
     std::string line;
-    std::size_t number = 0;
-    while (std::getline(in, line)) {
-      ++number;
-      if (number == 1) {
-        if (line.rfind("point,", 0) != 0) merge_error(path, 1, "not a g5sim sweep CSV (its header starts 'point,')");
-        if (header.empty()) header = line;
-        if (line != header) merge_error(path, 1, fmt::format("header differs from {}'s", paths.front()));
-        continue;
-      }
+    if (!std::getline(in, line)) merge_error(path, 1, "empty file");
+    const GridHeader header = GridHeader::parse(line, path);
+    if (!grid) grid = header;
+    if (header.version != grid->version || header.points != grid->points || header.sha256 != grid->sha256 ||
+        header.shards != grid->shards) {
+      merge_error(path, 1,
+                  fmt::format("a shard of another grid: '{}' against {}'s '{}'", line, paths.front(), grid->line()));
+    }
+    if (const auto [at, fresh] = shard_files.emplace(header.shard, path); !fresh) {
+      merge_error(path, 1,
+                  fmt::format("shard {}/{} again ({} is that shard too)", header.shard, header.shards, at->second));
+    }
+    if (!std::getline(in, line) || line.rfind("point,", 0) != 0) {
+      merge_error(path, 2, "expected the column line ('point,chip,...') after the grid line");
+    }
+    if (columns.empty()) {
+      columns = line;
+      cells = csv_cells(line);
+    }
+    if (line != columns) merge_error(path, 2, fmt::format("the columns differ from {}'s", paths.front()));
+    for (std::size_t number = 3; std::getline(in, line); ++number) {
       std::uint64_t point = 0;
       const auto comma = line.find(',');
       const auto [end, ec] = std::from_chars(line.data(), line.data() + std::min(comma, line.size()), point);
       if (ec != std::errc() || end != line.data() + comma) merge_error(path, number, "expected a point number first");
+      if (csv_cells(line) != cells) {
+        merge_error(path, number, fmt::format("{} cells, the header has {} (a cut row?)", csv_cells(line), cells));
+      }
+      if (point >= grid->points || point % grid->shards != header.shard) {
+        merge_error(path, number,
+                    fmt::format("point {} is not of shard {}/{} of a {}-point grid", point, header.shard, header.shards,
+                                grid->points));
+      }
       if (!rows.emplace(point, line).second) merge_error(path, number, fmt::format("point {} appears twice", point));
     }
-    if (number == 0) merge_error(path, 1, "empty file");
   }
-  std::uint64_t expected = 0;
-  for (const auto& [point, line] : rows) {
-    if (point != expected) {
-      throw CliError(fmt::format("merge: point {} is in no file (a shard is missing)", expected));
+  if (rows.size() != grid->points) {
+    std::vector<std::uint64_t> missing;
+    for (std::uint64_t p = 0; p < grid->points && missing.size() < 5; ++p) {
+      if (rows.count(p) == 0) missing.push_back(p);
     }
-    ++expected;
+    std::vector<std::uint64_t> absent;
+    for (std::uint64_t s = 0; s < grid->shards && absent.size() < 5; ++s) {
+      if (shard_files.count(s) == 0) absent.push_back(s);
+    }
+    throw CliError(fmt::format(
+        "merge: {} of the grid's {} points are in no file (first: {}){}", grid->points - rows.size(), grid->points,
+        fmt::join(missing, ", "),
+        absent.empty() ? std::string(" (a shard was cut short)")
+                       : fmt::format(" (shards missing: {} of {})", fmt::join(absent, ", "), grid->shards)));
   }
-  std::string out = header + "\n";
+  GridHeader whole = *grid;
+  whole.shard = 0;
+  whole.shards = 1;
+  std::string out = whole.line() + "\n" + columns + "\n";
   for (const auto& [point, line] : rows) out += line + "\n";
   return out;
 }

@@ -8,7 +8,7 @@
 //
 // CSV columns (tidy: one row per point, units in the names):
 //   point,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,weight_dtype,
-//   tp,ep,dp,chips,total_ns,tokens_per_s,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by
+//   tp,ep,dp,chips,total_ns,tokens_per_s,tokens_per_s_per_chip,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by
 //   [,head_split_total_ns,head_split_kv_cache_read_bytes]   (--head-split; empty for prefill
 //                                                            points, whose attention has no such split)
 // kv_cache_read_* and fa2_ns add up over the layers of a step. JSON lines (--json) hold the same
@@ -82,16 +82,45 @@ g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& point
 /// before any point runs.
 void check_grid_values(const SweepGrid& grid);
 
-void write_sweep_csv_header(std::ostream& out, bool head_split);
+/// What the first line of a sweep CSV says of its grid, so that a file tells which grid it is a
+/// part of and whether it is whole:
+///   # g5sim VERSION sweep grid POINTS points sha256 HEX shard I/N
+/// HEX: grid_fingerprint (the configs' bytes, the axes, the contexts, every fixed option).
+struct GridHeader {
+  std::string version;
+  std::uint64_t points = 0;
+  std::string sha256;
+  std::uint64_t shard = 0, shards = 1;
+
+  std::string line() const;
+  /// Parses a first line; throws CliError naming `path`:1 for anything else.
+  static GridHeader parse(const std::string& line, const std::string& path);
+};
+
+/// SHA-256 of everything that makes the grid's rows: the chips' and models' config digests (in
+/// their order), each axis and its values, the contexts, every fixed run option's value as the
+/// table spells it, and the extra columns (--head-split).
+std::string grid_fingerprint(const SweepGrid& grid, const std::vector<g5sim::Chip>& chips,
+                             const std::vector<g5sim::Model>& models, const g5sim::Request& base, bool head_split);
+
+/// The names tables show for `chips`: each chip's name, or "NAME (STEM)" (the config file's stem,
+/// else its source) where two configs name their chip alike.
+std::vector<std::string> chip_labels(const std::vector<g5sim::Chip>& chips);
+
+void write_sweep_csv_header(std::ostream& out, const GridHeader& grid, bool head_split);
 /// head_split_columns: the --head-split columns are there; `head_split` is the point's run with
 /// attention split by heads, or null when it has none (a prefill point: empty cells, JSON null).
-void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                         bool head_split_columns, const g5sim::Result* head_split);
-void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const g5sim::Result& result,
-                           bool head_split_columns, const g5sim::Result* head_split);
+/// `chip_label`: the point's chip as tables name it (chip_labels).
+void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
+                         const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split);
+void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
+                           const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split);
 
-/// Joins sweep CSV shards (the same header, points that together are 0..n-1 once each) into the
-/// unsharded file's bytes. Throws CliError naming the file and line of any mismatch.
+/// Joins sweep CSV shards into the unsharded file's bytes: every file's grid line must name the
+/// same grid (version, points, fingerprint, shard count) and a shard of its own, the column
+/// lines must agree, every row must have the header's cells and a point of its file's shard,
+/// and the points must be 0..POINTS-1 once each. Throws CliError naming the file and line of
+/// any mismatch, or the points no file has.
 std::string merge_sweeps(const std::vector<std::string>& paths);
 
 }  // namespace tools

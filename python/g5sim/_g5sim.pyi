@@ -32,6 +32,8 @@ class Chip:
     def ddr_capacity_bytes(self) -> int: ...
     @property
     def summary(self) -> str: ...
+    @property
+    def sha256(self) -> str: ...
     def with_cores(self, cores: int) -> Chip: ...
 
 class ModelSchema:
@@ -65,6 +67,8 @@ class Model:
     def parameter_count(self) -> int: ...
     @property
     def summary(self) -> str: ...
+    @property
+    def sha256(self) -> str: ...
     @property
     def latent_kv_elements(self) -> int: ...
 
@@ -148,6 +152,13 @@ class Result:
     weight_group: int
     kv_read_engine: str
     attn_split: str
+    chip_source: str
+    chip_sha256: str
+    model_source: str
+    model_sha256: str
+    cores: int
+    prefetch: bool
+    replay: bool
     tp: int
     ep: int
     dp: int
@@ -165,6 +176,7 @@ class Result:
     simulated_commands: int
     replayed_commands: int
     tokens_per_s: float
+    tokens_per_s_per_chip: float
     compute_ns: float
     memory_ns: float
     regime: str

@@ -60,7 +60,8 @@ def run_point(point: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str,
         elif op.kind == "fa2":
             fa2_ps += op.op_end_ps - op.op_start_ps
     return {**r.identity(), "total_ns": r.total_ps / 1000, "total_ps": r.total_ps,
-            "tokens_per_s": round(r.tokens_per_s, 3), "kv_cache_read_bytes": read_bytes,
+            "tokens_per_s": round(r.tokens_per_s, 3), "tokens_per_s_per_chip": round(r.tokens_per_s_per_chip, 3),
+            "kv_cache_read_bytes": read_bytes,
             "kv_cache_read_ns": read_ps / 1000, "kv_cache_read_ps": read_ps, "fa2_ns": fa2_ps / 1000,
             "fa2_ps": fa2_ps, "regime": r.regime, "bound_by": r.bound_by}
 

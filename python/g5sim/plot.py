@@ -50,10 +50,31 @@ def _save(plt, fig, path: PathLike) -> None:
     plt.close(fig)
 
 
+def _csv_rows(path: PathLike) -> List[Dict[str, str]]:
+    """A g5sim CSV's rows as dicts of strings: its '# g5sim ...' grid line skipped, a cut row refused."""
+    with open(path, newline="") as f:
+        lines = [line for line in f if not line.startswith("#")]
+    reader = csv.DictReader(lines)
+    rows = list(reader)
+    for number, row in enumerate(rows, 2):
+        if None in row or any(v is None for v in row.values()):
+            raise ValueError(f"{os.fspath(path)}: row {number} does not have the header's {len(reader.fieldnames)} "
+                             "cells (a cut file?)")
+    return rows
+
+
+def _first_columns(path: PathLike) -> str:
+    """The column line of a g5sim CSV (the first line that is not a '#' comment)."""
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("#"):
+                return line
+    return ""
+
+
 def read_sweep_csv(path: PathLike) -> List[Dict[str, str]]:
     """The rows of a `g5sim sweep` CSV, as dicts of strings."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = _csv_rows(path)
     needed = {"ctx", "total_ns", "kv_cache_read_ns", "regime"}
     if not rows or not needed <= set(rows[0]):
         raise ValueError(f"{os.fspath(path)}: not a g5sim sweep CSV (needs the columns {', '.join(sorted(needed))})")
@@ -149,8 +170,7 @@ def plot_timeline(run: Union[PathLike, Mapping[str, Any], Any], path: PathLike,
 
 def plot_compare(path_in: PathLike, path: PathLike, size: Tuple[int, int] = (1200, 700)) -> None:
     """Latency per workload and chip from a `g5sim compare --csv` file, to a PNG at `path`."""
-    with open(path_in, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = _csv_rows(path_in)
     if not rows or not any(k.endswith("_speedup") for k in rows[0]):
         raise ValueError(f"{os.fspath(path_in)}: not a g5sim compare CSV (no <chip>_speedup column)")
     chips = [k[: -len("_total_ns")] for k in rows[0] if k.endswith("_total_ns")]
@@ -193,8 +213,7 @@ def main(args: List[str]) -> int:
     try:
         with open(options.input) as f:
             first = f.read(1)
-        with open(options.input) as f:
-            header = f.readline()
+        header = "" if first == "{" else _first_columns(options.input)
         if first == "{":
             plot_timeline(options.input, options.out, _parse_size(options.size) if options.size else (1400, 700))
         elif header.startswith("model,") and "_speedup" in header:

@@ -139,8 +139,13 @@ def test_result_fields_agree_with_to_dict(chip, v3):
     assert d["hbm_bytes"] == r.hbm_bytes and d["flops"] == r.flops
     assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "kv_dtype": "bf16",
                              "mla_mode": "absorb", "prefill_mla_mode": "expanded", "weight_dtype": "bf16",
-                             "weight_group_size": 128, "kv_read_engine": "gdma",
+                             "weight_group_size": 128, "kv_read_engine": "gdma", "attn_split": "seq",
                              "prefetch_weights": True}
+    # The configs are named by source and digest; the chip's cores and tokens/s per chip are there.
+    assert (d["chip_source"], d["chip_sha256"]) == (chip.source, chip.sha256) and len(chip.sha256) == 64
+    assert (d["model_source"], d["model_sha256"]) == (v3.source, v3.sha256)
+    assert d["cores"] == r.cores == 64
+    assert r.tokens_per_s_per_chip == r.tokens_per_s / r.chips
     assert d["commands"] == r.commands
     assert sum(r.commands.values()) == r.command_count
     assert len(d["ops"]) == len(r.ops)

@@ -109,9 +109,14 @@ def test_concurrent_command_lines_share_nothing(tmp_path):
 
 
 def test_a_runs_identity_is_the_tables_column_rows(chip, v3):
-    # chip, model, every row marked column (as the run resolved it), chips: g5sim sweep's first columns.
+    # chip, model, every row marked column (as the run resolved it), chips, the configs' sources and
+    # digests: g5sim sweep's first columns.
     r = g5sim.simulate(chip, v3, batch=4, ctx=2048, scope="block", tp=1, ep=1, dp=1)
     identity = r.identity()
-    assert list(identity) == ["chip", "model"] + [o["name"] for o in OPTIONS if o["column"]] + ["chips"]
+    assert list(identity) == (["chip", "model"] + [o["name"] for o in OPTIONS if o["column"]] +
+                              ["chips", "chip_source", "chip_sha256", "model_source", "model_sha256"])
+    assert (identity["scope"], identity["layers"], identity["cores"], identity["attn_split"]) == ("block", 1, 64, "seq")
+    assert (identity["prefetch"], identity["replay"], identity["micro_batches"]) == (True, True, 1)
+    assert identity["chip_sha256"] == chip.sha256 and identity["model_source"] == v3.source
     assert identity["ctx"] == r.kv_len == 2048 and identity["q_len"] == r.q_len == 1
     assert identity["phase"] == "decode" and identity["chips"] == 1

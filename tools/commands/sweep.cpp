@@ -80,10 +80,13 @@ class SweepCommand final : public Command {
     const std::uint64_t size = grid_size(grid);
     const std::uint64_t count = size > shard ? (size - shard + shards - 1) / shards : 0;
     refuse_shared_outputs({{"--csv", csv_path_ == "none" ? "" : csv_path_}, {"--json", json_path_}});
+    labels_ = chip_labels(chips);
+    const GridHeader header{g5sim::version(), size, grid_fingerprint(grid, chips, models, base, head_split_), shard,
+                            shards};
     std::optional<OutputFile> csv, json;
     if (csv_path_ != "none") csv.emplace(csv_path_, "--csv");
     if (!json_path_.empty()) json.emplace(json_path_, "--json");
-    if (csv) write_sweep_csv_header(csv->stream(), head_split_);
+    if (csv) write_sweep_csv_header(csv->stream(), header, head_split_);
     const bool progress = isatty(STDERR_FILENO) != 0;
     const auto started = std::chrono::steady_clock::now();
     const unsigned jobs = jobs_or_default(jobs_);
@@ -123,12 +126,6 @@ class SweepCommand final : public Command {
     std::vector<g5sim::Chip> chips;
     for (const std::string& path : grid.chips.empty() ? std::vector<std::string>{""} : grid.chips) {
       chips.push_back(chip_of(path));
-      for (std::size_t i = 0; i + 1 < chips.size(); ++i) {
-        if (chips[i].name() == chips.back().name()) {
-          throw CliError(fmt::format("--chip: two configs name their chip '{}': rows could not tell them apart",
-                                     chips.back().name()));
-        }
-      }
     }
     return chips;
   }
@@ -177,12 +174,16 @@ class SweepCommand final : public Command {
     const g5sim::Result& r = *done.result;
     print_warnings(r.warnings);
     const g5sim::Result* heads = done.heads ? &*done.heads : nullptr;
-    if (csv) write_sweep_csv_row(csv->stream(), point, r, head_split_, heads);
-    if (json) write_sweep_json_line(json->stream(), point, r, head_split_, heads);
+    if (csv) write_sweep_csv_row(csv->stream(), point, labels_[point.chip], r, head_split_, heads);
+    if (json) write_sweep_json_line(json->stream(), point, labels_[point.chip], r, head_split_, heads);
     if (r.automatic_sharding && grid.contexts.size() > 1) {
-      deployments_[fmt::format("{} {} {} {} {} {} {} {}", r.chip, r.model, r.phase, r.batch, r.q_len, r.kv_dtype,
-                               r.mla_mode, r.weight_dtype)]
-          .insert(fmt::format("tp {} ep {} dp {}", r.tp, r.ep, r.dp));
+      // The points that differ only by their context; without a batch axis the batch is the
+      // deployment's (one sequence per DP rank) and may change with it.
+      std::string group = fmt::format("{} {}", labels_[point.chip], r.model);
+      for (const auto& [option, value] : point.settings) group += fmt::format(", {} {}", option, value);
+      Chosen& chosen = deployments_[group];
+      chosen.shardings.insert(fmt::format("tp {} ep {} dp {}", r.tp, r.ep, r.dp));
+      chosen.batches.insert(r.batch);
     }
   }
 
@@ -198,11 +199,15 @@ class SweepCommand final : public Command {
   // comparable but ran on different deployments.
   void warn_changing_deployments() const {
     for (const auto& [group, chosen] : deployments_) {
-      if (chosen.size() > 1) {
-        std::cerr << "g5sim: warning: the automatic sharding changes with the context (" << printable(group) << ": "
-                  << fmt::format("{}", fmt::join(chosen, ", "))
-                  << "); the tp, ep and dp columns say which, --tp/--ep/--dp fix one\n";
+      if (chosen.shardings.size() < 2) continue;
+      std::string batch;
+      if (chosen.batches.size() > 1) {
+        batch = fmt::format(", and the batch with it (one sequence per DP rank: {}; --batch fixes it)",
+                            fmt::join(chosen.batches, ", "));
       }
+      std::cerr << "g5sim: warning: the automatic sharding changes with the context (" << printable(group) << ": "
+                << fmt::format("{}", fmt::join(chosen.shardings, ", ")) << ")" << batch
+                << "; the tp, ep, dp and chips columns say which, --tp/--ep/--dp fix one\n";
     }
   }
 
@@ -211,7 +216,12 @@ class SweepCommand final : public Command {
   std::string csv_path_ = "-", json_path_, sharding_, shard_;
   unsigned jobs_ = 0;
   bool head_split_ = false;
-  std::map<std::string, std::set<std::string>> deployments_;
+  struct Chosen {
+    std::set<std::string> shardings;
+    std::set<std::uint64_t> batches;
+  };
+  std::map<std::string, Chosen> deployments_;
+  std::vector<std::string> labels_;  // the chips as rows name them
 };
 
 }  // namespace

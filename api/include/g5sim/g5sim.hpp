@@ -64,6 +64,7 @@ class Chip {
 
   std::string name() const;
   std::string source() const;
+  std::string sha256() const;  ///< of the text it was read from: tells same-named configs apart
   std::uint32_t cores() const;
   std::vector<std::string> engines() const;  ///< a core's engines, in declaration order
   /// The same chip with only its first `cores` cores (1..cores()); throws ConfigError otherwise.
@@ -93,6 +94,7 @@ class Model {
 
   std::string name() const;
   std::string source() const;
+  std::string sha256() const;  ///< of the text it was read from
   std::string model_type() const;
   std::string attention() const;  ///< "mla" or "gqa"
   std::uint64_t num_hidden_layers() const;
@@ -182,7 +184,11 @@ class Result {
 
   // What ran (echoing the request with its defaults resolved).
   std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, kv_read_engine, attn_split;
+  /// The config files: Chip::source() / Model::source() and the SHA-256 of their text.
+  std::string chip_source, chip_sha256, model_source, model_sha256;
   std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0, micro_batches = 1, weight_group = 0;
+  std::uint64_t cores = 0;              ///< the chip's cores the run used (Request::cores, else all)
+  bool prefetch = true, replay = true;  ///< Request::prefetch and Request::replay as the run took them
   std::uint64_t tp = 1, ep = 1, dp = 1, chips = 1;
   bool automatic_sharding = false;
   std::uint64_t weight_bytes = 0, kv_cache_bytes = 0, capacity_bytes = 0;
@@ -190,7 +196,9 @@ class Result {
   std::uint64_t total_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0, command_count = 0;
   /// Of command_count: commands the event kernel ran, and commands derived by layer replay.
   std::uint64_t simulated_commands = 0, replayed_commands = 0;
-  double tokens_per_s = 0, compute_ns = 0, memory_ns = 0;
+  double tokens_per_s = 0;           ///< new tokens per second over the whole deployment
+  double tokens_per_s_per_chip = 0;  ///< tokens_per_s / chips: what one chip of the deployment delivers
+  double compute_ns = 0, memory_ns = 0;
   std::string regime;
   std::string bound_by;  ///< the limiting resource over the whole run (as OpRecord::bound_by)
   double bound_share = 0;
@@ -225,5 +233,15 @@ std::string check_report(const Chip& chip, const Model& model);
 
 /// Simulates `request` on one chip of the deployment. Throws ConfigError on bad input.
 Result simulate(const Chip& chip, const Model& model, const Request& request);
+
+/// The deployment simulate() runs `request` on, without simulating: tp, ep, dp as given (missing
+/// ones 1) or, when none is given, the smallest sharding that fits the chip's DDR; and the global
+/// batch (default one sequence per DP rank). simulate() also checks that it divides the model.
+struct Deployment {
+  std::uint64_t tp = 1, ep = 1, dp = 1, batch = 1;
+  bool automatic = false;
+  std::uint64_t chips() const { return tp * dp; }
+};
+Deployment deployment(const Chip& chip, const Model& model, const Request& request);
 
 }  // namespace g5sim
