@@ -45,11 +45,14 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
   validate_parallelism(p, m, global);
   const Workload w = chip_workload(global, p);
   const std::uint64_t T = w.batch * w.q_len;
+  std::optional<ExpertLoad> load;  // the measured load in token slots of this step
   if (options.expert_load) {
     if (!m.moe) throw hw::InputError("expert_load", fmt::format("{} has no MoE layers", m.name));
-    options.expert_load->validate(
+    const std::uint64_t step_tokens = routed_slots(m, w, p) / m.moe->num_experts_per_tok;
+    load = options.expert_load->for_step(step_tokens, m.moe->num_experts_per_tok);
+    load->validate(
         m.num_hidden_layers, [&m](std::uint64_t l) { return m.why_dense(l); }, m.moe->n_routed_experts,
-        m.moe->num_experts_per_tok, routed_slots(m, w, p) / m.moe->num_experts_per_tok);
+        m.moe->num_experts_per_tok, step_tokens);
   }
   const std::uint64_t N = options.micro_batches;
   if (N == 0 || N > 64 || w.batch % N != 0) {
@@ -75,7 +78,7 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
     std::optional<ExpertShare> measured;
     const ExpertShare* share = nullptr;
     if (m.is_moe_layer(l)) {
-      const ExpertAssignment* listed = options.expert_load ? options.expert_load->layer(l) : nullptr;
+      const ExpertAssignment* listed = load ? load->layer(l) : nullptr;
       if (listed) measured = expert_share(m, mw, p, listed);
       share = measured ? &*measured : &*uniform;
     }

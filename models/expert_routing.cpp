@@ -14,6 +14,14 @@
 #include "hw/input_file.hpp"
 
 namespace models {
+namespace {
+
+constexpr std::uint64_t kShareUnit = 1'000'000'000;  // a share's units: 10^-9
+
+// Slots x a share (< 2^40 x 2^60) and a layer's weights need 128 bits; GCC and Clang have them.
+__extension__ using Wide = unsigned __int128;
+
+}  // namespace
 
 ExpertAssignment uniform_routing(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens, std::uint64_t ep) {
   const std::uint64_t local = (experts + ep - 1) / ep;  // the fullest rank (models/parallelism.hpp)
@@ -50,26 +58,53 @@ ExpertLoad ExpertLoad::from_csv_text(const std::string& text, const std::string&
     }
     return v;
   };
+  // A share: digits, at most one point and 9 decimals, in units of 10^-9 (at most 10^9 whole).
+  auto share = [&](std::string_view s) {
+    const auto point = s.find('.');
+    const std::string_view whole = s.substr(0, point);
+    const std::string_view fraction = point == std::string_view::npos ? std::string_view() : s.substr(point + 1);
+    const bool digits = !whole.empty() && whole.size() <= 9 && fraction.size() <= 9 &&
+                        (point == std::string_view::npos || !fraction.empty()) &&
+                        whole.find_first_not_of("0123456789") == std::string_view::npos &&
+                        fraction.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!digits) {
+      throw hw::ConfigError(fmt::format(
+          "{}:{}: share: '{}' is not a non-negative decimal below 10^9 with at most 9 decimals", source, number, s));
+    }
+    std::uint64_t v = 0;
+    for (const char c : whole) v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    std::uint64_t unit = kShareUnit;
+    v *= unit;
+    for (const char c : fraction) {
+      unit /= 10;
+      v += unit * static_cast<std::uint64_t>(c - '0');
+    }
+    return v;
+  };
   while (std::getline(lines, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (number == 1) {
-      if (line != "layer,expert,tokens") {
-        throw hw::ConfigError(fmt::format("{}:1: expected the header 'layer,expert,tokens', got '{}'", source, line));
+      if (line != "layer,expert,tokens" && line != "layer,expert,share") {
+        throw hw::ConfigError(fmt::format(
+            "{}:1: expected the header 'layer,expert,tokens' (counts) or 'layer,expert,share' (weights that scale with "
+            "the batch), got '{}'",
+            source, line));
       }
+      load.shares_ = line == "layer,expert,share";
       continue;
     }
     if (line.empty()) continue;
     const auto c1 = line.find(',');
     const auto c2 = c1 == std::string::npos ? std::string::npos : line.find(',', c1 + 1);
     if (c2 == std::string::npos || line.find(',', c2 + 1) != std::string::npos) {
-      throw hw::ConfigError(
-          fmt::format("{}:{}: expected three fields layer,expert,tokens, got '{}'", source, number, line));
+      throw hw::ConfigError(fmt::format("{}:{}: expected three fields layer,expert,{}, got '{}'", source, number,
+                                        load.shares_ ? "share" : "tokens", line));
     }
     const std::string_view view(line);
     const std::uint64_t layer = field(view.substr(0, c1), "layer");
     const std::uint64_t expert = field(view.substr(c1 + 1, c2 - c1 - 1), "expert");
-    const std::uint64_t tokens = field(view.substr(c2 + 1), "tokens");
+    const std::uint64_t tokens = load.shares_ ? share(view.substr(c2 + 1)) : field(view.substr(c2 + 1), "tokens");
     if (!seen.insert({layer, expert}).second) {
       throw hw::ConfigError(fmt::format("{}:{}: layer {} expert {} is listed twice", source, number, layer, expert));
     }
@@ -82,6 +117,45 @@ ExpertLoad ExpertLoad::from_csv_text(const std::string& text, const std::string&
   if (number == 0)
     throw hw::ConfigError(fmt::format("{}: empty file, expected the header 'layer,expert,tokens'", source));
   return load;
+}
+
+ExpertLoad ExpertLoad::for_step(std::uint64_t step_tokens, std::uint64_t top_k) const {
+  if (!shares_) return *this;
+  ExpertLoad out = *this;
+  out.shares_ = false;
+  const Wide slots = static_cast<Wide>(step_tokens) * top_k;
+  for (auto& [layer, a] : out.layers_) {
+    Wide weight = 0;  // at most 2^16 experts of at most 10^18 units: no wrap
+    for (const std::uint64_t w : a.tokens) weight += w;
+    if (weight == 0) {
+      throw hw::ConfigError(
+          fmt::format("{}:{}: layer {}: its shares are all 0", source_, first_line_.at(layer), layer));
+    }
+    // Whole slots first, then the rest by the largest remainder (stable: lower index on ties).
+    std::vector<std::uint64_t> whole(a.tokens.size());
+    std::vector<Wide> remainder(a.tokens.size());
+    Wide given = 0;
+    for (std::size_t i = 0; i < a.tokens.size(); ++i) {
+      const Wide scaled = slots * a.tokens[i];  // < 2^64 x 2^60: fits 128 bits
+      whole[i] = static_cast<std::uint64_t>(scaled / weight);
+      remainder[i] = scaled % weight;
+      given += whole[i];
+    }
+    std::vector<std::size_t> order(a.tokens.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return remainder[x] != remainder[y] ? remainder[x] > remainder[y] : a.experts[x] < a.experts[y];
+    });
+    for (std::size_t k = 0; given < slots; ++k, ++given) ++whole[order[k]];
+    ExpertAssignment scaled;
+    for (std::size_t i = 0; i < a.tokens.size(); ++i) {
+      if (whole[i] == 0) continue;
+      scaled.experts.push_back(a.experts[i]);
+      scaled.tokens.push_back(whole[i]);
+    }
+    a = std::move(scaled);
+  }
+  return out;
 }
 
 const ExpertAssignment* ExpertLoad::layer(std::uint64_t layer) const {

@@ -11,6 +11,13 @@
 // Measured routing (--expert-load FILE): a CSV with the header `layer,expert,tokens`; a listed
 // layer reads exactly its experts with tokens > 0, each with its own M; the tokens of a layer must
 // add up to T*k. Layers not listed use the default.
+//
+// Or shares that scale with the step (the header `layer,expert,share`): each share a non-negative
+// decimal (at most 9 digits after the point), a weight relative to the layer's others (token
+// counts measured at another batch will do). A step of T tokens gives expert e of a layer whose
+// shares sum to W the slots floor(T k w_e / W), and the T k - sum of those left over go one each
+// to the largest remainders (ties: the lower expert index), in exact integer arithmetic; an
+// expert left with 0 slots is not touched.
 
 #include <cstdint>
 #include <functional>
@@ -39,6 +46,9 @@ class ExpertLoad {
 
   /// The listed experts of `layer` (tokens > 0), or nothing if the layer is not listed.
   const ExpertAssignment* layer(std::uint64_t layer) const;
+  /// The load in token slots of a step of `step_tokens` tokens, each routed to `top_k` experts:
+  /// itself when it lists tokens, its shares apportioned (above) when it lists shares.
+  ExpertLoad for_step(std::uint64_t step_tokens, std::uint64_t top_k) const;
   /// Checks the file against the model and the step: MoE layers only, expert indices in range,
   /// tokens adding up to T*k. Throws hw::ConfigError naming the file.
   /// `why_dense(l)`: why layer l has a dense FFN ("" for a MoE layer), as the model says it.
@@ -47,6 +57,7 @@ class ExpertLoad {
 
  private:
   std::string source_;
+  bool shares_ = false;  ///< `tokens` of the assignments are shares in units of 10^-9
   std::map<std::uint64_t, ExpertAssignment> layers_;
   std::map<std::uint64_t, std::uint64_t> first_line_;  ///< layer -> its first line, for messages
 };

@@ -126,10 +126,42 @@ TEST_CASE("a measured expert load reads exactly the listed experts, and shared e
   }
   SECTION("malformed files") {
     CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert\n", "h.csv"),
-                      "h.csv:1: expected the header 'layer,expert,tokens', got 'layer,expert'");
+                      "h.csv:1: expected the header 'layer,expert,tokens' (counts) or 'layer,expert,share' (weights "
+                      "that scale with the batch), got 'layer,expert'");
+    CHECK_THROWS_WITH(
+        models::ExpertLoad::from_csv_text("layer,expert,share\n3,1,0.1234567891\n", "s.csv"),
+        "s.csv:2: share: '0.1234567891' is not a non-negative decimal below 10^9 with at most 9 decimals");
+    CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert,share\n3,1,-1\n", "s.csv"),
+                      Catch::Contains("s.csv:2: share: '-1' is not"));
     CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,x,1\n", "x.csv"),
                       "x.csv:2: expert: 'x' is not a non-negative integer");
   }
+}
+
+TEST_CASE("expert shares scale with the batch, apportioned exactly", "[step][moe]") {
+  // Shares 0.5, 0.3, 0.2 of layer 3 (weights; they need not sum to 1: 5, 3, 2 is the same).
+  const auto shares = models::ExpertLoad::from_csv_text("layer,expert,share\n3,5,0.5\n3,17,0.3\n3,200,0.2\n", "s.csv");
+  const auto same = models::ExpertLoad::from_csv_text("layer,expert,share\n3,5,5\n3,17,3\n3,200,2\n", "w.csv");
+  // T = 1, k = 8: 8 slots. Whole parts 4, 2.4 -> 2, 1.6 -> 1 (7 given); the one left goes to the
+  // largest remainder, expert 200's 0.6 over expert 17's 0.4: 4, 2, 2.
+  const auto one = shares.for_step(1, 8);
+  CHECK(one.layer(3)->experts == std::vector<std::uint64_t>{5, 17, 200});
+  CHECK(one.layer(3)->tokens == std::vector<std::uint64_t>{4, 2, 2});
+  CHECK(same.for_step(1, 8).layer(3)->tokens == one.layer(3)->tokens);
+  // T = 64: 512 slots, 256, 153.6 -> 153, 102.4 -> 102 (511); the last to expert 17 (0.6): 256, 154, 102.
+  CHECK(shares.for_step(64, 8).layer(3)->tokens == std::vector<std::uint64_t>{256, 154, 102});
+  // T = 1, k = 1 with shares 0.5, 0.3, 0.2: whole parts 0, 0, 0; the slot goes to expert 5 (0.5), and
+  // the experts left with 0 slots are not touched.
+  const auto single = shares.for_step(1, 1);
+  CHECK(single.layer(3)->experts == std::vector<std::uint64_t>{5});
+  CHECK(single.layer(3)->tokens == std::vector<std::uint64_t>{1});
+  // A whole step: the scaled load passes validate and reads the touched experts' weights.
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  const auto r = step(v3, decode(1, 1024), 4, &shares);
+  // Three experts touched at T = 1: 3 x 88,080,384 = 264,241,152 B.
+  CHECK(bytes_of(r.timeline, OpKind::expert_weights, 3) == 264'241'152);
+  CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert,share\n3,5,0\n", "z.csv").for_step(1, 8),
+                    "z.csv:2: layer 3: its shares are all 0");
 }
 
 TEST_CASE("a decoder step has every op of every layer, in order", "[step][structure]") {

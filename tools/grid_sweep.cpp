@@ -49,15 +49,24 @@ struct Field {
 };
 
 // With head-split columns, a point without a head-split run (prefill: nothing to split) has
-// empty cells there (JSON null).
-std::vector<Field> fields(const std::string& chip_label, const g5sim::Result& r, bool head_split_columns,
-                          const g5sim::Result* head_split) {
+// empty cells there (JSON null). A failed row has its known identity and empty figures.
+std::vector<Field> fields(const SweepRow& row, const SweepColumns& columns) {
+  static const g5sim::Result none;
+  const g5sim::Result& r = row.result ? *row.result : none;
+  const g5sim::Result* head_split = row.head_split;
   const AttentionSums a = attention_sums(r);
   std::vector<Field> f;
   for (g5sim::IdentityField& id : g5sim::run_identity(r)) {
-    const bool chip = id.name == "chip";
-    f.push_back({std::move(id.name), chip ? chip_label : std::move(id.value), id.text});
+    std::string value = id.name == "chip" ? row.chip_label : std::move(id.value);
+    if (!row.result && id.name != "chip") {
+      value.clear();
+      for (const auto& [name, known] : row.identity) {
+        if (name == id.name) value = known;
+      }
+    }
+    f.push_back({std::move(id.name), std::move(value), id.text});
   }
+  const std::size_t figures = f.size();
   f.insert(f.end(), {
                         {"total_ns", format_ns(r.total_ps), false},
                         {"tokens_per_s", fmt::format("{:.3f}", r.tokens_per_s), false},
@@ -68,11 +77,15 @@ std::vector<Field> fields(const std::string& chip_label, const g5sim::Result& r,
                         {"regime", r.regime, true},
                         {"bound_by", r.bound_by, true},
                     });
-  if (head_split_columns) {
+  if (columns.head_split) {
     f.push_back({"head_split_total_ns", head_split ? format_ns(head_split->total_ps) : "", false});
     f.push_back({"head_split_kv_cache_read_bytes",
                  head_split ? std::to_string(attention_sums(*head_split).read_bytes) : "", false});
   }
+  if (!row.result) {
+    for (std::size_t i = figures; i < f.size(); ++i) f[i].value.clear();
+  }
+  if (columns.error) f.push_back({"error", row.error, true});
   return f;
 }
 
@@ -264,33 +277,53 @@ std::vector<std::string> chip_labels(const std::vector<g5sim::Chip>& chips) {
   return labels;
 }
 
-void write_sweep_csv_header(std::ostream& out, const GridHeader& grid, bool head_split) {
+std::vector<std::pair<std::string, std::string>> failed_point_identity(const SweepPoint& point,
+                                                                       const g5sim::Request& base,
+                                                                       const g5sim::Chip& chip,
+                                                                       const g5sim::Model& model) {
+  g5sim::Request request = base;
+  try {
+    request = point_request(base, point);
+  } catch (const g5sim::ConfigError&) {
+    // the point's own value is what failed: the columns say what the grid gave
+  }
+  std::vector<std::pair<std::string, std::string>> out{{"model", model.name()}};
+  for (const g5sim::RunOption& o : g5sim::run_options()) {
+    if (!o.column) continue;
+    const std::string given = point.value(o.name);
+    out.emplace_back(o.name, !given.empty() ? given : g5sim::option_text(g5sim::get_option(request, o)));
+  }
+  out.insert(out.end(), {{"chip_source", chip.source()},
+                         {"chip_sha256", chip.sha256()},
+                         {"model_source", model.source()},
+                         {"model_sha256", model.sha256()}});
+  return out;
+}
+
+void write_sweep_csv_header(std::ostream& out, const GridHeader& grid, const SweepColumns& columns) {
   out << grid.line() << "\npoint";
-  g5sim::Result none;
-  for (const Field& f : fields("", none, head_split, nullptr)) out << ',' << f.name;
+  const SweepRow none;
+  for (const Field& f : fields(none, columns)) out << ',' << f.name;
   out << '\n';
 }
 
-void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
-                         const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split) {
-  out << point.index;
-  for (const Field& f : fields(chip_label, result, head_split_columns, head_split)) out << ',' << csv_cell(f.value);
+void write_sweep_csv_row(std::ostream& out, const SweepRow& row, const SweepColumns& columns) {
+  out << row.point->index;
+  for (const Field& f : fields(row, columns)) out << ',' << csv_cell(f.value);
   out << '\n';
 }
 
-void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
-                           const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split) {
-  out << "{\"point\": " << point.index;
-  for (const Field& f : fields(chip_label, result, head_split_columns, head_split)) {
-    out << ", \"" << f.name << "\": " << (f.text ? api::json_string(f.value) : f.value.empty() ? "null" : f.value);
+void write_sweep_json_line(std::ostream& out, const SweepRow& row, const SweepColumns& columns) {
+  out << "{\"point\": " << row.point->index;
+  for (const Field& f : fields(row, columns)) {
+    const bool null = f.value.empty() && (!f.text || f.name == "error" || !row.result);
+    out << ", \"" << f.name << "\": " << (null ? "null" : f.text ? api::json_string(f.value) : f.value);
   }
   out << "}\n";
 }
 
-namespace {
-
 // Cells of a CSV line (RFC 4180 quotes: a comma inside quotes is text).
-std::size_t csv_cells(const std::string& line) {
+std::size_t csv_cell_count(const std::string& line) {
   std::size_t cells = 1;
   bool quoted = false;
   for (const char c : line) {
@@ -299,8 +332,6 @@ std::size_t csv_cells(const std::string& line) {
   }
   return cells;
 }
-
-}  // namespace
 
 std::string merge_sweeps(const std::vector<std::string>& paths) {
   if (paths.empty()) throw CliError("merge: give the shard CSV files");
@@ -329,7 +360,7 @@ std::string merge_sweeps(const std::vector<std::string>& paths) {
     }
     if (columns.empty()) {
       columns = line;
-      cells = csv_cells(line);
+      cells = csv_cell_count(line);
     }
     if (line != columns) merge_error(path, 2, fmt::format("the columns differ from {}'s", paths.front()));
     for (std::size_t number = 3; std::getline(in, line); ++number) {
@@ -337,8 +368,8 @@ std::string merge_sweeps(const std::vector<std::string>& paths) {
       const auto comma = line.find(',');
       const auto [end, ec] = std::from_chars(line.data(), line.data() + std::min(comma, line.size()), point);
       if (ec != std::errc() || end != line.data() + comma) merge_error(path, number, "expected a point number first");
-      if (csv_cells(line) != cells) {
-        merge_error(path, number, fmt::format("{} cells, the header has {} (a cut row?)", csv_cells(line), cells));
+      if (csv_cell_count(line) != cells) {
+        merge_error(path, number, fmt::format("{} cells, the header has {} (a cut row?)", csv_cell_count(line), cells));
       }
       if (point >= grid->points || point % grid->shards != header.shard) {
         merge_error(path, number,

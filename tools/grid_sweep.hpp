@@ -107,14 +107,36 @@ std::string grid_fingerprint(const SweepGrid& grid, const std::vector<g5sim::Chi
 /// else its source) where two configs name their chip alike.
 std::vector<std::string> chip_labels(const std::vector<g5sim::Chip>& chips);
 
-void write_sweep_csv_header(std::ostream& out, const GridHeader& grid, bool head_split);
-/// head_split_columns: the --head-split columns are there; `head_split` is the point's run with
-/// attention split by heads, or null when it has none (a prefill point: empty cells, JSON null).
-/// `chip_label`: the point's chip as tables name it (chip_labels).
-void write_sweep_csv_row(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
-                         const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split);
-void write_sweep_json_line(std::ostream& out, const SweepPoint& point, const std::string& chip_label,
-                           const g5sim::Result& result, bool head_split_columns, const g5sim::Result* head_split);
+/// The columns a sweep adds: --head-split's two, and --keep-going's `error` (the last).
+struct SweepColumns {
+  bool head_split = false;
+  bool error = false;
+};
+
+/// One row: the point's run (and its --head-split run: null when it has none, a prefill point,
+/// whose cells are then empty, JSON null), or, for a point that failed, why and what identifies it.
+struct SweepRow {
+  const SweepPoint* point = nullptr;
+  std::string chip_label;                 ///< the point's chip as tables name it (chip_labels)
+  const g5sim::Result* result = nullptr;  ///< null when the point failed
+  const g5sim::Result* head_split = nullptr;
+  std::string error;                                          ///< "" when it ran
+  std::vector<std::pair<std::string, std::string>> identity;  ///< a failed point's known columns
+};
+
+/// A failed point's identity columns as far as the point, the request and the configs tell them
+/// (the rest stay empty): its row under --keep-going.
+std::vector<std::pair<std::string, std::string>> failed_point_identity(const SweepPoint& point,
+                                                                       const g5sim::Request& base,
+                                                                       const g5sim::Chip& chip,
+                                                                       const g5sim::Model& model);
+
+void write_sweep_csv_header(std::ostream& out, const GridHeader& grid, const SweepColumns& columns);
+void write_sweep_csv_row(std::ostream& out, const SweepRow& row, const SweepColumns& columns);
+void write_sweep_json_line(std::ostream& out, const SweepRow& row, const SweepColumns& columns);
+
+/// Cells of a CSV line (RFC 4180 quotes: a comma inside quotes is text).
+std::size_t csv_cell_count(const std::string& line);
 
 /// Joins sweep CSV shards into the unsharded file's bytes: every file's grid line must name the
 /// same grid (version, points, fingerprint, shard count) and a shard of its own, the column

@@ -26,6 +26,8 @@ constexpr std::size_t kPathBytes = 4096;
 struct Slot {
   std::atomic<bool> used{false};
   std::array<char, kPathBytes> path{};
+  std::atomic<bool> keep{false};  ///< rename to keep_path rather than unlink
+  std::array<char, kPathBytes> keep_path{};
 };
 std::array<Slot, kSlots> slots;
 
@@ -37,6 +39,7 @@ int claim_slot(const std::string& path) {
   for (std::size_t i = 0; i < kSlots; ++i) {
     if (slots[i].used.load()) continue;
     std::memcpy(slots[i].path.data(), path.c_str(), path.size() + 1);
+    slots[i].keep.store(false);
     slots[i].used.store(true);  // the path is whole before the handler may read it
     return static_cast<int>(i);
   }
@@ -51,7 +54,12 @@ void release_slot(int i) {
 
 extern "C" void on_interrupt(int signal) {
   for (Slot& s : slots) {
-    if (s.used.load()) ::unlink(s.path.data());
+    if (!s.used.load()) continue;
+    if (s.keep.load()) {
+      ::rename(s.path.data(), s.keep_path.data());
+    } else {
+      ::unlink(s.path.data());
+    }
   }
   ::_exit(128 + signal);
 }
@@ -88,10 +96,24 @@ OutputFile::OutputFile(std::string path, std::string flag) : path_(std::move(pat
 
 OutputFile::~OutputFile() { discard(); }
 
+void OutputFile::keep_unfinished_at(const std::string& path) {
+  if (temporary_.empty()) return;
+  if (path.size() >= kPathBytes) throw CliError(fmt::format("{}: '{}' is too long a path", flag_, path));
+  keep_at_ = path;
+  const mode_t mask = ::umask(0);  // a kept file gets a plain new file's permissions
+  ::umask(mask);
+  ::chmod(temporary_.c_str(), 0666 & ~mask);
+  if (slot_ >= 0) {
+    Slot& s = slots[static_cast<std::size_t>(slot_)];
+    std::memcpy(s.keep_path.data(), path.c_str(), path.size() + 1);
+    s.keep.store(true);  // the path is whole before the handler may read it
+  }
+}
+
 void OutputFile::discard() noexcept {
   if (temporary_.empty()) return;
   if (file_.is_open()) file_.close();
-  ::unlink(temporary_.c_str());
+  if (keep_at_.empty() || ::rename(temporary_.c_str(), keep_at_.c_str()) != 0) ::unlink(temporary_.c_str());
   release_slot(slot_);
   slot_ = -1;
   temporary_.clear();

@@ -34,6 +34,9 @@ class OutputFile {
   std::ostream& stream();
   /// Flushes and checks every write, then puts the file at its path; throws WriteError naming it.
   void close();
+  /// What was written so far is kept at `path` (renamed there) when the command ends without
+  /// close(), by an error or an interrupt, instead of being removed: a sweep's rows for --resume.
+  void keep_unfinished_at(const std::string& path);
 
  private:
   void discard() noexcept;
@@ -41,6 +44,7 @@ class OutputFile {
   std::string path_, flag_;
   std::string temporary_;  ///< "" when written in place (standard output, a device)
   int slot_ = -1;          ///< its entry among the temporaries an interrupt removes
+  std::string keep_at_;    ///< keep_unfinished_at's path, or ""
   std::ofstream file_;
 };
 
@@ -51,8 +55,9 @@ void check_stdout();
 /// `outputs`: (flag, path) pairs; "" and "-" are not files.
 void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
-/// For the program's main(): SIGINT and SIGTERM remove every temporary output and exit at once
-/// with 128 + the signal (130, 143), leaving the paths as they were.
+/// For the program's main(): SIGINT and SIGTERM remove every temporary output (or rename it
+/// where keep_unfinished_at said) and exit at once with 128 + the signal (130, 143), leaving the
+/// paths as they were.
 void remove_outputs_on_interrupt();
 
 }  // namespace tools

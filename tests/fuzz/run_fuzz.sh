@@ -20,6 +20,7 @@ cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
 printf '\x07layer,expert,tokens\n3,5,3\n3,17,5\n' > "$work/expert_load/seed.csv"
 printf '\x00layer,expert,tokens\n3,0,8\n4,255,8\n' > "$work/expert_load/seed2.csv"
+printf '\x03layer,expert,share\n3,0,0.5\n3,9,0.25\n4,255,7\n' > "$work/expert_load/seed3.csv"
 i=0
 for m in "$root"/configs/models/*.yaml; do
   { printf '\x01\x01\x10\x00'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'; cat "$m"; } > "$work/pipeline/seed$i"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Outputs all or nothing, from the command line (tools/output_file.hpp): a failed run, a refused
 # flag and an interrupted sweep (SIGINT, SIGTERM) leave the earlier files byte for byte, with
-# no temporary beside them; two outputs naming one file are refused.
+# no temporary beside them (a sweep's rows so far go to PATH.partial, and --resume finishes the
+# grid into the bytes of an uninterrupted run); two outputs naming one file are refused.
 #   test_outputs.sh G5SIM_BINARY
 set -euo pipefail
 g5sim="$1"
@@ -38,8 +39,43 @@ for sig in INT TERM; do
   set +e; wait "$pid"; rc=$?; set -e
   expected=$([ "$sig" = INT ] && echo 130 || echo 143)
   [ "$rc" = "$expected" ] || fail "SIG$sig: exit $rc, expected $expected"
+  # The rows so far are kept beside the CSV for --resume, under the grid line.
+  [ -f out.csv.partial ] || fail "SIG$sig: no out.csv.partial"
+  head -n 1 out.csv.partial | grep -q '^# g5sim .* sweep grid 48 points sha256 ' || fail "SIG$sig: partial's grid line"
+  rm out.csv.partial
   same_as_before "SIG$sig"
 done
+
+# --resume after an interrupt: the kept rows and the rest are the uninterrupted run's bytes.
+grid=(--ctx 1024:65536:x2 --batch 1,2,4 --no-replay --jobs 1)
+"$g5sim" sweep "${grid[@]}" --csv whole.csv 2>/dev/null
+"$g5sim" sweep "${grid[@]}" --csv part.csv > /dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -INT "$pid"
+set +e; wait "$pid"; rc=$?; set -e
+[ "$rc" = 130 ] || fail "resume: exit $rc"
+[ ! -e part.csv ] || fail "resume: the interrupted sweep wrote part.csv"
+msg="$("$g5sim" sweep "${grid[@]}" --csv part.csv --resume 2>&1 >/dev/null)"
+cmp -s part.csv whole.csv || fail "resume: part.csv differs from the uninterrupted run"
+[ ! -e part.csv.partial ] || fail "resume: part.csv.partial left behind"
+[[ "$msg" == *"g5sim: resumed: "*" of 21 points kept from part.csv.partial"* ]] || fail "resume: $msg"
+# Resuming a whole file runs nothing; resuming another grid's file is refused.
+msg="$("$g5sim" sweep "${grid[@]}" --csv part.csv --resume 2>&1 >/dev/null)"
+[[ "$msg" == *"resumed: 21 of 21 points kept from part.csv, 0 run"* ]] || fail "resume whole: $msg"
+set +e; msg="$("$g5sim" sweep --ctx 1024 --no-replay --csv part.csv --resume 2>&1)"; rc=$?; set -e
+[ "$rc" = 2 ] && [[ "$msg" == *"--resume: part.csv is of another grid or shard"* ]] || fail "resume other: $rc $msg"
+rm part.csv whole.csv
+
+# --keep-going: a bad point (ctx 1 leaves decode no history) gets an error cell, the others their
+# figures, and the exit status is 3.
+set +e; "$g5sim" sweep --scope block --dp 1 --ctx 1,4096 --keep-going --csv kg.csv 2>/dev/null; rc=$?; set -e
+[ "$rc" = 3 ] || fail "keep-going: exit $rc"
+head -n 2 kg.csv | tail -n 1 | grep -q ',regime,bound_by,error$' || fail "keep-going: no error column"
+sed -n 3p kg.csv | grep -q '^0,SG2262,DeepSeek-V3,decode,,1,.*,"--q-len: decode needs 1 <= q_len < kv_len' ||
+  fail "keep-going: point 0's row: $(sed -n 3p kg.csv)"
+sed -n 4p kg.csv | grep -q '^1,SG2262,DeepSeek-V3,decode,1,4096,.*,memory,GDMA,$' || fail "keep-going: point 1's row"
+rm kg.csv
 
 # A run that succeeds replaces the file whole.
 "$g5sim" run --layers 4 --json out.json > /dev/null

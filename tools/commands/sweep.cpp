@@ -5,12 +5,15 @@
 
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <unistd.h>
 
+#include "hw/input_file.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
@@ -34,10 +37,45 @@ std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& text) {
   return {i, n};
 }
 
-// One point's runs: as asked, and (--head-split) with attention split by heads.
+// One point's runs: as asked, and (--head-split) with attention split by heads; or (--keep-going)
+// why it failed; or (--resume) its row as the earlier file has it.
 struct Done {
   std::optional<g5sim::Result> result, heads;
+  std::string error;
+  std::string kept_row;
 };
+
+// The rows an earlier run of this very grid and shard left (--resume): PATH.partial when an
+// interrupt or an error left one, else PATH. Rows that failed (an error cell) or were cut are
+// run again.
+std::map<std::uint64_t, std::string> rows_to_keep(const std::string& path, const GridHeader& header,
+                                                  std::string& read_from) {
+  std::map<std::uint64_t, std::string> rows;
+  std::error_code ec;
+  read_from = std::filesystem::exists(path + ".partial", ec) ? path + ".partial" : path;
+  if (!std::filesystem::exists(read_from, ec)) return rows;
+  std::istringstream in(hw::read_input_file(read_from));
+  std::string line;
+  if (!std::getline(in, line)) return rows;
+  const GridHeader earlier = GridHeader::parse(line, read_from);
+  if (earlier.line() != header.line()) {
+    throw CliError(fmt::format("--resume: {} is of another grid or shard ('{}'; this sweep is '{}')", read_from, line,
+                               header.line()));
+  }
+  std::string columns;
+  std::getline(in, columns);
+  const std::size_t cells = csv_cell_count(columns);
+  const bool error_column = columns.size() >= 6 && columns.compare(columns.size() - 6, 6, ",error") == 0;
+  while (std::getline(in, line)) {
+    if (in.eof() || csv_cell_count(line) != cells) break;  // the last line, cut by the interrupt
+    if (error_column && line.back() != ',') continue;      // a failed point: run it again
+    std::uint64_t point = 0;
+    const auto [end, errc] = std::from_chars(line.data(), line.data() + line.size(), point);
+    if (errc != std::errc() || *end != ',') break;
+    rows.emplace(point, line);
+  }
+  return rows;
+}
 
 class SweepCommand final : public Command {
  public:
@@ -63,6 +101,12 @@ class SweepCommand final : public Command {
     app()->add_flag("--head-split", head_split_,
                     "also simulate each point with --attn-split head: columns head_split_total_ns, "
                     "head_split_kv_cache_read_bytes");
+    app()->add_flag("--keep-going", keep_going_,
+                    "run every point: a point that fails gets its message in an `error` column (and the others "
+                    "their figures); exit 3 when any failed");
+    app()->add_flag("--resume", resume_,
+                    "keep the rows an earlier run of this grid left at --csv PATH (or PATH.partial, which an "
+                    "interrupt or an error leaves) and run only the other points");
   }
 
   int run(const CliLimits& limits) override {
@@ -81,12 +125,24 @@ class SweepCommand final : public Command {
     const std::uint64_t count = size > shard ? (size - shard + shards - 1) / shards : 0;
     refuse_shared_outputs({{"--csv", csv_path_ == "none" ? "" : csv_path_}, {"--json", json_path_}});
     labels_ = chip_labels(chips);
+    columns_ = SweepColumns{head_split_, keep_going_};
     const GridHeader header{g5sim::version(), size, grid_fingerprint(grid, chips, models, base, head_split_), shard,
                             shards};
+    const bool to_file = csv_path_ != "-" && csv_path_ != "none";
+    if (resume_ && (!to_file || !json_path_.empty())) {
+      throw CliError(
+          "--resume keeps the rows of a CSV file: give --csv PATH, and no --json (its lines would lack them)");
+    }
+    std::string resumed_from;
+    const std::map<std::uint64_t, std::string> kept =
+        resume_ ? rows_to_keep(csv_path_, header, resumed_from) : std::map<std::uint64_t, std::string>{};
     std::optional<OutputFile> csv, json;
     if (csv_path_ != "none") csv.emplace(csv_path_, "--csv");
     if (!json_path_.empty()) json.emplace(json_path_, "--json");
-    if (csv) write_sweep_csv_header(csv->stream(), header, head_split_);
+    // An interrupt or an error keeps the rows written so far for --resume.
+    if (to_file) csv->keep_unfinished_at(csv_path_ + ".partial");
+    if (csv) write_sweep_csv_header(csv->stream(), header, columns_);
+    std::uint64_t failed = 0;
     const bool progress = isatty(STDERR_FILENO) != 0;
     const auto started = std::chrono::steady_clock::now();
     const unsigned jobs = jobs_or_default(jobs_);
@@ -96,8 +152,17 @@ class SweepCommand final : public Command {
         points.push_back(grid_point(grid, shard + k * shards));
       }
       std::vector<Done> done(points.size());
-      parallel_for(done.size(), jobs, [&](std::size_t i) { done[i] = simulate_point(chips, models, base, points[i]); });
-      for (std::size_t i = 0; i < done.size(); ++i) write_point(points[i], done[i], grid, csv, json);
+      parallel_for(done.size(), jobs, [&](std::size_t i) {
+        if (const auto row = kept.find(points[i].index); row != kept.end()) {
+          done[i].kept_row = row->second;
+        } else {
+          done[i] = simulate_point(chips, models, base, points[i]);
+        }
+      });
+      for (std::size_t i = 0; i < done.size(); ++i) {
+        if (!done[i].error.empty()) ++failed;
+        write_point(points[i], done[i], grid, chips, models, base, csv, json);
+      }
       if (csv) csv->stream().flush();
       if (json) json->stream().flush();
       if (progress) print_progress(first + done.size(), count, started);
@@ -106,6 +171,16 @@ class SweepCommand final : public Command {
     warn_changing_deployments();
     if (csv) csv->close();
     if (json) json->close();
+    std::error_code ec;
+    if (to_file) std::filesystem::remove(csv_path_ + ".partial", ec);  // the whole file is there now
+    if (resume_) {
+      std::cerr << fmt::format("g5sim: resumed: {} of {} points kept from {}, {} run\n", kept.size(), count,
+                               resumed_from, count - std::min<std::uint64_t>(count, kept.size()));
+    }
+    if (failed > 0) {
+      std::cerr << fmt::format("g5sim: {} of {} points failed (their `error` cells say why)\n", failed, count);
+      return 3;
+    }
     return 0;
   }
 
@@ -162,20 +237,41 @@ class SweepCommand final : public Command {
       by_heads.attn_split = "head";
       done.heads = g5sim::simulate(chips[p.chip], models[p.model], by_heads);
     } catch (const g5sim::ConfigError& e) {
+      if (keep_going_) {
+        done = Done{};
+        done.error = cli_message(e);
+        return done;
+      }
       // One line naming the point, then what the run would have said.
-      throw CliError(fmt::format("sweep point {} ({} {}, {}): {}", p.index, chips[p.chip].name(),
-                                 models[p.model].name(), p.describe(), cli_message(e)));
+      throw CliError(fmt::format("sweep point {} ({} {}, {}): {}", p.index, labels_[p.chip], models[p.model].name(),
+                                 p.describe(), cli_message(e)));
     }
     return done;
   }
 
-  void write_point(const SweepPoint& point, const Done& done, const SweepGrid& grid, std::optional<OutputFile>& csv,
-                   std::optional<OutputFile>& json) {
+  void write_point(const SweepPoint& point, const Done& done, const SweepGrid& grid,
+                   const std::vector<g5sim::Chip>& chips, const std::vector<g5sim::Model>& models,
+                   const g5sim::Request& base, std::optional<OutputFile>& csv, std::optional<OutputFile>& json) {
+    if (!done.kept_row.empty()) {
+      csv->stream() << done.kept_row << '\n';
+      return;
+    }
+    SweepRow row;
+    row.point = &point;
+    row.chip_label = labels_[point.chip];
+    if (!done.result) {
+      row.error = done.error;
+      row.identity = failed_point_identity(point, base, chips[point.chip], models[point.model]);
+      if (csv) write_sweep_csv_row(csv->stream(), row, columns_);
+      if (json) write_sweep_json_line(json->stream(), row, columns_);
+      return;
+    }
     const g5sim::Result& r = *done.result;
     print_warnings(r.warnings);
-    const g5sim::Result* heads = done.heads ? &*done.heads : nullptr;
-    if (csv) write_sweep_csv_row(csv->stream(), point, labels_[point.chip], r, head_split_, heads);
-    if (json) write_sweep_json_line(json->stream(), point, labels_[point.chip], r, head_split_, heads);
+    row.result = &r;
+    row.head_split = done.heads ? &*done.heads : nullptr;
+    if (csv) write_sweep_csv_row(csv->stream(), row, columns_);
+    if (json) write_sweep_json_line(json->stream(), row, columns_);
     if (r.automatic_sharding && grid.contexts.size() > 1) {
       // The points that differ only by their context; without a batch axis the batch is the
       // deployment's (one sequence per DP rank) and may change with it.
@@ -215,7 +311,8 @@ class SweepCommand final : public Command {
   GridFlags grid_;
   std::string csv_path_ = "-", json_path_, sharding_, shard_;
   unsigned jobs_ = 0;
-  bool head_split_ = false;
+  bool head_split_ = false, keep_going_ = false, resume_ = false;
+  SweepColumns columns_;
   struct Chosen {
     std::set<std::string> shardings;
     std::set<std::uint64_t> batches;
