@@ -277,16 +277,48 @@ std::string Result::table() const {
   return out.str();
 }
 
+namespace {
+
+// A trace's layer range, checked against the run: a range no layer of the run is in would write
+// an empty trace.
+void check_trace_layers(const std::optional<std::pair<int, int>>& range, std::uint64_t layers) {
+  if (!range) return;
+  if (range->first < 0 || range->second < range->first) {
+    throw ConfigError(fmt::format("layers {}..{}: expected 0 <= first <= last", range->first, range->second), "",
+                      "trace_layers", 0, 0);
+  }
+  if (static_cast<std::uint64_t>(range->first) >= layers) {
+    throw ConfigError(
+        fmt::format("layers {}..{}: the run has decoder layers 0..{}", range->first, range->second, layers - 1), "",
+        "trace_layers", 0, 0);
+  }
+}
+
+}  // namespace
+
+std::uint64_t Result::chrome_trace_bytes(std::optional<std::pair<int, int>> layer_range) const {
+  if (!state_->simulation) return 0;
+  check_trace_layers(layer_range, layers);
+  const api::Simulation& s = *state_->simulation;
+  auto wanted = [&](int layer) {
+    return !layer_range || (layer >= layer_range->first && layer <= layer_range->second);
+  };
+  std::uint64_t traced_commands = 0, traced_ops = 0;
+  for (const auto& core : s.lowered.program.cores) {
+    for (const auto& queue : core.queues) {
+      for (const sim::Command& c : queue) traced_commands += wanted(s.graph[c.op].layer) ? 1 : 0;
+    }
+  }
+  for (const ops::OpTiming& t : state_->timeline.ops) traced_ops += wanted(t.layer) ? 1 : 0;
+  return api::trace_bytes_estimate(traced_commands, traced_ops);
+}
+
 void Result::write_chrome_trace(std::ostream& out, std::optional<std::pair<int, int>> layer_range) const {
   if (!state_->simulation) {
     throw ConfigError("the run kept no command records: simulate with keep_commands to write a trace", "",
                       "keep_commands", 0, 0);
   }
-  if (layer_range && (layer_range->first < 0 || layer_range->second < layer_range->first)) {
-    throw ConfigError(
-        fmt::format("layers {}..{}: expected 0 <= first <= last", layer_range->first, layer_range->second), "",
-        "layers", 0, 0);
-  }
+  check_trace_layers(layer_range, layers);
   const api::Simulation& s = *state_->simulation;
   api::write_chrome_trace(out, state_->chip.data().chip, s.graph, s.lowered, s.trace, state_->timeline,
                           api::TraceFilter{layer_range});

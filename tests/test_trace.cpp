@@ -22,6 +22,33 @@ namespace {
 // Picoseconds from the trace's microseconds (six decimals: a double rounds back exactly).
 sim::Tick ps_of(const nlohmann::json& value) { return static_cast<sim::Tick>(std::llround(value.get<double>() * 1e6)); }
 
+// A thread's tid: engine x 1000 + in-flight slot (api/trace_writer.hpp).
+constexpr std::size_t kSlotsPerEngine = 1000;
+
+// Every thread's X events are sequential: sorted by start, each starts at or after the previous
+// one's end (so none overlaps another without nesting, the trace-event format's rule). Returns
+// the number of X events and the names of the threads.
+std::size_t check_tracks_nest(const nlohmann::json& doc,
+                              std::map<std::pair<std::size_t, std::size_t>, std::string>& names) {
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::pair<sim::Tick, sim::Tick>>> tracks;
+  std::size_t events = 0;
+  for (const auto& e : doc.at("traceEvents")) {
+    const std::pair<std::size_t, std::size_t> key{e.at("pid"), e.value("tid", std::size_t{0})};
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") names[key] = e.at("args").at("name");
+    if (e.at("ph") != "X") continue;
+    ++events;
+    const sim::Tick start = ps_of(e.at("ts"));
+    tracks[key].emplace_back(start, start + ps_of(e.at("dur")));
+  }
+  for (auto& [key, list] : tracks) {
+    INFO("pid " << key.first << " tid " << key.second);
+    CHECK(names.count(key) == 1);  // every track is named
+    std::stable_sort(list.begin(), list.end());
+    for (std::size_t i = 1; i < list.size(); ++i) CHECK(list[i].first >= list[i - 1].second);
+  }
+  return events;
+}
+
 }  // namespace
 
 TEST_CASE("trace: one slice per command at the recorded times, engines within their limits", "[trace]") {
@@ -46,15 +73,15 @@ TEST_CASE("trace: one slice per command at the recorded times, engines within th
       ++op_slices;
       continue;
     }
-    const std::size_t tid = e.at("tid");
+    const std::size_t engine = e.at("tid").get<std::size_t>() / kSlotsPerEngine;
     const std::size_t id = e.at("args").at("id");
     const sim::Tick start = ps_of(e.at("ts"));
     const sim::Tick dur = ps_of(e.at("dur"));
     // Timestamps equal the records of command `id` (1-based) of that core and engine.
-    const auto& record = r.trace.records(pid, static_cast<hw::EngineId>(tid))[id - 1];
+    const auto& record = r.trace.records(pid, static_cast<hw::EngineId>(engine))[id - 1];
     CHECK(start == record.start);
     CHECK(start + dur == record.end);
-    slices[{pid, tid}].emplace_back(start, start + dur);
+    slices[{pid, engine}].emplace_back(start, start + dur);
   }
   // One slice per command, one per op on the op track.
   std::size_t total = 0;
@@ -77,6 +104,18 @@ TEST_CASE("trace: one slice per command at the recorded times, engines within th
     for (const auto& [t, d] : edges) most = std::max(most, open += d);
     CHECK(most <= static_cast<int>(limit));
   }
+  // Every track nests (is sequential), and a transfer engine uses at most its outstanding slots:
+  // GDMA[0..3], SDMA[0..3], CDMA[0]; TIU and HAU one track each.
+  std::map<std::pair<std::size_t, std::size_t>, std::string> names;
+  check_tracks_nest(doc, names);
+  for (const auto& [key, name] : names) {
+    if (key.first == chip.cores) continue;
+    const hw::EngineSpec& engine = chip.engine(static_cast<hw::EngineId>(key.second / kSlotsPerEngine));
+    const std::size_t slot = key.second % kSlotsPerEngine;
+    CHECK(name == (engine.serial() ? engine.display_name() : engine.display_name() + "[" + std::to_string(slot) + "]"));
+    CHECK(slot < (engine.serial() ? 1 : engine.outstanding));
+  }
+  CHECK(names.at({0, 1 * kSlotsPerEngine + 3}) == "GDMA[3]");  // the history stream keeps 4 in flight
   // The layer filter keeps only those layers' commands.
   std::ostringstream one;
   api::TraceFilter only3;
@@ -140,4 +179,35 @@ TEST_CASE("the public API writes the trace: every command of a kept run, a layer
   CHECK(nlohmann::json::accept(one.str()));
   CHECK(one.str().size() < all.str().size());
   CHECK_THROWS_AS(kept.write_chrome_trace(none, std::make_pair(3, 2)), g5sim::ConfigError);
+}
+
+TEST_CASE("every track of a block trace and of a 2-layer step trace nests", "[trace]") {
+  const g5sim::Chip chip = g5sim::Chip::from_file(std::string(G5SIM_TEST_SOURCE_DIR) + "/tests/golden/chip.yaml");
+  const g5sim::Model model = g5sim::Model::from_file(std::string(G5SIM_TEST_SOURCE_DIR) + "/tests/golden/model.yaml");
+  auto trace = [&](g5sim::Request request) {
+    request.keep_commands = true;
+    std::ostringstream out;
+    g5sim::simulate(chip, model, request).write_chrome_trace(out);
+    return nlohmann::json::parse(out.str());
+  };
+  g5sim::Request block;
+  block.scope = "block";
+  block.dp = 1;
+  block.batch = 4;
+  block.ctx = 32768;
+  std::map<std::pair<std::size_t, std::size_t>, std::string> names;
+  CHECK(check_tracks_nest(trace(block), names) > 0);
+  // A 2-layer step in 2 micro-batches: ops of one kind overlap, so the op track has rows.
+  g5sim::Request step;
+  step.layers = 2;
+  step.tp = 1;
+  step.ep = 8;
+  step.dp = 8;
+  step.batch = 16;
+  step.micro_batches = 2;
+  names.clear();
+  CHECK(check_tracks_nest(trace(step), names) > 0);
+  bool rows = false;
+  for (const auto& [key, name] : names) rows = rows || name.find(" #2") != std::string::npos;
+  CHECK(rows);
 }

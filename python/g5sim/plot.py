@@ -129,6 +129,26 @@ def plot_sweep(rows: Union[PathLike, Iterable[Mapping[str, Any]]], path: PathLik
     _save(plt, fig, path)
 
 
+def stack_ops_by_engine(ops: Sequence[Mapping[str, Any]]) -> Dict[str, List[Tuple[float, float, str, int]]]:
+    """Per engine, its ops as (start_us, end_us, kind, sub-row): ops that overlap on one engine (fa2
+    beside the history read on GDMA) go to sub-rows of its lane, each op on the first sub-row free
+    at its start, so that none paints over another."""
+    placed: Dict[str, List[Tuple[float, float, str, int]]] = {}
+    free: Dict[str, List[float]] = {}   # engine -> end of each sub-row's last op
+    for op in sorted(ops, key=lambda o: (float(o["op_start_ns"]), float(o["op_end_ns"]))):
+        start, end = float(op["op_start_ns"]) / 1e3, float(op["op_end_ns"]) / 1e3
+        for engine in str(op["engines"]).split("+"):
+            if engine == "-":
+                continue
+            rows = free.setdefault(engine, [])
+            row = next((r for r, until in enumerate(rows) if until <= start), len(rows))
+            if row == len(rows):
+                rows.append(end)
+            rows[row] = end
+            placed.setdefault(engine, []).append((start, end, str(op["kind"]), row))
+    return placed
+
+
 def plot_timeline(run: Union[PathLike, Mapping[str, Any], Any], path: PathLike,
                   size: Tuple[int, int] = (1400, 700)) -> None:
     """A Gantt chart of a run's ops by engine (from a `g5sim run --json` file or dict, or a
@@ -150,12 +170,13 @@ def plot_timeline(run: Union[PathLike, Mapping[str, Any], Any], path: PathLike,
     plt, fig, (ax,) = _figure(size, 1)
     colours = plt.get_cmap("tab20")
     colour = {k: colours(i % 20) for i, k in enumerate(kinds)}
-    for op in ops:
-        start, end = float(op["op_start_ns"]) / 1e3, float(op["op_end_ns"]) / 1e3
-        for engine in str(op["engines"]).split("+"):
-            if engine in lanes:
-                ax.broken_barh([(start, max(end - start, 1e-6))], (lanes.index(engine) - 0.4, 0.8),
-                               facecolors=colour[str(op["kind"])])
+    placed = stack_ops_by_engine(ops)
+    for lane, engine in enumerate(lanes):
+        rows = 1 + max((row for *_, row in placed[engine]), default=0)
+        height = 0.8 / rows
+        for start, end, kind, row in placed[engine]:
+            ax.broken_barh([(start, max(end - start, 1e-6))], (lane - 0.4 + row * height, height * 0.95),
+                           facecolors=colour[kind])
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels(lanes)
     ax.invert_yaxis()
@@ -163,8 +184,9 @@ def plot_timeline(run: Union[PathLike, Mapping[str, Any], Any], path: PathLike,
     ax.set_title(f"{run.get('model', '')} on {run.get('chip', '')}: ops by engine "
                  f"({run.get('total_ns', 0) / 1e6:.3f} ms)")
     from matplotlib.patches import Patch
-    ax.legend(handles=[Patch(color=colour[k], label=k) for k in kinds], fontsize="small", ncol=2,
-              loc="upper right")
+    fig.subplots_adjust(left=0.08, right=0.82)  # the legend beside the bars, not over them
+    ax.legend(handles=[Patch(color=colour[k], label=k) for k in kinds], fontsize="small", ncol=1,
+              loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _save(plt, fig, path)
 
 

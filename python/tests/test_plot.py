@@ -79,3 +79,20 @@ def test_compare_plot_from_a_compare_csv(tmp_path):
     done = run_module(["plot", str(csv_path), "-o", str(out), "--size", "1000x600"])
     assert done.returncode == 0, done.stderr
     assert png_size(out) == (1000, 600) and os.path.getsize(out) > 10_000
+
+
+def test_the_timeline_stacks_overlapping_ops_in_sub_rows(chip, v3):
+    # The history read streams on GDMA while fa2 runs (its tiles also on GDMA): two sub-rows, so
+    # the read is drawn beside fa2, not under it.
+    from g5sim.plot import stack_ops_by_engine
+    r = g5sim.simulate(chip, v3, batch=4, ctx=32768, scope="block", tp=1, ep=1, dp=1)
+    gdma = stack_ops_by_engine(r.to_dict()["ops"])["GDMA"]
+    read = next(p for p in gdma if p[2] == "kv_cache_read")
+    fa2 = next(p for p in gdma if p[2] == "fa2")
+    assert read[0] < fa2[1] and fa2[0] < read[1]      # they overlap in time
+    assert read[3] != fa2[3]                           # and sit on different sub-rows
+    for engine, placed in stack_ops_by_engine(r.to_dict()["ops"]).items():
+        rows = {}
+        for start, end, _, row in sorted(placed):
+            assert start >= rows.get(row, 0.0)         # within a sub-row, ops never overlap
+            rows[row] = end

@@ -1,6 +1,8 @@
 // g5sim run: one chip's share of a decoder step (or --scope block: one attention block), its
 // per-op timings as a table, JSON (--json) and a Chrome trace (--trace).
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <optional>
 
@@ -10,6 +12,9 @@
 
 namespace tools {
 namespace {
+
+// Above this a trace gets a warning: Perfetto's web UI loads a few hundred MB at most.
+constexpr std::uint64_t kLargeTraceBytes = 100'000'000;
 
 class RunCommand final : public Command {
  public:
@@ -52,6 +57,12 @@ class RunCommand final : public Command {
     const g5sim::Chip chip = chip_of(chip_);
     const g5sim::Model model = model_of(model_);
     g5sim::Request request = options_.request(limits);
+    // A range of layers the run does not have would write an empty trace: refused before the run.
+    const std::uint64_t run_layers = request.scope == "block" ? 1 : request.layers.value_or(model.num_hidden_layers());
+    if (layers && static_cast<std::uint64_t>(layers->first) >= run_layers) {
+      throw CliError(
+          fmt::format("--trace-layers: {}: the run has decoder layers 0..{}", trace_layers_, run_layers - 1));
+    }
     SweepPoint point;
     point.ctx = request.ctx;
     refuse_options_without_effect(options_.given(), {model}, {point}, request, false);
@@ -59,6 +70,12 @@ class RunCommand final : public Command {
     const g5sim::Result result = g5sim::simulate(chip, model, request);
     print_warnings(result.warnings);
     if (trace) {
+      if (const std::uint64_t bytes = result.chrome_trace_bytes(layers); bytes > kLargeTraceBytes) {
+        print_warnings(
+            {fmt::format("the trace takes about {} MB ({} commands in all); --trace-layers I:J traces a few "
+                         "layers",
+                         bytes / 1'000'000, result.command_count)});
+      }
       result.write_chrome_trace(trace->stream(), layers);
       trace->close();
     }

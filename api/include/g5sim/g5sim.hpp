@@ -219,6 +219,9 @@ class Result {
   /// ops of decoder layers first..last when `layer_range` is given. Needs a run with
   /// Request::keep_commands (ConfigError otherwise).
   void write_chrome_trace(std::ostream& out, std::optional<std::pair<int, int>> layer_range = std::nullopt) const;
+  /// About how many bytes write_chrome_trace writes (0 without keep_commands): for a warning
+  /// before a large trace.
+  std::uint64_t chrome_trace_bytes(std::optional<std::pair<int, int>> layer_range = std::nullopt) const;
   const State& state() const { return *state_; }
 
  private:
