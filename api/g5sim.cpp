@@ -17,6 +17,7 @@
 #include "hw/config_error.hpp"
 #include "models/expert_routing.hpp"
 #include "models/memory_footprint.hpp"
+#include "sim/cancellation.hpp"
 
 namespace g5sim {
 namespace {
@@ -30,6 +31,8 @@ auto translated(F&& body) -> decltype(body()) {
   } catch (const hw::ConfigError& e) {
     const hw::ErrorSite& s = e.site();
     throw ConfigError(e.what(), s.source, s.field, s.line, s.column);
+  } catch (const sim::Cancelled&) {
+    throw Cancelled();
   }
 }
 
@@ -371,6 +374,11 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     return result;
   });
 }
+
+ScopedCancelCheck::ScopedCancelCheck(bool (*check)(void* context), void* context)
+    : scope_(std::make_shared<sim::ScopedCancelCheck>(check, context)) {}
+
+ScopedCancelCheck::~ScopedCancelCheck() = default;
 
 Deployment deployment(const Chip& chip, const Model& model, const Request& request) {
   return translated([&] {

@@ -10,6 +10,7 @@
 #include "ops/lowering_context.hpp"
 #include "ops/op_lowerings.hpp"
 #include "ops/work_estimate.hpp"
+#include "sim/cancellation.hpp"
 
 namespace ops {
 namespace detail {
@@ -296,6 +297,7 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
     }
     if (const auto producer = ctx.unit_barrier(op)) send(*producer);
     detail::lowering_of(graph[op].kind)(ctx, op);
+    sim::poll_cancel();  // an op's commands at a time: a long lowering stops as promptly as a run
   }
   for (OpId op : order) send(op);
   return out;

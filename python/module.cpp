@@ -67,12 +67,23 @@ void translate(std::exception_ptr p) {
     throw;
   } catch (const g5sim::ConfigError& e) {
     raise_config_error(e);
+  } catch (const g5sim::Cancelled&) {
+    // A signal handler (Ctrl-C) stopped the run: its exception is pending; else KeyboardInterrupt.
+    if (PyErr_Occurred() == nullptr) PyErr_SetNone(PyExc_KeyboardInterrupt);
   } catch (const std::bad_alloc&) {
     PyErr_SetString(PyExc_MemoryError, "g5sim: out of memory");
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError,
                     (std::string("g5sim internal error (please report it with the call): ") + e.what()).c_str());
   }
+}
+
+// The cancel check of runs started from Python: the interpreter's signal handlers run (on the
+// main thread) and a raised exception, KeyboardInterrupt for Ctrl-C, stops the run. It takes the
+// GIL for that moment only; the run itself holds none.
+bool python_signal_raised(void*) {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
 }
 
 py::object layer_of(const g5sim::OpRecord& o) {
@@ -488,6 +499,7 @@ void bind_result(py::module_& m) {
       [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request) {
         const g5sim::Request mine = request;  // another thread may change the Python object meanwhile
         py::gil_scoped_release release;
+        const g5sim::ScopedCancelCheck ctrl_c(&python_signal_raised, nullptr);
         return g5sim::simulate(chip, model, mine);
       },
       py::arg("chip"), py::arg("model"), py::arg("request"),
@@ -501,6 +513,7 @@ void bind_result(py::module_& m) {
         std::ostringstream out;
         {
           py::gil_scoped_release release;
+          const g5sim::ScopedCancelCheck ctrl_c(&python_signal_raised, nullptr);
           g5sim::simulate(chip, model, mine).write_chrome_trace(out, layers);
         }
         return out.str();

@@ -12,6 +12,7 @@
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
 #include "hw/routes.hpp"
+#include "sim/cancellation.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/max_min_sharing.hpp"
 #include "sim/precision.hpp"
@@ -766,7 +767,7 @@ Trace Run::execute() {
   while (next_event(ev)) {
     if (ev.time < now_) throw std::logic_error("event kernel: time went backwards");
     now_ = ev.time;
-    ++events_done_;
+    if (++events_done_ % kCancelPollEvents == 0) poll_cancel();
     switch (ev.type) {
       case EventType::serial_done: on_serial_done(ev.subject); break;
       case EventType::transfer_startup_done: on_startup_done(ev.subject); break;

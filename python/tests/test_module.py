@@ -350,3 +350,20 @@ def test_check_report_is_what_g5sim_check_prints(capfd):
                                        g5sim.load_model(g5sim.shipped_model_path()))
     assert printed == report + "ok\n"
     assert report.startswith("chip  ") and "parameters" in report
+
+
+def test_ctrl_c_stops_a_long_simulate_promptly():
+    # A run of ~3 s (V3 prefill 8k, every command simulated) and SIGINT after 0.3 s: the kernel asks
+    # the interpreter's signal handlers every 65,536 events (and the lowering after each op), so
+    # KeyboardInterrupt comes within a fraction of a second, and the next run is whole.
+    import signal
+    import time
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        g5sim.simulate(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), phase="prefill", ctx=8192, batch=1,
+                       replay=False)
+    assert time.monotonic() - started < 1.5
+    r = g5sim.simulate(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), layers=2)
+    assert r.total_ps > 0

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <optional>
+#include <unistd.h>
 
 #include "g5sim/run_options.hpp"
 #include "tools/commands/commands.hpp"
@@ -44,6 +45,7 @@ class ValidateCommand final : public Command {
     options.jobs = jobs_or_default(jobs_);
     options.max_commands = std::min(max_commands_, limits.max_commands);
     options.only_chips = chips_;
+    options.progress = isatty(STDERR_FILENO) != 0;
     const v::ValidationReport report = v::validate_table(table, options);
     if (csv_path_ != "-" && json_path_ != "-") v::write_validation_table(std::cout, report);
     if (csv) {

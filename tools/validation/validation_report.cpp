@@ -4,11 +4,15 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <iostream>
 #include <map>
+#include <mutex>
 
 #include "api/json_text.hpp"
 #include "hw/config_error.hpp"
+#include "hw/strict_config.hpp"
 #include "tools/csv_cell.hpp"
 
 namespace tools::validation {
@@ -35,6 +39,19 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
   };
   std::vector<Job> jobs(table.rows.size());
   std::vector<std::size_t> index;  // report row -> table row
+  // A chip no row names would validate nothing: refused, naming the table's chips.
+  std::vector<std::string> known;
+  for (const MeasuredRow& row : table.rows) {
+    if (std::find(known.begin(), known.end(), row.chip) == known.end()) known.push_back(row.chip);
+  }
+  for (const std::string& chip : options.only_chips) {
+    if (std::find(known.begin(), known.end(), chip) == known.end()) {
+      const std::string near = hw::closest_match(chip, known);
+      throw hw::ConfigError(fmt::format("--chip: no row of {} is of chip '{}'{}; its chips: {}", table.path, chip,
+                                        near.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", near),
+                                        fmt::join(known, ", ")));
+    }
+  }
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const MeasuredRow& row = table.rows[i];
     RowOutcome o;
@@ -73,7 +90,21 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(k);
   }
+  std::atomic<std::size_t> finished{0};
+  std::mutex print;
   parallel_for(groups.size(), options.jobs, [&](std::size_t g) {
+    struct Progress {  // after the group's runs, however they end
+      std::atomic<std::size_t>& finished;
+      std::mutex& print;
+      std::size_t total;
+      bool on;
+      ~Progress() {
+        const std::size_t n = ++finished;
+        if (!on) return;
+        const std::lock_guard<std::mutex> lock(print);
+        std::cerr << fmt::format("\rvalidate: {}/{} runs   ", n, total) << (n == total ? "\n" : "") << std::flush;
+      }
+    } progress{finished, print, groups.size(), options.progress};
     std::vector<const MeasuredRow*> rows;
     for (std::size_t k : groups[g]) rows.push_back(&report.rows[k].row);
     const Job& job = jobs[index[groups[g].front()]];

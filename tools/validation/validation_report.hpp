@@ -43,7 +43,8 @@ struct ValidateOptions {
   bool calibrated = false;  ///< use STEM.calibrated.yaml where one exists
   unsigned jobs = 1;
   std::uint64_t max_commands = std::uint64_t{1} << 26;
-  std::vector<std::string> only_chips;  ///< non-empty: only rows of these chip cells
+  std::vector<std::string> only_chips;  ///< non-empty: only rows of these chip cells (each must be one)
+  bool progress = false;                ///< a progress line on stderr
 };
 
 ValidationReport validate_table(const MeasuredTable& table, const ValidateOptions& options);

@@ -19,6 +19,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -234,8 +235,29 @@ class Result {
 /// the model's FFN, parameters and KV cache bytes per token. Lines end in '\n'.
 std::string check_report(const Chip& chip, const Model& model);
 
-/// Simulates `request` on one chip of the deployment. Throws ConfigError on bad input.
+/// Simulates `request` on one chip of the deployment. Throws ConfigError on bad input, Cancelled
+/// when the calling thread's cancel check (below) said stop.
 Result simulate(const Chip& chip, const Model& model, const Request& request);
+
+/// A run stopped by its thread's cancel check: no result.
+class Cancelled : public std::runtime_error {
+ public:
+  Cancelled() : std::runtime_error("the run was cancelled") {}
+};
+
+/// For the scope's life, simulations on the calling thread ask `check(context)` every 65,536
+/// events (a few milliseconds) and stop with Cancelled when it returns true: how a host makes
+/// Ctrl-C stop a long run (the Python module polls the interpreter's signals).
+class ScopedCancelCheck {
+ public:
+  ScopedCancelCheck(bool (*check)(void* context), void* context);
+  ~ScopedCancelCheck();
+  ScopedCancelCheck(const ScopedCancelCheck&) = delete;
+  ScopedCancelCheck& operator=(const ScopedCancelCheck&) = delete;
+
+ private:
+  std::shared_ptr<void> scope_;
+};
 
 /// The deployment simulate() runs `request` on, without simulating: tp, ep, dp as given (missing
 /// ones 1) or, when none is given, the smallest sharding that fits the chip's DDR; and the global
