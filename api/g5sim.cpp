@@ -269,12 +269,14 @@ const OpRecord& Result::op(const std::string& name, std::optional<int> layer) co
 }
 
 std::string Result::json() const {
+  if (saved_) return saved_->json;
   std::ostringstream out;
   api::write_json(out, state_->description(), state_->timeline);
   return out.str();
 }
 
 std::string Result::table() const {
+  if (saved_) return saved_->table;
   std::ostringstream out;
   api::write_table(out, state_->description(), state_->timeline);
   return out.str();
@@ -300,7 +302,7 @@ void check_trace_layers(const std::optional<std::pair<int, int>>& range, std::ui
 }  // namespace
 
 std::uint64_t Result::chrome_trace_bytes(std::optional<std::pair<int, int>> layer_range) const {
-  if (!state_->simulation) return 0;
+  if (!state_ || !state_->simulation) return 0;
   check_trace_layers(layer_range, layers);
   const api::Simulation& s = *state_->simulation;
   auto wanted = [&](int layer) {
@@ -317,7 +319,7 @@ std::uint64_t Result::chrome_trace_bytes(std::optional<std::pair<int, int>> laye
 }
 
 void Result::write_chrome_trace(std::ostream& out, std::optional<std::pair<int, int>> layer_range) const {
-  if (!state_->simulation) {
+  if (!state_ || !state_->simulation) {
     throw ConfigError("the run kept no command records: simulate with keep_commands to write a trace", "",
                       "keep_commands", 0, 0);
   }

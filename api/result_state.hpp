@@ -27,6 +27,11 @@ struct Model::Data {
   models::ModelSpec spec;
 };
 
+/// A restored result's outputs (Result::restore): it has no State.
+struct Result::Saved {
+  std::string json, table;
+};
+
 struct Result::State {
   State(Chip c, Model m) : chip(std::move(c)), model(std::move(m)) {}
 

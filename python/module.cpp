@@ -301,6 +301,17 @@ void bind_request(py::module_& m) {
   }
   m.def("run_options", &run_option_dicts,
         "The run-option table (g5sim/run_options.hpp): one dict per option, in simulate()'s keyword order.");
+  m.def(
+      "run_limits",
+      [] {
+        const g5sim::RunLimits& l = g5sim::run_limits();
+        py::dict d;
+        d["max_grid_points"] = l.max_grid_points;
+        d["max_context_list"] = l.max_context_list;
+        d["max_jobs"] = l.max_jobs;
+        return d;
+      },
+      "The limits the command line puts on a grid: points, contexts of one list, jobs.");
 }
 
 // Op and Kind: the JSON ops and kinds entries.
@@ -489,6 +500,17 @@ void bind_result(py::module_& m) {
           "run-option table's column rows as resolved, chips.")
       .def("json", &g5sim::Result::json, "`g5sim run --json`, byte for byte.")
       .def("table", &g5sim::Result::table, "The table `g5sim run` prints, byte for byte.")
+      .def(
+          "__eq__", [](const g5sim::Result& a, const g5sim::Result& b) { return a == b; }, py::is_operator(),
+          "Every field, the JSON and the table equal: identical runs compare equal.")
+      .def(
+          "__ne__", [](const g5sim::Result& a, const g5sim::Result& b) { return a != b; }, py::is_operator())
+      .def("__hash__", [](const g5sim::Result& r) { return py::hash(py::str(r.json())); })
+      .def(py::pickle([](const g5sim::Result& r) { return py::make_tuple(py::bytes(r.saved())); },
+                      [](const py::tuple& t) {
+                        if (t.size() != 1) throw std::invalid_argument("not a pickled g5sim.Result");
+                        return g5sim::Result::restore(t[0].cast<std::string>());
+                      }))
       .def("__repr__", [](const g5sim::Result& r) {
         return "<g5sim.Result " + r.model + " " + r.phase + " " + r.scope + " on " + r.chip + ": " +
                std::to_string(r.total_ps) + " ps>";

@@ -33,7 +33,7 @@ from ._g5sim import chip_path, model_path, shipped_chips, shipped_models
 from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
-from .grid import sweep
+from .grid import sweep, sweep_rows
 from .plot import plot_compare, plot_sweep, plot_timeline
 
 __version__ = _version()
@@ -41,7 +41,7 @@ __version__ = _version()
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir",
     "load_chip", "load_model", "model_path", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
-    "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_matmul", "sweep",
+    "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_matmul", "sweep", "sweep_rows",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -107,17 +107,22 @@ def load_chip(config: Union[Chip, Mapping, PathLike], source: Optional[str] = No
 
 
 def load_model(config: Union[Model, Mapping, PathLike], source: Optional[str] = None, *,
-               schema: str = "g5sim") -> Model:
+               schema: Optional[str] = None) -> Model:
     """A model from a dict, a file path (.json: a Hugging Face config.json; else strict YAML), or a shipped model's stem.
 
     A dict is read with g5sim's strict schema (every key known, `name` required), or with
-    schema="hugging_face" as a config.json (other keys ignored, named by `source`). A missing
+    schema="hugging_face" as a config.json (other keys ignored, named by `source`). Without a
+    schema, a dict with no `name` but a `model_type` or `architectures` key (what every Hugging
+    Face config.json has) is read as one, any other with g5sim's. A missing
     kv_lora_rank or qk_rope_head_dim raises ConfigError naming the field and the source.
     """
     if isinstance(config, Model):
         return config
     if isinstance(config, Mapping):
         name = source or "<model dict>"
+        if schema is None:
+            hugging_face = "name" not in config and ("model_type" in config or "architectures" in config)
+            schema = "hugging_face" if hugging_face else "g5sim"
         if schema == "g5sim":
             kind = ModelSchema.g5sim
         elif schema == "hugging_face":

@@ -367,3 +367,32 @@ def test_ctrl_c_stops_a_long_simulate_promptly():
     assert time.monotonic() - started < 1.5
     r = g5sim.simulate(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), layers=2)
     assert r.total_ps > 0
+
+
+def test_results_pickle_and_compare_equal_to_an_identical_run(chip, v3):
+    a = block(chip, v3, batch=2, ctx=4096)
+    b = block(chip, v3, batch=2, ctx=4096)
+    assert a == b and not (a != b)                     # two identical runs
+    assert a != block(chip, v3, batch=2, ctx=8192)
+    c = pickle.loads(pickle.dumps(a))
+    assert c == a and hash(c) == hash(a)
+    # Every output and field comes back exactly: the JSON and table bytes, the picoseconds, doubles.
+    assert (c.json(), c.table(), c.to_dict()) == (a.json(), a.table(), a.to_dict())
+    assert c.op("kv_cache_read").op_end_ps == a.op("kv_cache_read").op_end_ps
+    assert (c.tokens_per_s, c.identity()) == (a.tokens_per_s, a.identity())
+    # A pickle that is not one is refused by name.
+    with pytest.raises(g5sim.ConfigError, match="not a saved g5sim result"):
+        pickle.loads(pickle.dumps(a).replace(b"g5sim_saved_result", b"g5sim_saved_resulx"))
+
+
+def test_a_hugging_face_dict_is_read_as_one_without_naming_the_schema(v3_dict):
+    # A config.json as a dict: no `name`, a `model_type` and `architectures`; the schema is detected.
+    hf = {k: v for k, v in v3_dict.items() if k != "name"}
+    hf["architectures"] = ["DeepseekV3ForCausalLM"]
+    hf["torch_dtype"] = "bfloat16"                      # a key only config.json has
+    model = g5sim.load_model(hf, source="config.json")
+    assert model.parameter_count == g5sim.load_model(hf, source="config.json", schema="hugging_face").parameter_count
+    assert model.name == "config.json" and model.kv_lora_rank == 512
+    # A g5sim dict (with `name`) keeps the strict schema: an unknown key is an error.
+    with pytest.raises(g5sim.ConfigError, match="torch_dtype: unknown key"):
+        g5sim.load_model(dict(v3_dict, torch_dtype="bfloat16"))

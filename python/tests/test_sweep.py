@@ -94,3 +94,44 @@ def test_a_keyword_no_point_feels_is_refused_before_anything_runs():
     assert len(g5sim.sweep({"ctx": [1024]}, replay=True, **OPTIONS)) == 1
     with pytest.raises(g5sim.ConfigError, match="no layers to replay"):
         g5sim.sweep({"ctx": [1024]}, replay=False, **OPTIONS)
+
+
+def test_a_grid_past_the_command_lines_limit_is_refused_at_once():
+    # 10^5 x 10^5 x 10^2 contexts... = 10^10 points: refused before anything is built or run.
+    import time
+    started = time.monotonic()
+    with pytest.raises(g5sim.ConfigError, match="more than 4294967296"):
+        g5sim.sweep({"batch": list(range(1, 100001)), "q_len": list(range(1, 100001)), "ctx": list(range(1, 4097))})
+    assert time.monotonic() - started < 5
+    with pytest.raises(g5sim.ConfigError, match="^ctx: a grid axis is a list"):
+        g5sim.sweep({"ctx": 4096})
+
+
+@pytest.mark.parametrize("jobs, message", [(0, "0 is outside 1..1024"), (-1, "-1 is outside 1..1024"),
+                                           ("2", "expected a whole number 1..1024, got str"),
+                                           (True, "expected a whole number 1..1024, got bool")])
+def test_jobs_and_client_are_checked(jobs, message):
+    with pytest.raises(g5sim.ConfigError, match=f"^jobs: {message}"):
+        g5sim.sweep(GRID, jobs=jobs, **OPTIONS)
+    with pytest.raises(g5sim.ConfigError, match="^client: expected a dask.distributed.Client"):
+        g5sim.sweep(GRID, client="x", **OPTIONS)
+
+
+def test_rows_stream_in_order_with_progress_and_configs_loaded_once(monkeypatch):
+    loads = []
+    real = g5sim.load_chip
+    def counting(config, *args, **keywords):
+        if not isinstance(config, g5sim.Chip):           # a loaded Chip passes through as it is
+            loads.append(config)
+        return real(config, *args, **keywords)
+    monkeypatch.setattr(g5sim, "load_chip", counting)
+    seen = []
+    grid = {"chip": [g5sim.shipped_chip_path()], "batch": [1, 4], "ctx": [1024, 8192, 65536]}
+    rows = g5sim.sweep_rows(grid, jobs=1, progress=lambda done, total: seen.append((done, total)), **OPTIONS)
+    first = next(rows)                                   # a generator: points run as rows are taken
+    assert first["point"] == 0 and first["batch"] == 1 and first["ctx"] == 1024
+    rest = list(rows)
+    assert [r["point"] for r in rest] == [1, 2, 3, 4, 5]
+    assert seen[-1] == (6, 6) and all(total == 6 for _, total in seen)
+    assert loads == [g5sim.shipped_chip_path()]          # one chip, loaded once for six points
+    assert [first] + rest == g5sim.sweep(grid, **OPTIONS)

@@ -223,12 +223,24 @@ class Result {
   /// About how many bytes write_chrome_trace writes (0 without keep_commands): for a warning
   /// before a large trace.
   std::uint64_t chrome_trace_bytes(std::optional<std::pair<int, int>> layer_range = std::nullopt) const;
+  /// Every field, the JSON and the table as one string (what a Python pickle holds), and back:
+  /// restore(saved()) compares equal to this result and writes the same JSON and table (it keeps
+  /// no command records: no Chrome trace). Throws ConfigError for a string that is not one.
+  std::string saved() const;
+  static Result restore(const std::string& saved);
   const State& state() const { return *state_; }
 
  private:
   friend Result simulate(const Chip&, const Model&, const Request&);
+  struct Saved;
   std::shared_ptr<const State> state_;
+  std::shared_ptr<const Saved> saved_;  ///< a restored result's outputs (it has no state)
 };
+
+/// Two results are equal when every field, the JSON and the table are: identical runs compare
+/// equal, whatever thread or process ran them.
+bool operator==(const Result& a, const Result& b);
+inline bool operator!=(const Result& a, const Result& b) { return !(a == b); }
 
 /// What `g5sim check` prints of a chip and a model before its "ok": each config's identity, the
 /// chip's peaks per dtype and DMA channels against DDR (with a warning when they cannot fill it),
