@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -375,6 +377,31 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     result.state_ = std::move(state);
     return result;
   });
+}
+
+std::vector<LayerRecord> layers_of(const std::vector<OpRecord>& ops) {
+  std::map<int, LayerRecord> by_layer;
+  for (const OpRecord& o : ops) {
+    auto [it, fresh] = by_layer.try_emplace(o.layer);
+    LayerRecord& l = it->second;
+    if (fresh) {
+      l.layer = o.layer;
+      l.start_ps = o.op_start_ps;
+      l.end_ps = o.op_end_ps;
+    }
+    ++l.ops;
+    l.start_ps = std::min(l.start_ps, o.op_start_ps);
+    l.end_ps = std::max(l.end_ps, o.op_end_ps);
+    l.busy_ps += o.op_end_ps - o.op_start_ps;
+    l.hbm_bytes += o.hbm_bytes;
+    l.flops += o.flops;
+  }
+  std::vector<LayerRecord> out;
+  for (const auto& [layer, l] : by_layer) {
+    if (layer >= 0) out.push_back(l);
+  }
+  if (const auto outside = by_layer.find(-1); outside != by_layer.end()) out.push_back(outside->second);
+  return out;
 }
 
 ScopedCancelCheck::ScopedCancelCheck(bool (*check)(void* context), void* context)

@@ -143,15 +143,14 @@ Result Result::restore(const std::string& saved) {
     for (const nlohmann::json& e : doc.value("commands", nlohmann::json::array())) {
       r.commands.push_back({e.at(0).get<std::string>(), e.at(1).get<std::uint64_t>()});
     }
-    r.saved_ = std::make_shared<const Saved>(Saved{doc.at("json").get<std::string>(), doc.at("table").get<std::string>()});
+    r.saved_ =
+        std::make_shared<const Saved>(Saved{doc.at("json").get<std::string>(), doc.at("table").get<std::string>()});
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(std::string("not a saved g5sim result: ") + e.what(), "", "", 0, 0);
   }
   return r;
 }
 
-bool operator==(const Result& a, const Result& b) {
-  return a.saved() == b.saved();
-}
+bool operator==(const Result& a, const Result& b) { return a.saved() == b.saved(); }
 
 }  // namespace g5sim

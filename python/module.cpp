@@ -29,6 +29,7 @@
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
 #include "tools/grid_sweep.hpp"
+#include "tools/run_diff.hpp"
 
 namespace py = pybind11;
 
@@ -229,6 +230,18 @@ void bind_functions(py::module_& m) {
   m.def("check_report", &g5sim::check_report, py::arg("chip"), py::arg("model"),
         "What `g5sim check` prints of a chip and a model before its 'ok': identities, peaks, DMA channels "
         "against DDR, the FFN, parameters and KV bytes per token.");
+  m.def(
+      "diff_json",
+      [](const std::string& a, const std::string& a_name, const std::string& b, const std::string& b_name,
+         std::size_t top) {
+        const tools::RunFile ra = tools::read_run_file(a, a_name);
+        const tools::RunFile rb = tools::read_run_file(b, b_name);
+        std::ostringstream out;
+        tools::write_diff_json(out, tools::diff_runs(ra, rb), top);
+        return out.str();
+      },
+      py::arg("a"), py::arg("a_name"), py::arg("b"), py::arg("b_name"), py::arg("top"),
+      "`g5sim diff --json -` of two run JSON texts.");
   m.def("grid_nesting", &tools::grid_nesting,
         "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");
   m.def("run_cli", &run_cli, py::arg("args"),
@@ -468,6 +481,27 @@ void bind_result(py::module_& m) {
           },
           "Commands per engine, in chip order.")
       .def_readonly("warnings", &g5sim::Result::warnings)
+      .def(
+          "per_layer_records",
+          [](const g5sim::Result& r) {
+            py::list out;
+            for (const g5sim::LayerRecord& l : r.per_layer()) {
+              py::dict d;
+              d["layer"] = l.layer < 0 ? py::object(py::none()) : py::object(py::int_(l.layer));
+              d["ops"] = l.ops;
+              d["start_ns"] = static_cast<double>(l.start_ps) / 1000.0;
+              d["end_ns"] = static_cast<double>(l.end_ps) / 1000.0;
+              d["span_ns"] = static_cast<double>(l.span_ps()) / 1000.0;
+              d["busy_ns"] = static_cast<double>(l.busy_ps) / 1000.0;
+              d["start_ps"] = l.start_ps;
+              d["end_ps"] = l.end_ps;
+              d["hbm_bytes"] = l.hbm_bytes;
+              d["flops"] = l.flops;
+              out.append(d);
+            }
+            return out;
+          },
+          "g5sim::layers_of(ops): one dict per decoder layer, the ops outside the layers (layer None) last.")
       .def(
           "op",
           [](const g5sim::Result& r, const std::string& name, std::optional<int> layer) {

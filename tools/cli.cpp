@@ -95,25 +95,39 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", std::string("g5sim ") + g5sim::version());
   std::vector<CommandPtr> commands;
-  for (auto make : {make_run, make_sweep, make_compare, make_merge, make_op, make_check, make_list, make_validate,
-                    make_calibrate}) {
+  for (auto make : {make_run, make_sweep, make_compare, make_merge, make_op, make_check, make_list, make_diff,
+                    make_validate, make_calibrate}) {
     commands.push_back(make(app));
   }
   std::vector<std::string> help_topic;
   CLI::App* help = app.add_subcommand("help", "print this help, or a subcommand's: g5sim help run");
   help->add_option("subcommand", help_topic,
-                   "a subcommand (run, sweep, compare, merge, op, check, list, validate, calibrate)");
+                   "a subcommand (run, sweep, compare, merge, op, check, list, diff, validate, calibrate)");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return app.exit(e);
+    // --help, --version: their text must reach standard output (a full disk is an error).
+    const int status = app.exit(e);
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "g5sim: error: writing standard output failed\n";
+      return 1;
+    }
+    return status;
   } catch (const CLI::ParseError& e) {
     // One line, like every other input error, with the nearest option when one was misspelt.
     std::cerr << "g5sim: error: " << printable(e.what()) << did_you_mean(app, argc, argv) << '\n';
     return 2;
   }
-  if (*help) return print_help(app, help, help_topic);
+  if (*help) {
+    try {
+      return print_help(app, help, help_topic);
+    } catch (const WriteError& e) {
+      std::cerr << "g5sim: error: " << printable(e.what()) << '\n';
+      return 1;
+    }
+  }
   for (const CommandPtr& command : commands) {
     if (*command->app()) return run_reporting_errors(*command, limits);
   }

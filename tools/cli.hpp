@@ -11,6 +11,9 @@ namespace tools {
 /// Ceilings an embedding program may put on every run (the fuzz harness keeps runs small).
 struct CliLimits {
   std::uint64_t max_commands = std::numeric_limits<std::uint64_t>::max();  ///< caps --max-commands
+  /// `validate` and `calibrate` run at most this many rows of their table (a fuzz harness's bound;
+  /// the command line has none).
+  std::uint64_t max_table_rows = std::numeric_limits<std::uint64_t>::max();
 };
 
 int run_cli(int argc, const char* const* argv, const CliLimits& limits = {});

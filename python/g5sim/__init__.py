@@ -39,7 +39,7 @@ from .plot import plot_compare, plot_sweep, plot_timeline
 __version__ = _version()
 
 __all__ = [
-    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir",
+    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff",
     "load_chip", "load_model", "model_path", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
     "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_matmul", "sweep", "sweep_rows",
 ]
@@ -222,8 +222,42 @@ def _to_dataframe(self: Result):
     return frame
 
 
+def _per_layer(self: Result):
+    """Where the time goes by layer: one row per decoder layer (its span from its first op's start to
+    its last op's end, its ops' busy time, bytes and FLOPs), the ops outside the layers (layer None:
+    embedding, lm_head) last. A pandas DataFrame (python3-pandas)."""
+    try:
+        import pandas
+    except ImportError as error:
+        raise ImportError("Result.per_layer needs pandas (Debian: apt-get install python3-pandas)") from error
+    frame = pandas.DataFrame.from_records(self.per_layer_records(),
+                                          columns=["layer", "ops", "start_ns", "end_ns", "span_ns", "busy_ns",
+                                                   "start_ps", "end_ps", "hbm_bytes", "flops"])
+    frame["layer"] = frame["layer"].astype("Int64")
+    return frame
+
+
+def diff(a: Union[Result, PathLike], b: Union[Result, PathLike], *, top: int = 10) -> Dict[str, Any]:
+    """`g5sim diff A.json B.json --json -` as a dict: the totals, per kind, per layer and the `top` ops
+    that moved most between two runs (Results, or paths of `g5sim run --json` files)."""
+    from ._g5sim import diff_json
+
+    def text(run, label):
+        if isinstance(run, Result):
+            return run.json(), label
+        if isinstance(run, (str, os.PathLike)):
+            with open(run) as f:
+                return f.read(), os.fspath(run)
+        raise TypeError(f"diff: expected a Result or a path, got {type(run).__name__}")
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+        raise _argument_error("top", f"expected a whole number >= 0, got {top!r}")
+    (ta, na), (tb, nb) = text(a, "A"), text(b, "B")
+    return json.loads(diff_json(ta, na, tb, nb, top))
+
+
 Result.to_dict = _to_dict
 Result.to_dataframe = _to_dataframe
+Result.per_layer = _per_layer
 
 
 def _ops_named(self: Result, name: str) -> List[Op]:

@@ -30,7 +30,10 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError as error:
-        raise ImportError("plotting needs matplotlib (Debian: apt-get install python3-matplotlib)") from error
+        # Say which interpreter: another python3 first on PATH may lack Debian's python3-matplotlib.
+        raise ImportError(f"plotting needs matplotlib, which {sys.executable} cannot import: run /usr/bin/python3 "
+                          "(Debian's, with python3-matplotlib), or install matplotlib for this "
+                          "interpreter") from error
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
     return plt
@@ -242,7 +245,7 @@ def main(args: List[str]) -> int:
             plot_compare(options.input, options.out, _parse_size(options.size) if options.size else (1200, 700))
         else:
             plot_sweep(options.input, options.out, _parse_size(options.size) if options.size else (1200, 800))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, ImportError) as error:
         print(f"g5sim: error: plot: {error}", file=sys.stderr)
         return 2
     return 0

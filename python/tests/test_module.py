@@ -396,3 +396,30 @@ def test_a_hugging_face_dict_is_read_as_one_without_naming_the_schema(v3_dict):
     # A g5sim dict (with `name`) keeps the strict schema: an unknown key is an error.
     with pytest.raises(g5sim.ConfigError, match="torch_dtype: unknown key"):
         g5sim.load_model(dict(v3_dict, torch_dtype="bfloat16"))
+
+
+def test_diff_and_per_layer_say_where_the_time_went(chip, v3, tmp_path):
+    a = g5sim.simulate(chip, v3, layers=4, tp=1, ep=8, dp=8)
+    b = g5sim.simulate(chip, v3, layers=4, tp=1, ep=8, dp=8, ctx=32768)
+    d = g5sim.diff(a, b, top=3)
+    assert d["schema_version"] == 1 and len(d["top_ops"]) == 3
+    assert d["total_delta_ns"] == round((b.total_ps - a.total_ps) / 1000, 3)
+    assert [l["layer"] for l in d["layers"]] == ["0", "1", "2", "3", "outside"]
+    # The same document as the command line's, from files.
+    (tmp_path / "a.json").write_text(a.json())
+    (tmp_path / "b.json").write_text(b.json())
+    cli = run_module(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--top", "3", "--json", "-"])
+    files = g5sim.diff(tmp_path / "a.json", tmp_path / "b.json", top=3)
+    assert json.loads(cli.stdout) == files and files["kinds"] == d["kinds"]
+    with pytest.raises(g5sim.ConfigError, match="^top: "):
+        g5sim.diff(a, b, top=-1)
+    # Per layer: spans from each layer's ops, the ops outside the layers last.
+    frame = a.per_layer()
+    assert list(frame["layer"])[:4] == [0, 1, 2, 3] and frame["layer"].isna().iloc[-1]
+    assert int(frame["ops"].sum()) == len(a.ops)
+    layer3 = [op for op in a.ops if op.layer == 3]
+    assert frame["span_ns"].iloc[3] == (max(o.op_end_ps for o in layer3) - min(o.op_start_ps for o in layer3)) / 1000
+    # run --top N: the longest ops after the table, then the layers.
+    out = run_module(["run", "--layers", "4", "--top", "2"]).stdout
+    top = out[out.index("\ntop 2 ops by time"):].splitlines()
+    assert top[3].split()[0] == "lm_head" and top[6].startswith("  0 ") and top[-1].startswith("  outside (busy)")

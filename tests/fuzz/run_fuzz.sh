@@ -4,18 +4,18 @@
 #   bash tests/fuzz/run_fuzz.sh smoke                   # a fixed number of executions per harness (CI)
 #   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
 #   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
-#                                                       # pipeline cli), e.g. two at a time on two cores
+#                                                       # pipeline cli run_json), e.g. two at a time
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
 mode="${1:-smoke}"
 seconds="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 selected=("$@")
-[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli)
+[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json)
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/build-fuzz/tests/fuzz"
 work="$root/build-fuzz/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
-rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli} "$root/build-fuzz/findings"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json} "$root/build-fuzz/findings"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
 printf '\x07layer,expert,tokens\n3,5,3\n3,17,5\n' > "$work/expert_load/seed.csv"
@@ -38,6 +38,11 @@ printf 'run\n--scope\nblock\n--dp\n1\n--ctx\n1024\n' > "$work/cli/block"
 printf 'op\nmatmul\n--m\n64\n--n\n64\n--k\n64\n' > "$work/cli/matmul"
 printf 'sweep\n--scope\nblock\n--dp\n1\n--ctx\n512,1024\n' > "$work/cli/sweep"
 printf 'run\n--batch\n-1\n' > "$work/cli/negative"
+printf 'validate\n--chip\nbm1688\n' > "$work/cli/validate"
+# Run JSON files, alone and in pairs (a decode block against a 4-layer step).
+cp "$root"/tests/golden/decode_json.stdout "$root"/tests/golden/step_json.stdout "$work/run_json/"
+{ cat "$root/tests/golden/decode_json.stdout"; printf '@@@@'; cat "$root/tests/golden/step_json.stdout"; } \
+  > "$work/run_json/pair"
 
 common=(-rss_limit_mb=2048 -timeout=20 -dict="$root/tests/fuzz/config.dict" -artifact_prefix="$root/build-fuzz/findings/"
         -print_final_stats=1)

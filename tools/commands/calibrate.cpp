@@ -53,7 +53,8 @@ class CalibrateCommand final : public Command {
 
   int run(const CliLimits& limits) override {
     namespace v = validation;
-    const v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
+    v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
+    if (table.rows.size() > limits.max_table_rows) table.rows.resize(limits.max_table_rows);
     // A stem names a shipped config, as in the table's chip column.
     const std::string chip_path = v::ConfigResolver(table.path, false).chip_path(chip_);
     OutputFile out(out_, "--out");

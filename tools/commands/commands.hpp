@@ -13,6 +13,7 @@ CommandPtr make_merge(CLI::App& app);
 CommandPtr make_op(CLI::App& app);
 CommandPtr make_check(CLI::App& app);
 CommandPtr make_list(CLI::App& app);
+CommandPtr make_diff(CLI::App& app);
 CommandPtr make_validate(CLI::App& app);
 CommandPtr make_calibrate(CLI::App& app);
 

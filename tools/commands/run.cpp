@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
+#include <vector>
 
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
@@ -38,6 +40,9 @@ class RunCommand final : public Command {
             "write a Chrome trace-event JSON (Perfetto) to PATH ('-' for stdout only); simulates every command")
         ->check(non_empty_path());
     app()->add_option("--trace-layers", trace_layers_, "trace only decoder layers I..J (I:J or I)");
+    app()
+        ->add_option("--top", top_, "after the table, the N ops that take longest (op_end - op_start) and the layers")
+        ->check(count_in(1, 100000));
   }
 
   int run(const CliLimits& limits) override {
@@ -80,7 +85,10 @@ class RunCommand final : public Command {
       trace->close();
     }
     // A JSON or trace written to standard output replaces the table there.
-    if (json_ != "-" && trace_ != "-") std::cout << result.table();
+    if (json_ != "-" && trace_ != "-") {
+      std::cout << result.table();
+      if (top_ > 0) std::cout << top_ops(result, top_);
+    }
     if (json) {
       json->stream() << result.json();
       json->close();
@@ -90,8 +98,47 @@ class RunCommand final : public Command {
   }
 
  private:
+  // Where the time goes: the longest ops, then each layer's span (runs of equal layers as one line).
+  static std::string top_ops(const g5sim::Result& r, std::size_t n) {
+    std::vector<const g5sim::OpRecord*> ops;
+    for (const g5sim::OpRecord& o : r.ops) ops.push_back(&o);
+    std::stable_sort(ops.begin(), ops.end(), [](const g5sim::OpRecord* a, const g5sim::OpRecord* b) {
+      return a->op_end_ps - a->op_start_ps > b->op_end_ps - b->op_start_ps;
+    });
+    const double total = static_cast<double>(r.total_ps);
+    std::string out =
+        fmt::format("\ntop {} ops by time (op_end_ns - op_start_ns; ops overlap, so shares add past 100):\n",
+                    std::min(n, ops.size()));
+    out +=
+        fmt::format("  {:<22} {:>6} {:<16} {:>16} {:>7}  {}\n", "op", "layer", "kind", "time_ns", "share", "bound_by");
+    for (std::size_t i = 0; i < std::min(n, ops.size()); ++i) {
+      const g5sim::OpRecord& o = *ops[i];
+      const auto ps = o.op_end_ps - o.op_start_ps;
+      out += fmt::format("  {:<22} {:>6} {:<16} {:>16.3f} {:>6.1f}%  {}\n", o.name,
+                         o.layer < 0 ? std::string("-") : std::to_string(o.layer), o.kind,
+                         static_cast<double>(ps) / 1000.0, total > 0 ? 100.0 * static_cast<double>(ps) / total : 0.0,
+                         o.bound_by);
+    }
+    out += "layers (span: first op's start to last op's end):\n";
+    const std::vector<g5sim::LayerRecord> layers = r.per_layer();
+    for (std::size_t i = 0; i < layers.size();) {
+      std::size_t j = i + 1;
+      while (j < layers.size() && layers[j].layer >= 0 && layers[j].span_ps() == layers[i].span_ps()) ++j;
+      const g5sim::LayerRecord& l = layers[i];
+      const std::string name = l.layer < 0  ? std::string("outside (busy)")
+                               : j - i == 1 ? std::to_string(l.layer)
+                                            : fmt::format("{}..{} (each)", l.layer, layers[j - 1].layer);
+      const auto ps = l.layer < 0 ? l.busy_ps : l.span_ps();
+      out += fmt::format("  {:<22} {:>16.3f} ns {:>6.1f}%\n", name, static_cast<double>(ps) / 1000.0,
+                         total > 0 ? 100.0 * static_cast<double>(ps) / total : 0.0);
+      i = j;
+    }
+    return out;
+  }
+
   RunOptionFlags options_;
   std::string chip_, model_, json_, trace_, trace_layers_;
+  std::size_t top_ = 0;
 };
 
 }  // namespace

@@ -35,7 +35,8 @@ class ValidateCommand final : public Command {
 
   int run(const CliLimits& limits) override {
     namespace v = validation;
-    const v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
+    v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
+    if (table.rows.size() > limits.max_table_rows) table.rows.resize(limits.max_table_rows);
     refuse_shared_outputs({{"--csv", csv_path_}, {"--json", json_path_}});
     std::optional<OutputFile> csv, json;
     if (!csv_path_.empty()) csv.emplace(csv_path_, "--csv");

@@ -179,6 +179,17 @@ struct EngineCommands {
   std::uint64_t commands = 0;
 };
 
+/// One decoder layer of a run, or (layer -1) the ops outside the layers (embedding, lm_head):
+/// its span from its first op's start to its last op's end, and its ops' durations, bytes and
+/// FLOPs summed (ops overlap, so busy_ps may exceed the span).
+struct LayerRecord {
+  int layer = -1;
+  std::uint64_t ops = 0, start_ps = 0, end_ps = 0, busy_ps = 0, hbm_bytes = 0, flops = 0;
+  std::uint64_t span_ps() const { return end_ps - start_ps; }
+};
+/// The layers of `ops` in layer order, the ops outside the layers (layer -1) last.
+std::vector<LayerRecord> layers_of(const std::vector<OpRecord>& ops);
+
 class Result {
  public:
   struct State;  ///< the library's internal record of the run
@@ -213,6 +224,8 @@ class Result {
   /// The op named `name` (in `layer` when given). Throws std::out_of_range when there is none,
   /// or when `layer` is not given and several layers have one.
   const OpRecord& op(const std::string& name, std::optional<int> layer = std::nullopt) const;
+  /// Where the time goes by layer: layers_of(ops).
+  std::vector<LayerRecord> per_layer() const { return layers_of(ops); }
   /// The CLI's outputs, byte for byte: `g5sim run --json` and the table `g5sim run` prints.
   std::string json() const;
   std::string table() const;

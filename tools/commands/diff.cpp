@@ -1,0 +1,54 @@
+// g5sim diff: what moved between two runs' JSON files (tools/run_diff.hpp): the totals, per op
+// kind, per layer and the ops that moved most, as a table or JSON.
+
+#include <iostream>
+#include <optional>
+
+#include "hw/input_file.hpp"
+#include "tools/commands/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/run_diff.hpp"
+
+namespace tools {
+namespace {
+
+class DiffCommand final : public Command {
+ public:
+  explicit DiffCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "diff", "what moved between two runs (g5sim run --json A.json, B.json): totals, kinds, layers, top ops")) {
+    app()->add_option("a", a_, "the first run's JSON (g5sim run --json)")->required()->check(non_empty_path());
+    app()->add_option("b", b_, "the second run's JSON")->required()->check(non_empty_path());
+    app()
+        ->add_option("--top", top_, "ops shown, the most moved first")
+        ->capture_default_str()
+        ->check(count_in(0, 100000));
+    app()->add_option("--json", json_, "also write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
+  }
+
+  int run(const CliLimits&) override {
+    // Both files are read and checked before any output is opened.
+    const RunFile a = read_run_file(hw::read_input_file(a_), a_);
+    const RunFile b = read_run_file(hw::read_input_file(b_), b_);
+    const RunDiff d = diff_runs(a, b);
+    std::optional<OutputFile> json;
+    if (!json_.empty()) json.emplace(json_, "--json");
+    if (json_ != "-") write_diff_table(std::cout, d, top_);
+    if (json) {
+      write_diff_json(json->stream(), d, top_);
+      json->close();
+    }
+    check_stdout();
+    return 0;
+  }
+
+ private:
+  std::string a_, b_, json_;
+  std::size_t top_ = 10;
+};
+
+}  // namespace
+
+CommandPtr make_diff(CLI::App& app) { return std::make_unique<DiffCommand>(app); }
+
+}  // namespace tools
