@@ -11,7 +11,7 @@
 
 namespace hw {
 
-std::string read_input_file(const std::string& path) {
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {
   namespace fs = std::filesystem;
   if (path.empty()) throw ConfigError("an empty path names no file");
   std::error_code ec;
@@ -24,19 +24,18 @@ std::string read_input_file(const std::string& path) {
   }
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) throw ConfigError(fmt::format("{}: cannot read its size", path));
-  if (size > kMaxInputFileBytes) {
-    throw ConfigError(
-        fmt::format("{}: {} bytes, above the {} byte limit of an input file", path, size, kMaxInputFileBytes));
+  if (size > max_bytes) {
+    throw ConfigError(fmt::format("{}: {} bytes, above the {} byte limit of an input file", path, size, max_bytes));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("{}: cannot open file", path));
   // Read in blocks up to one past the cap: some regular files (in /proc) report size 0 and then
   // deliver any amount, or fail on the first read (/proc/self/mem); the stream's buffer may throw.
   std::string text;
-  text.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(size, kMaxInputFileBytes)));
+  text.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(size, max_bytes)));
   try {
     char block[65536];
-    while (text.size() <= kMaxInputFileBytes) {
+    while (text.size() <= max_bytes) {
       in.read(block, sizeof block);
       text.append(block, static_cast<std::size_t>(in.gcount()));
       if (!in) break;
@@ -46,8 +45,8 @@ std::string read_input_file(const std::string& path) {
   }
   if (in.bad()) throw ConfigError(fmt::format("{}: read error", path));
   // The file may have grown since its size was taken: the cap holds for what was read.
-  if (text.size() > kMaxInputFileBytes) {
-    throw ConfigError(fmt::format("{}: above the {} byte limit of an input file", path, kMaxInputFileBytes));
+  if (text.size() > max_bytes) {
+    throw ConfigError(fmt::format("{}: above the {} byte limit of an input file", path, max_bytes));
   }
   return text;
 }

@@ -8,9 +8,11 @@
 
 namespace hw {
 
-/// 16 MiB: the largest shipped config is a few kB and a Hugging Face config.json a few tens.
+/// 16 MiB: an input that is not a config (a measured table, a run's JSON for `g5sim diff`).
 constexpr std::uint64_t kMaxInputFileBytes = 16u << 20;
+/// 1 MiB: a config (a chip or model YAML, a Hugging Face config.json) is a few kB.
+constexpr std::uint64_t kMaxConfigFileBytes = 1u << 20;
 
-std::string read_input_file(const std::string& path);
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes = kMaxInputFileBytes);
 
 }  // namespace hw

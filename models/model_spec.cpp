@@ -113,7 +113,7 @@ ModelSpec load_model(const std::string& path) {
     if (name == "config" && p.has_parent_path() && !p.parent_path().filename().empty()) {
       name = p.parent_path().filename().string();
     }
-    require_json(hw::read_input_file(path), path);
+    require_json(hw::read_input_file(path, hw::kMaxConfigFileBytes), path);
     return read_model(hw::ConfigMap::from_file(path, hw::UnknownKeys::ignore), name, false);
   }
   return read_model(hw::ConfigMap::from_file(path, hw::UnknownKeys::reject), "", true);

@@ -213,14 +213,27 @@ TEST_CASE("input files: only regular files under the size cap, duplicate keys an
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "g5sim-test-files";
   std::filesystem::create_directories(dir);
   CHECK(error_of([&] { hw::load_chip(dir.string()); }) == dir.string() + ": is a directory, not a file");
-  // 16 MiB + 1 bytes: refused by its size, not parsed.
+  // A config of 1 MiB + 1 bytes: refused by its size, not parsed.
   const std::string big = (dir / "big.yaml").string();
   {
     std::ofstream out(big, std::ios::binary);
-    out << std::string(hw::kMaxInputFileBytes + 1, '#');
+    out << std::string(hw::kMaxConfigFileBytes + 1, '#');
   }
   CHECK(error_of([&] { hw::load_chip(big); }) ==
-        big + ": 16777217 bytes, above the 16777216 byte limit of an input file");
+        big + ": 1048577 bytes, above the 1048576 byte limit of an input file");
+  // Under the cap, a text of more items than a config has is refused before it is parsed: an
+  // unused array of 200,001 numbers in 8 + 9 + 200,000 x 2 + 3 = 400,020 bytes holds 200,000
+  // commas, 2 newlines and a '[' (200,003 items), against a budget of 400,020 / 25 = 16,000.
+  {
+    std::ofstream out(big, std::ios::binary);
+    out << "name: x\nunused: [";
+    for (int i = 0; i < 200'000; ++i) out << "1,";
+    out << "1]\n";
+  }
+  CHECK(error_of([&] { hw::load_chip(big); }) ==
+        big +
+            ": 200003 lines and list or mapping items in 400020 bytes, more than a config has (16000 at most): not "
+            "read");
   std::filesystem::remove_all(dir);
   // YAML forbids a key twice in a mapping: the second is named with the first's line.
   CHECK(error_of([] { hw::chip_from_yaml("name: x\ncores: 64\ncores: 1\n", "dup"); }) ==
