@@ -75,16 +75,33 @@ bool is_json(const std::string& path) { return std::filesystem::path(path).exten
 
 // A config.json must be JSON: YAML, which reads it, would also accept a trailing comma, comments or
 // unquoted words, which a JSON file that other tools read must not hold.
+// What the JSON library says, without its own prefix ("[json.exception.parse_error.101] parse
+// error at line 1, column 10: "): the file:line:col in front says where.
+std::string json_reason(const std::string& what) {
+  const auto column = what.find("column ");
+  const auto colon = column == std::string::npos ? what.find("] ") : what.find(": ", column);
+  if (colon == std::string::npos) return what;
+  return what.substr(colon + 2);
+}
+
 void require_json(const std::string& text, const std::string& source) {
   try {
     const nlohmann::json document = nlohmann::json::parse(text);
     (void)document;
   } catch (const nlohmann::json::parse_error& e) {
-    throw hw::ConfigError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()),
-                          hw::ErrorSite{source, "", 0, 0});
+    // e.byte counts from 1 at the byte that failed (one past the text at its end).
+    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    int line = 1, col = 1;
+    for (std::size_t i = 0; i < at; ++i) {
+      line += text[i] == '\n' ? 1 : 0;
+      col = text[i] == '\n' ? 1 : col + 1;
+    }
+    throw hw::ConfigError(fmt::format("{}:{}:{}: not valid JSON: {}", source, line, col, json_reason(e.what())),
+                          hw::ErrorSite{source, "", line, col});
   } catch (const nlohmann::json::exception& e) {
     // A number beyond double's range (9e324) and the like: found by tests/fuzz/fuzz_model.
-    throw hw::ConfigError(fmt::format("{}: not valid JSON: {}", source, e.what()), hw::ErrorSite{source, "", 0, 0});
+    throw hw::ConfigError(fmt::format("{}: not valid JSON: {}", source, json_reason(e.what())),
+                          hw::ErrorSite{source, "", 0, 0});
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include "tools/cli.hpp"
 
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "hw/config_error.hpp"
@@ -38,6 +40,27 @@ std::string did_you_mean(const CLI::App& app, int argc, const char* const* argv)
     return best.empty() ? std::string() : "; did you mean " + best + "?";
   }
   return {};
+}
+
+// ": op takes matmul or fa2 (g5sim help op)" when the command named on the line needs a
+// subcommand and none (or an unknown word) was given; else "".
+std::string subcommands_of(const CLI::App& app, int argc, const char* const* argv, const CLI::ParseError& e) {
+  if (std::string(e.what()).find("subcommand is required") == std::string::npos) return {};
+  const CLI::App* scope = &app;
+  std::string path;
+  for (int i = 1; i < argc; ++i) {
+    for (const CLI::App* sub : scope->get_subcommands({})) {
+      if (sub->get_name() == argv[i]) {
+        scope = sub;
+        path += (path.empty() ? "" : " ") + sub->get_name();
+        break;
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (const CLI::App* sub : scope->get_subcommands({})) names.push_back(sub->get_name());
+  if (names.empty()) return {};
+  return fmt::format(": {} takes {} (g5sim help {})", path, fmt::join(names, " or "), path);
 }
 
 // `g5sim help [SUBCOMMAND...]`: the help of the app or of a (nested) subcommand.
@@ -116,8 +139,10 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
     }
     return status;
   } catch (const CLI::ParseError& e) {
-    // One line, like every other input error, with the nearest option when one was misspelt.
-    std::cerr << "g5sim: error: " << printable(e.what()) << did_you_mean(app, argc, argv) << '\n';
+    // One line, like every other input error, with the nearest option when one was misspelt, or
+    // the subcommands a command takes when it needs one (`g5sim op`).
+    std::cerr << "g5sim: error: " << printable(e.what()) << did_you_mean(app, argc, argv)
+              << subcommands_of(app, argc, argv, e) << '\n';
     return 2;
   }
   if (*help) {

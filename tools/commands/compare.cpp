@@ -52,6 +52,16 @@ class CompareCommand final : public Command {
     const SweepGrid grid = grid_.grid();
     std::vector<g5sim::Chip> chips;
     for (const std::string& path : grid.chips) chips.push_back(chip_of(path));
+    for (std::size_t i = 0; i < chips.size(); ++i) {
+      for (std::size_t j = i + 1; j < chips.size(); ++j) {
+        if (chips[i].sha256() == chips[j].sha256()) {
+          print_warnings(
+              {fmt::format("--chip: {} and {} are the same config (the same bytes): their speedup is 1 by "
+                           "construction",
+                           grid.chips[i], grid.chips[j])});
+        }
+      }
+    }
     const std::vector<g5sim::Model> models = models_of(grid);
     std::optional<OutputFile> csv;
     if (!csv_path_.empty()) csv.emplace(csv_path_, "--csv");

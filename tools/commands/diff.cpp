@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "hw/input_file.hpp"
+#include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_diff.hpp"
@@ -17,8 +18,8 @@ class DiffCommand final : public Command {
   explicit DiffCommand(CLI::App& parent)
       : Command(parent.add_subcommand(
             "diff", "what moved between two runs (g5sim run --json A.json, B.json): totals, kinds, layers, top ops")) {
-    app()->add_option("a", a_, "the first run's JSON (g5sim run --json)")->required()->check(non_empty_path());
-    app()->add_option("b", b_, "the second run's JSON")->required()->check(non_empty_path());
+    app()->add_option("a", a_, "the first run's JSON (g5sim run --json)")->check(non_empty_path());
+    app()->add_option("b", b_, "the second run's JSON")->check(non_empty_path());
     app()
         ->add_option("--top", top_, "ops shown, the most moved first")
         ->capture_default_str()
@@ -27,6 +28,7 @@ class DiffCommand final : public Command {
   }
 
   int run(const CliLimits&) override {
+    if (b_.empty()) throw CliError("diff: name two runs' JSON files (g5sim diff A.json B.json)");
     // Both files are read and checked before any output is opened.
     const RunFile a = read_run_file(hw::read_input_file(a_), a_);
     const RunFile b = read_run_file(hw::read_input_file(b_), b_);
