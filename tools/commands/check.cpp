@@ -13,14 +13,7 @@ class CheckCommand final : public Command {
  public:
   explicit CheckCommand(CLI::App& parent)
       : Command(parent.add_subcommand("check", "validate a chip and a model config")) {
-    app()
-        ->add_option("--chip", chip_, "chip config YAML, or a shipped chip's name (g5sim list) [default: sg2262]")
-        ->check(non_empty_path());
-    app()
-        ->add_option("--model", model_,
-                     "model config (YAML or a Hugging Face config.json), or a shipped model's name (g5sim list) "
-                     "[default: deepseek-v3]")
-        ->check(non_empty_path());
+    add_config_flags(app(), chip_, model_);
   }
 
   int run(const CliLimits&) override {

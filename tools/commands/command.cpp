@@ -57,6 +57,15 @@ const CLI::Validator& non_empty_path() {
   return check;
 }
 
+void add_config_flags(CLI::App* cmd, std::string& chip, std::string& model) {
+  cmd->add_option("--chip", chip, "chip config YAML, or a shipped chip's name (g5sim list) [default: sg2262]")
+      ->check(non_empty_path());
+  cmd->add_option("--model", model,
+                  "model config (YAML or a Hugging Face config.json), or a shipped model's name (g5sim list) "
+                  "[default: deepseek-v3]")
+      ->check(non_empty_path());
+}
+
 g5sim::Chip chip_of(const std::string& name) {
   return g5sim::Chip::from_file(name.empty() ? g5sim::shipped_chip_path() : g5sim::chip_path(name));
 }

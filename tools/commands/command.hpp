@@ -57,6 +57,8 @@ CLI::Validator count_in(std::uint64_t lo, std::uint64_t hi);
 /// A path that is not empty (`--model ''` is a mistake, not "the default").
 const CLI::Validator& non_empty_path();
 
+/// --chip and --model of a one-run command: a config file or a shipped config's name each.
+void add_config_flags(CLI::App* cmd, std::string& chip, std::string& model);
 /// A chip or model config: a file, or a shipped config's stem (g5sim::chip_path); "" (the option
 /// not given) is the shipped default.
 g5sim::Chip chip_of(const std::string& name);

@@ -25,14 +25,7 @@ class RunCommand final : public Command {
             "run",
             "simulate one chip's share of a decoder step (or --scope block: one attention block); per-op timings")),
         options_(app(), g5sim::kRun) {
-    app()
-        ->add_option("--chip", chip_, "chip config YAML, or a shipped chip's name (g5sim list) [default: sg2262]")
-        ->check(non_empty_path());
-    app()
-        ->add_option("--model", model_,
-                     "model config (YAML or a Hugging Face config.json), or a shipped model's name (g5sim list) "
-                     "[default: deepseek-v3]")
-        ->check(non_empty_path());
+    add_config_flags(app(), chip_, model_);
     app()->add_option("--json", json_, "also write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
     app()
         ->add_option(
