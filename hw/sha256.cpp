@@ -53,11 +53,11 @@ std::string sha256_hex(std::string_view bytes) {
   // Section 5.3.3: the initial hash value.
   std::array<std::uint32_t, 8> h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::size_t full = bytes.size() / 64 * 64;
+  const std::size_t rest = bytes.size() % 64;  // < 64: the tail's first block holds it and the 1 bit
+  const std::size_t full = bytes.size() - rest;
   for (std::size_t at = 0; at < full; at += 64) compress(h, reinterpret_cast<const unsigned char*>(bytes.data()) + at);
   // Padding (section 5.1.1): a 1 bit, zeros, the message length in bits as 64 bits big-endian.
   std::array<unsigned char, 128> tail{};
-  const std::size_t rest = bytes.size() - full;
   for (std::size_t i = 0; i < rest; ++i) tail[i] = static_cast<unsigned char>(bytes[full + i]);
   tail[rest] = 0x80;
   const std::size_t tail_size = rest < 56 ? 64 : 128;
