@@ -143,8 +143,9 @@ ExpertLoad ExpertLoad::for_step(std::uint64_t step_tokens, std::uint64_t top_k) 
     }
     std::vector<std::size_t> order(a.tokens.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const std::vector<std::uint64_t>& experts = a.experts;  // a lambda may not capture a structured binding
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      return remainder[x] != remainder[y] ? remainder[x] > remainder[y] : a.experts[x] < a.experts[y];
+      return remainder[x] != remainder[y] ? remainder[x] > remainder[y] : experts[x] < experts[y];
     });
     for (std::size_t k = 0; given < slots; ++k, ++given) ++whole[order[k]];
     ExpertAssignment scaled;

@@ -133,10 +133,11 @@ RunDiff diff_runs(const RunFile& a, const RunFile& b) {
   d.b = &b;
   // Kinds: A's order (busiest first), then B's kinds A lacks.
   for (const auto& [kind, busy] : a.kind_busy_ns) d.kinds.push_back({kind, "", busy, 0});
-  for (const auto& [kind, busy] : b.kind_busy_ns) {
+  for (const auto& entry : b.kind_busy_ns) {
+    const std::string& kind = entry.first;
     auto it = std::find_if(d.kinds.begin(), d.kinds.end(), [&](const DiffLine& l) { return l.name == kind; });
     if (it == d.kinds.end()) it = d.kinds.insert(d.kinds.end(), DiffLine{kind, "", 0, 0});
-    it->b_ns = busy;
+    it->b_ns = entry.second;
   }
   // Layers: spans, matched by number.
   std::map<int, DiffLine> layers;
