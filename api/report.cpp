@@ -160,9 +160,10 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   }
   if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", kv_engine_name(run));
   const models::Parallelism& p = run.parallelism;
-  fmt::print(out, "sharding: tp {} ep {} dp {} ({} chips{}); this chip runs {} of the {} sequences\n", p.tp, p.ep, p.dp,
-             p.chips(), run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "", w.batch / p.dp,
-             w.batch);
+  fmt::print(out, "sharding: tp {} ep {} dp {} ({} chip{}{}); this chip runs {} of the {} sequence{}\n", p.tp, p.ep,
+             p.dp, p.chips(), p.chips() == 1 ? "" : "s",
+             run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "", w.batch / p.dp, w.batch,
+             w.batch == 1 ? "" : "s");
   if (step) {
     fmt::print(out, "memory per chip: weights {:.2f} GiB + KV cache {:.2f} GiB = {:.2f} GiB of {:.2f} GiB\n",
                run.footprint.weight_bytes / 1073741824.0, run.footprint.kv_cache_bytes / 1073741824.0,

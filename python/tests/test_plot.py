@@ -96,3 +96,18 @@ def test_the_timeline_stacks_overlapping_ops_in_sub_rows(chip, v3):
         for start, end, _, row in sorted(placed):
             assert start >= rows.get(row, 0.0)         # within a sub-row, ops never overlap
             rows[row] = end
+
+
+def test_a_cut_sweep_csv_is_one_error_line_not_a_traceback(tmp_path):
+    # The grid line is skipped; a row cut mid-line is refused by name (it used to raise TypeError).
+    whole = tmp_path / "s.csv"
+    done = run_module(["sweep", "--scope", "block", "--dp", "1", "--ctx", "1024,4096", "--csv", str(whole)])
+    assert done.returncode == 0, done.stderr
+    text = whole.read_text()
+    assert text.startswith("# g5sim ")
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text[: text.rindex(",memory")])
+    done = run_module(["plot", str(cut), "-o", str(tmp_path / "x.png")])
+    assert done.returncode == 2
+    assert done.stderr == (f"g5sim: error: plot: {cut}: row 3 does not have the header's 35 cells (a cut file?)\n")
+    assert run_module(["plot", str(whole), "-o", str(tmp_path / "ok.png")]).returncode == 0
