@@ -357,7 +357,8 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     api::Simulation sim;
     if (state->scope == api::Scope::block) {
       state->layers = 1;
-      sim = api::simulate_block(c, m, state->workload, state->options, state->parallelism);
+      sim = api::simulate_block(c, m, state->workload, state->options, state->parallelism,
+                                request.replay && !request.keep_commands);
     } else {
       std::optional<models::ExpertLoad> load;
       if (!request.expert_load.empty()) load = models::ExpertLoad::from_csv_file(request.expert_load);

@@ -73,8 +73,11 @@ std::string grouped_weights_only(const Model& model, const Request& request) {
   return fmt::format("the weights are {}: scale groups apply to int8 and int4 weights", dtype);
 }
 
-std::string step_only(const Model&, const Request& request) {
-  return request.scope == "block" ? "one attention block has no layers to replay" : "";
+std::string replayable(const Model&, const Request& request) {
+  // One block has no layers; in prefill its chunk loops may still be (ops/loop_replay.hpp).
+  return request.scope == "block" && request.phase != "prefill"
+             ? "one decode attention block has no layers to replay and no prefill chunk loops"
+             : "";
 }
 
 constexpr unsigned kAxis = kRun | kGridAxis;
@@ -335,10 +338,11 @@ const std::vector<Row>& rows() {
       {{.name = "replay",
         .flag = "--no-replay",
         .type = T::flag,
-        .doc = "exact replay of identical layers (--no-replay: simulate every command; same results, slower)",
+        .doc = "exact replay of identical layers and of fa2's repeated prefill chunk iterations (--no-replay: "
+               "simulate every command; same results, slower)",
         .takes = kFixed},
        &Request::replay,
-       step_only,
+       replayable,
        yes_no<&Result::replay>},
   };
   return table;

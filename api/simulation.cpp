@@ -7,6 +7,7 @@
 
 #include "models/attention_block.hpp"
 #include "ops/layer_replay.hpp"
+#include "ops/loop_replay.hpp"
 #include "sim/simulator.hpp"
 
 namespace api {
@@ -80,6 +81,30 @@ bool simulate_replayed(const hw::Chip& chip, const ops::OpGraph& graph, const op
   return false;
 }
 
+// Loop replay (ops/loop_replay.hpp) of `out.lowered`, lowered with its chunk loops cut: true
+// when every cut loop's repetition is proven (out's trace and timeline filled); false with the
+// reason in `out.replay_note`.
+bool replay_loops(const hw::Chip& chip, Simulation& out) {
+  const ops::ReplayPlan plan = ops::plan_loop_replay(out.lowered, chip);
+  if (plan.refused != ops::ReplayPlan::kNone) {
+    out.loop_note = plan.refusal;
+    return false;
+  }
+  ops::BoundaryRecorder recorder(plan.watch, out.lowered.program.cores.size() * chip.engines.size());
+  sim::Trace trace = sim::Simulator(chip).run(out.lowered.program, &recorder);
+  std::size_t failed = 0;
+  const auto map = ops::ReplayMap::match_loops(out.lowered.loops, plan, out.lowered.program, trace,
+                                               recorder.boundaries(), out.loop_note, failed);
+  if (!map) return false;
+  out.timeline = ops::build_timeline(out.graph, chip, out.lowered, trace, *map);
+  out.timeline.simulated_commands = out.lowered.program.command_count();
+  out.timeline.loops_replayed = true;
+  out.trace = std::move(trace);
+  out.replay_note.clear();
+  out.loop_note.clear();
+  return true;
+}
+
 }  // namespace
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options, bool replay) {
@@ -89,7 +114,19 @@ Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::L
     return out;
   }
   out.graph = std::move(graph);
-  out.lowered = ops::lower(out.graph, chip, options);
+  if (replay) {
+    // No layers replayed: fa2's chunk loops may be. A lowering that cuts none is the full one.
+    ops::LoweringOptions cut = options;
+    cut.loop_kept = ops::kLoopKeptIterations;
+    out.lowered = ops::lower(out.graph, chip, cut);
+    if (!out.lowered.loops.empty()) {
+      if (replay_loops(chip, out)) return out;
+      out.replay_note += (out.replay_note.empty() ? "" : "; ") + out.loop_note;
+      out.lowered = ops::lower(out.graph, chip, options);
+    }
+  } else {
+    out.lowered = ops::lower(out.graph, chip, options);
+  }
   out.trace = sim::Simulator(chip).run(out.lowered.program);
   out.timeline = ops::build_timeline(out.graph, chip, out.lowered, out.trace);
   out.timeline.simulated_commands = out.lowered.program.command_count();
@@ -98,12 +135,16 @@ Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::L
 }
 
 Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
-                          const ops::LoweringOptions& options, const models::Parallelism& parallelism) {
+                          const ops::LoweringOptions& options, const models::Parallelism& parallelism, bool replay) {
   models::validate_parallelism(parallelism, model, workload);
   Simulation out = simulate_graph(
-      chip, models::build_attention_block(model, models::chip_workload(workload, parallelism), parallelism.tp),
-      options);
-  out.timeline.replay_note = "one attention block: no layers to replay";
+      chip, models::build_attention_block(model, models::chip_workload(workload, parallelism), parallelism.tp), options,
+      replay);
+  if (!out.timeline.loops_replayed) {
+    const std::string loops = replay ? out.loop_note : std::string();
+    out.timeline.replay_note = "one attention block: no layers to replay";
+    if (!loops.empty()) out.timeline.replay_note += "; " + loops;
+  }
   return out;
 }
 

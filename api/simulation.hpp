@@ -5,8 +5,9 @@
 // With replay on (the default), a step whose layers repeat is simulated through a reduced graph
 // that keeps a few layers of its longest run of identical layers, and the layers left out are
 // derived exactly from a proven repetition of the kernel's state (ops/layer_replay.hpp); when
-// the proof fails, the whole graph is simulated. The timeline is the same either way, to the
-// picosecond.
+// the proof fails, the whole graph is simulated. When no layers are replayed, the repeated chunk
+// iterations of fa2 may be, the same way (ops/loop_replay.hpp). The timeline is the same either
+// way, to the picosecond.
 
 #include <string>
 
@@ -31,6 +32,7 @@ struct Simulation {
   sim::Trace trace;         ///< its records
   ops::Timeline timeline;   ///< of the whole graph
   std::string replay_note;  ///< why the run was not replayed (empty when it was, or when off)
+  std::string loop_note;    ///< why cut chunk loops could not be replayed (empty when none was cut)
 };
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options,
@@ -38,7 +40,8 @@ Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::L
 /// One attention block (layer 0) alone: one chip's share of it under `parallelism` (the batch
 /// over dp, the heads over tp).
 Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
-                          const ops::LoweringOptions& options, const models::Parallelism& parallelism = {});
+                          const ops::LoweringOptions& options, const models::Parallelism& parallelism = {},
+                          bool replay = false);
 /// A whole decoder step.
 Simulation simulate_step(const hw::Chip& chip, const models::ModelSpec& model, const models::Workload& workload,
                          const models::StepOptions& step, const ops::LoweringOptions& options, bool replay = true);

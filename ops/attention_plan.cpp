@@ -175,6 +175,68 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
   return rounds;
 }
 
+std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept) {
+  if (plan.resident || plan.buffers == 0 || kept == 0) return {};
+  const std::vector<AttentionBlock>* blocks = nullptr;
+  for (const CoreAttention& c : plan.cores) {
+    if (c.blocks.empty()) continue;
+    if (blocks == nullptr) {
+      blocks = &c.blocks;
+      continue;
+    }
+    if (c.blocks.size() != blocks->size()) return {};
+    for (std::size_t b = 0; b < blocks->size(); ++b) {
+      const AttentionBlock &x = c.blocks[b], &y = (*blocks)[b];
+      if (x.rows != y.rows || x.first_pass != y.first_pass || x.chunk_tokens != y.chunk_tokens) return {};
+    }
+  }
+  if (blocks == nullptr) return {};
+  const std::uint64_t tail = plan.buffers + 1;
+  std::vector<std::uint64_t> dropped(blocks->size(), 0);
+  bool any = false;
+  for (std::size_t b = 0; b < blocks->size(); ++b) {
+    const std::vector<std::uint64_t>& t = (*blocks)[b].chunk_tokens;
+    if (t.size() <= kept + tail) continue;
+    // Only the last chunk may be short; the iterations compared must all see full ones.
+    if (!std::all_of(t.begin(), t.end() - 1, [&](std::uint64_t x) { return x == t.front(); })) continue;
+    dropped[b] = t.size() - kept - tail;
+    any = true;
+  }
+  return any ? dropped : std::vector<std::uint64_t>{};
+}
+
+AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped,
+                                      std::uint64_t kept) {
+  AttentionPlan out;
+  out.row_block = plan.row_block;
+  out.chunk_tokens = plan.chunk_tokens;
+  out.buffers = plan.buffers;
+  out.resident = plan.resident;
+  out.round_tokens = plan.round_tokens;
+  out.round_buffers = plan.round_buffers;
+  out.lmem_bytes = plan.lmem_bytes;
+  out.partials_per_sequence = plan.partials_per_sequence;
+  out.cores.resize(plan.cores.size());
+  for (std::size_t c = 0; c < plan.cores.size(); ++c) {
+    const CoreAttention& from = plan.cores[c];
+    CoreAttention& to = out.cores[c];
+    to.first_pass_tokens = from.first_pass_tokens;
+    to.rounds = from.rounds;
+    to.blocks.reserve(from.blocks.size());
+    for (std::size_t b = 0; b < from.blocks.size(); ++b) {
+      const AttentionBlock& block = from.blocks[b];
+      AttentionBlock cut{block.sequence, block.rows, {}, block.first_pass};
+      const std::vector<std::uint64_t>& t = block.chunk_tokens;
+      const std::uint64_t d = dropped[b];
+      cut.chunk_tokens.assign(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(d > 0 ? kept : t.size()));
+      if (d > 0)
+        cut.chunk_tokens.insert(cut.chunk_tokens.end(), t.begin() + static_cast<std::ptrdiff_t>(kept + d), t.end());
+      to.blocks.push_back(std::move(cut));
+    }
+  }
+  return out;
+}
+
 AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
   const auto items = split_items(s, chip.cores, split);
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;

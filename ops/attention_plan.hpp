@@ -103,6 +103,17 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
 
 /// `resident`: the core's history share is read into LMEM before fa2 uses it (the SDMA route),
 /// whole or in rounds. Throws hw::ConfigError when nothing fits, saying which choice to change.
+/// Loop replay (ops/loop_replay.hpp): the blocks' chunk loops that may be cut short, when every
+/// core that has blocks runs the same ones (rows, chunks, first pass): for each block, the
+/// iterations to leave out. A block of n chunks has n - tail alike iterations (tail = buffers + 1:
+/// the last `buffers` queue no chunk ahead and the last chunk may be short); all but the first
+/// `kept` of them are left out when that is at least one. Empty when the cores differ or no loop
+/// is long enough.
+std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept);
+/// The plan with iterations kept .. kept + dropped[b] - 1 of each block b left out on every core.
+AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped,
+                                      std::uint64_t kept);
+
 AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident,
                              AttentionSplit split = AttentionSplit::seq);
 

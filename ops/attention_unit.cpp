@@ -117,6 +117,16 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
     unit.history_engine = gather ? ctx.chip.dma_for(hw::DmaRole::gather) : ctx.kv_engine();
   }
   unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident);
+  if (ctx.options.loop_kept > 0 && unit.history == HistoryRoute::none) {
+    // Loop replay: fa2's own loads only (prefill), where iteration i of a block is one unit of
+    // the chip's program when every core runs the same blocks (ops/loop_replay.hpp).
+    unit.dropped = droppable_iterations(*unit.plan, ctx.options.loop_kept);
+    if (!unit.dropped.empty()) {
+      unit.cut_plan = std::make_shared<const AttentionPlan>(
+          with_iterations_dropped(*unit.plan, unit.dropped, ctx.options.loop_kept));
+      unit.plan = unit.cut_plan.get();
+    }
+  }
   if (unit.history == HistoryRoute::staged) {
     // Each core's share of the L2: the whole history when it fits, else two buffers of rounds of
     // whole chunks (one buffer when two would not hold a chunk each).
@@ -160,9 +170,22 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
 
 namespace {
 
+constexpr std::size_t kNoLoop = ~std::size_t{0};
+
+// Loop replay: where iteration k of a cut block starts on every queue of `core`.
+void record_loop_starts(LoweringContext& ctx, std::uint32_t core, LoweredLoop& loop, std::size_t k) {
+  const auto& queues = ctx.out.program.cores[core].queues;
+  for (std::size_t e = 0; e < queues.size(); ++e) {
+    loop.starts[k][core * queues.size() + e] = static_cast<std::uint32_t>(queues[e].size());
+  }
+}
+
 // One core's fa2: per row block, the route-free chunk loop over the history (the route's
-// HistorySource queues and releases the chunks), then the block's output.
-void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uint32_t core) {
+// HistorySource queues and releases the chunks), then the block's output. `loop_of`: per block,
+// its loop in Lowered::loops when loop replay cut it (kNoLoop otherwise; empty: none was).
+
+void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uint32_t core,
+                    const std::vector<std::size_t>& loop_of) {
   const AttentionShape& s = ctx.graph[op].attn();
   const AttentionPlan& plan = *unit.plan;
   const auto& blocks = plan.cores[core].blocks;
@@ -192,6 +215,9 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
     CmdRef last;
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t tk = block.chunk_tokens[i];
+      if (!loop_of.empty() && loop_of[bi] != kNoLoop && i <= ctx.options.loop_kept) {
+        record_loop_starts(ctx, core, ctx.out.loops[loop_of[bi]], i);
+      }
       history->before_compute(bi, i, chunk);
       if (s.kv_dequant) {
         emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, kActivationDtype), {q, chunk[i]});
@@ -237,8 +263,26 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   if (h == HistoryRoute::stream || h == HistoryRoute::resident || h == HistoryRoute::staged) {
     ctx.out.ops[op].streamed_in_bytes = ctx.graph[*unit.reader].kv_bytes;
   }
+  // Loop replay: one loop per cut block, iteration k's starts filled core by core (a core
+  // without blocks has none of its commands there: each start is where its next command goes).
+  std::vector<std::size_t> loop_of(unit.dropped.size(), kNoLoop);
+  const std::size_t queues = std::size_t{ctx.chip.cores} * ctx.chip.engines.size();
+  for (std::size_t b = 0; b < unit.dropped.size(); ++b) {
+    if (unit.dropped[b] == 0) continue;
+    loop_of[b] = ctx.out.loops.size();
+    ctx.out.loops.push_back(LoweredLoop{
+        op, unit.dropped[b],
+        std::vector<std::vector<std::uint32_t>>(ctx.options.loop_kept + 1, std::vector<std::uint32_t>(queues, 0))});
+  }
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
-    if (!unit.plan->cores[core].blocks.empty()) lower_fa2_core(ctx, unit, op, core);
+    if (!unit.plan->cores[core].blocks.empty()) {
+      lower_fa2_core(ctx, unit, op, core, loop_of);
+      continue;
+    }
+    for (const std::size_t l : loop_of) {
+      if (l == kNoLoop) continue;
+      for (std::size_t k = 0; k <= ctx.options.loop_kept; ++k) record_loop_starts(ctx, core, ctx.out.loops[l], k);
+    }
   }
 }
 

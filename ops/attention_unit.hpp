@@ -30,6 +30,7 @@
 // The read's first chunks are queued at the read's place (right after the absorption), the rest
 // as fa2 consumes them: `prefetched` carries their ids from one to the other.
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct AttentionUnit {
   /// Staged: per core, the history's rounds in the L2 and how many round buffers it holds.
   std::vector<std::vector<std::vector<RoundPiece>>> staged_rounds;
   std::uint64_t staged_buffers = 0;
+  /// Loop replay (LoweringOptions::loop_kept): the iterations each row block leaves out on every
+  /// core (empty: none), and the plan without them, which `plan` then points to.
+  std::vector<std::uint64_t> dropped;
+  std::shared_ptr<const AttentionPlan> cut_plan;
 
   /// fa2 waits for the read on every core (resident and gather routes).
   bool history_barrier() const {

@@ -211,10 +211,12 @@ std::vector<std::uint32_t> message_bases(const Lowered& lowered, const hw::Chip&
   return base;
 }
 
+}  // namespace
+
 // Command i of queue q a shifted copy of command i - P: the same command once op ids move by a
 // layer's ops, message ids by a layer's messages, waited-for ids by the waited engine's block length.
-bool repeats(const RunPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_layer,
-             std::size_t q, std::uint32_t i, std::uint32_t P) {
+bool repeats_shifted(const RunPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_layer,
+                     std::size_t q, std::uint32_t i, std::uint32_t P) {
   const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
   const sim::Command &c = queue[i], &p = queue[i - P];
   bool same = c.kind == p.kind && c.wait_count == p.wait_count && c.op == p.op + ops_per_layer;
@@ -231,6 +233,8 @@ bool repeats(const RunPlan& plan, const Lowered& lowered, std::size_t engines, s
   }
   return same;
 }
+
+namespace {
 
 // One run's plan; false (with the refusal) when its kept units do not lower to shifted copies.
 bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, std::size_t r, const Lowered& lowered,
@@ -256,7 +260,7 @@ bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, 
     }
   }
   auto same = [&](std::size_t q, std::uint32_t i, std::uint32_t P) {
-    return repeats(plan, lowered, engines, run.ops_per_unit, q, i, P);
+    return repeats_shifted(plan, lowered, engines, run.ops_per_unit, q, i, P);
   };
   plan.first_repeating = base[1] - base[0] == plan.messages_per_layer ? 0 : 1;
   for (std::size_t q = 0; q < queues && plan.first_repeating == 0; ++q) {
@@ -330,6 +334,73 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
 
 ReplayMap ReplayMap::identity() { return ReplayMap{}; }
 
+std::optional<ReplayMap::Stage> ReplayMap::find_stage(const RunPlan& run, const Boundary* b, std::uint64_t K,
+                                                      const StageShape& shape, const sim::Trace& trace,
+                                                      std::size_t engines, std::string& why, bool& fatal) {
+  const std::size_t queues = run.run_end.size();
+  // Boundary w (unit a + w) and w + 1: j = a + w, for w past the first repeating block (what
+  // is in flight at B_j must be in repeating blocks) up to K - 3 (period j may meet block w + 2).
+  for (std::uint64_t w = run.first_repeating + 1; w + 3 <= K; ++w) {
+    const Boundary &bj = b[w], &bn = b[w + 1];
+    if (!bj.seen || !bn.seen || !bj.comparable || !bn.comparable || bj.state != bn.state || bn.time <= bj.time) {
+      continue;
+    }
+    bool inside = true;
+    for (std::size_t q = 0; q < queues && inside; ++q) {
+      const bool idle_queue = run.per_layer[q] == 0;
+      const std::uint32_t last_block = run.starts[K - 1][q];
+      inside = bj.completed[q] >= run.starts[run.first_repeating][q] &&
+               (bn.head[q] < last_block || (idle_queue && bn.head[q] <= last_block));
+    }
+    if (!inside) {
+      why = fmt::format("the state at the matching boundaries reaches outside the kept {}", shape.units);
+      continue;
+    }
+    if (bn.time > shape.next_first) {
+      why = shape.overlap;
+      fatal = true;
+      return std::nullopt;
+    }
+    Stage m;
+    m.dropped = shape.dropped;
+    m.ops_per_unit = shape.ops_per_unit;
+    m.split_op = shape.first_op + (w + 1) * m.ops_per_unit;
+    m.t_first = bj.time;
+    m.t_next = bn.time;
+    m.delta = bn.time - bj.time;
+    // The simulated records up to B_{j+1} are this stage's (later runs move only later
+    // records), and no later one is written in period j or before it. With the state inside the
+    // kept units, only their commands can be written in period j, and none after them before it.
+    for (std::size_t q = 0; q < queues; ++q) {
+      m.split.push_back(run.starts[w + 1][q]);
+      m.per_layer.push_back(run.per_layer[q]);
+      const auto& records = trace.cores[q / engines][q % engines];
+      std::uint64_t lo = records.size(), hi = 0;
+      const std::uint64_t begin = shape.scan_run_only ? run.starts[0][q] : 0;
+      const std::uint64_t end =
+          shape.scan_run_only ? std::min<std::uint64_t>(run.run_end[q], records.size()) : records.size();
+      for (std::uint64_t i = begin; i < end; ++i) {
+        const bool repeated = m.period_of(records[i].start) == Stage::Period::repeated ||
+                              m.period_of(records[i].end) == Stage::Period::repeated;
+        if (repeated) {
+          lo = std::min(lo, i);
+          hi = std::max(hi, i);
+        }
+        // Only commands of unit j + 1 on can be written after B_{j+1} ... and none of them before B_j.
+        if (i >= m.split[q] && m.period_of(records[i].start) == Stage::Period::before) {
+          why = fmt::format("a command of a later {} ran before the repeated period", shape.unit);
+          fatal = true;
+          return std::nullopt;
+        }
+      }
+      m.repeated_lo.push_back(lo);
+      m.repeated_hi.push_back(hi);
+    }
+    return m;
+  }
+  return std::nullopt;
+}
+
 std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const ReplayPlan& plan,
                                           const sim::Program& program, const sim::Trace& trace,
                                           const std::vector<Boundary>& boundaries, std::string& why,
@@ -338,75 +409,71 @@ std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const Rep
   const std::size_t R = plan.runs.size();
   ReplayMap out;
   out.stages_.resize(R);
+  const std::size_t engines = program.cores.empty() ? 0 : program.cores.front().queues.size();
   // The last run first: each earlier one's repeated period must end before the next one's starts.
   for (std::size_t r = R; r-- > 0;) {
     failed = r;
-    const RunPlan& run = plan.runs[r];
-    const std::size_t queues = run.run_end.size();
-    const std::size_t engines = queues / std::max<std::size_t>(program.cores.size(), 1);
-    const sim::Tick next_first = r + 1 < R ? out.stages_[r + 1].t_first : ~sim::Tick{0};
-    const Boundary* b = boundaries.data() + r * K;
-    why = "no two boundaries of the kept layers with the same state";
-    std::optional<Stage> found;
-    // Boundary w (unit a + w) and w + 1: j = a + w, for w past the first repeating block (what
-    // is in flight at B_j must be in repeating blocks) up to K - 3 (period j may meet block w + 2).
-    for (std::uint64_t w = run.first_repeating + 1; w + 3 <= K && !found; ++w) {
-      const Boundary &bj = b[w], &bn = b[w + 1];
-      if (!bj.seen || !bn.seen || !bj.comparable || !bn.comparable || bj.state != bn.state || bn.time <= bj.time) {
-        continue;
-      }
-      bool inside = true;
-      for (std::size_t q = 0; q < queues && inside; ++q) {
-        const bool idle_queue = run.per_layer[q] == 0;
-        const std::uint32_t last_block = run.starts[K - 1][q];
-        inside = bj.completed[q] >= run.starts[run.first_repeating][q] &&
-                 (bn.head[q] < last_block || (idle_queue && bn.head[q] <= last_block));
-      }
-      if (!inside) {
-        why = "the state at the matching boundaries reaches outside the kept layers";
-        continue;
-      }
-      if (bn.time > next_first) {
-        why = fmt::format("the repeated periods of the runs from layers {} and {} overlap in time",
-                          reduced.runs[r].first_layer, reduced.runs[r + 1].first_layer);
-        return std::nullopt;
-      }
-      Stage m;
-      m.dropped = reduced.dropped(r);
-      m.ops_per_unit = reduced.runs[r].ops_per_unit;
-      m.split_op = reduced.first_op[r] + (w + 1) * m.ops_per_unit;
-      m.t_first = bj.time;
-      m.t_next = bn.time;
-      m.delta = bn.time - bj.time;
-      // The simulated records up to B_{j+1} are this stage's (later runs move only later
-      // records), and no later one is written in period j or before it.
-      for (std::size_t q = 0; q < queues; ++q) {
-        m.split.push_back(run.starts[w + 1][q]);
-        m.per_layer.push_back(run.per_layer[q]);
-        const auto& records = trace.cores[q / engines][q % engines];
-        std::uint64_t lo = records.size(), hi = 0;
-        for (std::uint64_t i = 0; i < records.size(); ++i) {
-          const bool repeated = m.period_of(records[i].start) == Stage::Period::repeated ||
-                                m.period_of(records[i].end) == Stage::Period::repeated;
-          if (repeated) {
-            lo = std::min(lo, i);
-            hi = std::max(hi, i);
-          }
-          // Only commands of unit j + 1 on can be written after B_{j+1} ... and none of them before B_j.
-          if (i >= m.split[q] && m.period_of(records[i].start) == Stage::Period::before) {
-            why = "a command of a later layer ran before the repeated period";
-            return std::nullopt;
-          }
-        }
-        m.repeated_lo.push_back(lo);
-        m.repeated_hi.push_back(hi);
-      }
-      found = std::move(m);
+    StageShape shape;
+    shape.dropped = reduced.dropped(r);
+    shape.ops_per_unit = reduced.runs[r].ops_per_unit;
+    shape.first_op = reduced.first_op[r];
+    shape.next_first = r + 1 < R ? out.stages_[r + 1].t_first : ~sim::Tick{0};
+    if (r + 1 < R) {
+      shape.overlap = fmt::format("the repeated periods of the runs from layers {} and {} overlap in time",
+                                  reduced.runs[r].first_layer, reduced.runs[r + 1].first_layer);
     }
+    why = "no two boundaries of the kept layers with the same state";
+    bool fatal = false;
+    std::optional<Stage> found =
+        find_stage(plan.runs[r], boundaries.data() + r * K, K, shape, trace, engines, why, fatal);
     if (!found) return std::nullopt;
     out.stages_[r] = std::move(*found);
   }
   out.add_intervals();
+  return out;
+}
+
+std::optional<ReplayMap> ReplayMap::match_loops(const std::vector<LoweredLoop>& loops, const ReplayPlan& plan,
+                                                const sim::Program& program, const sim::Trace& trace,
+                                                const std::vector<Boundary>& boundaries, std::string& why,
+                                                std::size_t& failed) {
+  const std::size_t R = plan.runs.size();
+  if (R != loops.size()) throw std::logic_error("loop replay: a plan for other loops");
+  ReplayMap out;
+  out.stages_.resize(R);
+  const std::size_t engines = program.cores.empty() ? 0 : program.cores.front().queues.size();
+  std::size_t first_boundary = boundaries.size();
+  for (std::size_t r = R; r-- > 0;) {
+    failed = r;
+    const std::uint64_t K = plan.runs[r].starts.size();
+    first_boundary -= K;
+    StageShape shape;
+    shape.dropped = loops[r].dropped;
+    shape.first_op = loops[r].op;  // the copies stay in their op
+    shape.next_first = r + 1 < R ? out.stages_[r + 1].t_first : ~sim::Tick{0};
+    shape.scan_run_only = true;
+    shape.unit = "chunk iteration";
+    shape.units = "chunk iterations";
+    shape.overlap = "the repeated periods of two chunk loops overlap in time";
+    why = "no two boundaries of a cut chunk loop's kept iterations with the same state";
+    bool fatal = false;
+    std::optional<Stage> found =
+        find_stage(plan.runs[r], boundaries.data() + first_boundary, K, shape, trace, engines, why, fatal);
+    if (!found) return std::nullopt;
+    out.stages_[r] = std::move(*found);
+  }
+  out.add_intervals();
+  return out;
+}
+
+std::vector<std::vector<ReplayMap::Copies>> ReplayMap::command_copies(std::size_t queues) const {
+  std::vector<std::vector<Copies>> out(queues);
+  for (const Stage& s : stages_) {
+    if (s.ops_per_unit != 0) continue;  // a layer stage: its ops repeat whole (multiplicity())
+    for (std::size_t q = 0; q < queues && q < s.split.size(); ++q) {
+      if (s.per_layer[q] > 0) out[q].push_back({s.split[q], s.split[q] + s.per_layer[q], s.dropped});
+    }
+  }
   return out;
 }
 

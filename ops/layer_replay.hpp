@@ -32,8 +32,10 @@
 // written once or D_r + 1 times, shifted by the runs before it. When no kept pair matches, or a
 // check fails, the caller simulates the full graph: replay never approximates.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -101,11 +103,24 @@ struct ReplayPlan {
 
 ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, const hw::Chip& chip);
 
+/// Command i of queue q a shifted copy of command i - P: the same command once op ids move by
+/// `ops_per_unit`, message ids by the plan's messages per unit, waited-for ids by the waited
+/// queue's per_layer.
+bool repeats_shifted(const RunPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_unit,
+                     std::size_t q, std::uint32_t i, std::uint32_t P);
+
 /// The map from the reduced run's records to the full step's (identity when nothing is left out).
 class ReplayMap {
  public:
   /// Nothing left out: every id and time as it is.
   static ReplayMap identity();
+  /// Loop replay (ops/loop_replay.hpp): the map when each cut chunk loop's kept iterations
+  /// repeat (plan: one run per loop, in order), or nullopt (why, and the loop in `failed`). A
+  /// loop is a run whose units are its iterations on every core, their copies in the loop's op.
+  static std::optional<ReplayMap> match_loops(const std::vector<LoweredLoop>& loops, const ReplayPlan& plan,
+                                              const sim::Program& program, const sim::Trace& trace,
+                                              const std::vector<Boundary>& boundaries, std::string& why,
+                                              std::size_t& failed);
   /// The map when boundaries of every run's kept units repeat, or nullopt (with the reason in
   /// `why` and the run that did not match in `failed`).
   static std::optional<ReplayMap> match(const ReducedGraph& reduced, const ReplayPlan& plan,
@@ -125,9 +140,10 @@ class ReplayMap {
   };
   const std::vector<Interval>& intervals() const { return intervals_; }
   std::size_t interval_of(sim::Tick t) const {
-    std::size_t k = 0;  // a handful of intervals, the last unbounded
-    while (t > intervals_[k].last) ++k;
-    return k;
+    // The first interval whose last time is at or past t (they ascend; the last is unbounded).
+    return static_cast<std::size_t>(std::lower_bound(intervals_.begin(), intervals_.end(), t,
+                                                     [](const Interval& k, sim::Tick time) { return k.last < time; }) -
+                                    intervals_.begin());
   }
 
   /// The reduced op whose commands full op v repeats.
@@ -135,6 +151,13 @@ class ReplayMap {
   /// Multiplicity of reduced op r's commands in the full program (1, or 1 + D_r for the unit
   /// after run r's matched boundary).
   std::uint64_t multiplicity(OpId r) const;
+  /// Reduced commands [begin, end) of a queue that stand for 1 + copies commands each of their op
+  /// (a chunk loop's iteration after its matched boundary); the others stand for one.
+  struct Copies {
+    std::uint64_t begin = 0, end = 0, copies = 0;
+  };
+  /// Per queue, in index order (a layer's copies are whole ops: multiplicity()).
+  std::vector<std::vector<Copies>> command_copies(std::size_t queues) const;
   /// Queue q (core x engines + engine): commands in the full program.
   std::uint64_t full_size(std::size_t q, std::uint64_t reduced_size) const;
   /// The start, or the end, of full command f of queue q, from the reduced run's records of that
@@ -144,6 +167,24 @@ class ReplayMap {
   }
   sim::Tick end(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const {
     return stages_.empty() ? reduced[f].end : write(0, q, f, true, reduced);
+  }
+  /// Whether every stage is a chunk loop's (ops/loop_replay.hpp): their copies stay in their op.
+  bool loops_only() const {
+    return std::all_of(stages_.begin(), stages_.end(), [](const Stage& s) { return s.ops_per_unit == 0; });
+  }
+  /// Loops only: the full time of a write at time t of reduced command c of queue q, when c is no
+  /// command of a unit after a matched boundary (those stand for several: command_copies()). In a
+  /// repeated period such a write is its own command's (m = 0) when c comes before the period's
+  /// next unit, else the last copy's (m = D).
+  sim::Tick loop_time(std::size_t q, std::uint64_t c, sim::Tick t) const {
+    const std::size_t k = interval_of(t);
+    const Interval& in = intervals_[k];
+    if (in.copies == 0) return t + in.shift;
+    const Stage& st = stages_[k / 2];
+    if (c >= st.split[q] && c < st.split[q] + st.per_layer[q]) {
+      throw std::logic_error("loop replay: a repeated command asked for one time");
+    }
+    return c < st.split[q] ? t + in.shift : t + in.last_shift();
   }
   /// The full commands that reduced command i of queue q (of op `op`) stands for, by index:
   /// visit(index shift, full op) for each.
@@ -167,6 +208,19 @@ class ReplayMap {
       return t <= t_first ? Period::before : t <= t_next ? Period::repeated : Period::after;
     }
   };
+  /// What a run is, for finding its stage.
+  struct StageShape {
+    std::uint64_t dropped = 0, ops_per_unit = 0;
+    OpId first_op = 0;
+    sim::Tick next_first = ~sim::Tick{0};  ///< the next run's repeated period starts there
+    bool scan_run_only = false;            ///< only the run's commands can be written in its period
+    std::string unit = "layer", units = "layers", overlap;
+  };
+  /// The stage of one run from its K kept units' boundaries b[0..K), or nullopt: `why`, and
+  /// `fatal` when no later pair can help.
+  static std::optional<Stage> find_stage(const RunPlan& run, const Boundary* b, std::uint64_t K,
+                                         const StageShape& shape, const sim::Trace& trace, std::size_t engines,
+                                         std::string& why, bool& fatal);
   sim::Tick write(std::size_t s, std::size_t q, std::uint64_t f, bool end,
                   const std::vector<sim::CommandRecord>& reduced) const;
   std::uint64_t size_at(std::size_t s, std::size_t q, std::uint64_t reduced_size) const;

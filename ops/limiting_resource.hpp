@@ -55,14 +55,15 @@ class LimitingResource {
   /// The same in one pass with the caller's own: begin(), then every command of a core, core
   /// after core, each core closed by end_core(), then finish().
   void begin(std::vector<std::uint64_t> multiplicity);
-  void add(hw::EngineId engine, const sim::Command& cmd, const sim::CommandRecord& record) {
+  /// `copies`: the command stands for that many of its op (loop replay), each the same work.
+  void add(hw::EngineId engine, const sim::Command& cmd, const sim::CommandRecord& record, std::uint64_t copies = 1) {
     if (cmd.kind != sim::CommandKind::compute && cmd.kind != sim::CommandKind::transfer) return;
     const EngineRule& rule = rules_[engine];
     std::uint64_t units = 0;
     if (rule.serial) {
-      units = record.end - record.start;
+      units = copies * (record.end - record.start);
     } else {
-      add_transfer(rule, cmd, units);
+      add_transfer(rule, cmd, copies, units);
       if (rule.unit_ns == 0) return;
     }
     if (units == 0) return;
@@ -90,7 +91,7 @@ class LimitingResource {
     /// the L2, from the L2.
     std::vector<std::uint32_t> own, to_node, to_l2, from_l2;
   };
-  void add_transfer(const EngineRule& rule, const sim::Command& cmd, std::uint64_t& units);
+  void add_transfer(const EngineRule& rule, const sim::Command& cmd, std::uint64_t copies, std::uint64_t& units);
 
   const hw::Chip& chip_;
   hw::CostModel cost_;

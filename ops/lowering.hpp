@@ -43,6 +43,10 @@ struct LoweringOptions {
   /// their last instructions run, the barrier passes and the consumer starts up), when it fits
   /// local memory beside the producers' tiles. False: every load waits for the producers.
   bool prefetch_weights = true;
+  /// Loop replay (ops/loop_replay.hpp): 0 lowers every chunk loop whole; k > 0 keeps k iterations
+  /// of each row block's periodic chunk loop when every core runs the same blocks, leaving the
+  /// rest out (Lowered::loops says which), for a run that derives them from a proven repetition.
+  std::uint64_t loop_kept = 0;
 };
 
 struct LoweredOp {
@@ -54,9 +58,21 @@ struct LoweredOp {
   std::uint64_t split_flops = 0;
 };
 
+/// A chunk loop the lowering cut short (LoweringOptions::loop_kept): on every core, iterations
+/// kept .. kept + dropped - 1 of one row block's periodic chunk loop are left out, and the
+/// iterations after them (the loop's tail) follow iteration kept - 1.
+struct LoweredLoop {
+  OpId op = 0;
+  std::uint64_t dropped = 0;
+  /// [k][queue] (queue = core x engines + engine): the first command of iteration k, k < kept;
+  /// [kept]: the first of the tail. A queue without commands there holds where the next one is.
+  std::vector<std::vector<std::uint32_t>> starts;
+};
+
 struct Lowered {
   sim::Program program;
-  std::vector<LoweredOp> ops;  ///< indexed by OpId
+  std::vector<LoweredOp> ops;      ///< indexed by OpId
+  std::vector<LoweredLoop> loops;  ///< in lowering order (empty unless loop_kept > 0)
 };
 
 Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options);

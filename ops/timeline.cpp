@@ -117,18 +117,27 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
   const std::size_t engines = chip.engines.size();
   const auto& intervals = map.intervals();
   Folds folds(lowered.ops.size(), intervals.size());
+  const auto copies = map.command_copies(lowered.program.cores.size() * engines);
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     for (std::size_t e = 0; e < engines; ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
       const auto& queue = lowered.program.cores[c].queues[e];
       const auto& records = trace.cores[c][e];
+      const auto& repeated = copies[c * engines + e];
+      std::size_t next_repeated = 0;
       tl.commands[e] += map.full_size(c * engines + e, queue.size());
       for (std::size_t i = 0; i < queue.size(); ++i) {
         const sim::CommandRecord& rec = records[i];
         const std::size_t end_period = map.interval_of(rec.end);
         last_end = std::max(last_end, rec.end + intervals[end_period].last_shift());
         const sim::Command& cmd = queue[i];
-        limits.add(static_cast<hw::EngineId>(e), cmd, rec);
+        // Loop replay: a command of a chunk iteration after the matched boundary stands for its
+        // copies in the left-out iterations too (same op, same work).
+        while (next_repeated < repeated.size() && repeated[next_repeated].end <= i) ++next_repeated;
+        const std::uint64_t times = next_repeated < repeated.size() && repeated[next_repeated].begin <= i
+                                        ? 1 + repeated[next_repeated].copies
+                                        : 1;
+        limits.add(static_cast<hw::EngineId>(e), cmd, rec, times);
         if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg ||
             cmd.kind == sim::CommandKind::fence) {
           continue;
@@ -139,10 +148,10 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
         folds.start[start_at] = std::min(folds.start[start_at], rec.start);
         folds.end[end_at] = std::max(folds.end[end_at], rec.end);
         folds.ended[end_at] = 1;
-        ++r.commands[e];
+        r.commands[e] += times;
         // Bytes from the L2 (a staged history) never touch DDR.
         if (cmd.kind == sim::CommandKind::transfer && cmd.direction != sim::Direction::l2_to_lmem) {
-          (link ? r.c2c_bytes : r.hbm_bytes) += cmd.amount;
+          (link ? r.c2c_bytes : r.hbm_bytes) += times * cmd.amount;
         }
       }
     }
@@ -190,6 +199,7 @@ void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& t
                std::vector<OpTiming>& by_id) {
   const std::size_t engines = chip.engines.size();
   const hw::EngineId tensor = chip.tensor_engine();
+  const bool loops_only = map.loops_only();  // also nothing left out
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     const std::size_t q = c * engines + tensor;
     const auto& queue = lowered.program.cores[c].queues[tensor];
@@ -199,7 +209,13 @@ void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& t
     std::uint32_t previous_op = std::numeric_limits<std::uint32_t>::max();
     for (std::size_t i = 0; i < queue.size(); ++i) {
       if (queue[i].kind != sim::CommandKind::compute) continue;
-      if (queue[i].op != previous_op) {
+      if (queue[i].op != previous_op && loops_only) {
+        // Chunk loops copy commands inside fa2 only: an op's first command is one command.
+        const sim::Tick start = map.loop_time(q, i, records[i].start);
+        const sim::Tick previous_end = previous == kNone ? 0 : map.loop_time(q, previous, records[previous].end);
+        OpTiming& t = by_id[queue[i].op];
+        if (start > previous_end) t.idle_gap = std::max(t.idle_gap, start - previous_end);
+      } else if (queue[i].op != previous_op) {
         // Each copy of the command follows the same copy of the one before it.
         map.for_each_copy(q, i, queue[i].op, [&](std::uint64_t shift, OpId op) {
           const sim::Tick start = map.start(q, i + shift, records);

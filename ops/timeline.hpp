@@ -75,7 +75,8 @@ struct Timeline {
   sim::Tick idle_gap = 0;  ///< the ops' idle gaps summed (the tensor engine waiting at op boundaries)
   /// Commands the kernel ran (the rest of `commands` were replayed: api/simulation.hpp).
   std::uint64_t simulated_commands = 0;
-  std::string replay_note;  ///< why nothing was replayed ("off", or what the proof lacked); empty when replayed
+  std::string replay_note;      ///< why nothing was replayed ("off", or what the proof lacked); empty when replayed
+  bool loops_replayed = false;  ///< the replayed commands are fa2's chunk iterations (ops/loop_replay.hpp)
 
   const OpTiming& op(OpKind kind) const;    ///< first op of a kind; throws if absent
   const OpTiming* find(OpKind kind) const;  ///< or nullptr

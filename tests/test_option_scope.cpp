@@ -85,9 +85,12 @@ TEST_CASE("each scoped option applies exactly where the rules say", "[cli][optio
           "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}})",
       "gptq/config.json", g5sim::ModelSchema::hugging_face);
   CHECK(applies("weight_group", gptq, decode));  // int4 from the config's quantization
-  // Replay: steps only.
+  // Replay: steps, and prefill blocks (chunk loops).
   CHECK(applies("replay", mla, decode));
   CHECK_FALSE(applies("replay", mla, block));
+  g5sim::Request prefill_block = block;
+  prefill_block.phase = "prefill";
+  CHECK(applies("replay", mla, prefill_block));
   // Fields the rules do not cover always apply.
   CHECK(applies("batch", gqa, block));
 }

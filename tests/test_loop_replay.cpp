@@ -1,0 +1,175 @@
+// Exact replay of fa2's chunk loops (ops/loop_replay.hpp): which loops are cut, and runs whose
+// JSON is the same byte for byte with and without replay.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "g5sim/g5sim.hpp"
+#include "g5sim/run_options.hpp"
+#include "ops/attention_plan.hpp"
+
+namespace {
+
+std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
+
+std::string without_replay_line(const std::string& json) {
+  std::istringstream in(json);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.find("\"replay\":") == std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+struct Pair {
+  g5sim::Result replayed, full;
+};
+
+Pair both_ways(const std::string& chip_name, const std::string& model_name, g5sim::Request request) {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path(chip_name));
+  const g5sim::Model model = g5sim::Model::from_file(source("configs/models/" + model_name + ".yaml"));
+  request.replay = true;
+  g5sim::Result replayed = g5sim::simulate(chip, model, request);
+  request.replay = false;
+  g5sim::Result full = g5sim::simulate(chip, model, request);
+  return {std::move(replayed), std::move(full)};
+}
+
+// Every op's start, end, bytes, commands, bound and idle gap, as the JSON writes them.
+void check_identical(const Pair& p) {
+  CHECK(p.full.replayed_commands == 0);
+  CHECK(p.replayed.command_count == p.full.command_count);
+  CHECK(p.replayed.simulated_commands + p.replayed.replayed_commands == p.replayed.command_count);
+  CHECK(p.replayed.total_ps == p.full.total_ps);
+  CHECK(without_replay_line(p.replayed.json()) == without_replay_line(p.full.json()));
+}
+
+g5sim::Request prefill(std::uint64_t ctx) {
+  g5sim::Request r;
+  r.phase = "prefill";
+  r.ctx = ctx;
+  r.batch = 1;
+  return r;
+}
+
+ops::AttentionBlock block(std::vector<std::uint64_t> chunks) {
+  ops::AttentionBlock b;
+  b.rows = 64;
+  b.chunk_tokens = std::move(chunks);
+  b.first_pass = true;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("loop replay cuts a block's alike chunk iterations, keeping the first ones and the tail", "[loop_replay]") {
+  ops::AttentionPlan plan;
+  plan.buffers = 2;  // the tail: the last 2 iterations queue nothing ahead, plus the short last chunk
+  plan.cores.resize(2);
+  for (auto& core : plan.cores) {
+    core.blocks = {block({16, 16, 16, 16, 16, 16, 16, 5}), block({16, 16, 16, 16, 16}), block({16, 16})};
+  }
+  // kept 2, tail 3: the 8-chunk block has 8 - 3 = 5 alike iterations and leaves out 5 - 2 = 3; the
+  // 5-chunk block has 2, none to leave out; so has the 2-chunk one.
+  const std::vector<std::uint64_t> dropped = ops::droppable_iterations(plan, 2);
+  CHECK(dropped == std::vector<std::uint64_t>{3, 0, 0});
+  const ops::AttentionPlan cut = ops::with_iterations_dropped(plan, dropped, 2);
+  for (const auto& core : cut.cores) {
+    REQUIRE(core.blocks.size() == 3);
+    // The first 2 chunks, then the last 3 (16, 16, 5): iterations 2..4 left out.
+    CHECK(core.blocks[0].chunk_tokens == std::vector<std::uint64_t>{16, 16, 16, 16, 5});
+    CHECK(core.blocks[1].chunk_tokens == plan.cores[0].blocks[1].chunk_tokens);
+    CHECK(core.blocks[2].chunk_tokens == plan.cores[0].blocks[2].chunk_tokens);
+  }
+
+  SECTION("cores that run different blocks are not one unit: nothing is cut") {
+    plan.cores[1].blocks[0].chunk_tokens.back() = 6;
+    CHECK(ops::droppable_iterations(plan, 2).empty());
+  }
+  SECTION("a short chunk before the last breaks the period: that block is kept whole") {
+    for (auto& core : plan.cores) core.blocks[0].chunk_tokens[3] = 8;
+    CHECK(ops::droppable_iterations(plan, 2).empty());
+  }
+  SECTION("a core without blocks does not stop the others") {
+    plan.cores[1].blocks.clear();
+    CHECK(ops::droppable_iterations(plan, 2) == std::vector<std::uint64_t>{3, 0, 0});
+  }
+}
+
+TEST_CASE("loop replay: a V3 prefill attention block on SG2262, exactly as simulated in full", "[loop_replay]") {
+  const Pair p = both_ways("sg2262", "deepseek-v3", [] {
+    g5sim::Request r = prefill(8192);
+    r.scope = "block";
+    return r;
+  }());
+  check_identical(p);
+  // The automatic sharding is tp 8: 128 / 8 = 16 heads, 16 sequences of 8192 query tokens over
+  // 64 cores (full-square prefill: one range each) = 2048 tokens, one item of 2048 rows per core.
+  // Tiles (ops/attention_plan.hpp) in 2,097,152 B: 2048 rows need 2048 x (192 x 2 + 130 x 4) =
+  // 1,851,392 B; with 16-token chunks the scores add 2048 x 16 x 4 = 131,072 and four 16-row
+  // buffers of 640 B rows 40,960: 2,023,424 B fit, 32-token chunks do not (2,154,496 with two).
+  // So one block of 8192 / 16 = 512 chunks per core; 10 iterations kept and the tail of
+  // 4 + 1 leave out 512 - 15 = 497 iterations of 6 TIU commands (S, softmax, exp, P V, exp,
+  // rescale) and 1 load: 497 x 7 x 64 = 222,656 commands.
+  CHECK(p.replayed.replayed_commands == 222'656);
+  CHECK(p.replayed.table().find("repeated chunk iterations of fa2") != std::string::npos);
+}
+
+TEST_CASE("loop replay: steps of a few layers, other cores, chips and models, exactly as in full", "[loop_replay]") {
+  SECTION("V3, 2 layers, fp8 KV") {
+    g5sim::Request r = prefill(8192);
+    r.layers = 2;
+    r.kv_dtype = "fp8";
+    const Pair p = both_ways("sg2262", "deepseek-v3", r);
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands > 0);
+  }
+  SECTION("V3 block on 16 cores") {
+    g5sim::Request r = prefill(4096);
+    r.scope = "block";
+    r.cores = 16;
+    const Pair p = both_ways("sg2262", "deepseek-v3", r);
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands > 0);
+  }
+  SECTION("V2-Lite, 3 layers") {
+    g5sim::Request r = prefill(4096);
+    r.layers = 3;
+    const Pair p = both_ways("sg2262", "deepseek-v2-lite", r);
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands > 0);
+  }
+  SECTION("Qwen3-8B block on BM1684X") {
+    g5sim::Request r = prefill(4096);
+    r.scope = "block";
+    const Pair p = both_ways("bm1684x", "qwen3-8b", r);
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands > 0);
+  }
+  SECTION("V3 block on 64 of H800's cores") {
+    g5sim::Request r = prefill(8192);
+    r.scope = "block";
+    r.cores = 64;
+    const Pair p = both_ways("h800", "deepseek-v3", r);
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands > 0);
+  }
+  SECTION("7 cores: the 16 sequences' tokens split unevenly, the cores run different blocks, nothing is cut") {
+    g5sim::Request r = prefill(8192);
+    r.scope = "block";
+    r.cores = 7;
+    const Pair p = both_ways("sg2262", "deepseek-v3", r);
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands == 0);
+  }
+}
+
+TEST_CASE("replay changes nothing only in one decode attention block", "[loop_replay]") {
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+  g5sim::Request r;
+  r.scope = "block";
+  CHECK(g5sim::why_option_does_not_apply("replay", model, r) ==
+        "one decode attention block has no layers to replay and no prefill chunk loops");
+  r.phase = "prefill";
+  CHECK(g5sim::why_option_does_not_apply("replay", model, r).empty());
+}
