@@ -214,8 +214,7 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
     const std::uint64_t represented = std::accumulate(tl.commands.begin(), tl.commands.end(), std::uint64_t{0});
     if (represented > tl.simulated_commands) {
       fmt::print(out, "replayed      {} of {} commands ({}; --no-replay simulates all)\n",
-                 represented - tl.simulated_commands, represented,
-                 tl.loops_replayed ? "repeated chunk iterations of fa2" : "identical layers");
+                 represented - tl.simulated_commands, represented, tl.replayed_what);
     }
   }
 }

@@ -13,6 +13,9 @@
 namespace api {
 namespace {
 
+constexpr const char* kLayers = "identical layers";
+constexpr const char* kLoops = "repeated chunk iterations of fa2";
+
 // The reduced graph of `runs`, lowered and planned; runs whose programs cannot be replayed are
 // dropped (the last refusal in `note`). nullopt when none is left.
 struct Prepared {
@@ -33,22 +36,70 @@ std::optional<Prepared> prepare(const hw::Chip& chip, const ops::OpGraph& graph,
   return std::nullopt;
 }
 
+// The watches of layer replay and loop replay as one, in the order the kernel reaches them (an
+// entry comes before another when it starts no later on every queue), and where each went.
+struct Watches {
+  ops::BoundaryWatch watch;
+  std::vector<std::size_t> layer_at, loop_at;
+};
+std::optional<Watches> merge(const ops::BoundaryWatch& layers, const ops::BoundaryWatch& loops) {
+  Watches out;
+  auto take = [&](const ops::BoundaryWatch& from, std::size_t w, std::vector<std::size_t>& at) {
+    at.push_back(out.watch.starts.size());
+    out.watch.starts.push_back(from.starts[w]);
+    out.watch.message_base.push_back(from.message_base[w]);
+    out.watch.message_lo.push_back(from.message_lo[w]);
+    out.watch.message_hi.push_back(from.message_hi[w]);
+    out.watch.follows.push_back(from.follows[w]);
+    out.watch.message_previous.push_back(from.message_previous[w]);
+  };
+  auto no_later = [](const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b) {
+    for (std::size_t q = 0; q < a.size(); ++q) {
+      if (a[q] > b[q]) return false;
+    }
+    return true;
+  };
+  std::size_t i = 0, j = 0;
+  while (i < layers.starts.size() || j < loops.starts.size()) {
+    if (j == loops.starts.size() || (i < layers.starts.size() && no_later(layers.starts[i], loops.starts[j]))) {
+      take(layers, i++, out.layer_at);
+    } else if (i == layers.starts.size() || no_later(loops.starts[j], layers.starts[i])) {
+      take(loops, j++, out.loop_at);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+std::vector<ops::Boundary> pick(const std::vector<ops::Boundary>& all, const std::vector<std::size_t>& at) {
+  std::vector<ops::Boundary> out;
+  out.reserve(at.size());
+  for (std::size_t w : at) out.push_back(all[w]);
+  return out;
+}
+
 // The replayed run, or false (with the reason in `out.replay_note`) when it cannot be proven.
+// `cut_loops`: lower the kept layers with their chunk loops cut, replayed too (ops/loop_replay.hpp);
+// when that proof fails, `loops_failed` is set and the caller tries again without.
 bool simulate_replayed(const hw::Chip& chip, const ops::OpGraph& graph, const ops::LoweringOptions& options,
-                       Simulation& out) {
+                       bool cut_loops, bool& loops_failed, Simulation& out) {
+  ops::LoweringOptions lowering = options;
+  if (cut_loops) lowering.loop_kept = ops::kLoopKeptIterations;
   // Four units suffice when a run's first unit repeats the next; with micro-batches it holds the
   // previous unit's last commands, and one more is kept (then one more again if the state at the
   // boundaries compared reaches the last kept unit). At the most kept, a run whose boundaries do
   // not match is dropped and the others tried again.
   constexpr std::uint64_t kMostKept = kReplayKeptLayers + 2;
   std::vector<ops::LayerRun> runs = ops::find_layer_runs(graph, kReplayKeptLayers);
+  const std::size_t queues = std::size_t{chip.cores} * chip.engines.size();
   for (std::uint64_t kept = kReplayKeptLayers; kept <= kMostKept;) {
     std::erase_if(runs, [&](const ops::LayerRun& r) { return r.units <= kept; });
     if (runs.empty()) {
       out.replay_note = fmt::format("no run of more than {} identical layers", kept);
       return false;
     }
-    std::optional<Prepared> p = prepare(chip, graph, options, runs, kept, out.replay_note);
+    std::optional<Prepared> p = prepare(chip, graph, lowering, runs, kept, out.replay_note);
     if (!p) return false;
     const bool room = std::all_of(p->plan.runs.begin(), p->plan.runs.end(),
                                   [&](const ops::RunPlan& r) { return r.first_repeating + 4 <= kept; });
@@ -56,11 +107,20 @@ bool simulate_replayed(const hw::Chip& chip, const ops::OpGraph& graph, const op
       ++kept;
       continue;
     }
-    ops::BoundaryRecorder recorder(p->plan.watch, p->lowered.program.cores.size() * chip.engines.size());
+    const ops::ReplayPlan loop_plan = ops::plan_loop_replay(p->lowered, chip);
+    std::optional<Watches> watches = merge(p->plan.watch, loop_plan.watch);
+    if (loop_plan.refused != ops::ReplayPlan::kNone || !watches) {
+      out.loop_note = loop_plan.refused != ops::ReplayPlan::kNone
+                          ? loop_plan.refusal
+                          : "a cut chunk loop interleaves with a replayed layer";
+      loops_failed = true;
+      return false;
+    }
+    ops::BoundaryRecorder recorder(watches->watch, queues);
     sim::Trace trace = sim::Simulator(chip).run(p->lowered.program, &recorder);
     std::size_t failed = 0;
-    const auto map = ops::ReplayMap::match(p->reduced, p->plan, p->lowered.program, trace, recorder.boundaries(),
-                                           out.replay_note, failed);
+    const auto map = ops::ReplayMap::match(p->reduced, p->plan, p->lowered.program, trace,
+                                           pick(recorder.boundaries(), watches->layer_at), out.replay_note, failed);
     if (!map) {
       // Keep one more unit: a later pair of boundaries may match; at the most, drop the run.
       if (kept < kMostKept) {
@@ -71,34 +131,50 @@ bool simulate_replayed(const hw::Chip& chip, const ops::OpGraph& graph, const op
       }
       continue;
     }
-    out.timeline = ops::build_timeline(graph, chip, p->lowered, trace, *map);
+    std::optional<ops::LoopMap> loops = ops::LoopMap{};
+    if (!p->lowered.loops.empty()) {
+      const auto stages = ops::match_loops(p->lowered.loops, loop_plan, p->lowered.program, trace,
+                                           pick(recorder.boundaries(), watches->loop_at), out.loop_note, failed);
+      if (stages) loops = ops::LoopMap::build(*stages, *map, queues, out.loop_note);
+      if (!stages || !loops) {
+        loops_failed = true;
+        return false;
+      }
+    }
+    out.timeline = ops::build_timeline(graph, chip, p->lowered, trace, *map, *loops);
     out.timeline.simulated_commands = p->lowered.program.command_count();
+    out.timeline.replayed_what = p->lowered.loops.empty() ? kLayers : fmt::format("{} and {}", kLayers, kLoops);
     out.lowered = std::move(p->lowered);
     out.trace = std::move(trace);
     out.replay_note.clear();
+    out.loop_note.clear();
     return true;
   }
   return false;
 }
 
-// Loop replay (ops/loop_replay.hpp) of `out.lowered`, lowered with its chunk loops cut: true
-// when every cut loop's repetition is proven (out's trace and timeline filled); false with the
-// reason in `out.replay_note`.
+// Loop replay (ops/loop_replay.hpp) of `out.lowered`, lowered with its chunk loops cut and no
+// layers left out: true when every cut loop's repetition is proven (out's trace and timeline
+// filled); false with the reason in `out.loop_note`.
 bool replay_loops(const hw::Chip& chip, Simulation& out) {
   const ops::ReplayPlan plan = ops::plan_loop_replay(out.lowered, chip);
   if (plan.refused != ops::ReplayPlan::kNone) {
     out.loop_note = plan.refusal;
     return false;
   }
-  ops::BoundaryRecorder recorder(plan.watch, out.lowered.program.cores.size() * chip.engines.size());
+  const std::size_t queues = out.lowered.program.cores.size() * chip.engines.size();
+  ops::BoundaryRecorder recorder(plan.watch, queues);
   sim::Trace trace = sim::Simulator(chip).run(out.lowered.program, &recorder);
   std::size_t failed = 0;
-  const auto map = ops::ReplayMap::match_loops(out.lowered.loops, plan, out.lowered.program, trace,
-                                               recorder.boundaries(), out.loop_note, failed);
-  if (!map) return false;
-  out.timeline = ops::build_timeline(out.graph, chip, out.lowered, trace, *map);
+  const auto stages = ops::match_loops(out.lowered.loops, plan, out.lowered.program, trace, recorder.boundaries(),
+                                       out.loop_note, failed);
+  if (!stages) return false;
+  const ops::ReplayMap layers = ops::ReplayMap::identity();
+  const auto loops = ops::LoopMap::build(*stages, layers, queues, out.loop_note);
+  if (!loops) return false;
+  out.timeline = ops::build_timeline(out.graph, chip, out.lowered, trace, layers, *loops);
   out.timeline.simulated_commands = out.lowered.program.command_count();
-  out.timeline.loops_replayed = true;
+  out.timeline.replayed_what = kLoops;
   out.trace = std::move(trace);
   out.replay_note.clear();
   out.loop_note.clear();
@@ -109,9 +185,20 @@ bool replay_loops(const hw::Chip& chip, Simulation& out) {
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options, bool replay) {
   Simulation out;
-  if (replay && simulate_replayed(chip, graph, options, out)) {
-    out.graph = std::move(graph);
-    return out;
+  if (replay) {
+    bool loops_failed = false;
+    if (simulate_replayed(chip, graph, options, true, loops_failed, out)) {
+      out.graph = std::move(graph);
+      return out;
+    }
+    // The cut loops' proof failed: the layers alone may still be replayed.
+    const std::string loop_note = out.loop_note;
+    if (loops_failed && simulate_replayed(chip, graph, options, false, loops_failed, out)) {
+      out.timeline.replay_note.clear();
+      out.graph = std::move(graph);
+      return out;
+    }
+    out.loop_note = loop_note;
   }
   out.graph = std::move(graph);
   if (replay) {
@@ -140,7 +227,7 @@ Simulation simulate_block(const hw::Chip& chip, const models::ModelSpec& model, 
   Simulation out = simulate_graph(
       chip, models::build_attention_block(model, models::chip_workload(workload, parallelism), parallelism.tp), options,
       replay);
-  if (!out.timeline.loops_replayed) {
+  if (out.timeline.replayed_what.empty()) {
     const std::string loops = replay ? out.loop_note : std::string();
     out.timeline.replay_note = "one attention block: no layers to replay";
     if (!loops.empty()) out.timeline.replay_note += "; " + loops;

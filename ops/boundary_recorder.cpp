@@ -10,7 +10,8 @@ BoundaryRecorder::BoundaryRecorder(const BoundaryWatch& watch, std::size_t queue
     if (starts.size() != queues) throw std::logic_error("boundary watch: one start per queue expected");
   }
   if (watch.message_base.size() != watched || watch.message_lo.size() != watched ||
-      watch.message_hi.size() != watched || watch.follows.size() != watched) {
+      watch.message_hi.size() != watched || watch.follows.size() != watched ||
+      watch.message_previous.size() != watched) {
     throw std::logic_error("boundary watch: one message base, window and follows flag per watched layer expected");
   }
   for (std::size_t w = 1; w < watched; ++w) {
@@ -42,9 +43,9 @@ void BoundaryRecorder::settled(const sim::KernelState& state) {
     sim::StateFrame frame;
     frame.starts = &watch_.starts[w];
     frame.message_base = watch_.message_base[w];
-    const bool bounded = w > 0 && watch_.follows[w];
+    const bool bounded = watch_.follows[w] != 0;
     if (bounded) {
-      const std::int64_t base = watch_.message_base[w], previous = watch_.message_base[w - 1];
+      const std::int64_t base = watch_.message_base[w], previous = watch_.message_previous[w];
       frame.message_lo = previous + watch_.message_lo[w];
       frame.message_hi = base + watch_.message_hi[w] + (base - previous);
     }

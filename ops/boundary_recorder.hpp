@@ -8,9 +8,9 @@
 // the first issue of any command at or past its start on any queue. At B_w the recorder reads the
 // kernel's canonical state (sim/kernel_observer.hpp) relative to the layer: its starts, message
 // ids minus message_base[w]. A boundary is comparable when every live message lies in the window
-// [message_base[w-1] + message_lo[w], message_base[w] + message_hi[w] + (message_base[w] -
-// message_base[w-1])]; a watched layer that does not follow the one before it (the first, and the
-// first of each further run) has no w-1 and is not comparable. Watched layers are reached in
+// [previous + message_lo[w], message_base[w] + message_hi[w] + (message_base[w] - previous)], with
+// previous = message_previous[w], the base of the unit it follows; a watched layer that follows
+// none (the first of each run) is not comparable. Watched layers are reached in
 // order: starts[w][q] must not decrease with w on any queue.
 
 #include <cstdint>
@@ -25,7 +25,8 @@ struct BoundaryWatch {
   std::vector<std::uint32_t> message_base;         ///< [watched layer]
   std::vector<std::int64_t> message_lo;  ///< [watched layer]: lowest message id its commands name, relative to its base
   std::vector<std::int64_t> message_hi;  ///< [watched layer]: highest, relative to its base
-  std::vector<std::uint8_t> follows;     ///< [watched layer]: 1 when it follows layer w - 1 of the same run
+  std::vector<std::uint8_t> follows;     ///< [watched layer]: 1 when it follows the previous unit of its run
+  std::vector<std::uint32_t> message_previous;  ///< [watched layer]: that unit's message base
 };
 
 struct Boundary {

@@ -326,6 +326,7 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
       plan.watch.message_lo.push_back(run.message_lo);
       plan.watch.message_hi.push_back(run.message_hi);
       plan.watch.follows.push_back(k > 0);
+      plan.watch.message_previous.push_back(k > 0 ? run.message_base[k - 1] : 0);
     }
     plan.runs.push_back(std::move(run));
   }
@@ -334,9 +335,10 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
 
 ReplayMap ReplayMap::identity() { return ReplayMap{}; }
 
-std::optional<ReplayMap::Stage> ReplayMap::find_stage(const RunPlan& run, const Boundary* b, std::uint64_t K,
-                                                      const StageShape& shape, const sim::Trace& trace,
-                                                      std::size_t engines, std::string& why, bool& fatal) {
+std::optional<ReplayStage> find_replay_stage(const RunPlan& run, const Boundary* b, std::uint64_t K,
+                                             const StageShape& shape, const sim::Trace& trace, std::size_t engines,
+                                             std::string& why, bool& fatal) {
+  using Stage = ReplayStage;
   const std::size_t queues = run.run_end.size();
   // Boundary w (unit a + w) and w + 1: j = a + w, for w past the first repeating block (what
   // is in flight at B_j must be in repeating blocks) up to K - 3 (period j may meet block w + 2).
@@ -425,7 +427,7 @@ std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const Rep
     why = "no two boundaries of the kept layers with the same state";
     bool fatal = false;
     std::optional<Stage> found =
-        find_stage(plan.runs[r], boundaries.data() + r * K, K, shape, trace, engines, why, fatal);
+        find_replay_stage(plan.runs[r], boundaries.data() + r * K, K, shape, trace, engines, why, fatal);
     if (!found) return std::nullopt;
     out.stages_[r] = std::move(*found);
   }
@@ -433,48 +435,13 @@ std::optional<ReplayMap> ReplayMap::match(const ReducedGraph& reduced, const Rep
   return out;
 }
 
-std::optional<ReplayMap> ReplayMap::match_loops(const std::vector<LoweredLoop>& loops, const ReplayPlan& plan,
-                                                const sim::Program& program, const sim::Trace& trace,
-                                                const std::vector<Boundary>& boundaries, std::string& why,
-                                                std::size_t& failed) {
-  const std::size_t R = plan.runs.size();
-  if (R != loops.size()) throw std::logic_error("loop replay: a plan for other loops");
-  ReplayMap out;
-  out.stages_.resize(R);
-  const std::size_t engines = program.cores.empty() ? 0 : program.cores.front().queues.size();
-  std::size_t first_boundary = boundaries.size();
-  for (std::size_t r = R; r-- > 0;) {
-    failed = r;
-    const std::uint64_t K = plan.runs[r].starts.size();
-    first_boundary -= K;
-    StageShape shape;
-    shape.dropped = loops[r].dropped;
-    shape.first_op = loops[r].op;  // the copies stay in their op
-    shape.next_first = r + 1 < R ? out.stages_[r + 1].t_first : ~sim::Tick{0};
-    shape.scan_run_only = true;
-    shape.unit = "chunk iteration";
-    shape.units = "chunk iterations";
-    shape.overlap = "the repeated periods of two chunk loops overlap in time";
-    why = "no two boundaries of a cut chunk loop's kept iterations with the same state";
-    bool fatal = false;
-    std::optional<Stage> found =
-        find_stage(plan.runs[r], boundaries.data() + first_boundary, K, shape, trace, engines, why, fatal);
-    if (!found) return std::nullopt;
-    out.stages_[r] = std::move(*found);
-  }
-  out.add_intervals();
-  return out;
-}
-
-std::vector<std::vector<ReplayMap::Copies>> ReplayMap::command_copies(std::size_t queues) const {
-  std::vector<std::vector<Copies>> out(queues);
-  for (const Stage& s : stages_) {
-    if (s.ops_per_unit != 0) continue;  // a layer stage: its ops repeat whole (multiplicity())
-    for (std::size_t q = 0; q < queues && q < s.split.size(); ++q) {
-      if (s.per_layer[q] > 0) out[q].push_back({s.split[q], s.split[q] + s.per_layer[q], s.dropped});
-    }
-  }
-  return out;
+std::uint64_t ReplayMap::index_shift(std::size_t k, std::size_t q, std::uint64_t m) const {
+  // Interval 2s is before stage s's period, 2s + 1 its period, the last after every stage.
+  std::uint64_t shift = 0;
+  const std::size_t s = k / 2;
+  for (std::size_t t = 0; t < s && t < stages_.size(); ++t) shift += stages_[t].dropped * stages_[t].per_layer[q];
+  if (k % 2 == 1 && s < stages_.size()) shift += m * stages_[s].per_layer[q];
+  return shift;
 }
 
 void ReplayMap::add_intervals() {

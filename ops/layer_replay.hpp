@@ -109,18 +109,39 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
 bool repeats_shifted(const RunPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_unit,
                      std::size_t q, std::uint32_t i, std::uint32_t P);
 
+/// One run's map from G_{r+1} to G_r (the model above); a chunk loop's too (ops/loop_replay.hpp).
+struct ReplayStage {
+  std::uint64_t dropped = 0;
+  std::uint64_t ops_per_unit = 0;
+  OpId split_op = 0;
+  sim::Tick t_first = 0, t_next = 0, delta = 0;
+  std::vector<std::uint64_t> split;                     ///< per queue: first command of unit j + 1 (E_q)
+  std::vector<std::uint64_t> per_layer;                 ///< per queue: P_q
+  std::vector<std::uint64_t> repeated_lo, repeated_hi;  ///< per queue: commands written in period j
+  enum class Period : std::uint8_t { before, repeated, after };
+  Period period_of(sim::Tick t) const {
+    return t <= t_first ? Period::before : t <= t_next ? Period::repeated : Period::after;
+  }
+};
+/// What a run is, for finding its stage.
+struct StageShape {
+  std::uint64_t dropped = 0, ops_per_unit = 0;
+  OpId first_op = 0;
+  sim::Tick next_first = ~sim::Tick{0};  ///< the next run's repeated period starts there
+  bool scan_run_only = false;            ///< only the run's commands can be written in its period
+  std::string unit = "layer", units = "layers", overlap;
+};
+/// The stage of one run from its K kept units' boundaries b[0..K), or nullopt: `why`, and
+/// `fatal` when no later pair can help.
+std::optional<ReplayStage> find_replay_stage(const RunPlan& run, const Boundary* b, std::uint64_t K,
+                                             const StageShape& shape, const sim::Trace& trace, std::size_t engines,
+                                             std::string& why, bool& fatal);
+
 /// The map from the reduced run's records to the full step's (identity when nothing is left out).
 class ReplayMap {
  public:
   /// Nothing left out: every id and time as it is.
   static ReplayMap identity();
-  /// Loop replay (ops/loop_replay.hpp): the map when each cut chunk loop's kept iterations
-  /// repeat (plan: one run per loop, in order), or nullopt (why, and the loop in `failed`). A
-  /// loop is a run whose units are its iterations on every core, their copies in the loop's op.
-  static std::optional<ReplayMap> match_loops(const std::vector<LoweredLoop>& loops, const ReplayPlan& plan,
-                                              const sim::Program& program, const sim::Trace& trace,
-                                              const std::vector<Boundary>& boundaries, std::string& why,
-                                              std::size_t& failed);
   /// The map when boundaries of every run's kept units repeat, or nullopt (with the reason in
   /// `why` and the run that did not match in `failed`).
   static std::optional<ReplayMap> match(const ReducedGraph& reduced, const ReplayPlan& plan,
@@ -151,13 +172,6 @@ class ReplayMap {
   /// Multiplicity of reduced op r's commands in the full program (1, or 1 + D_r for the unit
   /// after run r's matched boundary).
   std::uint64_t multiplicity(OpId r) const;
-  /// Reduced commands [begin, end) of a queue that stand for 1 + copies commands each of their op
-  /// (a chunk loop's iteration after its matched boundary); the others stand for one.
-  struct Copies {
-    std::uint64_t begin = 0, end = 0, copies = 0;
-  };
-  /// Per queue, in index order (a layer's copies are whole ops: multiplicity()).
-  std::vector<std::vector<Copies>> command_copies(std::size_t queues) const;
   /// Queue q (core x engines + engine): commands in the full program.
   std::uint64_t full_size(std::size_t q, std::uint64_t reduced_size) const;
   /// The start, or the end, of full command f of queue q, from the reduced run's records of that
@@ -168,24 +182,9 @@ class ReplayMap {
   sim::Tick end(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const {
     return stages_.empty() ? reduced[f].end : write(0, q, f, true, reduced);
   }
-  /// Whether every stage is a chunk loop's (ops/loop_replay.hpp): their copies stay in their op.
-  bool loops_only() const {
-    return std::all_of(stages_.begin(), stages_.end(), [](const Stage& s) { return s.ops_per_unit == 0; });
-  }
-  /// Loops only: the full time of a write at time t of reduced command c of queue q, when c is no
-  /// command of a unit after a matched boundary (those stand for several: command_copies()). In a
-  /// repeated period such a write is its own command's (m = 0) when c comes before the period's
-  /// next unit, else the last copy's (m = D).
-  sim::Tick loop_time(std::size_t q, std::uint64_t c, sim::Tick t) const {
-    const std::size_t k = interval_of(t);
-    const Interval& in = intervals_[k];
-    if (in.copies == 0) return t + in.shift;
-    const Stage& st = stages_[k / 2];
-    if (c >= st.split[q] && c < st.split[q] + st.per_layer[q]) {
-      throw std::logic_error("loop replay: a repeated command asked for one time");
-    }
-    return c < st.split[q] ? t + in.shift : t + in.last_shift();
-  }
+  /// Queue q's command index shift of copy m of a write in interval k (what the stages before it
+  /// left out, and m units of the stage whose period it is).
+  std::uint64_t index_shift(std::size_t k, std::size_t q, std::uint64_t m) const;
   /// The full commands that reduced command i of queue q (of op `op`) stands for, by index:
   /// visit(index shift, full op) for each.
   template <class Visit>
@@ -194,33 +193,7 @@ class ReplayMap {
   }
 
  private:
-  /// One run's map from G_{r+1} to G_r (the model above).
-  struct Stage {
-    std::uint64_t dropped = 0;
-    std::uint64_t ops_per_unit = 0;
-    OpId split_op = 0;
-    sim::Tick t_first = 0, t_next = 0, delta = 0;
-    std::vector<std::uint64_t> split;                     ///< per queue: first command of unit j + 1 (E_q)
-    std::vector<std::uint64_t> per_layer;                 ///< per queue: P_q
-    std::vector<std::uint64_t> repeated_lo, repeated_hi;  ///< per queue: commands written in period j
-    enum class Period : std::uint8_t { before, repeated, after };
-    Period period_of(sim::Tick t) const {
-      return t <= t_first ? Period::before : t <= t_next ? Period::repeated : Period::after;
-    }
-  };
-  /// What a run is, for finding its stage.
-  struct StageShape {
-    std::uint64_t dropped = 0, ops_per_unit = 0;
-    OpId first_op = 0;
-    sim::Tick next_first = ~sim::Tick{0};  ///< the next run's repeated period starts there
-    bool scan_run_only = false;            ///< only the run's commands can be written in its period
-    std::string unit = "layer", units = "layers", overlap;
-  };
-  /// The stage of one run from its K kept units' boundaries b[0..K), or nullopt: `why`, and
-  /// `fatal` when no later pair can help.
-  static std::optional<Stage> find_stage(const RunPlan& run, const Boundary* b, std::uint64_t K,
-                                         const StageShape& shape, const sim::Trace& trace, std::size_t engines,
-                                         std::string& why, bool& fatal);
+  using Stage = ReplayStage;
   sim::Tick write(std::size_t s, std::size_t q, std::uint64_t f, bool end,
                   const std::vector<sim::CommandRecord>& reduced) const;
   std::uint64_t size_at(std::size_t s, std::size_t q, std::uint64_t reduced_size) const;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace ops {
 namespace {
 
@@ -81,10 +84,134 @@ ReplayPlan plan_loop_replay(const Lowered& lowered, const hw::Chip& chip) {
       plan.watch.message_lo.push_back(0);
       plan.watch.message_hi.push_back(0);
       plan.watch.follows.push_back(k > 0);
+      plan.watch.message_previous.push_back(0);
     }
     plan.runs.push_back(std::move(run));
   }
   return plan;
+}
+
+std::optional<std::vector<LoopStage>> match_loops(const std::vector<LoweredLoop>& loops, const ReplayPlan& plan,
+                                                  const sim::Program& program, const sim::Trace& trace,
+                                                  const std::vector<Boundary>& boundaries, std::string& why,
+                                                  std::size_t& failed) {
+  const std::size_t R = plan.runs.size();
+  if (R != loops.size()) throw std::logic_error("loop replay: a plan for other loops");
+  std::vector<LoopStage> out(R);
+  const std::size_t engines = program.cores.empty() ? 0 : program.cores.front().queues.size();
+  std::size_t first_boundary = boundaries.size();
+  // The last loop first: each earlier one's repeated period must end before the next one's starts.
+  for (std::size_t r = R; r-- > 0;) {
+    failed = r;
+    const RunPlan& run = plan.runs[r];
+    const std::uint64_t K = run.starts.size();
+    first_boundary -= K;
+    StageShape shape;
+    shape.dropped = loops[r].dropped;
+    shape.first_op = loops[r].op;  // the copies stay in their op (ops_per_unit 0)
+    shape.next_first = r + 1 < R ? out[r + 1].stage.t_first : ~sim::Tick{0};
+    shape.scan_run_only = true;
+    shape.unit = "chunk iteration";
+    shape.units = "chunk iterations";
+    shape.overlap = "the repeated periods of two chunk loops overlap in time";
+    why = fmt::format("no two boundaries of the kept iterations of a chunk loop of op {} with the same state",
+                      loops[r].op);
+    bool fatal = false;
+    std::optional<ReplayStage> found =
+        find_replay_stage(run, boundaries.data() + first_boundary, K, shape, trace, engines, why, fatal);
+    if (!found) return std::nullopt;
+    out[r].stage = std::move(*found);
+    // The loop's span: from its first unit's boundary to the end of its last command.
+    out[r].span_begin = boundaries[first_boundary].time;
+    sim::Tick end = 0;
+    for (std::size_t q = 0; q < run.run_end.size(); ++q) {
+      const auto& records = trace.cores[q / engines][q % engines];
+      for (std::uint64_t i = run.starts[0][q]; i < run.run_end[q] && i < records.size(); ++i) {
+        end = std::max(end, records[i].end);
+      }
+    }
+    out[r].span_end = end;
+  }
+  return out;
+}
+
+std::optional<LoopMap> LoopMap::build(const std::vector<LoopStage>& simulated, const ReplayMap& layers,
+                                      std::size_t queues, std::string& why) {
+  LoopMap map;
+  map.copies_.resize(queues);
+  map.added_.assign(queues, 0);
+  const auto& intervals = layers.intervals();
+  for (const LoopStage& loop : simulated) {
+    const ReplayStage& st = loop.stage;
+    for (std::size_t q = 0; q < queues; ++q) {
+      if (st.per_layer[q] > 0) map.copies_[q].push_back({st.split[q], st.split[q] + st.per_layer[q], st.dropped});
+    }
+    // One interval of the layer map holds the whole loop: its copies are the loop's in G'.
+    const std::size_t k = layers.interval_of(loop.span_begin);
+    if (layers.interval_of(loop.span_end) != k) {
+      why = "a cut chunk loop runs across the boundary of a replayed layer";
+      return std::nullopt;
+    }
+    const ReplayMap::Interval& in = intervals[k];
+    for (std::uint64_t m = 0; m <= in.copies; ++m) {
+      ReplayStage g = st;
+      const sim::Tick shift = in.shift + m * in.step;
+      g.t_first += shift;
+      g.t_next += shift;
+      for (std::size_t q = 0; q < queues; ++q) {
+        const std::uint64_t moved = layers.index_shift(k, q, m);
+        g.split[q] += moved;
+        g.repeated_lo[q] += moved;
+        g.repeated_hi[q] += moved;
+      }
+      map.stages_.push_back(std::move(g));
+    }
+  }
+  std::sort(map.stages_.begin(), map.stages_.end(),
+            [](const ReplayStage& a, const ReplayStage& b) { return a.t_first < b.t_first; });
+  sim::Tick shift = 0;
+  for (std::size_t s = 0; s < map.stages_.size(); ++s) {
+    const ReplayStage& st = map.stages_[s];
+    if (s > 0 && map.stages_[s - 1].t_next > st.t_first) {
+      why = "the repeated periods of two chunk loops overlap in time";
+      return std::nullopt;
+    }
+    map.shift_.push_back(shift);
+    shift += st.dropped * st.delta;
+    for (std::size_t q = 0; q < queues; ++q) map.added_[q] += st.dropped * st.per_layer[q];
+  }
+  map.shift_.push_back(shift);
+  return map;
+}
+
+std::size_t LoopMap::stage_at(sim::Tick t) const {
+  return static_cast<std::size_t>(
+      std::lower_bound(stages_.begin(), stages_.end(), t,
+                       [](const ReplayStage& s, sim::Tick time) { return s.t_next < time; }) -
+      stages_.begin());
+}
+
+sim::Tick LoopMap::earliest(sim::Tick t) const {
+  if (stages_.empty()) return t;
+  return t + shift_[stage_at(t)];
+}
+
+sim::Tick LoopMap::latest(sim::Tick t) const {
+  if (stages_.empty()) return t;
+  const std::size_t s = stage_at(t);
+  if (s < stages_.size() && t > stages_[s].t_first) return t + shift_[s] + stages_[s].dropped * stages_[s].delta;
+  return t + shift_[s];
+}
+
+sim::Tick LoopMap::time(std::size_t q, std::uint64_t c, sim::Tick t) const {
+  if (stages_.empty()) return t;
+  const std::size_t s = stage_at(t);
+  if (s == stages_.size() || t <= stages_[s].t_first) return t + shift_[s];
+  const ReplayStage& st = stages_[s];
+  if (c >= st.split[q] && c < st.split[q] + st.per_layer[q]) {
+    throw std::logic_error("loop replay: a repeated command asked for one time");
+  }
+  return c < st.split[q] ? earliest(t) : latest(t);
 }
 
 }  // namespace ops

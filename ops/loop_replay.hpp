@@ -20,8 +20,16 @@
 // bytes and busy time are those of the full program. When some loop's boundaries do not match,
 // the caller lowers and simulates every iteration: replay never approximates.
 //
-// Loop replay applies when no layers are replayed (one attention block, a few layers, or a step
-// whose layers differ); with both, the loops would sit inside a repeated layer's period.
+// With layer replay. The simulated program then keeps a few layers, each with its loops cut.
+// Layer replay maps its records to G', the whole step with cut loops (a program like any other);
+// a loop simulated inside a layer's repeated period is, in G', one loop per copy of that layer,
+// its boundaries' states the same (shifted), so its stage holds for each. The loops' stages, in
+// G' coordinates, then map G' to the whole step (LoopMap). A loop must lie in one interval of the
+// layer map (it may not run across a replayed layer's boundary), else nothing is cut.
+
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "hw/chip.hpp"
 #include "ops/layer_replay.hpp"
@@ -37,5 +45,56 @@ inline constexpr std::uint64_t kLoopKeptIterations = 10;
 /// copies), and the watch of all their units in order. `refused` names the first loop that cannot
 /// be replayed (then nothing is).
 ReplayPlan plan_loop_replay(const Lowered& lowered, const hw::Chip& chip);
+
+/// A cut loop's stage in the simulated run's coordinates, and the span of its commands' records
+/// (from its first kept unit's boundary to its last command's end).
+struct LoopStage {
+  ReplayStage stage;
+  sim::Tick span_begin = 0, span_end = 0;
+};
+
+/// Each cut loop's stage when its kept iterations repeat, or nullopt (`why`, and the loop in
+/// `failed`). `boundaries`: the watch of `plan` (its K units per loop, in order).
+std::optional<std::vector<LoopStage>> match_loops(const std::vector<LoweredLoop>& loops, const ReplayPlan& plan,
+                                                  const sim::Program& program, const sim::Trace& trace,
+                                                  const std::vector<Boundary>& boundaries, std::string& why,
+                                                  std::size_t& failed);
+
+/// The map from G' (every layer, loops cut) to the whole step, and the copies each simulated
+/// command of a cut loop stands for.
+class LoopMap {
+ public:
+  /// Nothing cut.
+  LoopMap() = default;
+  /// The loops' stages seen through the layer map (identity: G' is the simulated program), or
+  /// nullopt with the reason.
+  static std::optional<LoopMap> build(const std::vector<LoopStage>& simulated, const ReplayMap& layers,
+                                      std::size_t queues, std::string& why);
+
+  /// Simulated commands [begin, end) of a queue that stand for 1 + copies commands of their op.
+  struct Copies {
+    std::uint64_t begin = 0, end = 0, copies = 0;
+  };
+  const std::vector<Copies>& copies(std::size_t q) const { return q < copies_.size() ? copies_[q] : none_; }
+  /// Commands of queue q the cut loops left out.
+  std::uint64_t added(std::size_t q) const { return q < added_.size() ? added_[q] : 0; }
+  /// The whole step's times of a write at time t of G': the first copy's and the last copy's
+  /// (the same outside every repeated period). Both ascend with t.
+  sim::Tick earliest(sim::Tick t) const;
+  sim::Tick latest(sim::Tick t) const;
+  /// The time of a write at t of G' command c of queue q, when c is no command of a unit after a
+  /// matched boundary (those stand for several): in a repeated period its own (m = 0) when c
+  /// comes before the period's next unit, else the last copy's.
+  sim::Tick time(std::size_t q, std::uint64_t c, sim::Tick t) const;
+
+ private:
+  std::size_t stage_at(sim::Tick t) const;  ///< the first stage whose period ends at or after t
+
+  std::vector<ReplayStage> stages_;   ///< in G' coordinates, in time order
+  std::vector<sim::Tick> shift_;      ///< [s]: what stages 0..s-1 left out, in time
+  std::vector<std::uint64_t> added_;  ///< per queue
+  std::vector<std::vector<Copies>> copies_;
+  std::vector<Copies> none_;
+};
 
 }  // namespace ops

@@ -9,6 +9,7 @@
 #include "hw/cost_model.hpp"
 #include "ops/layer_replay.hpp"
 #include "ops/limiting_resource.hpp"
+#include "ops/loop_replay.hpp"
 
 namespace ops {
 
@@ -113,23 +114,22 @@ std::vector<OpTiming> op_records(const OpGraph& graph, const Lowered& lowered, c
 // One pass over every command record: the reduced ops' folds, the commands per engine of the whole
 // step, its end, and the limiting-resource sums.
 Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace, const ReplayMap& map,
-                   LimitingResource& limits, Timeline& tl, sim::Tick& last_end) {
+                   const LoopMap& loops, LimitingResource& limits, Timeline& tl, sim::Tick& last_end) {
   const std::size_t engines = chip.engines.size();
   const auto& intervals = map.intervals();
   Folds folds(lowered.ops.size(), intervals.size());
-  const auto copies = map.command_copies(lowered.program.cores.size() * engines);
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     for (std::size_t e = 0; e < engines; ++e) {
       const bool link = chip.engines[e].kind == hw::EngineKind::collective;
       const auto& queue = lowered.program.cores[c].queues[e];
       const auto& records = trace.cores[c][e];
-      const auto& repeated = copies[c * engines + e];
+      const auto& repeated = loops.copies(c * engines + e);
       std::size_t next_repeated = 0;
-      tl.commands[e] += map.full_size(c * engines + e, queue.size());
+      tl.commands[e] += map.full_size(c * engines + e, queue.size()) + loops.added(c * engines + e);
       for (std::size_t i = 0; i < queue.size(); ++i) {
         const sim::CommandRecord& rec = records[i];
         const std::size_t end_period = map.interval_of(rec.end);
-        last_end = std::max(last_end, rec.end + intervals[end_period].last_shift());
+        last_end = std::max(last_end, loops.latest(rec.end + intervals[end_period].last_shift()));
         const sim::Command& cmd = queue[i];
         // Loop replay: a command of a chunk iteration after the matched boundary stands for its
         // copies in the left-out iterations too (same op, same work).
@@ -164,18 +164,19 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
 // The reduced ops' folds onto the whole graph: counts and bytes per template; intervals of the
 // replay's times each stand for 1 + copies writes (ops/layer_replay.hpp), the op's own and its
 // copies m units and m x step later, all shifted by the runs left out before them.
-void unfold(const Folds& folds, const ReplayMap& map, std::vector<OpTiming>& by_id) {
+void unfold(const Folds& folds, const ReplayMap& map, const LoopMap& loops, std::vector<OpTiming>& by_id) {
   for (OpId v = 0; v < by_id.size(); ++v) {
     const Reduced& r = folds.op[map.template_op(v)];
     by_id[v].commands = r.commands;
     by_id[v].hbm_bytes = r.hbm_bytes;
     by_id[v].c2c_bytes = r.c2c_bytes;
   }
+  // Cut chunk loops: an op's first write is its earliest copy's, its last its latest copy's.
   auto extend = [&](OpId v, sim::Tick start, sim::Tick end, bool ended) {
     if (v >= by_id.size()) throw std::logic_error("layer replay: an op past the step");
     OpTiming& t = by_id[v];
-    t.start = std::min(t.start, start);
-    if (ended) t.end = std::max(t.end, end);
+    if (start != kNever) t.start = std::min(t.start, loops.earliest(start));
+    if (ended) t.end = std::max(t.end, loops.latest(end));
   };
   const auto& intervals = map.intervals();
   for (OpId r = 0; r < folds.op.size(); ++r) {
@@ -196,10 +197,9 @@ void unfold(const Folds& folds, const ReplayMap& map, std::vector<OpTiming>& by_
 // the op's first one there; an op keeps its largest over the cores. The points where the op
 // changes repeat with the layers' commands.
 void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace, const ReplayMap& map,
-               std::vector<OpTiming>& by_id) {
+               const LoopMap& loops, std::vector<OpTiming>& by_id) {
   const std::size_t engines = chip.engines.size();
   const hw::EngineId tensor = chip.tensor_engine();
-  const bool loops_only = map.loops_only();  // also nothing left out
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
     const std::size_t q = c * engines + tensor;
     const auto& queue = lowered.program.cores[c].queues[tensor];
@@ -209,17 +209,13 @@ void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& t
     std::uint32_t previous_op = std::numeric_limits<std::uint32_t>::max();
     for (std::size_t i = 0; i < queue.size(); ++i) {
       if (queue[i].kind != sim::CommandKind::compute) continue;
-      if (queue[i].op != previous_op && loops_only) {
-        // Chunk loops copy commands inside fa2 only: an op's first command is one command.
-        const sim::Tick start = map.loop_time(q, i, records[i].start);
-        const sim::Tick previous_end = previous == kNone ? 0 : map.loop_time(q, previous, records[previous].end);
-        OpTiming& t = by_id[queue[i].op];
-        if (start > previous_end) t.idle_gap = std::max(t.idle_gap, start - previous_end);
-      } else if (queue[i].op != previous_op) {
+      if (queue[i].op != previous_op) {
         // Each copy of the command follows the same copy of the one before it.
         map.for_each_copy(q, i, queue[i].op, [&](std::uint64_t shift, OpId op) {
-          const sim::Tick start = map.start(q, i + shift, records);
-          const sim::Tick previous_end = previous == kNone ? 0 : map.end(q, previous + shift, records);
+          // An op's first command is no chunk loop's repeated one (those are inside fa2).
+          const sim::Tick start = loops.time(q, i + shift, map.start(q, i + shift, records));
+          const sim::Tick previous_end =
+              previous == kNone ? 0 : loops.time(q, previous + shift, map.end(q, previous + shift, records));
           if (start > previous_end) by_id[op].idle_gap = std::max(by_id[op].idle_gap, start - previous_end);
         });
       }
@@ -259,6 +255,11 @@ Regime classify(double compute_ns, double memory_ns, double comm_ns) {
 
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
                         const ReplayMap& map) {
+  return build_timeline(graph, chip, lowered, trace, map, LoopMap{});
+}
+
+Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
+                        const ReplayMap& map, const LoopMap& loops) {
   std::vector<OpTiming> by_id = op_records(graph, lowered, map);
   Timeline tl;
   sim::Tick last_end = 0;
@@ -268,8 +269,8 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     for (OpId r = 0; r < lowered.ops.size(); ++r) multiplicity[r] = map.multiplicity(r);
     limits.begin(std::move(multiplicity));
   }
-  unfold(fold_records(chip, lowered, trace, map, limits, tl, last_end), map, by_id);
-  idle_gaps(chip, lowered, trace, map, by_id);
+  unfold(fold_records(chip, lowered, trace, map, loops, limits, tl, last_end), map, loops, by_id);
+  idle_gaps(chip, lowered, trace, map, loops, by_id);
   const hw::CostModel cost(chip);
   std::vector<std::string> engine_names;
   for (const hw::EngineSpec& e : chip.engines) engine_names.push_back(e.display_name());

@@ -29,6 +29,7 @@
 namespace ops {
 
 class ReplayMap;
+class LoopMap;
 
 enum class Regime : std::uint8_t { compute, memory, comm };
 std::string_view regime_name(Regime r);
@@ -75,8 +76,8 @@ struct Timeline {
   sim::Tick idle_gap = 0;  ///< the ops' idle gaps summed (the tensor engine waiting at op boundaries)
   /// Commands the kernel ran (the rest of `commands` were replayed: api/simulation.hpp).
   std::uint64_t simulated_commands = 0;
-  std::string replay_note;      ///< why nothing was replayed ("off", or what the proof lacked); empty when replayed
-  bool loops_replayed = false;  ///< the replayed commands are fa2's chunk iterations (ops/loop_replay.hpp)
+  std::string replay_note;    ///< why nothing was replayed ("off", or what the proof lacked); empty when replayed
+  std::string replayed_what;  ///< what the replayed commands are ("identical layers", ...); empty when none
 
   const OpTiming& op(OpKind kind) const;    ///< first op of a kind; throws if absent
   const OpTiming* find(OpKind kind) const;  ///< or nullptr
@@ -92,5 +93,9 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
 /// maps to the step's (ops/layer_replay.hpp).
 Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
                         const ReplayMap& map);
+/// The same when the run's chunk loops were cut too: `map` takes its records to G' (every layer,
+/// loops cut), `loops` G' to the step (ops/loop_replay.hpp).
+Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace,
+                        const ReplayMap& map, const LoopMap& loops);
 
 }  // namespace ops

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "hw/config_error.hpp"
@@ -81,11 +82,35 @@ class Estimator {
 
   // The route the lowering takes (the same decision, detail::history_route), and the plan it
   // sizes: the history resident in local memory only on the resident route.
-  Estimate attention(const AttentionShape& a) const {
+  Estimate attention(const AttentionShape& a) {
     const bool resident_engine = chip_.engine(detail::history_engine(chip_, options_)).serves(hw::DmaRole::kv_resident);
     const detail::HistoryRoute route = detail::history_route(a.decode, a.gather, resident_engine, chip_.l2.has_value());
-    return estimate_attention_commands(a, chip_, route == detail::HistoryRoute::resident,
-                                       route == detail::HistoryRoute::staged, options_.attn_split);
+    const Estimate full = estimate_attention_commands(a, chip_, route == detail::HistoryRoute::resident,
+                                                      route == detail::HistoryRoute::staged, options_.attn_split);
+    if (options_.loop_kept == 0 || route != detail::HistoryRoute::none) return full;
+    const std::optional<Estimate> cut = cut_attention(a);
+    return cut ? *cut : full;
+  }
+
+  // Loop replay: when the lowering cuts the chunk loops (attention_unit.cpp makes the same plan
+  // and the same cut), its commands from the plan itself: per chunk iteration left, as above, 8,
+  // and 4 per block (its Q load, normalisation and store). Once per shape; nullopt: nothing cut.
+  std::optional<Estimate> cut_attention(const AttentionShape& a) {
+    auto found = cut_.find(a);
+    if (found != cut_.end()) return found->second;
+    const AttentionPlan plan = plan_attention(a, chip_, false, options_.attn_split);
+    const std::vector<std::uint64_t> dropped = droppable_iterations(plan, options_.loop_kept);
+    std::optional<Estimate> out;
+    if (!dropped.empty()) {
+      Estimate commands = 0;
+      for (const CoreAttention& core : plan.cores) {
+        for (std::size_t b = 0; b < core.blocks.size(); ++b) {
+          commands += 8 * static_cast<Estimate>(core.blocks[b].chunk_tokens.size() - dropped[b]) + 4;
+        }
+      }
+      out = commands;
+    }
+    return cut_.emplace(a, out).first->second;
   }
 
   const OpGraph& graph_;
@@ -93,6 +118,7 @@ class Estimator {
   const hw::CostModel cost_;
   const LoweringOptions& options_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, hw::DType>, MatmulTiling> tilings_;
+  std::map<AttentionShape, std::optional<Estimate>> cut_;
   MatmulSplits splits_{cost_};
 };
 

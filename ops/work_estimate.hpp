@@ -7,7 +7,9 @@
 //                 command, a B load, an A load or a store;
 //   row ops       tiles of rows on the cores that have rows (two tiles of buffers fill local
 //                 memory) x 4;
-//   attention     kv_cache_read + fa2 + fa2_combine: estimate_attention_commands (ops/attention_plan.hpp);
+//   attention     kv_cache_read + fa2 + fa2_combine: estimate_attention_commands (ops/attention_plan.hpp),
+//                 or, when loop replay cuts its chunk loops (LoweringOptions::loop_kept), 8 per
+//                 iteration kept and 4 per row block of the plan;
 //   collectives   one transfer per algorithm step; every op: two message commands per core.
 // Memory: kBytesPerCommand per command (the 40-byte command, its 16-byte record; the kernel's
 // per-command state is one byte per transfer). With layer replay (api/simulation.hpp) a step

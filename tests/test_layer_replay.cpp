@@ -117,6 +117,7 @@ TEST_CASE("the kernel's state repeats at the boundaries of identical layers", "[
   watch.message_base = {0, 0, 0};
   watch.message_lo = watch.message_hi = {0, 0, 0};
   watch.follows = {0, 1, 1};
+  watch.message_previous = {0, 0, 0};
   ops::BoundaryRecorder recorder(watch, 4);
   const sim::Trace t = sim::Simulator(chip).run(p, &recorder);
   const std::vector<ops::Boundary>& boundaries = recorder.boundaries();

@@ -173,3 +173,38 @@ TEST_CASE("replay changes nothing only in one decode attention block", "[loop_re
   r.phase = "prefill";
   CHECK(g5sim::why_option_does_not_apply("replay", model, r).empty());
 }
+
+TEST_CASE("loop replay inside layer replay: whole prefill steps, exactly as simulated in full", "[loop_replay]") {
+  SECTION("V3, 4096 tokens: 3 dense and 58 MoE layers, each fa2's loops cut") {
+    const Pair p = both_ways("sg2262", "deepseek-v3", prefill(4096));
+    check_identical(p);
+    CHECK(p.replayed.table().find("identical layers and repeated chunk iterations of fa2") != std::string::npos);
+  }
+  SECTION("micro-batches: a layer's commands overlap the next one's") {
+    g5sim::Request r = prefill(4096);
+    r.batch = 2;
+    r.micro_batches = 2;
+    const Pair p = both_ways("sg2262", "deepseek-v3", r);
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands > 0);
+  }
+  SECTION("Qwen3-30B-A3B (GQA, MoE)") {
+    const Pair p = both_ways("sg2262", "qwen3-30b-a3b", prefill(4096));
+    check_identical(p);
+    CHECK(p.replayed.replayed_commands > 0);
+  }
+}
+
+TEST_CASE("a long prefill step is simulated through its cut loops, not refused", "[loop_replay]") {
+  // 64k tokens: 1.4e8 commands in full at 56 B each, above the 2^27 default; the cut program's
+  // estimate (a few layers, 10 iterations of each row block kept) is far below it.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+  g5sim::Request r = prefill(65536);
+  r.max_commands = std::uint64_t{1} << 24;
+  const g5sim::Result result = g5sim::simulate(chip, model, r);
+  CHECK(result.simulated_commands < (std::uint64_t{1} << 24));
+  CHECK(result.command_count > 100 * result.simulated_commands);
+  r.replay = false;  // every command: refused by the estimate, at once
+  CHECK_THROWS_WITH(g5sim::simulate(chip, model, r), Catch::Contains("max_commands"));
+}
