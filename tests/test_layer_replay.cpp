@@ -11,6 +11,7 @@
 #include "models/decoder_step.hpp"
 #include "models/model_spec.hpp"
 #include "ops/layer_replay.hpp"
+#include "replay_pair.hpp"
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
 
@@ -18,28 +19,12 @@ namespace {
 
 std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
 
-// The JSON without its "replay" line, the one line that says how the run was done.
-std::string without_replay_line(const std::string& json) {
-  std::istringstream in(json);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    if (line.find("\"replay\":") == std::string::npos) out += line + "\n";
-  }
-  return out;
-}
+using replay_test::Pair;
+using replay_test::without_replay_line;
 
-struct Pair {
-  g5sim::Result replayed, full;
-};
-
-Pair both_ways(const std::string& model_path, g5sim::Request request) {
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
-  const g5sim::Model model = g5sim::Model::from_file(source(model_path));
-  request.replay = true;
-  g5sim::Result replayed = g5sim::simulate(chip, model, request);
-  request.replay = false;
-  g5sim::Result full = g5sim::simulate(chip, model, request);
-  return {std::move(replayed), std::move(full)};
+Pair both_ways(const std::string& model_path, const g5sim::Request& request) {
+  return replay_test::both_ways(g5sim::Chip::from_file(g5sim::shipped_chip_path()),
+                                g5sim::Model::from_file(source(model_path)), request);
 }
 
 void check_identical(const Pair& p) {

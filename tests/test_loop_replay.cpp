@@ -2,37 +2,25 @@
 // JSON is the same byte for byte with and without replay.
 #include <catch2/catch.hpp>
 
-#include <sstream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 #include "ops/attention_plan.hpp"
+#include "replay_pair.hpp"
 
 namespace {
 
 std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
 
-std::string without_replay_line(const std::string& json) {
-  std::istringstream in(json);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    if (line.find("\"replay\":") == std::string::npos) out += line + "\n";
-  }
-  return out;
-}
+using replay_test::Pair;
+using replay_test::without_replay_line;
 
-struct Pair {
-  g5sim::Result replayed, full;
-};
-
-Pair both_ways(const std::string& chip_name, const std::string& model_name, g5sim::Request request) {
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path(chip_name));
-  const g5sim::Model model = g5sim::Model::from_file(source("configs/models/" + model_name + ".yaml"));
-  request.replay = true;
-  g5sim::Result replayed = g5sim::simulate(chip, model, request);
-  request.replay = false;
-  g5sim::Result full = g5sim::simulate(chip, model, request);
-  return {std::move(replayed), std::move(full)};
+Pair both_ways(const std::string& chip_name, const std::string& model_name, const g5sim::Request& request) {
+  return replay_test::both_ways(g5sim::Chip::from_file(g5sim::chip_path(chip_name)),
+                                g5sim::Model::from_file(source("configs/models/" + model_name + ".yaml")), request);
 }
 
 // Every op's start, end, bytes, commands, bound and idle gap, as the JSON writes them.
@@ -116,51 +104,33 @@ TEST_CASE("loop replay: a V3 prefill attention block on SG2262, exactly as simul
 }
 
 TEST_CASE("loop replay: steps of a few layers, other cores, chips and models, exactly as in full", "[loop_replay]") {
-  SECTION("V3, 2 layers, fp8 KV") {
-    g5sim::Request r = prefill(8192);
-    r.layers = 2;
-    r.kv_dtype = "fp8";
-    const Pair p = both_ways("sg2262", "deepseek-v3", r);
-    check_identical(p);
-    CHECK(p.replayed.replayed_commands > 0);
-  }
-  SECTION("V3 block on 16 cores") {
-    g5sim::Request r = prefill(4096);
-    r.scope = "block";
-    r.cores = 16;
-    const Pair p = both_ways("sg2262", "deepseek-v3", r);
-    check_identical(p);
-    CHECK(p.replayed.replayed_commands > 0);
-  }
-  SECTION("V2-Lite, 3 layers") {
-    g5sim::Request r = prefill(4096);
-    r.layers = 3;
-    const Pair p = both_ways("sg2262", "deepseek-v2-lite", r);
-    check_identical(p);
-    CHECK(p.replayed.replayed_commands > 0);
-  }
-  SECTION("Qwen3-8B block on BM1684X") {
-    g5sim::Request r = prefill(4096);
-    r.scope = "block";
-    const Pair p = both_ways("bm1684x", "qwen3-8b", r);
-    check_identical(p);
-    CHECK(p.replayed.replayed_commands > 0);
-  }
-  SECTION("V3 block on 64 of H800's cores") {
-    g5sim::Request r = prefill(8192);
-    r.scope = "block";
-    r.cores = 64;
-    const Pair p = both_ways("h800", "deepseek-v3", r);
-    check_identical(p);
-    CHECK(p.replayed.replayed_commands > 0);
-  }
-  SECTION("7 cores: the 16 sequences' tokens split unevenly, the cores run different blocks, nothing is cut") {
-    g5sim::Request r = prefill(8192);
-    r.scope = "block";
-    r.cores = 7;
-    const Pair p = both_ways("sg2262", "deepseek-v3", r);
-    check_identical(p);
-    CHECK(p.replayed.replayed_commands == 0);
+  struct Case {
+    const char *what, *chip, *model;
+    std::uint64_t ctx;
+    std::string scope = "step", kv_dtype = "bf16";
+    std::optional<std::uint64_t> layers, cores;
+    bool cut = true;  ///< whether some loop is cut
+  };
+  const std::vector<Case> cases{
+      {"V3, 2 layers, fp8 KV", "sg2262", "deepseek-v3", 8192, "step", "fp8", 2, std::nullopt, true},
+      {"V3 block on 16 cores", "sg2262", "deepseek-v3", 4096, "block", "bf16", std::nullopt, 16, true},
+      {"V2-Lite, 3 layers", "sg2262", "deepseek-v2-lite", 4096, "step", "bf16", 3, std::nullopt, true},
+      {"Qwen3-8B block on BM1684X", "bm1684x", "qwen3-8b", 4096, "block", "bf16", std::nullopt, std::nullopt, true},
+      {"V3 block on 64 of H800's cores", "h800", "deepseek-v3", 8192, "block", "bf16", std::nullopt, 64, true},
+      // 16 sequences' tokens over 7 cores: the ranges differ, so do the blocks; nothing is cut.
+      {"7 cores", "sg2262", "deepseek-v3", 8192, "block", "bf16", std::nullopt, 7, false},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.what) {
+      g5sim::Request r = prefill(c.ctx);
+      r.scope = c.scope;
+      r.kv_dtype = c.kv_dtype;
+      r.layers = c.layers;
+      r.cores = c.cores;
+      const Pair p = both_ways(c.chip, c.model, r);
+      check_identical(p);
+      CHECK((p.replayed.replayed_commands > 0) == c.cut);
+    }
   }
 }
 
