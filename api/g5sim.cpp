@@ -20,6 +20,7 @@
 #include "models/expert_routing.hpp"
 #include "models/memory_footprint.hpp"
 #include "sim/cancellation.hpp"
+#include "sim/progress.hpp"
 
 namespace g5sim {
 namespace {
@@ -409,6 +410,11 @@ ScopedCancelCheck::ScopedCancelCheck(bool (*check)(void* context), void* context
     : scope_(std::make_shared<sim::ScopedCancelCheck>(check, context)) {}
 
 ScopedCancelCheck::~ScopedCancelCheck() = default;
+
+ScopedProgress::ScopedProgress(void (*report)(void*, const char*, std::uint64_t, std::uint64_t), void* context)
+    : scope_(std::make_shared<sim::ScopedProgress>(report, context)) {}
+
+ScopedProgress::~ScopedProgress() = default;
 
 Deployment deployment(const Chip& chip, const Model& model, const Request& request) {
   return translated([&] {

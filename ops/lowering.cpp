@@ -11,6 +11,7 @@
 #include "ops/op_lowerings.hpp"
 #include "ops/work_estimate.hpp"
 #include "sim/cancellation.hpp"
+#include "sim/progress.hpp"
 
 namespace ops {
 namespace detail {
@@ -291,6 +292,7 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
     sent[producer] = 1;
     ctx.emit_barrier_sends(producer);
   };
+  std::uint64_t lowered = 0;
   for (OpId op : order) {
     for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
       if (graph[*e].kind == EdgeKind::data) send(boost::source(*e, graph));
@@ -298,6 +300,7 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
     if (const auto producer = ctx.unit_barrier(op)) send(*producer);
     detail::lowering_of(graph[op].kind)(ctx, op);
     sim::poll_cancel();  // an op's commands at a time: a long lowering stops as promptly as a run
+    sim::report_progress("lowering", ++lowered, order.size());
   }
   for (OpId op : order) send(op);
   return out;

@@ -87,6 +87,29 @@ bool python_signal_raised(void*) {
   return PyErr_CheckSignals() != 0;
 }
 
+// A run's progress told to a Python callable progress(stage, done, total), with the GIL for that
+// moment. An exception it raises stops the run (through the cancel check) and is raised again.
+struct PythonProgress {
+  py::object callable;
+  std::optional<py::error_already_set> failed;
+
+  static void report(void* self, const char* stage, std::uint64_t done, std::uint64_t total) {
+    auto& me = *static_cast<PythonProgress*>(self);
+    py::gil_scoped_acquire gil;
+    if (me.failed) return;
+    try {
+      me.callable(stage, done, total);
+    } catch (py::error_already_set& e) {
+      me.failed = std::move(e);
+    }
+  }
+  static bool stop(void* self) {
+    auto& me = *static_cast<PythonProgress*>(self);
+    py::gil_scoped_acquire gil;
+    return me.failed.has_value() || PyErr_CheckSignals() != 0;
+  }
+};
+
 py::object layer_of(const g5sim::OpRecord& o) {
   return o.layer < 0 ? py::object(py::none()) : py::object(py::int_(o.layer));
 }
@@ -552,14 +575,27 @@ void bind_result(py::module_& m) {
 
   m.def(
       "simulate_request",
-      [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request) {
+      [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request, py::object progress) {
         const g5sim::Request mine = request;  // another thread may change the Python object meanwhile
-        py::gil_scoped_release release;
-        const g5sim::ScopedCancelCheck ctrl_c(&python_signal_raised, nullptr);
-        return g5sim::simulate(chip, model, mine);
+        PythonProgress reporter{progress, std::nullopt};
+        std::optional<g5sim::Result> result;
+        {
+          py::gil_scoped_release release;
+          const g5sim::ScopedCancelCheck ctrl_c(&PythonProgress::stop, &reporter);
+          std::optional<g5sim::ScopedProgress> told;
+          if (!progress.is_none()) told.emplace(&PythonProgress::report, &reporter);
+          try {
+            result = g5sim::simulate(chip, model, mine);
+          } catch (const g5sim::Cancelled&) {
+            if (!reporter.failed) throw;
+          }
+        }
+        if (reporter.failed) reporter.failed->restore(), throw py::error_already_set();
+        return std::move(*result);
       },
-      py::arg("chip"), py::arg("model"), py::arg("request"),
-      "Simulates a Request (g5sim.simulate() builds it from keywords). Releases the GIL.");
+      py::arg("chip"), py::arg("model"), py::arg("request"), py::arg("progress") = py::none(),
+      "Simulates a Request (g5sim.simulate() builds it from keywords). Releases the GIL; progress(stage, done, "
+      "total), when given, is called with it held.");
   m.def(
       "chrome_trace_request",
       [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request,

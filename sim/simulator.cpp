@@ -16,6 +16,7 @@
 #include "sim/event_queue.hpp"
 #include "sim/max_min_sharing.hpp"
 #include "sim/precision.hpp"
+#include "sim/progress.hpp"
 
 namespace sim {
 namespace {
@@ -111,6 +112,7 @@ class Run final : public KernelState {
   Tick now() const override { return now_; }
 
  private:
+  std::uint64_t commands_completed() const;  ///< over every queue (a progress report's count)
   /// Refuses a malformed program; counts each message's waits on the way (its liveness).
   void validate(const Program& program);
   void request_issue(std::uint32_t core);
@@ -759,6 +761,14 @@ void Run::report_stuck() const {
   throw std::logic_error("program deadlocked: queues cannot make progress" + detail);
 }
 
+std::uint64_t Run::commands_completed() const {
+  std::uint64_t n = 0;
+  for (const auto& core : cores_) {
+    for (const auto& engine : core.engines) n += engine.completed;
+  }
+  return n;
+}
+
 Trace Run::execute() {
   for (std::uint32_t c = 0; c < cores_.size(); ++c) request_issue(c);
   drain_issue_worklist();
@@ -767,7 +777,10 @@ Trace Run::execute() {
   while (next_event(ev)) {
     if (ev.time < now_) throw std::logic_error("event kernel: time went backwards");
     now_ = ev.time;
-    if (++events_done_ % kCancelPollEvents == 0) poll_cancel();
+    if (++events_done_ % kCancelPollEvents == 0) {
+      poll_cancel();
+      if (progress_wanted()) report_progress("simulating", commands_completed(), program_.command_count());
+    }
     switch (ev.type) {
       case EventType::serial_done: on_serial_done(ev.subject); break;
       case EventType::transfer_startup_done: on_startup_done(ev.subject); break;
@@ -789,6 +802,7 @@ Trace Run::execute() {
     }
   }
   trace_.events = events_done_;
+  if (progress_wanted()) report_progress("simulating", commands_completed(), program_.command_count());
   return std::move(trace_);
 }
 

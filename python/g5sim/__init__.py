@@ -24,7 +24,7 @@ import math
 import numbers
 import os
 from collections.abc import Mapping
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
@@ -155,8 +155,11 @@ def _request(**keywords: Any) -> Request:
     return request
 
 
-def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], **options: Any) -> Result:
-    return simulate_request(load_chip(chip), load_model(model), _request(**options))
+def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], *,
+             progress: Optional[Callable[[str, int, int], None]] = None, **options: Any) -> Result:
+    if progress is not None and not callable(progress):
+        raise _argument_error("progress", f"expected a callable progress(stage, done, total), got {type(progress).__name__}")
+    return simulate_request(load_chip(chip), load_model(model), _request(**options), progress)
 
 
 def chrome_trace(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], *,
@@ -188,13 +191,17 @@ def _option_line(option: Dict[str, Any]) -> str:
 simulate.__signature__ = inspect.Signature(
     [inspect.Parameter("chip", inspect.Parameter.POSITIONAL_OR_KEYWORD),
      inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    + [inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, default=o["default"]) for o in _OPTIONS],
+    + [inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, default=o["default"]) for o in _OPTIONS]
+    + [inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=None)],
     return_annotation=Result)
 simulate.__doc__ = "\n".join(
     ["Simulates one chip's share of a step, with `g5sim run`'s defaults and checks.", "",
      "Keywords (the command line's flags, from the run-option table; None: not given):"]
     + [_option_line(o) for o in _OPTIONS]
-    + ["", "`chip` and `model` may be loaded objects, dicts or paths. Raises ConfigError on bad input."])
+    + ["", "progress(stage, done, total), when given, is told how far the run is: stage 'lowering' (ops) or",
+       "'simulating' (commands of the simulated program), every few milliseconds; an exception it raises",
+       "stops the run and is raised again.",
+       "", "`chip` and `model` may be loaded objects, dicts or paths. Raises ConfigError on bad input."])
 
 
 def _simulate_defaults() -> Dict[str, Any]:

@@ -423,3 +423,18 @@ def test_diff_and_per_layer_say_where_the_time_went(chip, v3, tmp_path):
     out = run_module(["run", "--layers", "4", "--top", "2"]).stdout
     top = out[out.index("\ntop 2 ops by time"):].splitlines()
     assert top[3].split()[0] == "lm_head" and top[6].startswith("  0 ") and top[-1].startswith("  outside (busy)")
+
+
+def test_simulate_tells_its_progress_and_stops_when_the_callback_raises():
+    seen = []
+    r = g5sim.simulate("sg2262", "deepseek-v3", scope="block", progress=lambda *report: seen.append(report))
+    # Each op lowered (1..n of n), then the commands simulated, the last report when all are done.
+    assert [d for s, d, _ in seen if s == "lowering"] == list(range(1, len(r.ops) + 1))
+    assert seen[-1] == ("simulating", r.simulated_commands, r.simulated_commands)
+
+    def stop(stage, done, total):
+        raise RuntimeError("enough")
+    with pytest.raises(RuntimeError, match="enough"):
+        g5sim.simulate("sg2262", "deepseek-v3", scope="block", progress=stop)
+    with pytest.raises(g5sim.ConfigError, match="progress: expected a callable"):
+        g5sim.simulate("sg2262", "deepseek-v3", progress="yes")

@@ -24,7 +24,9 @@ NAMES = [o["name"] for o in OPTIONS]
 
 def test_simulate_takes_the_table_as_keywords():
     params = list(inspect.signature(g5sim.simulate).parameters.values())
-    assert [p.name for p in params] == ["chip", "model"] + NAMES
+    # The table's keywords, then the one that is not a run option: a progress callback.
+    assert [p.name for p in params] == ["chip", "model"] + NAMES + ["progress"]
+    assert params[-1].default is None and params[-1].kind is inspect.Parameter.KEYWORD_ONLY
     for p, o in zip(params[2:], OPTIONS):
         assert p.kind is inspect.Parameter.KEYWORD_ONLY
         assert p.default == o["default"]

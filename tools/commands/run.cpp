@@ -4,8 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <unistd.h>
 #include <vector>
 
 #include "tools/cli_error.hpp"
@@ -17,6 +21,43 @@ namespace {
 
 // Above this a trace gets a warning: Perfetto's web UI loads a few hundred MB at most.
 constexpr std::uint64_t kLargeTraceBytes = 100'000'000;
+
+// A run's progress line on a terminal's stderr: nothing for the first second (most runs end
+// sooner), then the stage and its count at most twice a second; cleared when the run ends.
+class RunProgress {
+ public:
+  RunProgress() : scope_(&RunProgress::report, this) {}
+  RunProgress(const RunProgress&) = delete;
+  RunProgress& operator=(const RunProgress&) = delete;
+  ~RunProgress() { finish(); }  // also when the run throws: its error starts a clean line
+  void finish() {
+    if (shown_) std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  static void report(void* self, const char* stage, std::uint64_t done, std::uint64_t total) {
+    static_cast<RunProgress*>(self)->show(stage, done, total);
+  }
+  void show(const char* stage, std::uint64_t done, std::uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - started_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    const std::string line =
+        fmt::format("run: {} {} of {} {} ({:.0f} %), {:.0f} s", stage, done, total,
+                    std::string_view(stage) == "lowering" ? "ops" : "commands",
+                    total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
+                    std::chrono::duration<double>(now - started_).count());
+    width_ = std::max(width_, line.size());
+    std::cerr << '\r' << line << std::string(width_ - line.size(), ' ') << std::flush;
+    shown_ = true;
+  }
+
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(), last_{};
+  std::size_t width_ = 0;
+  bool shown_ = false;
+  g5sim::ScopedProgress scope_;
+};
 
 class RunCommand final : public Command {
  public:
@@ -65,7 +106,10 @@ class RunCommand final : public Command {
     point.ctx = request.ctx;
     refuse_options_without_effect(options_.given(), {model}, {point}, request, false);
     request.keep_commands = trace.has_value();
+    std::optional<RunProgress> progress;
+    if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const g5sim::Result result = g5sim::simulate(chip, model, request);
+    if (progress) progress->finish();
     print_warnings(result.warnings);
     if (trace) {
       if (const std::uint64_t bytes = result.chrome_trace_bytes(layers); bytes > kLargeTraceBytes) {

@@ -284,6 +284,23 @@ class ScopedCancelCheck {
   std::shared_ptr<void> scope_;
 };
 
+/// For the scope's life, simulations on the calling thread tell `report(context, stage, done,
+/// total)` how far they are: stage "lowering" after each op (ops done of total), "simulating"
+/// every 65,536 events and once at the end (commands completed of the simulated program's; with
+/// replay that is the few layers and iterations simulated, not the step). How a front end draws
+/// a progress line; `report` must not throw.
+class ScopedProgress {
+ public:
+  ScopedProgress(void (*report)(void* context, const char* stage, std::uint64_t done, std::uint64_t total),
+                 void* context);
+  ~ScopedProgress();
+  ScopedProgress(const ScopedProgress&) = delete;
+  ScopedProgress& operator=(const ScopedProgress&) = delete;
+
+ private:
+  std::shared_ptr<void> scope_;
+};
+
 /// The deployment simulate() runs `request` on, without simulating: tp, ep, dp as given (missing
 /// ones 1) or, when none is given, the smallest sharding that fits the chip's DDR; and the global
 /// batch (default one sequence per DP rank). simulate() also checks that it divides the model.
