@@ -183,6 +183,9 @@ BENCHMARK_CAPTURE(BM_Step, v3_decode_b64_ctx131072_no_replay, step_request("deco
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Step, v3_prefill_4k, step_request("prefill", std::nullopt, 4096, true))
     ->Unit(benchmark::kMillisecond);
+// One 131,072-token sequence: layer replay with every fa2's chunk loops cut (loop replay).
+BENCHMARK_CAPTURE(BM_Step, v3_prefill_b1_ctx131072, step_request("prefill", 1, 131072, true))
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m4096_n4096_k4096_1core, 4096, 4096, 4096, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m512_n2048_k4096_1core, 512, 2048, 4096, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m4096_n4096_k4096_64cores, 4096, 4096, 4096, 64)->Unit(benchmark::kMillisecond);

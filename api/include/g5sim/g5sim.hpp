@@ -241,7 +241,6 @@ class Result {
   /// no command records: no Chrome trace). Throws ConfigError for a string that is not one.
   std::string saved() const;
   static Result restore(const std::string& saved);
-  const State& state() const { return *state_; }
 
  private:
   friend Result simulate(const Chip&, const Model&, const Request&);
