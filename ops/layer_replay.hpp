@@ -161,7 +161,13 @@ class ReplayMap {
   };
   const std::vector<Interval>& intervals() const { return intervals_; }
   std::size_t interval_of(sim::Tick t) const {
-    // The first interval whose last time is at or past t (they ascend; the last is unbounded).
+    // The first interval whose last time is at or past t (they ascend; the last is unbounded):
+    // a few, in order, unless chunk loops made them many.
+    if (intervals_.size() <= 16) {
+      std::size_t k = 0;
+      while (t > intervals_[k].last) ++k;
+      return k;
+    }
     return static_cast<std::size_t>(std::lower_bound(intervals_.begin(), intervals_.end(), t,
                                                      [](const Interval& k, sim::Tick time) { return k.last < time; }) -
                                     intervals_.begin());

@@ -191,20 +191,15 @@ std::size_t LoopMap::stage_at(sim::Tick t) const {
       stages_.begin());
 }
 
-sim::Tick LoopMap::earliest(sim::Tick t) const {
-  if (stages_.empty()) return t;
-  return t + shift_[stage_at(t)];
-}
+sim::Tick LoopMap::earliest_cut(sim::Tick t) const { return t + shift_[stage_at(t)]; }
 
-sim::Tick LoopMap::latest(sim::Tick t) const {
-  if (stages_.empty()) return t;
+sim::Tick LoopMap::latest_cut(sim::Tick t) const {
   const std::size_t s = stage_at(t);
   if (s < stages_.size() && t > stages_[s].t_first) return t + shift_[s] + stages_[s].dropped * stages_[s].delta;
   return t + shift_[s];
 }
 
-sim::Tick LoopMap::time(std::size_t q, std::uint64_t c, sim::Tick t) const {
-  if (stages_.empty()) return t;
+sim::Tick LoopMap::time_cut(std::size_t q, std::uint64_t c, sim::Tick t) const {
   const std::size_t s = stage_at(t);
   if (s == stages_.size() || t <= stages_[s].t_first) return t + shift_[s];
   const ReplayStage& st = stages_[s];

@@ -71,6 +71,8 @@ class LoopMap {
   static std::optional<LoopMap> build(const std::vector<LoopStage>& simulated, const ReplayMap& layers,
                                       std::size_t queues, std::string& why);
 
+  /// Whether some loop was cut (else every time and count is the simulated one's).
+  bool cut() const { return !stages_.empty(); }
   /// Simulated commands [begin, end) of a queue that stand for 1 + copies commands of their op.
   struct Copies {
     std::uint64_t begin = 0, end = 0, copies = 0;
@@ -80,15 +82,18 @@ class LoopMap {
   std::uint64_t added(std::size_t q) const { return q < added_.size() ? added_[q] : 0; }
   /// The whole step's times of a write at time t of G': the first copy's and the last copy's
   /// (the same outside every repeated period). Both ascend with t.
-  sim::Tick earliest(sim::Tick t) const;
-  sim::Tick latest(sim::Tick t) const;
+  sim::Tick earliest(sim::Tick t) const { return stages_.empty() ? t : earliest_cut(t); }
+  sim::Tick latest(sim::Tick t) const { return stages_.empty() ? t : latest_cut(t); }
   /// The time of a write at t of G' command c of queue q, when c is no command of a unit after a
   /// matched boundary (those stand for several): in a repeated period its own (m = 0) when c
   /// comes before the period's next unit, else the last copy's.
-  sim::Tick time(std::size_t q, std::uint64_t c, sim::Tick t) const;
+  sim::Tick time(std::size_t q, std::uint64_t c, sim::Tick t) const { return stages_.empty() ? t : time_cut(q, c, t); }
 
  private:
   std::size_t stage_at(sim::Tick t) const;  ///< the first stage whose period ends at or after t
+  sim::Tick earliest_cut(sim::Tick t) const;
+  sim::Tick latest_cut(sim::Tick t) const;
+  sim::Tick time_cut(std::size_t q, std::uint64_t c, sim::Tick t) const;
 
   std::vector<ReplayStage> stages_;   ///< in G' coordinates, in time order
   std::vector<sim::Tick> shift_;      ///< [s]: what stages 0..s-1 left out, in time

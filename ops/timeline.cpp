@@ -112,7 +112,9 @@ std::vector<OpTiming> op_records(const OpGraph& graph, const Lowered& lowered, c
 }
 
 // One pass over every command record: the reduced ops' folds, the commands per engine of the whole
-// step, its end, and the limiting-resource sums.
+// step, its end, and the limiting-resource sums. `kCut`: some chunk loop was cut (a run without
+// one, the common case, folds each command once).
+template <bool kCut>
 Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace, const ReplayMap& map,
                    const LoopMap& loops, LimitingResource& limits, Timeline& tl, sim::Tick& last_end) {
   const std::size_t engines = chip.engines.size();
@@ -129,14 +131,18 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
       for (std::size_t i = 0; i < queue.size(); ++i) {
         const sim::CommandRecord& rec = records[i];
         const std::size_t end_period = map.interval_of(rec.end);
-        last_end = std::max(last_end, loops.latest(rec.end + intervals[end_period].last_shift()));
+        const sim::Tick end = rec.end + intervals[end_period].last_shift();
+        last_end = std::max(last_end, kCut ? loops.latest(end) : end);
         const sim::Command& cmd = queue[i];
         // Loop replay: a command of a chunk iteration after the matched boundary stands for its
         // copies in the left-out iterations too (same op, same work).
-        while (next_repeated < repeated.size() && repeated[next_repeated].end <= i) ++next_repeated;
-        const std::uint64_t times = next_repeated < repeated.size() && repeated[next_repeated].begin <= i
-                                        ? 1 + repeated[next_repeated].copies
-                                        : 1;
+        std::uint64_t times = 1;
+        if constexpr (kCut) {
+          while (next_repeated < repeated.size() && repeated[next_repeated].end <= i) ++next_repeated;
+          if (next_repeated < repeated.size() && repeated[next_repeated].begin <= i) {
+            times = 1 + repeated[next_repeated].copies;
+          }
+        }
         limits.add(static_cast<hw::EngineId>(e), cmd, rec, times);
         if (cmd.kind == sim::CommandKind::send_msg || cmd.kind == sim::CommandKind::wait_msg ||
             cmd.kind == sim::CommandKind::fence) {
@@ -269,7 +275,9 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     for (OpId r = 0; r < lowered.ops.size(); ++r) multiplicity[r] = map.multiplicity(r);
     limits.begin(std::move(multiplicity));
   }
-  unfold(fold_records(chip, lowered, trace, map, loops, limits, tl, last_end), map, loops, by_id);
+  unfold(loops.cut() ? fold_records<true>(chip, lowered, trace, map, loops, limits, tl, last_end)
+                     : fold_records<false>(chip, lowered, trace, map, loops, limits, tl, last_end),
+         map, loops, by_id);
   idle_gaps(chip, lowered, trace, map, loops, by_id);
   const hw::CostModel cost(chip);
   std::vector<std::string> engine_names;
