@@ -175,8 +175,8 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
   return rounds;
 }
 
-std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept) {
-  if (plan.resident || plan.buffers == 0 || kept == 0) return {};
+std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept, std::uint64_t multiple) {
+  if (plan.resident || plan.buffers == 0 || kept == 0 || multiple == 0) return {};
   const std::vector<AttentionBlock>* blocks = nullptr;
   for (const CoreAttention& c : plan.cores) {
     if (c.blocks.empty()) continue;
@@ -199,14 +199,14 @@ std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::
     if (t.size() <= kept + tail) continue;
     // Only the last chunk may be short; the iterations compared must all see full ones.
     if (!std::all_of(t.begin(), t.end() - 1, [&](std::uint64_t x) { return x == t.front(); })) continue;
-    dropped[b] = t.size() - kept - tail;
-    any = true;
+    dropped[b] = (t.size() - kept - tail) / multiple * multiple;
+    any = any || dropped[b] > 0;
   }
   return any ? dropped : std::vector<std::uint64_t>{};
 }
 
-AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped,
-                                      std::uint64_t kept) {
+AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped) {
+  const std::uint64_t tail = plan.buffers + 1;
   AttentionPlan out;
   out.row_block = plan.row_block;
   out.chunk_tokens = plan.chunk_tokens;
@@ -228,9 +228,9 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
       AttentionBlock cut{block.sequence, block.rows, {}, block.first_pass};
       const std::vector<std::uint64_t>& t = block.chunk_tokens;
       const std::uint64_t d = dropped[b];
-      cut.chunk_tokens.assign(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(d > 0 ? kept : t.size()));
-      if (d > 0)
-        cut.chunk_tokens.insert(cut.chunk_tokens.end(), t.begin() + static_cast<std::ptrdiff_t>(kept + d), t.end());
+      const std::uint64_t cut_at = d > 0 ? t.size() - tail - d : t.size();  // the kept alike ones end here
+      cut.chunk_tokens.assign(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut_at));
+      if (d > 0) cut.chunk_tokens.insert(cut.chunk_tokens.end(), t.end() - static_cast<std::ptrdiff_t>(tail), t.end());
       to.blocks.push_back(std::move(cut));
     }
   }

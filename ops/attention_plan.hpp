@@ -106,13 +106,14 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
 /// Loop replay (ops/loop_replay.hpp): the blocks' chunk loops that may be cut short, when every
 /// core that has blocks runs the same ones (rows, chunks, first pass): for each block, the
 /// iterations to leave out. A block of n chunks has n - tail alike iterations (tail = buffers + 1:
-/// the last `buffers` queue no chunk ahead and the last chunk may be short); all but the first
-/// `kept` of them are left out when that is at least one. Empty when the cores differ or no loop
+/// the last `buffers` queue no chunk ahead and the last chunk may be short); of those beyond the
+/// first `kept`, a multiple of `multiple` is left out (the kept ones then repeat with any period
+/// that divides it), the iterations just before the tail. Empty when the cores differ or no loop
 /// is long enough.
-std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept);
-/// The plan with iterations kept .. kept + dropped[b] - 1 of each block b left out on every core.
-AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped,
-                                      std::uint64_t kept);
+std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept,
+                                                std::uint64_t multiple = 1);
+/// The plan with dropped[b] iterations of each block b left out on every core, just before its tail.
+AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped);
 
 AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident,
                              AttentionSplit split = AttentionSplit::seq);

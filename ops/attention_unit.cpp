@@ -20,6 +20,7 @@
 #include "hw/config_error.hpp"
 #include "hw/dtype.hpp"
 #include "ops/history_source.hpp"
+#include "ops/loop_replay.hpp"
 #include "ops/op_lowerings.hpp"
 
 namespace ops::detail {
@@ -120,10 +121,9 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   if (ctx.options.loop_kept > 0 && unit.history == HistoryRoute::none) {
     // Loop replay: fa2's own loads only (prefill), where iteration i of a block is one unit of
     // the chip's program when every core runs the same blocks (ops/loop_replay.hpp).
-    unit.dropped = droppable_iterations(*unit.plan, ctx.options.loop_kept);
+    unit.dropped = droppable_iterations(*unit.plan, ctx.options.loop_kept, kLoopPeriodMultiple);
     if (!unit.dropped.empty()) {
-      unit.cut_plan = std::make_shared<const AttentionPlan>(
-          with_iterations_dropped(*unit.plan, unit.dropped, ctx.options.loop_kept));
+      unit.cut_plan = std::make_shared<const AttentionPlan>(with_iterations_dropped(*unit.plan, unit.dropped));
       unit.plan = unit.cut_plan.get();
     }
   }
@@ -215,7 +215,7 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
     CmdRef last;
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t tk = block.chunk_tokens[i];
-      if (!loop_of.empty() && loop_of[bi] != kNoLoop && i <= ctx.options.loop_kept) {
+      if (!loop_of.empty() && loop_of[bi] != kNoLoop && i < ctx.out.loops[loop_of[bi]].starts.size()) {
         record_loop_starts(ctx, core, ctx.out.loops[loop_of[bi]], i);
       }
       history->before_compute(bi, i, chunk);
@@ -267,12 +267,17 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   // without blocks has none of its commands there: each start is where its next command goes).
   std::vector<std::size_t> loop_of(unit.dropped.size(), kNoLoop);
   const std::size_t queues = std::size_t{ctx.chip.cores} * ctx.chip.engines.size();
+  const std::vector<AttentionBlock>* blocks = nullptr;  // the same on every core that has blocks
+  for (const CoreAttention& c : unit.plan->cores) {
+    if (!c.blocks.empty()) blocks = &c.blocks;
+  }
   for (std::size_t b = 0; b < unit.dropped.size(); ++b) {
     if (unit.dropped[b] == 0) continue;
     loop_of[b] = ctx.out.loops.size();
+    // Starts of the kept alike iterations and of the tail (buffers + 1 iterations).
+    const std::size_t kept = (*blocks)[b].chunk_tokens.size() - (unit.plan->buffers + 1);
     ctx.out.loops.push_back(LoweredLoop{
-        op, unit.dropped[b],
-        std::vector<std::vector<std::uint32_t>>(ctx.options.loop_kept + 1, std::vector<std::uint32_t>(queues, 0))});
+        op, unit.dropped[b], std::vector<std::vector<std::uint32_t>>(kept + 1, std::vector<std::uint32_t>(queues, 0))});
   }
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     if (!unit.plan->cores[core].blocks.empty()) {
@@ -281,7 +286,8 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
     }
     for (const std::size_t l : loop_of) {
       if (l == kNoLoop) continue;
-      for (std::size_t k = 0; k <= ctx.options.loop_kept; ++k) record_loop_starts(ctx, core, ctx.out.loops[l], k);
+      for (std::size_t k = 0; k < ctx.out.loops[l].starts.size(); ++k)
+        record_loop_starts(ctx, core, ctx.out.loops[l], k);
     }
   }
 }

@@ -57,6 +57,19 @@ bool plan_loop(RunPlan& run, std::string& refusal, const LoweredLoop& loop, cons
   return true;
 }
 
+// The run whose units are p iterations each: the first K / p of them (the other kept iterations
+// follow the run, as the left-out ones did).
+RunPlan with_period(const RunPlan& run, std::uint64_t p) {
+  RunPlan out;
+  const std::uint64_t U = run.starts.size() / p;
+  for (std::uint64_t k = 0; k < U; ++k) out.starts.push_back(run.starts[k * p]);
+  out.run_end = U * p < run.starts.size() ? run.starts[U * p] : run.run_end;
+  for (const std::uint32_t P : run.per_layer) out.per_layer.push_back(static_cast<std::uint32_t>(p * P));
+  out.message_base.assign(U, 0);
+  out.first_repeating = run.first_repeating;  // a unit holding iteration 0 differs when it does
+  return out;
+}
+
 }  // namespace
 
 ReplayPlan plan_loop_replay(const Lowered& lowered, const hw::Chip& chip) {
@@ -107,18 +120,26 @@ std::optional<std::vector<LoopStage>> match_loops(const std::vector<LoweredLoop>
     const std::uint64_t K = run.starts.size();
     first_boundary -= K;
     StageShape shape;
-    shape.dropped = loops[r].dropped;
     shape.first_op = loops[r].op;  // the copies stay in their op (ops_per_unit 0)
     shape.next_first = r + 1 < R ? out[r + 1].stage.t_first : ~sim::Tick{0};
     shape.scan_run_only = true;
     shape.unit = "chunk iteration";
     shape.units = "chunk iterations";
     shape.overlap = "the repeated periods of two chunk loops overlap in time";
-    why = fmt::format("no two boundaries of the kept iterations of a chunk loop of op {} with the same state",
-                      loops[r].op);
-    bool fatal = false;
-    std::optional<ReplayStage> found =
-        find_replay_stage(run, boundaries.data() + first_boundary, K, shape, trace, engines, why, fatal);
+    std::optional<ReplayStage> found;
+    for (std::uint64_t p = 1; p <= kMaxLoopPeriod && !found; ++p) {
+      if (loops[r].dropped % p != 0 || K / p < run.first_repeating + 4) break;
+      why = fmt::format(
+          "no two boundaries of the kept iterations of a chunk loop of op {} with the same state "
+          "(every 1 to {} iterations)",
+          loops[r].op, p);
+      const RunPlan units = with_period(run, p);
+      std::vector<Boundary> at;
+      for (std::uint64_t k = 0; k < units.starts.size(); ++k) at.push_back(boundaries[first_boundary + k * p]);
+      shape.dropped = loops[r].dropped / p;
+      bool fatal = false;
+      found = find_replay_stage(units, at.data(), units.starts.size(), shape, trace, engines, why, fatal);
+    }
     if (!found) return std::nullopt;
     out[r].stage = std::move(*found);
     // The loop's span: from its first unit's boundary to the end of its last command.

@@ -6,11 +6,13 @@
 // computes chunk i (S = Q K^T, softmax, O += P V, rescale) and queues the load of chunk
 // i + buffers. With n chunks, iterations 0 .. n - T - 1 (T = buffers + 1) do the same work: the
 // last `buffers` queue nothing and the last chunk may be short. When every core runs the same
-// blocks, iteration i of block b is one unit of the chip's program: on each queue a run of
-// consecutive commands (TIU: the iteration's instructions; the tiles engine: its load), each a
-// copy of the unit before it with waited-for ids moved by one unit. The lowering then keeps K
-// iterations of each such block and the tail (LoweringOptions::loop_kept, Lowered::loops), and
-// the run is watched at the kept units' boundaries B_0 .. B_{K-1}. If the kernel's state at B_j
+// blocks, iteration i of block b is one run of consecutive commands on every queue of the chip
+// (TIU: the iteration's instructions; the tiles engine: its load), each a copy of the one before
+// it with waited-for ids moved by one iteration. The lowering keeps at least K iterations of each
+// such block and its tail, leaving out a multiple of 12 just before the tail
+// (LoweringOptions::loop_kept, Lowered::loops), and the run is watched at every kept iteration.
+// A unit is p consecutive iterations (p = 1..4, the first that matches), its boundaries
+// B_0 .. B_{K/p-1} every p-th iteration's. If the kernel's state at B_j
 // equals the state at B_{j+1} (relative to the units, every double bit for bit) and what is in
 // flight at those boundaries belongs to the kept units, the D = n - T - K left-out iterations
 // are D more copies of period (t_j, t_{j+1}] of length Δ: every record written in it stands for
@@ -37,9 +39,14 @@
 
 namespace ops {
 
-/// Iterations a cut chunk loop keeps: the pipeline of `buffers` (up to four) chunks in flight
-/// settles within a few, and the matched pair must leave the last kept unit untouched.
+/// Iterations a cut chunk loop keeps at least: the pipeline of `buffers` (up to four) chunks in
+/// flight settles within a few, and the matched pair must leave the last kept unit untouched.
 inline constexpr std::uint64_t kLoopKeptIterations = 10;
+/// The state may repeat every p iterations, p = 1..kMaxLoopPeriod (a chip whose DMA and tensor
+/// phases alternate repeats every two): a unit is then p iterations, and the iterations left out
+/// are a multiple of every such p.
+inline constexpr std::uint64_t kMaxLoopPeriod = 4;
+inline constexpr std::uint64_t kLoopPeriodMultiple = 12;  // 1, 2, 3 and 4 divide it
 
 /// One run per cut loop of `lowered` (its kept units' starts and lengths, checked to be shifted
 /// copies), and the watch of all their units in order. `refused` names the first loop that cannot

@@ -64,8 +64,9 @@ struct LoweredOp {
 struct LoweredLoop {
   OpId op = 0;
   std::uint64_t dropped = 0;
-  /// [k][queue] (queue = core x engines + engine): the first command of iteration k, k < kept;
-  /// [kept]: the first of the tail. A queue without commands there holds where the next one is.
+  /// [k][queue] (queue = core x engines + engine): the first command of kept alike iteration k;
+  /// the last entry: the first of the tail. A queue without commands there holds where the next
+  /// one is. The left-out iterations came just before the tail.
   std::vector<std::vector<std::uint32_t>> starts;
 };
 

@@ -10,6 +10,7 @@
 #include "hw/cost_model.hpp"
 #include "ops/attention_plan.hpp"
 #include "ops/attention_unit.hpp"
+#include "ops/loop_replay.hpp"
 #include "ops/matmul_tiling.hpp"
 #include "ops/work_split.hpp"
 
@@ -99,7 +100,7 @@ class Estimator {
     auto found = cut_.find(a);
     if (found != cut_.end()) return found->second;
     const AttentionPlan plan = plan_attention(a, chip_, false, options_.attn_split);
-    const std::vector<std::uint64_t> dropped = droppable_iterations(plan, options_.loop_kept);
+    const std::vector<std::uint64_t> dropped = droppable_iterations(plan, options_.loop_kept, kLoopPeriodMultiple);
     std::optional<Estimate> out;
     if (!dropped.empty()) {
       Estimate commands = 0;

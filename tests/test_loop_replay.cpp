@@ -61,7 +61,7 @@ TEST_CASE("loop replay cuts a block's alike chunk iterations, keeping the first 
   // 5-chunk block has 2, none to leave out; so has the 2-chunk one.
   const std::vector<std::uint64_t> dropped = ops::droppable_iterations(plan, 2);
   CHECK(dropped == std::vector<std::uint64_t>{3, 0, 0});
-  const ops::AttentionPlan cut = ops::with_iterations_dropped(plan, dropped, 2);
+  const ops::AttentionPlan cut = ops::with_iterations_dropped(plan, dropped);
   for (const auto& core : cut.cores) {
     REQUIRE(core.blocks.size() == 3);
     // The first 2 chunks, then the last 3 (16, 16, 5): iterations 2..4 left out.
@@ -70,6 +70,12 @@ TEST_CASE("loop replay cuts a block's alike chunk iterations, keeping the first 
     CHECK(core.blocks[2].chunk_tokens == plan.cores[0].blocks[2].chunk_tokens);
   }
 
+  SECTION("a multiple of the periods left out: 3 rounded down to 2, the iterations just before the tail") {
+    const std::vector<std::uint64_t> even = ops::droppable_iterations(plan, 2, 2);
+    CHECK(even == std::vector<std::uint64_t>{2, 0, 0});
+    CHECK(ops::with_iterations_dropped(plan, even).cores[0].blocks[0].chunk_tokens ==
+          std::vector<std::uint64_t>{16, 16, 16, 16, 16, 5});
+  }
   SECTION("cores that run different blocks are not one unit: nothing is cut") {
     plan.cores[1].blocks[0].chunk_tokens.back() = 6;
     CHECK(ops::droppable_iterations(plan, 2).empty());
@@ -96,10 +102,10 @@ TEST_CASE("loop replay: a V3 prefill attention block on SG2262, exactly as simul
   // Tiles (ops/attention_plan.hpp) in 2,097,152 B: 2048 rows need 2048 x (192 x 2 + 130 x 4) =
   // 1,851,392 B; with 16-token chunks the scores add 2048 x 16 x 4 = 131,072 and four 16-row
   // buffers of 640 B rows 40,960: 2,023,424 B fit, 32-token chunks do not (2,154,496 with two).
-  // So one block of 8192 / 16 = 512 chunks per core; 10 iterations kept and the tail of
-  // 4 + 1 leave out 512 - 15 = 497 iterations of 6 TIU commands (S, softmax, exp, P V, exp,
-  // rescale) and 1 load: 497 x 7 x 64 = 222,656 commands.
-  CHECK(p.replayed.replayed_commands == 222'656);
+  // So one block of 8192 / 16 = 512 chunks per core; beyond 10 kept iterations and the tail of
+  // 4 + 1 there are 497, of which a multiple of 12 is left out: 492 iterations of 6 TIU commands
+  // (S, softmax, exp, P V, exp, rescale) and 1 load: 492 x 7 x 64 = 220,416 commands.
+  CHECK(p.replayed.replayed_commands == 220'416);
   CHECK(p.replayed.table().find("repeated chunk iterations of fa2") != std::string::npos);
 }
 
@@ -117,6 +123,8 @@ TEST_CASE("loop replay: steps of a few layers, other cores, chips and models, ex
       {"V2-Lite, 3 layers", "sg2262", "deepseek-v2-lite", 4096, "step", "bf16", 3, std::nullopt, true},
       {"Qwen3-8B block on BM1684X", "bm1684x", "qwen3-8b", 4096, "block", "bf16", std::nullopt, std::nullopt, true},
       {"V3 block on 64 of H800's cores", "h800", "deepseek-v3", 8192, "block", "bf16", std::nullopt, 64, true},
+      // 8 SMs of H800: the state repeats every two iterations (DMA and tensor phases alternate).
+      {"Qwen3-8B block on 8 of H800's cores", "h800", "qwen3-8b", 3000, "block", "bf16", std::nullopt, 8, true},
       // 16 sequences' tokens over 7 cores: the ranges differ, so do the blocks; nothing is cut.
       {"7 cores", "sg2262", "deepseek-v3", 8192, "block", "bf16", std::nullopt, 7, false},
   };
