@@ -323,7 +323,7 @@ const std::vector<Row>& rows() {
         .min = 1,
         .max = models::kMaxCommandsCeiling,
         .unit = "commands",
-        .doc = "refuse a run estimated to need more commands (56 B of memory each)",
+        .doc = "refuse a run estimated to need more commands (about 12 B of memory each)",
         .takes = kFixed},
        &Request::max_commands},
       {{.name = "prefetch",

@@ -23,7 +23,7 @@
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
 #include "ops/timeline.hpp"
-#include "sim/command.hpp"
+#include "sim/program.hpp"
 
 namespace api {
 

@@ -171,11 +171,13 @@ bool block_starts(RunPlan& plan, std::string& refusal, const Lowered& lowered, c
   const std::size_t engines = chip.engines.size();
   for (std::size_t q = 0; q < plan.run_end.size(); ++q) {
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
+    // firsts[k]: the first command of layer a + k or later.
     std::vector<std::uint32_t> firsts(K + 1, static_cast<std::uint32_t>(queue.size()));
-    for (std::size_t i = queue.size(); i-- > 0;) {
-      const std::int64_t p = position[queue[i].op];
-      for (std::uint64_t k = 0; k <= K && p >= a + static_cast<std::int64_t>(k); ++k) {
-        firsts[k] = static_cast<std::uint32_t>(i);
+    std::uint64_t found = 0;  // firsts[0 .. found) are known
+    for (sim::CommandQueue::Reader cmd(queue, 0); !cmd.done() && found <= K; cmd.next()) {
+      const std::int64_t p = position[cmd->op];
+      while (found <= K && p >= a + static_cast<std::int64_t>(found)) {
+        firsts[found++] = static_cast<std::uint32_t>(cmd.position());
       }
     }
     for (std::uint64_t k = 0; k < K; ++k) plan.starts[k][q] = firsts[k];
@@ -215,10 +217,8 @@ std::vector<std::uint32_t> message_bases(const Lowered& lowered, const hw::Chip&
 
 // Command i of queue q a shifted copy of command i - P: the same command once op ids move by a
 // layer's ops, message ids by a layer's messages, waited-for ids by the waited engine's block length.
-bool repeats_shifted(const RunPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_layer,
-                     std::size_t q, std::uint32_t i, std::uint32_t P) {
-  const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
-  const sim::Command &c = queue[i], &p = queue[i - P];
+bool repeats_shifted(const RunPlan& plan, std::size_t engines, std::uint64_t ops_per_layer, std::size_t q,
+                     const sim::Command& c, const sim::Command& p) {
   bool same = c.kind == p.kind && c.wait_count == p.wait_count && c.op == p.op + ops_per_layer;
   if (same && is_message(c)) {
     same = c.msg == p.msg + plan.messages_per_layer &&
@@ -259,16 +259,17 @@ bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, 
       return false;
     }
   }
-  auto same = [&](std::size_t q, std::uint32_t i, std::uint32_t P) {
-    return repeats_shifted(plan, lowered, engines, run.ops_per_unit, q, i, P);
-  };
+  auto any = [](std::uint32_t, const sim::Command&) { return true; };
   plan.first_repeating = base[1] - base[0] == plan.messages_per_layer ? 0 : 1;
   for (std::size_t q = 0; q < queues && plan.first_repeating == 0; ++q) {
     const std::uint32_t P = plan.per_layer[q];
-    if (plan.starts[1][q] - plan.starts[0][q] != P) plan.first_repeating = 1;
-    for (std::uint32_t i = plan.starts[1][q]; plan.first_repeating == 0 && i < plan.starts[1][q] + P; ++i) {
-      if (!same(q, i, P)) plan.first_repeating = 1;
+    if (plan.starts[1][q] - plan.starts[0][q] != P) {
+      plan.first_repeating = 1;
+      continue;
     }
+    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
+    sim::CommandQueue::Reader now(queue, plan.starts[1][q]), before(queue, plan.starts[0][q]);
+    if (!unit_repeats(plan, engines, run.ops_per_unit, q, now, before, P, any)) plan.first_repeating = 1;
   }
   // Every compared block repeats the one before it; the messages they use, relative to their
   // unit's base, bound the live messages the watch records.
@@ -276,21 +277,33 @@ bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, 
   for (std::size_t q = 0; q < queues; ++q) {
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
     const std::uint32_t P = plan.per_layer[q];
+    sim::CommandQueue::Reader now, before;
     for (std::uint64_t k = plan.first_repeating; k + 1 < K; ++k) {
-      for (std::uint32_t i = plan.starts[k][q]; i < plan.starts[k][q] + P; ++i) {
-        const sim::Command& c = queue[i];
+      auto bound_messages = [&](std::uint32_t, const sim::Command& c) {
         if (is_message(c)) {
           const std::int64_t m = std::int64_t{c.msg} - std::int64_t{base[k]};
           lo = std::min(lo, m);
           hi = std::max(hi, m);
         }
-        if (k >= 2 && !same(q, i, P)) {
-          const std::int64_t layer = a + static_cast<std::int64_t>(k * run.period);
-          refusal =
-              fmt::format("core {} {}: command {} of layer {} does not repeat layer {}", q / engines,
-                          chip.engines[q % engines].name, i, layer, layer - static_cast<std::int64_t>(run.period));
-          return false;
-        }
+        return true;
+      };
+      seek(now, queue, plan.starts[k][q]);
+      if (k < 2) {
+        for (std::uint32_t i = plan.starts[k][q]; i < plan.starts[k][q] + P; ++i, now.next()) bound_messages(i, *now);
+        continue;
+      }
+      seek(before, queue, plan.starts[k][q] - P);
+      std::uint32_t last = 0;
+      auto visit = [&](std::uint32_t i, const sim::Command& c) {
+        last = i;
+        return bound_messages(i, c);
+      };
+      if (!unit_repeats(plan, engines, run.ops_per_unit, q, now, before, P, visit)) {
+        const std::int64_t layer = a + static_cast<std::int64_t>(k * run.period);
+        refusal =
+            fmt::format("core {} {}: command {} of layer {} does not repeat layer {}", q / engines,
+                        chip.engines[q % engines].name, last, layer, layer - static_cast<std::int64_t>(run.period));
+        return false;
       }
     }
   }
@@ -381,15 +394,17 @@ std::optional<ReplayStage> find_replay_stage(const RunPlan& run, const Boundary*
       const std::uint64_t begin = shape.scan_run_only ? run.starts[0][q] : 0;
       const std::uint64_t end =
           shape.scan_run_only ? std::min<std::uint64_t>(run.run_end[q], records.size()) : records.size();
-      for (std::uint64_t i = begin; i < end; ++i) {
-        const bool repeated = m.period_of(records[i].start) == Stage::Period::repeated ||
-                              m.period_of(records[i].end) == Stage::Period::repeated;
+      sim::RecordQueue::Reader record(records, begin);
+      for (std::uint64_t i = begin; i < end; ++i, record.next()) {
+        const sim::CommandRecord& rec = *record;
+        const bool repeated =
+            m.period_of(rec.start) == Stage::Period::repeated || m.period_of(rec.end) == Stage::Period::repeated;
         if (repeated) {
           lo = std::min(lo, i);
           hi = std::max(hi, i);
         }
         // Only commands of unit j + 1 on can be written after B_{j+1} ... and none of them before B_j.
-        if (i >= m.split[q] && m.period_of(records[i].start) == Stage::Period::before) {
+        if (i >= m.split[q] && m.period_of(rec.start) == Stage::Period::before) {
           why = fmt::format("a command of a later {} ran before the repeated period", shape.unit);
           fatal = true;
           return std::nullopt;
@@ -482,8 +497,7 @@ std::uint64_t ReplayMap::full_size(std::size_t q, std::uint64_t reduced_size) co
   return size_at(0, q, reduced_size);
 }
 
-sim::Tick ReplayMap::write(std::size_t s, std::size_t q, std::uint64_t f, bool end,
-                           const std::vector<sim::CommandRecord>& r) const {
+sim::Tick ReplayMap::write(std::size_t s, std::size_t q, std::uint64_t f, bool end, const sim::RecordQueue& r) const {
   // Command c of G_{s+1}: the simulated record, or the next stage's.
   auto at = [&](std::uint64_t c) {
     if (s + 1 == stages_.size()) return end ? r[c].end : r[c].start;

@@ -43,7 +43,7 @@
 #include "ops/boundary_recorder.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
-#include "sim/command.hpp"
+#include "sim/program.hpp"
 
 namespace ops {
 
@@ -103,11 +103,27 @@ struct ReplayPlan {
 
 ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, const hw::Chip& chip);
 
-/// Command i of queue q a shifted copy of command i - P: the same command once op ids move by
-/// `ops_per_unit`, message ids by the plan's messages per unit, waited-for ids by the waited
-/// queue's per_layer.
-bool repeats_shifted(const RunPlan& plan, const Lowered& lowered, std::size_t engines, std::uint64_t ops_per_unit,
-                     std::size_t q, std::uint32_t i, std::uint32_t P);
+/// Command c of queue q a shifted copy of p, the command one unit before it: the same command
+/// once op ids move by `ops_per_unit`, message ids by the plan's messages per unit, waited-for
+/// ids by the waited queue's per_layer.
+bool repeats_shifted(const RunPlan& plan, std::size_t engines, std::uint64_t ops_per_unit, std::size_t q,
+                     const sim::Command& c, const sim::Command& p);
+/// Whether the P commands from `now` on each repeat the one `before` them (a unit earlier), as
+/// `visit(i, command)` also allows; both readers move on by the commands compared.
+template <class Visit>
+bool unit_repeats(const RunPlan& plan, std::size_t engines, std::uint64_t ops_per_unit, std::size_t q,
+                  sim::CommandQueue::Reader& now, sim::CommandQueue::Reader& before, std::uint32_t P, Visit&& visit) {
+  for (std::uint32_t k = 0; k < P; ++k, now.next(), before.next()) {
+    const auto i = static_cast<std::uint32_t>(now.position());
+    if (!visit(i, *now) || !repeats_shifted(plan, engines, ops_per_unit, q, *now, *before)) return false;
+  }
+  return true;
+}
+/// `reader` at command i of `queue`, moved there only if it is elsewhere (starting a reader
+/// costs up to a block of decodes).
+inline void seek(sim::CommandQueue::Reader& reader, const sim::CommandQueue& queue, std::size_t i) {
+  if (reader.position() != i || reader.queue() != &queue) reader = sim::CommandQueue::Reader(queue, i);
+}
 
 /// One run's map from G_{r+1} to G_r (the model above); a chunk loop's too (ops/loop_replay.hpp).
 struct ReplayStage {
@@ -182,10 +198,10 @@ class ReplayMap {
   std::uint64_t full_size(std::size_t q, std::uint64_t reduced_size) const;
   /// The start, or the end, of full command f of queue q, from the reduced run's records of that
   /// queue.
-  sim::Tick start(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const {
+  sim::Tick start(std::size_t q, std::uint64_t f, const sim::RecordQueue& reduced) const {
     return stages_.empty() ? reduced[f].start : write(0, q, f, false, reduced);
   }
-  sim::Tick end(std::size_t q, std::uint64_t f, const std::vector<sim::CommandRecord>& reduced) const {
+  sim::Tick end(std::size_t q, std::uint64_t f, const sim::RecordQueue& reduced) const {
     return stages_.empty() ? reduced[f].end : write(0, q, f, true, reduced);
   }
   /// Queue q's command index shift of copy m of a write in interval k (what the stages before it
@@ -200,8 +216,7 @@ class ReplayMap {
 
  private:
   using Stage = ReplayStage;
-  sim::Tick write(std::size_t s, std::size_t q, std::uint64_t f, bool end,
-                  const std::vector<sim::CommandRecord>& reduced) const;
+  sim::Tick write(std::size_t s, std::size_t q, std::uint64_t f, bool end, const sim::RecordQueue& reduced) const;
   std::uint64_t size_at(std::size_t s, std::size_t q, std::uint64_t reduced_size) const;
   template <class Visit>
   void copies_from(std::size_t s, std::size_t q, std::uint64_t i, std::uint64_t shift, OpId op, Visit& visit) const {

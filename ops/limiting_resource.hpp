@@ -23,7 +23,7 @@
 #include "hw/chip.hpp"
 #include "hw/cost_model.hpp"
 #include "ops/lowering.hpp"
-#include "sim/command.hpp"
+#include "sim/program.hpp"
 
 namespace ops {
 

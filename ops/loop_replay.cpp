@@ -33,21 +33,22 @@ bool plan_loop(RunPlan& run, std::string& refusal, const LoweredLoop& loop, cons
       }
     }
   }
-  auto unit_repeats = [&](std::size_t q, std::size_t k) {
-    const std::uint32_t P = run.per_layer[q];
-    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
-    for (std::uint32_t i = run.starts[k][q]; i < run.starts[k][q] + P; ++i) {
-      if (is_message(queue[i]) || !repeats_shifted(run, lowered, engines, 0, q, i, P)) return false;
-    }
-    return true;
-  };
+  auto no_message = [](std::uint32_t, const sim::Command& c) { return !is_message(c); };
   run.first_repeating = 0;
   for (std::size_t q = 0; q < queues && run.first_repeating == 0; ++q) {
-    if (run.starts[1][q] - run.starts[0][q] != run.per_layer[q] || !unit_repeats(q, 1)) run.first_repeating = 1;
+    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
+    sim::CommandQueue::Reader now(queue, run.starts[1][q]), before(queue, run.starts[0][q]);
+    if (run.starts[1][q] - run.starts[0][q] != run.per_layer[q] ||
+        !unit_repeats(run, engines, 0, q, now, before, run.per_layer[q], no_message)) {
+      run.first_repeating = 1;
+    }
   }
   for (std::size_t q = 0; q < queues; ++q) {
+    // Iterations 1..K are contiguous (checked above): one pair of readers walks them all.
+    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
+    sim::CommandQueue::Reader now(queue, loop.starts[std::min<std::size_t>(2, K)][q]), before(queue, loop.starts[1][q]);
     for (std::size_t k = 2; k < K; ++k) {
-      if (!unit_repeats(q, k)) {
+      if (!unit_repeats(run, engines, 0, q, now, before, run.per_layer[q], no_message)) {
         refusal =
             fmt::format("{}: chunk iteration {} of op {} does not repeat the one before it", where(q), k, loop.op);
         return false;
@@ -147,8 +148,9 @@ std::optional<std::vector<LoopStage>> match_loops(const std::vector<LoweredLoop>
     sim::Tick end = 0;
     for (std::size_t q = 0; q < run.run_end.size(); ++q) {
       const auto& records = trace.cores[q / engines][q % engines];
-      for (std::uint64_t i = run.starts[0][q]; i < run.run_end[q] && i < records.size(); ++i) {
-        end = std::max(end, records[i].end);
+      const std::uint64_t stop = std::min<std::uint64_t>(run.run_end[q], records.size());
+      for (sim::RecordQueue::Reader w(records, run.starts[0][q]); w.position() < stop; w.next()) {
+        end = std::max(end, w->end);
       }
     }
     out[r].span_end = end;

@@ -24,7 +24,7 @@
 #include "hw/chip.hpp"
 #include "ops/attention_plan.hpp"
 #include "ops/op_graph.hpp"
-#include "sim/command.hpp"
+#include "sim/program.hpp"
 
 namespace ops {
 
@@ -35,7 +35,7 @@ struct LoweringOptions {
   std::string kv_read_engine;
   AttentionSplit attn_split = AttentionSplit::seq;  ///< how decode attention is cut over cores
   /// Refuse a run whose estimated command count (ops/work_estimate.hpp) is above this: 2^27
-  /// commands, about 7.5 GB at 56 B each. Counted on what is simulated: a replayed step lowers only
+  /// commands, about 1.6 GB at 12 B each. Counted on what is simulated: a replayed step lowers only
   /// a few of its identical layers (the DeepSeek-V3 4k prefill step: 4.9 M of 40.6 M commands).
   std::uint64_t max_commands = std::uint64_t{1} << 27;
   /// Cross-op weight prefetch: a matmul's first weight tile is queued ahead of the op's entry

@@ -30,7 +30,7 @@
 #include "ops/matmul_tiling.hpp"
 #include "ops/op_graph.hpp"
 #include "ops/work_split.hpp"
-#include "sim/command.hpp"
+#include "sim/program.hpp"
 
 namespace ops::detail {
 

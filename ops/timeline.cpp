@@ -128,12 +128,14 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
       const auto& repeated = loops.copies(c * engines + e);
       std::size_t next_repeated = 0;
       tl.commands[e] += map.full_size(c * engines + e, queue.size()) + loops.added(c * engines + e);
-      for (std::size_t i = 0; i < queue.size(); ++i) {
-        const sim::CommandRecord& rec = records[i];
+      sim::CommandQueue::Reader commands(queue, 0);
+      sim::RecordQueue::Reader written(records, 0);
+      for (std::size_t i = 0; i < queue.size(); ++i, commands.next(), written.next()) {
+        const sim::CommandRecord& rec = *written;
         const std::size_t end_period = map.interval_of(rec.end);
         const sim::Tick end = rec.end + intervals[end_period].last_shift();
         last_end = std::max(last_end, kCut ? loops.latest(end) : end);
-        const sim::Command& cmd = queue[i];
+        const sim::Command& cmd = *commands;
         // Loop replay: a command of a chunk iteration after the matched boundary stands for its
         // copies in the left-out iterations too (same op, same work).
         std::uint64_t times = 1;
@@ -213,11 +215,13 @@ void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& t
     constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
     std::uint64_t previous = kNone;
     std::uint32_t previous_op = std::numeric_limits<std::uint32_t>::max();
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-      if (queue[i].kind != sim::CommandKind::compute) continue;
-      if (queue[i].op != previous_op) {
+    sim::CommandQueue::Reader command(queue, 0);
+    for (std::size_t i = 0; i < queue.size(); ++i, command.next()) {
+      const sim::Command& cmd = *command;
+      if (cmd.kind != sim::CommandKind::compute) continue;
+      if (cmd.op != previous_op) {
         // Each copy of the command follows the same copy of the one before it.
-        map.for_each_copy(q, i, queue[i].op, [&](std::uint64_t shift, OpId op) {
+        map.for_each_copy(q, i, cmd.op, [&](std::uint64_t shift, OpId op) {
           // An op's first command is no chunk loop's repeated one (those are inside fa2).
           const sim::Tick start = loops.time(q, i + shift, map.start(q, i + shift, records));
           const sim::Tick previous_end =
@@ -225,7 +229,7 @@ void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& t
           if (start > previous_end) by_id[op].idle_gap = std::max(by_id[op].idle_gap, start - previous_end);
         });
       }
-      previous_op = queue[i].op;
+      previous_op = cmd.op;
       previous = i;
     }
   }

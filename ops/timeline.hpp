@@ -24,7 +24,7 @@
 #include "hw/chip.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
-#include "sim/command.hpp"
+#include "sim/program.hpp"
 
 namespace ops {
 

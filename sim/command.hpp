@@ -84,51 +84,10 @@ struct Command {
 };
 static_assert(sizeof(Command) == 40, "keep commands small: they dominate memory and cache traffic");
 
-/// One command queue per engine of the chip, indexed by EngineId.
-struct CoreProgram {
-  std::vector<std::vector<Command>> queues;
-  std::vector<Command>& queue(EngineId e) { return queues[e]; }
-  const std::vector<Command>& queue(EngineId e) const { return queues[e]; }
-};
-
-struct Program {
-  std::vector<CoreProgram> cores;
-  std::uint32_t message_count = 0;  ///< message ids run 1..message_count
-
-  /// An empty program: `cores` cores with `engines` queues each.
-  static Program with_queues(std::size_t cores, std::size_t engines) {
-    Program p;
-    p.cores.resize(cores);
-    for (CoreProgram& c : p.cores) c.queues.resize(engines);
-    return p;
-  }
-  std::uint64_t command_count(EngineId e) const {
-    std::uint64_t n = 0;
-    for (const auto& c : cores) n += c.queue(e).size();
-    return n;
-  }
-  std::uint64_t command_count() const {
-    std::uint64_t n = 0;
-    for (const auto& c : cores) {
-      for (const auto& q : c.queues) n += q.size();
-    }
-    return n;
-  }
-};
-
 /// When one command ran. Message commands have start == end == the moment they passed.
 struct CommandRecord {
   Tick start = 0;
   Tick end = 0;
-};
-
-/// One record per command, laid out exactly like the Program's queues: [core][engine][index].
-struct Trace {
-  std::vector<std::vector<std::vector<CommandRecord>>> cores;
-  Tick end = 0;  ///< completion of the last command
-  std::uint64_t events = 0;
-
-  const std::vector<CommandRecord>& records(std::size_t core, EngineId e) const { return cores[core][e]; }
 };
 
 }  // namespace sim

@@ -58,8 +58,7 @@ std::uint8_t route_of(Direction d) {
 // One engine of one core: its queue and records (cached pointers: the hot paths touch them on
 // every event) and where it stands.
 struct EngineState {
-  const Command* queue = nullptr;
-  CommandRecord* records = nullptr;
+  RecordQueue* records = nullptr;
   std::uint8_t* done = nullptr;  // transfers: finished flags, for in-order completion ids
   std::uint32_t size = 0;        // commands in the queue
   std::uint32_t head = 0;        // next command to issue
@@ -120,11 +119,13 @@ class Run final : public KernelState {
   void issue(std::uint32_t core);
   /// Moves past the issued head, fetching the next command and record into the cache ahead of
   /// use: with hundreds of queues in turn, each head's first read would otherwise miss.
-  static void advance_head(EngineState& es) {
+  static void advance_head(EngineState& es, CommandQueue::Reader& reader) {
     ++es.head;
-    __builtin_prefetch(es.queue + es.head);
-    __builtin_prefetch(es.records + es.head, 1);
+    reader.next();
   }
+  /// The reader at engine's head on core (kept apart from EngineState, which other engines'
+  /// readiness checks touch: small states stay in cache).
+  CommandQueue::Reader& head_reader(std::uint32_t core, EngineId engine) { return heads_[core * kMaxEngines + engine]; }
   /// Whether engine `es`'s head `cmd` has its waits met; if not, remembers the one unmet.
   static bool ready(const CoreState& cs, EngineState& es, const Command& cmd);
   /// Whether the wait remembered by ready() is still unmet (the head cannot issue yet).
@@ -196,6 +197,9 @@ class Run final : public KernelState {
   bool rate_update_pending_ = false;
   std::uint64_t ps_per_cycle_ = 0;  // exact integer period when the clock divides 1 THz
   std::uint64_t events_done_ = 0;
+  Tick last_end_ = 0;
+  std::vector<CommandQueue::Reader>
+      heads_;  // [core * kMaxEngines + engine]  // the latest end written: the run ends with its last command
   EngineId tensor_ = 0;
 
   KernelObserver* observer_ = nullptr;
@@ -261,6 +265,7 @@ Run::Run(const hw::Chip& chip, const Program& program, KernelObserver* observer)
   validate(program);
 
   cores_.resize(program.cores.size());
+  heads_.resize(program.cores.size() * kMaxEngines);
   trace_.cores.resize(program.cores.size());
   std::size_t max_flows = 16, transfers = 0;
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
@@ -274,10 +279,10 @@ Run::Run(const hw::Chip& chip, const Program& program, KernelObserver* observer)
     trace_.cores[c].resize(models_.size());
     for (std::size_t e = 0; e < models_.size(); ++e) {
       const auto& q = program.cores[c].queues[e];
-      trace_.cores[c][e].resize(q.size());
       EngineState& es = cores_[c].engines[e];
-      es.queue = q.data();
-      es.records = trace_.cores[c][e].data();
+      heads_[c * kMaxEngines + e] = CommandQueue::Reader(q, 0);
+      es.records = &trace_.cores[c][e];
+      es.records->reserve(q.size());
       es.size = static_cast<std::uint32_t>(q.size());
       if (!models_[e].serial) {
         es.done = next_done;
@@ -506,18 +511,19 @@ bool Run::ready(const CoreState& cs, EngineState& es, const Command& cmd) {
 void Run::issue_serial(std::uint32_t core, EngineId engine) {
   CoreState& cs = cores_[core];
   EngineState& es = cs.engines[engine];
-  CommandRecord* records = es.records;
+  RecordQueue& records = *es.records;
   // A core whose tensor head waits for a message stays blocked until a send wakes it.
   if (cs.waiting_msg != 0 && engine == tensor_) return;
   while (!es.busy && es.head < es.size) {
     if (still_blocked(cs, es)) return;
-    const Command& cmd = es.queue[es.head];
+    CommandQueue::Reader& reader = head_reader(core, engine);
+    const Command cmd = *reader;  // a copy: advance_head moves the reader on
     if (!ready(cs, es, cmd)) return;
     switch (cmd.kind) {
       case CommandKind::compute:
         if (es.head >= es.watch) observed_issue(core, engine, es.head);
-        records[es.head].start = now_;
-        advance_head(es);
+        records.start(es.head, now_);
+        advance_head(es, reader);
         es.busy = true;
         events_.push(later(cycle_ticks(cmd.amount)), EventPriority::kState, EventType::serial_done,
                      core * static_cast<std::uint32_t>(kMaxEngines) + engine,
@@ -525,8 +531,8 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
         return;
       case CommandKind::send_msg: {
         if (es.head >= es.watch) observed_issue(core, engine, es.head);
-        records[es.head] = {now_, now_};
-        advance_head(es);
+        records.instant(es.head, now_);
+        advance_head(es, reader);
         ++es.completed;
         ++sent_[cmd.msg];
         auto& waiting = waiters_[cmd.msg];
@@ -540,8 +546,8 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
       }
       case CommandKind::fence:
         if (es.head >= es.watch) observed_issue(core, engine, es.head);
-        records[es.head] = {now_, now_};
-        advance_head(es);
+        records.instant(es.head, now_);
+        advance_head(es, reader);
         ++es.completed;
         break;
       case CommandKind::wait_msg:
@@ -557,8 +563,8 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
         cs.waiting_msg = 0;
         --waits_left_[cmd.msg];
         refresh_live(cmd.msg);
-        records[es.head] = {now_, now_};
-        advance_head(es);
+        records.instant(es.head, now_);
+        advance_head(es, reader);
         ++es.completed;
         break;
       case CommandKind::transfer: return;  // rejected by validate()
@@ -572,10 +578,11 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
   const EngineModel& model = models_[engine];
   while (es.in_flight < model.outstanding && es.head < es.size) {
     if (still_blocked(cs, es)) return;
-    const Command& cmd = es.queue[es.head];
+    CommandQueue::Reader& reader = head_reader(core, engine);
+    const Command& cmd = *reader;  // read before advance_head moves the reader on
     if (!ready(cs, es, cmd)) return;
     if (es.head >= es.watch) observed_issue(core, engine, es.head);
-    es.records[es.head].start = now_;
+    es.records->start(es.head, now_);
     std::uint32_t f;
     if (!free_flows_.empty()) {
       f = free_flows_.back();
@@ -589,7 +596,7 @@ void Run::issue_transfers(std::uint32_t core, EngineId engine) {
     const auto moved =
         static_cast<double>(route == kFromL2 ? cmd.amount : cost_.bus_bytes(engine, cmd.amount, cmd.row_bytes));
     flows_[f] = Flow{moved, 0.0, moved, core, es.head, engine, 0, kNoFlow, route};
-    advance_head(es);
+    advance_head(es, reader);
     ++es.in_flight;
     events_.push(later(model.startup[route]), EventPriority::kState, EventType::transfer_startup_done, f,
                  (std::uint64_t{core} << 40) | (std::uint64_t{engine} << 32) | (es.head - 1));
@@ -600,7 +607,8 @@ void Run::on_serial_done(std::uint32_t subject) {
   const std::uint32_t core = subject / static_cast<std::uint32_t>(kMaxEngines);
   const auto engine = static_cast<EngineId>(subject % kMaxEngines);
   EngineState& es = cores_[core].engines[engine];
-  es.records[es.completed].end = now_;
+  es.records->finish(es.completed, now_);
+  last_end_ = now_;
   ++es.completed;
   es.busy = false;
   request_issue(core);
@@ -654,7 +662,8 @@ void Run::start_moving(std::uint32_t f) {
 void Run::complete(std::uint32_t f) {
   Flow& flow = flows_[f];
   EngineState& es = cores_[flow.core].engines[flow.engine];
-  es.records[flow.command].end = now_;
+  es.records->finish(flow.command, now_);
+  last_end_ = now_;
   es.done[flow.command] = 1;
   while (es.completed < es.size && es.done[es.completed]) ++es.completed;
   --es.in_flight;
@@ -749,7 +758,7 @@ void Run::report_stuck() const {
       const EngineState& es = cores_[c].engines[e];
       const auto& q = program_.cores[c].queues[e];
       if (es.head >= q.size()) continue;
-      const Command& cmd = q[es.head];
+      const Command cmd = q[es.head];
       std::string waits;
       for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
         waits += fmt::format(" {} {}", chip_.engines[cmd.wait_engine[i]].name, cmd.wait_id[i]);
@@ -796,11 +805,7 @@ Trace Run::execute() {
     }
   }
   // The last event may be a stale completion; the run ends with its last command.
-  for (const auto& core : trace_.cores) {
-    for (const auto& records : core) {
-      for (const CommandRecord& r : records) trace_.end = std::max(trace_.end, r.end);
-    }
-  }
+  trace_.end = last_end_;
   trace_.events = events_done_;
   if (progress_wanted()) report_progress("simulating", commands_completed(), program_.command_count());
   return std::move(trace_);

@@ -22,8 +22,8 @@
 // id that is never completed) raises std::logic_error naming the stuck queue heads.
 
 #include "hw/chip.hpp"
-#include "sim/command.hpp"
 #include "sim/kernel_observer.hpp"
+#include "sim/program.hpp"
 
 namespace sim {
 

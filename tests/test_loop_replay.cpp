@@ -174,7 +174,7 @@ TEST_CASE("loop replay inside layer replay: whole prefill steps, exactly as simu
 }
 
 TEST_CASE("a long prefill step is simulated through its cut loops, not refused", "[loop_replay]") {
-  // 64k tokens: 1.4e8 commands in full at 56 B each, above the 2^27 default; the cut program's
+  // 64k tokens: 1.4e8 commands in full, above the 2^27 default; the cut program's
   // estimate (a few layers, 10 iterations of each row block kept) is far below it.
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
   const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());

@@ -1,6 +1,7 @@
 // The MLA KV memory-access model (seed 003's acceptance list), on the in-memory SG2262 test chip.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -323,10 +324,10 @@ TEST_CASE("dependency ids: the history read waits on the absorption, the SDMA ro
         if (tiu[i].op == fa2 && first_fa2_tiu == 0) first_fa2_tiu = i + 1;
       }
       const auto& reader = core.queue(reader_engine);
-      const sim::Command* first_read = nullptr;
+      std::optional<sim::Command> first_read;
       for (std::uint32_t i = 0; i < reader.size(); ++i) {
         if (reader[i].op != read) continue;
-        if (!first_read) first_read = &reader[i];
+        if (!first_read) first_read = reader[i];
         last_read_sdma = i + 1;
       }
       if (!first_read || last_absorb_tiu == 0) continue;

@@ -1,2 +1,2 @@
 // Must NOT compile: hw/ sits below sim/, so hw's include path does not expose it.
-#include "sim/command.hpp"
+#include "sim/program.hpp"
