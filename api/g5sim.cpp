@@ -52,8 +52,20 @@ ops::AttentionSplit parse_split(const std::string& text) {
 }
 
 models::Workload workload_of(const Request& r, const models::ModelSpec& model, std::uint64_t batch) {
+  if (!r.mix.empty() && !r.seqs.empty()) {
+    throw hw::InputError("mix", "give the step's sequences once: --mix or --seqs, not both");
+  }
+  if (r.decode_max_q == 0 || r.decode_max_q > models::kMaxContext) {
+    throw hw::InputError("decode_max_q",
+                         fmt::format("{} is outside 1..{} tokens", r.decode_max_q, models::kMaxContext));
+  }
+  const models::KvFormat format = models::parse_kv_format(r.kv_dtype);
   models::Workload w =
-      models::make_workload(models::parse_phase(r.phase), batch, r.ctx, r.q_len, models::parse_kv_format(r.kv_dtype));
+      !r.mix.empty() ? models::make_mixed_workload(models::parse_mix(r.mix, r.decode_max_q), format, "mix")
+      : !r.seqs.empty()
+          ? models::make_mixed_workload(models::read_sequence_file(r.seqs, r.decode_max_q), format, "seqs")
+          : models::make_workload(models::parse_phase(r.phase), batch, r.ctx, r.q_len, format);
+  w.prefill_attention = models::parse_prefill_attention(r.prefill_attention);
   w.mla_mode = models::parse_mla_mode(r.mla_mode, "mla_mode");
   w.prefill_mla_mode = models::parse_mla_mode(r.prefill_mla_mode, "prefill_mla_mode");
   w.weight_dtype = r.weight_dtype.empty() ? model.weight_dtype : models::parse_weight_dtype(r.weight_dtype);
@@ -133,10 +145,17 @@ void fill(Result& r, const Result::State& s) {
   r.scope = s.scope == api::Scope::step ? "step" : "block";
   r.layers = s.layers;
   r.micro_batches = s.micro_batches;
-  r.phase = w.decode() ? "decode" : "prefill";
-  r.batch = w.batch;
-  r.q_len = w.q_len;
-  r.kv_len = w.kv_len;
+  r.phase = api::phase_name(w);
+  r.batch = w.sequences();
+  r.q_len = w.max_q_len();
+  r.kv_len = w.max_kv_len();
+  r.prefill_attention = std::string(models::name_of(w.prefill_attention));
+  const models::Workload chip_share = models::chip_workload(w, s.parallelism);
+  for (const auto& [from, to] : {std::pair{&w, &r.sequences}, {&chip_share, &r.chip_sequences}}) {
+    for (const models::SequenceGroup& g : from->groups) {
+      to->push_back(SequenceRecord{g.count, g.q_len, g.history, g.decode ? "decode" : "prefill"});
+    }
+  }
   r.kv_dtype = std::string(models::name_of(w.kv_format));
   r.mla_mode = std::string(models::name_of(w.mla_mode));
   r.prefill_mla_mode = std::string(models::name_of(w.prefill_mla_mode));

@@ -82,9 +82,7 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
   if (q.shared_kv && q.v_dim > q.qk_dim) throw hw::ConfigError("--shared-kv: needs --v-dim <= --qk-dim");
   const hw::Chip chip = with_cores(full, cores);
   ops::AttentionShape a;
-  a.batch = q.batch;
-  a.q_len = q.q_len;
-  a.kv_len = q.kv_len;
+  a.groups = {ops::QueryGroup{q.batch, q.q_len, q.kv_len}};
   a.heads = q.heads;
   a.kv_heads = q.kv_heads;
   a.qk_dim = q.qk_dim;
@@ -95,13 +93,13 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
   if (q.causal && a.decode) throw hw::ConfigError("--causal: applies to prefill (--q-len equal to --kv-len)");
   a.causal = q.causal;
   ops::OpGraph g;
-  const ops::OpId fa2 = ops::add_op(g, models::detail::fa2_op(a, a.batch * a.kv_len * a.kv_heads * a.kv_token_bytes));
+  const ops::OpId fa2 = ops::add_op(g, models::detail::fa2_op(a, a.keys() * a.kv_heads * a.kv_token_bytes));
   if (a.decode) {  // split over the history: the partial outputs are merged too
     ops::add_dependency(g, fa2, ops::add_op(g, models::detail::combine_op(a)));
   }
   OpRunResult r = simulate_alone(chip, g, hw::DType::bf16);
   r.op = "fa2";
-  r.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}{}{}", a.batch, a.q_len, a.kv_len, a.heads, a.kv_heads, a.qk_dim,
+  r.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}{}{}", q.batch, q.q_len, q.kv_len, a.heads, a.kv_heads, a.qk_dim,
                         a.v_dim, q.shared_kv ? " shared-kv" : "", a.causal ? " causal" : "");
   r.unique_bytes = ops::unique_bytes(g, fa2);
   return r;

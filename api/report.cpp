@@ -13,7 +13,7 @@
 namespace api {
 namespace {
 
-constexpr int kJsonSchemaVersion = 1;
+constexpr int kJsonSchemaVersion = 2;
 
 std::string kv_engine_name(const RunDescription& run) { return kv_read_engine_name(run.chip, run.options); }
 
@@ -29,8 +29,6 @@ std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool j
   }
   return out;
 }
-
-std::string phase_name(const models::Workload& w) { return w.decode() ? "decode" : "prefill"; }
 
 // "int4 g64" for grouped integer weights, else the dtype's name.
 std::string weights_label(const models::Workload& w) {
@@ -100,8 +98,12 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
 
 // Tokens per second of the whole deployment: a decode step processes B * q_len new tokens (B over
 // all DP ranks), a prefill B * q_len prompt tokens.
+std::string phase_name(const models::Workload& w) {
+  return w.has_decode() && w.has_prefill() ? "mixed" : w.decode() ? "decode" : "prefill";
+}
+
 double tokens_per_s(const models::Workload& w, sim::Tick total) {
-  const double tokens = static_cast<double>(w.batch * w.q_len);
+  const double tokens = static_cast<double>(w.tokens());
   return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
 }
 
@@ -146,24 +148,32 @@ void write_aligned(std::ostream& out, const std::vector<std::string>& header,
 void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   const models::Workload& w = run.workload;
   const bool step = run.scope == Scope::step;
-  fmt::print(out, "g5sim: {} {}, {} B={} q_len={} kv_len={} kv={} weights={}, on {} ({} cores)\n", run.model.name,
+  const std::string batch_text =
+      w.uniform() ? fmt::format("B={} q_len={} kv_len={}", w.sequences(), w.max_q_len(), w.max_kv_len())
+                  : fmt::format("{} sequences {}", w.sequences(), models::mix_text(w.groups));
+  fmt::print(out, "g5sim: {} {}, {} {} kv={} weights={}, on {} ({} cores)\n", run.model.name,
              step ? fmt::format("decoder step ({} of {} layers{})", run.layers, run.model.num_hidden_layers,
                                 run.micro_batches > 1 ? fmt::format(", {} micro-batches", run.micro_batches) : "")
              : run.model.attention == models::AttentionKind::mla
                  ? fmt::format("MLA attention block ({})", models::name_of(w.compute_mode()))
                  : std::string("attention block"),
-             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), weights_label(w), run.chip.name,
-             run.chip.cores);
+             phase_name(w), batch_text, models::name_of(w.kv_format), weights_label(w), run.chip.name, run.chip.cores);
   if (run.model.attention == models::AttentionKind::mla) {
     fmt::print(out, "mla mode: {} (cache and decode), prefill compute {}\n", models::name_of(w.mla_mode),
                models::name_of(w.prefill_mla_mode));
   }
-  if (w.decode()) fmt::print(out, "kv_cache_read route: {}\n", kv_engine_name(run));
+  if (w.has_prefill()) {
+    // Only where the default was not asked for: uniform decode and prefill tables stay as they were.
+    if (w.prefill_attention != models::PrefillAttention::causal || !w.uniform()) {
+      fmt::print(out, "prefill attention: {}\n", models::name_of(w.prefill_attention));
+    }
+  }
+  if (w.history_tokens() > 0) fmt::print(out, "kv_cache_read route: {}\n", kv_engine_name(run));
   const models::Parallelism& p = run.parallelism;
   fmt::print(out, "sharding: tp {} ep {} dp {} ({} chip{}{}); this chip runs {} of the {} sequence{}\n", p.tp, p.ep,
              p.dp, p.chips(), p.chips() == 1 ? "" : "s",
-             run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "", w.batch / p.dp, w.batch,
-             w.batch == 1 ? "" : "s");
+             run.automatic_sharding ? ", chosen as the smallest that fits DDR" : "",
+             models::chip_workload(w, p).sequences(), w.sequences(), w.sequences() == 1 ? "" : "s");
   if (step) {
     fmt::print(out, "memory per chip: weights {:.2f} GiB + KV cache {:.2f} GiB = {:.2f} GiB of {:.2f} GiB\n",
                run.footprint.weight_bytes / 1073741824.0, run.footprint.kv_cache_bytes / 1073741824.0,
@@ -237,14 +247,27 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out, "  \"micro_batches\": {},\n", run.micro_batches);
   fmt::print(out,
-             "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, \"kv_dtype\": \"{}\", "
+             "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, "
+             "\"prefill_attention\": \"{}\", \"kv_dtype\": \"{}\", "
              "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"weight_group_size\": {}, "
              "\"kv_read_engine\": "
              "\"{}\", \"attn_split\": \"{}\", \"prefetch_weights\": {}}},\n",
-             phase_name(w), w.batch, w.q_len, w.kv_len, models::name_of(w.kv_format), models::name_of(w.mla_mode),
-             models::name_of(w.prefill_mla_mode), models::name_of(w.weight_dtype), w.weight_group, kv_engine_name(run),
+             phase_name(w), w.sequences(), w.max_q_len(), w.max_kv_len(), models::name_of(w.prefill_attention),
+             models::name_of(w.kv_format), models::name_of(w.mla_mode), models::name_of(w.prefill_mla_mode),
+             models::name_of(w.weight_dtype), w.weight_group, kv_engine_name(run),
              run.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head",
              run.options.prefetch_weights ? "true" : "false");
+  // The step's sequences over all chips, and the simulated chip's share (its DP rank's).
+  auto groups_json = [](const models::Workload& of) {
+    std::string text;
+    for (const models::SequenceGroup& g : of.groups) {
+      text += fmt::format("{}{{\"count\": {}, \"q_len\": {}, \"history\": {}, \"path\": \"{}\"}}",
+                          text.empty() ? "" : ", ", g.count, g.q_len, g.history, g.decode ? "decode" : "prefill");
+    }
+    return text;
+  };
+  fmt::print(out, "  \"sequences\": [{}],\n", groups_json(w));
+  fmt::print(out, "  \"chip_sequences\": [{}],\n", groups_json(models::chip_workload(w, run.parallelism)));
   fmt::print(out, "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
              run.automatic_sharding ? "true" : "false");

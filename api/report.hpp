@@ -53,6 +53,8 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& timeline);
 std::string kv_read_engine_name(const hw::Chip& chip, const ops::LoweringOptions& options);
 
 /// Tokens per second of the whole deployment: B * q_len tokens (B over all DP ranks) per step.
+/// "decode", "prefill", or "mixed" when the step has groups on both paths.
+std::string phase_name(const models::Workload& workload);
 double tokens_per_s(const models::Workload& workload, sim::Tick total);
 /// The same over the deployment's chips: tokens_per_s / chips (what one chip delivers).
 double tokens_per_s_per_chip(const models::Workload& workload, sim::Tick total, const models::Parallelism& p);

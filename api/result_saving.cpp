@@ -26,6 +26,7 @@ void each_field(R& r, F&& field) {
   field("weight_dtype", r.weight_dtype);
   field("kv_read_engine", r.kv_read_engine);
   field("attn_split", r.attn_split);
+  field("prefill_attention", r.prefill_attention);
   field("chip_source", r.chip_source);
   field("chip_sha256", r.chip_sha256);
   field("model_source", r.model_source);
@@ -100,7 +101,15 @@ void each_kind_field(K& k, F&& field) {
   field("bound_by", k.bound_by);
 }
 
-constexpr int kSavedVersion = 1;
+template <class S, class F>
+void each_sequence_field(S& s, F&& field) {
+  field("count", s.count);
+  field("q_len", s.q_len);
+  field("history", s.history);
+  field("path", s.path);
+}
+
+constexpr int kSavedVersion = 2;
 
 }  // namespace
 
@@ -119,6 +128,14 @@ std::string Result::saved() const {
     doc["kinds"].push_back(std::move(kind));
   }
   for (const EngineCommands& e : commands) doc["commands"].push_back({e.engine, e.commands});
+  for (const auto& [key, list] : {std::pair{"sequences", &sequences}, {"chip_sequences", &chip_sequences}}) {
+    doc[key] = nlohmann::json::array();
+    for (const SequenceRecord& g : *list) {
+      nlohmann::json entry;
+      each_sequence_field(g, [&](const char* name, const auto& v) { entry[name] = v; });
+      doc[key].push_back(std::move(entry));
+    }
+  }
   doc["json"] = json();
   doc["table"] = table();
   return doc.dump();
@@ -142,6 +159,12 @@ Result Result::restore(const std::string& saved) {
     }
     for (const nlohmann::json& e : doc.value("commands", nlohmann::json::array())) {
       r.commands.push_back({e.at(0).get<std::string>(), e.at(1).get<std::uint64_t>()});
+    }
+    for (const auto& [key, list] : {std::pair{"sequences", &r.sequences}, {"chip_sequences", &r.chip_sequences}}) {
+      for (const nlohmann::json& entry : doc.at(key)) {
+        SequenceRecord& g = list->emplace_back();
+        each_sequence_field(g, [&](const char* name, auto& v) { entry.at(name).get_to(v); });
+      }
     }
     r.saved_ =
         std::make_shared<const Saved>(Saved{doc.at("json").get<std::string>(), doc.at("table").get<std::string>()});

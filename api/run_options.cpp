@@ -11,9 +11,11 @@
 #include <utility>
 
 #include "api/result_state.hpp"
+#include "hw/config_error.hpp"
 #include "models/model_spec.hpp"
 #include "models/run_limits.hpp"
 #include "models/weight_format.hpp"
+#include "models/workload.hpp"
 
 namespace g5sim {
 namespace {
@@ -54,6 +56,32 @@ std::string mla_only(const Model& model, const Request&) {
 std::string mla_prefill_only(const Model& model, const Request& request) {
   if (std::string why = mla_only(model, request); !why.empty()) return why;
   return request.phase == "decode" ? "it sets MLA prefill compute, and this is a decode step" : "";
+}
+
+bool mixed(const Request& request) { return !request.mix.empty() || !request.seqs.empty(); }
+
+std::string uniform_only(const Model&, const Request& request) {
+  if (!mixed(request)) return {};
+  return fmt::format("the step's sequences are given by {}", request.mix.empty() ? "--seqs" : "--mix");
+}
+
+std::string mixed_only(const Model&, const Request& request) {
+  return mixed(request) ? "" : "it classifies the groups of --mix and --seqs; --phase says what a uniform step is";
+}
+
+std::string with_prefill_only(const Model&, const Request& request) {
+  if (!request.seqs.empty()) return {};
+  if (!request.mix.empty()) {
+    try {
+      const auto groups = models::parse_mix(request.mix, request.decode_max_q);
+      if (std::any_of(groups.begin(), groups.end(), [](const models::SequenceGroup& g) { return !g.decode; }))
+        return {};
+    } catch (const hw::ConfigError&) {
+      return {};  // the run itself says what is wrong with the mix
+    }
+    return "every group of --mix is a decode: there is no prefill attention";
+  }
+  return request.phase == "decode" ? "a decode step has no prefill attention" : "";
 }
 
 std::string decode_history_only(const Model&, const Request& request) {
@@ -99,7 +127,7 @@ const std::vector<Row>& rows() {
         .takes = kAxis,
         .json_key = "phase"},
        &Request::phase,
-       nullptr,
+       uniform_only,
        word<&Result::phase>},
       {{.name = "batch",
         .flag = "--batch",
@@ -113,7 +141,7 @@ const std::vector<Row>& rows() {
         .takes = kAxis,
         .json_key = "batch"},
        &Request::batch,
-       nullptr,
+       uniform_only,
        number<&Result::batch>},
       {{.name = "ctx",
         .flag = "--ctx",
@@ -126,7 +154,7 @@ const std::vector<Row>& rows() {
         .json_key = "kv_len",
         .library_names = {"kv_len"}},
        &Request::ctx,
-       nullptr,
+       uniform_only,
        number<&Result::kv_len>},
       {{.name = "q_len",
         .flag = "--q-len",
@@ -140,8 +168,42 @@ const std::vector<Row>& rows() {
         .takes = kAxis,
         .json_key = "q_len"},
        &Request::q_len,
-       nullptr,
+       uniform_only,
        number<&Result::q_len>},
+      {{.name = "mix",
+        .flag = "--mix",
+        .type = T::text,
+        .optional = true,
+        .default_doc = "one group: --batch sequences of --q-len tokens at --ctx",
+        .unit = "groups",
+        .doc = "the step's sequences as groups COUNTxQ_LEN@HISTORY,... (64x1@4096,1x2048@0: 64 decodes at 4096 "
+               "beside a 2048-token prompt; HISTORY: tokens read from the KV cache)",
+        .takes = kRun | kValidation},
+       &Request::mix,
+       nullptr,
+       nullptr},
+      {{.name = "seqs",
+        .flag = "--seqs",
+        .type = T::path,
+        .optional = true,
+        .default_doc = "one group: --batch sequences of --q-len tokens at --ctx",
+        .doc = "the step's sequences from a CSV file: header count,q_len,history, then a group per row",
+        .takes = kRun},
+       &Request::seqs,
+       nullptr,
+       nullptr},
+      {{.name = "decode_max_q",
+        .flag = "--decode-max-q",
+        .type = T::count,
+        .min = 1,
+        .max = models::kMaxContext,
+        .unit = "tokens",
+        .doc = "a --mix/--seqs group with history and at most this q_len runs the decode kernel (a decode or a "
+               "speculative verify); a longer one is a prefill chunk",
+        .takes = kRun | kValidation},
+       &Request::decode_max_q,
+       mixed_only,
+       nullptr},
       {{.name = "kv_dtype",
         .flag = "--kv-dtype",
         .type = T::text,
@@ -173,6 +235,17 @@ const std::vector<Row>& rows() {
        &Request::prefill_mla_mode,
        mla_prefill_only,
        word<&Result::prefill_mla_mode>},
+      {{.name = "prefill_attention",
+        .flag = "--prefill-attention",
+        .type = T::text,
+        .choices = "causal,full",
+        .doc = "prefill and chunk attention: causal (each query sees the keys up to itself) or full (every key, a "
+               "padded static mask as Sophgo's compiled demos run)",
+        .takes = kFixed | kValidation,
+        .json_key = "prefill_attention"},
+       &Request::prefill_attention,
+       with_prefill_only,
+       word<&Result::prefill_attention>},
       {{.name = "weight_dtype",
         .flag = "--weight-dtype",
         .type = T::text,

@@ -40,10 +40,53 @@ OpNode cache_read_op(const ops::AttentionShape& attn, std::uint64_t bytes) {
   OpNode r;
   r.name = "kv_cache_read";
   r.kind = OpKind::kv_cache_read;
-  r.shape = fmt::format("[{}, {}, {}] x {} B", attn.batch, attn.kv_len, attn.kv_heads, attn.kv_token_bytes);
+  r.shape = attn.groups.size() == 1
+                ? fmt::format("[{}, {}, {}] x {} B", attn.groups[0].count, attn.groups[0].kv_len, attn.kv_heads,
+                              attn.kv_token_bytes)
+                : fmt::format("[{}, {}] x {} B", attn.batch_text(), attn.kv_heads, attn.kv_token_bytes);
   r.payload = attn;
   r.kv_bytes = bytes;
   return r;
+}
+
+// The sequences of a one-path workload as the attention sees them: each group's queries over
+// its kv_len() keys (decode: the history, which holds this step's tokens; prefill: history + chunk).
+std::vector<ops::QueryGroup> attended_groups(const Workload& w) {
+  std::vector<ops::QueryGroup> out;
+  for (const SequenceGroup& g : w.groups) out.push_back({g.count, g.q_len, g.kv_len()});
+  return out;
+}
+
+// A prefill part's chunks over their cached history: the groups with one, every query seeing all
+// of it (the history precedes the chunk).
+std::vector<ops::QueryGroup> history_groups(const Workload& w) {
+  std::vector<ops::QueryGroup> out;
+  for (const SequenceGroup& g : w.groups) {
+    if (g.history > 0) out.push_back({g.count, g.q_len, g.history});
+  }
+  return out;
+}
+
+// A prefill part's chunks over themselves: q_len queries over their q_len fresh keys (`attended`:
+// the part's groups as attended, whose kv_len a DSA selection may have cut below the prompt).
+std::vector<ops::QueryGroup> self_groups(const Workload& w, const std::vector<ops::QueryGroup>& attended) {
+  std::vector<ops::QueryGroup> out;
+  for (std::size_t i = 0; i < w.groups.size(); ++i) {
+    out.push_back({w.groups[i].count, w.groups[i].q_len, attended[i].kv_len - w.groups[i].history});
+  }
+  return out;
+}
+
+// Bytes of `tokens` cached rows of one layer, in the workload's cache.
+std::uint64_t cache_bytes(const ModelSpec& m, const Workload& w, std::uint64_t tp, std::uint64_t tokens) {
+  return hw::checked("the KV bytes per layer",
+                     [&] { return (hw::Count(tokens) * kv_bytes_per_token_per_layer(m, w, tp)).value(); });
+}
+
+std::uint64_t fresh_tokens(const Workload& w) {
+  hw::Count n(0);
+  for (const SequenceGroup& g : w.groups) n += hw::Count(g.count) * g.q_len;
+  return n.value();
 }
 
 // fa2 (+ the history read and the combine in decode); returns the op whose output feeds the
@@ -65,6 +108,18 @@ OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::ui
   return combine;
 }
 
+// A prefill part with cached history: the chunks' causal attention over themselves
+// (`self_attention`) and their attention over their history, as a decode over it
+// (`history_attention`: split over the cores by history tokens, every chunk query seeing all of
+// it), merged by the history attention's combine, as vLLM merges a chunk's attention over its
+// context with the log-sum-exp of each part. Returns the merged output (the combine), or the
+// self attention alone when no chunk has history.
+OpId merge_chunk_attention(LayerGraph& lg, std::optional<OpId> history_attention, OpId self_attention) {
+  if (!history_attention) return self_attention;
+  lg.depend(self_attention, *history_attention);
+  return *history_attention;
+}
+
 // DeepSeek-V3.2's lightning indexer (DSA), in decode and in prefill. It scores the history with
 // its own small key cache and keeps the top index_topk rows per query token:
 //   indexer_q_proj      [T, r_q] x [r_q, h_i d_i]           (h_i index heads of d_i)
@@ -77,10 +132,11 @@ OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::ui
 //                       (ReLU, weights), so [q, kv_len] scores are stored per sequence (prefill:
 //                       the whole causal square is counted, an upper bound)
 //   indexer_topk        weighs and selects min(kv_len, topk) rows per query token.
-// Returns indexer_topk.
+// DSA runs on one group per path (a uniform decode or prompt batch). Returns indexer_topk.
 OpId add_indexer(LayerGraph& lg, const ModelSpec& m, const Workload& w, OpId q_latent, OpId attn_norm) {
   const DsaSpec& dsa = *m.dsa;
-  const std::uint64_t T = w.batch * w.q_len, H = m.hidden_size;
+  const SequenceGroup& g = w.groups.front();
+  const std::uint64_t T = w.tokens(), H = m.hidden_size, kv_len = g.kv_len();
   const std::uint64_t hi = dsa.index_n_heads, di = dsa.index_head_dim;
   const std::uint64_t key_bytes = di + 4;  // fp8 key and its fp32 scale
   const std::uint64_t q_width = m.q_lora_rank ? *m.q_lora_rank : H;
@@ -94,7 +150,7 @@ OpId add_indexer(LayerGraph& lg, const ModelSpec& m, const Workload& w, OpId q_l
   const OpId idx_write = lg.add(write);
   lg.depend(idx_k, idx_write);
 
-  OpNode score = matmul_op("indexer_score", w.batch, w.q_len * hi, di, w.kv_len);
+  OpNode score = matmul_op("indexer_score", g.count, g.q_len * hi, di, kv_len);
   score.dtype = DType::fp8;
   score.mm().b_col_bytes = key_bytes;
   score.mm().out_reduce = hi;
@@ -104,8 +160,8 @@ OpId add_indexer(LayerGraph& lg, const ModelSpec& m, const Workload& w, OpId q_l
     OpNode read;
     read.name = "indexer_cache_read";
     read.kind = OpKind::indexer_cache_read;
-    read.shape = fmt::format("[{}, {}] x {} B", w.batch, w.kv_len, key_bytes);
-    read.kv_bytes = w.batch * w.kv_len * key_bytes;
+    read.shape = fmt::format("[{}, {}] x {} B", g.count, kv_len, key_bytes);
+    read.kv_bytes = g.count * kv_len * key_bytes;
     const OpId idx_read = lg.add(read);
     lg.depend(idx_write, idx_read);
     lg.depend(idx_read, idx_score, EdgeKind::same_core);
@@ -113,10 +169,10 @@ OpId add_indexer(LayerGraph& lg, const ModelSpec& m, const Workload& w, OpId q_l
     lg.depend(idx_write, idx_score);  // this step's keys, as written
   }
 
-  const std::uint64_t selected = std::min(w.kv_len, dsa.index_topk);
+  const std::uint64_t selected = std::min(kv_len, dsa.index_topk);
   std::uint64_t passes = 0;
   while ((std::uint64_t{1} << passes) < selected) ++passes;
-  OpNode topk = vector_op("indexer_topk", OpKind::indexer_topk, T, w.kv_len, passes + 1);
+  OpNode topk = vector_op("indexer_topk", OpKind::indexer_topk, T, kv_len, passes + 1);
   topk.vec().store_row_bytes = selected * 4;  // int32 row indices
   topk.vec().topk = selected;
   const OpId idx_topk = lg.add(topk);
@@ -133,10 +189,9 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
                           const KvCacheLayout& cache, OpId q_latent, OpId attn_norm,
                           std::initializer_list<OpId> fa2_inputs) {
   const OpId idx_topk = add_indexer(lg, m, w, q_latent, attn_norm);
-  const std::uint64_t selected = std::min(w.kv_len, m.dsa->index_topk);
-  attn.kv_len = selected;
+  for (ops::QueryGroup& g : attn.groups) g.kv_len = std::min(g.kv_len, m.dsa->index_topk);
   attn.gather = true;
-  const std::uint64_t gathered = w.batch * selected * cache.bytes_per_token();
+  const std::uint64_t gathered = attn.keys() * cache.bytes_per_token();
   OpNode gather = cache_read_op(attn, gathered);
   const OpId gather_op = lg.add(gather);
   lg.depend(idx_topk, gather_op);
@@ -149,7 +204,7 @@ OpId add_sparse_attention(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   return combine;
 }
 
-// MLA's projections up to the cache write, shared by every mode.
+// MLA's projections up to the cache write, shared by every mode and both paths.
 struct MlaProjections {
   OpId attn_norm, q_b, q_latent, rope, cache_write;
   std::optional<OpId> kv_b;  ///< the new tokens' per-head K_nope and V, when a mode needs them
@@ -157,7 +212,7 @@ struct MlaProjections {
 
 MlaProjections add_mla_projections(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input,
                                    std::uint64_t tp, const KvCacheLayout& cache) {
-  const std::uint64_t T = w.batch * w.q_len;
+  const std::uint64_t T = w.tokens();
   const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp;
   const std::uint64_t dc = m.kv_lora_rank, dr = m.qk_rope_head_dim, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
   MlaProjections p;
@@ -184,10 +239,13 @@ MlaProjections add_mla_projections(LayerGraph& lg, const ModelSpec& m, const Wor
   lg.depend(kv_a, kv_a_norm);
   lg.depend(p.q_b, p.rope);
   lg.depend(kv_a, p.rope);
-  // The new tokens' per-head K_nope and V (W_UK, W_UV applied): needed by an expanded cache and by
-  // a prefill that runs MHA.
-  if (w.mla_mode == MlaMode::expanded || (!w.decode() && w.compute_mode() != MlaMode::absorb)) {
-    p.kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, T, dc, n * (dn + dv)), w.weight_format()));
+  // The new tokens' per-head K_nope and V (W_UK, W_UV applied): needed by an expanded cache (all
+  // of them) and by a prefill that runs MHA (its own).
+  const Workload prefill = w.part(false);
+  const bool mha_prefill = !prefill.groups.empty() && prefill.compute_mode() != MlaMode::absorb;
+  if (w.mla_mode == MlaMode::expanded || mha_prefill) {
+    const std::uint64_t rows = w.mla_mode == MlaMode::expanded ? T : prefill.tokens();
+    p.kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, rows, dc, n * (dn + dv)), w.weight_format()));
     lg.depend(kv_a_norm, *p.kv_b);
   }
   p.cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
@@ -197,15 +255,24 @@ MlaProjections add_mla_projections(LayerGraph& lg, const ModelSpec& m, const Wor
   return p;
 }
 
-// Absorb: MQA over the latent, scores on d_c + d_r, values on d_c; v_up and o_proj after it.
+// The shape every MLA attention of a part starts from.
+ops::AttentionShape mla_attention(const ModelSpec& m, const Workload& part, std::uint64_t tp) {
+  ops::AttentionShape attn;
+  attn.groups = attended_groups(part);
+  attn.heads = m.num_attention_heads / tp;
+  attn.decode = part.decode();
+  attn.causal = !part.decode() && part.prefill_attention == PrefillAttention::causal;
+  return attn;
+}
+
+// Absorb: MQA over the latent, scores on d_c + d_r, values on d_c; v_up after it. Returns v_up.
 OpId add_mla_absorb(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uint64_t tp, const MlaProjections& p,
                     ops::AttentionShape attn, const KvCacheLayout& cache, std::optional<OpId> prefill_selection) {
-  const std::uint64_t T = w.batch * w.q_len;
+  const std::uint64_t T = w.tokens();
   const std::uint64_t n = m.num_attention_heads / tp, dc = m.kv_lora_rank, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
   attn.qk_dim = dc + m.qk_rope_head_dim;
   attn.v_dim = dc;
   set_history(attn, cache);
-  if (!w.decode()) set_history(attn, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
   const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), w.weight_format()));
   lg.depend(p.q_b, q_absorb);
   // The absorption runs once this step's latent rows are in the cache. The history read is tied
@@ -215,32 +282,48 @@ OpId add_mla_absorb(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::
   OpId out;
   if (m.dsa && w.decode()) {
     out = add_sparse_attention(lg, m, w, attn, cache, p.q_latent, p.attn_norm, {q_absorb, p.rope, p.cache_write});
-  } else {
-    out = add_attention_core(lg, attn, kv_read_bytes(m, w, tp), q_absorb, EdgeKind::order,
+  } else if (w.decode()) {
+    out = add_attention_core(lg, attn, cache_bytes(m, w, tp, w.history_tokens()), q_absorb, EdgeKind::order,
                              {q_absorb, p.rope, p.cache_write});
-    if (prefill_selection) lg.depend(*prefill_selection, out);
+  } else {
+    // Prefill: the fresh latents, bf16 as written, causally; then the chunks' history latents
+    // from the cache (a decode over them), merged.
+    ops::AttentionShape self = attn;
+    self.groups = self_groups(w, attn.groups);
+    set_history(self, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
+    const OpId fa2 = add_attention_core(lg, self, cache_bytes(m, w, tp, fresh_tokens(w)), q_absorb, EdgeKind::order,
+                                        {q_absorb, p.rope, p.cache_write});
+    if (prefill_selection) lg.depend(*prefill_selection, fa2);
+    std::optional<OpId> over_history;
+    if (w.history_tokens() > 0) {
+      ops::AttentionShape history = attn;
+      history.groups = history_groups(w);
+      history.decode = true, history.causal = false;
+      over_history = add_attention_core(lg, history, cache_bytes(m, w, tp, w.history_tokens()), q_absorb,
+                                        EdgeKind::order, {q_absorb, p.rope, p.cache_write});
+    }
+    out = merge_chunk_attention(lg, over_history, fa2);
   }
   const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_format()));
-  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, m.hidden_size), w.weight_format()));
   lg.depend(out, v_up);
-  lg.depend(v_up, o_proj);
-  return o_proj;
+  return v_up;
 }
 
 // Standard decode: the cached latent rows (d_c + d_r each, in the cache format) read as the A
 // operand of [B kv_len, d_c + d_r] x [., n (d_n + d_v)], streamed beside the up-projection. The
 // RoPE columns ride through the cube; the FLOPs count the d_c part, which is what it computes.
+// `attn` holds the sequences whose history is up-projected (their kv_len: the history).
 OpId add_kv_up_projection(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uint64_t tp,
                           const ops::AttentionShape& attn, const KvCacheLayout& cache, OpId cache_write) {
   const std::uint64_t n = m.num_attention_heads / tp, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
   const std::uint64_t dn = m.qk_nope_head_dim, dv = m.v_head_dim;
+  const std::uint64_t rows = w.history_tokens();
   ops::AttentionShape latent = attn;
   set_history(latent, cache);
-  const OpId read_op = lg.add(cache_read_op(latent, kv_read_bytes(m, w, tp)));
+  const OpId read_op = lg.add(cache_read_op(latent, cache_bytes(m, w, tp, rows)));
   lg.depend(cache_write, read_op);
-  OpNode up = projection(matmul_op("kv_up_proj", 1, w.batch * w.kv_len, dc + dr, n * (dn + dv)), w.weight_format());
-  up.flops = hw::checked("the FLOPs of kv_up_proj",
-                         [&] { return (hw::Count(2) * w.batch * w.kv_len * dc * n * (dn + dv)).value(); });
+  OpNode up = projection(matmul_op("kv_up_proj", 1, rows, dc + dr, n * (dn + dv)), w.weight_format());
+  up.flops = hw::checked("the FLOPs of kv_up_proj", [&] { return (hw::Count(2) * rows * dc * n * (dn + dv)).value(); });
   up.mm().a_row_bytes = cache.bytes_per_token();
   const OpId up_op = lg.add(up);
   lg.depend(read_op, up_op, EdgeKind::same_core);
@@ -248,82 +331,106 @@ OpId add_kv_up_projection(LayerGraph& lg, const ModelSpec& m, const Workload& w,
 }
 
 // MHA per head (standard, expanded; prefill's default): scores on d_n + d_r, values on d_v.
+// Returns the attention's output (fa2, or the combine).
 OpId add_mla_mha(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uint64_t tp, const MlaProjections& p,
                  ops::AttentionShape attn, const KvCacheLayout& cache, std::optional<OpId> prefill_selection) {
-  const std::uint64_t T = w.batch * w.q_len;
   const std::uint64_t n = m.num_attention_heads / tp, dn = m.qk_nope_head_dim, dv = m.v_head_dim;
-  const std::uint64_t history_bytes = kv_read_bytes(m, w, tp);
   attn.qk_dim = dn + m.qk_rope_head_dim;
   attn.v_dim = dv;
-  OpId out;
-  if (w.decode() && w.compute_mode() == MlaMode::expanded) {
-    set_history(attn, cache);  // per-head K (with its RoPE part) and V from the cache
-    out = add_attention_core(lg, attn, history_bytes, p.cache_write, EdgeKind::data, {p.q_b, p.rope, p.cache_write});
-  } else {
-    // K_nope and V come from an up-projection held as bf16 activations: of the whole latent
-    // history (standard decode) or of the prompt (prefill).
-    attn.kv_heads = n;
-    attn.kv_elements = dn + dv;
-    attn.kv_token_bytes = 2 * (dn + dv);
-    attn.kv_dequant = false;
+  // K_nope and V held as bf16 activations after an up-projection.
+  auto as_activations = [&](ops::AttentionShape& a) {
+    a.kv_heads = n;
+    a.kv_elements = dn + dv;
+    a.kv_token_bytes = 2 * (dn + dv);
+    a.kv_dequant = false;
+  };
+  // Attention over cached history, as a decode: per-head K (with its RoPE part) and V read from
+  // an expanded cache, or the latent history read and up-projected (standard).
+  auto over_history = [&](ops::AttentionShape a, const std::vector<OpId>& extra_inputs) {
+    const std::uint64_t history_bytes = cache_bytes(m, w, tp, w.history_tokens());
+    if (w.mla_mode == MlaMode::expanded) {
+      set_history(a, cache);
+      return add_attention_core(lg, a, history_bytes, p.cache_write, EdgeKind::data, {p.q_b, p.rope, p.cache_write});
+    }
+    as_activations(a);
     std::vector<OpId> inputs{p.q_b, p.rope, p.cache_write};
-    if (w.decode()) {
-      inputs.push_back(add_kv_up_projection(lg, m, w, tp, attn, cache, p.cache_write));
-    } else {
-      inputs.push_back(*p.kv_b);
-      if (prefill_selection) inputs.push_back(*prefill_selection);
-    }
-    const OpId fa2 = lg.add(fa2_op(attn, history_bytes));
+    inputs.insert(inputs.end(), extra_inputs.begin(), extra_inputs.end());
+    inputs.push_back(add_kv_up_projection(lg, m, w, tp, a, cache, p.cache_write));
+    const OpId fa2 = lg.add(fa2_op(a, history_bytes));
     for (OpId in : inputs) lg.depend(in, fa2);
-    out = fa2;
-    if (w.decode()) {
-      out = lg.add(combine_op(attn));
-      lg.depend(fa2, out);
+    const OpId combine = lg.add(combine_op(a));
+    lg.depend(fa2, combine);
+    return combine;
+  };
+  if (w.decode()) {
+    if (w.compute_mode() == MlaMode::expanded) {
+      set_history(attn, cache);
+      return add_attention_core(lg, attn, cache_bytes(m, w, tp, w.history_tokens()), p.cache_write, EdgeKind::data,
+                                {p.q_b, p.rope, p.cache_write});
     }
+    return over_history(attn, {});
   }
-  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * dv, m.hidden_size), w.weight_format()));
-  lg.depend(out, o_proj);
-  return o_proj;
+  // Prefill: every sequence over its own tokens (K_nope and V from kv_b_proj), then the chunks
+  // over their history, merged.
+  ops::AttentionShape self = attn;
+  self.groups = self_groups(w, attn.groups);
+  as_activations(self);
+  std::vector<OpId> inputs{p.q_b, p.rope, p.cache_write, *p.kv_b};
+  if (prefill_selection) inputs.push_back(*prefill_selection);
+  const OpId fa2 = lg.add(fa2_op(self, cache_bytes(m, w, tp, fresh_tokens(w))));
+  for (OpId in : inputs) lg.depend(in, fa2);
+  std::optional<OpId> history;
+  if (w.history_tokens() > 0) {
+    ops::AttentionShape h = attn;
+    h.groups = history_groups(w);
+    h.decode = true, h.causal = false;
+    history = over_history(h, {});
+  }
+  return merge_chunk_attention(lg, history, fa2);
 }
 
 OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
   const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
   const MlaProjections p = add_mla_projections(lg, m, w, input, tp, cache);
-  ops::AttentionShape attn;
-  attn.batch = w.batch;
-  attn.q_len = w.q_len;
-  attn.kv_len = w.kv_len;
-  attn.heads = m.num_attention_heads / tp;
-  attn.decode = w.decode();
-  if (m.dsa && w.decode() && w.compute_mode() != MlaMode::absorb) {
-    throw hw::InputError("mla_mode", fmt::format("{}'s sparse attention (DSA) runs in absorb mode", m.name));
+  const std::uint64_t n = m.num_attention_heads / tp;
+  std::vector<OpId> outputs;
+  for (const bool decode_path : {true, false}) {
+    const Workload part = w.part(decode_path);
+    if (part.groups.empty()) continue;
+    ops::AttentionShape attn = mla_attention(m, part, tp);
+    if (m.dsa && part.decode() && part.compute_mode() != MlaMode::absorb) {
+      throw hw::InputError("mla_mode", fmt::format("{}'s sparse attention (DSA) runs in absorb mode", m.name));
+    }
+    if (m.dsa && (part.groups.size() > 1 || (!part.decode() && part.history_tokens() > 0))) {
+      throw hw::InputError("mix", fmt::format("{}'s sparse attention (DSA) is modelled for one group of decodes and "
+                                              "one of prompts per step, without prefill chunks",
+                                              m.name));
+    }
+    // DSA in prefill: the indexer runs over the prompt and each query token attends its top
+    // min(kv_len, topk) rows (fa2 counts them as its kv_len; the prompt's K/V stay its bytes).
+    // Up to topk the selection keeps the causal prefix; beyond it every query is counted with
+    // topk rows (the first topk queries have fewer: an upper bound).
+    std::optional<OpId> prefill_selection;
+    if (m.dsa && !part.decode()) {
+      prefill_selection = add_indexer(lg, m, part, p.q_latent, p.attn_norm);
+      for (ops::QueryGroup& g : attn.groups) {
+        if (g.kv_len > m.dsa->index_topk) g.kv_len = m.dsa->index_topk, attn.causal = false;
+      }
+    }
+    outputs.push_back(part.compute_mode() == MlaMode::absorb
+                          ? add_mla_absorb(lg, m, part, tp, p, attn, cache, prefill_selection)
+                          : add_mla_mha(lg, m, part, tp, p, attn, cache, prefill_selection));
   }
-  // DSA in prefill: the indexer runs over the prompt and each query token attends its top
-  // min(kv_len, topk) rows (fa2 counts them as its kv_len; the prompt's K/V stay its bytes).
-  std::optional<OpId> prefill_selection;
-  if (m.dsa && !w.decode()) {
-    prefill_selection = add_indexer(lg, m, w, p.q_latent, p.attn_norm);
-    attn.kv_len = std::min(w.kv_len, m.dsa->index_topk);
-  }
-  return w.compute_mode() == MlaMode::absorb ? add_mla_absorb(lg, m, w, tp, p, attn, cache, prefill_selection)
-                                             : add_mla_mha(lg, m, w, tp, p, attn, cache, prefill_selection);
+  const std::uint64_t dv = m.v_head_dim;
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, w.tokens(), n * dv, m.hidden_size), w.weight_format()));
+  for (OpId out : outputs) lg.depend(out, o_proj);
+  return o_proj;
 }
 
 OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
-  const std::uint64_t T = w.batch * w.q_len;
+  const std::uint64_t T = w.tokens();
   const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp, g = m.num_key_value_heads / tp, d = m.head_dim;
   const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
-
-  ops::AttentionShape attn;
-  attn.batch = w.batch;
-  attn.q_len = w.q_len;
-  attn.kv_len = w.kv_len;
-  attn.heads = n;
-  attn.qk_dim = d;
-  attn.v_dim = d;
-  set_history(attn, cache);
-  if (!w.decode()) attn.kv_token_bytes = 2 * attn.kv_elements, attn.kv_dequant = false;  // fresh K/V in bf16
-  attn.decode = w.decode();
 
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
   if (input) lg.depend(*input, attn_norm);
@@ -343,10 +450,42 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   lg.depend(qkv, rope);
   lg.depend(qkv, cache_write);
   lg.depend(rope, cache_write);
-  const OpId attention_out =
-      add_attention_core(lg, attn, kv_read_bytes(m, w, tp), cache_write, EdgeKind::data, {rope, cache_write});
+  std::vector<OpId> outputs;
+  for (const bool decode_path : {true, false}) {
+    const Workload part = w.part(decode_path);
+    if (part.groups.empty()) continue;
+    ops::AttentionShape attn;
+    attn.groups = attended_groups(part);
+    attn.heads = n;
+    attn.qk_dim = d;
+    attn.v_dim = d;
+    set_history(attn, cache);
+    attn.decode = part.decode();
+    attn.causal = !part.decode() && part.prefill_attention == PrefillAttention::causal;
+    if (part.decode()) {
+      outputs.push_back(add_attention_core(lg, attn, cache_bytes(m, part, tp, part.history_tokens()), cache_write,
+                                           EdgeKind::data, {rope, cache_write}));
+      continue;
+    }
+    // Prefill: every sequence over its own fresh K/V in bf16, then the chunks over their cached
+    // history (a decode over it), merged.
+    ops::AttentionShape self = attn;
+    self.groups = self_groups(part, attn.groups);
+    self.kv_token_bytes = 2 * self.kv_elements, self.kv_dequant = false;  // fresh K/V in bf16
+    const OpId fa2 = add_attention_core(lg, self, cache_bytes(m, part, tp, fresh_tokens(part)), cache_write,
+                                        EdgeKind::data, {rope, cache_write});
+    std::optional<OpId> history;
+    if (part.history_tokens() > 0) {
+      ops::AttentionShape h = attn;
+      h.groups = history_groups(part);
+      h.decode = true, h.causal = false;
+      history = add_attention_core(lg, h, cache_bytes(m, part, tp, part.history_tokens()), cache_write, EdgeKind::data,
+                                   {rope, cache_write});
+    }
+    outputs.push_back(merge_chunk_attention(lg, history, fa2));
+  }
   const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * d, H), w.weight_format()));
-  lg.depend(attention_out, o_proj);
+  for (OpId out : outputs) lg.depend(out, o_proj);
   return o_proj;
 }
 
@@ -354,7 +493,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 
 std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w, std::uint64_t tp) {
   return hw::checked("the KV bytes read per layer", [&] {
-    return (hw::Count(w.batch) * w.kv_len * kv_bytes_per_token_per_layer(model, w, tp)).value();
+    return (hw::Count(w.history_tokens()) * kv_bytes_per_token_per_layer(model, w, tp)).value();
   });
 }
 
@@ -365,8 +504,8 @@ OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Work
                                                             : add_gqa(lg, model, workload, input, tp);
   if (tp == 1) return o_proj;
   // Each chip holds a partial sum of the [T, H] output: all-reduce it over the TP group.
-  const OpId reduce = lg.add(collective_op("attn_all_reduce", OpKind::all_reduce,
-                                           workload.batch * workload.q_len * model.hidden_size * 2, tp));
+  const OpId reduce =
+      lg.add(collective_op("attn_all_reduce", OpKind::all_reduce, workload.tokens() * model.hidden_size * 2, tp));
   lg.depend(o_proj, reduce);
   return reduce;
 }

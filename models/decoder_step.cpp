@@ -44,7 +44,7 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
   const Parallelism& p = options.parallelism;
   validate_parallelism(p, m, global);
   const Workload w = chip_workload(global, p);
-  const std::uint64_t T = w.batch * w.q_len;
+  const std::uint64_t T = w.tokens();
   std::optional<ExpertLoad> load;  // the measured load in token slots of this step
   if (options.expert_load) {
     if (!m.moe) throw hw::InputError("expert_load", fmt::format("{} has no MoE layers", m.name));
@@ -55,15 +55,21 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
         m.moe->num_experts_per_tok, step_tokens);
   }
   const std::uint64_t N = options.micro_batches;
-  if (N == 0 || N > 64 || w.batch % N != 0) {
-    throw hw::InputError("micro_batches",
-                         fmt::format("{} micro-batches must divide this chip's {} sequences (1..64)", N, w.batch));
+  const bool divides =
+      std::all_of(w.groups.begin(), w.groups.end(), [&](const SequenceGroup& g) { return N != 0 && g.count % N == 0; });
+  if (N == 0 || N > 64 || !divides) {
+    throw hw::InputError(
+        "micro_batches",
+        w.uniform() ? fmt::format("{} micro-batches must divide this chip's {} sequences (1..64)", N, w.sequences())
+                    : fmt::format("{} micro-batches must divide the count of every group of this "
+                                  "chip's sequences ({}) (1..64)",
+                                  N, mix_text(w.groups)));
   }
   if (N > 1 && options.expert_load) {
     throw hw::InputError("micro_batches", "a measured expert load describes the whole step: use one micro-batch");
   }
-  Workload mw = w;  // one micro-batch
-  mw.batch = w.batch / N;
+  Workload mw = w;  // one micro-batch: 1/N of every group
+  for (SequenceGroup& g : mw.groups) g.count /= N;
   std::optional<ExpertShare> uniform;
   if (m.moe) uniform = expert_share(m, mw, p, nullptr);
 
@@ -89,7 +95,7 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
       if (N > 1) schedule_micro_batch(graph, first, layer);
     }
   }
-  const std::uint64_t logit_rows = w.decode() ? T : w.batch;
+  const std::uint64_t logit_rows = w.logit_rows();
   const ops::OpId final_norm = outside.add(detail::rmsnorm_op("final_norm", logit_rows, m.hidden_size));
   const ops::OpId lm_head =
       outside.add(detail::matmul_op("lm_head", 1, logit_rows, m.hidden_size, m.vocab_size / p.tp));

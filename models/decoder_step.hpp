@@ -1,12 +1,14 @@
 #pragma once
 // One whole step of a decoder-only model: embedding rows, L decoder layers (attention block +
 // FFN block), final norm and lm_head.
-//   embedding    gathers the T = B * q_len token rows of the table ([T, H])
+//   embedding    gathers the T token rows of the table ([T, H]): every new token of every
+//                sequence (models/workload.hpp: T = the sum of count x q_len over the groups)
 //   layers 0..L-1 (models/attention_block.hpp, models/ffn_block.hpp), each fed by the previous
 //   final_norm   RMSNorm over the rows that need logits
 //   lm_head      [rows, H] x [H, vocab]
-// Rows that need logits: every query token in decode (B * q_len; q_len > 1 verifies drafted
-// tokens), the last token of each sequence in prefill (B). With tp > 1 each chip computes
+// Rows that need logits (Workload::logit_rows): every new token of a decode-path sequence
+// (q_len > 1 verifies drafted tokens), the last token of each prefill-path sequence (a prompt
+// or a chunk). With tp > 1 each chip computes
 // vocab / tp logits (gathering them is left to the sampler).
 
 #include <cstdint>

@@ -83,7 +83,7 @@ OpId tp_all_reduce(LayerGraph& lg, const Parallelism& p, std::uint64_t T, std::u
 OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, int layer, OpId input,
                    const Parallelism& p, const ExpertShare* share) {
   LayerGraph lg(graph, layer);
-  const std::uint64_t T = w.batch * w.q_len, H = m.hidden_size;
+  const std::uint64_t T = w.tokens(), H = m.hidden_size;
   const OpId norm = lg.add(rmsnorm_op("ffn_norm", T, H));
   lg.depend(input, norm);
   if (!m.is_moe_layer(static_cast<std::uint64_t>(layer))) {

@@ -62,17 +62,12 @@ ops::OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes) {
   ops::OpNode fa;
   fa.name = "fa2";
   fa.kind = ops::OpKind::fa2;
-  fa.shape = fmt::format("B{} q{} kv{} h{}/{} d{}/{}", attn.batch, attn.q_len, attn.kv_len, attn.heads, attn.kv_heads,
-                         attn.qk_dim, attn.v_dim);
+  fa.shape = fmt::format("{} h{}/{} d{}/{}", attn.batch_text(), attn.heads, attn.kv_heads, attn.qk_dim, attn.v_dim);
   fa.payload = attn;
   fa.kv_bytes = kv_bytes;
   fa.flops = hw::checked("the FLOPs of fa2", [&] {
-    // Query-key pairs: q_len x kv_len, or causal: query t sees kv_len - q_len + t + 1 keys, in all
-    // q_len (kv_len - q_len) + q_len (q_len + 1) / 2.
-    const hw::Count pairs =
-        attn.causal ? hw::Count(attn.q_len) * (attn.kv_len - attn.q_len) + hw::Count(attn.q_len) * (attn.q_len + 1) / 2
-                    : hw::Count(attn.q_len) * attn.kv_len;
-    return (hw::Count(2) * attn.batch * attn.heads * pairs * (attn.qk_dim + attn.v_dim)).value();
+    // Query-key pairs (AttentionShape::pairs: causal or not), a score and a value MAC each.
+    return (hw::Count(2) * attn.heads * attn.pairs() * (attn.qk_dim + attn.v_dim)).value();
   });
   return fa;
 }
@@ -81,7 +76,7 @@ ops::OpNode combine_op(const ops::AttentionShape& attn) {
   ops::OpNode c;
   c.name = "fa2_combine";
   c.kind = ops::OpKind::fa2_combine;
-  c.shape = fmt::format("[{}, {}]", attn.batch * attn.q_len * attn.heads, attn.v_dim);
+  c.shape = fmt::format("[{}, {}]", attn.query_tokens() * attn.heads, attn.v_dim);
   c.payload = attn;
   c.dtype = ops::kAccumulatorDtype;
   return c;

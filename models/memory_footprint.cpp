@@ -68,7 +68,7 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   f.kv_cache_bytes = hw::checked("the KV cache bytes per chip", [&] {
     Count per_token = kv_bytes_per_token_per_layer(m, chip, tp);
     per_token += indexer_bytes_per_token_per_layer(m);
-    return (Count(chip.batch) * chip.kv_len * m.num_hidden_layers * per_token).value();
+    return (Count(chip.cached_tokens()) * m.num_hidden_layers * per_token).value();
   });
   // The total is compared with the capacity: it must not wrap either.
   hw::checked("the bytes per chip", [&] { return (Count(f.weight_bytes) + f.kv_cache_bytes).value(); });
@@ -96,15 +96,15 @@ AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given
       candidates.push_back(Parallelism{n, 1, 1});
     }
     for (const Parallelism& p : candidates) {
-      if (batch_given && global.batch % p.dp != 0) continue;
+      if (batch_given && global.uniform() && global.sequences() % p.dp != 0) continue;
       Workload w = global;
-      if (!batch_given) w.batch = p.dp;
+      if (!batch_given) w.groups[0].count = p.dp;
       try {
         validate_parallelism(p, m, w);
       } catch (const hw::ConfigError&) {
         continue;
       }
-      if (chip_footprint(m, w, p).total() <= capacity) return AutoSharding{p, w.batch};
+      if (chip_footprint(m, w, p).total() <= capacity) return AutoSharding{p, w.sequences()};
     }
   }
   throw hw::InputError("sharding", fmt::format("no automatic sharding of {} fits {} bytes per chip (dp = ep, tp = ep "

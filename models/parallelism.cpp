@@ -22,7 +22,7 @@ void require_divides(std::uint64_t parts, std::uint64_t total, const std::string
 }
 
 std::uint64_t group_tokens(const Workload& chip, const Parallelism& p) {
-  return chip.batch * chip.q_len * std::max<std::uint64_t>(1, p.ep / p.tp);
+  return chip.tokens() * std::max<std::uint64_t>(1, p.ep / p.tp);
 }
 
 }  // namespace
@@ -39,7 +39,12 @@ void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Worklo
     throw hw::InputError("sharding", fmt::format("tp x dp = {} x {} = {} chips, above the {} a deployment may span",
                                                  p.tp, p.dp, p.chips(), kMaxChips));
   }
-  require_divides(p.dp, global.batch, "dp", "the batch");
+  if (global.uniform()) {
+    require_divides(p.dp, global.sequences(), "dp", "the batch");
+  } else if (p.dp > global.sequences()) {
+    throw hw::InputError("dp", fmt::format("{} = {} is more than the step's {} sequences: every DP rank needs one",
+                                           degree_name("dp"), p.dp, global.sequences()));
+  }
   require_divides(p.tp, m.num_attention_heads, "tp", "num_attention_heads");
   if (m.attention == AttentionKind::gqa) require_divides(p.tp, m.num_key_value_heads, "tp", "num_key_value_heads");
   require_divides(p.tp, m.intermediate_size, "tp", "intermediate_size");
@@ -64,7 +69,33 @@ void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Worklo
 
 Workload chip_workload(const Workload& global, const Parallelism& p) {
   Workload w = global;
-  w.batch = global.batch / p.dp;
+  if (global.uniform()) {
+    w.groups[0].count = global.groups[0].count / p.dp;
+    return w;
+  }
+  // Groups of unlike sequences: each group's sequences dealt round robin over the ranks, the
+  // deal going on where the previous group's stopped; the simulated rank is the one with the
+  // most new tokens, then the most history (the step waits for the slowest rank), then the first.
+  std::vector<std::vector<SequenceGroup>> ranks(p.dp);
+  std::uint64_t next = 0;
+  for (const SequenceGroup& g : global.groups) {
+    const std::uint64_t each = g.count / p.dp, extra = g.count % p.dp;
+    for (std::uint64_t r = 0; r < p.dp; ++r) {
+      const bool one_more = (r + p.dp - next) % p.dp < extra;
+      const std::uint64_t count = each + (one_more ? 1 : 0);
+      if (count > 0) ranks[r].push_back(SequenceGroup{count, g.q_len, g.history, g.decode});
+    }
+    next = (next + extra) % p.dp;
+  }
+  std::size_t fullest = 0;
+  std::pair<std::uint64_t, std::uint64_t> most{0, 0};
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    Workload rank = global;
+    rank.groups = ranks[r];
+    const std::pair<std::uint64_t, std::uint64_t> load{rank.tokens(), rank.history_tokens()};
+    if (r == 0 || load > most) most = load, fullest = r;
+  }
+  w.groups = ranks[fullest];
   return w;
 }
 
@@ -81,7 +112,7 @@ ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Paralle
   share.expert_width = p.ep == 1 ? moe.moe_intermediate_size / p.tp : moe.moe_intermediate_size;
   if (p.ep > p.tp) {
     // This chip's own tokens (split over its TP group) go out to the other EP ranks' experts.
-    const std::uint64_t own = chip.batch * chip.q_len;
+    const std::uint64_t own = chip.tokens();
     const std::uint64_t H = m.hidden_size;
     const std::uint64_t out_token = chip.weight_dtype == WeightDtype::fp8 ? H + 4 * ((H + 127) / 128) : 2 * H;
     share.dispatch_bytes = own * k * out_token * (p.ep - 1) / p.ep / p.tp;

@@ -1,7 +1,9 @@
 #pragma once
 // How one step is sharded over chips, and which share the simulated chip runs.
 //
-//   --dp D  splits the batch: each chip runs B / D sequences.
+//   --dp D  splits the batch: each chip runs B / D sequences. A step of unlike groups deals each
+//           group's sequences round robin over the D ranks (continuing where the last group
+//           stopped) and simulates the rank with the most new tokens (then the most history).
 //   --tp T  splits attention heads (and GQA's KV heads), the dense FFN width, the shared experts'
 //           width and the lm_head vocabulary T ways; MLA's latent path (kv_a, the latent cache
 //           and its read) is replicated, as the latent is shared by all heads. After o_proj and
@@ -12,11 +14,12 @@
 //           are dispatched to the experts' chips and the results combined back (two all-to-alls per MoE layer); when E
 //           <= T every chip already has all of its TP group's tokens. Without EP and with T > 1, each routed expert is
 //           split T ways along its width instead.
-// Routed tokens on the simulated chip: its EP group holds G = (B / D) q_len * max(1, E / T)
-// tokens; uniform routing touches round(E_l (1 - (1 - k / n_routed)^G)) of its E_l local
-// experts with ceil(G k E_l / n_routed) token slots (= ceil(G k / E) when E divides n_routed). With a measured load
-// file the simulated chip is the EP rank with the most token slots (the step waits for the slowest chip). Every other
-// split that does not divide is an InputError naming the parameter (tp, ep, dp, batch).
+// Routed tokens on the simulated chip: its EP group holds G = T_chip * max(1, E / T) tokens
+// (T_chip: the chip's new tokens; with unlike DP ranks, the fullest rank's, an upper bound); uniform routing touches
+// round(E_l (1 - (1 - k / n_routed)^G)) of its E_l local experts with ceil(G k E_l / n_routed) token slots (= ceil(G k
+// / E) when E divides n_routed). With a measured load file the simulated chip is the EP rank with the most token slots
+// (the step waits for the slowest chip). Every other split that does not divide is an InputError naming the parameter
+// (tp, ep, dp, batch).
 
 #include <cstdint>
 

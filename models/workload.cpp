@@ -2,9 +2,62 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
 
 namespace models {
+
+namespace {
+
+std::uint64_t sum_over(const std::vector<SequenceGroup>& groups, std::uint64_t (*per_group)(const SequenceGroup&)) {
+  hw::Count n(0);
+  for (const SequenceGroup& g : groups) n += hw::Count(per_group(g));
+  return n.value();
+}
+
+}  // namespace
+
+std::uint64_t Workload::sequences() const {
+  return sum_over(groups, [](const SequenceGroup& g) { return g.count; });
+}
+std::uint64_t Workload::tokens() const {
+  return sum_over(groups, [](const SequenceGroup& g) { return (hw::Count(g.count) * g.q_len).value(); });
+}
+std::uint64_t Workload::history_tokens() const {
+  return sum_over(groups, [](const SequenceGroup& g) { return (hw::Count(g.count) * g.history).value(); });
+}
+std::uint64_t Workload::cached_tokens() const {
+  return sum_over(groups, [](const SequenceGroup& g) { return (hw::Count(g.count) * g.kv_len()).value(); });
+}
+std::uint64_t Workload::logit_rows() const {
+  return sum_over(groups,
+                  [](const SequenceGroup& g) { return g.decode ? (hw::Count(g.count) * g.q_len).value() : g.count; });
+}
+bool Workload::has_decode() const {
+  return std::any_of(groups.begin(), groups.end(), [](const SequenceGroup& g) { return g.decode; });
+}
+bool Workload::has_prefill() const {
+  return std::any_of(groups.begin(), groups.end(), [](const SequenceGroup& g) { return !g.decode; });
+}
+Workload Workload::part(bool decode_path) const {
+  Workload w = *this;
+  std::erase_if(w.groups, [&](const SequenceGroup& g) { return g.decode != decode_path; });
+  return w;
+}
+std::uint64_t Workload::max_q_len() const {
+  std::uint64_t m = 0;
+  for (const SequenceGroup& g : groups) m = std::max(m, g.q_len);
+  return m;
+}
+std::uint64_t Workload::max_kv_len() const {
+  std::uint64_t m = 0;
+  for (const SequenceGroup& g : groups) m = std::max(m, g.kv_len());
+  return m;
+}
 
 Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std::optional<std::uint64_t> q_len,
                        KvFormat kv_format) {
@@ -15,24 +68,156 @@ Workload make_workload(Phase phase, std::uint64_t batch, std::uint64_t ctx, std:
     throw hw::InputError("kv_len", fmt::format("{} is outside 1..{} tokens", ctx, kMaxContext));
   }
   Workload w;
-  w.batch = batch;
-  w.kv_len = ctx;
   w.kv_format = kv_format;
   if (phase == Phase::decode) {
-    w.q_len = q_len.value_or(1);
-    if (w.q_len == 0 || w.q_len >= ctx) {
+    const std::uint64_t q = q_len.value_or(1);
+    if (q == 0 || q >= ctx) {
       throw hw::InputError("q_len",
-                           fmt::format("decode needs 1 <= q_len < kv_len, got q_len {} with kv_len {}", w.q_len, ctx));
+                           fmt::format("decode needs 1 <= q_len < kv_len, got q_len {} with kv_len {}", q, ctx));
     }
+    w.groups = {SequenceGroup{batch, q, ctx, true}};
   } else {
-    w.q_len = q_len.value_or(ctx);
-    if (w.q_len != ctx) {
+    const std::uint64_t q = q_len.value_or(ctx);
+    if (q != ctx) {
       throw hw::InputError("q_len", fmt::format("prefill processes the whole prompt: q_len must equal kv_len ({}), "
                                                 "got {}",
-                                                ctx, w.q_len));
+                                                ctx, q));
     }
+    w.groups = {SequenceGroup{batch, ctx, 0, false}};
   }
   return w;
+}
+
+SequenceGroup classify_group(std::uint64_t count, std::uint64_t q_len, std::uint64_t history,
+                             std::uint64_t decode_max_q) {
+  const bool decode = history > 0 && q_len <= decode_max_q && q_len < history;
+  return SequenceGroup{count, q_len, history, decode};
+}
+
+Workload make_mixed_workload(std::vector<SequenceGroup> groups, KvFormat kv_format, const std::string& field) {
+  if (groups.empty()) throw hw::InputError(field, "a step needs at least one group of sequences");
+  if (groups.size() > kMaxSequenceGroups) {
+    throw hw::InputError(field,
+                         fmt::format("{} groups, above the {} one step may hold", groups.size(), kMaxSequenceGroups));
+  }
+  std::uint64_t sequences = 0;
+  for (const SequenceGroup& g : groups) {
+    const std::string where = fmt::format("group {}x{}@{}", g.count, g.q_len, g.history);
+    if (g.count == 0 || g.count > kMaxBatch) {
+      throw hw::InputError(field, fmt::format("{}: count {} is outside 1..{} sequences", where, g.count, kMaxBatch));
+    }
+    if (g.q_len == 0 || g.q_len > kMaxContext) {
+      throw hw::InputError(field, fmt::format("{}: q_len {} is outside 1..{} tokens", where, g.q_len, kMaxContext));
+    }
+    if (g.kv_len() > kMaxContext) {
+      throw hw::InputError(field, fmt::format("{}: history + q_len = {} is above the {} tokens a sequence may attend",
+                                              where, g.history + g.q_len, kMaxContext));
+    }
+    sequences += g.count;
+    if (sequences > kMaxBatch) {
+      throw hw::InputError(field, fmt::format("more than {} sequences in one step", kMaxBatch));
+    }
+  }
+  Workload w;
+  w.kv_format = kv_format;
+  w.groups = std::move(groups);
+  return w;
+}
+
+std::vector<SequenceGroup> parse_mix(std::string_view text, std::uint64_t decode_max_q) {
+  std::vector<SequenceGroup> groups;
+  auto number = [&](std::string_view part, std::string_view entry, const char* what) {
+    std::uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size()) {
+      throw hw::InputError("mix", fmt::format("'{}': {} '{}' is not a whole number (expected COUNTxQ_LEN@HISTORY, "
+                                              "as 64x1@4096)",
+                                              entry, what, part));
+    }
+    return v;
+  };
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string_view entry = text.substr(begin, comma - begin);
+    const std::size_t x = entry.find('x'), at = entry.find('@');
+    if (x == std::string_view::npos || at == std::string_view::npos || at < x) {
+      throw hw::InputError("mix", fmt::format("'{}' is not COUNTxQ_LEN@HISTORY (as 64x1@4096 or 1x2048@0)", entry));
+    }
+    if (groups.size() == kMaxSequenceGroups) {
+      throw hw::InputError("mix", fmt::format("more than {} groups", kMaxSequenceGroups));
+    }
+    groups.push_back(classify_group(number(entry.substr(0, x), entry, "COUNT"),
+                                    number(entry.substr(x + 1, at - x - 1), entry, "Q_LEN"),
+                                    number(entry.substr(at + 1), entry, "HISTORY"), decode_max_q));
+    begin = comma + 1;
+  }
+  return groups;
+}
+
+std::vector<SequenceGroup> read_sequence_file(const std::string& path, std::uint64_t decode_max_q) {
+  const std::string text = hw::read_input_file(path);
+  std::vector<SequenceGroup> groups;
+  std::size_t begin = 0;
+  int line_number = 0;
+  bool header = false;
+  auto fail = [&](int column, const std::string& message) {
+    throw hw::ConfigError(fmt::format("{}:{}:{}: {}", path, line_number, column, message),
+                          hw::ErrorSite{path, "seqs", line_number, column});
+  };
+  while (begin < text.size()) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = std::string_view(text).substr(begin, end - begin);
+    begin = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    if (!header) {
+      if (line != "count,q_len,history")
+        fail(1, fmt::format("expected the header count,q_len,history, got '{}'", line));
+      header = true;
+      continue;
+    }
+    std::uint64_t cells[3] = {0, 0, 0};
+    static constexpr const char* kNames[3] = {"count", "q_len", "history"};
+    std::size_t pos = 0;
+    for (int c = 0; c < 3; ++c) {
+      const std::size_t stop = c < 2 ? line.find(',', pos) : line.size();
+      if (stop == std::string_view::npos)
+        fail(static_cast<int>(line.size()) + 1, "expected 3 cells: count,q_len,history");
+      const std::string_view cell = line.substr(pos, stop - pos);
+      auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), cells[c]);
+      if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size()) {
+        fail(static_cast<int>(pos) + 1, fmt::format("{}: '{}' is not a whole number", kNames[c], cell));
+      }
+      pos = stop + 1;
+    }
+    if (groups.size() == kMaxSequenceGroups) fail(1, fmt::format("more than {} groups", kMaxSequenceGroups));
+    const SequenceGroup g = classify_group(cells[0], cells[1], cells[2], decode_max_q);
+    try {
+      (void)make_mixed_workload({g}, KvFormat::bf16, "seqs");
+    } catch (const hw::InputError& e) {
+      fail(1, e.what());
+    }
+    groups.push_back(g);
+  }
+  if (!header) {
+    throw hw::ConfigError(fmt::format("{}: empty: expected the header count,q_len,history and a row per group", path),
+                          hw::ErrorSite{path, "seqs", 0, 0});
+  }
+  if (groups.empty()) {
+    throw hw::ConfigError(fmt::format("{}:{}: no groups after the header", path, line_number),
+                          hw::ErrorSite{path, "seqs", line_number, 0});
+  }
+  return groups;
+}
+
+std::string mix_text(const std::vector<SequenceGroup>& groups) {
+  std::string text;
+  for (const SequenceGroup& g : groups) {
+    text += fmt::format("{}{}x{}@{}", text.empty() ? "" : ",", g.count, g.q_len, g.history);
+  }
+  return text;
 }
 
 Phase parse_phase(const std::string& text) {
@@ -54,6 +239,14 @@ MlaMode parse_mla_mode(std::string_view text, const std::string& field) {
   if (text == "expanded") return MlaMode::expanded;
   throw hw::InputError(field, fmt::format("expected absorb, standard or expanded, got '{}'", text));
 }
+
+PrefillAttention parse_prefill_attention(std::string_view text) {
+  if (text == "causal") return PrefillAttention::causal;
+  if (text == "full") return PrefillAttention::full;
+  throw hw::InputError("prefill_attention", fmt::format("expected causal or full, got '{}'", text));
+}
+
+std::string_view name_of(PrefillAttention a) { return a == PrefillAttention::causal ? "causal" : "full"; }
 
 std::string_view name_of(KvFormat f) {
   switch (f) {

@@ -14,47 +14,146 @@ namespace {
 
 struct Item {
   std::uint64_t sequence, rows, kv_tokens;
-  std::uint64_t q_begin = 0;  ///< prefill: the item's first query token in its sequence
+  std::uint64_t q_begin = 0;     ///< prefill: the item's first query token in its sequence
+  std::uint64_t key_offset = 0;  ///< prefill: keys before the sequence's first query (kv_len - q_len)
+  std::uint64_t row_heads = 0;   ///< prefill: query heads per token in the rows (0: all heads_per_kv)
 };
 
-// Items over the B * kv_heads independent KV streams ("sequences" below).
+__extension__ using Wide = unsigned __int128;
+
+// The KV streams in runs of alike ones (a group's sequences x KV heads), with each run's first
+// position in the concatenation of every stream's `length` positions.
+struct StreamRun {
+  std::uint64_t first_stream = 0, streams = 0, q_len = 0, kv_len = 0;
+  std::uint64_t first_position = 0, length = 0;  ///< per stream
+  Wide first_work = 0, work = 0;                 ///< causal prefill: keys seen, before the run and per stream
+};
+
+std::vector<StreamRun> stream_runs(const AttentionShape& s, bool by_rows) {
+  std::vector<StreamRun> runs;
+  std::uint64_t stream = 0, position = 0;
+  Wide work = 0;
+  for (const QueryGroup& g : s.groups) {
+    if (g.count == 0) continue;
+    StreamRun r;
+    r.first_stream = stream, r.streams = g.count * s.kv_heads, r.q_len = g.q_len, r.kv_len = g.kv_len;
+    r.length = by_rows ? g.q_len * s.heads_per_kv() : s.decode ? g.kv_len : g.q_len;
+    r.first_position = position, r.first_work = work;
+    const Wide offset = g.kv_len - g.q_len;
+    r.work = Wide(g.q_len) * offset + Wide(g.q_len) * (g.q_len + 1) / 2;
+    stream += r.streams, position += r.streams * r.length, work += r.work * r.streams;
+    runs.push_back(r);
+  }
+  return runs;
+}
+
+// Calls visit(run, stream, begin, end) for each stream's positions [begin, end) within `range`.
+template <class Visit>
+void for_each_piece(const std::vector<StreamRun>& runs, Range range, Visit visit) {
+  auto run = std::upper_bound(runs.begin(), runs.end(), range.begin,
+                              [](std::uint64_t p, const StreamRun& r) { return p < r.first_position; });
+  if (run == runs.begin()) return;
+  --run;
+  for (std::uint64_t pos = range.begin; pos < range.end && run != runs.end();) {
+    const std::uint64_t run_end = run->first_position + run->streams * run->length;
+    if (pos >= run_end) {
+      ++run;
+      continue;
+    }
+    const std::uint64_t k = (pos - run->first_position) / run->length;
+    const std::uint64_t stream_begin = run->first_position + k * run->length;
+    const std::uint64_t end = std::min(range.end, stream_begin + run->length);
+    visit(*run, run->first_stream + k, pos - stream_begin, end - stream_begin);
+    pos = end;
+  }
+}
+
+// Causal prefill over unlike sequences: the first query position whose keys seen before it
+// reach `target` (positions in query-token order, a token at t of a stream seeing
+// kv_len - q_len + t + 1 keys).
+std::uint64_t position_of_work(const std::vector<StreamRun>& runs, Wide target) {
+  auto run =
+      std::upper_bound(runs.begin(), runs.end(), target, [](Wide w, const StreamRun& r) { return w < r.first_work; });
+  --run;
+  const Wide within = target - run->first_work;
+  const std::uint64_t k = static_cast<std::uint64_t>(std::min<Wide>(within / run->work, run->streams));
+  if (k == run->streams) return run->first_position + k * run->length;
+  const Wide left = within - Wide(k) * run->work;
+  const Wide offset = run->kv_len - run->q_len;
+  // The first t with t offset + t (t + 1) / 2 >= left.
+  std::uint64_t lo = 0, hi = run->q_len;
+  while (lo < hi) {
+    const std::uint64_t t = lo + (hi - lo) / 2;
+    if (Wide(t) * offset + Wide(t) * (t + 1) / 2 >= left) {
+      hi = t;
+    } else {
+      lo = t + 1;
+    }
+  }
+  return run->first_position + k * run->length + lo;
+}
+
+// Items over the independent KV streams ("sequences" below).
 std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores, AttentionSplit split) {
   std::vector<std::vector<Item>> items(cores);
+  const std::uint64_t hpk = s.heads_per_kv();
   if (split == AttentionSplit::head && s.decode) {
     // The query rows of all sequences, in balanced ranges; each item reads its whole history.
-    const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
-    const std::uint64_t total = s.sequences() * rows_per_seq;
+    const std::vector<StreamRun> runs = stream_runs(s, true);
+    const std::uint64_t total =
+        runs.empty() ? 0 : runs.back().first_position + runs.back().streams * runs.back().length;
     for (std::uint64_t c = 0; c < cores; ++c) {
-      const Range r = balanced_part(total, cores, c);
-      for (std::uint64_t pos = r.begin; pos < r.end;) {
-        const std::uint64_t seq = pos / rows_per_seq;
-        const std::uint64_t end = std::min(r.end, (seq + 1) * rows_per_seq);
-        items[c].push_back({seq, end - pos, s.kv_len});
-        pos = end;
+      for_each_piece(runs, balanced_part(total, cores, c),
+                     [&](const StreamRun& r, std::uint64_t seq, std::uint64_t b, std::uint64_t e) {
+                       items[c].push_back({seq, e - b, r.kv_len});
+                     });
+    }
+    return items;
+  }
+  const std::vector<StreamRun> runs = stream_runs(s, false);
+  const std::uint64_t total = runs.empty() ? 0 : runs.back().first_position + runs.back().streams * runs.back().length;
+  auto add_range = [&](std::uint64_t c, Range range) {
+    for_each_piece(runs, range, [&](const StreamRun& r, std::uint64_t seq, std::uint64_t b, std::uint64_t e) {
+      if (s.decode) {
+        items[c].push_back({seq, r.q_len * hpk, e - b});
+      } else {
+        items[c].push_back({seq, (e - b) * hpk, r.kv_len, b, r.kv_len - r.q_len});
+      }
+    });
+  };
+  if (s.causal && !s.decode && cores > 1 && runs.size() == 1 && (runs[0].streams * hpk) % cores == 0) {
+    // Alike sequences whose (KV stream, query head) pairs divide evenly over the cores: each core
+    // takes an equal run of them, every query token of each: equal causal work, and every core
+    // the same blocks (loop replay can cut them), as FlashAttention parallelises over heads.
+    const StreamRun& r = runs[0];
+    const std::uint64_t per_core = r.streams * hpk / cores;
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      for (std::uint64_t unit = c * per_core; unit < (c + 1) * per_core;) {
+        const std::uint64_t seq = unit / hpk;
+        const std::uint64_t heads = std::min((c + 1) * per_core, (seq + 1) * hpk) - unit;
+        items[c].push_back({seq, r.q_len * heads, r.kv_len, 0, r.kv_len - r.q_len, heads});
+        unit += heads;
       }
     }
     return items;
   }
-  const std::uint64_t per_seq = s.decode ? s.kv_len : s.q_len;
-  const std::uint64_t total = s.sequences() * per_seq;
-  auto add_range = [&](std::uint64_t c, Range r) {
-    for (std::uint64_t pos = r.begin; pos < r.end;) {
-      const std::uint64_t seq = pos / per_seq;
-      const std::uint64_t end = std::min(r.end, (seq + 1) * per_seq);
-      if (s.decode) {
-        items[c].push_back({seq, s.q_len * s.heads_per_kv(), end - pos});
-      } else {
-        items[c].push_back({seq, (end - pos) * s.heads_per_kv(), s.kv_len, pos - seq * per_seq});
-      }
-      pos = end;
-    }
-  };
-  if (s.causal && !s.decode && cores > 1) {
-    // A causal query's work grows with its position: core c takes parts c and 2C - 1 - c of 2C,
-    // an early and a late one, so every core gets about the same number of keys.
+  if (s.causal && !s.decode && cores > 1 && runs.size() == 1) {
+    // Alike sequences: a causal query's work grows with its position, so core c takes parts c
+    // and 2C - 1 - c of 2C, an early and a late one: every core gets about the same keys.
     for (std::uint64_t c = 0; c < cores; ++c) {
       add_range(c, balanced_part(total, 2 * cores, c));
       add_range(c, balanced_part(total, 2 * cores, 2 * cores - 1 - c));
+    }
+    return items;
+  }
+  if (s.causal && !s.decode && cores > 1 && !runs.empty()) {
+    // Unlike sequences: contiguous ranges of query tokens holding equal shares of the keys seen.
+    const Wide work = runs.back().first_work + runs.back().work * runs.back().streams;
+    std::uint64_t begin = 0;
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      const std::uint64_t end = c + 1 == cores ? total : position_of_work(runs, work * (c + 1) / cores);
+      add_range(c, Range{begin, std::max(begin, end)});
+      begin = std::max(begin, end);
     }
     return items;
   }
@@ -122,36 +221,47 @@ AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::ui
 double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip, bool resident, bool staged,
                                    AttentionSplit split) {
   using LD = long double;
-  const std::uint64_t cores = chip.cores, seqs = s.sequences(), rows_per_seq = s.q_len * s.heads_per_kv();
   auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
-  // The largest item (the split's balanced ranges), and how many items and query rows there are.
-  std::uint64_t max_rows = 0, max_tokens = 0, max_resident = 0;
-  LD total_rows = 0, tokens_per_row_block = 0;
-  const LD items = static_cast<LD>(std::min(cores, seqs * (s.decode ? s.kv_len : s.q_len))) + static_cast<LD>(seqs);
+  const std::uint64_t cores = chip.cores, seqs = s.sequences(), hpk = s.heads_per_kv();
+  // The largest item (the split's balanced ranges), and how many items there are.
+  std::uint64_t max_q = 0, max_kv = 0, min_q = ~std::uint64_t{0};
+  for (const QueryGroup& g : s.groups) {
+    max_q = std::max(max_q, g.q_len), max_kv = std::max(max_kv, g.kv_len), min_q = std::min(min_q, g.q_len);
+  }
+  const std::uint64_t rows_per_seq = max_q * hpk;
   const bool by_history = s.decode && split == AttentionSplit::seq;
+  const std::uint64_t positions = s.kv_heads * (by_history ? s.keys()
+                                                : s.decode ? s.query_tokens() * hpk
+                                                           : s.query_tokens());
+  const LD items =
+      static_cast<LD>(std::min(cores, s.kv_heads * (s.decode ? s.keys() : s.query_tokens()))) + static_cast<LD>(seqs);
+  std::uint64_t max_rows = 0, max_tokens = 0, max_resident = 0;
   if (by_history) {
     // Every item holds all rows of its sequence and a slice of its history.
-    const std::uint64_t share = ceil_div(seqs * s.kv_len, cores);
-    max_rows = rows_per_seq, max_tokens = std::min(s.kv_len, share), max_resident = share;
-    total_rows = static_cast<LD>(rows_per_seq);
-    tokens_per_row_block = static_cast<LD>(seqs) * static_cast<LD>(s.kv_len);
+    const std::uint64_t share = ceil_div(positions, cores);
+    max_rows = rows_per_seq, max_tokens = std::min(max_kv, share), max_resident = share;
   } else {
-    const std::uint64_t per_seq = s.decode ? rows_per_seq : s.q_len;
-    const std::uint64_t share = ceil_div(seqs * per_seq, cores);
-    max_rows = s.decode ? std::min(rows_per_seq, share) : std::min(s.q_len, share) * s.heads_per_kv();
-    max_tokens = s.kv_len, max_resident = s.kv_len * ceil_div(share, per_seq);
-    total_rows = static_cast<LD>(seqs) * static_cast<LD>(rows_per_seq);
-    tokens_per_row_block = static_cast<LD>(s.kv_len);
+    const std::uint64_t share = ceil_div(positions, cores);
+    max_rows = s.decode ? std::min(rows_per_seq, share) : std::min(max_q, share) * hpk;
+    max_tokens = max_kv, max_resident = max_kv * ceil_div(share, s.decode ? min_q * hpk : min_q);
   }
   const AttentionTiles tiles = choose_tiles(s, chip.lmem_bytes_per_core, std::max<std::uint64_t>(1, max_rows),
                                             std::max<std::uint64_t>(1, max_tokens), max_resident, resident);
   if (tiles.row_block == 0) return 0;  // the plan will say what does not fit
-  const LD chunk = static_cast<LD>(tiles.chunk_tokens);
+  const LD chunk = static_cast<LD>(tiles.chunk_tokens), row_block = static_cast<LD>(tiles.row_block);
   // By history: each item's row blocks stream only its slice (all slices add up to the history);
-  // otherwise each row block streams its sequence's whole KV.
-  const LD chunks =
-      by_history ? std::ceil(total_rows / static_cast<LD>(tiles.row_block)) * (tokens_per_row_block / chunk + items)
-                 : (total_rows / static_cast<LD>(tiles.row_block) + items) * std::ceil(tokens_per_row_block / chunk);
+  // otherwise each row block streams its sequence's whole KV (an upper bound when causal).
+  LD chunks = 0;
+  if (by_history) {
+    chunks = std::ceil(static_cast<LD>(rows_per_seq) / row_block) *
+             (static_cast<LD>(s.kv_heads) * static_cast<LD>(s.keys()) / chunk + items);
+  } else {
+    for (const QueryGroup& g : s.groups) {
+      const LD rows = static_cast<LD>(g.count) * static_cast<LD>(s.kv_heads) * static_cast<LD>(g.q_len * hpk);
+      const LD group_items = items * rows / std::max<LD>(1, static_cast<LD>(s.query_tokens() * s.kv_heads * hpk));
+      chunks += (rows / row_block + group_items) * std::ceil(static_cast<LD>(g.kv_len) / chunk);
+    }
+  }
   // Staged through the L2, a chunk adds at most a DDR -> L2 read and a fence (a round holds one
   // chunk or more).
   return static_cast<double>(chunks * (staged ? 10 : 8) + items * 4);
@@ -282,12 +392,14 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
         block.sequence = it.sequence;
         block.rows = std::min(plan.row_block, it.rows - r0);
         block.first_pass = r0 == 0;
-        // Causal prefill: rows are tokens x heads (heads inner); the block's last token sees keys
-        // up to itself (plus the kv_len - q_len before the prompt).
-        const std::uint64_t keys = s.causal && !s.decode
-                                       ? std::min(it.kv_tokens, it.q_begin + (r0 + block.rows - 1) / s.heads_per_kv() +
-                                                                    1 + (s.kv_len - s.q_len))
-                                       : it.kv_tokens;
+        // Causal prefill: rows are tokens x heads (heads inner: row_heads of them, or all); the
+        // block's last token sees keys up to itself (plus the kv_len - q_len before its first query).
+        const std::uint64_t keys =
+            s.causal && !s.decode
+                ? std::min(it.kv_tokens,
+                           it.q_begin + (r0 + block.rows - 1) / (it.row_heads != 0 ? it.row_heads : s.heads_per_kv()) +
+                               1 + it.key_offset)
+                : it.kv_tokens;
         for (std::uint64_t t0 = 0; t0 < keys; t0 += plan.chunk_tokens) {
           block.chunk_tokens.push_back(std::min(plan.chunk_tokens, keys - t0));
         }

@@ -297,14 +297,25 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   if (ctx.options.attn_split == AttentionSplit::head) return;
   const AttentionPlan& plan = *ctx.attention_unit(op).plan;
   const AttentionShape& s = ctx.graph[op].attn();
-  const std::uint64_t rows_per_seq = s.q_len * s.heads_per_kv();
   const std::uint64_t partial_bytes = s.v_dim * kAccumulatorBytes + kStatBytesPerRow;
+  // The rows of the KV streams in order, a group's streams alike: run g starts at row
+  // first_row[g] and stream first_stream[g], its streams holding q_len * heads_per_kv rows each.
+  std::vector<std::uint64_t> first_row, first_stream, rows_per_stream;
+  std::uint64_t rows = 0, streams = 0;
+  for (const QueryGroup& g : s.groups) {
+    first_row.push_back(rows), first_stream.push_back(streams), rows_per_stream.push_back(g.q_len * s.heads_per_kv());
+    rows += g.count * s.kv_heads * rows_per_stream.back(), streams += g.count * s.kv_heads;
+  }
   // Rows of sequence b merge partials_per_sequence[b] partial outputs each.
   auto cost = [&](std::uint64_t begin, std::uint64_t end) {
     RowCost c;
+    std::size_t g =
+        static_cast<std::size_t>(std::upper_bound(first_row.begin(), first_row.end(), begin) - first_row.begin()) - 1;
     for (std::uint64_t r = begin; r < end;) {
-      const std::uint64_t b = r / rows_per_seq;
-      const std::uint64_t n = std::min(end, (b + 1) * rows_per_seq) - r;
+      while (g + 1 < first_row.size() && r >= first_row[g + 1]) ++g;
+      const std::uint64_t k = (r - first_row[g]) / rows_per_stream[g];
+      const std::uint64_t b = first_stream[g] + k;
+      const std::uint64_t n = std::min(end, first_row[g] + (k + 1) * rows_per_stream[g]) - r;
       const std::uint64_t partials = plan.partials_per_sequence[b];
       c.load_bytes += n * partials * partial_bytes;
       c.store_bytes += n * s.v_dim * kActivationBytes;
@@ -314,7 +325,6 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
     }
     return c;
   };
-  const std::uint64_t rows = s.sequences() * rows_per_seq;
   const std::uint64_t most_partials =
       *std::max_element(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end());
   const RowCost all = cost(0, rows);

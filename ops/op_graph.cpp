@@ -1,7 +1,11 @@
 #include "ops/op_graph.hpp"
 
+#include <fmt/format.h>
+
 #include <queue>
 #include <stdexcept>
+
+#include "hw/checked_count.hpp"
 
 namespace ops {
 
@@ -39,6 +43,48 @@ std::vector<OpId> topological_order(const OpGraph& graph) {
   }
   if (order.size() != n) throw std::logic_error("op graph has a cycle");
   return order;
+}
+
+}  // namespace ops
+
+namespace ops {
+
+std::uint64_t AttentionShape::batch() const {
+  hw::Count n(0);
+  for (const QueryGroup& g : groups) n = n + hw::Count(g.count);
+  return n.value();
+}
+
+std::uint64_t AttentionShape::query_tokens() const {
+  hw::Count n(0);
+  for (const QueryGroup& g : groups) n = n + hw::Count(g.count) * g.q_len;
+  return n.value();
+}
+
+std::uint64_t AttentionShape::keys() const {
+  hw::Count n(0);
+  for (const QueryGroup& g : groups) n = n + hw::Count(g.count) * g.kv_len;
+  return n.value();
+}
+
+std::uint64_t AttentionShape::pairs() const {
+  hw::Count n(0);
+  for (const QueryGroup& g : groups) {
+    const hw::Count per_sequence =
+        causal ? hw::Count(g.q_len) * (g.kv_len - g.q_len) + hw::Count(g.q_len) * (g.q_len + 1) / 2
+               : hw::Count(g.q_len) * g.kv_len;
+    n = n + per_sequence * g.count;
+  }
+  return n.value();
+}
+
+std::string AttentionShape::batch_text() const {
+  if (groups.size() == 1) return fmt::format("B{} q{} kv{}", groups[0].count, groups[0].q_len, groups[0].kv_len);
+  std::string text;
+  for (const QueryGroup& g : groups) {
+    text += fmt::format("{}{}x{}@{}", text.empty() ? "" : "+", g.count, g.q_len, g.kv_len);
+  }
+  return text;
 }
 
 }  // namespace ops

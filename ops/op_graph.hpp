@@ -82,23 +82,32 @@ struct VectorShape {
   bool operator==(const VectorShape&) const = default;
 };
 
+/// Sequences alike within one attention: `count` of them, each with `q_len` query tokens that
+/// attend up to `kv_len` keys (causal: query t of a sequence sees keys 0 .. kv_len - q_len + t).
+struct QueryGroup {
+  std::uint64_t count = 0;
+  std::uint64_t q_len = 0;
+  std::uint64_t kv_len = 0;
+  auto operator<=>(const QueryGroup&) const = default;
+};
+
 /// Attention as `kv_heads` independent KV streams per sequence, each shared by
 /// heads / kv_heads query heads:
 ///   MLA absorb: kv_heads 1, K = the latent + RoPE key (qk_dim = d_c + d_r), V = its first d_c
 ///               elements (v_dim = d_c), so a token streams kv_elements = d_c + d_r elements;
 ///   GQA / MHA:  kv_heads = num_key_value_heads, K and V separate: kv_elements = qk_dim + v_dim.
+/// The sequences come in groups (a uniform batch is one group); the KV streams are numbered
+/// group by group, sequence by sequence, KV head innermost.
 struct AttentionShape {
-  std::uint64_t batch = 0;
-  std::uint64_t q_len = 0;   ///< query tokens per sequence
-  std::uint64_t kv_len = 0;  ///< tokens attended per sequence
-  std::uint64_t heads = 0;   ///< query heads
+  std::vector<QueryGroup> groups;
+  std::uint64_t heads = 0;  ///< query heads
   std::uint64_t kv_heads = 1;
   std::uint64_t qk_dim = 0;          ///< score dimension
   std::uint64_t v_dim = 0;           ///< value / output dimension
   std::uint64_t kv_elements = 0;     ///< elements one token streams per KV head
   std::uint64_t kv_token_bytes = 0;  ///< bytes one token streams per KV head, in the cache format
   bool kv_dequant = false;           ///< the cache format is converted to bf16 before the cube
-  bool decode = false;               ///< q_len < kv_len: the history comes from the cache
+  bool decode = false;               ///< the history comes from the cache, split over the cores
   /// Prefill only: query token t attends keys 0..t + (kv_len - q_len), so each block of query
   /// rows streams the keys up to its last token and skips the rest (FlashAttention's causal
   /// mask); false: every query attends all kv_len keys (a padded static mask, as Sophgo's demos).
@@ -109,7 +118,15 @@ struct AttentionShape {
 
   auto operator<=>(const AttentionShape&) const = default;
   std::uint64_t heads_per_kv() const { return heads / kv_heads; }
-  std::uint64_t sequences() const { return batch * kv_heads; }  ///< independent KV streams
+  std::uint64_t batch() const;                                    ///< sequences, over all groups
+  std::uint64_t query_tokens() const;                             ///< query tokens per head, over all sequences
+  std::uint64_t keys() const;                                     ///< kv_len summed over all sequences
+  std::uint64_t sequences() const { return batch() * kv_heads; }  ///< independent KV streams
+  /// Query-key pairs per head over all sequences: q_len kv_len each, or causal
+  /// q_len (kv_len - q_len) + q_len (q_len + 1) / 2. Throws hw::CountOverflow.
+  std::uint64_t pairs() const;
+  /// "B4 q1 kv4096" for one group; "64x1@4096+1x2048@2048" (count x q_len @ kv_len) for several.
+  std::string batch_text() const;
 };
 
 /// A collective between chips: `bytes` per chip (all_reduce: the buffer reduced; all_to_all:

@@ -55,8 +55,8 @@ std::uint64_t unique_bytes(const OpGraph& graph, OpId op) {
     case OpKind::indexer_cache_read: return node.kv_bytes;
     case OpKind::fa2: {
       const AttentionShape& a = node.attn();
-      const std::uint64_t q = a.batch * a.q_len * a.heads * a.qk_dim * kActivationBytes;
-      const std::uint64_t o = a.batch * a.q_len * a.heads * a.v_dim * kActivationBytes;
+      const std::uint64_t q = a.query_tokens() * a.heads * a.qk_dim * kActivationBytes;
+      const std::uint64_t o = a.query_tokens() * a.heads * a.v_dim * kActivationBytes;
       bool streamed = false;  // the history arrives from a read op
       for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
         streamed = streamed || graph[boost::source(*e, graph)].kind == OpKind::kv_cache_read;

@@ -382,6 +382,18 @@ void bind_records(py::module_& m) {
                std::to_string(o.op_start_ps) + ".." + std::to_string(o.op_end_ps) + " ps>";
       });
 
+  py::class_<g5sim::SequenceRecord>(m, "SequenceGroup",
+                                    "One group of a step's sequences: count sequences of q_len new tokens after "
+                                    "history cached tokens, on the decode or prefill path.")
+      .def_readonly("count", &g5sim::SequenceRecord::count)
+      .def_readonly("q_len", &g5sim::SequenceRecord::q_len)
+      .def_readonly("history", &g5sim::SequenceRecord::history)
+      .def_readonly("path", &g5sim::SequenceRecord::path)
+      .def("__repr__", [](const g5sim::SequenceRecord& g) {
+        return "<g5sim.SequenceGroup " + std::to_string(g.count) + "x" + std::to_string(g.q_len) + "@" +
+               std::to_string(g.history) + " " + g.path + ">";
+      });
+
   py::class_<g5sim::KindRecord>(m, "Kind", "All ops of one kind: busy_ps is the union of their intervals.")
       .def_readonly("kind", &g5sim::KindRecord::kind)
       .def_readonly("ops", &g5sim::KindRecord::ops)
@@ -459,6 +471,11 @@ void bind_result(py::module_& m) {
       .def_readonly("weight_group", &g5sim::Result::weight_group)
       .def_readonly("kv_read_engine", &g5sim::Result::kv_read_engine)
       .def_readonly("attn_split", &g5sim::Result::attn_split)
+      .def_readonly("prefill_attention", &g5sim::Result::prefill_attention)
+      .def_readonly("sequences", &g5sim::Result::sequences,
+                    "The step's groups of sequences over all chips (a uniform batch: one).")
+      .def_readonly("chip_sequences", &g5sim::Result::chip_sequences,
+                    "The groups the simulated chip ran (its DP rank's share).")
       .def_readonly("chip_source", &g5sim::Result::chip_source)
       .def_readonly("chip_sha256", &g5sim::Result::chip_sha256)
       .def_readonly("model_source", &g5sim::Result::model_source)

@@ -45,21 +45,27 @@ std::uint64_t bytes_of(const ops::Timeline& tl, OpKind kind, int layer) {
   return sum;
 }
 
+// One sequence reading `history` cached tokens (a decode at that context).
+models::Workload history_workload(std::uint64_t history) {
+  models::Workload w;
+  w.groups = {models::SequenceGroup{1, 1, history, true}};
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("KV cache bytes per token per layer match seeds 000 and 001", "[step][kv]") {
   const auto lite = model(test_configs::kDeepSeekV2Lite, "v2-lite");
   const auto v2 = model(test_configs::kDeepSeekV2, "v2");
   // V2-Lite, BF16, absorb: (512 + 64) x 2 = 1,152 B per token per layer.
-  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 1, KvFormat::bf16}) == 1152);
+  CHECK(models::kv_read_bytes(lite, history_workload(1)) == 1152);
   // Seed 000: 26 active tokens -> 26 x 1,152 = 29,952 B; a 32-slot buffer -> 32 x 1,152 = 36,864 B.
-  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 26, KvFormat::bf16}) == 29'952);
-  CHECK(models::kv_read_bytes(lite, models::Workload{1, 1, 32, KvFormat::bf16}) == 36'864);
+  CHECK(models::kv_read_bytes(lite, history_workload(26)) == 29'952);
+  CHECK(models::kv_read_bytes(lite, history_workload(32)) == 36'864);
   // Seed 001, DeepSeek-V2: MLA 1,152 B (the MHA-equivalent 2 x 128 heads x 128 x 2 B = 65,536 B is
   // simulated in test_mla_decode's ratio test); 60 layers x 32,768 tokens x 1,152 B = 2,264,924,160 B.
-  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 1, KvFormat::bf16}) == 1152);
-  CHECK(models::kv_read_bytes(v2, models::Workload{1, 1, 32'768, KvFormat::bf16}) * v2.num_hidden_layers ==
-        2'264'924'160);
+  CHECK(models::kv_read_bytes(v2, history_workload(1)) == 1152);
+  CHECK(models::kv_read_bytes(v2, history_workload(32'768)) * v2.num_hidden_layers == 2'264'924'160);
 }
 
 TEST_CASE("uniform routing reads the expected number of distinct experts", "[step][moe]") {
@@ -224,7 +230,8 @@ TEST_CASE("MLA cache modes and KV formats: bytes per token per layer", "[step][m
   const auto lite = model(test_configs::kDeepSeekV2Lite, "v2-lite");
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
   auto per_token = [](const models::ModelSpec& m, models::MlaMode mode, KvFormat f) {
-    models::Workload w{1, 1, 2, f};
+    models::Workload w = history_workload(2);
+    w.kv_format = f;
     w.mla_mode = mode;
     return models::kv_bytes_per_token_per_layer(m, w);
   };
@@ -641,8 +648,9 @@ TEST_CASE("DSA in prefill: the indexer runs over the prompt and attention keeps 
   // Each query token attends its top 2048 rows (default prefill: MHA, q 192 and v 128 per head):
   // 2 x 8192 x 128 x 2048 x (192 + 128) = 1,374,389,534,720 FLOPs, a quarter of the dense 8192.
   CHECK(r.timeline.op(OpKind::fa2).flops == 1'374'389'534'720);
-  // Below index_topk the selection keeps every row: dense, 2 x 1024 x 128 x 1024 x 320.
-  CHECK(prefill(1024).timeline.op(OpKind::fa2).flops == 85'899'345'920);
+  // Below index_topk the selection keeps the causal prefix: 1024 x 1025 / 2 = 524,800 pairs,
+  // 2 x 128 x 524,800 x 320 = 42,991,616,000 FLOPs.
+  CHECK(prefill(1024).timeline.op(OpKind::fa2).flops == 42'991'616'000);
   // fa2 waits for the selection.
   CHECK(r.timeline.op(OpKind::fa2).start >= r.timeline.op(OpKind::indexer_topk).end);
 }

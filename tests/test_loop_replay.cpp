@@ -32,11 +32,14 @@ void check_identical(const Pair& p) {
   CHECK(without_replay_line(p.replayed.json()) == without_replay_line(p.full.json()));
 }
 
-g5sim::Request prefill(std::uint64_t ctx) {
+// Full-square attention (--prefill-attention full): every core runs the same blocks whatever the
+// split; causal prefill is cut only when its heads divide evenly over the cores (below).
+g5sim::Request prefill(std::uint64_t ctx, const std::string& attention = "full") {
   g5sim::Request r;
   r.phase = "prefill";
   r.ctx = ctx;
   r.batch = 1;
+  r.prefill_attention = attention;
   return r;
 }
 
@@ -109,6 +112,27 @@ TEST_CASE("loop replay: a V3 prefill attention block on SG2262, exactly as simul
   CHECK(p.replayed.table().find("repeated chunk iterations of fa2") != std::string::npos);
 }
 
+TEST_CASE("loop replay of causal prefill: cut when the heads divide over the cores, else simulated in full",
+          "[loop_replay]") {
+  auto causal_block = [](std::uint64_t tp) {
+    g5sim::Request r = prefill(8192, "causal");
+    r.scope = "block";
+    r.tp = tp, r.ep = 1, r.dp = 1;
+    return r;
+  };
+  // tp 1: 128 heads (MHA streams of one query head each) over 64 cores, 2 per core, all 8192 query
+  // tokens of each: every core runs the same causal blocks, so their chunk loops are cut.
+  const Pair aligned = both_ways("sg2262", "deepseek-v3", causal_block(1));
+  check_identical(aligned);
+  CHECK(aligned.replayed.replayed_commands > 0);
+  // tp 8: 16 heads over 64 cores, each head's tokens split over 4 cores (an early and a late part
+  // each, for equal keys): the cores' blocks differ, nothing is cut, and it is still exact.
+  const Pair split = both_ways("sg2262", "deepseek-v3", causal_block(8));
+  check_identical(split);
+  CHECK(split.replayed.replayed_commands == 0);
+  CHECK(split.replayed.table().find("repeated chunk iterations of fa2") == std::string::npos);
+}
+
 TEST_CASE("loop replay: steps of a few layers, other cores, chips and models, exactly as in full", "[loop_replay]") {
   struct Case {
     const char *what, *chip, *model;
@@ -171,17 +195,26 @@ TEST_CASE("loop replay inside layer replay: whole prefill steps, exactly as simu
     check_identical(p);
     CHECK(p.replayed.replayed_commands > 0);
   }
+  SECTION("V3 causal, 8 sequences over tp 1 ep 8 dp 8: 128 heads over 64 cores, each fa2's loops cut") {
+    g5sim::Request r = prefill(4096, "causal");
+    r.batch = 8;
+    const Pair p = both_ways("sg2262", "deepseek-v3", r);
+    check_identical(p);
+    CHECK(p.replayed.table().find("identical layers and repeated chunk iterations of fa2") != std::string::npos);
+  }
 }
 
 TEST_CASE("a long prefill step is simulated through its cut loops, not refused", "[loop_replay]") {
-  // 64k tokens: 1.4e8 commands in full, above the 2^27 default; the cut program's
-  // estimate (a few layers, 10 iterations of each row block kept) is far below it.
+  // 64k tokens: 3.9e9 commands in full, far above the 2^27 default; the cut program (a few
+  // layers, 10 iterations of each row block kept) simulates 2.3e7 of them.
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
   const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
-  g5sim::Request r = prefill(65536);
-  r.max_commands = std::uint64_t{1} << 24;
+  // Causal, one sequence per chip of tp 1 ep 8 dp 8: the heads divide over the cores (above).
+  g5sim::Request r = prefill(65536, "causal");
+  r.batch = 8;
+  r.max_commands = std::uint64_t{1} << 25;
   const g5sim::Result result = g5sim::simulate(chip, model, r);
-  CHECK(result.simulated_commands < (std::uint64_t{1} << 24));
+  CHECK(result.simulated_commands < (std::uint64_t{1} << 25));
   CHECK(result.command_count > 100 * result.simulated_commands);
   r.replay = false;  // every command: refused by the estimate, at once
   CHECK_THROWS_WITH(g5sim::simulate(chip, model, r), Catch::Contains("max_commands"));

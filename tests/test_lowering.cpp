@@ -220,7 +220,7 @@ TEST_CASE("causal prefill attention streams each row block's keys up to its last
   // last token sees keys 0..(b + 1) R - 1: its chunks sum to min(kv_len, (b + 1) R) keys. Without
   // the mask every block streams all kv_len keys.
   ops::AttentionShape s;
-  s.batch = 1, s.q_len = 4096, s.kv_len = 4096, s.heads = 1, s.kv_heads = 1, s.qk_dim = 128, s.v_dim = 128;
+  s.groups = {ops::QueryGroup{1, 4096, 4096}}, s.heads = 1, s.kv_heads = 1, s.qk_dim = 128, s.v_dim = 128;
   s.kv_elements = 256, s.kv_token_bytes = 512;
   hw::Chip one = test_configs::sg2262();
   one.cores = 1;

@@ -121,8 +121,10 @@ TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read featu
   const auto sdma = run(v3(), w, "sdma");
   CHECK(gdma.timeline.find(OpKind::kv_cache_read) == nullptr);
   CHECK(gdma.timeline.find(OpKind::fa2_combine) == nullptr);
-  // fa2 FLOPs: 2 x B x q x n_h x kv x (576 + 512) = 2 x 1 x 1024 x 128 x 1024 x 1088 = 292,057,776,128.
-  CHECK(gdma.timeline.op(OpKind::fa2).flops == 292'057'776'128);
+  // fa2 FLOPs, causal (the default): query t sees t + 1 keys, 1024 x 1025 / 2 = 524,800 pairs;
+  // 2 x n_h x pairs x (576 + 512) = 2 x 128 x 524,800 x 1088 = 146,171,494,400 (the full square
+  // 2 x 128 x 1024 x 1024 x 1088 = 292,057,776,128 with --prefill-attention full).
+  CHECK(gdma.timeline.op(OpKind::fa2).flops == 146'171'494'400);
   // fa2 attends the 1024 latent rows written this step: 1024 x 576 x 2 = 1,179,648 bytes.
   CHECK(gdma.timeline.op(OpKind::fa2).kv_bytes == 1'179'648);
   // No drift against the baseline without a cache read (the prefill golden, prefill_block_json,
@@ -130,15 +132,18 @@ TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read featu
   //   q_a 2 x 1024 x 7168 x 1536 = 22,548,578,304   q_b 2 x 1024 x 1536 x 24,576 = 77,309,411,328
   //   kv_a 2 x 1024 x 7168 x 576 = 8,455,716,864    q_absorb 128 x 2 x 1024 x 128 x 512 = 17,179,869,184
   //   v_up 128 x 2 x 1024 x 512 x 128 = 17,179,869,184   o_proj 2 x 1024 x 16,384 x 7168 = 240,518,168,576
-  //   sum 383,191,613,440; with fa2 and the vector ops the block does 675,313,093,632.
+  //   sum 383,191,613,440; with fa2 and the vector ops the block does 529,426,811,904
+  //   (675,313,093,632 - 292,057,776,128 + 146,171,494,400: only fa2 feels the causal mask).
   std::uint64_t matmul_flops = 0;
   for (const auto& t : gdma.timeline.ops) {
     if (t.kind == OpKind::matmul) matmul_flops += t.flops;
   }
   CHECK(matmul_flops == 383'191'613'440);
-  CHECK(gdma.timeline.flops == 675'313'093'632);
-  // Bytes follow the tilers' choices (each op's are in the prefill_block_json golden): locked here.
-  CHECK(gdma.timeline.hbm_bytes == 3'269'066'752);
+  CHECK(gdma.timeline.flops == 529'426'811'904);
+  // Bytes follow the tilers' choices (each op's are in the prefill_block_json golden): locked here
+  // (3,269,066,752 with the full square: causal row blocks stream only the keys up to themselves;
+  // the 128 heads of the one latent stream go 2 per core, each core all 1024 tokens of them).
+  CHECK(gdma.timeline.hbm_bytes == 3'155'820'544);
   // The kv-read route only concerns decode: every op's bytes, FLOPs and interval are identical.
   REQUIRE(gdma.timeline.ops.size() == sdma.timeline.ops.size());
   for (std::size_t i = 0; i < gdma.timeline.ops.size(); ++i) {
@@ -150,12 +155,12 @@ TEST_CASE("(d) prefill reads no history and is unchanged by the cache-read featu
     CHECK(a.start == b.start);
     CHECK(a.end == b.end);
   }
-  // The default prefill (MHA after up-projecting the prompt): 2 x 1024 x 128 x 1024 x (192 + 128)
-  // = 85,899,345,920 FLOPs, and still no history read.
+  // The default prefill (MHA after up-projecting the prompt), causal: 2 x 128 x 524,800 x (192 + 128)
+  // = 42,991,616,000 FLOPs, and still no history read.
   w.prefill_mla_mode = models::MlaMode::expanded;
   const auto mha = run(v3(), w);
   CHECK(mha.timeline.find(OpKind::kv_cache_read) == nullptr);
-  CHECK(mha.timeline.op(OpKind::fa2).flops == 85'899'345'920);
+  CHECK(mha.timeline.op(OpKind::fa2).flops == 42'991'616'000);
   // Decode adds kv_cache_read and fa2_combine but leaves the projections' FLOPs as they are for
   // the same token count: q_a_proj at T = 1: 2 x 1 x 7168 x 1536 = 22,020,096.
   const auto d = run(v3(), decode(1, 1024));

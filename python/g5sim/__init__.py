@@ -24,10 +24,10 @@ import math
 import numbers
 import os
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._errors import ConfigError
-from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result
+from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result, SequenceGroup
 from ._g5sim import OpResult, check_report, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import chip_path, model_path, shipped_chips, shipped_models
 from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
@@ -39,7 +39,7 @@ from .plot import plot_compare, plot_sweep, plot_timeline
 __version__ = _version()
 
 __all__ = [
-    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff",
+    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "SequenceGroup", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff",
     "load_chip", "load_model", "model_path", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
     "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_matmul", "sweep", "sweep_rows",
 ]
@@ -143,10 +143,32 @@ _OPTIONS = _run_options()
 _OPTION_NAMES = [option["name"] for option in _OPTIONS]
 
 
+def _groups_text(seqs: Any) -> str:
+    """seqs=[(count, q_len, history), ...] as --mix text ("64x1@4096,1x2048@0")."""
+    groups = list(seqs)
+    if not groups:
+        raise _argument_error("seqs", "expected at least one (count, q_len, history) group")
+    parts = []
+    for i, group in enumerate(groups):
+        if isinstance(group, (str, bytes)) or not isinstance(group, Sequence) or len(group) != 3 or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in group):
+            raise _argument_error("seqs", f"group {i}: expected (count, q_len, history) of whole numbers, got {group!r}")
+        parts.append(f"{group[0]}x{group[1]}@{group[2]}")
+    return ",".join(parts)
+
+
 def _request(**keywords: Any) -> Request:
-    """simulate()'s keywords as a checked Request (each assignment checks type and range)."""
+    """simulate()'s keywords as a checked Request (each assignment checks type and range).
+    seqs= takes a CSV path (--seqs) or the groups themselves, [(count, q_len, history), ...]."""
     request = Request()
     for name, value in keywords.items():
+        if name == "seqs" and value is not None and not isinstance(value, (str, os.PathLike)):
+            if "mix" in keywords and keywords["mix"] is not None:
+                raise _argument_error("mix", "give the step's sequences once: mix or seqs, not both")
+            request.mix = _groups_text(value)
+            continue
+        if name == "seqs" and isinstance(value, os.PathLike):
+            value = os.fspath(value)
         if name not in _OPTION_NAMES:
             near = difflib.get_close_matches(name, _OPTION_NAMES, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else ""

@@ -81,9 +81,13 @@ class Request:
     batch: Optional[int]
     ctx: int
     q_len: Optional[int]
+    mix: Optional[str]
+    seqs: Optional[str]
+    decode_max_q: int
     kv_dtype: str
     mla_mode: str
     prefill_mla_mode: str
+    prefill_attention: str
     weight_dtype: Optional[str]
     weight_group: Optional[int]
     kv_read_engine: Optional[str]
@@ -101,6 +105,14 @@ class Request:
     prefetch: bool
     replay: bool
     def __init__(self) -> None: ...
+
+class SequenceGroup:
+    """One group of a step's sequences: count sequences of q_len new tokens after history
+    cached tokens, on the "decode" or "prefill" path."""
+    count: int
+    q_len: int
+    history: int
+    path: str
 
 class Op:
     id: int
@@ -154,6 +166,9 @@ class Result:
     weight_group: int
     kv_read_engine: str
     attn_split: str
+    prefill_attention: str
+    sequences: List[SequenceGroup]
+    chip_sequences: List[SequenceGroup]
     chip_source: str
     chip_sha256: str
     model_source: str

@@ -137,7 +137,8 @@ def test_result_fields_agree_with_to_dict(chip, v3):
     d = r.to_dict()
     assert d["total_ns"] == r.total_ns == r.total_ps / 1000
     assert d["hbm_bytes"] == r.hbm_bytes and d["flops"] == r.flops
-    assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "kv_dtype": "bf16",
+    assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "prefill_attention": "causal",
+                             "kv_dtype": "bf16",
                              "mla_mode": "absorb", "prefill_mla_mode": "expanded", "weight_dtype": "bf16",
                              "weight_group_size": 128, "kv_read_engine": "gdma", "attn_split": "seq",
                              "prefetch_weights": True}

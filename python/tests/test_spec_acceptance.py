@@ -74,8 +74,11 @@ def test_3_monotone_in_ctx(chip, v3):
 # 4. Prefill (q_len == kv_len): no history read, and bytes and FLOPs as before the feature.
 
 def test_4_prefill_reads_no_history_and_does_not_drift(chip, v3):
-    gdma = block(chip, v3, phase="prefill", batch=1, ctx=1024, prefill_mla_mode="absorb")
-    sdma = block(chip, v3, phase="prefill", batch=1, ctx=1024, prefill_mla_mode="absorb", kv_read_engine="sdma")
+    # The baseline is the full-square attention the spec's prefill had; the default, causal, is
+    # checked after it.
+    gdma = block(chip, v3, phase="prefill", batch=1, ctx=1024, prefill_mla_mode="absorb", prefill_attention="full")
+    sdma = block(chip, v3, phase="prefill", batch=1, ctx=1024, prefill_mla_mode="absorb", prefill_attention="full",
+                 kv_read_engine="sdma")
     assert gdma.q_len == gdma.kv_len == 1024
     names = [op.name for op in gdma.ops]
     assert "kv_cache_read" not in names and "fa2_combine" not in names
@@ -95,6 +98,11 @@ def test_4_prefill_reads_no_history_and_does_not_drift(chip, v3):
     assert gdma.hbm_bytes == 3_269_066_752
     # The read route concerns decode only: every op identical, intervals included.
     assert [op.to_dict() for op in gdma.ops] == [op.to_dict() for op in sdma.ops]
+    # Causal (the default): query t sees t + 1 keys, 1024 x 1025 / 2 = 524,800 pairs, so fa2 does
+    # 2 x 128 x 524,800 x 1088 = 146,171,494,400 FLOPs, still with no history read.
+    causal = block(chip, v3, phase="prefill", batch=1, ctx=1024, prefill_mla_mode="absorb")
+    assert causal.op("fa2").flops == 146_171_494_400
+    assert "kv_cache_read" not in [op.name for op in causal.ops]
 
 
 # 5. A missing kv_lora_rank or qk_rope_head_dim raises ValueError naming the field and the source.

@@ -122,8 +122,15 @@ struct Request {
   std::optional<std::uint64_t> batch;  ///< sequences over all chips; default one per DP rank
   std::uint64_t ctx = 4096;            ///< kv_len: tokens each sequence attends
   std::optional<std::uint64_t> q_len;  ///< decode default 1, prefill = ctx
-  std::string kv_dtype = "bf16";       ///< "bf16", "fp8" or "fp8-flashmla"
-  std::string mla_mode = "absorb";     ///< decode compute and cache: absorb, standard, expanded
+  /// The step as groups of sequences instead of one uniform batch (phase, batch, ctx and q_len
+  /// then stay unset): "COUNTxQ_LEN@HISTORY,..." ("64x1@4096,1x2048@0"), or a CSV file of
+  /// count,q_len,history rows. At most one of the two.
+  std::string mix;
+  std::string seqs;
+  std::uint64_t decode_max_q = 8;            ///< a mix's group with history and q_len <= this is a decode (or verify)
+  std::string prefill_attention = "causal";  ///< prefill and chunk attention: "causal" or "full"
+  std::string kv_dtype = "bf16";             ///< "bf16", "fp8" or "fp8-flashmla"
+  std::string mla_mode = "absorb";           ///< decode compute and cache: absorb, standard, expanded
   std::string prefill_mla_mode = "expanded";
   std::string weight_dtype;  ///< bf16, fp16, fp8, int8, int4; "" = the model config's, else bf16
   std::optional<std::uint64_t>
@@ -167,6 +174,13 @@ struct OpRecord {
   double op_end_ns() const { return static_cast<double>(op_end_ps) / 1000.0; }
 };
 
+/// One group of the step's sequences (the JSON "sequences" entries): `count` sequences of `q_len`
+/// new tokens after `history` tokens read from the KV cache, on the "decode" or "prefill" path.
+struct SequenceRecord {
+  std::uint64_t count = 0, q_len = 0, history = 0;
+  std::string path;
+};
+
 /// All ops of one kind (the JSON "kinds" entries); busy = the union of their intervals.
 struct KindRecord {
   std::string kind;
@@ -195,7 +209,14 @@ class Result {
   struct State;  ///< the library's internal record of the run
 
   // What ran (echoing the request with its defaults resolved).
+  /// phase: "decode", "prefill", or "mixed" (groups on both paths).
   std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, kv_read_engine, attn_split;
+  std::string prefill_attention;  ///< "causal" or "full"
+  /// The step's sequences over all chips, group by group (a uniform batch: one group). batch is
+  /// their count, q_len and kv_len the largest of any group (a uniform batch's own).
+  std::vector<SequenceRecord> sequences;
+  /// The groups the simulated chip ran (its DP rank's share; the fullest rank of a mix).
+  std::vector<SequenceRecord> chip_sequences;
   /// The config files: Chip::source() / Model::source() and the SHA-256 of their text.
   std::string chip_source, chip_sha256, model_source, model_sha256;
   std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0, micro_batches = 1, weight_group = 0;
