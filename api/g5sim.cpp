@@ -77,20 +77,30 @@ models::Workload workload_of(const Request& r, const models::ModelSpec& model, s
   return w;
 }
 
-// The sharding and the global batch: as given (missing factors 1), or, when none of tp, ep, dp is
-// given, the smallest that fits the chip's DDR. Without a batch, one sequence per DP rank.
+// The sharding and the global step: as given (missing factors 1), or, when none of tp, ep, dp is
+// given, the smallest that fits the chip's DDR. Without a batch (or a mix), one sequence per DP rank.
+struct ChosenDeployment {
+  models::Parallelism parallelism;
+  bool automatic = false;
+  models::Workload workload;
+};
+ChosenDeployment choose_deployment(const hw::Chip& chip, const models::ModelSpec& model, const Request& r) {
+  if (!r.tp && !r.ep && !r.dp) {
+    const bool batch_given = r.batch.has_value() || !r.mix.empty() || !r.seqs.empty();  // a mix gives its own
+    const auto chosen =
+        models::auto_sharding(model, workload_of(r, model, r.batch.value_or(1)), batch_given, chip.ddr_capacity_bytes);
+    return {chosen.parallelism, true, workload_of(r, model, chosen.batch)};
+  }
+  const models::Parallelism p{r.tp.value_or(1), r.ep.value_or(1), r.dp.value_or(1)};
+  return {p, false, workload_of(r, model, r.batch.value_or(p.dp))};
+}
+
 void deploy(const hw::Chip& chip, const models::ModelSpec& model, const Request& r, Result::State& s,
             std::vector<std::string>& warnings) {
-  if (!r.tp && !r.ep && !r.dp) {
-    const auto chosen = models::auto_sharding(model, workload_of(r, model, r.batch.value_or(1)), r.batch.has_value(),
-                                              chip.ddr_capacity_bytes);
-    s.parallelism = chosen.parallelism;
-    s.automatic_sharding = true;
-    s.workload = workload_of(r, model, chosen.batch);
-  } else {
-    s.parallelism = models::Parallelism{r.tp.value_or(1), r.ep.value_or(1), r.dp.value_or(1)};
-    s.workload = workload_of(r, model, r.batch.value_or(s.parallelism.dp));
-  }
+  ChosenDeployment chosen = choose_deployment(chip, model, r);
+  s.parallelism = chosen.parallelism;
+  s.automatic_sharding = chosen.automatic;
+  s.workload = std::move(chosen.workload);
   models::validate_parallelism(s.parallelism, model, s.workload);
   s.footprint = models::chip_footprint(model, s.workload, s.parallelism);
   // A block is a piece of a chip's share: the deployment's capacity is checked for whole steps.
@@ -437,17 +447,9 @@ ScopedProgress::~ScopedProgress() = default;
 
 Deployment deployment(const Chip& chip, const Model& model, const Request& request) {
   return translated([&] {
-    const models::ModelSpec& m = model.data().spec;
-    Deployment d;
-    if (!request.tp && !request.ep && !request.dp) {
-      const auto chosen = models::auto_sharding(m, workload_of(request, m, request.batch.value_or(1)),
-                                                request.batch.has_value(), chip.data().chip.ddr_capacity_bytes);
-      d = {chosen.parallelism.tp, chosen.parallelism.ep, chosen.parallelism.dp, chosen.batch, true};
-    } else {
-      const models::Parallelism p{request.tp.value_or(1), request.ep.value_or(1), request.dp.value_or(1)};
-      d = {p.tp, p.ep, p.dp, request.batch.value_or(p.dp), false};
-    }
-    return d;
+    const ChosenDeployment chosen = choose_deployment(chip.data().chip, model.data().spec, request);
+    const models::Parallelism& p = chosen.parallelism;
+    return Deployment{p.tp, p.ep, p.dp, chosen.workload.sequences(), chosen.automatic};
   });
 }
 

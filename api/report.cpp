@@ -155,7 +155,10 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
              step ? fmt::format("decoder step ({} of {} layers{})", run.layers, run.model.num_hidden_layers,
                                 run.micro_batches > 1 ? fmt::format(", {} micro-batches", run.micro_batches) : "")
              : run.model.attention == models::AttentionKind::mla
-                 ? fmt::format("MLA attention block ({})", models::name_of(w.compute_mode()))
+                 ? (w.has_decode() && w.has_prefill()
+                        ? fmt::format("MLA attention block ({} decode, {} prefill)", models::name_of(w.mla_mode),
+                                      models::name_of(w.prefill_mla_mode))
+                        : fmt::format("MLA attention block ({})", models::name_of(w.compute_mode())))
                  : std::string("attention block"),
              phase_name(w), batch_text, models::name_of(w.kv_format), weights_label(w), run.chip.name, run.chip.cores);
   if (run.model.attention == models::AttentionKind::mla) {

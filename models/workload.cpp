@@ -156,7 +156,11 @@ std::vector<SequenceGroup> parse_mix(std::string_view text, std::uint64_t decode
 }
 
 std::vector<SequenceGroup> read_sequence_file(const std::string& path, std::uint64_t decode_max_q) {
-  const std::string text = hw::read_input_file(path);
+  return parse_sequence_text(hw::read_input_file(path), path, decode_max_q);
+}
+
+std::vector<SequenceGroup> parse_sequence_text(const std::string& text, const std::string& path,
+                                               std::uint64_t decode_max_q) {
   std::vector<SequenceGroup> groups;
   std::size_t begin = 0;
   int line_number = 0;

@@ -109,6 +109,9 @@ std::vector<SequenceGroup> parse_mix(std::string_view text, std::uint64_t decode
 /// A --seqs CSV file: a header `count,q_len,history`, then one group per row. Throws
 /// hw::ConfigError at the file, line and column of what is wrong.
 std::vector<SequenceGroup> read_sequence_file(const std::string& path, std::uint64_t decode_max_q);
+/// The same from the file's text; `path` names it in errors.
+std::vector<SequenceGroup> parse_sequence_text(const std::string& text, const std::string& path,
+                                               std::uint64_t decode_max_q);
 /// The same as text: "64x1@4096,1x2048@0" (history as the user wrote it).
 std::string mix_text(const std::vector<SequenceGroup>& groups);
 

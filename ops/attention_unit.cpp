@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "hw/config_error.hpp"
@@ -330,8 +331,41 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const RowCost all = cost(0, rows);
   ctx.out.ops[op].split_flops = all.element_ops + all.sfu_ops;
   // The partial outputs come from the other cores: the merge gathers them on the cross-core engine.
+  // Unlike sequences merge unlike numbers of partials (a long one split over many cores, a short
+  // one over one): their rows go to the cores in ranges of equal partials, as FlashMLA's combine
+  // spreads a sequence's splits over its blocks; alike ones in balanced row ranges.
+  std::optional<std::vector<Range>> by_partials;
+  if (s.groups.size() > 1) {
+    std::vector<std::uint64_t> weight_before{0};  // partials of the rows before each stream
+    for (std::size_t g = 0; g < s.groups.size(); ++g) {
+      for (std::uint64_t k = 0; k < s.groups[g].count * s.kv_heads; ++k) {
+        weight_before.push_back(weight_before.back() +
+                                rows_per_stream[g] * plan.partials_per_sequence[first_stream[g] + k]);
+      }
+    }
+    // The first row whose partials before it reach `target`: within stream b, rows of equal weight.
+    auto row_at = [&](std::uint64_t target) {
+      const std::size_t b = static_cast<std::size_t>(
+          std::upper_bound(weight_before.begin(), weight_before.end(), target) - weight_before.begin() - 1);
+      if (b + 1 >= weight_before.size()) return rows;
+      std::size_t g = 0;
+      while (g + 1 < first_stream.size() && b >= first_stream[g + 1]) ++g;
+      const std::uint64_t per_row = plan.partials_per_sequence[b];
+      const std::uint64_t first = first_row[g] + (b - first_stream[g]) * rows_per_stream[g];
+      return first + (target - weight_before[b] + per_row - 1) / per_row;
+    };
+    const std::uint64_t total = weight_before.back(), cores = ctx.chip.cores;
+    by_partials.emplace(cores);
+    std::uint64_t begin = 0;
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      const std::uint64_t end =
+          c + 1 == cores ? rows : std::max(begin, std::min(rows, row_at(total * (c + 1) / cores)));
+      (*by_partials)[c] = Range{begin, end};
+      begin = end;
+    }
+  }
   lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * kActivationBytes, cost, kAccumulatorDtype,
-             ctx.chip.dma_for(hw::DmaRole::cross_core));
+             ctx.chip.dma_for(hw::DmaRole::cross_core), by_partials ? &*by_partials : nullptr);
 }
 
 }  // namespace ops::detail

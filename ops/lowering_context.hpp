@@ -202,12 +202,12 @@ struct RowCost {
 };
 
 /// Lowers a row-wise op: `cost(begin, end)` sums the traffic and vector work of rows
-/// [begin, end); rows are split over cores in balanced ranges and tiled so that two tiles of
-/// buffers (each row needing at most `widest_row_bytes`) fit in LMEM.
-/// `load_engine`: where the rows come from (the tiles engine, or the cross-core engine for data
-/// other cores left behind, as fa2's partials).
+/// [begin, end); rows are split over cores in balanced ranges (or `core_rows[c]` for core c, when
+/// given) and tiled so that two tiles of buffers (each row needing at most `widest_row_bytes`)
+/// fit in LMEM. `load_engine`: where the rows come from (the tiles engine, or the cross-core
+/// engine for data other cores left behind, as fa2's partials).
 void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
                 const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute,
-                EngineId load_engine);
+                EngineId load_engine, const std::vector<Range>* core_rows = nullptr);
 
 }  // namespace ops::detail

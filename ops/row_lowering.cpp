@@ -16,12 +16,12 @@ namespace ops::detail {
 
 void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
                 const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute_dtype,
-                EngineId load_engine) {
+                EngineId load_engine, const std::vector<Range>* core_rows) {
   const std::uint64_t tile_rows =
       std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * std::max<std::uint64_t>(1, widest_row_bytes)));
   std::vector<RowCost> tiles;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
-    const Range mine = balanced_part(rows, ctx.chip.cores, core);
+    const Range mine = core_rows ? (*core_rows)[core] : balanced_part(rows, ctx.chip.cores, core);
     if (mine.empty()) continue;
     tiles.clear();
     for (std::uint64_t r0 = mine.begin; r0 < mine.end; r0 += tile_rows) {

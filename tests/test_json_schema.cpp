@@ -117,6 +117,18 @@ TEST_CASE("run JSON follows docs/schema/run.schema.json", "[json][schema]") {
     r.ctx = 256;
     CHECK(errors_of(run_json("configs/models/deepseek-v3.yaml", r)).empty());
   }
+  SECTION("a mixed step: decodes, a chunk and a prompt, dealt over dp 2") {
+    r.mix = "3x1@4096,1x512@1024,1x256@0";
+    r.tp = 1, r.ep = 2, r.dp = 2;
+    const json j = json::parse(run_json("configs/models/deepseek-v3.yaml", r));
+    CHECK(errors_of(j.dump()).empty());
+    CHECK(j["workload"]["phase"] == "mixed");
+    CHECK(j["sequences"].size() == 3);
+    // The deal: decodes to ranks 0, 1, 0; the chunk to rank 1, the prompt to rank 0. Rank 0 has
+    // 2 + 256 = 258 new tokens, rank 1 1 + 512 = 513: rank 1 is simulated.
+    CHECK(j["chip_sequences"] == json::parse(R"([{"count": 1, "q_len": 1, "history": 4096, "path": "decode"},
+                                                   {"count": 1, "q_len": 512, "history": 1024, "path": "prefill"}])"));
+  }
   SECTION("DeepSeek-V3.2: the kv_cache fields agree") {
     const json j = json::parse(run_json("configs/models/deepseek-v3.2-exp.yaml", r));
     CHECK(errors_of(j.dump()).empty());

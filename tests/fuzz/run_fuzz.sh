@@ -4,18 +4,18 @@
 #   bash tests/fuzz/run_fuzz.sh smoke                   # a fixed number of executions per harness (CI)
 #   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
 #   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
-#                                                       # pipeline cli run_json), e.g. two at a time
+#                                                       # pipeline cli run_json sequences), e.g. two at a time
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
 mode="${1:-smoke}"
 seconds="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 selected=("$@")
-[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json)
+[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences)
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/build-fuzz/tests/fuzz"
 work="$root/build-fuzz/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
-rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json} "$root/build-fuzz/findings"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences} "$root/build-fuzz/findings"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
 printf '\x07layer,expert,tokens\n3,5,3\n3,17,5\n' > "$work/expert_load/seed.csv"
@@ -33,6 +33,9 @@ for rule in 'mlp_only_layers: [6]' 'decoder_sparse_step: 2'; do
   { printf '\x01\x01\x10\x28'; cat "$root/tests/golden/chip.yaml"; printf '\n@@@@\n'
     sed -e "s/^${rule%%:*}:.*/$rule/" "$root/configs/models/qwen3-30b-a3b.yaml"; } > "$work/pipeline/seedr-${rule%%:*}"
 done
+# Groups of sequences: a mix (second byte even) and a --seqs file (odd), over dp 1 and 3.
+printf '\x07\x0064x1@4096,1x2048@0,4x2@1000' > "$work/sequences/mix"
+printf '\x07\x05count,q_len,history\n3,1,4096\n1,512,1024\n1,256,0\n' > "$work/sequences/csv"
 printf 'check\n' > "$work/cli/check"
 printf 'run\n--scope\nblock\n--dp\n1\n--ctx\n1024\n' > "$work/cli/block"
 printf 'op\nmatmul\n--m\n64\n--n\n64\n--k\n64\n' > "$work/cli/matmul"
