@@ -1,6 +1,21 @@
 #pragma once
 // The attention block of one decoder layer, for one step.
 //
+// The step's sequences come in groups (models/workload.hpp), each on the decode or the prefill
+// path; the projections run once over all T = sum(count x q_len) new tokens, the attention once
+// per path (decode first), and o_proj over all T again. Per layer, with h_s the history of
+// sequence s and L the cache bytes per token (models/kv_cache.hpp):
+//   kv_cache_read   bytes = sum over sequences of h_s x L (the spec's B x s_ctx x (d_c + d_r) x e
+//                   for a uniform decode batch; nothing when no sequence has history)
+//   decode path     queries attend their history (which holds this step's tokens, written
+//                   first): pairs q_s h_s, as below
+//   prefill path    each query t of a chunk attends the h_s cached keys and chunk tokens 0..t:
+//                   pairs q_s h_s + q_s (q_s + 1) / 2 (causal; q_s (h_s + q_s) with
+//                   PrefillAttention::full), as two attentions merged: a decode-shaped one over
+//                   the history (its kv_cache_read, split over the cores by history tokens, its
+//                   fa2_combine the merge) and the chunk over itself (fresh K/V).
+// The uniform shapes below are one group (B sequences alike).
+//
 // MLA (DeepSeek-V2/V3), absorb mode. Notation: B batch, q = q_len, T = B*q tokens, H hidden_size,
 // n heads, d_c kv_lora_rank, d_r qk_rope_head_dim, d_n qk_nope_head_dim, d_v v_head_dim,
 // r_q q_lora_rank, e KV bytes.
@@ -32,9 +47,9 @@
 // With tp > 1 every per-head matrix and the attention use n / tp heads (GQA: g / tp KV heads),
 // and an all_reduce of the [T, H] output follows o_proj.
 //
-// FLOPs of matrices are 2 per multiply-add; a step's attention FLOPs are the full einsum count
-// (a causal mask is exploited only by `g5sim op fa2 --causal`). Activations are bf16; weights in
-// the workload's weight format (models/weight_format.hpp).
+// FLOPs of matrices are 2 per multiply-add; attention FLOPs count the query-key pairs attended
+// (causal in prefill by default). Activations are bf16; weights in the workload's weight format
+// (models/weight_format.hpp).
 
 #include <optional>
 
@@ -53,8 +68,8 @@ ops::OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const
 /// A graph holding one attention block alone (layer 0).
 ops::OpGraph build_attention_block(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
-/// KV cache bytes one decode step reads for one layer on one chip: B * kv_len * bytes per token
-/// (models/kv_cache.hpp).
+/// KV cache bytes a step reads for one layer on one chip: the history of every sequence times the
+/// bytes per token (models/kv_cache.hpp); B * kv_len * bytes per token for a uniform decode.
 std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
 }  // namespace models

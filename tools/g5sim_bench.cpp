@@ -171,6 +171,12 @@ g5sim::Request step_request(const std::string& phase, std::optional<std::uint64_
   return r;
 }
 
+g5sim::Request mix_request(const std::string& mix) {
+  g5sim::Request r;
+  r.mix = mix;
+  return r;
+}
+
 using models::Phase;
 // `g5sim run` (decode, one sequence per DP rank, 4096 tokens), replayed and in full.
 BENCHMARK_CAPTURE(BM_Step, v3_decode_default, step_request("decode", std::nullopt, 4096, true))
@@ -183,8 +189,14 @@ BENCHMARK_CAPTURE(BM_Step, v3_decode_b64_ctx131072_no_replay, step_request("deco
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Step, v3_prefill_4k, step_request("prefill", std::nullopt, 4096, true))
     ->Unit(benchmark::kMillisecond);
-// One 131,072-token sequence: layer replay with every fa2's chunk loops cut (loop replay).
-BENCHMARK_CAPTURE(BM_Step, v3_prefill_b1_ctx131072, step_request("prefill", 1, 131072, true))
+// 65,536-token sequences, one per chip of tp 1 ep 8 dp 8: layer replay with every fa2's causal
+// chunk loops cut (loop replay; the 128 heads divide over the 64 cores).
+BENCHMARK_CAPTURE(BM_Step, v3_prefill_b8_ctx65536, step_request("prefill", 8, 65536, true))
+    ->Unit(benchmark::kMillisecond);
+// Mixed steps (--mix): 64 decodes at 4096 beside a 2048-token prompt; one long and 63 short decodes.
+BENCHMARK_CAPTURE(BM_Step, v3_mixed_64x1at4096_1x2048at0, mix_request("64x1@4096,1x2048@0"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Step, v3_mixed_1x1at32768_63x1at1024, mix_request("1x1@32768,63x1@1024"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m4096_n4096_k4096_1core, 4096, 4096, 4096, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Matmul, m512_n2048_k4096_1core, 512, 2048, 4096, 1)->Unit(benchmark::kMillisecond);
