@@ -14,6 +14,9 @@
 #include "models/model_spec.hpp"
 #include "models/parallelism.hpp"
 #include "models/workload.hpp"
+#include "replay_pair.hpp"
+#include "tools/validation/measured_rows.hpp"
+#include "tools/validation/validation_report.hpp"
 
 namespace {
 
@@ -48,6 +51,10 @@ std::uint64_t sum_of(const std::vector<const g5sim::OpRecord*>& ops, std::uint64
   for (const g5sim::OpRecord* o : ops) n += o->*field;
   return n;
 }
+
+const std::string kMeasuredHeader =
+    "id,hardware,chip,model,phase,batch,ctx,q_len,weight_dtype,weight_group,kv_dtype,tp,ep,dp,cores,workload,options,"
+    "metric,measured,kind,source,note,exclude\n";
 
 // DeepSeek-V3's latent row, bf16: (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 = 1,152 B.
 constexpr std::uint64_t kLatentBytes = 1152;
@@ -257,4 +264,47 @@ TEST_CASE("groups: a GQA step with decodes and a chunk reads each one's history"
   CHECK(fa2[1]->flops == 2ull * 32 * 131'328 * 256);
   CHECK(fa2[2]->flops == 2ull * 32 * 524'288 * 256);
   CHECK(result.op("qkv_proj").shape.rfind("[516, ", 0) == 0);  // 4 + 512 new tokens
+}
+
+TEST_CASE("groups: a mixed step replays its identical layers exactly", "[groups][replay]") {
+  // 8 layers (3 dense, 5 MoE) of decodes, a verify, a chunk and a prompt on one of 8 chips: the
+  // layers of each kind are alike, so replay derives some; the JSON is the full run's.
+  g5sim::Request r;
+  r.mix = "16x1@4096,8x2@2048,1x256@1024,1x128@0";
+  r.layers = 8;
+  r.tp = 1, r.ep = 8, r.dp = 8;
+  const replay_test::Pair p = replay_test::both_ways(sg2262(), v3(), r);
+  CHECK(p.replayed.replayed_commands > 0);
+  CHECK(p.replayed.total_ps == p.full.total_ps);
+  CHECK(replay_test::without_replay_line(p.replayed.json()) == replay_test::without_replay_line(p.full.json()));
+}
+
+TEST_CASE("a step row takes the step's groups of sequences as mix=", "[validation][groups]") {
+  // A mixed step row on the shipped SG2262 and DeepSeek-V3 (2 layers, one chip of tp 1 ep 8 dp 8):
+  // its prediction is the step of the mix, whatever the row's batch and ctx columns say.
+  const std::string dir = "/tmp/g5sim_test_validate_mix.csv";
+  const std::string row =
+      "mix1,test,sg2262,deepseek-v3,decode,65,4096,,,,,1,8,8,,step,\"mix=64x1@4096,1x2048@0 "
+      "layers=2\",step_ms,1,D,test,,\n";
+  std::ofstream(dir) << kMeasuredHeader + row;
+  tools::validation::ValidateOptions options;
+  const auto report = tools::validation::validate_table(tools::validation::read_measured_file(dir), options);
+  REQUIRE(report.rows.size() == 1);
+  REQUIRE(report.rows[0].status == "ok");
+  g5sim::Request r;
+  r.mix = "64x1@4096,1x2048@0";
+  r.layers = 2;
+  r.tp = 1, r.ep = 8, r.dp = 8;
+  const g5sim::Result direct = g5sim::simulate(g5sim::Chip::from_file(g5sim::chip_path("sg2262")),
+                                               g5sim::Model::from_file(g5sim::model_path("deepseek-v3")), r);
+  CHECK(report.rows[0].predicted == static_cast<double>(direct.total_ps) * 1e-9);
+  // A mix that is not COUNTxQ_LEN@HISTORY: the row is refused with the option's message.
+  const std::string bad_row =
+      "mix2,test,sg2262,deepseek-v3,decode,65,4096,,,,,1,8,8,,step,\"mix=64x1@4096,1x2048 "
+      "layers=2\",step_ms,1,D,test,,\n";
+  std::ofstream(dir) << kMeasuredHeader + bad_row;
+  const auto bad = tools::validation::validate_table(tools::validation::read_measured_file(dir), options);
+  REQUIRE(bad.rows.size() == 1);
+  CHECK(bad.rows[0].status != "ok");
+  CHECK_THAT(bad.rows[0].reason, Catch::Contains("'1x2048' is not COUNTxQ_LEN@HISTORY"));
 }
