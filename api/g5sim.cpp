@@ -211,6 +211,12 @@ void fill(Result& r, const Result::State& s) {
 
 const char* version() { return G5SIM_VERSION; }
 
+std::string mix_text(const std::vector<SequenceRecord>& groups) {
+  std::vector<models::SequenceGroup> as_groups;
+  for (const SequenceRecord& g : groups) as_groups.push_back({g.count, g.q_len, g.history, g.path == "decode"});
+  return models::mix_text(as_groups);
+}
+
 Chip Chip::from_file(const std::string& path) {
   return translated([&] { return Chip(std::make_shared<const Data>(Data{hw::load_chip(path)})); });
 }

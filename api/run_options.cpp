@@ -43,6 +43,9 @@ template <std::uint64_t Result::*field>
 std::string number(const Result& r) {
   return std::to_string(r.*field);
 }
+// The step's groups as --mix writes them (a uniform batch: one group).
+std::string mix_of(const Result& r) { return mix_text(r.sequences); }
+
 template <bool Result::*field>
 std::string yes_no(const Result& r) {
   return r.*field ? "true" : "false";
@@ -177,18 +180,20 @@ const std::vector<Row>& rows() {
         .default_doc = "one group: --batch sequences of --q-len tokens at --ctx",
         .unit = "groups",
         .doc = "the step's sequences as groups COUNTxQ_LEN@HISTORY,... (64x1@4096,1x2048@0: 64 decodes at 4096 "
-               "beside a 2048-token prompt; HISTORY: tokens read from the KV cache)",
-        .takes = kRun | kValidation},
+               "beside a 2048-token prompt; HISTORY: tokens read from the KV cache); a grid takes mixes separated "
+               "by ';'",
+        .takes = kAxis | kValidation,
+        .list_delimiter = ';'},
        &Request::mix,
        nullptr,
-       nullptr},
+       mix_of},
       {{.name = "seqs",
         .flag = "--seqs",
         .type = T::path,
         .optional = true,
         .default_doc = "one group: --batch sequences of --q-len tokens at --ctx",
         .doc = "the step's sequences from a CSV file: header count,q_len,history, then a group per row",
-        .takes = kRun},
+        .takes = kFixed},
        &Request::seqs,
        nullptr,
        nullptr},
@@ -200,7 +205,7 @@ const std::vector<Row>& rows() {
         .unit = "tokens",
         .doc = "a --mix/--seqs group with history and at most this q_len runs the decode kernel (a decode or a "
                "speculative verify); a longer one is a prefill chunk",
-        .takes = kRun | kValidation},
+        .takes = kFixed | kValidation},
        &Request::decode_max_q,
        mixed_only,
        nullptr},

@@ -98,8 +98,8 @@ TEST_CASE("parallel_for reports the lowest failing item's error, whatever the ti
 
 TEST_CASE("grid points nest chips, models, the table's axes with the batch last, then contexts", "[sweep][grid]") {
   // The nesting: the table's grid axes in its order, the batch moved last (the context is inside).
-  CHECK(tools::grid_nesting() == std::vector<std::string>{"phase", "q_len", "kv_dtype", "mla_mode", "weight_dtype",
-                                                          "cores", "tp", "ep", "dp", "batch"});
+  CHECK(tools::grid_nesting() == std::vector<std::string>{"phase", "q_len", "mix", "kv_dtype", "mla_mode",
+                                                          "weight_dtype", "cores", "tp", "ep", "dp", "batch"});
   tools::SweepGrid g;
   g.chips = {"a.yaml", "b.yaml"};
   g.set_axis("batch", {"8", "64"});
@@ -184,17 +184,16 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   REQUIRE(text.rfind(grid_line, 0) == 0);
   const std::string hash = text.substr(grid_line.size(), 64);
   CHECK(text.substr(grid_line.size() + 64, 12) == " shard 0/1\npoint,"s.substr(0, 12));
-  CHECK(
-      text.find(
-          "\npoint,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,weight_dtype,"
-          "kv_read_engine,attn_split,scope,layers,micro_batches,cores,tp,ep,dp,prefetch,replay,chips,"
-          "chip_source,chip_sha256,model_source,model_sha256,total_ns,tokens_per_s,tokens_per_s_per_chip,"
-          "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n") != std::string::npos);
+  CHECK(text.find("\npoint,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,"
+                  "weight_dtype,"
+                  "kv_read_engine,attn_split,scope,layers,micro_batches,cores,tp,ep,dp,prefetch,replay,chips,"
+                  "chip_source,chip_sha256,model_source,model_sha256,total_ns,tokens_per_s,tokens_per_s_per_chip,"
+                  "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n") != std::string::npos);
   // Point 95: the last chip (32 cores), the last model, batch 4, ctx 65536, on a block.
-  CHECK(text.find(
-            "\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,bf16,absorb,expanded,causal,bf16,gdma,seq,block,1,1,32,"
-            "1,1,1,true,true,1," +
-            chip_b + ",") != std::string::npos);
+  CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,4x1@65536,bf16,absorb,expanded,causal,bf16,gdma,"
+                  "seq,block,1,1,32,"
+                  "1,1,1,true,true,1," +
+                  chip_b + ",") != std::string::npos);
   std::vector<std::string> shards;
   for (const char* s : {"0/3", "1/3", "2/3"})
     shards.push_back(run({"--shard", s}, std::string("shard") + s[0] + ".csv"));
@@ -219,7 +218,7 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   // A row cut mid-line.
   std::ofstream(dir / "midrow.csv") << cut << "95,SG2262-half,DeepSeek-V2-Lite\n";
   CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
-                    Catch::Contains("midrow.csv:34: 3 cells, the header has 36 (a cut row?)"));
+                    Catch::Contains("midrow.csv:34: 3 cells, the header has 37 (a cut row?)"));
   // A shard of another grid (scope step instead of block) and a file that is no sweep.
   auto step_args = base;
   step_args.erase(std::find(step_args.begin(), step_args.end(), "--scope"),
@@ -272,10 +271,10 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
   // 2 batches x 2 contexts = 4 workloads, one line each under the grid line and the header.
   CHECK(std::count(text.begin(), text.end(), '\n') == 6);
   CHECK(text.rfind(fmt::format("# g5sim {} compare grid 8 points sha256 ", g5sim::version()), 0) == 0);
-  CHECK(text.find(" sharding fixed\nmodel,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,"
-                  "SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
-                  "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-half_total_ns,") !=
-        std::string::npos);
+  CHECK(text.find(
+            " sharding fixed\nmodel,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,"
+            "SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
+            "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-half_total_ns,") != std::string::npos);
   CHECK(text.find(",SG2262-half_speedup,SG2262-half_speedup_per_chip\n") != std::string::npos);
   // Each row's speedup is the first chip's latency over the second's; half the cores is slower.
   // On one deployment (1 chip each) the per-chip speedup is the same number.
@@ -287,11 +286,11 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
     std::vector<std::string> f;
     std::stringstream cells(line);
     for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 26);
-    const double first = std::stod(f[8]), second = std::stod(f[16]), speedup = std::stod(f[24]);
+    REQUIRE(f.size() == 27);
+    const double first = std::stod(f[9]), second = std::stod(f[17]), speedup = std::stod(f[25]);
     CHECK(speedup == Approx(first / second).epsilon(1e-4));  // printed with 4 decimals
     CHECK(speedup < 1.0);
-    CHECK(f[25] == f[24]);
+    CHECK(f[26] == f[25]);
   }
   CHECK(cli({"compare", "--chip", src + "/tests/golden/chip.yaml", "--batch", "1", "--ctx", "1024"}) == 2);
 }
@@ -368,21 +367,21 @@ TEST_CASE("compare runs every chip of a workload on one deployment unless --shar
     for (std::string cell; std::getline(row, cell, ',');) f.push_back(cell);
     return f;
   };
-  // Columns: 8 of the workload, 8 per chip, then the second chip's two speedups.
+  // Columns: 9 of the workload, 8 per chip, then the second chip's two speedups.
   const std::vector<std::string> one = cells(fixed), own = cells(automatic);
-  REQUIRE((one.size() == 26 && own.size() == 26));
-  // tp, ep, dp, chips of SG2262 (cells 11..14) and of H100 (19..22).
-  CHECK(std::vector<std::string>(one.begin() + 11, one.begin() + 15) ==
+  REQUIRE((one.size() == 27 && own.size() == 27));
+  // tp, ep, dp, chips of SG2262 (cells 12..15) and of H100 (20..23).
+  CHECK(std::vector<std::string>(one.begin() + 12, one.begin() + 16) ==
         std::vector<std::string>{"1", "16", "16", "16"});
-  CHECK(std::vector<std::string>(one.begin() + 19, one.begin() + 23) ==
+  CHECK(std::vector<std::string>(one.begin() + 20, one.begin() + 24) ==
         std::vector<std::string>{"1", "16", "16", "16"});
-  CHECK(std::vector<std::string>(own.begin() + 11, own.begin() + 15) == std::vector<std::string>{"1", "8", "8", "8"});
-  CHECK(std::vector<std::string>(own.begin() + 19, own.begin() + 23) ==
+  CHECK(std::vector<std::string>(own.begin() + 12, own.begin() + 16) == std::vector<std::string>{"1", "8", "8", "8"});
+  CHECK(std::vector<std::string>(own.begin() + 20, own.begin() + 24) ==
         std::vector<std::string>{"1", "16", "16", "16"});
   // The same H100 run either way; on one deployment the two speedups agree.
-  CHECK(one[16] == own[16]);
-  CHECK(one[24] == one[25]);
-  CHECK(own[24] != own[25]);
+  CHECK(one[17] == own[17]);
+  CHECK(one[25] == one[26]);
+  CHECK(own[25] != own[26]);
   CHECK(cli(with({"--sharding", "auto", "--dp", "8"})) == 2);
 }
 
@@ -399,4 +398,21 @@ TEST_CASE("tokens per second per chip is tokens per second over the deployment's
   REQUIRE(r.chips == 8);
   CHECK(r.tokens_per_s_per_chip == r.tokens_per_s / 8.0);
   CHECK(r.json().find(fmt::format("\"tokens_per_s_per_chip\": {:.3f},", r.tokens_per_s / 8.0)) != std::string::npos);
+}
+
+TEST_CASE("a grid of mixes has no context axis: each point's sequences are its mix", "[sweep][grid][groups]") {
+  tools::SweepGrid g;
+  g.chips = {"a.yaml"};
+  g.set_axis("mix", {"64x1@4096,1x256@0", "64x1@4096,1x1024@0"});
+  g.set_axis("tp", {"1", "2"});
+  // 1 chip x 1 model x 2 mixes x 2 tp, no contexts: 4 points, the mix outside tp.
+  REQUIRE(tools::grid_size(g) == 4);
+  const tools::SweepPoint p = tools::grid_point(g, 1);
+  CHECK(p.ctx == 0);
+  CHECK(p.value("mix") == "64x1@4096,1x256@0");
+  CHECK(p.value("tp") == "2");
+  CHECK(p.describe() == "mix 64x1@4096,1x256@0, tp 2");
+  const g5sim::Request r = tools::point_request(g5sim::Request{}, p);
+  CHECK(r.mix == "64x1@4096,1x256@0");
+  CHECK(r.ctx == g5sim::Request{}.ctx);  // left as it was: a mix ignores it
 }

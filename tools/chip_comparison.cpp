@@ -13,6 +13,9 @@ namespace tools {
 namespace {
 
 std::string workload(const ComparedRun& r) {
+  if (r.mix.find(',') != std::string::npos) {  // several groups: the mix says what the step is
+    return fmt::format("{} {} {} kv={} {} w={}", r.model, r.phase, r.mix, r.kv_dtype, r.mla_mode, r.weight_dtype);
+  }
   return fmt::format("{} {} B={} ctx={} kv={} {} w={}", r.model, r.phase, r.batch, r.kv_len, r.kv_dtype, r.mla_mode,
                      r.weight_dtype);
 }
@@ -50,6 +53,7 @@ ComparedRun ComparedRun::of(const g5sim::Result& r) {
   c.batch = r.batch;
   c.kv_len = r.kv_len;
   c.q_len = r.q_len;
+  c.mix = g5sim::mix_text(r.sequences);
   c.tp = r.tp;
   c.ep = r.ep;
   c.dp = r.dp;
@@ -93,7 +97,7 @@ void write_comparison_csv(std::ostream& out, const std::string& grid_line,
                           const std::vector<std::vector<ComparedRun>>& rows) {
   out << grid_line << '\n';
   if (rows.empty()) return;
-  out << "model,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype";
+  out << "model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype";
   for (std::size_t c = 0; c < rows.front().size(); ++c) {
     const std::string& chip = rows.front()[c].chip;
     for (const char* column :
@@ -105,8 +109,8 @@ void write_comparison_csv(std::ostream& out, const std::string& grid_line,
   out << '\n';
   for (const auto& row : rows) {
     const ComparedRun& w = row.front();
-    fmt::print(out, "{},{},{},{},{},{},{},{}", csv_cell(w.model), w.phase, w.batch, w.kv_len, w.q_len, w.kv_dtype,
-               w.mla_mode, w.weight_dtype);
+    fmt::print(out, "{},{},{},{},{},{},{},{},{}", csv_cell(w.model), w.phase, w.batch, w.kv_len, w.q_len,
+               csv_cell(w.mix), w.kv_dtype, w.mla_mode, w.weight_dtype);
     for (std::size_t c = 0; c < row.size(); ++c) {
       const ComparedRun& r = row[c];
       fmt::print(out, ",{},{:.3f},{:.3f},{},{},{},{},{}", api::format_ns(r.total_ps), r.tokens_per_s,

@@ -29,6 +29,7 @@ using models::kMaxComparedWorkloads;
 /// What a comparison keeps of a run: its identity and figures, not its ops or internal record.
 struct ComparedRun {
   std::string chip, model, phase, kv_dtype, mla_mode, weight_dtype, bound_by;
+  std::string mix;  ///< the step's groups as --mix writes them (a uniform batch: one group)
   std::uint64_t batch = 0, kv_len = 0, q_len = 0, tp = 1, ep = 1, dp = 1, chips = 1, total_ps = 0;
   double tokens_per_s = 0, tokens_per_s_per_chip = 0;
   std::vector<std::string> warnings;

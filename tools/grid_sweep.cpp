@@ -147,11 +147,12 @@ std::string SweepPoint::value(const std::string& option) const {
 std::string SweepPoint::describe() const {
   std::string out;
   for (const auto& [name, v] : settings) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, v);
+  if (ctx == 0) return out;  // the sequences come from a mix
   return out + fmt::format("{}ctx {}", out.empty() ? "" : ", ", ctx);
 }
 
 std::uint64_t grid_size(const SweepGrid& g) {
-  std::uint64_t n = g.contexts.size();
+  std::uint64_t n = axis(g.contexts.size());  // no contexts (a mix): one
   std::vector<std::size_t> lengths{g.chips.size(), g.models.size()};
   for (const GridAxis& a : g.axes) lengths.push_back(a.values.size());
   for (const std::size_t len : lengths) {
@@ -175,7 +176,8 @@ SweepPoint grid_point(const SweepGrid& g, std::uint64_t index) {
     rest /= axis(len);
     return static_cast<std::size_t>(d);
   };
-  p.ctx = g.contexts.at(digit(g.contexts.size()));
+  const std::size_t c = digit(g.contexts.size());
+  p.ctx = g.contexts.empty() ? 0 : g.contexts.at(c);  // 0: the sequences come from a mix
   p.settings.resize(g.axes.size());
   for (std::size_t a = g.axes.size(); a-- > 0;) {
     p.settings[a] = {g.axes[a].option, g.axes[a].values[digit(g.axes[a].values.size())]};
@@ -195,7 +197,7 @@ std::vector<SweepPoint> grid_points(const SweepGrid& g, std::uint64_t shard, std
 g5sim::Request point_request(const g5sim::Request& base, const SweepPoint& p) {
   g5sim::Request r = base;
   for (const auto& [option, value] : p.settings) g5sim::set_option_text(r, *g5sim::find_run_option(option), value);
-  r.ctx = p.ctx;
+  if (p.ctx != 0) r.ctx = p.ctx;
   return r;
 }
 

@@ -1,19 +1,25 @@
 #pragma once
 // `g5sim sweep` over a grid: every combination of chips x models x the run options' grid axes (the
-// run-option table's kGridAxis rows: phase, q_len, KV format, MLA mode, weight format, cores,
-// tp, ep, dp, batch, context), nested in that order (grid_nesting(): the table's order, with the
-// batch and then the context innermost, so the context varies fastest), numbered from 0. Each point is one
-// g5sim::simulate; its row carries the point's whole identity and the deployment it ran on (tp, ep, dp, chips), so rows
-// of different shardings never mix unseen.
+// run-option table's kGridAxis rows: phase, q_len, mix, KV format, MLA mode, weight format,
+// cores, tp, ep, dp, batch, context), nested in that order (grid_nesting(): the table's order,
+// with the batch and then the context innermost, so the context varies fastest), numbered from 0.
+// Each point is one g5sim::simulate; its row carries the point's whole identity and the
+// deployment it ran on (tp, ep, dp, chips), so rows of different shardings never mix unseen. A
+// grid of mixes (--mix A;B, or one --seqs file) has no context axis: each point's sequences are
+// its mix.
 //
 // CSV columns (tidy: one row per point, units in the names):
-//   point,chip,model,phase,batch,ctx,q_len,kv_dtype,mla_mode,prefill_mla_mode,weight_dtype,
-//   tp,ep,dp,chips,total_ns,tokens_per_s,tokens_per_s_per_chip,kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by
+//   point,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,
+//   weight_dtype,kv_read_engine,attn_split,scope,layers,micro_batches,cores,tp,ep,dp,prefetch,replay,chips,
+//   chip_source,chip_sha256,model_source,model_sha256,total_ns,tokens_per_s,tokens_per_s_per_chip,
+//   kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by
 //   [,head_split_total_ns,head_split_kv_cache_read_bytes]   (--head-split; empty for prefill
 //                                                            points, whose attention has no such split)
-// kv_cache_read_* and fa2_ns add up over the layers of a step. JSON lines (--json) hold the same
-// fields, one object per point. A shard I/N (0 <= I < N) holds the points p with p mod N == I;
-// merge_sweeps() puts shards back together into the bytes of the unsharded file.
+// (ctx and q_len: the largest of a mix's groups; mix: the groups as --mix writes them, one group
+// for a uniform batch.) kv_cache_read_* and fa2_ns add up over the layers of a step. JSON lines
+// (--json) hold the same fields, one object per point. A shard I/N (0 <= I < N) holds the points
+// p with p mod N == I; merge_sweeps() puts shards back together into the bytes of the unsharded
+// file.
 
 #include <cstdint>
 #include <optional>

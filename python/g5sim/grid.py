@@ -7,9 +7,9 @@ the workers of a dask.distributed.Client (Debian: python3-distributed), rows in 
     for row in g5sim.sweep_rows(grid, scope="block"): ...          # streamed, one point at a time
 
 Axes (lists; a missing axis takes simulate()'s default): chip, model (names, paths, or dicts with
-the load_* rules), phase, q_len, kv_dtype, mla_mode, weight_dtype, cores, tp, ep, dp, batch, ctx
-(required), nested in that order with the context fastest, numbered from 0, as `g5sim sweep`
-numbers its points. Every other
+the load_* rules), phase, q_len, mix, kv_dtype, mla_mode, weight_dtype, cores, tp, ep, dp, batch,
+ctx (required unless a mix axis or a seqs keyword gives the sequences), nested in that order with
+the context fastest, numbered from 0, as `g5sim sweep` numbers its points. Every other
 keyword goes to every simulate(). A row holds `g5sim sweep --json`'s keys for its point, with
 times as exact integer picoseconds beside nanoseconds.
 """
@@ -28,7 +28,7 @@ _AXES = ("chip", "model", *_grid_nesting(), "ctx")
 _SCOPED = {o["name"]: (o["default"] if o["type"] == "flag" else None) for o in _run_options() if o["scoped"]}
 
 
-def _axes(grid: Mapping[str, Sequence[Any]]) -> List[tuple]:
+def _axes(grid: Mapping[str, Sequence[Any]], sequences_given: bool = False) -> List[tuple]:
     """The grid's axes in nesting order as (name, values), checked: known names, lists, a ctx list."""
     from . import _argument_error
     if not isinstance(grid, Mapping):
@@ -36,8 +36,8 @@ def _axes(grid: Mapping[str, Sequence[Any]]) -> List[tuple]:
     unknown = set(grid) - set(_AXES)
     if unknown:
         raise ValueError(f"sweep: unknown grid axes {sorted(unknown)} (axes: {', '.join(_AXES)})")
-    if "ctx" not in grid:
-        raise ValueError("sweep: the grid needs a 'ctx' list")
+    if "ctx" not in grid and "mix" not in grid and not sequences_given:
+        raise ValueError("sweep: the grid needs a 'ctx' list (or a 'mix' list, or seqs=: the step's sequences)")
     axes = []
     for axis in _AXES:
         if axis not in grid:
@@ -49,16 +49,16 @@ def _axes(grid: Mapping[str, Sequence[Any]]) -> List[tuple]:
             raise ValueError(f"sweep: grid axis '{axis}' is empty")
         axes.append((axis, list(values)))
     limits = _run_limits()
-    if len(grid["ctx"]) > limits["max_context_list"]:
+    if len(grid.get("ctx", ())) > limits["max_context_list"]:
         raise _argument_error("ctx", f"more than {limits['max_context_list']} contexts")
     return axes
 
 
-def grid_size(grid: Mapping[str, Sequence[Any]]) -> int:
+def grid_size(grid: Mapping[str, Sequence[Any]], sequences_given: bool = False) -> int:
     """The number of points (the product of the axes' lengths), refused past the command line's limit."""
     from . import _argument_error
     size = 1
-    for _, values in _axes(grid):
+    for _, values in _axes(grid, sequences_given):
         size *= len(values)
     limit = _run_limits()["max_grid_points"]
     if size > limit:
@@ -160,8 +160,9 @@ def sweep_rows(grid: Mapping[str, Sequence[Any]], *, client: Optional[Any] = Non
     """The rows of sweep() one at a time, in point order, as they are done (a generator): memory
     stays that of a few points however large the grid. The checks run before the first row."""
     from . import _argument_error, load_chip, load_model, shipped_chip_path, shipped_model_path, simulate
-    total = grid_size(grid)
-    axes = _axes(grid)
+    sequences_given = options.get("seqs") is not None
+    total = grid_size(grid, sequences_given)
+    axes = _axes(grid, sequences_given)
     jobs = _check_jobs(jobs)
     if client is not None and not (callable(getattr(client, "map", None)) and callable(getattr(client, "gather", None))):
         raise _argument_error("client", f"expected a dask.distributed.Client (map and gather), got "

@@ -64,3 +64,17 @@ def test_a_seqs_file_error_names_its_line(chip, v3, tmp_path):
         block(chip, v3, seqs=str(path))
     assert str(raised.value) == f"{path}:3:3: q_len: 'x' is not a whole number"
     assert (raised.value.source, raised.value.line, raised.value.column) == (str(path), 3, 3)
+
+
+def test_a_sweep_of_mixes_needs_no_context(chip, v3):
+    grid = {"chip": [chip], "model": [v3], "mix": ["8x1@4096,1x256@0", "8x1@4096,1x512@0"]}
+    rows = g5sim.sweep(grid, scope="block", tp=1, ep=1, dp=1)
+    assert [row["mix"] for row in rows] == grid["mix"]
+    assert [row["phase"] for row in rows] == ["mixed", "mixed"]
+    # The same step as simulate() of each mix.
+    assert rows[1]["total_ps"] == block(chip, v3, mix="8x1@4096,1x512@0").total_ps
+    # seqs= for every point: no ctx either.
+    rows = g5sim.sweep({"chip": [chip], "model": [v3], "tp": [1]}, seqs=[(8, 1, 4096)], scope="block", ep=1, dp=1)
+    assert rows[0]["mix"] == "8x1@4096" and rows[0]["phase"] == "decode"
+    with pytest.raises(ValueError, match="needs a 'ctx' list"):
+        g5sim.sweep({"chip": [chip]})

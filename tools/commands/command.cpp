@@ -160,7 +160,7 @@ void GridFlags::add_to(CLI::App* cmd) {
     if ((o.takes & g5sim::kGridAxis) == 0) continue;
     const std::string help = help_of(o, true);
     if (o.name == "ctx") {
-      cmd->add_option(o.flag, ctx, help)->required();
+      cmd->add_option(o.flag, ctx, help + " (required unless --mix or --seqs gives the sequences)");
       continue;
     }
     if (o.type != g5sim::OptionType::count && o.type != g5sim::OptionType::text) {
@@ -168,7 +168,7 @@ void GridFlags::add_to(CLI::App* cmd) {
     }
     Axis& axis = axes_.emplace_back();
     axis.option = o.name;
-    axis.cli = cmd->add_option(o.flag, axis.values, help)->delimiter(',');
+    axis.cli = cmd->add_option(o.flag, axis.values, help)->delimiter(o.list_delimiter);
     if (o.type == g5sim::OptionType::count) axis.cli->check(count_in(o.min, o.max));
   }
 }
@@ -188,12 +188,17 @@ const std::vector<std::string>& GridFlags::values(const std::string& option) con
   throw std::logic_error("no grid axis " + option);
 }
 
-SweepGrid GridFlags::grid() const {
+SweepGrid GridFlags::grid(const g5sim::Request& base) const {
   SweepGrid g;
   g.chips = chips;
   g.models = models;
   for (const Axis& a : axes_) g.set_axis(a.option, a.values);
   check_grid_values(g);
+  const bool sequences_given = g.axis("mix") != nullptr || !base.seqs.empty();
+  if (ctx.empty()) {
+    if (!sequences_given) throw CliError("--ctx is required (or --mix / --seqs: the step's sequences)");
+    return g;
+  }
   g.contexts = parse_context_list(ctx);
   return g;
 }

@@ -94,8 +94,10 @@ struct GridFlags {
   std::string ctx;
 
   void add_to(CLI::App* cmd);
-  /// The grid; throws a ConfigError on a bad --ctx list or a value an axis does not take.
-  SweepGrid grid() const;
+  /// The grid; throws a ConfigError on a bad --ctx list or a value an axis does not take, and a
+  /// CliError without --ctx unless the sequences come from --mix or `base`'s --seqs (then the
+  /// grid has no context axis).
+  SweepGrid grid(const g5sim::Request& base) const;
   /// The grid axes given on the command line (table names), after those of `fixed`.
   std::vector<std::string> given(const RunOptionFlags& fixed) const;
   /// The values given for `option`'s axis (empty when not given).

@@ -46,10 +46,11 @@ class CompareCommand final : public Command {
   int run(const CliLimits& limits) override {
     const g5sim::Request base = options_.request(limits);
     if (grid_.chips.size() < 2) throw CliError("--chip: compare needs two chips or more (A.yaml,B.yaml)");
-    if (grid_.values("batch").empty()) {
-      throw CliError("--batch: compare needs it (one sequence per DP rank would differ between chips)");
+    if (grid_.values("batch").empty() && grid_.values("mix").empty() && base.seqs.empty()) {
+      throw CliError(
+          "--batch: compare needs it, or --mix / --seqs (one sequence per DP rank would differ between chips)");
     }
-    const SweepGrid grid = grid_.grid();
+    const SweepGrid grid = grid_.grid(base);
     std::vector<g5sim::Chip> chips;
     for (const std::string& path : grid.chips) chips.push_back(chip_of(path));
     for (std::size_t i = 0; i < chips.size(); ++i) {

@@ -111,7 +111,7 @@ class SweepCommand final : public Command {
 
   int run(const CliLimits& limits) override {
     const g5sim::Request base = options_.request(limits);
-    const SweepGrid grid = grid_.grid();
+    const SweepGrid grid = grid_.grid(base);
     const auto [shard, shards] = shard_.empty() ? std::pair<std::uint64_t, std::uint64_t>{0, 1} : parse_shard(shard_);
     check_sharding(base);
     if (csv_path_ == "-" && json_path_ == "-") {

@@ -181,6 +181,9 @@ struct SequenceRecord {
   std::string path;
 };
 
+/// The groups as --mix writes them: "64x1@4096,1x2048@0".
+std::string mix_text(const std::vector<SequenceRecord>& groups);
+
 /// All ops of one kind (the JSON "kinds" entries); busy = the union of their intervals.
 struct KindRecord {
   std::string kind;

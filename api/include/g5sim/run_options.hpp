@@ -36,7 +36,7 @@ enum class OptionType {
 /// Where an option is taken (bits of RunOption::takes).
 enum OptionUse : unsigned {
   kRun = 1u << 0,         ///< `g5sim run` and g5sim.simulate()
-  kGridAxis = 1u << 1,    ///< `g5sim sweep` / `compare` take a comma list (an axis of the grid)
+  kGridAxis = 1u << 1,    ///< `g5sim sweep` / `compare` take a list (an axis of the grid; list_delimiter)
   kGridFixed = 1u << 2,   ///< `g5sim sweep` / `compare` take one value for every point
   kValidation = 1u << 3,  ///< validation rows take it in their `options` column (key=value)
 };
@@ -52,6 +52,7 @@ struct RunOption {
   std::string unit;                ///< of a count ("tokens", "sequences", "chips"), or ""
   std::string doc;                 ///< one line, the command line's help and Python's docstring
   unsigned takes = 0;              ///< OptionUse bits
+  char list_delimiter = ',';       ///< between a grid axis's values on the command line (a mix holds commas)
   std::string json_key;            ///< the key of the resolved value in the JSON "workload" echo, or ""
   /// The names the layers below give it in their errors (a workload's "kv_len" is the option ctx).
   std::vector<std::string> library_names;
