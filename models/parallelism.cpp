@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "hw/config_error.hpp"
 
@@ -76,26 +78,45 @@ Workload chip_workload(const Workload& global, const Parallelism& p) {
   // Groups of unlike sequences: each group's sequences dealt round robin over the ranks, the
   // deal going on where the previous group's stopped; the simulated rank is the one with the
   // most new tokens, then the most history (the step waits for the slowest rank), then the first.
-  std::vector<std::vector<SequenceGroup>> ranks(p.dp);
-  std::uint64_t next = 0;
+  // Group g gives every rank count / dp sequences and one more to the `extra` ranks from `next`
+  // on (cyclically): the ranks' loads as sums over those ranges, in O(groups + dp).
+  struct Deal {
+    std::uint64_t each, extra, next;
+  };
+  std::vector<Deal> deals;
+  std::vector<std::uint64_t> tokens(p.dp + 1, 0), history(p.dp + 1, 0);  // differences, then loads
+  std::uint64_t base_tokens = 0, base_history = 0, next = 0;
+  auto add = [&](std::uint64_t from, std::uint64_t to, const SequenceGroup& g) {  // ranks [from, to)
+    tokens[from] += g.q_len, tokens[to] -= g.q_len;
+    history[from] += g.history, history[to] -= g.history;
+  };
   for (const SequenceGroup& g : global.groups) {
-    const std::uint64_t each = g.count / p.dp, extra = g.count % p.dp;
-    for (std::uint64_t r = 0; r < p.dp; ++r) {
-      const bool one_more = (r + p.dp - next) % p.dp < extra;
-      const std::uint64_t count = each + (one_more ? 1 : 0);
-      if (count > 0) ranks[r].push_back(SequenceGroup{count, g.q_len, g.history, g.decode});
+    const Deal d{g.count / p.dp, g.count % p.dp, next};
+    deals.push_back(d);
+    base_tokens += d.each * g.q_len, base_history += d.each * g.history;
+    if (d.next + d.extra <= p.dp) {
+      add(d.next, d.next + d.extra, g);
+    } else {
+      add(d.next, p.dp, g);
+      add(0, d.next + d.extra - p.dp, g);
     }
-    next = (next + extra) % p.dp;
+    next = (next + d.extra) % p.dp;
   }
-  std::size_t fullest = 0;
+  std::uint64_t fullest = 0, running_tokens = 0, running_history = 0;
   std::pair<std::uint64_t, std::uint64_t> most{0, 0};
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    Workload rank = global;
-    rank.groups = ranks[r];
-    const std::pair<std::uint64_t, std::uint64_t> load{rank.tokens(), rank.history_tokens()};
+  for (std::uint64_t r = 0; r < p.dp; ++r) {
+    running_tokens += tokens[r], running_history += history[r];
+    const std::pair<std::uint64_t, std::uint64_t> load{base_tokens + running_tokens, base_history + running_history};
     if (r == 0 || load > most) most = load, fullest = r;
   }
-  w.groups = ranks[fullest];
+  w.groups.clear();
+  for (std::size_t i = 0; i < deals.size(); ++i) {
+    const Deal& d = deals[i];
+    const bool one_more = (fullest + p.dp - d.next) % p.dp < d.extra;
+    const std::uint64_t count = d.each + (one_more ? 1 : 0);
+    const SequenceGroup& g = global.groups[i];
+    if (count > 0) w.groups.push_back(SequenceGroup{count, g.q_len, g.history, g.decode});
+  }
   return w;
 }
 

@@ -17,6 +17,10 @@
 namespace ops {
 namespace {
 
+/// The largest attention whose plan the estimate builds (its cut size), in full commands: 2^30,
+/// a plan of about 2^27 chunks (1 GB).
+constexpr double kMostPlannedCommands = double(std::uint64_t{1} << 30);
+
 using Estimate = long double;
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
@@ -89,6 +93,10 @@ class Estimator {
     const Estimate full = estimate_attention_commands(a, chip_, route == detail::HistoryRoute::resident,
                                                       route == detail::HistoryRoute::staged, options_.attn_split);
     if (options_.loop_kept == 0 || route != detail::HistoryRoute::none) return full;
+    // The cut estimate builds the plan, whose chunk lists hold about an eighth of the full
+    // commands: past kMostPlannedCommands it would itself eat memory; the full count (refused by
+    // max_commands unless raised) stands.
+    if (full > kMostPlannedCommands) return full;
     const std::optional<Estimate> cut = cut_attention(a);
     return cut ? *cut : full;
   }

@@ -308,3 +308,13 @@ TEST_CASE("a step row takes the step's groups of sequences as mix=", "[validatio
   CHECK(bad.rows[0].status != "ok");
   CHECK_THAT(bad.rows[0].reason, Catch::Contains("'1x2048' is not COUNTxQ_LEN@HISTORY"));
 }
+
+TEST_CASE("groups: a chunk of 16 M tokens is refused at once, not planned", "[groups][limits]") {
+  // Its causal attention alone is about 9e12 commands: the estimate refuses it without building
+  // the attention plan (whose chunk lists would hold about an eighth of that).
+  g5sim::Request r;
+  r.mix = "1x16777215@1";
+  r.layers = 1;
+  r.tp = r.ep = r.dp = 1;
+  CHECK_THROWS_WITH(g5sim::simulate(sg2262(), v3(), r), Catch::Contains("max_commands"));
+}
