@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       models::StepOptions step;
       step.layers = std::min<std::uint64_t>(model.num_hidden_layers, (d & 32) ? 13 : 7);
       step.parallelism = p;
-      step.micro_batches = (d & 16) && w.batch % 2 == 0 ? 2 : 1;
+      step.micro_batches = (d & 16) && w.sequences() % 2 == 0 ? 2 : 1;
       const api::Simulation replayed = api::simulate_step(chip, model, w, step, options, true);
       const api::Simulation full = api::simulate_step(chip, model, w, step, options, false);
       api::RunDescription step_run = run;
