@@ -83,12 +83,6 @@ std::uint64_t cache_bytes(const ModelSpec& m, const Workload& w, std::uint64_t t
                      [&] { return (hw::Count(tokens) * kv_bytes_per_token_per_layer(m, w, tp)).value(); });
 }
 
-std::uint64_t fresh_tokens(const Workload& w) {
-  hw::Count n(0);
-  for (const SequenceGroup& g : w.groups) n += hw::Count(g.count) * g.q_len;
-  return n.value();
-}
-
 // fa2 (+ the history read and the combine in decode); returns the op whose output feeds the
 // output projection. `read_after` orders the history read: absorption (order) or cache write.
 OpId add_attention_core(LayerGraph& lg, const ops::AttentionShape& attn, std::uint64_t kv_bytes, OpId read_after,
@@ -291,7 +285,7 @@ OpId add_mla_absorb(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::
     ops::AttentionShape self = attn;
     self.groups = self_groups(w, attn.groups);
     set_history(self, kv_cache_layout(m, MlaMode::absorb, KvFormat::bf16, tp));  // fresh latents
-    const OpId fa2 = add_attention_core(lg, self, cache_bytes(m, w, tp, fresh_tokens(w)), q_absorb, EdgeKind::order,
+    const OpId fa2 = add_attention_core(lg, self, cache_bytes(m, w, tp, w.tokens()), q_absorb, EdgeKind::order,
                                         {q_absorb, p.rope, p.cache_write});
     if (prefill_selection) lg.depend(*prefill_selection, fa2);
     std::optional<OpId> over_history;
@@ -346,7 +340,7 @@ OpId add_mla_mha(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uin
   };
   // Attention over cached history, as a decode: per-head K (with its RoPE part) and V read from
   // an expanded cache, or the latent history read and up-projected (standard).
-  auto over_history = [&](ops::AttentionShape a, const std::vector<OpId>& extra_inputs) {
+  auto over_history = [&](ops::AttentionShape a) {
     const std::uint64_t history_bytes = cache_bytes(m, w, tp, w.history_tokens());
     if (w.mla_mode == MlaMode::expanded) {
       set_history(a, cache);
@@ -354,7 +348,6 @@ OpId add_mla_mha(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uin
     }
     as_activations(a);
     std::vector<OpId> inputs{p.q_b, p.rope, p.cache_write};
-    inputs.insert(inputs.end(), extra_inputs.begin(), extra_inputs.end());
     inputs.push_back(add_kv_up_projection(lg, m, w, tp, a, cache, p.cache_write));
     const OpId fa2 = lg.add(fa2_op(a, history_bytes));
     for (OpId in : inputs) lg.depend(in, fa2);
@@ -368,7 +361,7 @@ OpId add_mla_mha(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uin
       return add_attention_core(lg, attn, cache_bytes(m, w, tp, w.history_tokens()), p.cache_write, EdgeKind::data,
                                 {p.q_b, p.rope, p.cache_write});
     }
-    return over_history(attn, {});
+    return over_history(attn);
   }
   // Prefill: every sequence over its own tokens (K_nope and V from kv_b_proj), then the chunks
   // over their history, merged.
@@ -377,14 +370,14 @@ OpId add_mla_mha(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uin
   as_activations(self);
   std::vector<OpId> inputs{p.q_b, p.rope, p.cache_write, *p.kv_b};
   if (prefill_selection) inputs.push_back(*prefill_selection);
-  const OpId fa2 = lg.add(fa2_op(self, cache_bytes(m, w, tp, fresh_tokens(w))));
+  const OpId fa2 = lg.add(fa2_op(self, cache_bytes(m, w, tp, w.tokens())));
   for (OpId in : inputs) lg.depend(in, fa2);
   std::optional<OpId> history;
   if (w.history_tokens() > 0) {
     ops::AttentionShape h = attn;
     h.groups = history_groups(w);
     h.decode = true, h.causal = false;
-    history = over_history(h, {});
+    history = over_history(h);
   }
   return merge_chunk_attention(lg, history, fa2);
 }
@@ -472,8 +465,8 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     ops::AttentionShape self = attn;
     self.groups = self_groups(part, attn.groups);
     self.kv_token_bytes = 2 * self.kv_elements, self.kv_dequant = false;  // fresh K/V in bf16
-    const OpId fa2 = add_attention_core(lg, self, cache_bytes(m, part, tp, fresh_tokens(part)), cache_write,
-                                        EdgeKind::data, {rope, cache_write});
+    const OpId fa2 = add_attention_core(lg, self, cache_bytes(m, part, tp, part.tokens()), cache_write, EdgeKind::data,
+                                        {rope, cache_write});
     std::optional<OpId> history;
     if (part.history_tokens() > 0) {
       ops::AttentionShape h = attn;
@@ -492,9 +485,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
 }  // namespace
 
 std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w, std::uint64_t tp) {
-  return hw::checked("the KV bytes read per layer", [&] {
-    return (hw::Count(w.history_tokens()) * kv_bytes_per_token_per_layer(model, w, tp)).value();
-  });
+  return cache_bytes(model, w, tp, w.history_tokens());
 }
 
 OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,

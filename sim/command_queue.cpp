@@ -68,14 +68,7 @@ CommandQueue::Reader::Reader(const CommandQueue& queue, std::size_t from) : queu
     index_ = queue.size_;
     return;
   }
-  const std::size_t block = from / kBlock;
-  offset_ = queue.blocks_[block];
-  index_ = block * kBlock;
-  decode();
-  while (index_ < from) {
-    ++index_;
-    decode();
-  }
+  seek_in_blocks(from, kBlock, queue.blocks_, index_, offset_, [this] { decode(); });
 }
 
 void CommandQueue::Reader::decode() {

@@ -129,6 +129,22 @@ inline std::int64_t unzigzag64(std::uint64_t z) {
   return static_cast<std::int64_t>(z >> 1) ^ -static_cast<std::int64_t>(z & 1);
 }
 
+/// Puts a sequential reader of a block-encoded queue on entry `from` (one the blocks cover): at
+/// the start of its block of `block` entries (`blocks[b]`: the byte offset of entry b x block,
+/// where the relative state restarts), then decoding forward to it. `decode` decodes the entry
+/// at `index` from the byte at `offset` and moves `offset` past it.
+template <class Decode>
+void seek_in_blocks(std::size_t from, std::size_t block, const std::vector<std::uint64_t>& blocks, std::size_t& index,
+                    std::size_t& offset, Decode decode) {
+  offset = blocks[from / block];
+  index = from / block * block;
+  decode();
+  while (index < from) {
+    ++index;
+    decode();
+  }
+}
+
 /// A fresh id for a queue: random reads cache decoded blocks by (id, block), and a copy, or what
 /// a move leaves behind, is another queue.
 inline std::uint64_t next_queue_id() {

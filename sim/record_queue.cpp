@@ -80,14 +80,7 @@ RecordQueue::Reader::Reader(const RecordQueue& queue, std::size_t from) : queue_
     decode();
     return;
   }
-  const std::size_t block = from / kBlock;
-  offset_ = queue.blocks_[block];
-  index_ = block * kBlock;
-  decode();
-  while (index_ < from) {
-    ++index_;
-    decode();
-  }
+  seek_in_blocks(from, kBlock, queue.blocks_, index_, offset_, [this] { decode(); });
 }
 
 void RecordQueue::Reader::decode() {

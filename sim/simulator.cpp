@@ -117,8 +117,8 @@ class Run final : public KernelState {
   void request_issue(std::uint32_t core);
   void drain_issue_worklist();
   void issue(std::uint32_t core);
-  /// Moves past the issued head, fetching the next command and record into the cache ahead of
-  /// use: with hundreds of queues in turn, each head's first read would otherwise miss.
+  /// Moves past the issued head: the reader decodes the next command (and prefetches its bytes:
+  /// with hundreds of queues in turn, each head's first read would otherwise miss).
   static void advance_head(EngineState& es, CommandQueue::Reader& reader) {
     ++es.head;
     reader.next();
@@ -197,9 +197,8 @@ class Run final : public KernelState {
   bool rate_update_pending_ = false;
   std::uint64_t ps_per_cycle_ = 0;  // exact integer period when the clock divides 1 THz
   std::uint64_t events_done_ = 0;
-  Tick last_end_ = 0;
-  std::vector<CommandQueue::Reader>
-      heads_;  // [core * kMaxEngines + engine]  // the latest end written: the run ends with its last command
+  Tick last_end_ = 0;                        // the latest end written: the run ends with its last command
+  std::vector<CommandQueue::Reader> heads_;  // [core * kMaxEngines + engine]
   EngineId tensor_ = 0;
 
   KernelObserver* observer_ = nullptr;
@@ -517,8 +516,8 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
   while (!es.busy && es.head < es.size) {
     if (still_blocked(cs, es)) return;
     CommandQueue::Reader& reader = head_reader(core, engine);
+    if (!ready(cs, es, *reader)) return;
     const Command cmd = *reader;  // a copy: advance_head moves the reader on
-    if (!ready(cs, es, cmd)) return;
     switch (cmd.kind) {
       case CommandKind::compute:
         if (es.head >= es.watch) observed_issue(core, engine, es.head);
