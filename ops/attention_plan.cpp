@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "hw/config_error.hpp"
+#include "hw/cost_model.hpp"
 #include "ops/work_split.hpp"
 
 namespace ops {
@@ -93,8 +94,10 @@ std::uint64_t position_of_work(const std::vector<StreamRun>& runs, Wide target) 
   return run->first_position + k * run->length + lo;
 }
 
-// Items over the independent KV streams ("sequences" below).
-std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores, AttentionSplit split) {
+// Items over the independent KV streams ("sequences" below). Decode by history uses `parts` of
+// the cores (decode_split_parts); the others stay idle in fa2.
+std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores, std::uint64_t parts,
+                                           AttentionSplit split) {
   std::vector<std::vector<Item>> items(cores);
   const std::uint64_t hpk = s.heads_per_kv();
   if (split == AttentionSplit::head && s.decode) {
@@ -157,7 +160,8 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
     }
     return items;
   }
-  for (std::uint64_t c = 0; c < cores; ++c) add_range(c, balanced_part(total, cores, c));
+  const std::uint64_t used = s.decode ? std::min(parts, cores) : cores;
+  for (std::uint64_t c = 0; c < used; ++c) add_range(c, balanced_part(total, used, c));
   return items;
 }
 
@@ -171,6 +175,31 @@ std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64
 }
 
 }  // namespace
+
+std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip) {
+  const std::uint64_t cores = chip.cores;
+  if (!s.decode || cores <= 1) return cores;
+  std::uint64_t rows = 1;
+  for (const QueryGroup& g : s.groups) rows = std::max(rows, g.q_len * s.heads_per_kv());
+  const hw::CostModel cost(chip);
+  // t_tok: a history token's time on one core, its transfer alone or the tensor engine's work on
+  // it for `rows` query rows (a 64-token chunk's instructions, as the lowering emits them, / 64).
+  constexpr std::uint64_t kChunk = 64;
+  const std::uint64_t chunk_cycles =
+      cost.matmul_cycles(rows, s.qk_dim, kChunk, kActivationDtype, hw::MatmulLayout::nt) +
+      cost.vector_cycles(rows * kChunk * kSoftmaxOpsPerScore, kAccumulatorDtype) + cost.sfu_cycles(rows * kChunk) +
+      cost.matmul_cycles(rows, kChunk, s.v_dim, kActivationDtype) + cost.sfu_cycles(rows) +
+      cost.vector_cycles(rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype) +
+      (s.kv_dequant ? cost.vector_cycles(kChunk * s.kv_elements * kDequantOpsPerElement, kActivationDtype) : 0);
+  const double token_ns = std::max(cost.cycles_ns(chunk_cycles) / kChunk,
+                                   static_cast<double>(s.kv_token_bytes) / cost.alone_gb_per_s(chip.default_kv_engine()));
+  const double memory_bytes_per_ns = cost.roofline_bytes_per_s() / 1e9;
+  const double partial_bytes = static_cast<double>(rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow));
+  const double tokens = static_cast<double>(s.kv_heads) * static_cast<double>(s.keys());
+  const double best = std::sqrt(tokens * token_ns * memory_bytes_per_ns / (2 * partial_bytes));
+  if (!(best < static_cast<double>(cores))) return cores;  // also NaN
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(best)));
+}
 
 AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::uint64_t max_rows,
                             std::uint64_t max_tokens, std::uint64_t max_resident, bool resident) {
@@ -233,12 +262,13 @@ double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip
   const std::uint64_t positions = s.kv_heads * (by_history ? s.keys()
                                                 : s.decode ? s.query_tokens() * hpk
                                                            : s.query_tokens());
+  const std::uint64_t parts = by_history ? decode_split_parts(s, chip) : cores;
   const LD items =
-      static_cast<LD>(std::min(cores, s.kv_heads * (s.decode ? s.keys() : s.query_tokens()))) + static_cast<LD>(seqs);
+      static_cast<LD>(std::min(parts, s.kv_heads * (s.decode ? s.keys() : s.query_tokens()))) + static_cast<LD>(seqs);
   std::uint64_t max_rows = 0, max_tokens = 0, max_resident = 0;
   if (by_history) {
     // Every item holds all rows of its sequence and a slice of its history.
-    const std::uint64_t share = ceil_div(positions, cores);
+    const std::uint64_t share = ceil_div(positions, parts);
     max_rows = rows_per_seq, max_tokens = std::min(max_kv, share), max_resident = share;
   } else {
     const std::uint64_t share = ceil_div(positions, cores);
@@ -348,7 +378,8 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
 }
 
 AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
-  const auto items = split_items(s, chip.cores, split);
+  const std::uint64_t parts = s.decode && split == AttentionSplit::seq ? decode_split_parts(s, chip) : chip.cores;
+  const auto items = split_items(s, chip.cores, parts, split);
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
   for (const auto& core : items) {
     std::uint64_t share = 0;

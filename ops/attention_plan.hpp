@@ -79,6 +79,20 @@ struct AttentionPlan {
 
 enum class AttentionSplit : std::uint8_t { seq, head };
 
+/// Decode split by history: how many cores take a range of it. Flash decoding cuts the history of
+/// every stream over the cores, but a cut is not free: each piece stores a partial output, rows x
+/// (v_dim + 2) fp32 = b_p bytes, which fa2_combine reads back, all through the shared DDR. With N
+/// history tokens over all streams on P cores:
+///   T(P) = N t_tok / P + 2 P b_p / W
+/// (t_tok: one token's time on a core, the larger of its transfer alone, e_kv / r_kv, and the
+/// tensor engine's instructions for it, a 64-token chunk's / 64; W: the DDR's sustained rate),
+/// least at P* = sqrt(N t_tok W / (2 b_p)); P = round(P*) clamped to [1, cores]. So a short
+/// history goes to fewer cores, and each core's share, N / P* ~ sqrt(N), still grows with N (the
+/// history read's span stays monotone in the context). FlashMLA's scheduler charges each split a
+/// fixed 5 blocks of 64 tokens, FlashInfer's floors its KV chunk at 128-256 tokens; both leave a
+/// short batch-1 decode on a handful of SMs. Not decode: all cores.
+std::uint64_t decode_split_parts(const AttentionShape& shape, const hw::Chip& chip);
+
 /// The tiles chosen for items of at most `max_rows` query rows and `max_tokens` KV tokens (and, when
 /// resident, `max_resident` tokens per core): the rule above. row_block 0 when nothing fits.
 struct AttentionTiles {

@@ -29,15 +29,6 @@ namespace {
 
 using hw::DType;
 
-// Work per element, by what the kernel does to it (fp32 on the vector ALU, exp on the SFU):
-constexpr std::uint64_t kSoftmaxOpsPerScore = 3;     // running max, subtract, running sum (+ 1 exp)
-constexpr std::uint64_t kRescaleOpsPerOutput = 1;    // O *= exp(m_old - m_new) (+ 1 exp per row)
-constexpr std::uint64_t kNormaliseOpsPerOutput = 1;  // O *= 1 / l (+ 1 reciprocal per row)
-constexpr std::uint64_t kDequantOpsPerElement = 1;   // fp8 * scale -> bf16
-constexpr std::uint64_t kCombineOpsPerOutput = 1;    // weighted accumulate of one partial
-constexpr std::uint64_t kCombineOpsPerRow = 2;       // max and sum of the statistics (+ 2 exps per partial)
-constexpr std::uint64_t kStatBytesPerRow = 2 * kAccumulatorBytes;  // running max and running sum
-
 std::optional<OpId> neighbour(const OpGraph& g, OpId op, OpKind kind, bool downstream) {
   if (downstream) {
     for (auto [e, end] = boost::out_edges(op, g); e != end; ++e) {
@@ -99,6 +90,12 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   if (unit.fa2) {
     if (!unit.reader) unit.reader = neighbour(g, *unit.fa2, OpKind::kv_cache_read, false);
     unit.combine = neighbour(g, *unit.fa2, OpKind::fa2_combine, true);
+    if (unit.combine) {
+      for (auto [e, end] = boost::in_edges(*unit.combine, g); e != end; ++e) {
+        const OpId from = boost::source(*e, g);
+        unit.merges_another_part = unit.merges_another_part || (from != *unit.fa2 && g[from].kind == OpKind::fa2);
+      }
+    }
   }
   if (unit.reader && !unit.fa2) {
     // MLA standard mode: the history is the up-projection's A operand, streamed beside it.
@@ -191,9 +188,9 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
   const AttentionPlan& plan = *unit.plan;
   const auto& blocks = plan.cores[core].blocks;
   const hw::CostModel& cost = ctx.cost;
-  // Whole rows on a core (prefill, or decode split by heads) are finished here; rows split over
-  // the history leave partial outputs for fa2_combine.
-  const bool partial = s.decode && ctx.options.attn_split == AttentionSplit::seq;
+  // Whole rows on a core (prefill, decode split by heads, or a sequence whose history one core
+  // reads whole) are finished here; rows split over the history leave partial outputs for fa2_combine.
+  const bool by_history = s.decode && ctx.options.attn_split == AttentionSplit::seq;
   CoreEmitter emit(ctx, op, core);
   const std::unique_ptr<HistorySource> history = history_source(ctx, unit, op, emit, core);
   history->begin_fa2();
@@ -242,7 +239,7 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
       }
     }
     history->end_block(bi);
-    if (partial) {
+    if (by_history && (plan.partials_per_sequence[block.sequence] > 1 || unit.merges_another_part)) {
       // Partial output with its softmax statistics, merged across cores by fa2_combine.
       emit.store(block.rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow), last);
     } else {
@@ -296,7 +293,8 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
 void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   // Split by heads, fa2 finished its rows: nothing to merge.
   if (ctx.options.attn_split == AttentionSplit::head) return;
-  const AttentionPlan& plan = *ctx.attention_unit(op).plan;
+  const AttentionUnit& unit = ctx.attention_unit(op);
+  const AttentionPlan& plan = *unit.plan;
   const AttentionShape& s = ctx.graph[op].attn();
   const std::uint64_t partial_bytes = s.v_dim * kAccumulatorBytes + kStatBytesPerRow;
   // The rows of the KV streams in order, a group's streams alike: run g starts at row
@@ -307,7 +305,12 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
     first_row.push_back(rows), first_stream.push_back(streams), rows_per_stream.push_back(g.q_len * s.heads_per_kv());
     rows += g.count * s.kv_heads * rows_per_stream.back(), streams += g.count * s.kv_heads;
   }
-  // Rows of sequence b merge partials_per_sequence[b] partial outputs each.
+  // Rows of sequence b merge partials_per_sequence[b] partial outputs each; a sequence one core
+  // read whole has none (fa2 finished its rows) unless another part merges with it.
+  auto merged = [&](std::uint64_t b) {
+    const std::uint64_t n = plan.partials_per_sequence[b];
+    return n > 1 || unit.merges_another_part ? n : 0;
+  };
   auto cost = [&](std::uint64_t begin, std::uint64_t end) {
     RowCost c;
     std::size_t g =
@@ -317,9 +320,9 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
       const std::uint64_t k = (r - first_row[g]) / rows_per_stream[g];
       const std::uint64_t b = first_stream[g] + k;
       const std::uint64_t n = std::min(end, first_row[g] + (k + 1) * rows_per_stream[g]) - r;
-      const std::uint64_t partials = plan.partials_per_sequence[b];
+      const std::uint64_t partials = merged(b);
       c.load_bytes += n * partials * partial_bytes;
-      c.store_bytes += n * s.v_dim * kActivationBytes;
+      c.store_bytes += partials > 0 ? n * s.v_dim * kActivationBytes : 0;
       c.element_ops += n * partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
       c.sfu_ops += n * partials * 2;  // exp(m_i - m) for the output and for the sum
       r += n;
@@ -328,6 +331,10 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   };
   const std::uint64_t most_partials =
       *std::max_element(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end());
+  if (most_partials <= 1 && !unit.merges_another_part) return;  // no sequence was cut
+  const bool some_whole = !unit.merges_another_part &&
+                          std::any_of(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end(),
+                                      [](std::uint64_t n) { return n <= 1; });
   const RowCost all = cost(0, rows);
   ctx.out.ops[op].split_flops = all.element_ops + all.sfu_ops;
   // The partial outputs come from the other cores: the merge gathers them on the cross-core engine.
@@ -335,12 +342,12 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   // one over one): their rows go to the cores in ranges of equal partials, as FlashMLA's combine
   // spreads a sequence's splits over its blocks; alike ones in balanced row ranges.
   std::optional<std::vector<Range>> by_partials;
-  if (s.groups.size() > 1) {
+  if (s.groups.size() > 1 || some_whole) {
     std::vector<std::uint64_t> weight_before{0};  // partials of the rows before each stream
     for (std::size_t g = 0; g < s.groups.size(); ++g) {
       for (std::uint64_t k = 0; k < s.groups[g].count * s.kv_heads; ++k) {
         weight_before.push_back(weight_before.back() +
-                                rows_per_stream[g] * plan.partials_per_sequence[first_stream[g] + k]);
+                                rows_per_stream[g] * merged(first_stream[g] + k));
       }
     }
     // The first row whose partials before it reach `target`: within stream b, rows of equal weight.
@@ -350,7 +357,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
       if (b + 1 >= weight_before.size()) return rows;
       std::size_t g = 0;
       while (g + 1 < first_stream.size() && b >= first_stream[g + 1]) ++g;
-      const std::uint64_t per_row = plan.partials_per_sequence[b];
+      const std::uint64_t per_row = merged(b);
       const std::uint64_t first = first_row[g] + (b - first_stream[g]) * rows_per_stream[g];
       return first + (target - weight_before[b] + per_row - 1) / per_row;
     };

@@ -55,6 +55,9 @@ struct AttentionUnit {
   /// core (empty: none), and the plan without them, which `plan` then points to.
   std::vector<std::uint64_t> dropped;
   std::shared_ptr<const AttentionPlan> cut_plan;
+  /// The combine also merges another fa2 (a prefill chunk's attention over itself, beside this
+  /// one over its history): every sequence leaves a partial output, even one no core cut.
+  bool merges_another_part = false;
 
   /// fa2 waits for the read on every core (resident and gather routes).
   bool history_barrier() const {

@@ -6,6 +6,7 @@
 // Tile size: the most rows whose input and output buffers, doubled, fit the core's LMEM.
 
 #include <algorithm>
+#include <vector>
 
 #include "hw/dtype.hpp"
 #include "ops/lowering_context.hpp"
@@ -27,6 +28,11 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
     for (std::uint64_t r0 = mine.begin; r0 < mine.end; r0 += tile_rows) {
       tiles.push_back(cost(r0, std::min(mine.end, r0 + tile_rows)));
     }
+    // Rows that cost nothing (fa2_combine's rows of sequences no core cut) emit nothing.
+    std::erase_if(tiles, [](const RowCost& t) {
+      return t.load_bytes == 0 && t.store_bytes == 0 && t.element_ops == 0 && t.sfu_ops == 0;
+    });
+    if (tiles.empty()) continue;
     auto& peak = ctx.out.ops[op].peak_lmem_bytes;
     peak = std::max(peak, std::min<std::uint64_t>(tiles.size(), 2) * (tiles[0].load_bytes + tiles[0].store_bytes));
     CoreEmitter emit(ctx, op, core);

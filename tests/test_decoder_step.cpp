@@ -424,8 +424,9 @@ TEST_CASE("DSA: the gather is flat beyond index_topk while the indexer read grow
       }
     }
   }
-  // 2048 gathered rows over 64 cores: every core gathers and attends.
-  CHECK(cores_checked == 64);
+  // 2048 gathered rows: the decode split puts them on 48 cores (ops::decode_split_parts,
+  // sqrt(2048 x 1.12749) = 48.05, derived in test_lowering.cpp), each of which gathers and attends.
+  CHECK(cores_checked == 48);
 }
 
 TEST_CASE("DSA: the kv-read route does not change a gathered history (sdma = gdma)", "[step][dsa]") {

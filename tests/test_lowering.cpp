@@ -86,6 +86,72 @@ TEST_CASE("decode history read: one chunk per core when each core's share is sma
   CHECK(fa2.commands[test_configs::engine::gdma] == 64 * 2);
 }
 
+TEST_CASE("decode split: a short history goes to fewer cores, P* = sqrt(N t_tok W / (2 b_p))", "[ops][split]") {
+  // SG2262 test chip, V3 absorb decode, B = 1 (128 query rows, q 576, v 512, 1,152 B a token).
+  // t_tok from a 64-token chunk's instructions at 1 GHz (16 lanes, cube_n 8, k_step 128 / 8 = 16):
+  //   Q K^T  128 x 576 x 64 NT: min(8 x 8, 4 x 16) = 64 passes x 36 + 44 init   = 2,348
+  //   softmax 128 x 64 x 3 fp32 ops / 256 a cycle = 96 + 11                    =   107
+  //   exp     8,192 / 128 a cycle = 64 + 13                                      =    77
+  //   P V    128 x 64 x 512: min(8 x 64, 32 x 16) = 512 passes x 4 + 44          = 2,092
+  //   exp of the row maxima 1 + 13; rescale 128 x 514 / 256 = 257 + 11         =    14 + 268
+  // 4,906 cycles / 64 = 76.66 ns a token (the transfer alone, 1,152 B at 61.44 GB/s, is 18.75).
+  // W = 8,601.6 x 0.9 = 7,741.44 B/ns; b_p = 128 x (512 x 4 + 8) = 263,168 B. So
+  // P* = sqrt(N x 76.656 x 7,741.44 / 526,336) = sqrt(1.12749 N): N = 1,024 -> 33.98 -> 34,
+  // 2,048 -> 48.05 -> 48, 4,096 -> 67.96 -> all 64; 512 -> 24.03 -> 24; 1 -> 1.06 -> 1.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
+  auto shape = [](std::uint64_t batch, std::uint64_t kv) {
+    ops::AttentionShape s;
+    s.groups = {ops::QueryGroup{batch, 1, kv}};
+    s.heads = 128, s.kv_heads = 1, s.qk_dim = 576, s.v_dim = 512, s.kv_elements = 576, s.kv_token_bytes = 1152;
+    s.decode = true;
+    return s;
+  };
+  CHECK(ops::decode_split_parts(shape(1, 1), chip) == 1);
+  CHECK(ops::decode_split_parts(shape(1, 512), chip) == 24);
+  CHECK(ops::decode_split_parts(shape(1, 1024), chip) == 34);
+  CHECK(ops::decode_split_parts(shape(1, 2048), chip) == 48);
+  CHECK(ops::decode_split_parts(shape(1, 4096), chip) == 64);
+  // N counts every stream's history: 2 x 1,024 is 2,048 tokens, 48 cores.
+  CHECK(ops::decode_split_parts(shape(2, 1024), chip) == 48);
+  // The plan follows: 1,024 tokens on 34 cores, 30 or 31 each (ceil(1024 / 34) = 31), 34
+  // partials to merge; the other 30 cores take no block.
+  const ops::AttentionPlan plan = ops::plan_attention(shape(1, 1024), chip, false);
+  std::size_t busy = 0;
+  std::uint64_t most = 0;
+  for (const ops::CoreAttention& c : plan.cores) {
+    busy += c.blocks.empty() ? 0 : 1;
+    most = std::max(most, c.first_pass_tokens);
+  }
+  CHECK(busy == 34);
+  CHECK(most == 31);
+  CHECK(plan.partials_per_sequence == std::vector<std::uint64_t>{34});
+  // Prefill is not split by history: all cores.
+  ops::AttentionShape prefill = shape(1, 1024);
+  prefill.decode = false;
+  CHECK(ops::decode_split_parts(prefill, chip) == 64);
+}
+
+TEST_CASE("decode split: a sequence one core reads whole is finished by fa2, not combined", "[ops][split]") {
+  // 64 sequences of 1,024 on 64 cores: P* = sqrt(65,536 x 1.12749) = 271.8 -> 64, and
+  // 65,536 / 64 = 1,024 tokens a core, one whole sequence each: no partial outputs, so
+  // fa2_combine emits nothing and fa2 stores each sequence's bf16 output, 128 x 512 x 2 =
+  // 131,072 B a core.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
+  const auto model = models::model_from_yaml(test_configs::kDeepSeekV3, "v3");
+  const auto w = models::make_workload(models::Phase::decode, 64, 1024, std::nullopt, models::KvFormat::bf16);
+  const auto r = api::simulate_block(chip, model, w, {});
+  const ops::OpTiming& combine = r.timeline.op(ops::OpKind::fa2_combine);
+  for (std::size_t e = 0; e < combine.commands.size(); ++e) CHECK(combine.commands[e] == 0);
+  const ops::OpTiming& fa2 = r.timeline.op(ops::OpKind::fa2);
+  for (const sim::CoreProgram& core : r.lowered.program.cores) {
+    std::uint64_t stored = 0;
+    for (const sim::Command& c : core.queue(test_configs::engine::gdma)) {
+      if (c.op == fa2.id && c.kind == sim::CommandKind::transfer && c.direction == sim::Direction::lmem_to_ddr) stored += c.amount;
+    }
+    CHECK(stored == 131'072);
+  }
+}
+
 TEST_CASE("tiling: 512 x 2048 x 4096 bf16 on one SG2262 core moves 1.36 x its unique bytes", "[ops][tiling]") {
   const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
   const hw::CostModel cost(chip);
