@@ -191,8 +191,9 @@ std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip) 
       cost.matmul_cycles(rows, kChunk, s.v_dim, kActivationDtype) + cost.sfu_cycles(rows) +
       cost.vector_cycles(rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype) +
       (s.kv_dequant ? cost.vector_cycles(kChunk * s.kv_elements * kDequantOpsPerElement, kActivationDtype) : 0);
-  const double token_ns = std::max(cost.cycles_ns(chunk_cycles) / kChunk,
-                                   static_cast<double>(s.kv_token_bytes) / cost.alone_gb_per_s(chip.default_kv_engine()));
+  const double token_ns =
+      std::max(cost.cycles_ns(chunk_cycles) / kChunk,
+               static_cast<double>(s.kv_token_bytes) / cost.alone_gb_per_s(chip.default_kv_engine()));
   const double memory_bytes_per_ns = cost.roofline_bytes_per_s() / 1e9;
   const double partial_bytes = static_cast<double>(rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow));
   const double tokens = static_cast<double>(s.kv_heads) * static_cast<double>(s.keys());

@@ -332,9 +332,9 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const std::uint64_t most_partials =
       *std::max_element(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end());
   if (most_partials <= 1 && !unit.merges_another_part) return;  // no sequence was cut
-  const bool some_whole = !unit.merges_another_part &&
-                          std::any_of(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end(),
-                                      [](std::uint64_t n) { return n <= 1; });
+  const bool some_whole =
+      !unit.merges_another_part && std::any_of(plan.partials_per_sequence.begin(), plan.partials_per_sequence.end(),
+                                               [](std::uint64_t n) { return n <= 1; });
   const RowCost all = cost(0, rows);
   ctx.out.ops[op].split_flops = all.element_ops + all.sfu_ops;
   // The partial outputs come from the other cores: the merge gathers them on the cross-core engine.
@@ -346,8 +346,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
     std::vector<std::uint64_t> weight_before{0};  // partials of the rows before each stream
     for (std::size_t g = 0; g < s.groups.size(); ++g) {
       for (std::uint64_t k = 0; k < s.groups[g].count * s.kv_heads; ++k) {
-        weight_before.push_back(weight_before.back() +
-                                rows_per_stream[g] * merged(first_stream[g] + k));
+        weight_before.push_back(weight_before.back() + rows_per_stream[g] * merged(first_stream[g] + k));
       }
     }
     // The first row whose partials before it reach `target`: within stream b, rows of equal weight.

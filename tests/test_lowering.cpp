@@ -146,7 +146,8 @@ TEST_CASE("decode split: a sequence one core reads whole is finished by fa2, not
   for (const sim::CoreProgram& core : r.lowered.program.cores) {
     std::uint64_t stored = 0;
     for (const sim::Command& c : core.queue(test_configs::engine::gdma)) {
-      if (c.op == fa2.id && c.kind == sim::CommandKind::transfer && c.direction == sim::Direction::lmem_to_ddr) stored += c.amount;
+      if (c.op == fa2.id && c.kind == sim::CommandKind::transfer && c.direction == sim::Direction::lmem_to_ddr)
+        stored += c.amount;
     }
     CHECK(stored == 131'072);
   }
