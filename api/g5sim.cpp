@@ -182,6 +182,14 @@ void fill(Result& r, const Result::State& s) {
   r.kv_cache_bytes = s.footprint.kv_cache_bytes;
   r.capacity_bytes = chip.ddr_capacity_bytes;
   r.total_ps = tl.total;
+  {
+    const api::RunBand band = api::run_band(s.description(), tl.total);
+    r.has_band = band.low.has_value();
+    r.band_low_ps = band.low.value_or(0);
+    r.band_high_ps = band.high.value_or(0);
+    r.band_coverage = band.coverage;
+    r.band_basis = band.basis;
+  }
   r.hbm_bytes = tl.hbm_bytes;
   r.c2c_bytes = tl.c2c_bytes;
   r.flops = tl.flops;

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -105,6 +106,59 @@ std::string phase_name(const models::Workload& w) {
 double tokens_per_s(const models::Workload& w, sim::Tick total) {
   const double tokens = static_cast<double>(w.tokens());
   return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
+}
+
+RunBand run_band(const RunDescription& run, sim::Tick total) {
+  RunBand out;
+  if (!run.chip.error_bands) {
+    out.basis = run.chip.calibrated
+                    ? fmt::format(
+                          "none: {}'s calibration record has no bands (an older g5sim calibrate wrote it; "
+                          "calibrate again to record held-out errors)",
+                          run.chip.name)
+                    : fmt::format(
+                          "none: {} is not calibrated against measurements (no calibration.bands of "
+                          "held-out errors; g5sim calibrate writes them)",
+                          run.chip.name);
+    return out;
+  }
+  const hw::ErrorBands& bands = *run.chip.error_bands;
+  std::vector<hw::BandKind> kinds;
+  if (run.scope == Scope::block) {
+    kinds = {hw::BandKind::block};
+  } else {
+    const std::string phase = phase_name(run.workload);
+    if (phase != "prefill") kinds.push_back(hw::BandKind::decode);
+    if (phase != "decode") kinds.push_back(hw::BandKind::prefill);
+  }
+  double low = 0, high = 0;
+  std::uint64_t rows = 0;
+  std::vector<std::string> names;
+  for (const hw::BandKind k : kinds) {
+    const hw::ErrorBand* b = bands.band_for(k);
+    if (b == nullptr) continue;
+    const std::string name(hw::name_of(b->kind));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    low = names.empty() ? b->low_ratio : std::min(low, b->low_ratio);
+    high = names.empty() ? b->high_ratio : std::max(high, b->high_ratio);
+    rows += b->rows;
+    names.push_back(name);
+  }
+  if (names.empty()) {
+    out.basis = fmt::format("none: {}'s calibration.bands records no {} rows and no 'all' band", run.chip.name,
+                            hw::name_of(kinds.front()));
+    return out;
+  }
+  // measured = predicted / ratio: the largest ratio gives the lowest bound.
+  const auto bound = [total](double ratio) {
+    return static_cast<sim::Tick>(std::llround(static_cast<double>(total) / ratio));
+  };
+  out.low = bound(high);
+  out.high = bound(low);
+  out.coverage = bands.coverage;
+  out.basis = fmt::format("{:.0f} % of {} held-out rows ({}) of {}: calibration.bands.{}", 100 * bands.coverage, rows,
+                          bands.basis, run.chip.name, fmt::join(names, " + "));
+  return out;
 }
 
 double tokens_per_s_per_chip(const models::Workload& w, sim::Tick total, const models::Parallelism& p) {
@@ -209,6 +263,14 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   }
   out << '\n';
   fmt::print(out, "total_ns      {}\n", format_ns(tl.total));
+  {
+    const RunBand band = run_band(run, tl.total);
+    if (band.low) {
+      fmt::print(out, "band_ns       {} - {} ({})\n", format_ns(*band.low), format_ns(*band.high), band.basis);
+    } else {
+      fmt::print(out, "band_ns       {}\n", band.basis);
+    }
+  }
   if (step) {
     fmt::print(out, "tokens_per_s  {:.1f} over {} chip{}: {:.1f} per chip\n", tokens_per_s(w, tl.total),
                run.parallelism.chips(), run.parallelism.chips() == 1 ? "" : "s",
@@ -280,6 +342,13 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              run.footprint.total() <= run.chip.ddr_capacity_bytes ? "true" : "false");
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
   fmt::print(out, "  \"total_ps\": {},\n", tl.total);
+  {
+    const RunBand band = run_band(run, tl.total);
+    fmt::print(out, "  \"band_low_ns\": {},\n", band.low ? format_ns(*band.low) : "null");
+    fmt::print(out, "  \"band_high_ns\": {},\n", band.high ? format_ns(*band.high) : "null");
+    fmt::print(out, "  \"band_coverage\": {},\n", band.low ? fmt::format("{}", band.coverage) : "null");
+    fmt::print(out, "  \"band_basis\": {},\n", json_string(band.basis));
+  }
   fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
   fmt::print(out, "  \"tokens_per_s_per_chip\": {:.3f},\n", tokens_per_s_per_chip(w, tl.total, run.parallelism));
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));

@@ -59,6 +59,16 @@ double tokens_per_s(const models::Workload& workload, sim::Tick total);
 /// The same over the deployment's chips: tokens_per_s / chips (what one chip delivers).
 double tokens_per_s_per_chip(const models::Workload& workload, sim::Tick total, const models::Parallelism& p);
 
+/// The run's error band (hw/error_band.hpp): a block run takes the chip's `block` band, a decode
+/// or prefill step that kind's, a mixed step the union of both; a kind without rows of its own
+/// the `all` band. Without a recorded band, no bounds, and `basis` says why.
+struct RunBand {
+  std::optional<sim::Tick> low, high;
+  double coverage = 0;
+  std::string basis;
+};
+RunBand run_band(const RunDescription& run, sim::Tick total);
+
 /// "1234.567" for 1234567 ps.
 std::string format_ns(sim::Tick ps);
 

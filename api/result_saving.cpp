@@ -49,6 +49,11 @@ void each_field(R& r, F&& field) {
   field("kv_cache_bytes", r.kv_cache_bytes);
   field("capacity_bytes", r.capacity_bytes);
   field("total_ps", r.total_ps);
+  field("has_band", r.has_band);
+  field("band_low_ps", r.band_low_ps);
+  field("band_high_ps", r.band_high_ps);
+  field("band_coverage", r.band_coverage);
+  field("band_basis", r.band_basis);
   field("hbm_bytes", r.hbm_bytes);
   field("c2c_bytes", r.c2c_bytes);
   field("flops", r.flops);

@@ -94,18 +94,52 @@ std::vector<std::uint32_t> ids_of(ConfigMap& m, std::string_view key, const std:
   return ids;
 }
 
-// `calibration`, written by g5sim calibrate: a record of what was fitted, checked for shape and
-// otherwise not read (it changes no result).
-void read_calibration_record(ConfigMap c) {
+// `calibration`, written by g5sim calibrate: a record of what was fitted, checked for shape; of
+// it only `bands` (hw/error_band.hpp) is read: it changes no simulated time, only the band a
+// result carries.
+std::optional<ErrorBands> read_calibration_record(ConfigMap c) {
   c.expect_keys({"g5sim", "date", "base", "measured", "rows", "fitted", "mape_before_pct", "mape_after_pct",
-                 "leave_one_out_mape_pct"});
+                 "leave_one_out_mape_pct", "leave_one_model_out_mape_pct", "leave_one_setup_out_mape_pct", "bands"});
   for (std::string_view key : {"g5sim", "date", "base", "measured"}) c.string(key);
   c.string_list("rows");
   c.string_list("fitted");
   for (std::string_view key : {"mape_before_pct", "mape_after_pct", "leave_one_out_mape_pct"}) {
     c.non_negative_number(key);
   }
+  for (std::string_view key : {"leave_one_model_out_mape_pct", "leave_one_setup_out_mape_pct"}) {
+    if (c.has(key)) c.non_negative_number(key);
+  }
+  std::optional<ErrorBands> bands;
+  if (c.has("bands")) {
+    ConfigMap b = c.map("bands");
+    std::vector<std::string_view> keys{"coverage", "basis"};
+    for (std::size_t k = 0; k < kBandKindCount; ++k) keys.push_back(name_of(static_cast<BandKind>(k)));
+    b.expect_keys(keys);
+    bands.emplace();
+    bands->coverage = b.number_in("coverage", 0, 1, true);
+    bands->basis = b.string("basis");
+    for (std::size_t k = 0; k < kBandKindCount; ++k) {
+      const std::string_view name = name_of(static_cast<BandKind>(k));
+      if (!b.has(name)) continue;
+      ConfigMap one = b.map(name);
+      one.expect_keys({"rows", "low", "high"});
+      ErrorBand band;
+      band.kind = static_cast<BandKind>(k);
+      band.rows = one.int_in("rows", 1, std::uint64_t{1} << 32);
+      band.low_ratio = one.number_in("low", 1e-6, 1e6);
+      band.high_ratio = one.number_in("high", band.low_ratio, 1e6);
+      one.finish();
+      bands->bands.push_back(band);
+    }
+    if (bands->bands.empty()) {
+      throw ConfigError(
+          fmt::format("{}: bands: record at least one kind ({})", b.where(), "kernel, block, decode, prefill or all"),
+          b.site());
+    }
+    b.finish();
+  }
   c.finish();
+  return bands;
 }
 
 const std::vector<std::string> kKindNames{"tensor", "sort", "dma", "collective"};
@@ -215,8 +249,11 @@ void check_wait_rule(ConfigMap& engines, const Chip& chip) {
 
 Chip read_chip(ConfigMap root) {
   root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
-  if (root.has("calibration")) read_calibration_record(root.map("calibration"));
+  std::optional<ErrorBands> bands;
+  if (root.has("calibration")) bands = read_calibration_record(root.map("calibration"));
   Chip chip;
+  chip.error_bands = std::move(bands);
+  chip.calibrated = root.has("calibration");
   chip.source = root.source();
   chip.source_sha256 = root.sha256();
   chip.name = root.string("name");

@@ -20,6 +20,7 @@
 #include "hw/config_error.hpp"
 #include "hw/dtype.hpp"
 #include "hw/engine.hpp"
+#include "hw/error_band.hpp"
 
 namespace hw {
 
@@ -76,6 +77,12 @@ struct Chip {
   std::optional<Nodes> nodes;
   /// Indexes into `resources` of the L2 and of the network interface, when present.
   std::optional<std::uint32_t> l2_resource, rdma_resource;
+
+  /// A calibrated config's record of its cross-validated errors (`calibration.bands`): the band a
+  /// result carries. Absent for a chip not calibrated against measurements.
+  std::optional<ErrorBands> error_bands;
+  /// The config holds a `calibration` record (g5sim calibrate wrote it), with or without bands.
+  bool calibrated = false;
 
   /// Every core's engines, in declaration order (the order queues and reports list them).
   std::vector<EngineSpec> engines;

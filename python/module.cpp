@@ -501,6 +501,26 @@ void bind_result(py::module_& m) {
                     "Of command_count: the commands the event kernel ran.")
       .def_readonly("replayed_commands", &g5sim::Result::replayed_commands,
                     "Of command_count: the commands derived by exact layer replay.")
+      .def_readonly("has_band", &g5sim::Result::has_band,
+                    "Whether the chip's calibration record gives this run an error band.")
+      .def_readonly("band_low_ps", &g5sim::Result::band_low_ps, "The band's lower bound of total_ps (0: no band).")
+      .def_readonly("band_high_ps", &g5sim::Result::band_high_ps, "The band's upper bound of total_ps (0: no band).")
+      .def_property_readonly(
+          "band_low_ns",
+          [](const g5sim::Result& r) -> std::optional<double> {
+            return r.has_band ? std::optional<double>(r.band_low_ns()) : std::nullopt;
+          },
+          "The band's lower bound in ns, as the JSON's band_low_ns; None without a band.")
+      .def_property_readonly(
+          "band_high_ns",
+          [](const g5sim::Result& r) -> std::optional<double> {
+            return r.has_band ? std::optional<double>(r.band_high_ns()) : std::nullopt;
+          },
+          "The band's upper bound in ns, as the JSON's band_high_ns; None without a band.")
+      .def_readonly("band_coverage", &g5sim::Result::band_coverage,
+                    "The share of held-out measurements the band held (0.8), 0 without a band.")
+      .def_readonly("band_basis", &g5sim::Result::band_basis,
+                    "Which held-out rows stand behind the band, or why there is none.")
       .def_readonly("tokens_per_s", &g5sim::Result::tokens_per_s)
       .def_readonly("tokens_per_s_per_chip", &g5sim::Result::tokens_per_s_per_chip,
                     "tokens_per_s / chips: what one chip of the deployment delivers.")

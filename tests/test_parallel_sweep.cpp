@@ -187,7 +187,8 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   CHECK(text.find("\npoint,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,"
                   "weight_dtype,"
                   "kv_read_engine,attn_split,scope,layers,micro_batches,cores,tp,ep,dp,prefetch,replay,chips,"
-                  "chip_source,chip_sha256,model_source,model_sha256,total_ns,tokens_per_s,tokens_per_s_per_chip,"
+                  "chip_source,chip_sha256,model_source,model_sha256,total_ns,band_low_ns,band_high_ns,tokens_per_s,"
+                  "tokens_per_s_per_chip,"
                   "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n") != std::string::npos);
   // Point 95: the last chip (32 cores), the last model, batch 4, ctx 65536, on a block.
   CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,4x1@65536,bf16,absorb,expanded,causal,bf16,gdma,"
@@ -218,7 +219,7 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   // A row cut mid-line.
   std::ofstream(dir / "midrow.csv") << cut << "95,SG2262-half,DeepSeek-V2-Lite\n";
   CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
-                    Catch::Contains("midrow.csv:34: 3 cells, the header has 37 (a cut row?)"));
+                    Catch::Contains("midrow.csv:34: 3 cells, the header has 39 (a cut row?)"));
   // A shard of another grid (scope step instead of block) and a file that is no sweep.
   auto step_args = base;
   step_args.erase(std::find(step_args.begin(), step_args.end(), "--scope"),
@@ -273,7 +274,8 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
   CHECK(text.rfind(fmt::format("# g5sim {} compare grid 8 points sha256 ", g5sim::version()), 0) == 0);
   CHECK(text.find(
             " sharding fixed\nmodel,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,"
-            "SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
+            "SG2262-golden_band_low_ns,SG2262-golden_band_high_ns,SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_"
+            "s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
             "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-half_total_ns,") != std::string::npos);
   CHECK(text.find(",SG2262-half_speedup,SG2262-half_speedup_per_chip\n") != std::string::npos);
   // Each row's speedup is the first chip's latency over the second's; half the cores is slower.
@@ -286,11 +288,15 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
     std::vector<std::string> f;
     std::stringstream cells(line);
     for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 27);
-    const double first = std::stod(f[9]), second = std::stod(f[17]), speedup = std::stod(f[25]);
+    // 9 workload columns, 10 per chip (total, band low and high, tokens/s twice, tp, ep, dp, chips,
+    // bound_by), the second chip's two speedups. Neither golden chip is calibrated: empty bands.
+    REQUIRE(f.size() == 31);
+    CHECK(f[10].empty());
+    CHECK(f[11].empty());
+    const double first = std::stod(f[9]), second = std::stod(f[19]), speedup = std::stod(f[29]);
     CHECK(speedup == Approx(first / second).epsilon(1e-4));  // printed with 4 decimals
     CHECK(speedup < 1.0);
-    CHECK(f[26] == f[25]);
+    CHECK(f[30] == f[29]);
   }
   CHECK(cli({"compare", "--chip", src + "/tests/golden/chip.yaml", "--batch", "1", "--ctx", "1024"}) == 2);
 }
@@ -367,21 +373,21 @@ TEST_CASE("compare runs every chip of a workload on one deployment unless --shar
     for (std::string cell; std::getline(row, cell, ',');) f.push_back(cell);
     return f;
   };
-  // Columns: 9 of the workload, 8 per chip, then the second chip's two speedups.
+  // Columns: 9 of the workload, 10 per chip, then the second chip's two speedups.
   const std::vector<std::string> one = cells(fixed), own = cells(automatic);
-  REQUIRE((one.size() == 27 && own.size() == 27));
-  // tp, ep, dp, chips of SG2262 (cells 12..15) and of H100 (20..23).
-  CHECK(std::vector<std::string>(one.begin() + 12, one.begin() + 16) ==
+  REQUIRE((one.size() == 31 && own.size() == 31));
+  // tp, ep, dp, chips of SG2262 (cells 14..17) and of H100 (24..27).
+  CHECK(std::vector<std::string>(one.begin() + 14, one.begin() + 18) ==
         std::vector<std::string>{"1", "16", "16", "16"});
-  CHECK(std::vector<std::string>(one.begin() + 20, one.begin() + 24) ==
+  CHECK(std::vector<std::string>(one.begin() + 24, one.begin() + 28) ==
         std::vector<std::string>{"1", "16", "16", "16"});
-  CHECK(std::vector<std::string>(own.begin() + 12, own.begin() + 16) == std::vector<std::string>{"1", "8", "8", "8"});
-  CHECK(std::vector<std::string>(own.begin() + 20, own.begin() + 24) ==
+  CHECK(std::vector<std::string>(own.begin() + 14, own.begin() + 18) == std::vector<std::string>{"1", "8", "8", "8"});
+  CHECK(std::vector<std::string>(own.begin() + 24, own.begin() + 28) ==
         std::vector<std::string>{"1", "16", "16", "16"});
   // The same H100 run either way; on one deployment the two speedups agree.
-  CHECK(one[17] == own[17]);
-  CHECK(one[25] == one[26]);
-  CHECK(own[25] != own[26]);
+  CHECK(one[19] == own[19]);
+  CHECK(one[29] == one[30]);
+  CHECK(own[29] != own[30]);
   CHECK(cli(with({"--sharding", "auto", "--dp", "8"})) == 2);
 }
 

@@ -4,11 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "test_configs.hpp"
 #include "tools/validation/calibration.hpp"
@@ -49,6 +51,13 @@ std::filesystem::path scratch(const std::string& name) {
 }
 
 void write(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   text.replace(text.find(from), from.size(), to);
@@ -211,6 +220,49 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
   CHECK_THAT(result.calibrated_yaml, Catch::Contains("rows: [\"r0\", \"r1\", \"r2\", \"r3\", \"r4\"]"));
   CHECK(v::find_chip_field(result.calibrated_yaml, "c", "engines.tiu.cube_efficiency").value ==
         result.fields[0].fitted);
+  // Error bands from the leave-one-out predictions: 5 kernel rows (the least a kind needs) and all
+  // rows; measured by the simulator, every held-out ratio is within 1 % of 1. One model (matmul op
+  // rows) and one set-up ("test"): no group can be left out.
+  REQUIRE(result.bands);
+  CHECK(result.bands->basis == "leave-one-out");
+  CHECK(result.bands->coverage == 0.8);
+  REQUIRE(result.bands->bands.size() == 2);
+  for (const hw::ErrorBand& b : result.bands->bands) {
+    CHECK(b.rows == 5);
+    CHECK(b.low_ratio > 0.99);
+    CHECK(b.high_ratio < 1.01);
+    CHECK(b.low_ratio <= b.high_ratio);
+  }
+  CHECK(result.bands->bands[0].kind == hw::BandKind::kernel);
+  CHECK(result.bands->bands[1].kind == hw::BandKind::all);
+  CHECK_FALSE(result.leave_model_out);
+  const hw::Chip calibrated = hw::load_chip((dir / "chip.calibrated.yaml").string());
+  REQUIRE(calibrated.error_bands);
+  CHECK(calibrated.calibrated);
+  CHECK(calibrated.error_bands->band_for(hw::BandKind::kernel)->rows == 5);
+  // A block has no band of its own: the `all` band stands in.
+  CHECK(calibrated.error_bands->band_for(hw::BandKind::block)->kind == hw::BandKind::all);
+  // Two set-ups (rows r3 and r4 ran elsewhere): each is predicted by a fit of the other's rows.
+  std::string two_setups = slurp(dir / "measured.csv");
+  for (const char* id : {"r3,test,", "r4,test,"}) {
+    two_setups.replace(two_setups.find(id), std::strlen(id), std::string(id, 3) + "other,");
+  }
+  write(dir / "setups.csv", two_setups);
+  options.cv_groups = {"model", "setup"};
+  const auto grouped =
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "setups.csv").string()), options);
+  REQUIRE(grouped.leave_setup_out);
+  CHECK(grouped.leave_setup_out->groups == 2);
+  CHECK(grouped.leave_setup_out->rows == 5);
+  CHECK(grouped.leave_setup_out->mape < 2.0);
+  CHECK(grouped.rows[3].setup_group == "other");
+  CHECK(grouped.rows[3].setup_out.has_value());
+  CHECK_THAT(grouped.calibrated_yaml, Catch::Contains("leave_one_setup_out_mape_pct: "));
+  options.cv_groups = {"sdk"};
+  CHECK_THROWS_WITH(
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "setups.csv").string()), options),
+      "--cv: 'sdk' is not a group; valid: model, setup");
+  options.cv_groups = {"model"};
   // Bounds are respected, and a bad field is an error naming it.
   options.fit = {"engines.tiu.cube_efficiency=0.8:1"};
   options.leave_one_out = false;

@@ -61,6 +61,9 @@ ComparedRun ComparedRun::of(const g5sim::Result& r) {
   c.total_ps = r.total_ps;
   c.tokens_per_s = r.tokens_per_s;
   c.tokens_per_s_per_chip = r.tokens_per_s_per_chip;
+  c.has_band = r.has_band;
+  c.band_low_ps = r.band_low_ps;
+  c.band_high_ps = r.band_high_ps;
   c.warnings = r.warnings;
   return c;
 }
@@ -73,8 +76,8 @@ void write_comparison_table(std::ostream& out, const std::vector<std::vector<Com
   std::string header = fmt::format("{:<{}}", "workload", width);
   for (std::size_t c = 0; c < rows.front().size(); ++c) {
     const std::string& chip = rows.front()[c].chip;
-    header += fmt::format("  {:>12} {:>10} {:>9} {:>10} {:>5} {:>8}", chip + " ms", "tokens/s", "per chip", "tp/ep/dp",
-                          "chips", "bound_by");
+    header += fmt::format("  {:>12} {:>15} {:>10} {:>9} {:>10} {:>5} {:>8}", chip + " ms", "80% band ms", "tokens/s",
+                          "per chip", "tp/ep/dp", "chips", "bound_by");
     if (c > 0) header += fmt::format(" {:>8}", "x first");
     if (c > 0 && per_chip) header += fmt::format(" {:>7}", "x/chip");
   }
@@ -83,9 +86,12 @@ void write_comparison_table(std::ostream& out, const std::vector<std::vector<Com
     std::string line = fmt::format("{:<{}}", workload(row.front()), width);
     for (std::size_t c = 0; c < row.size(); ++c) {
       const ComparedRun& r = row[c];
-      line += fmt::format("  {:>12.3f} {:>10.1f} {:>9.1f} {:>10} {:>5} {:>8}", static_cast<double>(r.total_ps) / 1e9,
-                          r.tokens_per_s, r.tokens_per_s_per_chip, fmt::format("{}/{}/{}", r.tp, r.ep, r.dp), r.chips,
-                          r.bound_by);
+      const std::string band = r.has_band ? fmt::format("{:.3f}-{:.3f}", static_cast<double>(r.band_low_ps) / 1e9,
+                                                        static_cast<double>(r.band_high_ps) / 1e9)
+                                          : "none";
+      line += fmt::format("  {:>12.3f} {:>15} {:>10.1f} {:>9.1f} {:>10} {:>5} {:>8}",
+                          static_cast<double>(r.total_ps) / 1e9, band, r.tokens_per_s, r.tokens_per_s_per_chip,
+                          fmt::format("{}/{}/{}", r.tp, r.ep, r.dp), r.chips, r.bound_by);
       if (c > 0) line += fmt::format(" {:>8.3f}", speedup(row.front(), r));
       if (c > 0 && per_chip) line += fmt::format(" {:>7.3f}", speedup_per_chip(row.front(), r));
     }
@@ -100,8 +106,8 @@ void write_comparison_csv(std::ostream& out, const std::string& grid_line,
   out << "model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype";
   for (std::size_t c = 0; c < rows.front().size(); ++c) {
     const std::string& chip = rows.front()[c].chip;
-    for (const char* column :
-         {"total_ns", "tokens_per_s", "tokens_per_s_per_chip", "tp", "ep", "dp", "chips", "bound_by"}) {
+    for (const char* column : {"total_ns", "band_low_ns", "band_high_ns", "tokens_per_s", "tokens_per_s_per_chip", "tp",
+                               "ep", "dp", "chips", "bound_by"}) {
       out << ',' << csv_cell(chip + "_" + column);
     }
     if (c > 0) out << ',' << csv_cell(chip + "_speedup") << ',' << csv_cell(chip + "_speedup_per_chip");
@@ -113,8 +119,9 @@ void write_comparison_csv(std::ostream& out, const std::string& grid_line,
                csv_cell(w.mix), w.kv_dtype, w.mla_mode, w.weight_dtype);
     for (std::size_t c = 0; c < row.size(); ++c) {
       const ComparedRun& r = row[c];
-      fmt::print(out, ",{},{:.3f},{:.3f},{},{},{},{},{}", api::format_ns(r.total_ps), r.tokens_per_s,
-                 r.tokens_per_s_per_chip, r.tp, r.ep, r.dp, r.chips, r.bound_by);
+      fmt::print(out, ",{},{},{},{:.3f},{:.3f},{},{},{},{},{}", api::format_ns(r.total_ps),
+                 r.has_band ? api::format_ns(r.band_low_ps) : "", r.has_band ? api::format_ns(r.band_high_ps) : "",
+                 r.tokens_per_s, r.tokens_per_s_per_chip, r.tp, r.ep, r.dp, r.chips, r.bound_by);
       if (c > 0) fmt::print(out, ",{:.4f},{:.4f}", speedup(row.front(), r), speedup_per_chip(row.front(), r));
     }
     out << '\n';

@@ -32,6 +32,8 @@ struct ComparedRun {
   std::string mix;  ///< the step's groups as --mix writes them (a uniform batch: one group)
   std::uint64_t batch = 0, kv_len = 0, q_len = 0, tp = 1, ep = 1, dp = 1, chips = 1, total_ps = 0;
   double tokens_per_s = 0, tokens_per_s_per_chip = 0;
+  bool has_band = false;  ///< the run's error band (g5sim::Result::band_low_ps ...), when its chip has one
+  std::uint64_t band_low_ps = 0, band_high_ps = 0;
   std::vector<std::string> warnings;
 
   static ComparedRun of(const g5sim::Result& r);

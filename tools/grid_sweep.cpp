@@ -69,6 +69,8 @@ std::vector<Field> fields(const SweepRow& row, const SweepColumns& columns) {
   const std::size_t figures = f.size();
   f.insert(f.end(), {
                         {"total_ns", format_ns(r.total_ps), false},
+                        {"band_low_ns", r.has_band ? format_ns(r.band_low_ps) : "", false},
+                        {"band_high_ns", r.has_band ? format_ns(r.band_high_ps) : "", false},
                         {"tokens_per_s", fmt::format("{:.3f}", r.tokens_per_s), false},
                         {"tokens_per_s_per_chip", fmt::format("{:.3f}", r.tokens_per_s_per_chip), false},
                         {"kv_cache_read_bytes", std::to_string(a.read_bytes), false},

@@ -192,6 +192,13 @@ class Result:
     command_count: int
     simulated_commands: int
     replayed_commands: int
+    has_band: bool
+    band_low_ps: int
+    band_high_ps: int
+    band_low_ns: Optional[float]
+    band_high_ns: Optional[float]
+    band_coverage: float
+    band_basis: str
     tokens_per_s: float
     tokens_per_s_per_chip: float
     compute_ns: float

@@ -91,6 +91,7 @@ def _row(r: Any) -> Dict[str, Any]:
         elif op.kind == "fa2":
             fa2_ps += op.op_end_ps - op.op_start_ps
     return {**r.identity(), "total_ns": r.total_ps / 1000, "total_ps": r.total_ps,
+            "band_low_ns": r.band_low_ns, "band_high_ns": r.band_high_ns,
             "tokens_per_s": round(r.tokens_per_s, 3), "tokens_per_s_per_chip": round(r.tokens_per_s_per_chip, 3),
             "kv_cache_read_bytes": read_bytes,
             "kv_cache_read_ns": read_ps / 1000, "kv_cache_read_ps": read_ps, "fa2_ns": fa2_ps / 1000,

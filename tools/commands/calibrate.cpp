@@ -46,6 +46,12 @@ class CalibrateCommand final : public Command {
                      "cross-validation folds (rows i mod K held out); default: leave-one-out up to 20 rows, else 10")
         ->check(count_in(2, 100000));
     app()
+        ->add_option("--cv", cv_,
+                     "group cross-validations besides the row folds: model (leave one model out), setup (leave one "
+                     "hardware set-up, an SDK or kernel library, out); default: model")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"model", "setup"}));
+    app()
         ->add_option("--max-commands", max_commands_, "drop rows estimated to need more commands")
         ->capture_default_str()
         ->check(count_in(1, g5sim::run_limits().max_commands));
@@ -65,6 +71,7 @@ class CalibrateCommand final : public Command {
     options.max_iterations = max_iterations_;
     options.leave_one_out = !no_leave_one_out_;
     options.folds = folds_;
+    if (!cv_.empty()) options.cv_groups = cv_;
     options.chip_label = chip_;
     options.table_label = measured_.empty() ? "validation/measured.csv (shipped)" : measured_;
     options.max_commands = std::min(max_commands_, limits.max_commands);
@@ -78,6 +85,7 @@ class CalibrateCommand final : public Command {
 
  private:
   std::string chip_, measured_, out_;
+  std::vector<std::string> cv_;
   std::vector<std::string> fit_, rows_;
   unsigned jobs_ = 0;
   int max_iterations_ = 30;

@@ -283,12 +283,26 @@ std::string record_of(const CalibrationResult& r) {
                                                            format_field_value(f.field, f.field.value),
                                                            format_field_value(f.field, f.fitted), f.lower, f.upper)));
   }
+  std::string extra;
+  if (r.leave_model_out) extra += fmt::format("  leave_one_model_out_mape_pct: {:.2f}\n", r.leave_model_out->mape);
+  if (r.leave_setup_out) extra += fmt::format("  leave_one_setup_out_mape_pct: {:.2f}\n", r.leave_setup_out->mape);
+  if (r.bands) {
+    extra += fmt::format(
+        "  bands:                           # {:.0f} % of the held-out rows' predicted / measured time fell in "
+        "[low, high]\n    coverage: {}\n    basis: {}\n",
+        100 * r.bands->coverage, r.bands->coverage, quoted(r.bands->basis));
+    for (const hw::ErrorBand& b : r.bands->bands) {
+      extra += fmt::format("    {}: {{rows: {}, low: {:.4f}, high: {:.4f}}}\n", hw::name_of(b.kind), b.rows,
+                           b.low_ratio, b.high_ratio);
+    }
+  }
   return fmt::format(
-      "calibration:                     # written by g5sim calibrate: a record, not read by the simulation\n"
+      "calibration:                     # written by g5sim calibrate: a record; only `bands` is read (a result's "
+      "band)\n"
       "  g5sim: {}\n  date: {}\n  base: {}\n  measured: {}\n  rows: [{}]\n  fitted:\n{}"
-      "  mape_before_pct: {:.2f}\n  mape_after_pct: {:.2f}\n  leave_one_out_mape_pct: {:.2f}\n",
+      "  mape_before_pct: {:.2f}\n  mape_after_pct: {:.2f}\n  leave_one_out_mape_pct: {:.2f}\n{}",
       quoted(g5sim::version()), quoted(r.date), quoted(r.chip_path), quoted(r.table_path), ids, fitted, r.mape_before,
-      r.mape_after, r.mape_leave_one_out);
+      r.mape_after, r.mape_leave_one_out, extra);
 }
 
 }  // namespace
@@ -394,6 +408,70 @@ void cross_validate(Problem& problem, const Eigen::VectorXd& written, const Cali
   result.mape_leave_one_out = 100.0 * sum / static_cast<double>(n);
 }
 
+// Leave one group out: each group's rows predicted by a fit of the other groups' rows (a group
+// whose others are fewer than the fields keeps no prediction). Null with fewer than two groups.
+std::optional<GroupValidation> leave_groups_out(Problem& problem, const Eigen::VectorXd& written,
+                                                const CalibrationOptions& options, CalibrationResult& result,
+                                                std::string CalibratedRow::*group,
+                                                std::optional<double> CalibratedRow::*held_out) {
+  const std::size_t n = problem.rows.size();
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::find(names.begin(), names.end(), result.rows[i].*group) == names.end()) {
+      names.push_back(result.rows[i].*group);
+    }
+  }
+  if (names.size() < 2) return std::nullopt;
+  GroupValidation v;
+  v.groups = names.size();
+  double sum = 0;
+  for (const std::string& name : names) {
+    std::vector<std::size_t> others, held;
+    for (std::size_t k = 0; k < n; ++k) (result.rows[k].*group == name ? held : others).push_back(k);
+    if (others.size() < problem.fields.size()) continue;
+    const Eigen::VectorXd zi = problem.fit(written, others, std::min(options.max_iterations, 10), nullptr);
+    const std::vector<double> predicted = problem.predict_rows(as_written(problem, zi), held);
+    for (std::size_t h = 0; h < held.size(); ++h) {
+      CalibratedRow& row = result.rows[held[h]];
+      row.*held_out = predicted[h];
+      sum += std::abs(predicted[h] / row.measured - 1.0);
+      ++v.rows;
+    }
+  }
+  if (v.rows == 0) return std::nullopt;
+  v.mape = 100.0 * sum / static_cast<double>(v.rows);
+  return v;
+}
+
+// The error bands of the row folds' held-out predictions (hw/error_band.hpp): per kind with at
+// least kBandLeastRows rows, and over all rows.
+constexpr std::size_t kBandLeastRows = 5;
+constexpr double kBandCoverage = 0.8;
+std::optional<hw::ErrorBands> bands_of(const Problem& problem, const CalibrationResult& result) {
+  std::vector<std::vector<double>> ratios(hw::kBandKindCount);
+  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
+    const CalibratedRow& row = result.rows[i];
+    if (!row.has_leave_one_out) continue;
+    const double r = time_ratio(*problem.rows[i], row.leave_one_out);
+    ratios[static_cast<std::size_t>(band_kind_of(*problem.rows[i]))].push_back(r);
+    ratios[static_cast<std::size_t>(hw::BandKind::all)].push_back(r);
+  }
+  hw::ErrorBands bands;
+  bands.coverage = kBandCoverage;
+  bands.basis = result.folds == problem.rows.size() ? "leave-one-out" : fmt::format("{} folds", result.folds);
+  for (std::size_t k = 0; k < hw::kBandKindCount; ++k) {
+    std::vector<double>& r = ratios[k];
+    const bool all = static_cast<hw::BandKind>(k) == hw::BandKind::all;
+    if (r.size() < (all ? 2 : kBandLeastRows)) continue;
+    std::sort(r.begin(), r.end());
+    const double tail = (1.0 - kBandCoverage) / 2;
+    bands.bands.push_back(hw::ErrorBand{static_cast<hw::BandKind>(k), r.size(), hw::interpolated_quantile(r, tail),
+                                        hw::interpolated_quantile(r, 1.0 - tail)});
+  }
+  if (bands.bands.empty()) return std::nullopt;
+  return bands;
+}
+
 // The calibrated config: the base text with the fitted values, each fitted line saying so (its
 // old comment, a source for the value it replaced, goes), and the calibration record.
 std::string calibrated_yaml(const Problem& problem, const CalibrationResult& result, const std::string& chip_path) {
@@ -452,7 +530,27 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     row.before = before[i];
     row.after = after[i];
   }
+  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
+    const MeasuredRow& r = *problem.rows[i];
+    result.rows[i].model_group = r.model.empty() ? std::string(name_of(r.workload)) + " op" : r.model;
+    result.rows[i].setup_group = r.hardware;
+  }
   cross_validate(problem, written, options, result);
+  if (options.leave_one_out) {
+    for (const std::string& g : options.cv_groups) {
+      if (g == "model") {
+        result.leave_model_out =
+            leave_groups_out(problem, written, options, result, &CalibratedRow::model_group, &CalibratedRow::model_out);
+      } else if (g == "setup") {
+        result.leave_setup_out =
+            leave_groups_out(problem, written, options, result, &CalibratedRow::setup_group, &CalibratedRow::setup_out);
+      } else {
+        throw hw::ConfigError(fmt::format("--cv: '{}' is not a group; valid: model, setup", g),
+                              hw::ErrorSite{"", "cv", 0, 0});
+      }
+    }
+    result.bands = bands_of(problem, result);
+  }
   result.fields = problem.fields;
   result.simulations = problem.simulations;
   result.mape_before = mape_of(before, problem.rows);
@@ -482,7 +580,29 @@ void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
                row.has_leave_one_out ? fmt::format("{:.6g}", row.leave_one_out) : "-",
                row.has_leave_one_out ? pct(row.leave_one_out) : "-");
   }
+  for (const CalibratedRow& row : r.rows) {
+    if (!row.model_out && !row.setup_out) continue;
+    const auto pct = [&](const std::optional<double>& v) {
+      return v ? fmt::format("{:+.1f}", (*v / row.measured - 1.0) * 100.0) : std::string("-");
+    };
+    fmt::print(out, "{:<10} model out {:>8} ({})  set-up out {:>8} ({})\n", row.id, pct(row.model_out), row.model_group,
+               pct(row.setup_out), row.setup_group);
+  }
   const bool held = !r.rows.empty() && r.rows.front().has_leave_one_out;
+  if (r.leave_model_out) {
+    fmt::print(out, "leave-one-model-out MAPE {:.2f} % ({} groups, {} rows)\n", r.leave_model_out->mape,
+               r.leave_model_out->groups, r.leave_model_out->rows);
+  }
+  if (r.leave_setup_out) {
+    fmt::print(out, "leave-one-set-up-out MAPE {:.2f} % ({} groups, {} rows)\n", r.leave_setup_out->mape,
+               r.leave_setup_out->groups, r.leave_setup_out->rows);
+  }
+  if (r.bands) {
+    for (const hw::ErrorBand& b : r.bands->bands) {
+      fmt::print(out, "band {:<8} {:.0f} % of {} held-out rows: measured time = predicted / [{:.3f}, {:.3f}]\n",
+                 hw::name_of(b.kind), 100 * r.bands->coverage, b.rows, b.low_ratio, b.high_ratio);
+    }
+  }
   fmt::print(
       out, "\nMAPE {:.2f} % -> {:.2f} % (rms log error {:.4f} -> {:.4f}); {} MAPE {}\n", r.mape_before, r.mape_after,
       r.rms_log_before, r.rms_log_after,

@@ -17,13 +17,20 @@
 // Cross-validation: rows split into K folds by position (i mod K; K = the row count, i.e.
 // leave-one-out, up to 20 rows, else 10), each fold refitted without its rows (from the full fit)
 // and its rows predicted; the mean |error| of those predictions is the honest error of the
-// calibrated chip on rows it has not seen.
+// calibrated chip on rows it has not seen. By group (--cv): leave one *model* out (rows of one
+// model config; op rows by their workload, matmul or fa2) and leave one *set-up* out (rows of one
+// `hardware` cell: an SDK, a kernel library), each group refitted without its rows: how the fit
+// carries to the next model or SDK, which row folds (mostly the same model) flatter.
+// Error bands (hw/error_band.hpp): from the row folds' held-out predictions, per kind of work, the
+// 10th and 90th percentiles of predicted / measured time, written to the record's `bands`.
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "hw/error_band.hpp"
 #include "tools/validation/chip_fields.hpp"
 #include "tools/validation/measured_rows.hpp"
 
@@ -34,8 +41,10 @@ struct CalibrationOptions {
   std::vector<std::string> rows;  ///< non-empty: only these row ids
   unsigned jobs = 1;
   int max_iterations = 30;
-  bool leave_one_out = true;  ///< the cross-validation refits
+  bool leave_one_out = true;  ///< the cross-validation refits (row folds, and the groups below)
   std::size_t folds = 0;      ///< 0: leave-one-out up to 20 rows, else 10
+  /// Group cross-validations to run besides the row folds: "model", "setup" (see above).
+  std::vector<std::string> cv_groups{"model"};
   std::uint64_t max_commands = std::uint64_t{1} << 25;
   std::string date;                     ///< recorded in the output ("" = now, or SOURCE_DATE_EPOCH when set)
   std::string chip_label, table_label;  ///< how the record names them ("" = the paths read)
@@ -51,6 +60,15 @@ struct CalibratedRow {
   std::string id;
   double measured = 0, before = 0, after = 0, leave_one_out = 0;  ///< predictions
   bool has_leave_one_out = false;
+  std::optional<double> model_out, setup_out;  ///< predicted with its model's / set-up's rows left out
+  std::string model_group, setup_group;        ///< the groups it belongs to
+};
+
+/// A group cross-validation's outcome: how many groups, and the MAPE of its held-out predictions
+/// (over the rows whose group could be left out: a fit needs as many rows as fields).
+struct GroupValidation {
+  std::size_t groups = 0, rows = 0;
+  double mape = 0;
 };
 
 struct CalibrationResult {
@@ -63,7 +81,9 @@ struct CalibrationResult {
   std::size_t simulations = 0;
   double rms_log_before = 0, rms_log_after = 0;
   double mape_before = 0, mape_after = 0, mape_leave_one_out = 0;
-  std::string calibrated_yaml;  ///< the chip config with the fitted values and a `calibration` record
+  std::optional<GroupValidation> leave_model_out, leave_setup_out;
+  std::optional<hw::ErrorBands> bands;  ///< from the row folds' held-out predictions
+  std::string calibrated_yaml;          ///< the chip config with the fitted values and a `calibration` record
 };
 
 /// Throws hw::ConfigError on bad fields, bounds, rows or configs.

@@ -220,4 +220,17 @@ Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim:
   return predict_all({&row}, chip, model, max_commands).front();
 }
 
+hw::BandKind band_kind_of(const MeasuredRow& row) {
+  if (row.workload == WorkloadKind::matmul || row.workload == WorkloadKind::fa2 || row.metric == Metric::op_us) {
+    return hw::BandKind::kernel;
+  }
+  if (row.workload == WorkloadKind::block) return hw::BandKind::block;
+  return row.phase == "prefill" ? hw::BandKind::prefill : hw::BandKind::decode;
+}
+
+double time_ratio(const MeasuredRow& row, double predicted) {
+  const bool rate = row.metric == Metric::tokens_per_s || row.metric == Metric::tflops;
+  return rate ? row.measured / predicted : predicted / row.measured;
+}
+
 }  // namespace tools::validation

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "hw/error_band.hpp"
 #include "tools/parallel_for.hpp"
 #include "tools/validation/measured_rows.hpp"
 
@@ -52,6 +53,13 @@ struct Prediction {
   std::string skipped;          ///< why, when skipped
   std::uint64_t commands = 0;   ///< simulated commands
 };
+
+/// The kind of work a row measures, as error bands group rows (hw/error_band.hpp): an op alone,
+/// or one op of a step (op_us), is a kernel; a block a block; a step a decode or prefill step.
+hw::BandKind band_kind_of(const MeasuredRow& row);
+/// The row's time ratio predicted / measured: the metric's ratio for a time, its inverse for a
+/// rate (tokens_per_s, tflops).
+double time_ratio(const MeasuredRow& row, double predicted);
 
 /// Predicts one row with the given chip (and, for step and block rows, model).
 Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,

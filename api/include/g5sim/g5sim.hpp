@@ -232,6 +232,14 @@ class Result {
   std::uint64_t total_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0, command_count = 0;
   /// Of command_count: commands the event kernel ran, and commands derived by layer replay.
   std::uint64_t simulated_commands = 0, replayed_commands = 0;
+  /// The error band of total_ps (hw/error_band.hpp): where `band_coverage` of the measured times
+  /// of held-out rows like this run fell around their predictions, from the chip config's
+  /// calibration record. has_band false (bounds 0) for a chip without one; band_basis says which
+  /// rows stand behind the band, or why there is none.
+  bool has_band = false;
+  std::uint64_t band_low_ps = 0, band_high_ps = 0;
+  double band_coverage = 0;
+  std::string band_basis;
   double tokens_per_s = 0;           ///< new tokens per second over the whole deployment
   double tokens_per_s_per_chip = 0;  ///< tokens_per_s / chips: what one chip of the deployment delivers
   double compute_ns = 0, memory_ns = 0;
@@ -245,6 +253,8 @@ class Result {
   std::vector<std::string> warnings;     ///< e.g. the step does not fit DDR (without strict_capacity)
 
   double total_ns() const { return static_cast<double>(total_ps) / 1000.0; }
+  double band_low_ns() const { return static_cast<double>(band_low_ps) / 1000.0; }
+  double band_high_ns() const { return static_cast<double>(band_high_ps) / 1000.0; }
   /// The op named `name` (in `layer` when given). Throws std::out_of_range when there is none,
   /// or when `layer` is not given and several layers have one.
   const OpRecord& op(const std::string& name, std::optional<int> layer = std::nullopt) const;
