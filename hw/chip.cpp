@@ -97,18 +97,16 @@ std::vector<std::uint32_t> ids_of(ConfigMap& m, std::string_view key, const std:
 // `calibration`, written by g5sim calibrate: a record of what was fitted, checked for shape; of
 // it only `bands` (hw/error_band.hpp) is read: it changes no simulated time, only the band a
 // result carries.
-std::optional<ErrorBands> read_calibration_record(ConfigMap c) {
+std::optional<ErrorBands> read_calibration_record(ConfigMap c, HeldOutMape& held_out) {
   c.expect_keys({"g5sim", "date", "base", "measured", "rows", "fitted", "mape_before_pct", "mape_after_pct",
                  "leave_one_out_mape_pct", "leave_one_model_out_mape_pct", "leave_one_setup_out_mape_pct", "bands"});
   for (std::string_view key : {"g5sim", "date", "base", "measured"}) c.string(key);
   c.string_list("rows");
   c.string_list("fitted");
-  for (std::string_view key : {"mape_before_pct", "mape_after_pct", "leave_one_out_mape_pct"}) {
-    c.non_negative_number(key);
-  }
-  for (std::string_view key : {"leave_one_model_out_mape_pct", "leave_one_setup_out_mape_pct"}) {
-    if (c.has(key)) c.non_negative_number(key);
-  }
+  for (std::string_view key : {"mape_before_pct", "mape_after_pct"}) c.non_negative_number(key);
+  held_out.rows = c.non_negative_number("leave_one_out_mape_pct");
+  if (c.has("leave_one_model_out_mape_pct")) held_out.models = c.non_negative_number("leave_one_model_out_mape_pct");
+  if (c.has("leave_one_setup_out_mape_pct")) held_out.setups = c.non_negative_number("leave_one_setup_out_mape_pct");
   std::optional<ErrorBands> bands;
   if (c.has("bands")) {
     ConfigMap b = c.map("bands");
@@ -250,9 +248,11 @@ void check_wait_rule(ConfigMap& engines, const Chip& chip) {
 Chip read_chip(ConfigMap root) {
   root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
   std::optional<ErrorBands> bands;
-  if (root.has("calibration")) bands = read_calibration_record(root.map("calibration"));
+  HeldOutMape held_out;
+  if (root.has("calibration")) bands = read_calibration_record(root.map("calibration"), held_out);
   Chip chip;
   chip.error_bands = std::move(bands);
+  chip.held_out_mape = held_out;
   chip.calibrated = root.has("calibration");
   chip.source = root.source();
   chip.source_sha256 = root.sha256();

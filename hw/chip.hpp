@@ -81,8 +81,10 @@ struct Chip {
   /// A calibrated config's record of its cross-validated errors (`calibration.bands`): the band a
   /// result carries. Absent for a chip not calibrated against measurements.
   std::optional<ErrorBands> error_bands;
-  /// The config holds a `calibration` record (g5sim calibrate wrote it), with or without bands.
+  /// The config holds a `calibration` record (g5sim calibrate wrote it), with or without bands;
+  /// then also its held-out MAPEs.
   bool calibrated = false;
+  HeldOutMape held_out_mape;
 
   /// Every core's engines, in declaration order (the order queues and reports list them).
   std::vector<EngineSpec> engines;

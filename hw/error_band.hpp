@@ -45,6 +45,13 @@ struct ErrorBands {
   const ErrorBand* band_for(BandKind kind) const;
 };
 
+/// The calibration record's cross-validated MAPEs (percent): each row predicted by a fit that did
+/// not see it (row folds), its model's rows or its set-up's rows.
+struct HeldOutMape {
+  double rows = 0;
+  std::optional<double> models, setups;
+};
+
 /// The quantile q in [0, 1] of `values` (sorted ascending, non-empty), linearly interpolated
 /// between the two nearest order statistics (position q (n - 1)).
 double interpolated_quantile(const std::vector<double>& sorted, double q);

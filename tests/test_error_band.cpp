@@ -68,6 +68,10 @@ TEST_CASE("calibration.bands is read strictly", "[band][config]") {
   CHECK(chip.error_bands->basis == "leave-one-out");
   CHECK(chip.error_bands->band_for(hw::BandKind::decode)->rows == 8);
   CHECK(chip.error_bands->band_for(hw::BandKind::prefill)->kind == hw::BandKind::all);
+  // The record's held-out MAPEs (g5sim validate --calibrated prints them under the chip's).
+  CHECK(chip.held_out_mape.rows == 6.0);
+  CHECK(chip.held_out_mape.models == 9.0);
+  CHECK_FALSE(chip.held_out_mape.setups);
   // An uncalibrated chip has none.
   CHECK_FALSE(hw::chip_from_yaml(test_configs::kSg2262, "chip.yaml").error_bands);
   // high below low; a kind that is none (the record's line 40 follows the chip's 39).

@@ -33,12 +33,14 @@ TEST_CASE("shipped chips load with their sourced peaks", "[configs][chips]") {
       {"chips/bm1688.yaml", 2, 2.0 * 32 * 32 * 2 * 0.9e9},     // 1.8 TFLOPS per core (LlmProfile)
       {"chips/h800.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},  // 989.4 TFLOPS
       {"chips/h100.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},
-      {"chips/h20.yaml", 78, 78.0 * 64 * 8 * 2 * 1.83e9},  // 146.2 TFLOPS (spec sheet 148)
+      {"chips/h20.yaml", 78, 78.0 * 64 * 8 * 2 * 1.83e9},      // 146.2 TFLOPS (spec sheet 148)
+      {"chips/h200.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},  // H100's die: 989.4 TFLOPS
   };
   for (const Case& c : cases) {
     INFO(c.file);
     const hw::Chip chip = hw::load_chip(shipped(c.file));
     CHECK(chip.cores == c.cores);
+    CHECK_FALSE(chip.error_bands);  // base configs are not calibrated
     CHECK(hw::CostModel(chip).cube_peak_flops(hw::DType::bf16) == Approx(c.bf16_peak).epsilon(1e-12));
   }
 }
@@ -47,13 +49,17 @@ TEST_CASE("a decode block runs on every shipped chip, with the formula's KV byte
   // Qwen1.5-7B, B = 1, 512 tokens: K and V of 32 heads x 128, bf16: 512 x 2 x 32 x 128 x 2 = 8,388,608 B.
   const auto qwen = models::load_model(shipped("models/qwen1.5-7b.yaml"));
   for (const char* file : {"chips/sg2262.yaml", "chips/bm1684x.yaml", "chips/bm1688.yaml", "chips/h800.yaml",
-                           "chips/h100.yaml", "chips/h20.yaml"}) {
+                           "chips/h100.yaml", "chips/h20.yaml", "chips/h200.yaml"}) {
     INFO(file);
     const hw::Chip chip = hw::load_chip(shipped(file));
     const auto r = api::simulate_block(chip, qwen, test_configs::decode(1, 512), {});
     CHECK(r.timeline.op(ops::OpKind::kv_cache_read).hbm_bytes == 8'388'608);
     CHECK(r.timeline.total > 0);
   }
+  // H200 is H100 with HBM3e: 4.8 TB/s (x eta_m 0.9) and 141 GB.
+  const hw::Chip h200 = hw::load_chip(shipped("chips/h200.yaml"));
+  CHECK(h200.ddr_bandwidth_gb_per_s == 4800);
+  CHECK(h200.ddr_capacity_bytes == 141'000'000'000);
   // ChatGLM3-6B's 2 KV groups: 512 x 2 x 2 x 128 x 2 = 524,288 B.
   const auto glm = models::load_model(shipped("models/chatglm3-6b.yaml"));
   const auto r =

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "api/json_text.hpp"
+#include "api/result_state.hpp"
 #include "hw/config_error.hpp"
 #include "hw/strict_config.hpp"
 #include "tools/csv_cell.hpp"
@@ -38,7 +39,8 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
     std::optional<g5sim::Model> model;
   };
   std::vector<Job> jobs(table.rows.size());
-  std::vector<std::size_t> index;  // report row -> table row
+  std::map<std::string, hw::HeldOutMape> held_out;  // chip cell -> its calibration record's figures
+  std::vector<std::size_t> index;                   // report row -> table row
   // A chip no row names would validate nothing: refused, naming the table's chips.
   std::vector<std::string> known;
   for (const MeasuredRow& row : table.rows) {
@@ -68,6 +70,8 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
       try {
         o.chip_config = resolver.chip_path(row.chip);
         jobs[i].chip = resolver.chip(row.chip);
+        const hw::Chip& data = jobs[i].chip->data().chip;
+        if (data.calibrated) held_out[row.chip] = data.held_out_mape;
         if (!row.model.empty()) jobs[i].model = resolver.model(row.model);
         o.status = "pending";
       } catch (const hw::ConfigError& e) {
@@ -131,6 +135,7 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
     if (it == report.chips.end()) {
       report.chips.push_back(ChipSummary{o.row.chip});
       it = report.chips.end() - 1;
+      if (const auto h = held_out.find(o.row.chip); h != held_out.end()) it->held_out = h->second;
     }
     if (o.status == "ok") {
       ++it->rows;
@@ -171,6 +176,13 @@ void write_validation_table(std::ostream& out, const ValidationReport& report) {
     if (c.rows > 0) {
       fmt::print(out, "  {:<10} {:>6.1f} %  over {} rows ({} skipped, {} excluded)\n", c.chip, c.mape, c.rows,
                  c.skipped, c.excluded);
+      if (c.held_out) {
+        // Figures of the fit's own record (g5sim calibrate), not of this run.
+        std::string line = fmt::format("leave-one-out {:.1f} %", c.held_out->rows);
+        if (c.held_out->models) line += fmt::format(", leave-one-model-out {:.1f} %", *c.held_out->models);
+        if (c.held_out->setups) line += fmt::format(", leave-one-set-up-out {:.1f} %", *c.held_out->setups);
+        fmt::print(out, "  {:<10} held out when calibrated: {}\n", "", line);
+      }
     } else {
       fmt::print(out, "  {:<10} {:>6}    no row ran ({} skipped, {} excluded)\n", c.chip, "-", c.skipped, c.excluded);
     }
@@ -212,9 +224,16 @@ void write_validation_json(std::ostream& out, const ValidationReport& report) {
   fmt::print(out, "\n  ],\n  \"chips\": [");
   for (std::size_t i = 0; i < report.chips.size(); ++i) {
     const ChipSummary& c = report.chips[i];
-    fmt::print(out, "{}\n    {{\"chip\": {}, \"rows\": {}, \"skipped\": {}, \"excluded\": {}, \"mape_pct\": {}}}",
+    const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "null"; };
+    fmt::print(out,
+               "{}\n    {{\"chip\": {}, \"rows\": {}, \"skipped\": {}, \"excluded\": {}, \"mape_pct\": {}, "
+               "\"leave_one_out_mape_pct\": {}, \"leave_one_model_out_mape_pct\": {}, "
+               "\"leave_one_setup_out_mape_pct\": {}}}",
                i == 0 ? "" : ",", json_string(c.chip), c.rows, c.skipped, c.excluded,
-               c.rows > 0 ? fmt::format("{:.4f}", c.mape) : "null");
+               c.rows > 0 ? fmt::format("{:.4f}", c.mape) : "null",
+               pct(c.held_out ? std::optional<double>(c.held_out->rows) : std::nullopt),
+               pct(c.held_out ? c.held_out->models : std::nullopt),
+               pct(c.held_out ? c.held_out->setups : std::nullopt));
   }
   fmt::print(out, "\n  ],\n  \"rows_ran\": {},\n  \"mape_pct\": {:.4f}\n}}\n", report.ran, report.mape);
 }

@@ -6,10 +6,12 @@
 // with the reason (row_prediction.hpp). Neither counts in a MAPE.
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "hw/error_band.hpp"
 #include "tools/validation/measured_rows.hpp"
 #include "tools/validation/row_prediction.hpp"
 
@@ -28,6 +30,8 @@ struct ChipSummary {
   std::string chip;  ///< the rows' chip cell
   std::size_t rows = 0, skipped = 0, excluded = 0;
   double mape = 0;
+  /// A calibrated config's record: its held-out MAPEs (row folds, models, set-ups left out).
+  std::optional<hw::HeldOutMape> held_out;
 };
 
 struct ValidationReport {
