@@ -478,4 +478,8 @@ OpResult simulate_attention(const Chip& chip, const AttentionOp& op, std::uint32
   return translated([&] { return api::run_fa2(chip.data().chip, op, cores); });
 }
 
+OpResult simulate_collective(const Chip& chip, const CollectiveOp& op) {
+  return translated([&] { return api::run_collective(chip.data().chip, op); });
+}
+
 }  // namespace g5sim

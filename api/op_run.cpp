@@ -35,6 +35,7 @@ OpRunResult simulate_alone(const hw::Chip& chip, const ops::OpGraph& graph, hw::
   r.cores = chip.cores;
   r.total_ps = tl.total;
   r.ddr_bytes = tl.hbm_bytes;
+  r.c2c_bytes = tl.c2c_bytes;
   r.flops = tl.flops;
   r.commands = lowered.program.command_count();
   for (const auto& op : lowered.ops) r.peak_lmem_bytes = std::max(r.peak_lmem_bytes, op.peak_lmem_bytes);
@@ -105,12 +106,36 @@ OpRunResult run_fa2(const hw::Chip& full, const Fa2Request& q, std::uint32_t cor
   return r;
 }
 
+OpRunResult run_collective(const hw::Chip& chip, const g5sim::CollectiveOp& q) {
+  if (q.kind != "all_reduce" && q.kind != "all_to_all") {
+    throw hw::ConfigError(fmt::format("op: '{}' is not a collective; valid: all_reduce, all_to_all", q.kind));
+  }
+  require(q.bytes, "--bytes");
+  if (q.chips < 2) throw hw::ConfigError(fmt::format("--chips: a collective needs 2 chips or more, got {}", q.chips));
+  const bool reduce = q.kind == "all_reduce";
+  ops::OpGraph g;
+  ops::OpNode node;
+  node.name = q.kind;
+  node.kind = reduce ? ops::OpKind::all_reduce : ops::OpKind::all_to_all;
+  node.payload = ops::CollectiveShape{q.bytes, q.chips};
+  ops::add_op(g, node);
+  OpRunResult r = simulate_alone(chip, g, hw::DType::bf16);
+  r.op = q.kind;
+  r.shape = fmt::format("{} B per chip over {} chips{}", q.bytes, q.chips,
+                        chip.nodes && q.chips > chip.nodes->chips_per_node
+                            ? fmt::format(" ({} per node)", chip.nodes->chips_per_node)
+                            : "");
+  r.unique_bytes = q.bytes;  // the buffer each chip reduces or sends
+  return r;
+}
+
 void write_op_json(std::ostream& out, const OpRunResult& r) {
   fmt::print(out,
-             "{{\"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"unique_bytes\": {}, "
-             "\"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, \"commands\": {}}}\n",
-             json_string(r.op), json_string(r.shape), r.cores, format_ns(r.total_ps), r.ddr_bytes, r.unique_bytes,
-             r.tiu_utilization, r.peak_lmem_bytes, r.flops, r.commands);
+             "{{\"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"c2c_bytes\": {}, "
+             "\"unique_bytes\": {}, \"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, "
+             "\"commands\": {}}}\n",
+             json_string(r.op), json_string(r.shape), r.cores, format_ns(r.total_ps), r.ddr_bytes, r.c2c_bytes,
+             r.unique_bytes, r.tiu_utilization, r.peak_lmem_bytes, r.flops, r.commands);
 }
 
 void write_op_table(std::ostream& out, const OpRunResult& r) {
@@ -118,6 +143,7 @@ void write_op_table(std::ostream& out, const OpRunResult& r) {
   fmt::print(out, "total_ns         {}\n", format_ns(r.total_ps));
   fmt::print(out, "ddr_bytes        {} ({:.3f} x unique)\n", r.ddr_bytes,
              static_cast<double>(r.ddr_bytes) / static_cast<double>(r.unique_bytes));
+  if (r.c2c_bytes > 0) fmt::print(out, "c2c_bytes        {}\n", r.c2c_bytes);
   fmt::print(out, "unique_bytes     {}\n", r.unique_bytes);
   fmt::print(out, "tiu_utilization  {:.4f}\n", r.tiu_utilization);
   fmt::print(out, "peak_lmem_bytes  {}\n", r.peak_lmem_bytes);

@@ -22,6 +22,7 @@ using OpRunResult = g5sim::OpResult;
 /// `cores` = 0 uses all of the chip's cores. Throws hw::ConfigError on bad shapes.
 OpRunResult run_matmul(const hw::Chip& chip, const MatmulRequest& request, std::uint32_t cores);
 OpRunResult run_fa2(const hw::Chip& chip, const Fa2Request& request, std::uint32_t cores);
+OpRunResult run_collective(const hw::Chip& chip, const g5sim::CollectiveOp& request);
 
 void write_op_json(std::ostream& out, const OpRunResult& result);
 void write_op_table(std::ostream& out, const OpRunResult& result);

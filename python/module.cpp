@@ -423,6 +423,7 @@ void bind_op_runs(py::module_& m) {
       .def_readonly("flops", &g5sim::OpResult::flops)
       .def_readonly("commands", &g5sim::OpResult::commands)
       .def_readonly("tiu_utilization", &g5sim::OpResult::tiu_utilization)
+      .def_readonly("c2c_bytes", &g5sim::OpResult::c2c_bytes, "Bytes a collective sent to other chips.")
       .def("json", &g5sim::OpResult::json, "`g5sim op ... --json`, byte for byte.")
       .def("table", &g5sim::OpResult::table, "The table `g5sim op` prints, byte for byte.")
       .def("__repr__", [](const g5sim::OpResult& r) {
@@ -450,6 +451,15 @@ void bind_op_runs(py::module_& m) {
       py::arg("batch") = 1, py::arg("q_len") = 1, py::arg("kv_heads") = 1, py::arg("shared_kv") = false,
       py::arg("causal") = false, py::arg("cores") = 0,
       "Flash attention alone (`g5sim op fa2`; decode when q_len < kv_len). Releases the GIL.");
+  m.def(
+      "simulate_collective",
+      [](const g5sim::Chip& chip, const std::string& kind, std::uint64_t bytes, std::uint64_t chips) {
+        py::gil_scoped_release release;
+        return g5sim::simulate_collective(chip, {kind, bytes, chips});
+      },
+      py::arg("chip"), py::arg("kind"), py::kw_only(), py::arg("bytes"), py::arg("chips"),
+      "A collective alone (`g5sim op all_reduce | all_to_all`): `bytes` per chip among `chips` chips. Releases "
+      "the GIL.");
 }
 
 // Result: totals, per op, per kind, per engine.

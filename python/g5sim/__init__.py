@@ -31,6 +31,7 @@ from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result, Sequenc
 from ._g5sim import OpResult, check_report, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import chip_path, model_path, shipped_chips, shipped_models
 from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
+from ._g5sim import simulate_collective as _simulate_collective
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
 from .grid import sweep, sweep_rows
@@ -41,7 +42,7 @@ __version__ = _version()
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "SequenceGroup", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff",
     "load_chip", "load_model", "model_path", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
-    "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_matmul", "sweep", "sweep_rows",
+    "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "sweep", "sweep_rows",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -202,6 +203,13 @@ def simulate_attention(chip: Union[Chip, Mapping, PathLike], **shape: Any) -> Op
     """`g5sim op fa2`: flash attention alone; keywords kv_len, heads, qk_dim, v_dim (required),
     batch, q_len, kv_heads, shared_kv, causal, cores (decode when q_len < kv_len)."""
     return _simulate_attention(load_chip(chip), **shape)
+
+
+def simulate_collective(chip: Union[Chip, Mapping, PathLike], kind: str, *, bytes: int, chips: int) -> OpResult:
+    """`g5sim op all_reduce | all_to_all`: a ring all-reduce of `bytes` per chip, or an all-to-all
+    in which each chip sends `bytes`, among `chips` chips (with the chip's `nodes`, peers in other
+    nodes through its network interface)."""
+    return _simulate_collective(load_chip(chip), kind, bytes=bytes, chips=chips)
 
 
 def _option_line(option: Dict[str, Any]) -> str:

@@ -227,6 +227,7 @@ class OpResult:
     cores: int
     total_ps: int
     ddr_bytes: int
+    c2c_bytes: int
     unique_bytes: int
     peak_lmem_bytes: int
     flops: int
@@ -242,5 +243,6 @@ def simulate_matmul(chip: Chip, m: int, n: int, k: int, dtype: str = ..., cores:
 def simulate_attention(chip: Chip, *, kv_len: int, heads: int, qk_dim: int, v_dim: int, batch: int = ...,
                        q_len: int = ..., kv_heads: int = ..., shared_kv: bool = ..., causal: bool = ...,
                        cores: int = ...) -> OpResult: ...
+def simulate_collective(chip: Chip, kind: str, *, bytes: int, chips: int) -> OpResult: ...
 def chrome_trace_request(chip: Chip, model: Model, request: Request, layers: Optional[Tuple[int, int]] = ...) -> str: ...
 def run_options() -> List[Dict[str, Any]]: ...

@@ -343,6 +343,23 @@ def test_one_op_alone_is_the_clis_op_byte_for_byte(tmp_path, capfd):
         g5sim.simulate_attention(g5sim.shipped_chip_path(), kv_len=64, heads=3, kv_heads=2, qk_dim=64, v_dim=64)
 
 
+def test_a_collective_alone_is_the_clis_op(tmp_path, capfd, chip):
+    capfd.readouterr()
+    path = tmp_path / "ar.json"
+    assert g5sim._g5sim.run_cli(["op", "all_reduce", "--bytes", "8388608", "--chips", "4", "--json", str(path)]) == 0
+    table = capfd.readouterr().out
+    ar = g5sim.simulate_collective(g5sim.shipped_chip_path(), "all_reduce", bytes=8388608, chips=4)
+    assert ar.json() == path.read_text() and ar.table() == table
+    # A ring over 4 chips: 2 x 3 steps of 8 MiB / 4 on the links.
+    assert ar.c2c_bytes == 6 * 2097152
+    a2a = g5sim.simulate_collective(chip, "all_to_all", bytes=3145728, chips=4)
+    assert a2a.c2c_bytes == 3145728 and a2a.total_ps > 0
+    with pytest.raises(g5sim.ConfigError, match=r"is not a collective; valid: all_reduce, all_to_all"):
+        g5sim.simulate_collective(chip, "broadcast", bytes=1024, chips=4)
+    with pytest.raises(g5sim.ConfigError, match=r"^--chips: a collective needs 2 chips or more, got 1$"):
+        g5sim.simulate_collective(chip, "all_reduce", bytes=1024, chips=1)
+
+
 def test_check_report_is_what_g5sim_check_prints(capfd):
     capfd.readouterr()
     assert g5sim._g5sim.run_cli(["check"]) == 0

@@ -1,6 +1,7 @@
-// g5sim op matmul | fa2: one op alone on a chip (a microbenchmark), table or JSON.
+// g5sim op matmul | fa2 | all_reduce | all_to_all: one op alone on a chip (a microbenchmark), table or JSON.
 
 #include <iostream>
+#include <string_view>
 
 #include "g5sim/run_options.hpp"
 #include "tools/commands/commands.hpp"
@@ -43,12 +44,34 @@ class OpCommand final : public Command {
     fa2->add_flag("--shared-kv", fa_.shared_kv, "V is the first v-dim elements of K (MLA latent)");
     fa2->add_flag("--causal", fa_.causal, "prefill: each query attends the keys up to itself (skips the rest)");
     add_common(fa2);
+    for (const char* kind : {"all_reduce", "all_to_all"}) {
+      const bool reduce = std::string_view(kind) == "all_reduce";
+      CLI::App* c = app()->add_subcommand(
+          kind, reduce ? "ring all-reduce of --bytes per chip among --chips chips"
+                       : "all-to-all: each of --chips chips sends --bytes, an equal share to each peer (peers in "
+                         "other nodes first, through the network interface)");
+      c->add_option("--bytes", reduce ? reduce_.bytes : all_to_all_.bytes,
+                    reduce ? "the buffer each chip reduces" : "bytes each chip sends")
+          ->required()
+          ->check(count_in(1, std::uint64_t{1} << 40));
+      c->add_option("--chips", reduce ? reduce_.chips : all_to_all_.chips, "chips taking part")
+          ->required()
+          ->check(count_in(2, g5sim::run_limits().max_chips));
+      c->add_option("--chip", chip_, "chip config YAML, or a shipped chip's name (g5sim list) [default: sg2262]")
+          ->check(non_empty_path());
+      c->add_option("--json", json_, "write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
+      (reduce ? reduce_cmd_ : all_to_all_cmd_) = c;
+    }
+    reduce_.kind = "all_reduce";
+    all_to_all_.kind = "all_to_all";
   }
 
   int run(const CliLimits&) override {
     const g5sim::Chip chip = chip_of(chip_);
-    const g5sim::OpResult result =
-        *matmul_ ? g5sim::simulate_matmul(chip, mm_, cores_) : g5sim::simulate_attention(chip, fa_, cores_);
+    const g5sim::OpResult result = *matmul_          ? g5sim::simulate_matmul(chip, mm_, cores_)
+                                   : *reduce_cmd_     ? g5sim::simulate_collective(chip, reduce_)
+                                   : *all_to_all_cmd_ ? g5sim::simulate_collective(chip, all_to_all_)
+                                                      : g5sim::simulate_attention(chip, fa_, cores_);
     if (json_ != "-") std::cout << result.table();
     if (!json_.empty()) {
       OutputFile out(json_, "--json");
@@ -69,6 +92,8 @@ class OpCommand final : public Command {
   }
 
   CLI::App* matmul_ = nullptr;
+  CLI::App *reduce_cmd_ = nullptr, *all_to_all_cmd_ = nullptr;
+  g5sim::CollectiveOp reduce_, all_to_all_;
   g5sim::MatmulOp mm_;
   g5sim::AttentionOp fa_;
   std::string chip_, json_;

@@ -1,10 +1,11 @@
 #pragma once
-// One op alone on a chip (`g5sim op matmul | fa2`): a microbenchmark of the lowering and the
-// kernel, on `cores` cores of the chip (0: all), reported as
+// One op alone on a chip (`g5sim op matmul | fa2 | all_reduce | all_to_all`): a microbenchmark of
+// the lowering and the kernel, on `cores` cores of the chip (0: all), reported as
 //   total_ps         end of its last command
 //   ddr_bytes        bytes its commands moved to or from DDR
+//   c2c_bytes        bytes a collective sent to other chips (links or the network interface)
 //   unique_bytes     bytes it must move at least once: matmul (m k + k n) e + m n 2; fa2 the Q,
-//                    the K/V history once and the output
+//                    the K/V history once and the output; a collective its buffer
 //   tiu_utilization  FLOPs / (total time x the cores' cube peak), in 0..1
 //   peak_lmem_bytes  largest per-core local-memory footprint of its tiles
 
@@ -28,9 +29,19 @@ struct AttentionOp {
   bool causal = false;     ///< prefill: each query attends keys up to itself
 };
 
+/// A collective among `chips` chips of the deployment, as a step's collective ops run it
+/// (ops/collective_lowering.cpp): all_reduce, a ring over S = `bytes` per chip (2 (N - 1) steps
+/// of S / N); all_to_all, S = `bytes` sent per chip (N - 1 steps of S / (N - 1), one per peer; with
+/// the chip's `nodes`, peers in other nodes through the network interface first).
+struct CollectiveOp {
+  std::string kind = "all_reduce";  ///< all_reduce or all_to_all
+  std::uint64_t bytes = 0, chips = 2;
+};
+
 struct OpResult {
   std::string op, shape;
-  std::uint64_t total_ps = 0, ddr_bytes = 0, unique_bytes = 0, peak_lmem_bytes = 0, flops = 0, commands = 0;
+  std::uint64_t total_ps = 0, ddr_bytes = 0, c2c_bytes = 0, unique_bytes = 0, peak_lmem_bytes = 0, flops = 0,
+                commands = 0;
   std::uint32_t cores = 0;
   double tiu_utilization = 0;
   /// `g5sim op ... --json` and the table it prints, byte for byte.
@@ -41,5 +52,7 @@ struct OpResult {
 /// Throw ConfigError on a bad shape, dtype or core count.
 OpResult simulate_matmul(const Chip& chip, const MatmulOp& op, std::uint32_t cores = 0);
 OpResult simulate_attention(const Chip& chip, const AttentionOp& op, std::uint32_t cores = 0);
+/// Throws ConfigError on an unknown kind, no bytes, or fewer than two chips.
+OpResult simulate_collective(const Chip& chip, const CollectiveOp& op);
 
 }  // namespace g5sim
