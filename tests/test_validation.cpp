@@ -233,6 +233,8 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
     CHECK(b.high_ratio < 1.01);
     CHECK(b.low_ratio <= b.high_ratio);
   }
+  REQUIRE(result.band_row_coverage.size() == 2);
+  for (const double c : result.band_row_coverage) CHECK((c >= 0.0 && c <= 1.0));
   CHECK(result.bands->bands[0].kind == hw::BandKind::kernel);
   CHECK(result.bands->bands[1].kind == hw::BandKind::all);
   CHECK_FALSE(result.leave_model_out);

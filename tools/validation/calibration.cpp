@@ -447,7 +447,20 @@ std::optional<GroupValidation> leave_groups_out(Problem& problem, const Eigen::V
 // least kBandLeastRows rows, and over all rows.
 constexpr std::size_t kBandLeastRows = 5;
 constexpr double kBandCoverage = 0.8;
-std::optional<hw::ErrorBands> bands_of(const Problem& problem, const CalibrationResult& result) {
+// The share of `sorted` ratios inside the band of the others (each left out in turn).
+double left_out_coverage(const std::vector<double>& sorted, double tail) {
+  if (sorted.size() < 3) return 0;
+  std::size_t inside = 0;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    std::vector<double> others = sorted;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    const double lo = hw::interpolated_quantile(others, tail), hi = hw::interpolated_quantile(others, 1.0 - tail);
+    inside += sorted[i] >= lo && sorted[i] <= hi ? 1 : 0;
+  }
+  return static_cast<double>(inside) / static_cast<double>(sorted.size());
+}
+
+std::optional<hw::ErrorBands> bands_of(const Problem& problem, CalibrationResult& result) {
   std::vector<std::vector<double>> ratios(hw::kBandKindCount);
   for (std::size_t i = 0; i < problem.rows.size(); ++i) {
     const CalibratedRow& row = result.rows[i];
@@ -467,6 +480,7 @@ std::optional<hw::ErrorBands> bands_of(const Problem& problem, const Calibration
     const double tail = (1.0 - kBandCoverage) / 2;
     bands.bands.push_back(hw::ErrorBand{static_cast<hw::BandKind>(k), r.size(), hw::interpolated_quantile(r, tail),
                                         hw::interpolated_quantile(r, 1.0 - tail)});
+    result.band_row_coverage.push_back(left_out_coverage(r, tail));
   }
   if (bands.bands.empty()) return std::nullopt;
   return bands;
@@ -598,9 +612,13 @@ void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
                r.leave_setup_out->groups, r.leave_setup_out->rows);
   }
   if (r.bands) {
-    for (const hw::ErrorBand& b : r.bands->bands) {
-      fmt::print(out, "band {:<8} {:.0f} % of {} held-out rows: measured time = predicted / [{:.3f}, {:.3f}]\n",
-                 hw::name_of(b.kind), 100 * r.bands->coverage, b.rows, b.low_ratio, b.high_ratio);
+    for (std::size_t i = 0; i < r.bands->bands.size(); ++i) {
+      const hw::ErrorBand& b = r.bands->bands[i];
+      fmt::print(out,
+                 "band {:<8} {:.0f} % of {} held-out rows: measured time = predicted / [{:.3f}, {:.3f}]; a row left "
+                 "out of its band falls in the others' band {:.0f} % of the time\n",
+                 hw::name_of(b.kind), 100 * r.bands->coverage, b.rows, b.low_ratio, b.high_ratio,
+                 100 * r.band_row_coverage[i]);
     }
   }
   fmt::print(

@@ -83,6 +83,9 @@ struct CalibrationResult {
   double mape_before = 0, mape_after = 0, mape_leave_one_out = 0;
   std::optional<GroupValidation> leave_model_out, leave_setup_out;
   std::optional<hw::ErrorBands> bands;  ///< from the row folds' held-out predictions
+  /// Per band (in bands->bands order): the share of its rows inside a band built from its other
+  /// rows alone (leave-one-out over the ratios): what the coverage is worth on the next row.
+  std::vector<double> band_row_coverage;
   std::string calibrated_yaml;          ///< the chip config with the fitted values and a `calibration` record
 };
 
