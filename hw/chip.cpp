@@ -124,8 +124,8 @@ std::optional<ErrorBands> read_calibration_record(ConfigMap c, HeldOutMape& held
       ErrorBand band;
       band.kind = static_cast<BandKind>(k);
       band.rows = one.int_in("rows", 1, std::uint64_t{1} << 32);
-      band.low_ratio = one.number_in("low", 1e-6, 1e6);
-      band.high_ratio = one.number_in("high", band.low_ratio, 1e6);
+      band.low_ratio = one.number_in("low", 0.01, 100);
+      band.high_ratio = one.number_in("high", band.low_ratio, 100);
       one.finish();
       bands->bands.push_back(band);
     }

@@ -76,7 +76,7 @@ TEST_CASE("calibration.bands is read strictly", "[band][config]") {
   CHECK_FALSE(hw::chip_from_yaml(test_configs::kSg2262, "chip.yaml").error_bands);
   // high below low; a kind that is none (the record's line 40 follows the chip's 39).
   CHECK(error_of(calibrated_chip("    decode: {rows: 8, low: 1.2, high: 1.1}\n")) ==
-        "<memory:chip.yaml>:40:33: calibration.bands.decode.high: 1.1 is outside the plausible range 1.2..1000000");
+        "<memory:chip.yaml>:40:33: calibration.bands.decode.high: 1.1 is outside the plausible range 1.2..100");
   CHECK(error_of(calibrated_chip("    serving: {rows: 8, low: 0.9, high: 1.1}\n")) ==
         "<memory:chip.yaml>:40:5: calibration.bands.serving: unknown key; valid keys: all, basis, block, coverage, "
         "decode, kernel, prefill");
