@@ -19,6 +19,9 @@
 namespace tools::validation {
 namespace {
 
+// How far past max_commands a row admitted at the starting values may go at a trial point.
+constexpr std::uint64_t kTrialCommandFactor = 4;
+
 constexpr double kStep = 0.03;       // forward-difference step in z (3 %) ...
 constexpr double kFineStep = 0.005;  // ... then 0.5 % to settle in the minimum found
 constexpr double kLambda0 = 1e-2;
@@ -140,8 +143,14 @@ struct Problem {
       std::vector<const MeasuredRow*> group_rows;
       for (std::size_t k : groups[g]) group_rows.push_back(rows[which[k]]);
       const std::size_t first = which[groups[g].front()];
+      // A row admitted at the starting values (within max_commands) may need more commands at a
+      // trial point (the work split follows the costs): it keeps running up to kTrialCommandFactor
+      // times the limit rather than ending the fit.
+      const std::uint64_t trial_limit = max_commands > ~std::uint64_t{0} / kTrialCommandFactor
+                                            ? max_commands
+                                            : max_commands * kTrialCommandFactor;
       const std::vector<Prediction> p =
-          predict_all(group_rows, chip, models[first] ? &*models[first] : nullptr, max_commands);
+          predict_all(group_rows, chip, models[first] ? &*models[first] : nullptr, trial_limit);
       for (std::size_t j = 0; j < p.size(); ++j) {
         const std::size_t k = groups[g][j];
         if (p[j].value) {

@@ -14,6 +14,8 @@
 //   z <- clamp(z + dz, bounds)                      (bounds respected by projection)
 // until S improves by less than 1e-6 relative, the step is below 1e-4, or max_iterations.
 // Predictions are step functions of p (whole cycles, whole bytes), hence the wide difference step.
+// Rows are those of the chip that run at the starting values within max_commands; at a trial
+// point a row may take up to 4x that (the work split follows the costs) before the fit stops.
 // Cross-validation: rows split into K folds by position (i mod K; K = the row count, i.e.
 // leave-one-out, up to 20 rows, else 10), each fold refitted without its rows (from the full fit)
 // and its rows predicted; the mean |error| of those predictions is the honest error of the
