@@ -68,7 +68,7 @@ class OpCommand final : public Command {
 
   int run(const CliLimits&) override {
     const g5sim::Chip chip = chip_of(chip_);
-    const g5sim::OpResult result = *matmul_          ? g5sim::simulate_matmul(chip, mm_, cores_)
+    const g5sim::OpResult result = *matmul_           ? g5sim::simulate_matmul(chip, mm_, cores_)
                                    : *reduce_cmd_     ? g5sim::simulate_collective(chip, reduce_)
                                    : *all_to_all_cmd_ ? g5sim::simulate_collective(chip, all_to_all_)
                                                       : g5sim::simulate_attention(chip, fa_, cores_);

@@ -146,9 +146,8 @@ struct Problem {
       // A row admitted at the starting values (within max_commands) may need more commands at a
       // trial point (the work split follows the costs): it keeps running up to kTrialCommandFactor
       // times the limit rather than ending the fit.
-      const std::uint64_t trial_limit = max_commands > ~std::uint64_t{0} / kTrialCommandFactor
-                                            ? max_commands
-                                            : max_commands * kTrialCommandFactor;
+      const std::uint64_t trial_limit =
+          max_commands > ~std::uint64_t{0} / kTrialCommandFactor ? max_commands : max_commands * kTrialCommandFactor;
       const std::vector<Prediction> p =
           predict_all(group_rows, chip, models[first] ? &*models[first] : nullptr, trial_limit);
       for (std::size_t j = 0; j < p.size(); ++j) {

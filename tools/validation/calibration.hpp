@@ -88,7 +88,7 @@ struct CalibrationResult {
   /// Per band (in bands->bands order): the share of its rows inside a band built from its other
   /// rows alone (leave-one-out over the ratios): what the coverage is worth on the next row.
   std::vector<double> band_row_coverage;
-  std::string calibrated_yaml;          ///< the chip config with the fitted values and a `calibration` record
+  std::string calibrated_yaml;  ///< the chip config with the fitted values and a `calibration` record
 };
 
 /// Throws hw::ConfigError on bad fields, bounds, rows or configs.

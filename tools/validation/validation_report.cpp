@@ -178,7 +178,9 @@ void write_validation_table(std::ostream& out, const ValidationReport& report) {
                  c.skipped, c.excluded);
       if (c.held_out) {
         // Figures of the fit's own record (g5sim calibrate), not of this run.
-        std::string line = fmt::format("leave-one-out {:.1f} %", c.held_out->rows);
+        // A record of a fit without cross-validation says 0.00 (g5sim calibrate --no-leave-one-out).
+        std::string line = c.held_out->rows > 0 ? fmt::format("leave-one-out {:.1f} %", c.held_out->rows)
+                                                : std::string("leave-one-out not computed");
         if (c.held_out->models) line += fmt::format(", leave-one-model-out {:.1f} %", *c.held_out->models);
         if (c.held_out->setups) line += fmt::format(", leave-one-set-up-out {:.1f} %", *c.held_out->setups);
         fmt::print(out, "  {:<10} held out when calibrated: {}\n", "", line);
