@@ -133,7 +133,9 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
     auto it = std::find_if(report.chips.begin(), report.chips.end(),
                            [&](const ChipSummary& c) { return c.chip == o.row.chip; });
     if (it == report.chips.end()) {
-      report.chips.push_back(ChipSummary{o.row.chip});
+      ChipSummary summary;
+      summary.chip = o.row.chip;
+      report.chips.push_back(summary);
       it = report.chips.end() - 1;
       if (const auto h = held_out.find(o.row.chip); h != held_out.end()) it->held_out = h->second;
     }
