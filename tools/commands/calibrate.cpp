@@ -1,6 +1,7 @@
 // g5sim calibrate: chip fields fitted to measurements (Levenberg-Marquardt on the log error),
 // written as a calibrated chip YAML with its record (tools/validation/calibration.hpp).
 
+#include <filesystem>
 #include <iostream>
 
 #include "g5sim/run_options.hpp"
@@ -61,8 +62,10 @@ class CalibrateCommand final : public Command {
     namespace v = validation;
     v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
     if (table.rows.size() > limits.max_table_rows) table.rows.resize(limits.max_table_rows);
-    // A stem names a shipped config, as in the table's chip column.
-    const std::string chip_path = v::ConfigResolver(table.path, false).chip_path(chip_);
+    // A file that exists as given (from the working directory) is that file; otherwise a stem
+    // names a shipped config, and a path is the table's, as in its chip column.
+    const std::string chip_path =
+        std::filesystem::is_regular_file(chip_) ? chip_ : v::ConfigResolver(table.path, false).chip_path(chip_);
     OutputFile out(out_, "--out");
     v::CalibrationOptions options;
     options.fit = fit_;
