@@ -133,16 +133,14 @@ RunBand run_band(const RunDescription& run, sim::Tick total) {
   }
   double low = 0, high = 0;
   std::uint64_t rows = 0;
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;  // the bands used, each once (two kinds may fall back to `all`)
   for (const hw::BandKind k : kinds) {
     const hw::ErrorBand* b = bands.band_for(k);
-    if (b == nullptr) continue;
-    const std::string name(hw::name_of(b->kind));
-    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (b == nullptr || std::find(names.begin(), names.end(), hw::name_of(b->kind)) != names.end()) continue;
     low = names.empty() ? b->low_ratio : std::min(low, b->low_ratio);
     high = names.empty() ? b->high_ratio : std::max(high, b->high_ratio);
     rows += b->rows;
-    names.push_back(name);
+    names.push_back(hw::name_of(b->kind));
   }
   if (names.empty()) {
     out.basis = fmt::format("none: {}'s calibration.bands records no {} rows and no 'all' band", run.chip.name,

@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "hw/config_error.hpp"
-#include "hw/cost_model.hpp"
 #include "ops/work_split.hpp"
 
 namespace ops {
@@ -176,6 +175,20 @@ std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64
 
 }  // namespace
 
+Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape& s, std::uint64_t rows,
+                                std::uint64_t tokens) {
+  Fa2ChunkCycles c;
+  if (s.kv_dequant) c.dequant = cost.vector_cycles(tokens * s.kv_elements * kDequantOpsPerElement, kActivationDtype);
+  // S = Q K^T: K is stored token-major, an NT instruction.
+  c.qk = cost.matmul_cycles(rows, s.qk_dim, tokens, kActivationDtype, hw::MatmulLayout::nt);
+  c.softmax = cost.vector_cycles(rows * tokens * kSoftmaxOpsPerScore, kAccumulatorDtype);
+  c.exp = cost.sfu_cycles(rows * tokens);  // exp of the scores
+  c.pv = cost.matmul_cycles(rows, tokens, s.v_dim, kActivationDtype);
+  c.row_exp = cost.sfu_cycles(rows);  // exp(m_old - m_new) per row
+  c.rescale = cost.vector_cycles(rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype);
+  return c;
+}
+
 std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip) {
   const std::uint64_t cores = chip.cores;
   if (!s.decode || cores <= 1) return cores;
@@ -185,12 +198,7 @@ std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip) 
   // t_tok: a history token's time on one core, its transfer alone or the tensor engine's work on
   // it for `rows` query rows (a 64-token chunk's instructions, as the lowering emits them, / 64).
   constexpr std::uint64_t kChunk = 64;
-  const std::uint64_t chunk_cycles =
-      cost.matmul_cycles(rows, s.qk_dim, kChunk, kActivationDtype, hw::MatmulLayout::nt) +
-      cost.vector_cycles(rows * kChunk * kSoftmaxOpsPerScore, kAccumulatorDtype) + cost.sfu_cycles(rows * kChunk) +
-      cost.matmul_cycles(rows, kChunk, s.v_dim, kActivationDtype) + cost.sfu_cycles(rows) +
-      cost.vector_cycles(rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype) +
-      (s.kv_dequant ? cost.vector_cycles(kChunk * s.kv_elements * kDequantOpsPerElement, kActivationDtype) : 0);
+  const std::uint64_t chunk_cycles = fa2_chunk_cycles(cost, s, rows, kChunk).total();
   const double token_ns =
       std::max(cost.cycles_ns(chunk_cycles) / kChunk,
                static_cast<double>(s.kv_token_bytes) / cost.alone_gb_per_s(chip.default_kv_engine()));

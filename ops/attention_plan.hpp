@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "hw/chip.hpp"
+#include "hw/cost_model.hpp"
 #include "ops/op_graph.hpp"
 
 namespace ops {
@@ -78,6 +79,17 @@ struct AttentionPlan {
 };
 
 enum class AttentionSplit : std::uint8_t { seq, head };
+
+/// The tensor engine's instructions fa2 runs on one chunk of `tokens` history tokens for `rows`
+/// query rows, in issue order: the lowering (ops/attention_unit.cpp) emits them, the split count
+/// (decode_split_parts) estimates a token's time from them.
+struct Fa2ChunkCycles {
+  std::uint64_t dequant = 0;  ///< fp8 -> bf16 when the cache format needs it, else 0
+  std::uint64_t qk = 0, softmax = 0, exp = 0, pv = 0, row_exp = 0, rescale = 0;
+  std::uint64_t total() const { return dequant + qk + softmax + exp + pv + row_exp + rescale; }
+};
+Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape& shape, std::uint64_t rows,
+                                std::uint64_t tokens);
 
 /// Decode split by history: how many cores take a range of it. Flash decoding cuts the history of
 /// every stream over the cores, but a cut is not free: each piece stores a partial output, rows x

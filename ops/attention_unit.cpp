@@ -217,22 +217,19 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
         record_loop_starts(ctx, core, ctx.out.loops[loop_of[bi]], i);
       }
       history->before_compute(bi, i, chunk);
+      const Fa2ChunkCycles c = fa2_chunk_cycles(cost, s, block.rows, tk);
       if (s.kv_dequant) {
-        emit.compute(cost.vector_cycles(tk * s.kv_elements * kDequantOpsPerElement, kActivationDtype), {q, chunk[i]});
-      }
-      // S = Q K^T: K is stored token-major, an NT instruction.
-      const std::uint64_t qk = cost.matmul_cycles(block.rows, s.qk_dim, tk, kActivationDtype, hw::MatmulLayout::nt);
-      if (s.kv_dequant) {
-        emit.compute(qk);
+        emit.compute(c.dequant, {q, chunk[i]});
+        emit.compute(c.qk);
       } else {
-        emit.compute(qk, {q, chunk[i]});
+        emit.compute(c.qk, {q, chunk[i]});
       }
-      emit.compute(cost.vector_cycles(block.rows * tk * kSoftmaxOpsPerScore, kAccumulatorDtype));
-      emit.compute(cost.sfu_cycles(block.rows * tk));  // exp of the scores
-      const CmdRef pv = emit.compute(cost.matmul_cycles(block.rows, tk, s.v_dim, kActivationDtype));
+      emit.compute(c.softmax);
+      emit.compute(c.exp);
+      const CmdRef pv = emit.compute(c.pv);
       history->after_pv(bi, i, pv, chunk);
-      emit.compute(cost.sfu_cycles(block.rows));  // exp(m_old - m_new) per row
-      last = emit.compute(cost.vector_cycles(block.rows * (s.v_dim * kRescaleOpsPerOutput + 2), kAccumulatorDtype));
+      emit.compute(c.row_exp);
+      last = emit.compute(c.rescale);
       if (streams) {
         buffer_freed_by[(global_chunk + i) % plan.buffers] = pv;
         if (i + plan.buffers < n) chunk[i + plan.buffers] = history->load(bi, i + plan.buffers, pv);
