@@ -246,7 +246,7 @@ void check_wait_rule(ConfigMap& engines, const Chip& chip) {
 }
 
 Chip read_chip(ConfigMap root) {
-  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "weight_layout", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
   std::optional<ErrorBands> bands;
   HeldOutMape held_out;
   if (root.has("calibration")) bands = read_calibration_record(root.map("calibration"), held_out);
@@ -259,6 +259,8 @@ Chip read_chip(ConfigMap root) {
   chip.name = root.string("name");
   chip.cores = u32_in(root, "cores", 1, 4096);
   chip.lmem_bytes_per_core = root.int_in("lmem_bytes_per_core", 1024, std::uint64_t{1} << 30);
+  chip.weight_layout =
+      root.one_of("weight_layout", {"n_major", "k_major"}) == "k_major" ? WeightLayout::k_major : WeightLayout::n_major;
   {
     ConfigMap ddr = root.map("ddr");
     ddr.expect_keys(

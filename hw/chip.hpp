@@ -27,6 +27,14 @@ namespace hw {
 /// Operand layouts of a matrix instruction: NN computes A B, NT A B^T, TT A^T B^T.
 enum class MatmulLayout : std::uint8_t { nn = 0, nt = 1, tt = 2 };
 
+/// How a matmul's weights (its B operand, [k, n] in the maths) lie in DDR, a choice of the
+/// software stack the chip runs: `k_major` stores each output column's k values contiguously
+/// ([n, k], as PyTorch's nn.Linear keeps them and GPU GEMM kernels such as DeepGEMM's NT GEMM
+/// read them), `n_major` stores each k row's n values contiguously ([k, n]). A core's tile of a
+/// few columns is then a few long rows (k_major) or many short ones (n_major), which cost whole
+/// DDR bursts each (hw/cost_model.hpp, bus bytes).
+enum class WeightLayout : std::uint8_t { n_major = 0, k_major = 1 };
+
 struct Chip {
   std::string name;
   std::string source;         ///< file path or "<memory:NAME>", for messages
@@ -34,6 +42,7 @@ struct Chip {
 
   std::uint32_t cores = 0;
   std::uint64_t lmem_bytes_per_core = 0;
+  WeightLayout weight_layout = WeightLayout::n_major;
 
   double ddr_bandwidth_gb_per_s = 0;
   double ddr_efficiency = 0;  ///< eta_m: achievable fraction of ddr bandwidth (uncalibrated)

@@ -63,10 +63,23 @@ std::uint64_t expert_weight_bytes(const ModelSpec& model, std::uint64_t experts,
 
 namespace {
 
-// An EP all-to-all after `after` when tokens cross chips (ep > tp); else `after` itself.
-OpId ep_all_to_all(LayerGraph& lg, const char* name, const Parallelism& p, std::uint64_t bytes, OpId after) {
+// An EP all-to-all after `after` when tokens cross chips (ep > tp); else `after` itself. A step
+// with prompt tokens exchanges them as DeepEP's normal (throughput) kernels do, once per node
+// (ops::CollectiveShape::tokens); a decode-only step as its low-latency kernels do, to every
+// expert's chip directly (SGLang's --deepep-mode auto picks them so).
+OpId ep_all_to_all(LayerGraph& lg, const char* name, const Parallelism& p, const MoeSpec& moe,
+                   const ExpertShare& share, std::uint64_t bytes, std::uint64_t token_bytes, bool per_node,
+                   OpId after) {
   if (bytes == 0) return after;
-  const OpId exchange = lg.add(collective_op(name, OpKind::all_to_all, bytes, p.ep));
+  OpNode node = collective_op(name, OpKind::all_to_all, bytes, p.ep);
+  if (per_node) {
+    auto& c = std::get<ops::CollectiveShape>(node.payload);
+    c.tokens = share.sent_tokens;
+    c.token_bytes = token_bytes;
+    c.experts = moe.n_routed_experts;
+    c.top_k = moe.num_experts_per_tok;
+  }
+  const OpId exchange = lg.add(node);
   lg.depend(after, exchange);
   return exchange;
 }
@@ -105,7 +118,9 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   lg.depend(router, topk);
 
   // Tokens cross chips when the EP group is wider than the TP group.
-  const OpId experts_input = ep_all_to_all(lg, "moe_dispatch", p, share->dispatch_bytes, topk);
+  const bool per_node = w.has_prefill();
+  const OpId experts_input = ep_all_to_all(lg, "moe_dispatch", p, moe, *share, share->dispatch_bytes,
+                                           share->dispatch_token_bytes, per_node, topk);
   // The shared experts need only the normed tokens: added here, they are lowered (queued) while
   // the dispatch all-to-all is in flight, so it hides behind them.
   std::optional<OpId> shared;
@@ -132,7 +147,8 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   lg.depend(experts_input, gate_up);
   lg.depend(gate_up, swiglu);
   lg.depend(swiglu, down);
-  const OpId experts_output = ep_all_to_all(lg, "moe_combine_a2a", p, share->combine_bytes, down);
+  const OpId experts_output = ep_all_to_all(lg, "moe_combine_a2a", p, moe, *share, share->combine_bytes,
+                                            share->combine_token_bytes, per_node, down);
 
   // Each token's output: the k expert rows weighted and scaled, plus the shared experts' row.
   OpNode combine = vector_op("moe_combine", OpKind::moe_combine, T, H, 2 * k + (moe.n_shared_experts ? 1 : 0));

@@ -138,6 +138,9 @@ ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Paralle
     const std::uint64_t out_token = chip.weight_dtype == WeightDtype::fp8 ? H + 4 * ((H + 127) / 128) : 2 * H;
     share.dispatch_bytes = own * k * out_token * (p.ep - 1) / p.ep / p.tp;
     share.combine_bytes = own * k * 2 * H * (p.ep - 1) / p.ep / p.tp;
+    share.sent_tokens = own / p.tp;
+    share.dispatch_token_bytes = out_token;
+    share.combine_token_bytes = 2 * H;
   }
   if (load) {
     // The most loaded EP rank decides the step.

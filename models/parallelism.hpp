@@ -54,6 +54,9 @@ struct ExpertShare {
   /// activations before dispatch, so the experts' up-projections take fp8; DeepEP's dispatch);
   /// they come back in bf16.
   std::uint64_t dispatch_bytes = 0, combine_bytes = 0;
+  /// Tokens this chip sends (its own over its TP group) and the bytes of one in the dispatch and
+  /// in the combine: dispatch_bytes = sent_tokens x k x dispatch_token_bytes x (ep - 1) / ep.
+  std::uint64_t sent_tokens = 0, dispatch_token_bytes = 0, combine_token_bytes = 0;
   std::uint64_t expert_width = 0;  ///< width of each local expert (moe_intermediate_size / split)
 };
 

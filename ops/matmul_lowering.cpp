@@ -208,10 +208,15 @@ class OperandLoader {
                                : t.cols * (s_.b_col_bytes * (t.k0 + t.depth) / s_.k - s_.b_col_bytes * t.k0 / s_.k);
   }
 
+  /// The DDR rows tile t's B load moves (0: one contiguous run).
+  std::uint64_t b_row(const MatmulTile& t) const {
+    return b_tile_row_bytes(ctx_.chip.weight_layout, s_.k, s_.n, t.depth, t.cols, b_bytes(t));
+  }
+
   /// The first weight tile, queued ahead of the producers (LoweringOptions::prefetch_weights).
   void prefetch_first(const MatmulTile& first, OpId op) {
     if (!weights_ && ctx_.may_prefetch(op, b_bytes(first))) {
-      prefetched_ = emit_.prefetch(b_bytes(first), first.cols == s_.n ? 0 : first.cols * e_);
+      prefetched_ = emit_.prefetch(b_bytes(first), b_row(first));
       if (prefetched_.id != 0) prefetched_tile_ = &first;
     }
   }
@@ -230,7 +235,7 @@ class OperandLoader {
     const bool b_cached = l2_.b_hits(t, core_);
     if (&t == prefetched_tile_) return {a_loaded, prefetched_};
     const std::uint64_t bytes = b_bytes(t);
-    const std::uint64_t row = t.cols == s_.n ? 0 : t.cols * e_;
+    const std::uint64_t row = b_row(t);
     const CmdRef b_loaded = b_cached                     ? emit_.load_from_l2(bytes, after, row)
                             : weights_ && t.first_m_tile ? emit_.load_as(*weights_, ctx_.tiles(), bytes, after, row)
                                                          : emit_.load(bytes, after, row);

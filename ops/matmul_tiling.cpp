@@ -37,6 +37,13 @@ std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
+std::uint64_t b_tile_row_bytes(hw::WeightLayout layout, std::uint64_t k, std::uint64_t n, std::uint64_t depth,
+                               std::uint64_t cols, std::uint64_t bytes) {
+  if (bytes == 0 || depth == 0 || cols == 0) return 0;
+  if (layout == hw::WeightLayout::k_major) return depth >= k ? 0 : bytes / cols;
+  return cols >= n ? 0 : bytes / depth;
+}
+
 MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, std::uint64_t n,
                                 hw::DType in, std::uint64_t out_bytes) {
   const hw::Chip& chip = cost.chip();
@@ -60,18 +67,23 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
         // Bus bytes: a tile narrower than its matrix moves strided rows, each rounded up to whole
         // DDR bursts, so narrow tiles cost more than their payload.
         const std::uint64_t a_row = tk == k ? k * in_bytes : bus(tk * in_bytes) * k / tk;
-        const std::uint64_t b_row = tn == n ? n * in_bytes : bus(tn * in_bytes) * n / tn;
+        // B as `b_lines` DDR lines of `b_line` bus bytes: k rows of n (n-major) or n columns of k.
+        const bool k_major = chip.weight_layout == hw::WeightLayout::k_major;
+        const std::uint64_t b_lines = k_major ? n : k;
+        const std::uint64_t b_line = k_major ? (tk == k ? k * in_bytes : bus(tk * in_bytes) * k / tk)
+                                             : (tn == n ? n * in_bytes : bus(tn * in_bytes) * n / tn);
         const std::uint64_t c_row = tn == n ? n * out_bytes : bus(tn * out_bytes) * n / tn;
         const std::uint64_t a = tk == k ? sat_mul(m, a_row) : sat_mul(sat_mul(m, a_row), ceil_div(n, tn));
         const std::uint64_t traffic =
-            sat_add(sat_add(a, sat_mul(sat_mul(k, b_row), ceil_div(m, tm))), sat_mul(m, c_row));
+            sat_add(sat_add(a, sat_mul(sat_mul(b_lines, b_line), ceil_div(m, tm))), sat_mul(m, c_row));
         const std::uint64_t tiles = sat_mul(sat_mul(ceil_div(m, tm), ceil_div(n, tn)), ceil_div(k, tk));
         // Estimated time of the software pipeline: the first tile's loads, then every tile at the
         // slower of its loads and its instruction, then the last store. It prefers tiles small
         // enough to overlap well and large enough to amortise the start-up cycles.
-        const double load_ns =
-            cost.transfer_alone_ns(dma, static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) +
-                                                            tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes))));
+        const std::uint64_t b_tile = k_major ? tn * (tk == k ? tk * in_bytes : bus(tk * in_bytes))
+                                             : tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes));
+        const double load_ns = cost.transfer_alone_ns(
+            dma, static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) + b_tile));
         const double compute_ns = cost.cycles_ns(cost.matmul_cycles(tm, tk, tn, in));
         const double store_ns = cost.stream_ns(dma, static_cast<double>(tm * tn * out_bytes));
         // Whole nanoseconds (ties within 1 ns go to the wider tile), as a double: no cast can overflow.

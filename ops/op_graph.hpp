@@ -134,6 +134,12 @@ struct AttentionShape {
 struct CollectiveShape {
   std::uint64_t bytes = 0;
   std::uint64_t chips = 1;
+  /// An expert-parallel exchange in which a token crosses the network once per destination node
+  /// (DeepEP's normal kernels: to one chip of each node its experts live on, which forwards it
+  /// to the others over the node's links): `tokens` of `token_bytes`, each to `top_k` of
+  /// `experts` experts spread evenly over the chips (ops/op_lowerings.hpp states the bytes).
+  /// tokens = 0: `bytes` in equal shares to every peer.
+  std::uint64_t tokens = 0, token_bytes = 0, experts = 0, top_k = 0;
   bool operator==(const CollectiveShape&) const = default;
 };
 

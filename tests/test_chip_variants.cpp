@@ -44,9 +44,9 @@ hw::Chip with_kv_dma() {
   std::string text = test_configs::kSg2262;
   text = replaced(text, "waits_on: [gdma, sdma, cdma, hau]", "waits_on: [gdma, sdma, cdma, hau, kvdma]");
   text = replaced(text, "roles: [tiles, kv_stream]", "roles: [tiles]");
-  text +=
-      "  kvdma: {kind: dma, roles: [kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: 68.264, "
-      "efficiency: 0.9, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}\n";
+  text.insert(text.find("weight_layout:"),
+              "  kvdma: {kind: dma, roles: [kv_stream], waits_on: [tiu, hau], crosses: [ddr], bandwidth_gb_per_s: "
+              "68.264, efficiency: 0.9, startup_ns: 100, outstanding: 4, bytes_in_flight: 32768}\n");
   return hw::chip_from_yaml(text, "sg2262-kvdma");
 }
 
@@ -309,6 +309,36 @@ TEST_CASE("nodes: an all-to-all reaches other nodes through the network interfac
                              "nodes: {chips_per_node: 0, rdma_bandwidth_gb_per_s: 25, rdma_latency_ns: 1}\n",
                          "n"),
       Catch::Contains("nodes.chips_per_node: must be a positive integer, got 0"));
+}
+
+TEST_CASE("nodes: an expert exchange crosses the network once per node and forwards inside it",
+          "[hw][engines][variants][nodes]") {
+  // Tiny chip with 2 cores, nodes of 4 chips (c2c 0.1 B/ps, the network 0.025 B/ps after 1 us).
+  // 1,000 tokens of 100 B over 8 chips, each to 2 of 16 experts (2 a chip, 8 a node); one other node.
+  std::string text = test_configs::tiny_chip(2, 1e6, 4);
+  text += "nodes: {chips_per_node: 4, rdma_bandwidth_gb_per_s: 25, rdma_latency_ns: 1000}\n";
+  const hw::Chip chip = hw::chip_from_yaml(text, "tiny-nodes");
+  ops::OpNode node = models::detail::collective_op("moe_dispatch", ops::OpKind::all_to_all, 175'000, 8);
+  auto& c = std::get<ops::CollectiveShape>(node.payload);
+  c.tokens = 1'000, c.token_bytes = 100, c.experts = 16, c.top_k = 2;
+  ops::OpGraph g;
+  ops::add_op(g, node);
+  const ops::Lowered lowered = ops::lower(g, chip, {});
+  const auto cdma = test_configs::engine::cdma;
+  // Network: the other node holds 8 of 16 experts, hit with p = 1 - (8 x 7) / (16 x 15) = 184 / 240:
+  // 100,000 B x 1 node x 184 / 240 = 76,666.7 -> one send of 76,667 B on core 0.
+  // c2c: a chip holds 2, hit with p = 1 - (14 x 13) / (16 x 15) = 58 / 240; 8 - 1 - 1 = 6 target
+  // chips: 100,000 x 58 / 240 x 6 = 145,000 B in 3 sends of 48,334 B on core 1 (the forwarders).
+  REQUIRE(lowered.program.cores[0].queue(cdma).size() == 1);
+  REQUIRE(lowered.program.cores[1].queue(cdma).size() == 3);
+  CHECK(lowered.program.cores[0].queue(cdma)[0].amount == 76'667);
+  CHECK(lowered.program.cores[1].queue(cdma)[0].amount == 48'334);
+  const sim::Trace t = sim::Simulator(chip).run(lowered.program);
+  // At once: the network send ends at 1,000,000 + 76,667 / 0.025 = 4,066,680 ps; the c2c sends at
+  // 48,334 / 0.1 = 483,340 ps each: 483,340, 966,680, 1,450,020.
+  CHECK(t.records(0, cdma)[0].end == 4'066'680);
+  CHECK(t.records(1, cdma)[0].end == 483'340);
+  CHECK(t.records(1, cdma)[2].end == 1'450'020);
 }
 
 TEST_CASE("SDMA route through the L2 in a step: no layer's fa2 ends before its history has arrived",

@@ -476,7 +476,8 @@ TEST_CASE("MoE top-k runs on the HAU when the chip has one, else on the vector u
   }
   // The same chip without its sort engine (and without the waits on it).
   std::string text = test_configs::kSg2262;
-  text.erase(text.find("  hau:"));
+  const auto hau = text.find("  hau:");
+  text.erase(hau, text.find('\n', hau) + 1 - hau);
   for (std::size_t at; (at = text.find(", hau]")) != std::string::npos;) text.erase(at, 5);
   const hw::Chip no_hau = hw::chip_from_yaml(text, "no-hau");
   CHECK(!no_hau.sort_engine().has_value());

@@ -231,6 +231,43 @@ TEST_CASE("work split: square matmuls get a 2-D grid, GEMVs split K and reduce",
   }
 }
 
+TEST_CASE("weight layout: k-major weights make a column slice contiguous, n-major ones short rows",
+          "[ops][split][layout]") {
+  // The one statement of B's layout: a 512 x 64 tile of [2048, 4096] weights.
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 64, 65'536) == 128);  // 512 rows of 64 x 2 B
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 512, 64, 65'536) == 1'024);  // 64 columns of 512 x 2 B
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 2048, 64, 262'144) == 0);  // all of k: one run
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 4096, 4'194'304) == 0);  // all n: one run
+
+  // [64, 2048] x [2048, 4096] bf16 on the 64-core test chip.
+  std::string text = test_configs::kSg2262;
+  text.replace(text.find("weight_layout: n_major"), 22, "weight_layout: k_major");
+  const hw::Chip k_major = hw::chip_from_yaml(text, "sg2262-k-major");
+  const ops::MatmulShape shape{1, 64, 2048, 4096, {}};
+  SECTION("n-major: a 64-column slice is 2,048 rows of 128 B (192 B of bus each), so it splits k 4 ways over "
+          "256-column cells (512 B rows)") {
+    const auto parts = ops::split_matmul(hw::CostModel(test_configs::sg2262()), shape, hw::DType::bf16);
+    for (const ops::MatmulPart& p : parts) {
+      CHECK(p.cols.size() == 256);
+      CHECK(p.k.size() == 512);
+      CHECK(p.k_parts == 4);
+    }
+  }
+  SECTION("k-major: 64 cells of 64 whole columns (each one 256 KiB run), no split-K") {
+    const auto parts = ops::split_matmul(hw::CostModel(k_major), shape, hw::DType::bf16);
+    for (const ops::MatmulPart& p : parts) {
+      CHECK(p.cols.size() == 64);
+      CHECK(p.k.size() == 2048);
+      CHECK(p.k_parts == 1);
+    }
+    // Bytes: every core reads all of A (64 x 2048 x 2 = 262,144; no L2 to share it), its 64
+    // columns of B (64 x 2048 x 2 = 262,144) and stores 64 x 64 x 2 = 8,192:
+    // 64 x (262,144 + 262,144 + 8,192) = 34,078,720.
+    const auto r = api::run_matmul(k_major, api::MatmulRequest{64, 4096, 2048, hw::DType::bf16}, 0);
+    CHECK(r.ddr_bytes == 34'078'720);
+  }
+}
+
 namespace {
 
 // Two chained 16 x 64 x 64 matmuls on the tiny chip's one core, with the given DMA start-up.
