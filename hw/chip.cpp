@@ -246,7 +246,8 @@ void check_wait_rule(ConfigMap& engines, const Chip& chip) {
 }
 
 Chip read_chip(ConfigMap root) {
-  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "weight_layout", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
+  root.expect_keys(
+      {"name", "cores", "lmem_bytes_per_core", "weight_layout", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
   std::optional<ErrorBands> bands;
   HeldOutMape held_out;
   if (root.has("calibration")) bands = read_calibration_record(root.map("calibration"), held_out);

@@ -67,9 +67,8 @@ namespace {
 // with prompt tokens exchanges them as DeepEP's normal (throughput) kernels do, once per node
 // (ops::CollectiveShape::tokens); a decode-only step as its low-latency kernels do, to every
 // expert's chip directly (SGLang's --deepep-mode auto picks them so).
-OpId ep_all_to_all(LayerGraph& lg, const char* name, const Parallelism& p, const MoeSpec& moe,
-                   const ExpertShare& share, std::uint64_t bytes, std::uint64_t token_bytes, bool per_node,
-                   OpId after) {
+OpId ep_all_to_all(LayerGraph& lg, const char* name, const Parallelism& p, const MoeSpec& moe, const ExpertShare& share,
+                   std::uint64_t bytes, std::uint64_t token_bytes, bool per_node, OpId after) {
   if (bytes == 0) return after;
   OpNode node = collective_op(name, OpKind::all_to_all, bytes, p.ep);
   if (per_node) {

@@ -235,8 +235,9 @@ TEST_CASE("weight layout: k-major weights make a column slice contiguous, n-majo
           "[ops][split][layout]") {
   // The one statement of B's layout: a 512 x 64 tile of [2048, 4096] weights.
   CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 64, 65'536) == 128);  // 512 rows of 64 x 2 B
-  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 512, 64, 65'536) == 1'024);  // 64 columns of 512 x 2 B
-  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 2048, 64, 262'144) == 0);  // all of k: one run
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 512, 64, 65'536) ==
+        1'024);  // 64 columns of 512 x 2 B
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 2048, 64, 262'144) == 0);     // all of k: one run
   CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 4096, 4'194'304) == 0);  // all n: one run
 
   // [64, 2048] x [2048, 4096] bf16 on the 64-core test chip.
@@ -244,8 +245,9 @@ TEST_CASE("weight layout: k-major weights make a column slice contiguous, n-majo
   text.replace(text.find("weight_layout: n_major"), 22, "weight_layout: k_major");
   const hw::Chip k_major = hw::chip_from_yaml(text, "sg2262-k-major");
   const ops::MatmulShape shape{1, 64, 2048, 4096, {}};
-  SECTION("n-major: a 64-column slice is 2,048 rows of 128 B (192 B of bus each), so it splits k 4 ways over "
-          "256-column cells (512 B rows)") {
+  SECTION(
+      "n-major: a 64-column slice is 2,048 rows of 128 B (192 B of bus each), so it splits k 4 ways over "
+      "256-column cells (512 B rows)") {
     const auto parts = ops::split_matmul(hw::CostModel(test_configs::sg2262()), shape, hw::DType::bf16);
     for (const ops::MatmulPart& p : parts) {
       CHECK(p.cols.size() == 256);
