@@ -246,8 +246,8 @@ void check_wait_rule(ConfigMap& engines, const Chip& chip) {
 }
 
 Chip read_chip(ConfigMap root) {
-  root.expect_keys(
-      {"name", "cores", "lmem_bytes_per_core", "weight_layout", "engines", "ddr", "c2c", "l2", "nodes", "calibration"});
+  root.expect_keys({"name", "cores", "lmem_bytes_per_core", "weight_layout", "matmul_split_k", "engines", "ddr", "c2c",
+                    "l2", "nodes", "calibration"});
   std::optional<ErrorBands> bands;
   HeldOutMape held_out;
   if (root.has("calibration")) bands = read_calibration_record(root.map("calibration"), held_out);
@@ -262,6 +262,7 @@ Chip read_chip(ConfigMap root) {
   chip.lmem_bytes_per_core = root.int_in("lmem_bytes_per_core", 1024, std::uint64_t{1} << 30);
   chip.weight_layout =
       root.one_of("weight_layout", {"n_major", "k_major"}) == "k_major" ? WeightLayout::k_major : WeightLayout::n_major;
+  chip.matmul_split_k = root.boolean("matmul_split_k");
   {
     ConfigMap ddr = root.map("ddr");
     ddr.expect_keys(

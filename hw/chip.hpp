@@ -43,6 +43,10 @@ struct Chip {
   std::uint32_t cores = 0;
   std::uint64_t lmem_bytes_per_core = 0;
   WeightLayout weight_layout = WeightLayout::n_major;
+  /// Whether a matmul may cut its reduction over cores (split-K: fp32 partial sums, a barrier and
+  /// a reduction, ops/work_split.hpp) when that is faster. A stack choice too: DeepGEMM's and
+  /// CUTLASS's persistent GEMMs keep a tile's whole k on one SM, so the GPU configs say false.
+  bool matmul_split_k = true;
 
   double ddr_bandwidth_gb_per_s = 0;
   double ddr_efficiency = 0;  ///< eta_m: achievable fraction of ddr bandwidth (uncalibrated)

@@ -121,7 +121,7 @@ std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShap
   // Fewer groups than cores: each group gets cores / groups cores and a grid of its own. Split-K
   // only for a single plain matmul (its partial sums need a reduction the lowering adds).
   const std::uint64_t per_group = cores / s.groups;
-  const bool split_k = may_split_k && s.groups == 1 && s.out_reduce == 1 && !s.bias;
+  const bool split_k = chip.matmul_split_k && may_split_k && s.groups == 1 && s.out_reduce == 1 && !s.bias;
   std::uint32_t cell = 0;
   for (std::uint64_t g = 0; g < s.groups; ++g) {
     const std::uint64_t m = s.rows_of(g);

@@ -39,6 +39,7 @@ engines:
   cdma: {kind: collective, waits_on: [tiu, hau], crosses: [c2c, ddr], startup_ns: 0, outstanding: 1}
   hau: {kind: sort, waits_on: [gdma, tiu], sort_width: 16, compare_cycles: 1, init_cycles: 20}
 weight_layout: n_major
+matmul_split_k: true
 )";
 
 /// DeepSeek-V3 attention fields (official config_671B.json values).
@@ -142,7 +143,7 @@ inline std::string tiny_chip(int cores, double ddr_gb_per_s, int outstanding, do
          "  sdma: {kind: dma, roles: [kv_resident, cross_core, gather], waits_on: [tiu], crosses: [ddr], "
          "bandwidth_gb_per_s: 1000, efficiency: 1, startup_ns: 0, outstanding: 1, bytes_in_flight: 1073741824}\n"
          "  cdma: {kind: collective, waits_on: [tiu], crosses: [c2c, ddr], startup_ns: 0, outstanding: 1}\n"
-         "weight_layout: n_major\n";
+         "weight_layout: n_major\nmatmul_split_k: true\n";
 }
 
 /// The SG2262 test chip, loaded once.

@@ -563,6 +563,39 @@ TEST_CASE("MoE overlap: the shared experts compute while the dispatch all-to-all
   CHECK(combine->start >= experts->end);
 }
 
+TEST_CASE("MoE exchange: a step with prompt tokens sends once per node, a decode to every expert's chip",
+          "[step][moe][nodes]") {
+  // DeepSeek-V3 layer 3 on ep 16 (tp 1): 16 sequences, one per chip. A decode step exchanges as
+  // DeepEP's low-latency kernels (bytes in equal shares, no token count); a prefill step as its
+  // normal kernels: this chip's tokens, each k = 8 of 256 experts, in bf16 both ways (7,168 x 2 =
+  // 14,336 B: the workload's weights are bf16, so the tokens are not quantised before dispatch).
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  models::StepOptions options;
+  options.layers = 4;
+  options.parallelism = models::Parallelism{1, 16, 16};
+  auto exchanges = [&](const models::Workload& w) {
+    std::vector<ops::CollectiveShape> found;
+    const ops::OpGraph g = models::build_decoder_step(v3, w, options);
+    for (ops::OpId id = 0; id < boost::num_vertices(g); ++id) {
+      const ops::OpNode& n = g[id];
+      if (n.name == "moe_dispatch" || n.name == "moe_combine_a2a") found.push_back(n.collective());
+    }
+    return found;
+  };
+  const auto decode = exchanges(test_configs::decode(16, 4096));
+  REQUIRE(decode.size() == 2);
+  CHECK(decode[0].tokens == 0);
+  CHECK(decode[1].tokens == 0);
+  const auto prefill =
+      exchanges(models::make_workload(models::Phase::prefill, 16, 1024, std::nullopt, models::KvFormat::bf16));
+  REQUIRE(prefill.size() == 2);
+  CHECK(prefill[0].tokens == 1024);  // 16 x 1,024 prompt tokens over dp 16
+  CHECK(prefill[0].experts == 256);
+  CHECK(prefill[0].top_k == 8);
+  CHECK(prefill[0].token_bytes == 14'336);
+  CHECK(prefill[1].token_bytes == 14'336);
+}
+
 TEST_CASE("weight formats: bytes with scales, the model's default, and the expert stream", "[step][weights]") {
   using models::WeightDtype;
   // [7168, 1536] (q_a_proj): fp8 7168 x 1536 + 4 B x 56 x 12 blocks = 11,012,736; int8 (7168 + 2 x 56)

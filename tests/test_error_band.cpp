@@ -76,9 +76,9 @@ TEST_CASE("calibration.bands is read strictly", "[band][config]") {
   CHECK_FALSE(hw::chip_from_yaml(test_configs::kSg2262, "chip.yaml").error_bands);
   // high below low; a kind that is none (the record's line 40 follows the chip's 39).
   CHECK(error_of(calibrated_chip("    decode: {rows: 8, low: 1.2, high: 1.1}\n")) ==
-        "<memory:chip.yaml>:41:33: calibration.bands.decode.high: 1.1 is outside the plausible range 1.2..100");
+        "<memory:chip.yaml>:42:33: calibration.bands.decode.high: 1.1 is outside the plausible range 1.2..100");
   CHECK(error_of(calibrated_chip("    serving: {rows: 8, low: 0.9, high: 1.1}\n")) ==
-        "<memory:chip.yaml>:41:5: calibration.bands.serving: unknown key; valid keys: all, basis, block, coverage, "
+        "<memory:chip.yaml>:42:5: calibration.bands.serving: unknown key; valid keys: all, basis, block, coverage, "
         "decode, kernel, prefill");
   CHECK_THAT(error_of(calibrated_chip("")), Catch::Contains("bands: record at least one kind"));
   CHECK_THAT(error_of(calibrated_chip("    all: {rows: 0, low: 0.9, high: 1.1}\n")),

@@ -231,6 +231,26 @@ TEST_CASE("work split: square matmuls get a 2-D grid, GEMVs split K and reduce",
   }
 }
 
+TEST_CASE("matmul_split_k: false keeps every core's reduction whole", "[ops][split]") {
+  // The kv_a_proj GEMV that the test chip cuts into 64 k-ranges (above) with split-K allowed: without
+  // it, 576 columns over 64 cores in cube_n = 8 steps is 72 column blocks, so 64 cells of 8 or 16
+  // columns (balanced_part in units of 8), each over all 7,168 of k, and no reduction.
+  std::string text = test_configs::kSg2262;
+  text.replace(text.find("matmul_split_k: true"), 20, "matmul_split_k: false");
+  const hw::Chip chip = hw::chip_from_yaml(text, "sg2262-no-split-k");
+  const auto parts = ops::split_matmul(hw::CostModel(chip), ops::MatmulShape{1, 1, 7168, 576, {}}, hw::DType::bf16);
+  std::uint64_t cols = 0, cells = 0;
+  for (const ops::MatmulPart& p : parts) {
+    CHECK(p.k_parts == 1);
+    CHECK(p.k.size() == 7168);
+    CHECK((p.cols.size() == 8 || p.cols.size() == 16));
+    cols += p.cols.size();
+    cells += p.cols.empty() ? 0 : 1;
+  }
+  CHECK(cells == 64);
+  CHECK(cols == 576);
+}
+
 TEST_CASE("weight layout: k-major weights make a column slice contiguous, n-major ones short rows",
           "[ops][split][layout]") {
   // The one statement of B's layout: a 512 x 64 tile of [2048, 4096] weights.

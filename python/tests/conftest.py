@@ -25,6 +25,7 @@ SG2262_CONFIG = {
     "cores": 64,
     "lmem_bytes_per_core": 2097152,
     "weight_layout": "n_major",
+    "matmul_split_k": True,
     "ddr": {"bandwidth_gb_per_s": 8601.6, "efficiency": 0.9, "capacity_bytes": 137438953472,
             "latency_ns": 150, "burst_bytes": 64, "access_overhead_bytes": 64},
     "c2c": {"bandwidth_gb_per_s": 56, "latency_ns": 250, "links": 8},
