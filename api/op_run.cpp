@@ -131,7 +131,8 @@ OpRunResult run_collective(const hw::Chip& chip, const g5sim::CollectiveOp& q) {
 
 void write_op_json(std::ostream& out, const OpRunResult& r) {
   fmt::print(out,
-             "{{\"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, \"c2c_bytes\": {}, "
+             "{{\"schema_version\": 1, \"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, "
+             "\"c2c_bytes\": {}, "
              "\"unique_bytes\": {}, \"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, "
              "\"commands\": {}}}\n",
              json_string(r.op), json_string(r.shape), r.cores, format_ns(r.total_ps), r.ddr_bytes, r.c2c_bytes,

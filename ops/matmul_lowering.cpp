@@ -210,7 +210,7 @@ class OperandLoader {
 
   /// The DDR rows tile t's B load moves (0: one contiguous run).
   std::uint64_t b_row(const MatmulTile& t) const {
-    return b_tile_row_bytes(ctx_.chip.weight_layout, s_.k, s_.n, t.depth, t.cols, b_bytes(t));
+    return b_tile_row_bytes(ctx_.chip.weight_layout, s_.k, s_.n, t.depth, t.cols, b_bytes(t), e_);
   }
 
   /// The first weight tile, queued ahead of the producers (LoweringOptions::prefetch_weights).

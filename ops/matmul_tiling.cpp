@@ -38,10 +38,10 @@ std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
 }  // namespace
 
 std::uint64_t b_tile_row_bytes(hw::WeightLayout layout, std::uint64_t k, std::uint64_t n, std::uint64_t depth,
-                               std::uint64_t cols, std::uint64_t bytes) {
+                               std::uint64_t cols, std::uint64_t bytes, std::uint64_t element_bytes) {
   if (bytes == 0 || depth == 0 || cols == 0) return 0;
   if (layout == hw::WeightLayout::k_major) return depth >= k ? 0 : bytes / cols;
-  return cols >= n ? 0 : bytes / depth;
+  return cols >= n ? 0 : cols * element_bytes;
 }
 
 MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, std::uint64_t n,

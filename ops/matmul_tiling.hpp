@@ -35,10 +35,12 @@ struct MatmulTiling {
 
 /// Bytes of each DDR row of a B (weights) tile of `depth` of B's k rows by `cols` of its n
 /// columns, holding `bytes`, as the chip lays weights out; 0 when the tile is one contiguous run
-/// (k_major: it spans all of k; n_major: it spans all n columns). The one statement of B's layout:
+/// (k_major: it spans all of k; n_major: it spans all n columns). A k-major row is a column's
+/// share of the tile (its scales included); an n-major row is `cols` values of `element_bytes`
+/// (a quantised format's scales lie in a matrix of their own). The one statement of B's layout:
 /// the tiling, the work split's estimate and the lowering's loads all ask it.
 std::uint64_t b_tile_row_bytes(hw::WeightLayout layout, std::uint64_t k, std::uint64_t n, std::uint64_t depth,
-                               std::uint64_t cols, std::uint64_t bytes);
+                               std::uint64_t cols, std::uint64_t bytes, std::uint64_t element_bytes);
 
 /// Tiles for operands in `in` (A and B) and an output of `out_bytes` per element; times come from
 /// the cost model (instructions in `in`, transfers alone on the chip's tiles engine).

@@ -53,7 +53,7 @@ GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, 
   const double compute = cost.cycles_ns(cost.matmul_cycles(mc, kc, nc, dtype));
   const std::uint64_t a = cost.bus_bytes(tiles, mc * kc * e, kc == k ? 0 : kc * e);
   const std::uint64_t b =
-      cost.bus_bytes(tiles, kc * nc * e, b_tile_row_bytes(chip.weight_layout, k, n, kc, nc, kc * nc * e));
+      cost.bus_bytes(tiles, kc * nc * e, b_tile_row_bytes(chip.weight_layout, k, n, kc, nc, kc * nc * e, e));
   const std::uint64_t c_elem = g.gk > 1 ? 4 : kActivationBytes;
   const std::uint64_t c = cost.bus_bytes(tiles, mc * nc * c_elem, nc == n || g.gk > 1 ? 0 : nc * c_elem);
   const double channel = static_cast<double>(a + b + c) / cost.channel_gb_per_s(tiles);

@@ -254,11 +254,12 @@ TEST_CASE("matmul_split_k: false keeps every core's reduction whole", "[ops][spl
 TEST_CASE("weight layout: k-major weights make a column slice contiguous, n-major ones short rows",
           "[ops][split][layout]") {
   // The one statement of B's layout: a 512 x 64 tile of [2048, 4096] weights.
-  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 64, 65'536) == 128);  // 512 rows of 64 x 2 B
-  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 512, 64, 65'536) ==
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 64, 65'536, 2) ==
+        128);  // 512 rows of 64 x 2 B
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 512, 64, 65'536, 2) ==
         1'024);  // 64 columns of 512 x 2 B
-  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 2048, 64, 262'144) == 0);     // all of k: one run
-  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 4096, 4'194'304) == 0);  // all n: one run
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::k_major, 2048, 4096, 2048, 64, 262'144, 2) == 0);  // all of k: one run
+  CHECK(ops::b_tile_row_bytes(hw::WeightLayout::n_major, 2048, 4096, 512, 4096, 4'194'304, 2) == 0);  // all n: one run
 
   // [64, 2048] x [2048, 4096] bf16 on the 64-core test chip.
   std::string text = test_configs::kSg2262;
