@@ -67,11 +67,15 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
         // Bus bytes: a tile narrower than its matrix moves strided rows, each rounded up to whole
         // DDR bursts, so narrow tiles cost more than their payload.
         const std::uint64_t a_row = tk == k ? k * in_bytes : bus(tk * in_bytes) * k / tk;
-        // B as `b_lines` DDR lines of `b_line` bus bytes: k rows of n (n-major) or n columns of k.
+        // B as the chip lays it out (b_tile_row_bytes): a tile is one run or rows of b_row bytes;
+        // over a pass B is b_lines lines (k rows of n, or n columns of k), each costing its tile
+        // row's bus bytes scaled to the whole line.
         const bool k_major = chip.weight_layout == hw::WeightLayout::k_major;
+        const std::uint64_t b_tile_bytes = tk * tn * in_bytes;
+        const std::uint64_t b_row = b_tile_row_bytes(chip.weight_layout, k, n, tk, tn, b_tile_bytes, in_bytes);
         const std::uint64_t b_lines = k_major ? n : k;
-        const std::uint64_t b_line = k_major ? (tk == k ? k * in_bytes : bus(tk * in_bytes) * k / tk)
-                                             : (tn == n ? n * in_bytes : bus(tn * in_bytes) * n / tn);
+        const std::uint64_t line_elements = k_major ? k : n, row_elements = k_major ? tk : tn;
+        const std::uint64_t b_line = b_row == 0 ? line_elements * in_bytes : bus(b_row) * line_elements / row_elements;
         const std::uint64_t c_row = tn == n ? n * out_bytes : bus(tn * out_bytes) * n / tn;
         const std::uint64_t a = tk == k ? sat_mul(m, a_row) : sat_mul(sat_mul(m, a_row), ceil_div(n, tn));
         const std::uint64_t traffic =
@@ -80,8 +84,7 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
         // Estimated time of the software pipeline: the first tile's loads, then every tile at the
         // slower of its loads and its instruction, then the last store. It prefers tiles small
         // enough to overlap well and large enough to amortise the start-up cycles.
-        const std::uint64_t b_tile = k_major ? tn * (tk == k ? tk * in_bytes : bus(tk * in_bytes))
-                                             : tk * (tn == n ? tn * in_bytes : bus(tn * in_bytes));
+        const std::uint64_t b_tile = b_row == 0 ? b_tile_bytes : bus(b_row) * (b_tile_bytes / b_row);
         const double load_ns = cost.transfer_alone_ns(
             dma, static_cast<double>(tm * (tk == k ? tk * in_bytes : bus(tk * in_bytes)) + b_tile));
         const double compute_ns = cost.cycles_ns(cost.matmul_cycles(tm, tk, tn, in));

@@ -532,15 +532,25 @@ TEST_CASE("an expert load cannot wrap its token count to the expected total", "[
                     "wrap.csv: layer 3: expert 5 gets 18446744073709551615 token slots, more than the step's 8");
 }
 
+namespace {
+
+// DeepSeek-V3's first MoE layer (3) on ep 16 (tp 1, dp 16): four layers.
+models::StepOptions first_moe_layer_on_ep16() {
+  models::StepOptions options;
+  options.layers = 4;
+  options.parallelism = models::Parallelism{1, 16, 16};
+  return options;
+}
+
+}  // namespace
+
 TEST_CASE("MoE overlap: the shared experts compute while the dispatch all-to-all is in flight",
           "[step][moe][overlap]") {
   // tp 1, ep 16, dp 16, one sequence per chip: layer 3's dispatch sends this chip's token to the
   // experts' chips over C2C (CDMA); the shared expert needs only the normed token, so it runs on
   // the TIU and GDMA meanwhile instead of after the experts and the combine.
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
-  models::StepOptions options;
-  options.layers = 4;
-  options.parallelism = models::Parallelism{1, 16, 16};
+  const models::StepOptions options = first_moe_layer_on_ep16();
   const auto r = api::simulate_step(chip(), v3, decode(16, 4096), options, {});
   const ops::OpTiming* dispatch = nullptr;
   const ops::OpTiming* shared = nullptr;
@@ -570,9 +580,7 @@ TEST_CASE("MoE exchange: a step with prompt tokens sends once per node, a decode
   // normal kernels: this chip's tokens, each k = 8 of 256 experts, in bf16 both ways (7,168 x 2 =
   // 14,336 B: the workload's weights are bf16, so the tokens are not quantised before dispatch).
   const auto v3 = model(test_configs::kDeepSeekV3, "v3");
-  models::StepOptions options;
-  options.layers = 4;
-  options.parallelism = models::Parallelism{1, 16, 16};
+  const models::StepOptions options = first_moe_layer_on_ep16();
   auto exchanges = [&](const models::Workload& w) {
     std::vector<ops::CollectiveShape> found;
     const ops::OpGraph g = models::build_decoder_step(v3, w, options);
