@@ -66,6 +66,8 @@ models::Workload workload_of(const Request& r, const models::ModelSpec& model, s
           ? models::make_mixed_workload(models::read_sequence_file(r.seqs, r.decode_max_q), format, "seqs")
           : models::make_workload(models::parse_phase(r.phase), batch, r.ctx, r.q_len, format);
   w.prefill_attention = models::parse_prefill_attention(r.prefill_attention);
+  w.kv_append = models::parse_kv_append(r.kv_append);
+  w.lm_head_weights = models::parse_lm_head_weights(r.lm_head_weights);
   w.mla_mode = models::parse_mla_mode(r.mla_mode, "mla_mode");
   w.prefill_mla_mode = models::parse_mla_mode(r.prefill_mla_mode, "prefill_mla_mode");
   w.weight_dtype = r.weight_dtype.empty() ? model.weight_dtype : models::parse_weight_dtype(r.weight_dtype);
@@ -160,6 +162,8 @@ void fill(Result& r, const Result::State& s) {
   r.q_len = w.max_q_len();
   r.kv_len = w.max_kv_len();
   r.prefill_attention = std::string(models::name_of(w.prefill_attention));
+  r.kv_append = std::string(models::name_of(w.kv_append));
+  r.lm_head_weights = std::string(models::name_of(w.lm_head_weights));
   const models::Workload chip_share = models::chip_workload(w, s.parallelism);
   for (const auto& [from, to] : {std::pair{&w, &r.sequences}, {&chip_share, &r.chip_sequences}}) {
     for (const models::SequenceGroup& g : from->groups) {

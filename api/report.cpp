@@ -224,6 +224,10 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
     }
   }
   if (w.history_tokens() > 0) fmt::print(out, "kv_cache_read route: {}\n", kv_engine_name(run));
+  if (w.kv_append != models::KvAppend::in_place) fmt::print(out, "kv append: {}\n", models::name_of(w.kv_append));
+  if (w.lm_head_weights != models::LmHeadWeights::bf16) {
+    fmt::print(out, "lm_head weights: {}\n", models::name_of(w.lm_head_weights));
+  }
   const models::Parallelism& p = run.parallelism;
   fmt::print(out, "sharding: tp {} ep {} dp {} ({} chip{}{}); this chip runs {} of the {} sequence{}\n", p.tp, p.ep,
              p.dp, p.chips(), p.chips() == 1 ? "" : "s",
@@ -314,12 +318,13 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              "\"prefill_attention\": \"{}\", \"kv_dtype\": \"{}\", "
              "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"weight_group_size\": {}, "
              "\"kv_read_engine\": "
-             "\"{}\", \"attn_split\": \"{}\", \"prefetch_weights\": {}}},\n",
+             "\"{}\", \"attn_split\": \"{}\", \"kv_append\": \"{}\", \"lm_head_weights\": \"{}\", "
+             "\"prefetch_weights\": {}}},\n",
              phase_name(w), w.sequences(), w.max_q_len(), w.max_kv_len(), models::name_of(w.prefill_attention),
              models::name_of(w.kv_format), models::name_of(w.mla_mode), models::name_of(w.prefill_mla_mode),
              models::name_of(w.weight_dtype), w.weight_group, kv_engine_name(run),
-             run.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head",
-             run.options.prefetch_weights ? "true" : "false");
+             run.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head", models::name_of(w.kv_append),
+             models::name_of(w.lm_head_weights), run.options.prefetch_weights ? "true" : "false");
   // The step's sequences over all chips, and the simulated chip's share (its DP rank's).
   auto groups_json = [](const models::Workload& of) {
     std::string text;

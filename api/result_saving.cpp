@@ -27,6 +27,8 @@ void each_field(R& r, F&& field) {
   field("kv_read_engine", r.kv_read_engine);
   field("attn_split", r.attn_split);
   field("prefill_attention", r.prefill_attention);
+  field("kv_append", r.kv_append);
+  field("lm_head_weights", r.lm_head_weights);
   field("chip_source", r.chip_source);
   field("chip_sha256", r.chip_sha256);
   field("model_source", r.model_source);

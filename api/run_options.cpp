@@ -97,6 +97,20 @@ std::string decode_split_only(const Model&, const Request& request) {
   return "it splits decode attention over the cores; prefill attention splits by query blocks";
 }
 
+std::string gqa_decode_only(const Model& model, const Request& request) {
+  if (model.attention() == "mla") {
+    return fmt::format(
+        "{} has MLA attention: the decode reads its latent cache in place (concat models the "
+        "static graphs of GQA/MHA models)",
+        model.name());
+  }
+  return decode_history_only(model, request);
+}
+
+std::string step_only(const Model&, const Request& request) {
+  return request.scope == "block" ? "an attention block has no output layer (--scope step has)" : "";
+}
+
 std::string grouped_weights_only(const Model& model, const Request& request) {
   const std::string dtype = request.weight_dtype.empty() ? std::string(models::name_of(model.data().spec.weight_dtype))
                                                          : request.weight_dtype;
@@ -297,6 +311,29 @@ const std::vector<Row>& rows() {
        &Request::attn_split,
        decode_split_only,
        word<&Result::attn_split>},
+      {{.name = "kv_append",
+        .flag = "--kv-append",
+        .type = T::text,
+        .choices = "in-place,concat",
+        .doc = "decode: the new K/V written into the cache the attention reads (in-place), or concat: a static "
+               "graph's torch.cat(past, new) copies the history into a fresh tensor first (Sophgo's exported "
+               "demos), reading it twice and writing it once",
+        .takes = kFixed | kValidation,
+        .json_key = "kv_append"},
+       &Request::kv_append,
+       gqa_decode_only,
+       nullptr},
+      {{.name = "lm_head_weights",
+        .flag = "--lm-head-weights",
+        .type = T::text,
+        .choices = "bf16,projections",
+        .doc = "the output layer's weights: bf16, or stored as the projections are (--weight-dtype; Sophgo's Qwen, "
+               "GLM-4 and MiniCPM demos compile it so)",
+        .takes = kFixed | kValidation,
+        .json_key = "lm_head_weights"},
+       &Request::lm_head_weights,
+       step_only,
+       nullptr},
       {{.name = "scope",
         .flag = "--scope",
         .type = T::text,

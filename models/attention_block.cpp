@@ -28,6 +28,19 @@ OpNode cache_write_op(std::uint64_t tokens, const KvCacheLayout& cache, KvFormat
   return n;
 }
 
+// A static graph's torch.cat(past, new) (KvAppend::concat): every cached row of the history is
+// read from the cache and written into a fresh tensor, which the attention then reads. A copy
+// through local memory at the cache's own bytes per token (load_width: its 16-bit halves).
+OpNode cache_concat_op(std::uint64_t tokens, const KvCacheLayout& cache) {
+  const std::uint64_t width = cache.streams * cache.elements;
+  OpNode n =
+      vector_op("kv_concat", OpKind::kv_cache_write, tokens, width, kCacheWriteOpsPerElement, DType::bf16, DType::bf16);
+  n.vec().load_width = (cache.bytes_per_token() + 1) / 2;
+  n.vec().store_row_bytes = cache.bytes_per_token();
+  n.shape = fmt::format("[{}, {}] copy", tokens, width);
+  return n;
+}
+
 // The history as the attention streams it from the cache.
 void set_history(ops::AttentionShape& attn, const KvCacheLayout& cache) {
   attn.kv_heads = cache.streams;
@@ -456,7 +469,13 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     attn.decode = part.decode();
     attn.causal = !part.decode() && part.prefill_attention == PrefillAttention::causal;
     if (part.decode()) {
-      outputs.push_back(add_attention_core(lg, attn, cache_bytes(m, part, tp, part.history_tokens()), cache_write,
+      // The history read follows the write, or the copy a static graph makes of the cache.
+      OpId read_after = cache_write;
+      if (part.kv_append == KvAppend::concat) {
+        read_after = lg.add(cache_concat_op(part.history_tokens(), cache));
+        lg.depend(cache_write, read_after);
+      }
+      outputs.push_back(add_attention_core(lg, attn, cache_bytes(m, part, tp, part.history_tokens()), read_after,
                                            EdgeKind::data, {rope, cache_write}));
       continue;
     }

@@ -24,8 +24,14 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   auto plain = [](const Count& elements) { return elements * 2; };
   MemoryFootprint f;
   f.weight_bytes = hw::checked(fmt::format("the weight bytes of {} ({})", m.name, m.source), [&] {
-    // The embedding and lm_head (one table when tied), the final norm.
-    Count total = plain(Count(m.tie_word_embeddings ? 1 : 2) * m.vocab_size * H / tp + H);
+    // The embedding (16-bit rows), the final norm, and the lm_head: in the projections' format
+    // when the run says so, else 16-bit and one table with the embedding when tied.
+    Count total = plain(Count(m.vocab_size) * H / tp + H);
+    if (global.lm_head_weights == LmHeadWeights::projections) {
+      total += mat(H, Count(m.vocab_size) / tp);
+    } else if (!m.tie_word_embeddings) {
+      total += plain(Count(m.vocab_size) * H / tp);
+    }
     for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
       total += plain(Count(2) * H);  // attention and FFN norms
       if (m.attention == AttentionKind::mla) {

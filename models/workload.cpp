@@ -252,6 +252,22 @@ PrefillAttention parse_prefill_attention(std::string_view text) {
 
 std::string_view name_of(PrefillAttention a) { return a == PrefillAttention::causal ? "causal" : "full"; }
 
+KvAppend parse_kv_append(std::string_view text) {
+  if (text == "in-place") return KvAppend::in_place;
+  if (text == "concat") return KvAppend::concat;
+  throw hw::InputError("kv_append", fmt::format("expected in-place or concat, got '{}'", text));
+}
+
+std::string_view name_of(KvAppend a) { return a == KvAppend::in_place ? "in-place" : "concat"; }
+
+LmHeadWeights parse_lm_head_weights(std::string_view text) {
+  if (text == "bf16") return LmHeadWeights::bf16;
+  if (text == "projections") return LmHeadWeights::projections;
+  throw hw::InputError("lm_head_weights", fmt::format("expected bf16 or projections, got '{}'", text));
+}
+
+std::string_view name_of(LmHeadWeights w) { return w == LmHeadWeights::bf16 ? "bf16" : "projections"; }
+
 std::string_view name_of(KvFormat f) {
   switch (f) {
     case KvFormat::bf16: return "bf16";

@@ -44,6 +44,19 @@ enum class PrefillAttention : std::uint8_t {
   full,    ///< every query sees the whole history + chunk (a padded static mask, as Sophgo's demos)
 };
 
+/// How a decode step adds its new K/V to the history it attends (--kv-append).
+enum class KvAppend : std::uint8_t {
+  in_place,  ///< written into the cache, the attention reads the cache (paged and static caches)
+  concat,    ///< a static graph's torch.cat(past, new): the history copied into a fresh tensor in DDR
+             ///< (read once, written once) before the attention reads that copy
+};
+
+/// The output layer's weights (--lm-head-weights).
+enum class LmHeadWeights : std::uint8_t {
+  bf16,         ///< 16-bit (DeepSeek's checkpoints; vLLM's and SGLang's weight-only formats)
+  projections,  ///< in the projections' format (Sophgo's Qwen, GLM-4 and MiniCPM demos)
+};
+
 struct SequenceGroup {
   std::uint64_t count = 0;    ///< sequences
   std::uint64_t q_len = 0;    ///< new tokens per sequence
@@ -66,6 +79,8 @@ struct Workload {
   WeightDtype weight_dtype = WeightDtype::bf16;      ///< how the projections' weights are stored
   std::uint64_t weight_group = kDefaultWeightGroup;  ///< int8/int4 scale group along k (0: per column)
   PrefillAttention prefill_attention = PrefillAttention::causal;
+  KvAppend kv_append = KvAppend::in_place;
+  LmHeadWeights lm_head_weights = LmHeadWeights::bf16;
 
   WeightFormat weight_format() const { return {weight_dtype, weight_group}; }
 
@@ -123,5 +138,9 @@ std::string_view name_of(KvFormat f);
 std::string_view name_of(MlaMode m);
 PrefillAttention parse_prefill_attention(std::string_view text);  ///< causal, full
 std::string_view name_of(PrefillAttention a);
+KvAppend parse_kv_append(std::string_view text);  ///< in-place, concat
+std::string_view name_of(KvAppend a);
+LmHeadWeights parse_lm_head_weights(std::string_view text);  ///< bf16, projections
+std::string_view name_of(LmHeadWeights w);
 
 }  // namespace models

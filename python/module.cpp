@@ -482,6 +482,8 @@ void bind_result(py::module_& m) {
       .def_readonly("kv_read_engine", &g5sim::Result::kv_read_engine)
       .def_readonly("attn_split", &g5sim::Result::attn_split)
       .def_readonly("prefill_attention", &g5sim::Result::prefill_attention)
+      .def_readonly("kv_append", &g5sim::Result::kv_append)
+      .def_readonly("lm_head_weights", &g5sim::Result::lm_head_weights)
       .def_readonly("sequences", &g5sim::Result::sequences,
                     "The step's groups of sequences over all chips (a uniform batch: one).")
       .def_readonly("chip_sequences", &g5sim::Result::chip_sequences,

@@ -92,6 +92,8 @@ class Request:
     weight_group: Optional[int]
     kv_read_engine: Optional[str]
     attn_split: str
+    kv_append: str
+    lm_head_weights: str
     scope: str
     layers: Optional[int]
     micro_batches: int
@@ -167,6 +169,8 @@ class Result:
     kv_read_engine: str
     attn_split: str
     prefill_attention: str
+    kv_append: str
+    lm_head_weights: str
     sequences: List[SequenceGroup]
     chip_sequences: List[SequenceGroup]
     chip_source: str

@@ -141,7 +141,7 @@ def test_result_fields_agree_with_to_dict(chip, v3):
                              "kv_dtype": "bf16",
                              "mla_mode": "absorb", "prefill_mla_mode": "expanded", "weight_dtype": "bf16",
                              "weight_group_size": 128, "kv_read_engine": "gdma", "attn_split": "seq",
-                             "prefetch_weights": True}
+                             "kv_append": "in-place", "lm_head_weights": "bf16", "prefetch_weights": True}
     # The configs are named by source and digest; the chip's cores and tokens/s per chip are there.
     assert (d["chip_source"], d["chip_sha256"]) == (chip.source, chip.sha256) and len(chip.sha256) == 64
     assert (d["model_source"], d["model_sha256"]) == (v3.source, v3.sha256)

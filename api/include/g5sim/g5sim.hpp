@@ -134,10 +134,12 @@ struct Request {
   std::string prefill_mla_mode = "expanded";
   std::string weight_dtype;  ///< bf16, fp16, fp8, int8, int4; "" = the model config's, else bf16
   std::optional<std::uint64_t>
-      weight_group;                ///< int8/int4 scale group along k (0: per column); default the model's, else 128
-  std::string kv_read_engine;      ///< "" = the chip's first kv_stream engine (SG2262: gdma)
-  std::string attn_split = "seq";  ///< decode attention over cores: "seq" or "head"
-  std::string scope = "step";      ///< "block" (one attention block) or "step" (the decoder)
+      weight_group;                    ///< int8/int4 scale group along k (0: per column); default the model's, else 128
+  std::string kv_read_engine;          ///< "" = the chip's first kv_stream engine (SG2262: gdma)
+  std::string attn_split = "seq";      ///< decode attention over cores: "seq" or "head"
+  std::string kv_append = "in-place";  ///< decode: "in-place", or "concat" (a static graph's copy of the history)
+  std::string lm_head_weights = "bf16";                 ///< "bf16", or "projections" (stored as --weight-dtype)
+  std::string scope = "step";                           ///< "block" (one attention block) or "step" (the decoder)
   std::optional<std::uint64_t> layers;                  ///< step: only the first N decoder layers
   std::uint64_t micro_batches = 1;                      ///< step: the chip's sequences in N overlapping groups (1..64)
   std::optional<std::uint64_t> cores;                   ///< run on the chip's first N cores; none = all
@@ -215,6 +217,8 @@ class Result {
   /// phase: "decode", "prefill", or "mixed" (groups on both paths).
   std::string chip, model, scope, phase, kv_dtype, mla_mode, prefill_mla_mode, weight_dtype, kv_read_engine, attn_split;
   std::string prefill_attention;  ///< "causal" or "full"
+  std::string kv_append;          ///< "in-place" or "concat"
+  std::string lm_head_weights;    ///< "bf16" or "projections"
   /// The step's sequences over all chips, group by group (a uniform batch: one group). batch is
   /// their count, q_len and kv_len the largest of any group (a uniform batch's own).
   std::vector<SequenceRecord> sequences;
