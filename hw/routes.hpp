@@ -6,7 +6,8 @@
 //            (its round trip, Chip::round_trip_ns);
 //   to_l2    DDR -> L2 (a DMA engine on a chip with an L2): its own path plus the L2 (once);
 //            start-up = startup_ns + max(round trip, L2 latency);
-//   from_l2  L2 -> local memory: the L2 alone; start-up = startup_ns + L2 latency;
+//   from_l2  L2 -> local memory (and back: a store into a software-managed L2): the L2 alone;
+//            start-up = startup_ns + L2 latency;
 //   to_node  another node (a collective engine on a chip with an RDMA tier): the path with the
 //            network interface in place of the chip-to-chip links; start-up = startup_ns + the
 //            largest latency on that path.

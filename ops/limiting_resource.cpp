@@ -60,7 +60,7 @@ void LimitingResource::begin(std::vector<std::uint64_t> multiplicity) {
 
 void LimitingResource::add_transfer(const EngineRule& rule, const sim::Command& cmd, std::uint64_t copies,
                                     std::uint64_t& units) {
-  const bool from_l2 = cmd.direction == sim::Direction::l2_to_lmem;
+  const bool from_l2 = sim::within_l2(cmd.direction);
   units = copies * (rule.dma && !from_l2 ? cost_.bus_bytes_dma(cmd.amount, cmd.row_bytes) : cmd.amount);
   const std::vector<std::uint32_t>& crossed = from_l2                                         ? rule.from_l2
                                               : cmd.direction == sim::Direction::chip_to_node ? rule.to_node

@@ -235,6 +235,10 @@ CmdRef CoreEmitter::load_from_l2(std::uint64_t bytes, CmdRef after, std::uint64_
   return transfer(op_, ctx_.tiles(), bytes, sim::Direction::l2_to_lmem, after, row_bytes);
 }
 
+CmdRef CoreEmitter::store_to_l2(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {
+  return transfer(op_, ctx_.tiles(), bytes, sim::Direction::lmem_to_l2, after, row_bytes);
+}
+
 CmdRef CoreEmitter::fence(CmdRef after) {
   sim::Command cmd;
   cmd.kind = sim::CommandKind::fence;

@@ -176,6 +176,8 @@ class CoreEmitter {
   CmdRef fence(CmdRef after);
   /// Local memory -> DDR on the tiles engine.
   CmdRef store(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
+  /// Local memory -> the chip's software-managed L2 on the tiles engine (split-K partials).
+  CmdRef store_to_l2(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
   /// A transfer to another chip on the collective engine.
   /// To a chip of this node over the c2c links, or (other_node) of another node over the network
   /// interface (hw::Chip::nodes).

@@ -67,12 +67,13 @@ void reduce_partials(LoweringContext& ctx, OpId op, const std::vector<MatmulPart
   const EngineId cross = reduction_engine(ctx.chip);
   std::map<std::uint32_t, std::uint32_t> message_of_cell;
   // The partials were written moments before by the cell's cores: an L2 that caches reads still
-  // holds them when all of them fit (hw::Chip::L2::caches_reads).
+  // holds them when all of them fit (hw::Chip::L2::caches_reads), and a software-managed one is
+  // where they were stored (partials_in_l2).
   std::uint64_t partial_bytes = 0;
   for (const MatmulPart& part : parts) {
     if (part.k_parts > 1) partial_bytes += part.rows.size() * part.cols.size() * kAccumulatorBytes;
   }
-  const bool from_l2 = ctx.chip.l2 && ctx.chip.l2->caches_reads && partial_bytes <= ctx.chip.l2->capacity_bytes;
+  const bool from_l2 = ctx.chip.l2 && partial_bytes <= ctx.chip.l2->capacity_bytes;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.k_parts <= 1 || part.rows.empty() || part.cols.empty()) continue;
@@ -156,6 +157,40 @@ class L2OperandReuse {
   Readers a_reader_, b_reader_;
 };
 
+// Staged activations (ops/work_split.hpp): every active core copies its share of A's rows into
+// the L2 and sends a message; each waits for all of them before its first A load. Returns each
+// core's wait (empty for idle cores).
+std::vector<CmdRef> stage_activations(LoweringContext& ctx, OpId op, const std::vector<MatmulPart>& parts) {
+  const MatmulShape& s = ctx.graph[op].mm();
+  const std::uint64_t row = s.a_row_bytes != 0 ? s.a_row_bytes : s.k * hw::bytes_of(ctx.graph[op].dtype);
+  std::vector<std::uint32_t> active;
+  for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
+    if (!parts[core].rows.empty() && !parts[core].cols.empty()) active.push_back(core);
+  }
+  const std::uint32_t msg = ++ctx.out.program.message_count;
+  std::uint32_t senders = 0;
+  for (std::size_t i = 0; i < active.size(); ++i) {
+    const Range rows = balanced_part(s.m, active.size(), i);
+    if (rows.empty()) continue;
+    CoreEmitter emit(ctx, op, active[i]);
+    const CmdRef copied = emit.stage_to_l2(op, ctx.tiles(), rows.size() * row, {});
+    sim::Command send;
+    send.kind = sim::CommandKind::send_msg;
+    send.msg = msg;
+    ctx.push(op, active[i], ctx.tensor(), send, {copied});
+    ++senders;
+  }
+  std::vector<CmdRef> staged(ctx.chip.cores);
+  for (std::uint32_t core : active) {
+    sim::Command wait;
+    wait.kind = sim::CommandKind::wait_msg;
+    wait.msg = msg;
+    wait.msg_count = senders;
+    staged[core] = ctx.push(op, core, ctx.tensor(), wait, {});
+  }
+  return staged;
+}
+
 // A core's tiles in loop order (groups, m, n, k), with what each loads and ends.
 std::vector<MatmulTile> core_tiles(LoweringContext& ctx, OpId op, const MatmulPart& part) {
   const OpNode& node = ctx.graph[op];
@@ -184,15 +219,22 @@ std::vector<MatmulTile> core_tiles(LoweringContext& ctx, OpId op, const MatmulPa
   return tiles;
 }
 
-// Where a core's A and B tiles come from: the L2 when another core read them (L2OperandReuse),
+// Where a core's A and B tiles come from: the L2 when A was staged there (after the staging's
+// barrier, `staged`) or when another core read them (L2OperandReuse),
 // the stream that feeds the matmul for the first pass (kv_cache_read's history as A, expert or
 // indexer weights as B), the prefetched first weight tile, else the matmul's own DDR loads.
 // Row-major operands: an A tile is rows of its k-slice, contiguous when it spans all of k; a B
 // tile is depth rows of its columns, contiguous when it spans all n columns.
 class OperandLoader {
  public:
-  OperandLoader(LoweringContext& ctx, OpId op, CoreEmitter& emit, std::uint32_t core, L2OperandReuse& l2)
-      : ctx_(ctx), s_(ctx.graph[op].mm()), e_(hw::bytes_of(ctx.graph[op].dtype)), emit_(emit), core_(core), l2_(l2) {
+  OperandLoader(LoweringContext& ctx, OpId op, CoreEmitter& emit, std::uint32_t core, L2OperandReuse& l2, CmdRef staged)
+      : ctx_(ctx),
+        s_(ctx.graph[op].mm()),
+        e_(hw::bytes_of(ctx.graph[op].dtype)),
+        emit_(emit),
+        core_(core),
+        l2_(l2),
+        staged_(staged) {
     weights_ = stream_of(ctx, op, OpKind::expert_weights);
     if (!weights_) weights_ = stream_of(ctx, op, OpKind::indexer_cache_read);
     activations_ = stream_of(ctx, op, OpKind::kv_cache_read);
@@ -228,7 +270,8 @@ class OperandLoader {
     if (t.load_a) {
       const std::uint64_t bytes = a_bytes(t);
       const std::uint64_t row = t.depth == s_.k ? 0 : bytes / t.rows;
-      a_loaded = l2_.a_hits(t, core_)             ? emit_.load_from_l2(bytes, after, row)
+      a_loaded = staged_.id != 0                  ? emit_.load_from_l2(bytes, after.id != 0 ? after : staged_, row)
+                 : l2_.a_hits(t, core_)           ? emit_.load_from_l2(bytes, after, row)
                  : activations_ && t.first_n_tile ? emit_.load_as(*activations_, history_engine_, bytes, after, row)
                                                   : emit_.load(bytes, after, row);
     }
@@ -249,6 +292,7 @@ class OperandLoader {
   CoreEmitter& emit_;
   std::uint32_t core_;
   L2OperandReuse& l2_;
+  CmdRef staged_;  // the staging barrier when A is read from the L2, else empty
   std::optional<OpId> weights_, activations_;
   EngineId history_engine_;
   CmdRef prefetched_;
@@ -258,10 +302,11 @@ class OperandLoader {
 // What ends an output tile: the fp32 partial of a split-K range into the core's own buffer, or
 // the output (with the tile's bias added, and out_reduce rows summed into one); returns the store.
 CmdRef store_tile(LoweringContext& ctx, CoreEmitter& emit, const MatmulShape& s, const MatmulPart& part,
-                  const MatmulTile& t, CmdRef tiu) {
+                  const MatmulTile& t, CmdRef tiu, bool partials_in_l2) {
   if (part.k_parts > 1) {
-    return emit.store(t.rows * t.cols * kAccumulatorBytes, tiu,
-                      t.cols == part.cols.size() ? 0 : t.cols * kAccumulatorBytes);
+    const std::uint64_t bytes = t.rows * t.cols * kAccumulatorBytes;
+    const std::uint64_t row = t.cols == part.cols.size() ? 0 : t.cols * kAccumulatorBytes;
+    return partials_in_l2 ? emit.store_to_l2(bytes, tiu, row) : emit.store(bytes, tiu, row);
   }
   CmdRef done = tiu;
   if (s.bias) {
@@ -274,11 +319,11 @@ CmdRef store_tile(LoweringContext& ctx, CoreEmitter& emit, const MatmulShape& s,
 
 // One core's tiles, software-pipelined (the header comment); returns its last store.
 CmdRef lower_matmul_core(LoweringContext& ctx, OpId op, const MatmulPart& part, std::uint32_t core,
-                         const std::vector<MatmulTile>& tiles, L2OperandReuse& l2) {
+                         const std::vector<MatmulTile>& tiles, L2OperandReuse& l2, CmdRef staged, bool partials_in_l2) {
   const OpNode& node = ctx.graph[op];
   const MatmulShape& s = node.mm();
   CoreEmitter emit(ctx, op, core);
-  OperandLoader operands(ctx, op, emit, core, l2);
+  OperandLoader operands(ctx, op, emit, core, l2, staged);
   l2.check_wave(operands.a_bytes(tiles.front()) + operands.b_bytes(tiles.front()));
   operands.prefetch_first(tiles.front(), op);
   // With one accumulator, an output tile's first instruction also waits for the previous output
@@ -305,7 +350,7 @@ CmdRef lower_matmul_core(LoweringContext& ctx, OpId op, const MatmulPart& part, 
       tiu = emit.compute(ctx.cost.vector_cycles(t.rows * t.cols * blocks, kAccumulatorDtype));
     }
     if (i + 1 < tiles.size()) next_loaded = operands.load(tiles[i + 1], previous_tiu);
-    if (t.last_k) last_store = store_tile(ctx, emit, s, part, t, tiu);
+    if (t.last_k) last_store = store_tile(ctx, emit, s, part, t, tiu, partials_in_l2);
     first_k = t.last_k;
     previous_tiu = tiu;  // (the next loads reuse A and B buffers: waiting on the rescale is safe)
   }
@@ -321,13 +366,16 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
                         stream_of(ctx, op, OpKind::kv_cache_read);
   const std::vector<MatmulPart>& parts = ctx.splits.get(s, node.dtype, !streamed);
   L2OperandReuse l2(ctx, s, hw::bytes_of(node.dtype));
+  const bool a_staged = std::any_of(parts.begin(), parts.end(), [](const MatmulPart& p) { return p.a_staged; });
+  const std::vector<CmdRef> staged = a_staged ? stage_activations(ctx, op, parts) : std::vector<CmdRef>(ctx.chip.cores);
+  const bool partials_in_l2 = ops::partials_in_l2(ctx.chip, parts);
   std::vector<CmdRef> last_partial_store(ctx.chip.cores);
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
     const std::vector<MatmulTile> tiles = core_tiles(ctx, op, part);
     if (tiles.empty()) continue;
-    const CmdRef last_store = lower_matmul_core(ctx, op, part, core, tiles, l2);
+    const CmdRef last_store = lower_matmul_core(ctx, op, part, core, tiles, l2, staged[core], partials_in_l2);
     if (part.k_parts > 1) last_partial_store[core] = last_store;
   }
   reduce_partials(ctx, op, parts, last_partial_store);

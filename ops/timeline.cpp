@@ -157,8 +157,8 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
         folds.end[end_at] = std::max(folds.end[end_at], rec.end);
         folds.ended[end_at] = 1;
         r.commands[e] += times;
-        // Bytes from the L2 (a staged history) never touch DDR.
-        if (cmd.kind == sim::CommandKind::transfer && cmd.direction != sim::Direction::l2_to_lmem) {
+        // Bytes to and from the L2 (a staged history, split-K partials) never touch DDR.
+        if (cmd.kind == sim::CommandKind::transfer && !sim::within_l2(cmd.direction)) {
           (link ? r.c2c_bytes : r.hbm_bytes) += times * cmd.amount;
         }
       }

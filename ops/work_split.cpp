@@ -31,6 +31,7 @@ namespace {
 
 struct Grid {
   std::uint64_t gm = 1, gn = 1, gk = 1;
+  bool staged = false;  // A staged in the L2 (gn > 1 on a chip with a software-managed L2)
 };
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
@@ -67,7 +68,26 @@ GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, 
     ddr = once / chip.resources.front().capacity_gb_per_s;
     l2 = used * static_cast<double>(a + b) / chip.l2->bandwidth_gb_per_s;
   }
-  double t = std::max({compute, channel, ddr, l2});
+  // Staged activations: A crosses the DDR once, on its way into the L2, before the cores start.
+  // The DDR bytes of this core's share (the tie-break between grids of equal time).
+  std::uint64_t ddr_bytes = a + b + c;
+  double staging = 0;
+  if (g.staged) {
+    const std::uint64_t once = cost.bus_bytes(tiles, m * k * e, 0);
+    ddr = (static_cast<double>(once) + used * static_cast<double>(b + c)) / chip.resources.front().capacity_gb_per_s;
+    l2 = used * static_cast<double>(a) / chip.l2->bandwidth_gb_per_s;
+    staging = cost.startup_ns(tiles) + chip.l2->latency_ns +
+              static_cast<double>(once) / chip.resources.front().capacity_gb_per_s;
+    ddr_bytes = ceil_div(once, static_cast<std::uint64_t>(used)) + b + c;
+  }
+  // Split-K partials stored into a software-managed L2 (partials_in_l2) leave the DDR.
+  if (g.gk > 1 && chip.l2 && !chip.l2->caches_reads &&
+      used * static_cast<double>(mc * nc * kAccumulatorBytes) <= static_cast<double>(chip.l2->capacity_bytes)) {
+    ddr -= used * static_cast<double>(c) / chip.resources.front().capacity_gb_per_s;
+    l2 += used * static_cast<double>(c) / chip.l2->bandwidth_gb_per_s;
+    ddr_bytes -= c;
+  }
+  double t = staging + std::max({compute, channel, ddr, l2});
   if (g.gk > 1) {
     // The reduction of this core's 1/gk of the cell's columns: gk partial slices in, the sum out.
     const std::uint64_t w = ceil_div(nc, g.gk);
@@ -77,12 +97,12 @@ GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, 
     t += cost.startup_ns(tiles) + cost.startup_ns(cross) + static_cast<double>(in) / cost.alone_gb_per_s(cross) +
          cost.cycles_ns(cost.vector_cycles(g.gk * mc * w, hw::DType::fp32)) + cost.transfer_alone_ns(tiles, out);
   }
-  return GridCost{t, a + b + c};
+  return GridCost{t, ddr_bytes};
 }
 
 // The (rows x columns x reduction) grid over `cores` cores for one [m, k] x [k, n] matmul.
 Grid choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                 hw::DType dtype, bool may_split_k) {
+                 hw::DType dtype, bool may_split_k, bool stageable) {
   const hw::Chip& chip = cost.chip();
   const std::uint64_t max_gm = std::min(cores, ceil_div(m, chip.tensor_unit().lanes_per_core));
   const std::uint64_t max_gn = ceil_div(n, chip.tensor_unit().cube_n);
@@ -91,13 +111,16 @@ Grid choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m
   GridCost least{std::numeric_limits<double>::infinity(), 0};
   for (std::uint64_t gk = 1; gk <= max_gk; ++gk) {
     for (std::uint64_t gm = 1; gm * gk <= cores && gm <= max_gm; ++gm) {
-      const Grid g{gm, std::min(cores / (gm * gk), max_gn), gk};
-      const GridCost c = grid_cost(cost, m, k, n, dtype, g);
-      // Faster wins; at the same time (both compute-bound, say), fewer bytes leave more of the
-      // DDR to everything else.
-      const bool faster = c.ns < least.ns * (1 - sim::kSameTimeFraction);
-      const bool same_time = !faster && c.ns <= least.ns * (1 + sim::kSameTimeFraction);
-      if (faster || (same_time && c.bytes < least.bytes)) least = c, best = g;
+      for (const bool staged : {false, true}) {
+        const Grid g{gm, std::min(cores / (gm * gk), max_gn), gk, staged};
+        if (staged && (!stageable || g.gn == 1)) continue;  // nothing re-reads A
+        const GridCost c = grid_cost(cost, m, k, n, dtype, g);
+        // Faster wins; at the same time (both compute-bound, say), fewer DDR bytes leave more
+        // of the DDR to everything else.
+        const bool faster = c.ns < least.ns * (1 - sim::kSameTimeFraction);
+        const bool same_time = !faster && c.ns <= least.ns * (1 + sim::kSameTimeFraction);
+        if (faster || (same_time && c.bytes < least.bytes)) least = c, best = g;
+      }
     }
   }
   return best;
@@ -105,8 +128,23 @@ Grid choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m
 
 }  // namespace
 
+bool stages_activations(const hw::Chip& chip, const MatmulShape& s, hw::DType dtype, bool operands_from_ddr) {
+  if (!operands_from_ddr || !chip.l2 || chip.l2->caches_reads || s.groups != 1) return false;
+  const std::uint64_t a_bytes = s.m * (s.a_row_bytes != 0 ? s.a_row_bytes : s.k * hw::bytes_of(dtype));
+  return a_bytes <= chip.l2->capacity_bytes;
+}
+
+bool partials_in_l2(const hw::Chip& chip, const std::vector<MatmulPart>& parts) {
+  if (!chip.l2 || chip.l2->caches_reads) return false;
+  std::uint64_t bytes = 0;
+  for (const MatmulPart& p : parts) {
+    if (p.k_parts > 1) bytes += p.rows.size() * p.cols.size() * kAccumulatorBytes;
+  }
+  return bytes != 0 && bytes <= chip.l2->capacity_bytes;
+}
+
 std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& s, hw::DType dtype,
-                                     bool may_split_k) {
+                                     bool operands_from_ddr) {
   const hw::Chip& chip = cost.chip();
   const std::uint64_t cores = chip.cores;
   std::vector<MatmulPart> parts(cores);
@@ -121,12 +159,13 @@ std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShap
   // Fewer groups than cores: each group gets cores / groups cores and a grid of its own. Split-K
   // only for a single plain matmul (its partial sums need a reduction the lowering adds).
   const std::uint64_t per_group = cores / s.groups;
-  const bool split_k = chip.matmul_split_k && may_split_k && s.groups == 1 && s.out_reduce == 1 && !s.bias;
+  const bool split_k = chip.matmul_split_k && operands_from_ddr && s.groups == 1 && s.out_reduce == 1 && !s.bias;
+  const bool stageable = stages_activations(chip, s, dtype, operands_from_ddr);
   std::uint32_t cell = 0;
   for (std::uint64_t g = 0; g < s.groups; ++g) {
     const std::uint64_t m = s.rows_of(g);
     if (m == 0) continue;
-    const Grid grid = choose_grid(cost, per_group, m, s.k, s.n, dtype, split_k);
+    const Grid grid = choose_grid(cost, per_group, m, s.k, s.n, dtype, split_k, stageable);
     for (std::uint64_t i = 0; i < grid.gm * grid.gn; ++i, ++cell) {
       for (std::uint64_t j = 0; j < grid.gk; ++j) {
         MatmulPart& p = parts[g * per_group + i * grid.gk + j];
@@ -137,6 +176,7 @@ std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShap
         p.cell = cell;
         p.k_parts = static_cast<std::uint32_t>(grid.gk);
         p.k_index = static_cast<std::uint32_t>(j);
+        p.a_staged = grid.staged;
       }
     }
   }
@@ -147,17 +187,24 @@ std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShap
 
 namespace ops {
 
-const std::vector<MatmulPart>& MatmulSplits::get(const MatmulShape& s, hw::DType dtype, bool may_split_k) {
-  std::vector<std::uint64_t> key{s.groups,      s.m,
-                                 s.k,           s.n,
-                                 s.a_row_bytes, s.b_col_bytes,
-                                 s.out_reduce,  s.b_dequant_ops,
-                                 s.a_quant_ops, s.k_block_rescale,
-                                 s.bias,        static_cast<std::uint64_t>(dtype),
-                                 may_split_k};
+const std::vector<MatmulPart>& MatmulSplits::get(const MatmulShape& s, hw::DType dtype, bool operands_from_ddr) {
+  std::vector<std::uint64_t> key{s.groups,
+                                 s.m,
+                                 s.k,
+                                 s.n,
+                                 s.a_row_bytes,
+                                 s.b_col_bytes,
+                                 s.out_reduce,
+                                 s.b_dequant_ops,
+                                 s.a_quant_ops,
+                                 s.k_block_rescale,
+                                 s.bias,
+                                 static_cast<std::uint64_t>(dtype),
+                                 operands_from_ddr};
   key.insert(key.end(), s.group_rows.begin(), s.group_rows.end());
   auto found = cache_.find(key);
-  if (found == cache_.end()) found = cache_.emplace(std::move(key), split_matmul(cost_, s, dtype, may_split_k)).first;
+  if (found == cache_.end())
+    found = cache_.emplace(std::move(key), split_matmul(cost_, s, dtype, operands_from_ddr)).first;
   return found->second;
 }
 

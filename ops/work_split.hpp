@@ -19,6 +19,15 @@
 //     reduction: two transfer start-ups for the barrier, the partial slices' loads, the adds and
 //     the store. The fastest grid wins; at equal times the one moving fewer bytes, then fewer
 //     reduction parts, then fewer row parts.
+//     Staged activations (stages_activations): on a chip whose L2 is a software-managed SRAM
+//     (l2.caches_reads false), a single matmul whose A comes from DDR and fits the L2 has it
+//     staged there once when the grid has several column parts (gn > 1: cores re-read one A
+//     block) and the estimate says so (each such grid is estimated staged and not): the active cores each copy 1/P of A
+//     into the L2, meet at a barrier, and load every A tile from the L2. The estimate then counts A once against the
+//     DDR (m rows of k), every core's A tiles against the L2, and the copy (a start-up, the L2's latency and A over the
+//     DDR) before the cores start; its DDR bytes, for the tie-break, are A once and B and C.
+//     Without it a decode step's skinny projections (128 rows against 7,168 k on 64 cores) read
+//     their activations 3-4 times from DDR.
 //   - fa2 in decode and kv_cache_read: the B x kv_len history rows in balanced contiguous ranges
 //     (flash decoding), so every latent byte is read by exactly one core; a combine merges the
 //     partial outputs. fa2 in prefill: the B x q_len query tokens in balanced ranges; causal
@@ -52,6 +61,7 @@ struct MatmulPart {
   Range groups, rows, cols, k;
   std::uint32_t cell = 0;
   std::uint32_t k_parts = 1, k_index = 0;
+  bool a_staged = false;  ///< A read from the L2, where the active cores staged it (stages_activations)
   /// Columns (absolute) whose partial sums this core adds up after the barrier.
   Range reduce_cols() const;
 };
@@ -60,18 +70,29 @@ struct MatmulPart {
 /// engine may wait on it (the chip's rule), else the tiles engine.
 hw::EngineId reduction_engine(const hw::Chip& chip);
 
+/// Whether a matmul's A may be staged in the chip's L2 (the header): a software-managed L2 that
+/// holds all of A, one group, and A read from DDR (`operands_from_ddr`: no producer streams it).
+/// The split estimates each grid with several column parts both ways and keeps the better
+/// (MatmulPart::a_staged); the lowering follows the split.
+bool stages_activations(const hw::Chip& chip, const MatmulShape& shape, hw::DType dtype, bool operands_from_ddr);
+
+/// Whether the split's fp32 partial sums (split-K) are stored into the chip's L2 instead of DDR:
+/// a software-managed L2 that holds all of them (the reduction then reads them from it).
+bool partials_in_l2(const hw::Chip& chip, const std::vector<MatmulPart>& parts);
+
 /// The matmul split: one entry per core (empty ranges for idle cores).
 /// `dtype`: the operands' element type (its cube rate and bytes enter the grid estimate).
-/// `may_split_k`: false when an operand streams from another op (the split must keep whole k).
+/// `operands_from_ddr`: false when an operand streams from another op (the split must keep
+/// whole k, and A is not staged).
 std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& shape, hw::DType dtype,
-                                     bool may_split_k = true);
+                                     bool operands_from_ddr = true);
 
-/// split_matmul once per distinct (shape, dtype, may_split_k): a step's layers repeat the same
-/// matmuls, and the grid search is the costliest part of lowering one.
+/// split_matmul once per distinct (shape, dtype, operands_from_ddr): a step's layers repeat the
+/// same matmuls, and the grid search is the costliest part of lowering one.
 class MatmulSplits {
  public:
   explicit MatmulSplits(const hw::CostModel& cost) : cost_(cost) {}
-  const std::vector<MatmulPart>& get(const MatmulShape& shape, hw::DType dtype, bool may_split_k = true);
+  const std::vector<MatmulPart>& get(const MatmulShape& shape, hw::DType dtype, bool operands_from_ddr = true);
 
  private:
   const hw::CostModel& cost_;

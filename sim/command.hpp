@@ -33,10 +33,22 @@ enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg, f
 /// Where a transfer's bytes go. The engine's `crosses` path serves ddr_to_lmem, lmem_to_ddr and
 /// chip_to_chip; the chip's L2 (when it has one) adds two: ddr_to_l2 crosses the engine's path and
 /// the L2 (the round trip of the farther), l2_to_lmem crosses the L2 alone (its round trip, its
-/// bytes as they are: no DRAM bursts or access overhead).
+/// bytes as they are: no DRAM bursts or access overhead), and lmem_to_l2 the same way back (a
+/// store into a software-managed L2).
 /// chip_to_node goes to a chip of another node: the engine's path with the chip's network
 /// interface (`rdma`) in place of the c2c links, and its latency.
-enum class Direction : std::uint8_t { ddr_to_lmem, lmem_to_ddr, chip_to_chip, ddr_to_l2, l2_to_lmem, chip_to_node };
+enum class Direction : std::uint8_t {
+  ddr_to_lmem,
+  lmem_to_ddr,
+  chip_to_chip,
+  ddr_to_l2,
+  l2_to_lmem,
+  chip_to_node,
+  lmem_to_l2
+};
+
+/// Whether a transfer moves between local memory and the L2 (never touching DDR).
+constexpr bool within_l2(Direction d) { return d == Direction::l2_to_lmem || d == Direction::lmem_to_l2; }
 
 struct Command {
   static constexpr std::size_t kMaxWaits = 4;

@@ -49,7 +49,8 @@ constexpr auto kToNode = static_cast<std::uint8_t>(hw::RouteKind::to_node);
 std::uint8_t route_of(Direction d) {
   switch (d) {
     case Direction::ddr_to_l2: return kToL2;
-    case Direction::l2_to_lmem: return kFromL2;
+    case Direction::l2_to_lmem:
+    case Direction::lmem_to_l2: return kFromL2;
     case Direction::chip_to_node: return kToNode;
     default: return kOwnPath;
   }

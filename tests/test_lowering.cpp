@@ -381,3 +381,68 @@ TEST_CASE("causal prefill attention streams each row block's keys up to its last
   CHECK_THROWS_WITH(api::run_fa2(test_configs::sg2262(), q, 0),
                     "--causal: applies to prefill (--q-len equal to --kv-len)");
 }
+
+TEST_CASE("staged activations: a software-managed L2 holds the A that every column part reads", "[ops][split][l2]") {
+  // [128, 7168] x [7168, 1536] bf16 (a decode step's q_a_proj at 128 sequences) on the 64-core
+  // test chip with k-major weights, no split-K, a 128 MiB software-managed L2 and a DDR of
+  // 1,200 GB/s (so that the DDR, not each core's 61 GB/s channel, binds). On the shipped SG2262
+  // (8.6 TB/s) the channels bind, the copy and its barrier would only add time, and the split
+  // keeps reading A from DDR.
+  std::string text = test_configs::kSg2262;
+  text.replace(text.find("matmul_split_k: true"), 20, "matmul_split_k: false");
+  text.replace(text.find("weight_layout: n_major"), 22, "weight_layout: k_major");
+  text.replace(text.find("bandwidth_gb_per_s: 8601.6"), 26, "bandwidth_gb_per_s: 1200");
+  const std::string l2 =
+      "l2: {capacity_bytes: 134217728, bandwidth_gb_per_s: 8192, latency_ns: 50, caches_reads: false}\n";
+  const hw::Chip without_l2 = hw::chip_from_yaml(text, "sg2262-slow-ddr");
+  const hw::Chip with_l2 = hw::chip_from_yaml(text + l2, "sg2262-slow-ddr-l2");
+  const ops::MatmulShape shape{1, 128, 7168, 1536, {}};
+  CHECK(ops::stages_activations(with_l2, shape, hw::DType::bf16, true));
+  CHECK_FALSE(ops::stages_activations(with_l2, shape, hw::DType::bf16, false));  // A streams in
+  CHECK_FALSE(ops::stages_activations(without_l2, shape, hw::DType::bf16, true));
+  // Without the L2: 2 row halves (64 rows, the lanes) x 32 column slices of 48 (cube_n 8 steps),
+  // each over all of k, so each B column is read twice and each A half by 32 cores. With it, A is
+  // staged and its re-reads are free of the DDR: 64 slices of 24 columns with all 128 rows, each
+  // B column read once.
+  for (const ops::MatmulPart& p : ops::split_matmul(hw::CostModel(without_l2), shape, hw::DType::bf16)) {
+    CHECK(p.rows.size() == 64);
+    CHECK(p.cols.size() == 48);
+    CHECK(p.k.size() == 7168);
+    CHECK_FALSE(p.a_staged);
+  }
+  for (const ops::MatmulPart& p : ops::split_matmul(hw::CostModel(with_l2), shape, hw::DType::bf16)) {
+    CHECK(p.rows.size() == 128);
+    CHECK(p.cols.size() == 24);
+    CHECK(p.k.size() == 7168);
+    CHECK(p.a_staged);
+  }
+  // DDR bytes. A: 128 x 7168 x 2 = 1,835,008; B: 7168 x 1536 x 2 = 22,020,096; C: 128 x 1536 x 2
+  // = 393,216. Without the L2 each core reads its half of A, 64 x 7168 x 2 = 917,504, and B is
+  // read by both halves: 64 x 917,504 + 2 x 22,020,096 + 393,216 = 103,153,664. Staged, A crosses
+  // the DDR once and B once: 1,835,008 + 22,020,096 + 393,216 = 24,248,320.
+  const auto plain = api::run_matmul(without_l2, api::MatmulRequest{128, 1536, 7168, hw::DType::bf16}, 0);
+  const auto staged = api::run_matmul(with_l2, api::MatmulRequest{128, 1536, 7168, hw::DType::bf16}, 0);
+  CHECK(plain.ddr_bytes == 103'153'664);
+  CHECK(staged.ddr_bytes == 24'248'320);
+  CHECK(staged.total_ps < plain.total_ps);
+}
+
+TEST_CASE("split-K partials go to a software-managed L2 and come back from it", "[ops][split][l2]") {
+  // The kv_a_proj GEMV [1, 7168] x [7168, 576] bf16 that the test chip cuts into 64 k-ranges
+  // (above): each core stores a [1, 576] fp32 partial, 2,304 B, and the reduction reads all 64
+  // back. Unique bytes: A 7,168 x 2 = 14,336, B 7,168 x 576 x 2 = 8,257,536, C 576 x 2 = 1,152:
+  // 8,273,024. Without an L2 the partials cross the DDR twice, 2 x 64 x 2,304 = 294,912 B more:
+  // 8,567,936. With a software-managed L2 that holds them they never touch the DDR.
+  const std::string l2 =
+      "l2: {capacity_bytes: 134217728, bandwidth_gb_per_s: 8192, latency_ns: 50, caches_reads: false}\n";
+  const hw::Chip with_l2 = hw::chip_from_yaml(test_configs::kSg2262 + l2, "sg2262-l2");
+  const auto parts = ops::split_matmul(hw::CostModel(with_l2), ops::MatmulShape{1, 1, 7168, 576, {}}, hw::DType::bf16);
+  CHECK(parts.front().k_parts == 64);
+  CHECK(ops::partials_in_l2(with_l2, parts));
+  CHECK_FALSE(ops::partials_in_l2(test_configs::sg2262(), parts));
+  const auto plain = api::run_matmul(test_configs::sg2262(), api::MatmulRequest{1, 576, 7168, hw::DType::bf16}, 0);
+  const auto in_l2 = api::run_matmul(with_l2, api::MatmulRequest{1, 576, 7168, hw::DType::bf16}, 0);
+  CHECK(plain.ddr_bytes == 8'567'936);
+  CHECK(in_l2.ddr_bytes == 8'273'024);
+  CHECK(in_l2.total_ps < plain.total_ps);
+}

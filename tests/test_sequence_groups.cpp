@@ -300,7 +300,8 @@ TEST_CASE("a step row takes the step's groups of sequences as mix=", "[validatio
   r.tp = 1, r.ep = 8, r.dp = 8;
   const g5sim::Result direct = g5sim::simulate(g5sim::Chip::from_file(g5sim::chip_path("sg2262")),
                                                g5sim::Model::from_file(g5sim::model_path("deepseek-v3")), r);
-  CHECK(report.rows[0].predicted == static_cast<double>(direct.total_ps) * 1e-9);
+  // step_ms as validation computes it: seconds (ps x 1e-12), then x 1e3 (the same double operations).
+  CHECK(report.rows[0].predicted == static_cast<double>(direct.total_ps) * 1e-12 * 1e3);
   // A mix that is not COUNTxQ_LEN@HISTORY: the row is refused with the option's message.
   const std::string bad_row =
       "mix2,test,sg2262,deepseek-v3,decode,65,4096,,,,,1,8,8,,step,\"mix=64x1@4096,1x2048 "
