@@ -69,11 +69,7 @@ void reduce_partials(LoweringContext& ctx, OpId op, const std::vector<MatmulPart
   // The partials were written moments before by the cell's cores: an L2 that caches reads still
   // holds them when all of them fit (hw::Chip::L2::caches_reads), and a software-managed one is
   // where they were stored (partials_in_l2).
-  std::uint64_t partial_bytes = 0;
-  for (const MatmulPart& part : parts) {
-    if (part.k_parts > 1) partial_bytes += part.rows.size() * part.cols.size() * kAccumulatorBytes;
-  }
-  const bool from_l2 = ctx.chip.l2 && partial_bytes <= ctx.chip.l2->capacity_bytes;
+  const bool from_l2 = ctx.chip.l2 && split_k_partial_bytes(parts) <= ctx.chip.l2->capacity_bytes;
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.k_parts <= 1 || part.rows.empty() || part.cols.empty()) continue;

@@ -134,12 +134,17 @@ bool stages_activations(const hw::Chip& chip, const MatmulShape& s, hw::DType dt
   return a_bytes <= chip.l2->capacity_bytes;
 }
 
-bool partials_in_l2(const hw::Chip& chip, const std::vector<MatmulPart>& parts) {
-  if (!chip.l2 || chip.l2->caches_reads) return false;
+std::uint64_t split_k_partial_bytes(const std::vector<MatmulPart>& parts) {
   std::uint64_t bytes = 0;
   for (const MatmulPart& p : parts) {
     if (p.k_parts > 1) bytes += p.rows.size() * p.cols.size() * kAccumulatorBytes;
   }
+  return bytes;
+}
+
+bool partials_in_l2(const hw::Chip& chip, const std::vector<MatmulPart>& parts) {
+  if (!chip.l2 || chip.l2->caches_reads) return false;
+  const std::uint64_t bytes = split_k_partial_bytes(parts);
   return bytes != 0 && bytes <= chip.l2->capacity_bytes;
 }
 

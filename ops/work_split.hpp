@@ -76,6 +76,10 @@ hw::EngineId reduction_engine(const hw::Chip& chip);
 /// (MatmulPart::a_staged); the lowering follows the split.
 bool stages_activations(const hw::Chip& chip, const MatmulShape& shape, hw::DType dtype, bool operands_from_ddr);
 
+/// Bytes of the split's fp32 partial sums (split-K: every core of a cell with k_parts > 1 stores
+/// its rows x cols); 0 without split-K.
+std::uint64_t split_k_partial_bytes(const std::vector<MatmulPart>& parts);
+
 /// Whether the split's fp32 partial sums (split-K) are stored into the chip's L2 instead of DDR:
 /// a software-managed L2 that holds all of them (the reduction then reads them from it).
 bool partials_in_l2(const hw::Chip& chip, const std::vector<MatmulPart>& parts);
