@@ -189,7 +189,7 @@ Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape&
   return c;
 }
 
-std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip) {
+std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip, bool partials_may_use_l2) {
   const std::uint64_t cores = chip.cores;
   if (!s.decode || cores <= 1) return cores;
   std::uint64_t rows = 1;
@@ -202,12 +202,27 @@ std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip) 
   const double token_ns =
       std::max(cost.cycles_ns(chunk_cycles) / kChunk,
                static_cast<double>(s.kv_token_bytes) / cost.alone_gb_per_s(chip.default_kv_engine()));
-  const double memory_bytes_per_ns = cost.roofline_bytes_per_s() / 1e9;
-  const double partial_bytes = static_cast<double>(rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow));
+  const double piece_bytes = static_cast<double>(rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow));
   const double tokens = static_cast<double>(s.kv_heads) * static_cast<double>(s.keys());
-  const double best = std::sqrt(tokens * token_ns * memory_bytes_per_ns / (2 * partial_bytes));
-  if (!(best < static_cast<double>(cores))) return cores;  // also NaN
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(best)));
+  auto parts_at = [&](double bytes_per_ns) {
+    const double best = std::sqrt(tokens * token_ns * bytes_per_ns / (2 * piece_bytes));
+    if (!(best < static_cast<double>(cores))) return cores;  // also NaN
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(best)));
+  };
+  if (partials_may_use_l2 && chip.l2) {
+    const std::uint64_t parts = parts_at(chip.l2->bandwidth_gb_per_s);
+    const double pieces = static_cast<double>(parts) + static_cast<double>(s.sequences()) - 1;
+    if (pieces * piece_bytes <= static_cast<double>(chip.l2->capacity_bytes)) return parts;
+  }
+  return parts_at(cost.roofline_bytes_per_s() / 1e9);
+}
+
+std::uint64_t decode_partial_bytes(const AttentionShape& s, const AttentionPlan& plan) {
+  std::uint64_t rows = 0;
+  for (const CoreAttention& c : plan.cores) {
+    for (const AttentionBlock& b : c.blocks) rows += b.rows;
+  }
+  return rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow);
 }
 
 AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::uint64_t max_rows,
@@ -271,7 +286,7 @@ double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip
   const std::uint64_t positions = s.kv_heads * (by_history ? s.keys()
                                                 : s.decode ? s.query_tokens() * hpk
                                                            : s.query_tokens());
-  const std::uint64_t parts = by_history ? decode_split_parts(s, chip) : cores;
+  const std::uint64_t parts = by_history ? decode_split_parts(s, chip, chip.l2.has_value() && !staged) : cores;
   const LD items =
       static_cast<LD>(std::min(parts, s.kv_heads * (s.decode ? s.keys() : s.query_tokens()))) + static_cast<LD>(seqs);
   std::uint64_t max_rows = 0, max_tokens = 0, max_resident = 0;
@@ -365,6 +380,7 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
   out.round_buffers = plan.round_buffers;
   out.lmem_bytes = plan.lmem_bytes;
   out.partials_per_sequence = plan.partials_per_sequence;
+  out.partials_in_l2 = plan.partials_in_l2;
   out.cores.resize(plan.cores.size());
   for (std::size_t c = 0; c < plan.cores.size(); ++c) {
     const CoreAttention& from = plan.cores[c];
@@ -386,8 +402,10 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
   return out;
 }
 
-AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, AttentionSplit split) {
-  const std::uint64_t parts = s.decode && split == AttentionSplit::seq ? decode_split_parts(s, chip) : chip.cores;
+AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, bool partials_may_use_l2,
+                             AttentionSplit split) {
+  const bool by_history = s.decode && split == AttentionSplit::seq;
+  const std::uint64_t parts = by_history ? decode_split_parts(s, chip, partials_may_use_l2) : chip.cores;
   const auto items = split_items(s, chip.cores, parts, split);
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
   for (const auto& core : items) {
@@ -448,6 +466,8 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
     }
     if (resident) plan.cores[c].rounds = cut_rounds(plan.cores[c].blocks, plan.round_tokens);
   }
+  plan.partials_in_l2 =
+      by_history && partials_may_use_l2 && chip.l2 && decode_partial_bytes(s, plan) <= chip.l2->capacity_bytes;
   return plan;
 }
 

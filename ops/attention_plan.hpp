@@ -76,6 +76,7 @@ struct AttentionPlan {
   std::uint64_t lmem_bytes = 0;
   std::vector<CoreAttention> cores;
   std::vector<std::uint64_t> partials_per_sequence;  ///< decode: items per sequence (B * kv_heads)
+  bool partials_in_l2 = false;  ///< decode split: fa2 stores its partials to the L2, fa2_combine reads them there
 };
 
 enum class AttentionSplit : std::uint8_t { seq, head };
@@ -103,7 +104,19 @@ Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape&
 /// history read's span stays monotone in the context). FlashMLA's scheduler charges each split a
 /// fixed 5 blocks of 64 tokens, FlashInfer's floors its KV chunk at 128-256 tokens; both leave a
 /// short batch-1 decode on a handful of SMs. Not decode: all cores.
-std::uint64_t decode_split_parts(const AttentionShape& shape, const hw::Chip& chip);
+///
+/// The partials' place. `partials_may_use_l2`: the chip has an L2 that the history does not
+/// occupy (it is not staged there) and fa2_combine merges this fa2's partials alone. They then go
+/// through the L2 when every partial of the split fits its capacity: a GPU's write-back L2 keeps
+/// what fa2 stores until the combine reads it back microseconds later, and a software-managed L2
+/// holds them as it holds a matmul's split-K partials (ops/work_split.hpp). W is then the L2's
+/// bandwidth: P* is taken at that rate when the at most P* + S - 1 pieces of S streams
+/// (rows x b_p each, the largest rows) fit, else at the DDR's.
+std::uint64_t decode_split_parts(const AttentionShape& shape, const hw::Chip& chip, bool partials_may_use_l2);
+
+/// Bytes of the partial outputs a decode split leaves for fa2_combine: b_p per row of every item
+/// (an upper bound: a sequence one core reads whole leaves none).
+std::uint64_t decode_partial_bytes(const AttentionShape& shape, const AttentionPlan& plan);
 
 /// The tiles chosen for items of at most `max_rows` query rows and `max_tokens` KV tokens (and, when
 /// resident, `max_resident` tokens per core): the rule above. row_block 0 when nothing fits.
@@ -141,7 +154,8 @@ std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::
 /// The plan with dropped[b] iterations of each block b left out on every core, just before its tail.
 AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped);
 
-AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident,
+/// `partials_may_use_l2`: as for decode_split_parts; the plan's partials_in_l2 says where they go.
+AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident, bool partials_may_use_l2,
                              AttentionSplit split = AttentionSplit::seq);
 
 }  // namespace ops

@@ -15,7 +15,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "hw/config_error.hpp"
@@ -75,6 +77,31 @@ HistoryRoute history_route(bool reads_history, bool gather, bool resident_engine
   return chip_has_l2 ? HistoryRoute::staged : HistoryRoute::resident;
 }
 
+namespace {
+
+// AttentionUnit::q_hits_l2: a block is keyed by its sequence and its place among that
+// sequence's blocks on the core (the row offset within the item); the first core to load a key
+// fetches it from DDR.
+std::vector<std::vector<std::uint8_t>> query_hits_l2(const AttentionShape& s, const AttentionPlan& plan,
+                                                     const hw::Chip::L2& l2) {
+  std::uint64_t q_bytes = 0;
+  for (const QueryGroup& g : s.groups) q_bytes += g.count * s.kv_heads * g.q_len * s.heads_per_kv() * s.qk_dim;
+  q_bytes *= kActivationBytes;
+  if (q_bytes > l2.capacity_bytes) return {};
+  std::vector<std::vector<std::uint8_t>> hits(plan.cores.size());
+  std::set<std::pair<std::uint64_t, std::uint64_t>> read;  // (sequence, block of it on a core)
+  for (std::size_t c = 0; c < plan.cores.size(); ++c) {
+    std::map<std::uint64_t, std::uint64_t> nth;  // this core's blocks of each sequence so far
+    for (const AttentionBlock& b : plan.cores[c].blocks) {
+      const std::uint64_t k = b.first_pass ? (nth[b.sequence] = 0) : ++nth[b.sequence];
+      hits[c].push_back(read.insert({b.sequence, k}).second ? 0 : 1);
+    }
+  }
+  return hits;
+}
+
+}  // namespace
+
 AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   const OpGraph& g = ctx.graph;
   AttentionUnit unit;
@@ -115,7 +142,11 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   if (unit.history != HistoryRoute::none) {
     unit.history_engine = gather ? ctx.chip.dma_for(hw::DmaRole::gather) : ctx.kv_engine();
   }
-  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident);
+  // The partials may go through the L2 unless the history is staged there or the combine also
+  // merges another fa2's (attention_plan.hpp).
+  const bool partials_may_use_l2 =
+      ctx.chip.l2.has_value() && unit.history != HistoryRoute::staged && !unit.merges_another_part;
+  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident, partials_may_use_l2);
   if (ctx.options.loop_kept > 0 && unit.history == HistoryRoute::none) {
     // Loop replay: fa2's own loads only (prefill), where iteration i of a block is one unit of
     // the chip's program when every core runs the same blocks (ops/loop_replay.hpp).
@@ -152,6 +183,8 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   }
   unit.prefetched.resize(ctx.chip.cores);
   unit.round_reads.resize(ctx.chip.cores);
+  if (ctx.chip.l2 && ctx.chip.l2->caches_reads)
+    unit.q_hits_l2 = query_hits_l2(g[*unit.fa2].attn(), *unit.plan, *ctx.chip.l2);
   return unit;
 }
 
@@ -204,7 +237,10 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
     std::vector<CmdRef> chunk(n);
     const std::size_t already = history->queued(bi, chunk);
     // The Q buffer is reused by the next block: its load waits for this block's last tensor command.
-    const CmdRef q = emit.load(block.rows * s.qk_dim * kActivationBytes, previous_block_end);
+    const std::uint64_t q_bytes = block.rows * s.qk_dim * kActivationBytes;
+    const CmdRef q = !unit.q_hits_l2.empty() && unit.q_hits_l2[core][bi] != 0
+                         ? emit.load_from_l2(q_bytes, previous_block_end)
+                         : emit.load(q_bytes, previous_block_end);
     if (streams) {
       for (std::size_t i = already; i < std::min<std::size_t>(plan.buffers, n); ++i) {
         chunk[i] = history->load(bi, i, buffer_freed_by[(global_chunk + i) % plan.buffers]);
@@ -238,7 +274,12 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
     history->end_block(bi);
     if (by_history && (plan.partials_per_sequence[block.sequence] > 1 || unit.merges_another_part)) {
       // Partial output with its softmax statistics, merged across cores by fa2_combine.
-      emit.store(block.rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow), last);
+      const std::uint64_t bytes = block.rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow);
+      if (plan.partials_in_l2) {
+        emit.store_to_l2(bytes, last);
+      } else {
+        emit.store(bytes, last);
+      }
     } else {
       emit.compute(cost.sfu_cycles(block.rows));  // 1 / l per row
       last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, kAccumulatorDtype));
@@ -368,7 +409,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
     }
   }
   lower_rows(ctx, op, rows, most_partials * partial_bytes + s.v_dim * kActivationBytes, cost, kAccumulatorDtype,
-             ctx.chip.dma_for(hw::DmaRole::cross_core), by_partials ? &*by_partials : nullptr);
+             ctx.chip.dma_for(hw::DmaRole::cross_core), by_partials ? &*by_partials : nullptr, plan.partials_in_l2);
 }
 
 }  // namespace ops::detail

@@ -58,6 +58,11 @@ struct AttentionUnit {
   /// The combine also merges another fa2 (a prefill chunk's attention over itself, beside this
   /// one over its history): every sequence leaves a partial output, even one no core cut.
   bool merges_another_part = false;
+  /// On a chip whose L2 caches DDR reads, when every query block of the op fits in it: per core,
+  /// per block, whether its Q load hits the L2 (an earlier core, in lowering order, read the same
+  /// rows of the same sequence: the pieces of a split sequence all load its Q at about the same
+  /// time). Empty: every Q load comes from DDR.
+  std::vector<std::vector<std::uint8_t>> q_hits_l2;
 
   /// fa2 waits for the read on every core (resident and gather routes).
   bool history_barrier() const {

@@ -26,10 +26,12 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
   kv_resident_ = c.engine(kv_engine_).serves(hw::DmaRole::kv_resident);
 }
 
-const AttentionPlan& LoweringContext::attention_plan(const AttentionShape& s, bool resident) {
-  const auto key = std::make_pair(s, resident);
+const AttentionPlan& LoweringContext::attention_plan(const AttentionShape& s, bool resident, bool partials_may_use_l2) {
+  const auto key = std::make_tuple(s, resident, partials_may_use_l2);
   auto found = plans_.find(key);
-  if (found == plans_.end()) found = plans_.emplace(key, plan_attention(s, chip, resident, options.attn_split)).first;
+  if (found == plans_.end()) {
+    found = plans_.emplace(key, plan_attention(s, chip, resident, partials_may_use_l2, options.attn_split)).first;
+  }
   return found->second;
 }
 

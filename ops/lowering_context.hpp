@@ -79,7 +79,7 @@ class LoweringContext {
   }
 
   /// The attention plan of a shape, computed once for every layer that shares it.
-  const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident);
+  const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident, bool partials_may_use_l2);
 
   /// The kv_cache_read / fa2 / fa2_combine unit `op` belongs to (built once, on first use).
   AttentionUnit& attention_unit(OpId op);
@@ -137,7 +137,7 @@ class LoweringContext {
   EngineId tiles_ = 0;
   EngineId kv_engine_ = 0;
   bool kv_resident_ = false;
-  std::map<std::pair<AttentionShape, bool>, AttentionPlan> plans_;
+  std::map<std::tuple<AttentionShape, bool, bool>, AttentionPlan> plans_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, hw::DType, std::uint64_t>, MatmulTiling> tilings_;
   std::vector<std::vector<LastIds>> last_;  ///< [op][core]
   std::vector<std::vector<Entry>> entry_;   ///< [op][core]
@@ -207,9 +207,9 @@ struct RowCost {
 /// [begin, end); rows are split over cores in balanced ranges (or `core_rows[c]` for core c, when
 /// given) and tiled so that two tiles of buffers (each row needing at most `widest_row_bytes`)
 /// fit in LMEM. `load_engine`: where the rows come from (the tiles engine, or the cross-core
-/// engine for data other cores left behind, as fa2's partials).
+/// engine for data other cores left behind, as fa2's partials); `from_l2`: they were left in the L2.
 void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
                 const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute,
-                EngineId load_engine, const std::vector<Range>* core_rows = nullptr);
+                EngineId load_engine, const std::vector<Range>* core_rows = nullptr, bool from_l2 = false);
 
 }  // namespace ops::detail

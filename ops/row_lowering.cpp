@@ -17,7 +17,7 @@ namespace ops::detail {
 
 void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t widest_row_bytes,
                 const std::function<RowCost(std::uint64_t begin, std::uint64_t end)>& cost, hw::DType compute_dtype,
-                EngineId load_engine, const std::vector<Range>* core_rows) {
+                EngineId load_engine, const std::vector<Range>* core_rows, bool from_l2) {
   const std::uint64_t tile_rows =
       std::max<std::uint64_t>(1, ctx.chip.lmem_bytes_per_core / (2 * std::max<std::uint64_t>(1, widest_row_bytes)));
   std::vector<RowCost> tiles;
@@ -36,7 +36,10 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
     auto& peak = ctx.out.ops[op].peak_lmem_bytes;
     peak = std::max(peak, std::min<std::uint64_t>(tiles.size(), 2) * (tiles[0].load_bytes + tiles[0].store_bytes));
     CoreEmitter emit(ctx, op, core);
-    CmdRef loaded = emit.load_on(load_engine, tiles[0].load_bytes, {});
+    auto load = [&](std::uint64_t bytes, CmdRef after) {
+      return from_l2 ? emit.load_from_l2_on(load_engine, bytes, after) : emit.load_on(load_engine, bytes, after);
+    };
+    CmdRef loaded = load(tiles[0].load_bytes, {});
     CmdRef previous;
     for (std::size_t t = 0; t < tiles.size(); ++t) {
       // The special functions first (exp, rsqrt on the SFU), then the vector ALU pass; the
@@ -46,7 +49,7 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
         loaded = {};
       }
       const CmdRef done = emit.compute(ctx.cost.vector_cycles(tiles[t].element_ops, compute_dtype), {loaded});
-      if (t + 1 < tiles.size()) loaded = emit.load_on(load_engine, tiles[t + 1].load_bytes, previous);
+      if (t + 1 < tiles.size()) loaded = load(tiles[t + 1].load_bytes, previous);
       emit.store(tiles[t].store_bytes, done);
       previous = done;
     }

@@ -107,7 +107,7 @@ class Estimator {
   std::optional<Estimate> cut_attention(const AttentionShape& a) {
     auto found = cut_.find(a);
     if (found != cut_.end()) return found->second;
-    const AttentionPlan plan = plan_attention(a, chip_, false, options_.attn_split);
+    const AttentionPlan plan = plan_attention(a, chip_, false, false, options_.attn_split);
     const std::vector<std::uint64_t> dropped = droppable_iterations(plan, options_.loop_kept, kLoopPeriodMultiple);
     std::optional<Estimate> out;
     if (!dropped.empty()) {

@@ -12,6 +12,7 @@
 #include "hw/config_error.hpp"
 #include "models/graph_helpers.hpp"
 #include "models/model_spec.hpp"
+#include "ops/attention_plan.hpp"
 #include "ops/lowering.hpp"
 #include "ops/timeline.hpp"
 #include "sim/simulator.hpp"
@@ -216,8 +217,12 @@ TEST_CASE("SDMA route on a chip with an L2: the history is staged there, round b
   const ops::OpTiming& read = staged.timeline.op(OpKind::kv_cache_read);
   CHECK(read.hbm_bytes == 150'994'944);  // every history byte once, DDR -> L2
   CHECK(read.commands[test_configs::engine::sdma] == 64 * 4);
-  // fa2's chunk loads come from the L2: its DDR bytes are its Q and partials, as when streamed.
-  CHECK(staged.timeline.op(OpKind::fa2).hbm_bytes == streamed.timeline.op(OpKind::fa2).hbm_bytes);
+  // fa2's chunk loads come from the L2: its DDR bytes are its Q, 64 cores x 128 rows x 576 x 2 =
+  // 9,437,184 B, and its partials, 64 x 128 x (512 x 4 + 8) = 16,842,752 B: the L2 holds the
+  // history, so the partials stay in the DDR. Streamed, the L2 is free and the partials go there
+  // (ops::decode_split_parts): the Q alone.
+  CHECK(staged.timeline.op(OpKind::fa2).hbm_bytes == 9'437'184 + 16'842'752);
+  CHECK(streamed.timeline.op(OpKind::fa2).hbm_bytes == 9'437'184);
   // Per core: each round's first L2 load starts only after that round's read has ended (one
   // 512-row chunk per round: every L2 load opens its round).
   const std::uint32_t sdma = test_configs::engine::sdma, gdma = test_configs::engine::gdma;
@@ -249,6 +254,60 @@ TEST_CASE("SDMA route on a chip with an L2: the history is staged there, round b
   const auto small = block(chip, decode(4, 8192), "sdma");
   CHECK(small.timeline.op(OpKind::fa2).start == small.timeline.op(OpKind::kv_cache_read).end);
   CHECK(small.timeline.op(OpKind::kv_cache_read).hbm_bytes == 37'748'736);
+}
+
+TEST_CASE("decode split partials go through a free L2, and the split is priced at its rate", "[hw][l2][split]") {
+  // The SG2262 test chip with a 128 MiB L2 at 8,192 GB/s. V3 absorb decode, B = 1 at 1,024 tokens
+  // (128 query rows, b_p = 128 x (512 x 4 + 8) = 263,168 B a piece). t_tok = 76.656 ns as in
+  // test_lowering's split test; at the L2's rate P* = sqrt(1,024 x 76.656 x 8,192 / 526,336) =
+  // sqrt(1,221.7) = 34.95 -> 35 pieces (at the DDR's 7,741.44 B/ns: 34), and 35 x 263,168 =
+  // 9,210,880 B fit the L2.
+  const std::string l2 =
+      "l2: {capacity_bytes: 134217728, bandwidth_gb_per_s: 8192, latency_ns: 50, caches_reads: %s}\nengines:";
+  auto with_l2 = [&](const char* caches, std::uint64_t capacity) {
+    std::string line = l2;
+    line.replace(line.find("%s"), 2, caches);
+    line.replace(line.find("134217728"), 9, std::to_string(capacity));
+    return hw::chip_from_yaml(replaced(test_configs::kSg2262, "engines:", line), "sg2262-l2");
+  };
+  const hw::Chip chip = with_l2("false", 134217728);
+  ops::AttentionShape s;
+  s.groups = {ops::QueryGroup{1, 1, 1024}};
+  s.heads = 128, s.kv_heads = 1, s.qk_dim = 576, s.v_dim = 512, s.kv_elements = 576, s.kv_token_bytes = 1152;
+  s.decode = true;
+  CHECK(ops::decode_split_parts(s, chip, true) == 35);
+  CHECK(ops::decode_split_parts(s, chip, false) == 34);
+  // A 4 MiB L2 cannot hold the 35 pieces: the DDR's rate and count.
+  CHECK(ops::decode_split_parts(s, with_l2("false", 4194304), true) == 34);
+  const ops::AttentionPlan plan = ops::plan_attention(s, chip, false, true);
+  CHECK(plan.partials_in_l2);
+  CHECK(ops::decode_partial_bytes(s, plan) == 35 * 263'168);
+
+  // The block: fa2 stores its 35 partials into the L2 and fa2_combine reads them there. fa2's DDR
+  // bytes are its Q loads alone, 35 x 128 x 576 x 2 = 5,160,960 B; the combine's its output,
+  // 128 x 512 x 2 = 131,072 B.
+  const auto run = block(chip, decode(1, 1024));
+  CHECK(run.timeline.op(OpKind::fa2).hbm_bytes == 5'160'960);
+  CHECK(run.timeline.op(OpKind::fa2_combine).hbm_bytes == 131'072);
+  // (The block's matmuls keep split-K partials in the L2 too: count fa2's and the combine's.)
+  const auto fa2 = run.timeline.op(OpKind::fa2).id, combine = run.timeline.op(OpKind::fa2_combine).id;
+  std::uint64_t to_l2 = 0, from_l2 = 0;
+  for (const auto& core : run.lowered.program.cores) {
+    for (const auto& queue : core.queues) {
+      for (const sim::Command& c : queue) {
+        if (c.kind != sim::CommandKind::transfer || (c.op != fa2 && c.op != combine)) continue;
+        if (c.direction == sim::Direction::lmem_to_l2) to_l2 += c.amount;
+        if (c.direction == sim::Direction::l2_to_lmem) from_l2 += c.amount;
+      }
+    }
+  }
+  CHECK(to_l2 == 35 * 263'168);
+  CHECK(from_l2 == 35 * 263'168);
+
+  // An L2 that caches reads: the 35 pieces all load the sequence's Q; the first from the DDR, the
+  // others hit the L2 (the Q of the op, 147,456 B, fits): fa2's DDR bytes are one Q.
+  const auto cached = block(with_l2("true", 134217728), decode(1, 1024));
+  CHECK(cached.timeline.op(OpKind::fa2).hbm_bytes == 147'456);
 }
 
 TEST_CASE("an L2 that caches reads serves operand blocks other cores already read", "[hw][engines][variants][l2]") {

@@ -106,16 +106,16 @@ TEST_CASE("decode split: a short history goes to fewer cores, P* = sqrt(N t_tok 
     s.decode = true;
     return s;
   };
-  CHECK(ops::decode_split_parts(shape(1, 1), chip) == 1);
-  CHECK(ops::decode_split_parts(shape(1, 512), chip) == 24);
-  CHECK(ops::decode_split_parts(shape(1, 1024), chip) == 34);
-  CHECK(ops::decode_split_parts(shape(1, 2048), chip) == 48);
-  CHECK(ops::decode_split_parts(shape(1, 4096), chip) == 64);
+  CHECK(ops::decode_split_parts(shape(1, 1), chip, false) == 1);
+  CHECK(ops::decode_split_parts(shape(1, 512), chip, false) == 24);
+  CHECK(ops::decode_split_parts(shape(1, 1024), chip, false) == 34);
+  CHECK(ops::decode_split_parts(shape(1, 2048), chip, false) == 48);
+  CHECK(ops::decode_split_parts(shape(1, 4096), chip, false) == 64);
   // N counts every stream's history: 2 x 1,024 is 2,048 tokens, 48 cores.
-  CHECK(ops::decode_split_parts(shape(2, 1024), chip) == 48);
+  CHECK(ops::decode_split_parts(shape(2, 1024), chip, false) == 48);
   // The plan follows: 1,024 tokens on 34 cores, 30 or 31 each (ceil(1024 / 34) = 31), 34
   // partials to merge; the other 30 cores take no block.
-  const ops::AttentionPlan plan = ops::plan_attention(shape(1, 1024), chip, false);
+  const ops::AttentionPlan plan = ops::plan_attention(shape(1, 1024), chip, false, false);
   std::size_t busy = 0;
   std::uint64_t most = 0;
   for (const ops::CoreAttention& c : plan.cores) {
@@ -128,7 +128,7 @@ TEST_CASE("decode split: a short history goes to fewer cores, P* = sqrt(N t_tok 
   // Prefill is not split by history: all cores.
   ops::AttentionShape prefill = shape(1, 1024);
   prefill.decode = false;
-  CHECK(ops::decode_split_parts(prefill, chip) == 64);
+  CHECK(ops::decode_split_parts(prefill, chip, false) == 64);
 }
 
 TEST_CASE("decode split: a sequence one core reads whole is finished by fa2, not combined", "[ops][split]") {
@@ -351,9 +351,9 @@ TEST_CASE("causal prefill attention streams each row block's keys up to its last
   s.kv_elements = 256, s.kv_token_bytes = 512;
   hw::Chip one = test_configs::sg2262();
   one.cores = 1;
-  const ops::AttentionPlan full = ops::plan_attention(s, one, false);
+  const ops::AttentionPlan full = ops::plan_attention(s, one, false, false);
   s.causal = true;
-  const ops::AttentionPlan causal = ops::plan_attention(s, one, false);
+  const ops::AttentionPlan causal = ops::plan_attention(s, one, false, false);
   REQUIRE(causal.row_block == full.row_block);
   const std::uint64_t R = causal.row_block;
   REQUIRE(R < 4096);
