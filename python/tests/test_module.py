@@ -376,13 +376,19 @@ def test_ctrl_c_stops_a_long_simulate_promptly():
     # KeyboardInterrupt comes within a fraction of a second, and the next run is whole.
     import signal
     import time
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    started = time.monotonic()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        g5sim.simulate(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), phase="prefill", ctx=8192, batch=1,
-                       replay=False)
-    assert time.monotonic() - started < 1.5
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored, and
+    # Python then leaves it so: install the interpreter's own handler for this test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        started = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            g5sim.simulate(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), phase="prefill", ctx=8192, batch=1,
+                           replay=False)
+        assert time.monotonic() - started < 1.5
+    finally:
+        signal.signal(signal.SIGINT, previous)
     r = g5sim.simulate(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), layers=2)
     assert r.total_ps > 0
 
