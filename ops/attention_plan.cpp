@@ -202,7 +202,7 @@ std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip, 
   const double token_ns =
       std::max(cost.cycles_ns(chunk_cycles) / kChunk,
                static_cast<double>(s.kv_token_bytes) / cost.alone_gb_per_s(chip.default_kv_engine()));
-  const double piece_bytes = static_cast<double>(rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow));
+  const double piece_bytes = static_cast<double>(rows * partial_row_bytes(s));
   const double tokens = static_cast<double>(s.kv_heads) * static_cast<double>(s.keys());
   auto parts_at = [&](double bytes_per_ns) {
     const double best = std::sqrt(tokens * token_ns * bytes_per_ns / (2 * piece_bytes));
@@ -217,12 +217,14 @@ std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip, 
   return parts_at(cost.roofline_bytes_per_s() / 1e9);
 }
 
+std::uint64_t partial_row_bytes(const AttentionShape& s) { return s.v_dim * kAccumulatorBytes + kStatBytesPerRow; }
+
 std::uint64_t decode_partial_bytes(const AttentionShape& s, const AttentionPlan& plan) {
   std::uint64_t rows = 0;
   for (const CoreAttention& c : plan.cores) {
     for (const AttentionBlock& b : c.blocks) rows += b.rows;
   }
-  return rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow);
+  return rows * partial_row_bytes(s);
 }
 
 AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::uint64_t max_rows,

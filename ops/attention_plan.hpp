@@ -114,6 +114,10 @@ Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape&
 /// (rows x b_p each, the largest rows) fit, else at the DDR's.
 std::uint64_t decode_split_parts(const AttentionShape& shape, const hw::Chip& chip, bool partials_may_use_l2);
 
+/// b_p per query row: the fp32 output row and its running max and sum, what a piece of a decode
+/// split stores for fa2_combine.
+std::uint64_t partial_row_bytes(const AttentionShape& shape);
+
 /// Bytes of the partial outputs a decode split leaves for fa2_combine: b_p per row of every item
 /// (an upper bound: a sequence one core reads whole leaves none).
 std::uint64_t decode_partial_bytes(const AttentionShape& shape, const AttentionPlan& plan);

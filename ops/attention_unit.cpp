@@ -274,7 +274,7 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
     history->end_block(bi);
     if (by_history && (plan.partials_per_sequence[block.sequence] > 1 || unit.merges_another_part)) {
       // Partial output with its softmax statistics, merged across cores by fa2_combine.
-      const std::uint64_t bytes = block.rows * (s.v_dim * kAccumulatorBytes + kStatBytesPerRow);
+      const std::uint64_t bytes = block.rows * partial_row_bytes(s);
       if (plan.partials_in_l2) {
         emit.store_to_l2(bytes, last);
       } else {
@@ -334,7 +334,7 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
   const AttentionUnit& unit = ctx.attention_unit(op);
   const AttentionPlan& plan = *unit.plan;
   const AttentionShape& s = ctx.graph[op].attn();
-  const std::uint64_t partial_bytes = s.v_dim * kAccumulatorBytes + kStatBytesPerRow;
+  const std::uint64_t partial_bytes = partial_row_bytes(s);
   // The rows of the KV streams in order, a group's streams alike: run g starts at row
   // first_row[g] and stream first_stream[g], its streams holding q_len * heads_per_kv rows each.
   std::vector<std::uint64_t> first_row, first_stream, rows_per_stream;
