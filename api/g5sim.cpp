@@ -157,6 +157,7 @@ void fill(Result& r, const Result::State& s) {
   r.scope = s.scope == api::Scope::step ? "step" : "block";
   r.layers = s.layers;
   r.micro_batches = s.micro_batches;
+  r.host_launch_ns = s.host_launch_ns;
   r.phase = api::phase_name(w);
   r.batch = w.sequences();
   r.q_len = w.max_q_len();
@@ -394,6 +395,9 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     if (state->scope == api::Scope::block && request.micro_batches != 1) {
       throw hw::InputError("micro_batches", "micro-batches need scope step (a block is one attention)");
     }
+    if (state->scope == api::Scope::block && request.host_launch_ns != 0) {
+      throw hw::InputError("host_launch_ns", "a host launch per layer needs scope step (a block is one attention)");
+    }
     state->options.kv_read_engine = request.kv_read_engine;
     state->options.max_commands = request.max_commands;
     state->options.attn_split = parse_split(request.attn_split);
@@ -413,10 +417,12 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
       models::StepOptions step;
       step.layers = request.layers;
       step.micro_batches = request.micro_batches;
+      step.host_launch_ns = request.host_launch_ns;
       step.expert_load = load ? &*load : nullptr;
       step.parallelism = state->parallelism;
       state->layers = request.layers.value_or(m.num_hidden_layers);
       state->micro_batches = request.micro_batches;
+      state->host_launch_ns = request.host_launch_ns;
       sim = api::simulate_step(c, m, state->workload, step, state->options, request.replay && !request.keep_commands);
     }
     state->timeline = std::move(sim.timeline);

@@ -87,7 +87,8 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
       if (most == nullptr || entry.second > most->second) most = &entry;
     }
     if (most != nullptr) k.bound_by = most->first;
-    k.regime = ops::classify(k.compute_ns, k.memory_ns, k.comm_ns);
+    k.regime =
+        k.kind == ops::OpKind::host_launch ? ops::Regime::host : ops::classify(k.compute_ns, k.memory_ns, k.comm_ns);
   }
   std::vector<std::size_t> order(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -203,16 +204,19 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   const std::string batch_text =
       w.uniform() ? fmt::format("B={} q_len={} kv_len={}", w.sequences(), w.max_q_len(), w.max_kv_len())
                   : fmt::format("{} sequences {}", w.sequences(), models::mix_text(w.groups));
-  fmt::print(out, "g5sim: {} {}, {} {} kv={} weights={}, on {} ({} cores)\n", run.model.name,
-             step ? fmt::format("decoder step ({} of {} layers{})", run.layers, run.model.num_hidden_layers,
-                                run.micro_batches > 1 ? fmt::format(", {} micro-batches", run.micro_batches) : "")
-             : run.model.attention == models::AttentionKind::mla
-                 ? (w.has_decode() && w.has_prefill()
-                        ? fmt::format("MLA attention block ({} decode, {} prefill)", models::name_of(w.mla_mode),
-                                      models::name_of(w.prefill_mla_mode))
-                        : fmt::format("MLA attention block ({})", models::name_of(w.compute_mode())))
-                 : std::string("attention block"),
-             phase_name(w), batch_text, models::name_of(w.kv_format), weights_label(w), run.chip.name, run.chip.cores);
+  fmt::print(
+      out, "g5sim: {} {}, {} {} kv={} weights={}, on {} ({} cores)\n", run.model.name,
+      step ? fmt::format(
+                 "decoder step ({} of {} layers{}{})", run.layers, run.model.num_hidden_layers,
+                 run.micro_batches > 1 ? fmt::format(", {} micro-batches", run.micro_batches) : "",
+                 run.host_launch_ns > 0 ? fmt::format(", each launched by the host in {} ns", run.host_launch_ns) : "")
+      : run.model.attention == models::AttentionKind::mla
+          ? (w.has_decode() && w.has_prefill()
+                 ? fmt::format("MLA attention block ({} decode, {} prefill)", models::name_of(w.mla_mode),
+                               models::name_of(w.prefill_mla_mode))
+                 : fmt::format("MLA attention block ({})", models::name_of(w.compute_mode())))
+          : std::string("attention block"),
+      phase_name(w), batch_text, models::name_of(w.kv_format), weights_label(w), run.chip.name, run.chip.cores);
   if (run.model.attention == models::AttentionKind::mla) {
     fmt::print(out, "mla mode: {} (cache and decode), prefill compute {}\n", models::name_of(w.mla_mode),
                models::name_of(w.prefill_mla_mode));
@@ -313,6 +317,7 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"scope\": \"{}\",\n", run.scope == Scope::step ? "step" : "block");
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out, "  \"micro_batches\": {},\n", run.micro_batches);
+  fmt::print(out, "  \"host_launch_ns\": {},\n", run.host_launch_ns);
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, "
              "\"prefill_attention\": \"{}\", \"kv_dtype\": \"{}\", "

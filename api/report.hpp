@@ -35,6 +35,7 @@ struct RunDescription {
   bool automatic_sharding = false;
   models::MemoryFootprint footprint{};
   std::uint64_t micro_batches = 1;
+  std::uint64_t host_launch_ns = 0;  ///< the host's launch of each layer (StepOptions)
 };
 
 /// Time, bytes and work of all ops of one kind.

@@ -38,6 +38,7 @@ void each_field(R& r, F&& field) {
   field("q_len", r.q_len);
   field("kv_len", r.kv_len);
   field("micro_batches", r.micro_batches);
+  field("host_launch_ns", r.host_launch_ns);
   field("weight_group", r.weight_group);
   field("cores", r.cores);
   field("prefetch", r.prefetch);

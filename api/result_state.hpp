@@ -42,6 +42,7 @@ struct Result::State {
   api::Scope scope = api::Scope::step;
   std::uint64_t layers = 0;
   std::uint64_t micro_batches = 1;
+  std::uint64_t host_launch_ns = 0;
   models::Parallelism parallelism;
   bool automatic_sharding = false;
   models::MemoryFootprint footprint;
@@ -53,6 +54,7 @@ struct Result::State {
     api::RunDescription d{chip.data().chip, model.data().spec, workload,           options,  scope,
                           layers,           parallelism,       automatic_sharding, footprint};
     d.micro_batches = micro_batches;
+    d.host_launch_ns = host_launch_ns;
     return d;
   }
 };

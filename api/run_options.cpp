@@ -111,6 +111,11 @@ std::string step_only(const Model&, const Request& request) {
   return request.scope == "block" ? "an attention block has no output layer (--scope step has)" : "";
 }
 
+std::string whole_step_only(const Model&, const Request& request) {
+  return request.scope == "block" ? "an attention block is one layer: no host launches between layers (--scope step)"
+                                  : "";
+}
+
 std::string grouped_weights_only(const Model& model, const Request& request) {
   const std::string dtype = request.weight_dtype.empty() ? std::string(models::name_of(model.data().spec.weight_dtype))
                                                          : request.weight_dtype;
@@ -366,6 +371,18 @@ const std::vector<Row>& rows() {
        &Request::micro_batches,
        nullptr,
        number<&Result::micro_batches>},
+      {{.name = "host_launch_ns",
+        .flag = "--host-launch-ns",
+        .type = T::count,
+        .min = 0,
+        .max = models::kMaxHostLaunchNs,
+        .unit = "ns",
+        .doc = "step: the host launches each decoder layer as a program of its own, the chip idle meanwhile "
+               "(Sophgo's demos: one network per block; 0: the step is one program)",
+        .takes = kFixed | kValidation},
+       &Request::host_launch_ns,
+       whole_step_only,
+       nullptr},
       {{.name = "cores",
         .flag = "--cores",
         .type = T::count,

@@ -113,6 +113,7 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
             work = fmt::format(R"("wait_msg": {}, "count": {})", cmd.msg, cmd.msg_count);
             break;
           case sim::CommandKind::fence: work = R"("fence": true)"; break;
+          case sim::CommandKind::delay: work = fmt::format(R"("delay_ps": {})", cmd.amount); break;
         }
         std::string waits;
         for (std::size_t w = 0; w < engines; ++w) {

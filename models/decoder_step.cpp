@@ -8,6 +8,7 @@
 #include "models/attention_block.hpp"
 #include "models/ffn_block.hpp"
 #include "models/graph_helpers.hpp"
+#include "models/run_limits.hpp"
 
 namespace models {
 namespace {
@@ -33,9 +34,41 @@ void schedule_micro_batch(ops::OpGraph& graph, ops::OpId first, int layer) {
   }
 }
 
+// The host launch of `layer` (StepOptions::host_launch_ns): after every op before it without a
+// consumer yet (the previous layer's outputs and its cache writes; the embedding for layer 0).
+ops::OpId add_host_launch(ops::OpGraph& graph, int layer, std::uint64_t launch_ns) {
+  std::vector<ops::OpId> returned;
+  for (ops::OpId v = 0; v < boost::num_vertices(graph); ++v) {
+    if (boost::out_degree(v, graph) == 0) returned.push_back(v);
+  }
+  ops::OpNode node;
+  node.name = "host_launch";
+  node.kind = ops::OpKind::host_launch;
+  node.layer = layer;
+  node.shape = fmt::format("{} ns", launch_ns);
+  node.payload = ops::HostShape{launch_ns * 1000};  // ns -> ps; launch_ns is at most kMaxHostLaunchNs
+  const ops::OpId launch = ops::add_op(graph, node);
+  for (ops::OpId v : returned) ops::add_dependency(graph, v, launch);
+  return launch;
+}
+
+// Every op of the layer that starts it, launched at `first` (its host_launch), waits for the
+// launch: those fed by no op of the layer (a history read, a first projection) included.
+void wait_for_launch(ops::OpGraph& graph, ops::OpId first) {
+  for (ops::OpId v = first + 1; v < boost::num_vertices(graph); ++v) {
+    bool fed = false;
+    for (auto [e, end] = boost::in_edges(v, graph); e != end && !fed; ++e) fed = boost::source(*e, graph) >= first;
+    if (!fed) ops::add_dependency(graph, first, v);
+  }
+}
+
 }  // namespace
 
 ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, const StepOptions& options) {
+  if (options.host_launch_ns > kMaxHostLaunchNs) {
+    throw hw::InputError("host_launch_ns",
+                         fmt::format("expected 0..{} ns, got {}", kMaxHostLaunchNs, options.host_launch_ns));
+  }
   const std::uint64_t layers = options.layers.value_or(m.num_hidden_layers);
   if (layers == 0 || layers > m.num_hidden_layers) {
     throw hw::InputError("layers", fmt::format("expected 1..{} ({} has {} layers), got {}", m.num_hidden_layers, m.name,
@@ -81,6 +114,11 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
   std::vector<ops::OpId> previous(N, embedding);
   for (std::uint64_t l = 0; l < layers; ++l) {
     const int layer = static_cast<int>(l);
+    const auto layer_begin = static_cast<ops::OpId>(boost::num_vertices(graph));
+    if (options.host_launch_ns > 0) {
+      const ops::OpId launch = add_host_launch(graph, layer, options.host_launch_ns);
+      std::fill(previous.begin(), previous.end(), launch);
+    }
     std::optional<ExpertShare> measured;
     const ExpertShare* share = nullptr;
     if (m.is_moe_layer(l)) {
@@ -94,6 +132,7 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
       previous[i] = add_ffn_block(graph, m, mw, layer, attention, p, share);
       if (N > 1) schedule_micro_batch(graph, first, layer);
     }
+    if (options.host_launch_ns > 0) wait_for_launch(graph, layer_begin);
   }
   const std::uint64_t logit_rows = w.logit_rows();
   const ops::OpId final_norm = outside.add(detail::rmsnorm_op("final_norm", logit_rows, m.hidden_size));

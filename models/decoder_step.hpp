@@ -31,6 +31,12 @@ struct StepOptions {
   std::uint64_t micro_batches = 1;
   const ExpertLoad* expert_load = nullptr;
   Parallelism parallelism;
+  /// The host launches each layer as a program of its own (--host-launch-ns; 0: the step is one
+  /// program). Sophgo's demos run every decoder block as its own network, launched from the host
+  /// when the previous one has returned: layer l starts with a host_launch op of this length
+  /// that waits for every op of layer l - 1 (the embedding for layer 0) and that every op of
+  /// layer l waits for, so nothing overlaps the launch, not even a weight prefetch.
+  std::uint64_t host_launch_ns = 0;
 };
 
 /// One chip's share of the step of the global `workload` (batch over all DP ranks). Throws

@@ -15,6 +15,7 @@ constexpr std::uint64_t kMaxDegree = 65536;                    ///< each of tp, 
 constexpr std::uint64_t kMaxChips = std::uint64_t{1} << 20;    ///< tp x dp
 constexpr std::uint64_t kMaxLayers = 1024;                     ///< decoder layers (a model's, --layers)
 constexpr std::uint64_t kMaxMicroBatches = 64;
+constexpr std::uint64_t kMaxHostLaunchNs = 10'000'000'000;             ///< --host-launch-ns: 10 s
 constexpr std::uint64_t kMaxCores = 4096;                              ///< --cores (and a chip's cores)
 constexpr std::uint64_t kMaxHeads = 4096;                              ///< attention heads (a model's, an op's)
 constexpr std::uint64_t kMaxHeadDim = 65536;                           ///< a head's dimension

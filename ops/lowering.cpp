@@ -22,6 +22,7 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
   last_.assign(n, std::vector<LastIds>(c.cores, LastIds{}));
   entry_.assign(n, std::vector<Entry>(c.cores));
   message_.assign(n, 0);
+  launched_.assign(c.cores, 0);
   kv_engine_ = history_engine(c, o);
   kv_resident_ = c.engine(kv_engine_).serves(hw::DmaRole::kv_resident);
 }
@@ -138,6 +139,7 @@ CmdRef LoweringContext::push(OpId as, std::uint32_t core, EngineId engine, sim::
   auto& q = out.program.cores[core].queue(engine);
   q.push_back(cmd);
   const auto id = static_cast<std::uint32_t>(q.size());
+  if (cmd.kind == sim::CommandKind::delay) launched_[core] = id;
   last_[as][core][engine] = id;
   return CmdRef{engine, id};
 }
@@ -145,6 +147,7 @@ CmdRef LoweringContext::push(OpId as, std::uint32_t core, EngineId engine, sim::
 CmdRef LoweringContext::push_ahead(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd) {
   // Entering the op (its barrier wait on the tensor queue) is left to its next command.
   cmd.op = static_cast<std::uint32_t>(as);
+  add_wait(core, engine, cmd, tensor(), launched_[core], as);
   auto& q = out.program.cores[core].queue(engine);
   q.push_back(cmd);
   const auto id = static_cast<std::uint32_t>(q.size());
@@ -245,6 +248,13 @@ CmdRef CoreEmitter::fence(CmdRef after) {
   sim::Command cmd;
   cmd.kind = sim::CommandKind::fence;
   return ctx_.push(op_, core_, ctx_.tensor(), cmd, {after});
+}
+
+CmdRef CoreEmitter::delay(std::uint64_t picoseconds) {
+  sim::Command cmd;
+  cmd.kind = sim::CommandKind::delay;
+  cmd.amount = picoseconds;
+  return ctx_.push(op_, core_, ctx_.tensor(), cmd, {});
 }
 
 CmdRef CoreEmitter::store(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes) {

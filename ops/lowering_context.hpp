@@ -101,6 +101,7 @@ class LoweringContext {
   /// Like push, for a command that depends on nothing the op's producers make (a weight tile
   /// prefetched while they finish): it carries no entry waits, which the op's next command on
   /// the engine then carries (the queue is in order, so everything after it waits as usual).
+  /// It does wait for the core's latest host launch: a program loads nothing before it is launched.
   CmdRef push_ahead(OpId as, std::uint32_t core, EngineId engine, sim::Command cmd);
 
   /// Whether `op` may load its weights before its producers finish: prefetch is on, every
@@ -142,7 +143,8 @@ class LoweringContext {
   std::vector<std::vector<LastIds>> last_;  ///< [op][core]
   std::vector<std::vector<Entry>> entry_;   ///< [op][core]
   static constexpr std::uint32_t kMessageToGive = 0xffffffff;
-  std::vector<std::uint32_t> message_;  ///< [op]: barrier message id, 0 if none, kMessageToGive until sent
+  std::vector<std::uint32_t> message_;   ///< [op]: barrier message id, 0 if none, kMessageToGive until sent
+  std::vector<std::uint32_t> launched_;  ///< [core]: tensor id of the latest host launch's delay, 0 if none
   std::vector<std::unique_ptr<AttentionUnit>> units_;
   std::map<OpId, AttentionUnit*> unit_of_;
 };
@@ -174,6 +176,8 @@ class CoreEmitter {
   /// A tensor-engine fence: no work, it passes when `after` has completed (it carries a wait the
   /// tiles engine could not name itself).
   CmdRef fence(CmdRef after);
+  /// A tensor-engine delay of `picoseconds`: the core idles (the host launching the next program).
+  CmdRef delay(std::uint64_t picoseconds);
   /// Local memory -> DDR on the tiles engine.
   CmdRef store(std::uint64_t bytes, CmdRef after, std::uint64_t row_bytes = 0);
   /// Local memory -> the chip's software-managed L2 on the tiles engine (split-K partials).

@@ -148,8 +148,14 @@ struct CollectiveShape {
 struct StreamShape {
   bool operator==(const StreamShape&) const = default;
 };
+/// The host's launch of the next program (a layer's network on Sophgo's runtime): `launch_ps`
+/// during which no engine of the chip works.
+struct HostShape {
+  std::uint64_t launch_ps = 0;
+  bool operator==(const HostShape&) const = default;
+};
 // Alternatives in PayloadKind order (ops/op_kinds.hpp).
-using OpPayload = std::variant<StreamShape, MatmulShape, VectorShape, AttentionShape, CollectiveShape>;
+using OpPayload = std::variant<StreamShape, MatmulShape, VectorShape, AttentionShape, CollectiveShape, HostShape>;
 
 struct OpNode {
   std::string name;
@@ -175,6 +181,7 @@ struct OpNode {
   const AttentionShape& attn() const { return std::get<AttentionShape>(payload); }
   AttentionShape& attn() { return std::get<AttentionShape>(payload); }
   const CollectiveShape& collective() const { return std::get<CollectiveShape>(payload); }
+  const HostShape& host() const { return std::get<HostShape>(payload); }
 };
 
 enum class EdgeKind : std::uint8_t { data, same_core, order };

@@ -23,6 +23,7 @@ constexpr OpKindTraits kTraits[] = {
     {OpKind::fa2_combine, "fa2_combine", PayloadKind::attention, PeakUnit::vector},
     {OpKind::all_reduce, "all_reduce", PayloadKind::collective, PeakUnit::none},
     {OpKind::all_to_all, "all_to_all", PayloadKind::collective, PeakUnit::none},
+    {OpKind::host_launch, "host_launch", PayloadKind::host, PeakUnit::none},
 };
 
 constexpr bool in_enum_order() {

@@ -27,11 +27,12 @@ enum class OpKind : std::uint8_t {
   fa2_combine,         ///< decode only: merges the per-core partial outputs of fa2
   all_reduce,          ///< collective over the C2C links: ring all-reduce of TP partial sums
   all_to_all,          ///< collective over the C2C links: EP dispatch / combine of routed tokens
+  host_launch,         ///< the host launching the next layer's program: the chip idles meanwhile
 };
-constexpr std::size_t kOpKindCount = 16;
+constexpr std::size_t kOpKindCount = 17;
 
 /// Which OpPayload alternative a kind carries (the variant's index order, op_graph.hpp).
-enum class PayloadKind : std::uint8_t { stream, matmul, rows, attention, collective };
+enum class PayloadKind : std::uint8_t { stream, matmul, rows, attention, collective, host };
 
 /// The peak an op's FLOPs are measured against in the roofline: the cube (in the op's dtype, bf16
 /// unless fp8), the vector unit (in the op's arithmetic dtype), or none (ops without arithmetic).

@@ -29,6 +29,7 @@ constexpr Registration kRegistry[] = {
     {OpKind::fa2_combine, lower_fa2_combine},
     {OpKind::all_reduce, lower_collective},
     {OpKind::all_to_all, lower_collective},
+    {OpKind::host_launch, lower_host_launch},
 };
 
 constexpr bool registers_every_kind_once() {

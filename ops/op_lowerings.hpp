@@ -1,7 +1,7 @@
 #pragma once
 // The lowering registry: one lowering function per op kind. An op kind's lowering lives in a file
 // of its own family (matmul_lowering.cpp, row_lowering.cpp, attention_unit.cpp,
-// collective_lowering.cpp, topk_lowering.cpp) and is registered once, in op_lowerings.cpp.
+// collective_lowering.cpp, topk_lowering.cpp, host_lowering.cpp) and is registered once, in op_lowerings.cpp.
 
 #include "ops/lowering_context.hpp"
 
@@ -21,6 +21,7 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op);
 void lower_fa2(LoweringContext& ctx, OpId op);
 void lower_fa2_combine(LoweringContext& ctx, OpId op);
 void lower_collective(LoweringContext& ctx, OpId op);
+void lower_host_launch(LoweringContext& ctx, OpId op);
 /// Ops whose bytes other ops' commands move on their behalf (expert weights, indexer keys).
 void lower_nothing(LoweringContext& ctx, OpId op);
 

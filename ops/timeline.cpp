@@ -18,6 +18,7 @@ std::string_view regime_name(Regime r) {
     case Regime::compute: return "compute";
     case Regime::memory: return "memory";
     case Regime::comm: return "comm";
+    case Regime::host: return "host";
   }
   return "?";
 }
@@ -252,7 +253,7 @@ void roofline(const OpGraph& graph, OpId v, const hw::CostModel& cost, OpTiming&
   t.memory_ns = static_cast<double>(t.hbm_bytes + t.streamed_in_bytes) / (cost.roofline_bytes_per_s() * 1e-9);
   t.comm_ns = static_cast<double>(t.c2c_bytes) / cost.c2c_bytes_per_ns();
   t.roofline_ns = std::max({t.compute_ns, t.memory_ns, t.comm_ns});
-  t.regime = classify(t.compute_ns, t.memory_ns, t.comm_ns);
+  t.regime = t.kind == OpKind::host_launch ? Regime::host : classify(t.compute_ns, t.memory_ns, t.comm_ns);
 }
 
 }  // namespace
@@ -304,8 +305,8 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
     }
     roofline(graph, v, cost, t);
     const Bound b = limits.bound(limits.op_work(map.template_op(v)), t.duration());
-    t.bound_by = b.resource;
-    t.bound_share = b.share;
+    t.bound_by = t.kind == OpKind::host_launch ? "host" : b.resource;
+    t.bound_share = t.kind == OpKind::host_launch ? 0.0 : b.share;
     tl.hbm_bytes += t.hbm_bytes;
     tl.idle_gap += t.idle_gap;
     tl.c2c_bytes += t.c2c_bytes;

@@ -31,7 +31,8 @@ namespace ops {
 class ReplayMap;
 class LoopMap;
 
-enum class Regime : std::uint8_t { compute, memory, comm };
+/// host: an op during which the chip waits for its host (host_launch), no roofline of its own.
+enum class Regime : std::uint8_t { compute, memory, comm, host };
 std::string_view regime_name(Regime r);
 /// The roofline's verdict: comm when the links take longest, else compute or memory, whichever is longer.
 Regime classify(double compute_ns, double memory_ns, double comm_ns);

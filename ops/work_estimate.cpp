@@ -42,6 +42,7 @@ class Estimator {
         return attention(node.attn()) + messages;
       case PayloadKind::collective: return 2.0L * static_cast<Estimate>(node.collective().chips) + messages;
       case PayloadKind::stream: return messages;
+      case PayloadKind::host: return static_cast<Estimate>(chip_.cores) + messages;  // one delay per core
     }
     return messages;
   }

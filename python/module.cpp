@@ -470,6 +470,7 @@ void bind_result(py::module_& m) {
       .def_readonly("scope", &g5sim::Result::scope)
       .def_readonly("layers", &g5sim::Result::layers)
       .def_readonly("micro_batches", &g5sim::Result::micro_batches)
+      .def_readonly("host_launch_ns", &g5sim::Result::host_launch_ns)
       .def_readonly("phase", &g5sim::Result::phase)
       .def_readonly("batch", &g5sim::Result::batch)
       .def_readonly("q_len", &g5sim::Result::q_len)

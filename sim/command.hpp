@@ -12,7 +12,9 @@
 // engines TIU and HAU ids, the HAU GDMA and TIU ids); GDMA never waits on GDMA: its order is its
 // queue. Cross-core order uses messages, as TIU SYS send_msg / wait_msg do: send_msg adds one to
 // a counter, wait_msg blocks the tensor engine's queue until the counter reaches msg_count.
-// Message and fence commands take no time and run on the tensor engine only.
+// Message and fence commands take no time and run on the tensor engine only. A delay runs on the
+// tensor engine only too: it holds the queue for `amount` picoseconds without doing work (the
+// host launching the next program: the core idles, nothing it counts as busy).
 
 #include <algorithm>
 #include <array>
@@ -28,7 +30,8 @@ using hw::EngineId;
 using hw::kMaxEngines;
 
 /// fence: waits, then passes at once (it carries waits a tensor command has no room for).
-enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg, fence };
+/// delay: waits, then holds the tensor queue for `amount` picoseconds, idle.
+enum class CommandKind : std::uint8_t { compute, transfer, send_msg, wait_msg, fence, delay };
 
 /// Where a transfer's bytes go. The engine's `crosses` path serves ddr_to_lmem, lmem_to_ddr and
 /// chip_to_chip; the chip's L2 (when it has one) adds two: ddr_to_l2 crosses the engine's path and
@@ -55,7 +58,7 @@ struct Command {
 
   // Message commands carry no work and transfers no message, so each pair shares its bytes.
   union {
-    std::uint64_t amount = 0;  ///< cycles (serial engines) or bytes (transfer engines)
+    std::uint64_t amount = 0;  ///< cycles (serial engines), bytes (transfer engines), picoseconds (delay)
     std::uint32_t msg_count;   ///< wait_msg: sends required before it passes
   };
   std::uint32_t op = 0;  ///< index of the op this command belongs to

@@ -421,7 +421,7 @@ void Run::validate(const Program& program) {
       const hw::EngineSpec& spec = chip_.engines[e];
       for (const Command& cmd : program.cores[c].queues[e]) {
         const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
-        const bool tensor_only = message || cmd.kind == CommandKind::fence;
+        const bool tensor_only = message || cmd.kind == CommandKind::fence || cmd.kind == CommandKind::delay;
         const bool kind_ok = models_[e].serial ? cmd.kind == CommandKind::compute || (tensor_only && e == tensor)
                                                : cmd.kind == CommandKind::transfer;
         if (!kind_ok) {
@@ -526,6 +526,15 @@ void Run::issue_serial(std::uint32_t core, EngineId engine) {
         advance_head(es, reader);
         es.busy = true;
         events_.push(later(cycle_ticks(cmd.amount)), EventPriority::kState, EventType::serial_done,
+                     core * static_cast<std::uint32_t>(kMaxEngines) + engine,
+                     std::uint64_t{core} * kMaxEngines + engine);
+        return;
+      case CommandKind::delay:
+        if (es.head >= es.watch) observed_issue(core, engine, es.head);
+        records.start(es.head, now_);
+        advance_head(es, reader);
+        es.busy = true;
+        events_.push(later(cmd.amount), EventPriority::kState, EventType::serial_done,
                      core * static_cast<std::uint32_t>(kMaxEngines) + engine,
                      std::uint64_t{core} * kMaxEngines + engine);
         return;

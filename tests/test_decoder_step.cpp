@@ -13,6 +13,7 @@
 #include "models/ffn_block.hpp"
 #include "models/kv_cache.hpp"
 #include "models/memory_footprint.hpp"
+#include "models/run_limits.hpp"
 #include "ops/work_estimate.hpp"
 #include "test_configs.hpp"
 
@@ -797,4 +798,52 @@ tie_word_embeddings: false
   std::string quoted = qwen;
   quoted.replace(quoted.find("qkv_bias: true"), 14, "qkv_bias: \"true\"");
   CHECK_THROWS_WITH(model(quoted, "q"), Catch::Contains("qkv_bias: expected true or false, got 'true'"));
+}
+
+TEST_CASE("host launch: each layer waits for the previous one and the launch, nothing overlaps it", "[step][host]") {
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  models::StepOptions options;
+  options.layers = 3;
+  const auto without = api::simulate_step(chip(), v3, decode(4, 1024), options, {});
+  options.host_launch_ns = 250'000;  // 0.25 ms
+  const auto with = api::simulate_step(chip(), v3, decode(4, 1024), options, {});
+  // One host_launch op per layer, 250,000 ns = 250,000,000 ps each, tagged with its layer.
+  std::vector<const ops::OpTiming*> launches;
+  for (const auto& t : with.timeline.ops) {
+    if (t.kind == OpKind::host_launch) launches.push_back(&t);
+  }
+  REQUIRE(launches.size() == 3);
+  for (int l = 0; l < 3; ++l) {
+    const ops::OpTiming& launch = *launches[static_cast<std::size_t>(l)];
+    CHECK(launch.layer == l);
+    CHECK(launch.end - launch.start == 250'000'000);
+    CHECK(launch.hbm_bytes == 0);
+    CHECK(launch.regime == ops::Regime::host);
+    CHECK(launch.bound_by == "host");
+    // It starts when every op before its layer has ended, and every op of its layer starts
+    // after it: no weight prefetch or history read slips under the launch.
+    for (const auto& t : with.timeline.ops) {
+      if (t.kind == OpKind::host_launch) continue;
+      if (t.layer >= 0 && t.layer < l) CHECK(t.end <= launch.start);
+      if (t.layer == -1 && t.name == "embedding") CHECK(t.end <= launch.start);
+      if (t.layer == l) {
+        INFO(t.name);
+        CHECK(t.start >= launch.end);
+      }
+    }
+  }
+  // The layers are otherwise the same work: the step's bytes and FLOPs do not change, and it takes at
+  // least the three launches longer (cross-layer overlap the launches forbid comes on top).
+  CHECK(with.timeline.hbm_bytes == without.timeline.hbm_bytes);
+  CHECK(with.timeline.flops == without.timeline.flops);
+  CHECK(with.timeline.total >= without.timeline.total + 3 * 250'000'000ull);
+  // Beyond 10 s a launch is refused, naming the field.
+  options.host_launch_ns = models::kMaxHostLaunchNs + 1;
+  try {
+    api::simulate_step(chip(), v3, decode(4, 1024), options, {});
+    FAIL("no InputError");
+  } catch (const hw::InputError& e) {
+    CHECK(e.field() == "host_launch_ns");
+    CHECK(std::string(e.what()) == "expected 0..10000000000 ns, got 10000000001");
+  }
 }

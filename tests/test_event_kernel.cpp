@@ -77,6 +77,31 @@ TEST_CASE("sync waits: TIU waits on GDMA, GDMA waits on TIU", "[sim][kernel]") {
   CHECK(t.end == 1900);
 }
 
+TEST_CASE("a delay holds the tensor queue for its picoseconds, and the DMA that waits on it starts after",
+          "[sim][kernel]") {
+  // TIU: delay 5,000 ps (0 -> 5000), then compute 500 cycles (5000 -> 5500). GDMA: a load of
+  // 1000 B waiting on TIU 1 (the delay): 5000 + 100 start-up + 1000 = 6100 ps.
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4, 0.1), "tiny");
+  sim::Program p = program(1);
+  Command delay;
+  delay.kind = CommandKind::delay;
+  delay.amount = 5'000;
+  p.cores[0].queue(engine::tiu) = {delay, compute(500)};
+  p.cores[0].queue(engine::gdma) = {transfer(1000, 1)};
+  const sim::Trace t = sim::Simulator(chip).run(p);
+  CHECK(t.records(0, engine::tiu)[0].start == 0);
+  CHECK(t.records(0, engine::tiu)[0].end == 5'000);
+  CHECK(t.records(0, engine::tiu)[1].start == 5'000);
+  CHECK(t.records(0, engine::tiu)[1].end == 5'500);
+  CHECK(t.records(0, engine::gdma)[0].start == 5'000);
+  CHECK(t.records(0, engine::gdma)[0].end == 6'100);
+  CHECK(t.end == 6'100);
+  // A delay belongs on the tensor engine only.
+  sim::Program bad = program(1);
+  bad.cores[0].queue(engine::gdma) = {delay};
+  CHECK_THROWS_WITH(sim::Simulator(chip).run(bad), "core 0: engine gdma queue holds a command of the wrong kind");
+}
+
 TEST_CASE("one engine serves its descriptors in order: the head's bytes first", "[sim][kernel][order]") {
   // Several transfers in flight hide start-ups and round trips; the channel delivers the oldest
   // descriptor's bytes first, so the next tile never slows the one needed now.

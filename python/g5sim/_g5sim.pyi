@@ -97,6 +97,7 @@ class Request:
     scope: str
     layers: Optional[int]
     micro_batches: int
+    host_launch_ns: int
     cores: Optional[int]
     tp: Optional[int]
     ep: Optional[int]
@@ -157,6 +158,7 @@ class Result:
     scope: str
     layers: int
     micro_batches: int
+    host_launch_ns: int
     phase: str
     batch: int
     q_len: int

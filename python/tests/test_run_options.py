@@ -122,3 +122,22 @@ def test_a_runs_identity_is_the_tables_column_rows(chip, v3):
     assert identity["chip_sha256"] == chip.sha256 and identity["model_source"] == v3.source
     assert identity["ctx"] == r.kv_len == 2048 and identity["q_len"] == r.q_len == 1
     assert identity["phase"] == "decode" and identity["chips"] == 1
+
+
+def test_a_host_launch_per_layer_matches_the_command_line(chip, v3, tmp_path):
+    # Two layers of a V3 decode step, each launched by the host in 0.25 ms: one host_launch op per
+    # layer, 250,000 ns = 250,000,000 ps long, that no other op of its layer starts before.
+    r = g5sim.simulate(chip, v3, batch=4, ctx=1024, layers=2, host_launch_ns=250_000, tp=1, ep=1, dp=1)
+    assert r.host_launch_ns == 250_000
+    launches = r.ops_named("host_launch")
+    assert [op.layer for op in launches] == [0, 1]
+    for launch in launches:
+        assert launch.op_end_ps - launch.op_start_ps == 250_000_000
+        assert (launch.regime, launch.bound_by, launch.hbm_bytes) == ("host", "host", 0)
+        assert all(op.op_start_ps >= launch.op_end_ps for op in r.ops
+                   if op.layer == launch.layer and op.kind != "host_launch")
+    assert json.loads(r.json())["host_launch_ns"] == 250_000
+    # A block is one layer: the option does not apply and is refused, naming it.
+    with pytest.raises(g5sim.ConfigError) as e:
+        g5sim.simulate(chip, v3, batch=4, ctx=1024, scope="block", host_launch_ns=1)
+    assert e.value.field == "host_launch_ns"

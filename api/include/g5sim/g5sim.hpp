@@ -142,6 +142,7 @@ struct Request {
   std::string scope = "step";                           ///< "block" (one attention block) or "step" (the decoder)
   std::optional<std::uint64_t> layers;                  ///< step: only the first N decoder layers
   std::uint64_t micro_batches = 1;                      ///< step: the chip's sequences in N overlapping groups (1..64)
+  std::uint64_t host_launch_ns = 0;                     ///< step: the host's launch of each layer (0: one program)
   std::optional<std::uint64_t> cores;                   ///< run on the chip's first N cores; none = all
   std::optional<std::uint64_t> tp, ep, dp;              ///< none given: the smallest sharding that fits DDR
   std::string expert_load;                              ///< step: measured routing CSV (layer,expert,tokens) path
@@ -227,6 +228,7 @@ class Result {
   /// The config files: Chip::source() / Model::source() and the SHA-256 of their text.
   std::string chip_source, chip_sha256, model_source, model_sha256;
   std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0, micro_batches = 1, weight_group = 0;
+  std::uint64_t host_launch_ns = 0;     ///< Request::host_launch_ns as the run took it
   std::uint64_t cores = 0;              ///< the chip's cores the run used (Request::cores, else all)
   bool prefetch = true, replay = true;  ///< Request::prefetch and Request::replay as the run took them
   std::uint64_t tp = 1, ep = 1, dp = 1, chips = 1;
