@@ -382,7 +382,7 @@ const std::vector<Row>& rows() {
         .takes = kFixed | kValidation},
        &Request::host_launch_ns,
        whole_step_only,
-       nullptr},
+       number<&Result::host_launch_ns>},
       {{.name = "cores",
         .flag = "--cores",
         .type = T::count,

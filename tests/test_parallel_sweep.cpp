@@ -184,15 +184,16 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   REQUIRE(text.rfind(grid_line, 0) == 0);
   const std::string hash = text.substr(grid_line.size(), 64);
   CHECK(text.substr(grid_line.size() + 64, 12) == " shard 0/1\npoint,"s.substr(0, 12));
-  CHECK(text.find("\npoint,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,"
-                  "weight_dtype,"
-                  "kv_read_engine,attn_split,scope,layers,micro_batches,cores,tp,ep,dp,prefetch,replay,chips,"
-                  "chip_source,chip_sha256,model_source,model_sha256,total_ns,band_low_ns,band_high_ns,tokens_per_s,"
-                  "tokens_per_s_per_chip,"
-                  "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n") != std::string::npos);
+  CHECK(text.find(
+            "\npoint,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,"
+            "weight_dtype,"
+            "kv_read_engine,attn_split,scope,layers,micro_batches,host_launch_ns,cores,tp,ep,dp,prefetch,replay,chips,"
+            "chip_source,chip_sha256,model_source,model_sha256,total_ns,band_low_ns,band_high_ns,tokens_per_s,"
+            "tokens_per_s_per_chip,"
+            "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n") != std::string::npos);
   // Point 95: the last chip (32 cores), the last model, batch 4, ctx 65536, on a block.
   CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,4x1@65536,bf16,absorb,expanded,causal,bf16,gdma,"
-                  "seq,block,1,1,32,"
+                  "seq,block,1,1,0,32,"
                   "1,1,1,true,true,1," +
                   chip_b + ",") != std::string::npos);
   std::vector<std::string> shards;
@@ -219,7 +220,7 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   // A row cut mid-line.
   std::ofstream(dir / "midrow.csv") << cut << "95,SG2262-half,DeepSeek-V2-Lite\n";
   CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
-                    Catch::Contains("midrow.csv:34: 3 cells, the header has 39 (a cut row?)"));
+                    Catch::Contains("midrow.csv:34: 3 cells, the header has 40 (a cut row?)"));
   // A shard of another grid (scope step instead of block) and a file that is no sweep.
   auto step_args = base;
   step_args.erase(std::find(step_args.begin(), step_args.end(), "--scope"),

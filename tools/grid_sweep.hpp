@@ -10,7 +10,7 @@
 //
 // CSV columns (tidy: one row per point, units in the names):
 //   point,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,
-//   weight_dtype,kv_read_engine,attn_split,scope,layers,micro_batches,cores,tp,ep,dp,prefetch,replay,chips,
+//   weight_dtype,kv_read_engine,attn_split,scope,layers,micro_batches,host_launch_ns,cores,tp,ep,dp,prefetch,replay,chips,
 //   chip_source,chip_sha256,model_source,model_sha256,total_ns,tokens_per_s,tokens_per_s_per_chip,
 //   kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by
 //   [,head_split_total_ns,head_split_kv_cache_read_bytes]   (--head-split; empty for prefill
