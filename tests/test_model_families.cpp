@@ -73,6 +73,19 @@ TEST_CASE("the new families' parameter counts are the published ones", "[models]
   CHECK(shipped("minicpm4-8b.yaml").parameter_count() == 8'185'253'888);
 }
 
+TEST_CASE("the Qwen2.5 configs' parameter counts are the published ones", "[models][families]") {
+  // Qwen2.5-7B (7,615,616,512 on its model page): untied embeddings 2 x 152,064 x 3,584 =
+  // 1,089,994,752 and the final norm 3,584; per layer q 3,584 x 3,584 + bias 3,584 = 12,848,640,
+  // k and v 3,584 x 512 + bias 512 = 1,835,520 each, o 12,845,056, FFN 3 x 3,584 x 18,944 =
+  // 203,685,888, norms 7,168: 233,057,792 x 28 = 6,525,618,176.
+  CHECK(shipped("qwen2.5-7b.yaml").parameter_count() == 7'615'616'512);
+  // Qwen2.5-1.5B (1,543,714,304): one embedding tied to the output layer, 151,936 x 1,536 =
+  // 233,373,696, and the final norm 1,536; per layer q 1,536 x 1,536 + 1,536 = 2,360,832, k and v
+  // 1,536 x 256 + 256 = 393,472 each, o 2,359,296, FFN 3 x 1,536 x 8,960 = 41,287,680, norms
+  // 3,072: 46,797,824 x 28 = 1,310,339,072.
+  CHECK(shipped("qwen2.5-1.5b.yaml").parameter_count() == 1'543'714'304);
+}
+
 TEST_CASE("each new family runs a decode and a prefill step", "[models][families][step]") {
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
   for (const char* name : {"qwen3-8b.yaml", "qwen3-30b-a3b.yaml", "glm-4.5.yaml", "kimi-k2.yaml", "minicpm3-4b.yaml",
