@@ -98,9 +98,13 @@ std::vector<std::uint32_t> ids_of(ConfigMap& m, std::string_view key, const std:
 // it only `bands` (hw/error_band.hpp) is read: it changes no simulated time, only the band a
 // result carries.
 std::optional<ErrorBands> read_calibration_record(ConfigMap c, HeldOutMape& held_out) {
-  c.expect_keys({"g5sim", "date", "base", "measured", "rows", "fitted", "mape_before_pct", "mape_after_pct",
-                 "leave_one_out_mape_pct", "leave_one_model_out_mape_pct", "leave_one_setup_out_mape_pct", "bands"});
+  c.expect_keys({"g5sim", "date", "base", "measured", "rows", "transferred_from", "fitted", "mape_before_pct",
+                 "mape_after_pct", "leave_one_out_mape_pct", "leave_one_model_out_mape_pct",
+                 "leave_one_setup_out_mape_pct", "bands"});
   for (std::string_view key : {"g5sim", "date", "base", "measured"}) c.string(key);
+  // A transferred fit (g5sim calibrate --transfer-from): no row of this chip was fitted, so its
+  // rows' MAPE (leave_one_out_mape_pct) is all held out.
+  if (c.has("transferred_from")) held_out.transferred_from = c.string("transferred_from");
   c.string_list("rows");
   c.string_list("fitted");
   for (std::string_view key : {"mape_before_pct", "mape_after_pct"}) c.non_negative_number(key);

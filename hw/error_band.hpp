@@ -50,6 +50,7 @@ struct ErrorBands {
 struct HeldOutMape {
   double rows = 0;
   std::optional<double> models, setups;
+  std::string transferred_from;  ///< non-empty: the fit is another chip's; `rows` is every row of this one
 };
 
 /// The quantile q in [0, 1] of `values` (sorted ascending, non-empty), linearly interpolated

@@ -33,6 +33,18 @@ std::string matmul_row(const std::string& id, const std::string& chip, int m, in
          " k=" + std::to_string(k) + ",kernel_us," + std::to_string(measured) + ",D,test,," + exclude + "\n";
 }
 
+// Built by appending: GCC 12 at -O3 warns falsely of an overlapping copy on "r" + to_string(i).
+std::string row_id(const std::string& prefix, std::size_t i) {
+  std::string id = prefix;
+  id.append(std::to_string(i));
+  return id;
+}
+std::string with_measured(const char* measured) {
+  std::string cell = "kernel_us,";
+  cell.append(measured);
+  return cell;
+}
+
 std::string error_of(const std::string& text) {
   try {
     v::read_measured_text(text, "m.csv");
@@ -183,7 +195,7 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
   std::string rows;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const auto [m, n, k] = shapes[i];
-    rows += matmul_row("r" + std::to_string(i), "truth.yaml", m, n, k, 1);
+    rows += matmul_row(row_id("r", i), "truth.yaml", m, n, k, 1);
   }
   write(dir / "probe.csv", kHeader + rows);
   const auto truth_run = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), {});
@@ -193,8 +205,7 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
     REQUIRE(truth_run.rows[i].status == "ok");
     char measured[64];
     std::snprintf(measured, sizeof measured, "%.17g", truth_run.rows[i].predicted);
-    rows += replace(matmul_row("r" + std::to_string(i), "chip.yaml", m, n, k, 1), "kernel_us,1.000000",
-                    std::string("kernel_us,") + measured);
+    rows += replace(matmul_row(row_id("r", i), "chip.yaml", m, n, k, 1), "kernel_us,1.000000", with_measured(measured));
   }
   write(dir / "measured.csv", kHeader + rows);
   v::CalibrationOptions options;
@@ -283,6 +294,95 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
   CHECK_THROWS_WITH(
       v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options),
       "--fit engines.tiu.cube_efficiency=2:1: bounds must be finite with 0 <= LO < HI");
+}
+
+TEST_CASE("calibrate --transfer-from carries a fit and its bands to a chip of the same silicon",
+          "[validation][calibrate]") {
+  const auto dir = scratch("transfer");
+  // The truth (cube at 60 % of its rate) "measures" five matmuls; the source chip and its twin
+  // (the same silicon with another DDR capacity: a different config, the same physics) each have
+  // the five rows.
+  write(dir / "truth.yaml", replace(test_configs::kSg2262, "cube_efficiency: 1", "cube_efficiency: 0.6"));
+  write(dir / "chip.yaml", test_configs::kSg2262);
+  const std::string twin =
+      replace(test_configs::kSg2262, "capacity_bytes: 137438953472", "capacity_bytes: 68719476736");
+  write(dir / "twin.yaml", twin);
+  const std::vector<std::array<int, 3>> shapes{
+      {2048, 2048, 2048}, {1024, 4096, 2048}, {1, 8192, 8192}, {2, 16384, 4096}, {4, 4096, 8192}};
+  std::string probe;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    probe += matmul_row(row_id("r", i), "truth.yaml", shapes[i][0], shapes[i][1], shapes[i][2], 1);
+  }
+  write(dir / "probe.csv", kHeader + probe);
+  const auto truth_run = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), {});
+  std::string rows;
+  for (const char* chip : {"chip.yaml", "twin.yaml"}) {
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      REQUIRE(truth_run.rows[i].status == "ok");
+      char measured[64];
+      std::snprintf(measured, sizeof measured, "%.17g", truth_run.rows[i].predicted);
+      rows += replace(matmul_row(row_id(std::string(chip, 4), i), chip, shapes[i][0], shapes[i][1], shapes[i][2], 1),
+                      "kernel_us,1.000000", with_measured(measured));  // ids chip0.., twin0..
+    }
+  }
+  write(dir / "measured.csv", kHeader + rows);
+  const v::MeasuredTable table = v::read_measured_file((dir / "measured.csv").string());
+  v::CalibrationOptions options;
+  options.fit = {"engines.tiu.cube_efficiency"};
+  options.jobs = 2;
+  options.date = "2026-12-03T00:00:00Z";
+  const auto source = v::calibrate((dir / "chip.yaml").string(), table, options);
+  write(dir / "chip.calibrated.yaml", source.calibrated_yaml);
+  REQUIRE(source.bands);
+
+  v::CalibrationOptions transfer;
+  transfer.transfer_from = (dir / "chip.calibrated.yaml").string();
+  transfer.transfer_label = "chip.calibrated";
+  transfer.jobs = 2;
+  transfer.date = "2026-12-03T00:00:00Z";
+  const auto result = v::calibrate((dir / "twin.yaml").string(), table, transfer);
+  // No fit: the source's one fitted field, at the source's value, checked on the twin's five rows
+  // (none of them seen by the fit), which the truth's factor predicts within 0.5 %.
+  REQUIRE(result.fields.size() == 1);
+  CHECK(result.fields[0].field.path == "engines.tiu.cube_efficiency");
+  CHECK(result.fields[0].fitted == source.fields[0].fitted);
+  CHECK(result.iterations == 0);
+  REQUIRE(result.rows.size() == 5);
+  CHECK(result.rows[0].id == "twin0");
+  CHECK(result.mape_before > 10.0);
+  CHECK(result.mape_after < 0.5);
+  CHECK(result.mape_leave_one_out == result.mape_after);
+  // The source's bands, their basis saying whence; all five twin rows inside each.
+  REQUIRE(result.bands);
+  CHECK(result.bands->basis == "leave-one-out of chip.calibrated, transferred");
+  REQUIRE(result.bands->bands.size() == source.bands->bands.size());
+  // As the source's file holds them (four decimals).
+  const hw::Chip source_file = hw::load_chip((dir / "chip.calibrated.yaml").string());
+  CHECK(result.bands->bands[0].low_ratio == source_file.error_bands->bands[0].low_ratio);
+  CHECK(result.bands->bands[0].high_ratio == source_file.error_bands->bands[0].high_ratio);
+  REQUIRE(result.band_row_coverage.size() == result.bands->bands.size());
+  // The written config loads, says where its fit came from, and its record reads back.
+  CHECK_THAT(result.calibrated_yaml, Catch::Contains("transferred_from: \"chip.calibrated\""));
+  CHECK_THAT(result.calibrated_yaml, Catch::Contains("# CALIBRATED (transferred from chip.calibrated, was "));
+  write(dir / "twin.calibrated.yaml", result.calibrated_yaml);
+  const hw::Chip loaded = hw::load_chip((dir / "twin.calibrated.yaml").string());
+  CHECK(loaded.calibrated);
+  CHECK(loaded.held_out_mape.transferred_from == "chip.calibrated");
+  REQUIRE(loaded.error_bands);
+  CHECK(v::find_chip_field(result.calibrated_yaml, "c", "engines.tiu.cube_efficiency").value ==
+        source.fields[0].fitted);
+  // Errors: a source with no record, --fit beside it, and a target with no row to check on.
+  transfer.transfer_from = (dir / "chip.yaml").string();
+  CHECK_THROWS_WITH(v::calibrate((dir / "twin.yaml").string(), table, transfer),
+                    Catch::Contains("chip.yaml has no calibration record"));
+  transfer.transfer_from = (dir / "chip.calibrated.yaml").string();
+  transfer.fit = {"ddr.efficiency"};
+  CHECK_THROWS_WITH(v::calibrate((dir / "twin.yaml").string(), table, transfer),
+                    "--fit: not with --transfer-from (a transfer takes the source's fitted fields)");
+  transfer.fit.clear();
+  write(dir / "other.yaml", test_configs::kSg2262);
+  CHECK_THROWS_WITH(v::calibrate((dir / "other.yaml").string(), table, transfer),
+                    Catch::Contains("--transfer-from: no row of chip 'other' ran in"));
 }
 
 TEST_CASE("the public rows: MAPE never worse than recorded (a ratchet)", "[validation][ratchet]") {

@@ -1,4 +1,5 @@
-// g5sim calibrate: chip fields fitted to measurements (Levenberg-Marquardt on the log error),
+// g5sim calibrate: chip fields fitted to measurements (Levenberg-Marquardt on the log error), or
+// a calibrated config's fit transferred to a chip of the same silicon (--transfer-from),
 // written as a calibrated chip YAML with its record (tools/validation/calibration.hpp).
 
 #include <filesystem>
@@ -27,8 +28,13 @@ class CalibrateCommand final : public Command {
         ->add_option("--fit", fit_,
                      "chip fields to fit, dotted (ddr.efficiency,engines.tiu.cube_efficiency), each optionally "
                      "=LO:HI; default bounds: an efficiency 0.05..1, another value x/10..10x")
-        ->required()
         ->delimiter(',');
+    app()
+        ->add_option("--transfer-from", transfer_from_,
+                     "instead of --fit: take the fit of a calibrated config of the same silicon (its record's "
+                     "fitted fields and error bands; H200 from h100.calibrated.yaml), checked on this chip's rows")
+        ->excludes("--fit")
+        ->check(non_empty_path());
     app()
         ->add_option("--out", out_, "calibrated chip YAML to write ('-' for stdout)")
         ->required()
@@ -66,6 +72,10 @@ class CalibrateCommand final : public Command {
     // names a shipped config, and a path is the table's, as in its chip column.
     const std::string chip_path =
         std::filesystem::is_regular_file(chip_) ? chip_ : v::ConfigResolver(table.path, false).chip_path(chip_);
+    // As --chip: a file as given, else a shipped config's stem.
+    const std::string transfer_path = transfer_from_.empty() || std::filesystem::is_regular_file(transfer_from_)
+                                          ? transfer_from_
+                                          : v::ConfigResolver(table.path, false).chip_path(transfer_from_);
     OutputFile out(out_, "--out");
     v::CalibrationOptions options;
     options.fit = fit_;
@@ -78,6 +88,8 @@ class CalibrateCommand final : public Command {
     options.chip_label = chip_;
     options.table_label = measured_.empty() ? "validation/measured.csv (shipped)" : measured_;
     options.max_commands = std::min(max_commands_, limits.max_commands);
+    options.transfer_from = transfer_path;
+    options.transfer_label = transfer_from_;
     const v::CalibrationResult result = v::calibrate(chip_path, table, options);
     out.stream() << result.calibrated_yaml;
     out.close();
@@ -87,7 +99,7 @@ class CalibrateCommand final : public Command {
   }
 
  private:
-  std::string chip_, measured_, out_;
+  std::string chip_, measured_, out_, transfer_from_;
   std::vector<std::string> cv_;
   std::vector<std::string> fit_, rows_;
   unsigned jobs_ = 0;

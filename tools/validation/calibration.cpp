@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <yaml-cpp/yaml.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <ctime>
 #include <map>
 
+#include "api/result_state.hpp"
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
@@ -287,9 +289,11 @@ std::string record_of(const CalibrationResult& r) {
   std::string ids, fitted;
   for (const CalibratedRow& row : r.rows) ids += (ids.empty() ? "" : ", ") + quoted(row.id);
   for (const FittedField& f : r.fields) {
-    fitted += fmt::format("    - {}\n", quoted(fmt::format("{} {} -> {} in [{}, {}]", f.field.path,
-                                                           format_field_value(f.field, f.field.value),
-                                                           format_field_value(f.field, f.fitted), f.lower, f.upper)));
+    const std::string from = format_field_value(f.field, f.field.value), to = format_field_value(f.field, f.fitted);
+    fitted += fmt::format("    - {}\n",
+                          quoted(r.transferred_from.empty()
+                                     ? fmt::format("{} {} -> {} in [{}, {}]", f.field.path, from, to, f.lower, f.upper)
+                                     : fmt::format("{} {} -> {} (transferred)", f.field.path, from, to)));
   }
   std::string extra;
   if (r.leave_model_out) extra += fmt::format("  leave_one_model_out_mape_pct: {:.2f}\n", r.leave_model_out->mape);
@@ -307,10 +311,11 @@ std::string record_of(const CalibrationResult& r) {
   return fmt::format(
       "calibration:                     # written by g5sim calibrate: a record; only `bands` is read (a result's "
       "band)\n"
-      "  g5sim: {}\n  date: {}\n  base: {}\n  measured: {}\n  rows: [{}]\n  fitted:\n{}"
+      "  g5sim: {}\n  date: {}\n  base: {}\n  measured: {}\n  rows: [{}]\n{}  fitted:\n{}"
       "  mape_before_pct: {:.2f}\n  mape_after_pct: {:.2f}\n  leave_one_out_mape_pct: {:.2f}\n{}",
-      quoted(g5sim::version()), quoted(r.date), quoted(r.chip_path), quoted(r.table_path), ids, fitted, r.mape_before,
-      r.mape_after, r.mape_leave_one_out, extra);
+      quoted(g5sim::version()), quoted(r.date), quoted(r.chip_path), quoted(r.table_path), ids,
+      r.transferred_from.empty() ? std::string() : fmt::format("  transferred_from: {}\n", quoted(r.transferred_from)),
+      fitted, r.mape_before, r.mape_after, r.mape_leave_one_out, extra);
 }
 
 }  // namespace
@@ -505,8 +510,11 @@ std::string calibrated_yaml(const Problem& problem, const CalibrationResult& res
     const std::size_t end = std::min(text.find('\n', at.offset), text.size());
     const std::size_t hash = text.find('#', at.offset);
     const std::size_t from = hash < end ? hash : end;
-    const std::string note = fmt::format("# CALIBRATED (g5sim calibrate, was {}): see `calibration` below",
-                                         format_field_value(f.field, f.field.value));
+    const std::string note = result.transferred_from.empty()
+                                 ? fmt::format("# CALIBRATED (g5sim calibrate, was {}): see `calibration` below",
+                                               format_field_value(f.field, f.field.value))
+                                 : fmt::format("# CALIBRATED (transferred from {}, was {}): see `calibration` below",
+                                               result.transferred_from, format_field_value(f.field, f.field.value));
     text.replace(from, end - from, hash < end ? note : "  " + note);
   }
   if (!text.empty() && text.back() != '\n') text += '\n';
@@ -515,20 +523,148 @@ std::string calibrated_yaml(const Problem& problem, const CalibrationResult& res
 
 }  // namespace
 
-CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
-                            const CalibrationOptions& options) {
-  if (options.fit.empty()) throw hw::ConfigError("--fit: name at least one chip field", hw::ErrorSite{"", "fit", 0, 0});
+namespace {
+
+// The problem's starting config (which must load) and limits, and the names the record gives.
+Problem start_problem(const std::string& chip_path, const MeasuredTable& table, const CalibrationOptions& options,
+                      CalibrationResult& result) {
   Problem problem;
   problem.source = chip_path;
   problem.base_text = without_record(hw::read_input_file(chip_path));
   problem.jobs = options.jobs;
   problem.max_commands = options.max_commands;
-  g5sim::Chip::from_yaml(problem.base_text, chip_path);  // the starting config must load
-  add_fields(problem, options.fit, chip_path);
-  CalibrationResult result;
+  g5sim::Chip::from_yaml(problem.base_text, chip_path);
   result.chip_path = options.chip_label.empty() ? chip_path : options.chip_label;
   result.table_path = options.table_label.empty() ? table.path : options.table_label;
   result.date = options.date.empty() ? utc_now() : options.date;
+  return problem;
+}
+
+// Each row's record: measured, predicted before and after, and the groups it belongs to.
+void record_rows(const Problem& problem, const std::vector<double>& before, const std::vector<double>& after,
+                 CalibrationResult& result) {
+  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
+    const MeasuredRow& r = *problem.rows[i];
+    CalibratedRow& row = result.rows.emplace_back();
+    row.id = r.id;
+    row.measured = r.measured;
+    row.before = before[i];
+    row.after = after[i];
+    row.model_group = r.model.empty() ? std::string(name_of(r.workload)) + " op" : r.model;
+    row.setup_group = r.hardware;
+  }
+}
+
+// The result's summary figures and the config it writes (which must load).
+void finish(const Problem& problem, const std::vector<double>& before, const std::vector<double>& after,
+            const std::string& chip_path, CalibrationResult& result) {
+  result.fields = problem.fields;
+  result.simulations = problem.simulations;
+  result.mape_before = mape_of(before, problem.rows);
+  result.mape_after = mape_of(after, problem.rows);
+  result.rms_log_before = rms_log(before, problem.rows);
+  result.rms_log_after = rms_log(after, problem.rows);
+  result.calibrated_yaml = calibrated_yaml(problem, result, chip_path);
+  g5sim::Chip::from_yaml(result.calibrated_yaml, chip_path);
+}
+
+// The dotted paths of the fields a calibrated config's record lists as fitted (each entry starts
+// with its path: "engines.tensor.cube_efficiency 1.0 -> 0.9 in [0.05, 1]").
+std::vector<std::string> fitted_paths(const std::string& text, const std::string& source) {
+  std::vector<std::string> paths;
+  try {
+    const YAML::Node fitted = YAML::Load(text)["calibration"]["fitted"];
+    for (const YAML::Node& entry : fitted) {
+      const std::string s = entry.as<std::string>();
+      paths.push_back(s.substr(0, s.find(' ')));
+    }
+  } catch (const YAML::Exception& e) {
+    throw hw::ConfigError(fmt::format("--transfer-from: {}: calibration.fitted: {}", source, e.what()));
+  }
+  if (paths.empty()) {
+    throw hw::ConfigError(fmt::format("--transfer-from: {}: its calibration record lists no fitted field", source));
+  }
+  return paths;
+}
+
+CalibrationResult transfer(const std::string& chip_path, const MeasuredTable& table,
+                           const CalibrationOptions& options) {
+  const std::string source_text = hw::read_input_file(options.transfer_from);
+  const g5sim::Chip source = g5sim::Chip::from_yaml(source_text, options.transfer_from);
+  const hw::Chip& source_data = source.data().chip;
+  if (!source_data.calibrated) {
+    throw hw::ConfigError(
+        fmt::format("--transfer-from: {} has no calibration record: name a config g5sim "
+                    "calibrate wrote (CHIP.calibrated.yaml)",
+                    options.transfer_from));
+  }
+  CalibrationResult result;
+  Problem problem = start_problem(chip_path, table, options, result);
+  result.transferred_from = options.transfer_label.empty() ? options.transfer_from : options.transfer_label;
+  // Rows first (no field is fitted, so none is too few), then the fields.
+  const std::vector<double> before = select_rows(problem, table, chip_path, options, result);
+  if (problem.rows.empty()) {
+    throw hw::ConfigError(
+        fmt::format("--transfer-from: no row of chip '{}' ran in {}: a transfer is checked on "
+                    "the target's own rows",
+                    config_stem(chip_path), table.path));
+  }
+  Eigen::VectorXd z(0);
+  for (const std::string& path : fitted_paths(source_text, options.transfer_from)) {
+    FittedField f = parse_fit(path, problem.base_text, chip_path);
+    f.fitted = find_chip_field(source_text, options.transfer_from, path).value;
+    problem.fields.push_back(f);
+    z.conservativeResize(z.size() + 1);
+    z[z.size() - 1] = problem.to_z(problem.fields.size() - 1, f.fitted);
+  }
+  std::vector<std::size_t> all(problem.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<double> after = problem.predict_rows(z, all);
+  record_rows(problem, before, after, result);
+  // Every row is held out of the fit: its prediction after the transfer is its held-out one.
+  for (CalibratedRow& row : result.rows) {
+    row.leave_one_out = row.after;
+    row.has_leave_one_out = true;
+  }
+  result.folds = problem.rows.size();
+  if (source_data.error_bands) {
+    result.bands = *source_data.error_bands;
+    result.bands->basis = fmt::format("{} of {}, transferred", result.bands->basis, result.transferred_from);
+    // The share of the target's rows inside each band: the transfer's own check of it.
+    for (const hw::ErrorBand& b : result.bands->bands) {
+      std::size_t of = 0, inside = 0;
+      for (std::size_t i = 0; i < problem.rows.size(); ++i) {
+        if (b.kind != hw::BandKind::all && band_kind_of(*problem.rows[i]) != b.kind) continue;
+        const double r = time_ratio(*problem.rows[i], after[i]);
+        ++of;
+        inside += r >= b.low_ratio && r <= b.high_ratio ? 1 : 0;
+      }
+      result.band_row_coverage.push_back(of == 0 ? 0.0 : static_cast<double>(inside) / static_cast<double>(of));
+    }
+  }
+  result.mape_leave_one_out = mape_of(after, problem.rows);
+  finish(problem, before, after, chip_path, result);
+  return result;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
+                            const CalibrationOptions& options) {
+  if (!options.transfer_from.empty()) {
+    if (!options.fit.empty()) {
+      throw hw::ConfigError("--fit: not with --transfer-from (a transfer takes the source's fitted fields)",
+                            hw::ErrorSite{"", "fit", 0, 0});
+    }
+    return transfer(chip_path, table, options);
+  }
+  if (options.fit.empty()) {
+    throw hw::ConfigError("--fit: name at least one chip field (or --transfer-from a calibrated config)",
+                          hw::ErrorSite{"", "fit", 0, 0});
+  }
+  CalibrationResult result;
+  Problem problem = start_problem(chip_path, table, options, result);
+  add_fields(problem, options.fit, chip_path);
   const std::vector<double> before = select_rows(problem, table, chip_path, options, result);
 
   std::vector<std::size_t> all(problem.rows.size());
@@ -545,18 +681,7 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     problem.fields[j].fitted = std::stod(format_field_value(problem.fields[j].field, p[j]));
   }
   const std::vector<double> after = problem.predict_rows(written, all);
-  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
-    CalibratedRow& row = result.rows.emplace_back();
-    row.id = problem.rows[i]->id;
-    row.measured = problem.rows[i]->measured;
-    row.before = before[i];
-    row.after = after[i];
-  }
-  for (std::size_t i = 0; i < problem.rows.size(); ++i) {
-    const MeasuredRow& r = *problem.rows[i];
-    result.rows[i].model_group = r.model.empty() ? std::string(name_of(r.workload)) + " op" : r.model;
-    result.rows[i].setup_group = r.hardware;
-  }
+  record_rows(problem, before, after, result);
   cross_validate(problem, written, options, result);
   if (options.leave_one_out) {
     for (const std::string& g : options.cv_groups) {
@@ -573,14 +698,7 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
     }
     result.bands = bands_of(problem, result);
   }
-  result.fields = problem.fields;
-  result.simulations = problem.simulations;
-  result.mape_before = mape_of(before, problem.rows);
-  result.mape_after = mape_of(after, problem.rows);
-  result.rms_log_before = rms_log(before, problem.rows);
-  result.rms_log_after = rms_log(after, problem.rows);
-  result.calibrated_yaml = calibrated_yaml(problem, result, chip_path);
-  g5sim::Chip::from_yaml(result.calibrated_yaml, chip_path);  // what we write must load
+  finish(problem, before, after, chip_path, result);
   return result;
 }
 
@@ -622,12 +740,27 @@ void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
   if (r.bands) {
     for (std::size_t i = 0; i < r.bands->bands.size(); ++i) {
       const hw::ErrorBand& b = r.bands->bands[i];
+      if (!r.transferred_from.empty()) {
+        fmt::print(out,
+                   "band {:<8} {:.0f} % of {}'s {} held-out rows: measured time = predicted / [{:.3f}, {:.3f}]; "
+                   "this chip's rows inside it: {:.0f} %\n",
+                   hw::name_of(b.kind), 100 * r.bands->coverage, r.transferred_from, b.rows, b.low_ratio, b.high_ratio,
+                   100 * r.band_row_coverage[i]);
+        continue;
+      }
       fmt::print(out,
                  "band {:<8} {:.0f} % of {} held-out rows: measured time = predicted / [{:.3f}, {:.3f}]; a row left "
                  "out of its band falls in the others' band {:.0f} % of the time\n",
                  hw::name_of(b.kind), 100 * r.bands->coverage, b.rows, b.low_ratio, b.high_ratio,
                  100 * r.band_row_coverage[i]);
     }
+  }
+  if (!r.transferred_from.empty()) {
+    fmt::print(out,
+               "\nMAPE {:.2f} % -> {:.2f} % (rms log error {:.4f} -> {:.4f}); the fit transferred from {}: every "
+               "row held out\n",
+               r.mape_before, r.mape_after, r.rms_log_before, r.rms_log_after, r.transferred_from);
+    return;
   }
   fmt::print(
       out, "\nMAPE {:.2f} % -> {:.2f} % (rms log error {:.4f} -> {:.4f}); {} MAPE {}\n", r.mape_before, r.mape_after,

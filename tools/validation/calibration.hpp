@@ -25,6 +25,10 @@
 // carries to the next model or SDK, which row folds (mostly the same model) flatter.
 // Error bands (hw/error_band.hpp): from the row folds' held-out predictions, per kind of work, the
 // 10th and 90th percentiles of predicted / measured time, written to the record's `bands`.
+// Transfer (--transfer-from SOURCE): no fit. The fields SOURCE's record lists as fitted take
+// SOURCE's values in the target config (a chip of the same silicon: H200 from H100's fit), its
+// bands come along (their basis says from where), and the target's own rows, none of them seen by
+// the fit, check the transfer: their MAPE is the record's held-out figure.
 
 #include <cstdint>
 #include <optional>
@@ -50,6 +54,8 @@ struct CalibrationOptions {
   std::uint64_t max_commands = std::uint64_t{1} << 25;
   std::string date;                     ///< recorded in the output ("" = now, or SOURCE_DATE_EPOCH when set)
   std::string chip_label, table_label;  ///< how the record names them ("" = the paths read)
+  std::string transfer_from;            ///< non-empty: take this calibrated config's fit (above), no --fit
+  std::string transfer_label;           ///< how the record names it ("" = the path read)
 };
 
 struct FittedField {
@@ -88,7 +94,8 @@ struct CalibrationResult {
   /// Per band (in bands->bands order): the share of its rows inside a band built from its other
   /// rows alone (leave-one-out over the ratios): what the coverage is worth on the next row.
   std::vector<double> band_row_coverage;
-  std::string calibrated_yaml;  ///< the chip config with the fitted values and a `calibration` record
+  std::string calibrated_yaml;   ///< the chip config with the fitted values and a `calibration` record
+  std::string transferred_from;  ///< non-empty: the fit came from this calibrated config, not from the rows
 };
 
 /// Throws hw::ConfigError on bad fields, bounds, rows or configs.

@@ -181,8 +181,11 @@ void write_validation_table(std::ostream& out, const ValidationReport& report) {
       if (c.held_out) {
         // Figures of the fit's own record (g5sim calibrate), not of this run.
         // A record of a fit without cross-validation says 0.00 (g5sim calibrate --no-leave-one-out).
-        std::string line = c.held_out->rows > 0 ? fmt::format("leave-one-out {:.1f} %", c.held_out->rows)
-                                                : std::string("leave-one-out not computed");
+        std::string line = !c.held_out->transferred_from.empty()
+                               ? fmt::format("every row {:.1f} % (the fit transferred from {})", c.held_out->rows,
+                                             c.held_out->transferred_from)
+                           : c.held_out->rows > 0 ? fmt::format("leave-one-out {:.1f} %", c.held_out->rows)
+                                                  : std::string("leave-one-out not computed");
         if (c.held_out->models) line += fmt::format(", leave-one-model-out {:.1f} %", *c.held_out->models);
         if (c.held_out->setups) line += fmt::format(", leave-one-set-up-out {:.1f} %", *c.held_out->setups);
         fmt::print(out, "  {:<10} held out when calibrated: {}\n", "", line);
