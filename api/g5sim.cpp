@@ -16,8 +16,10 @@
 #include "api/result_state.hpp"
 #include "api/simulation.hpp"
 #include "api/trace_writer.hpp"
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "models/expert_routing.hpp"
+#include "models/kv_cache.hpp"
 #include "models/memory_footprint.hpp"
 #include "sim/cancellation.hpp"
 #include "sim/progress.hpp"
@@ -474,6 +476,26 @@ Deployment deployment(const Chip& chip, const Model& model, const Request& reque
     const ChosenDeployment chosen = choose_deployment(chip.data().chip, model.data().spec, request);
     const models::Parallelism& p = chosen.parallelism;
     return Deployment{p.tp, p.ep, p.dp, chosen.workload.sequences(), chosen.automatic};
+  });
+}
+
+ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& request) {
+  return translated([&] {
+    const hw::Chip& c = chip.data().chip;
+    const models::ModelSpec& m = model.data().spec;
+    const ChosenDeployment chosen = choose_deployment(c, m, request);
+    const models::Parallelism& p = chosen.parallelism;
+    models::validate_parallelism(p, m, chosen.workload);
+    ServingMemory out;
+    out.deployment = Deployment{p.tp, p.ep, p.dp, chosen.workload.sequences(), chosen.automatic};
+    out.capacity_bytes = c.ddr_capacity_bytes;
+    out.weight_bytes = models::chip_footprint(m, chosen.workload, p).weight_bytes;
+    out.kv_bytes_per_token = hw::checked("the KV cache bytes per token", [&] {
+      hw::Count per_layer = models::kv_bytes_per_token_per_layer(m, chosen.workload, p.tp);
+      per_layer += models::indexer_bytes_per_token_per_layer(m);
+      return (per_layer * m.num_hidden_layers).value();
+    });
+    return out;
   });
 }
 

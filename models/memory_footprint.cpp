@@ -102,7 +102,10 @@ AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given
       candidates.push_back(Parallelism{n, 1, 1});
     }
     for (const Parallelism& p : candidates) {
+      // A batch that does not split evenly, or groups too few for every rank (the automatic
+      // choice gives each rank a sequence; a given dp may leave ranks idle), skips the candidate.
       if (batch_given && global.uniform() && global.sequences() % p.dp != 0) continue;
+      if (global.dealt && global.sequences() < p.dp) continue;
       Workload w = global;
       if (!batch_given) w.groups[0].count = p.dp;
       try {

@@ -41,12 +41,7 @@ void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Worklo
     throw hw::InputError("sharding", fmt::format("tp x dp = {} x {} = {} chips, above the {} a deployment may span",
                                                  p.tp, p.dp, p.chips(), kMaxChips));
   }
-  if (global.uniform()) {
-    require_divides(p.dp, global.sequences(), "dp", "the batch");
-  } else if (p.dp > global.sequences()) {
-    throw hw::InputError("dp", fmt::format("{} = {} is more than the step's {} sequences: every DP rank needs one",
-                                           degree_name("dp"), p.dp, global.sequences()));
-  }
+  if (!global.dealt) require_divides(p.dp, global.sequences(), "dp", "the batch");
   require_divides(p.tp, m.num_attention_heads, "tp", "num_attention_heads");
   if (m.attention == AttentionKind::gqa) require_divides(p.tp, m.num_key_value_heads, "tp", "num_key_value_heads");
   require_divides(p.tp, m.intermediate_size, "tp", "intermediate_size");
@@ -71,7 +66,7 @@ void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Worklo
 
 Workload chip_workload(const Workload& global, const Parallelism& p) {
   Workload w = global;
-  if (global.uniform()) {
+  if (global.uniform() && global.groups[0].count % p.dp == 0) {
     w.groups[0].count = global.groups[0].count / p.dp;
     return w;
   }

@@ -119,6 +119,7 @@ Workload make_mixed_workload(std::vector<SequenceGroup> groups, KvFormat kv_form
     }
   }
   Workload w;
+  w.dealt = true;
   w.kv_format = kv_format;
   w.groups = std::move(groups);
   return w;

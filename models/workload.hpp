@@ -81,6 +81,11 @@ struct Workload {
   PrefillAttention prefill_attention = PrefillAttention::causal;
   KvAppend kv_append = KvAppend::in_place;
   LmHeadWeights lm_head_weights = LmHeadWeights::bf16;
+  /// The sequences came as groups (--mix, --seqs, a serving step): they are dealt round robin
+  /// over the DP ranks whatever their number, and a rank left without one idles (as a serving
+  /// engine's DP ranks do when a step has fewer requests than ranks). A uniform --batch must
+  /// divide by dp instead.
+  bool dealt = false;
 
   WeightFormat weight_format() const { return {weight_dtype, weight_group}; }
 

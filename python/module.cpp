@@ -27,9 +27,11 @@
 
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
+#include "hw/config_error.hpp"
 #include "tools/cli.hpp"
 #include "tools/grid_sweep.hpp"
 #include "tools/run_diff.hpp"
+#include "tools/serving/serve.hpp"
 
 namespace py = pybind11;
 
@@ -225,6 +227,7 @@ py::list run_option_dicts() {
     d["doc"] = o.doc;
     d["run"] = (o.takes & g5sim::kRun) != 0;
     d["grid_axis"] = (o.takes & g5sim::kGridAxis) != 0;
+    d["serve"] = (o.takes & g5sim::kServe) != 0;
     d["json_key"] = o.json_key;
     d["scoped"] = o.scoped;
     d["column"] = o.column;
@@ -265,6 +268,60 @@ void bind_functions(py::module_& m) {
       },
       py::arg("a"), py::arg("a_name"), py::arg("b"), py::arg("b_name"), py::arg("top"),
       "`g5sim diff --json -` of two run JSON texts.");
+  m.def(
+      "serve_texts",
+      [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request,
+         const std::string& trace_path, std::optional<std::string> trace_text, std::optional<double> rate,
+         std::uint64_t concurrency, std::optional<std::uint64_t> requests, const std::string& input_len,
+         const std::string& output_len, std::optional<std::uint64_t> seed, std::uint64_t max_seqs,
+         std::uint64_t max_batched_tokens, std::uint64_t chunk, std::uint64_t block_tokens, double memory_utilization,
+         std::uint64_t kv_tokens, const std::string& step_cache, std::optional<double> slo_ttft_ms,
+         std::optional<double> slo_tpot_ms) {
+        const g5sim::Request mine = request;
+        std::ostringstream csv, json;
+        {
+          py::gil_scoped_release release;
+          try {
+            tools::LoadSpec load;
+            load.trace_path = trace_path;
+            load.trace_text = std::move(trace_text);
+            load.rate = rate;
+            load.concurrency = concurrency;
+            load.requests = requests.value_or(load.requests);
+            load.requests_given = requests.has_value();
+            load.input_len = input_len;
+            load.output_len = output_len;
+            load.seed = seed.value_or(0);
+            load.seed_given = seed.has_value();
+            tools::ServeOptions options;
+            options.limits.max_seqs = max_seqs;
+            options.limits.max_batched_tokens = max_batched_tokens;
+            options.limits.chunk = chunk;
+            options.limits.block_tokens = block_tokens;
+            options.limits.concurrency = concurrency;
+            options.limits.kv_tokens = kv_tokens;
+            options.limits.bucket_percent = tools::parse_step_cache(step_cache);
+            options.memory_utilization = memory_utilization;
+            options.slo_ttft_ms = slo_ttft_ms;
+            options.slo_tpot_ms = slo_tpot_ms;
+            const tools::ServeReport report = tools::serve(chip, model, mine, tools::requests_of(load), options);
+            tools::write_request_csv(csv, report);
+            tools::write_serve_json(json, report);
+          } catch (const hw::ConfigError& e) {
+            // The serving layer's errors as the public type (same message, the site as data).
+            const hw::ErrorSite& site = e.site();
+            throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
+          }
+        }
+        return std::make_pair(csv.str(), json.str());
+      },
+      py::arg("chip"), py::arg("model"), py::arg("request"), py::arg("trace_path"), py::arg("trace_text"),
+      py::arg("rate"), py::arg("concurrency"), py::arg("requests"), py::arg("input_len"), py::arg("output_len"),
+      py::arg("seed"), py::arg("max_seqs"), py::arg("max_batched_tokens"), py::arg("chunk"), py::arg("block_tokens"),
+      py::arg("memory_utilization"), py::arg("kv_tokens"), py::arg("step_cache"), py::arg("slo_ttft_ms"),
+      py::arg("slo_tpot_ms"),
+      "`g5sim serve`: the per-request CSV and the summary JSON, byte for byte the command line's (g5sim.serve() "
+      "reads them). Releases the GIL.");
   m.def("grid_nesting", &tools::grid_nesting,
         "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");
   m.def("run_cli", &run_cli, py::arg("args"),

@@ -51,7 +51,8 @@ TEST_CASE("the run-option table is well formed", "[run_options]") {
 }
 
 TEST_CASE("each subcommand has a flag for every row it takes, with the row's doc", "[run_options][cli]") {
-  const std::string run = help_of("run"), sweep = help_of("sweep"), compare = help_of("compare");
+  const std::string run = help_of("run"), sweep = help_of("sweep"), compare = help_of("compare"),
+                    serve = help_of("serve");
   for (const g5sim::RunOption& o : g5sim::run_options()) {
     INFO(o.name);
     CHECK(run.find("  " + o.flag + " ") != std::string::npos);
@@ -59,6 +60,8 @@ TEST_CASE("each subcommand has a flag for every row it takes, with the row's doc
     const bool grid = (o.takes & (g5sim::kGridAxis | g5sim::kGridFixed)) != 0;
     CHECK((sweep.find("  " + o.flag + " ") != std::string::npos) == grid);
     CHECK((compare.find("  " + o.flag + " ") != std::string::npos) == grid);
+    // serve takes one value for every step of the options that shape a step, not its sequences.
+    CHECK((serve.find("  " + o.flag + " ") != std::string::npos) == ((o.takes & g5sim::kServe) != 0));
   }
 }
 

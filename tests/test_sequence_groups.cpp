@@ -239,8 +239,15 @@ TEST_CASE("groups: data parallelism deals the groups round robin and simulates t
       models::make_workload(models::Phase::decode, 8, 4096, std::nullopt, models::KvFormat::bf16);
   CHECK(models::chip_workload(even, models::Parallelism{1, 1, 4}).sequences() == 2);
   const models::ModelSpec spec = models::load_model(g5sim::shipped_model_path());
-  CHECK_THROWS_WITH(models::validate_parallelism(models::Parallelism{1, 1, 6}, spec, w),
-                    "data-parallel degree dp = 6 is more than the step's 5 sequences: every DP rank needs one");
+  // Fewer sequences than ranks: dp 6 over these 5 gives ranks 0-2 one decode at 4096 and ranks
+  // 3-4 one at 100; rank 5 idles (a serving step with fewer requests than ranks). Every rank has
+  // at most 1 token; rank 0 has the most history: 1 x 1@4096 is simulated.
+  CHECK_NOTHROW(models::validate_parallelism(models::Parallelism{1, 1, 6}, spec, w));
+  CHECK(models::mix_text(models::chip_workload(w, models::Parallelism{1, 1, 6}).groups) == "1x1@4096");
+  // One group that does not divide by dp is dealt too: 3 prompts over dp 2 give rank 0 two.
+  const models::Workload three =
+      models::make_mixed_workload(models::parse_mix("3x512@0", 8), models::KvFormat::bf16, "mix");
+  CHECK(models::mix_text(models::chip_workload(three, models::Parallelism{1, 1, 2}).groups) == "2x512@0");
   // The cache a chip keeps: every sequence's tokens after the step, 2 x 4096 + 1 x 100 = 8,292
   // tokens x 61 layers x 1,152 B = 582,695,424 B.
   CHECK(models::chip_footprint(spec, w, models::Parallelism{1, 1, 2}).kv_cache_bytes == 582'695'424);

@@ -14,6 +14,9 @@ struct CliLimits {
   /// `validate` and `calibrate` run at most this many rows of their table (a fuzz harness's bound;
   /// the command line has none).
   std::uint64_t max_table_rows = std::numeric_limits<std::uint64_t>::max();
+  /// `serve` takes at most this many steps (a fuzz harness's bound; the command line's is
+  /// tools::kMaxServeSteps).
+  std::uint64_t max_serve_steps = std::numeric_limits<std::uint64_t>::max();
 };
 
 int run_cli(int argc, const char* const* argv, const CliLimits& limits = {});

@@ -12,6 +12,8 @@
     g5sim.plot_timeline(r, "timeline.png")       # ops by engine (matplotlib)
     g5sim.plot_sweep("sweep.csv", "sweep.png")  # a `g5sim sweep` CSV: latency vs context
     rows = g5sim.sweep({"batch": [8, 64], "ctx": [1024, 4096]})   # a grid, threads or dask
+    per_request, summary = g5sim.serve("h100", "qwen2.5-7b", rate=4, num_requests=100,
+                                       input_len=512, output_len=128)  # requests in, TTFT/TPOT out
 
 Bad input raises g5sim.ConfigError (a ValueError) naming the source and the field; anything else
 raised from the C++ core is a RuntimeError (a bug: please report it). simulate() releases the GIL.
@@ -35,14 +37,15 @@ from ._g5sim import simulate_collective as _simulate_collective
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
 from .grid import sweep, sweep_rows
-from .plot import plot_compare, plot_sweep, plot_timeline
+from .plot import plot_compare, plot_serve, plot_sweep, plot_timeline
+from .serving import serve
 
 __version__ = _version()
 
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "SequenceGroup", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff",
-    "load_chip", "load_model", "model_path", "plot_compare", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
-    "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "sweep", "sweep_rows",
+    "load_chip", "load_model", "model_path", "plot_compare", "plot_serve", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
+    "serve", "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "sweep", "sweep_rows",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

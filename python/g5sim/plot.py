@@ -219,6 +219,58 @@ def plot_compare(path_in: PathLike, path: PathLike, size: Tuple[int, int] = (120
     _save(plt, fig, path)
 
 
+def _cdf(ax, values: Sequence[float], label: str) -> None:
+    xs = sorted(values)
+    if xs:
+        ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post")
+    ax.set_xlabel(label)
+    ax.set_ylabel("share of requests")
+    ax.grid(True, alpha=0.3)
+
+
+def plot_serve(summary: Union[PathLike, Mapping[str, Any]], path: PathLike, size: Tuple[int, int] = (1400, 900)) -> None:
+    """A `g5sim serve --json` summary (file or dict, as g5sim.serve() returns it): the TTFT and TPOT
+    CDFs with their SLOs, the batch and the waiting requests over time, and the KV cache's use."""
+    if isinstance(summary, (str, os.PathLike)):
+        with open(summary) as f:
+            summary = json.load(f)
+    if not isinstance(summary, Mapping) or "per_request" not in summary or "steps" not in summary:
+        raise ValueError("plot_serve: not a g5sim serve summary (no 'per_request' and 'steps')")
+    plt = _pyplot()
+    width, height = size
+    if width < 100 or height < 100 or width > 20000 or height > 20000:
+        raise ValueError(f"size {width}x{height}: each side must be 100..20000 pixels")
+    fig, axes = plt.subplots(2, 2, figsize=(width / _DPI, height / _DPI), dpi=_DPI)
+    requests = summary["per_request"]
+    (ttft_ax, tpot_ax), (batch_ax, kv_ax) = axes
+    _cdf(ttft_ax, [r["ttft_ms"] for r in requests], "TTFT (ms)")
+    _cdf(tpot_ax, [r["tpot_ms"] for r in requests if r["tpot_ms"] is not None], "TPOT (ms)")
+    goodput = summary.get("goodput", {})
+    for ax, key in ((ttft_ax, "slo_ttft_ms"), (tpot_ax, "slo_tpot_ms")):
+        if goodput.get(key) is not None:
+            ax.axvline(goodput[key], color="tab:red", linestyle="--", label=f"SLO {goodput[key]:g} ms")
+            ax.legend(loc="lower right")
+    steps = summary["steps"]
+    starts = [s["start_s"] for s in steps]
+    batch_ax.step(starts, [s["sequences"] for s in steps], where="post", label="running (a step's sequences)")
+    batch_ax.step(starts, [s["waiting"] for s in steps], where="post", label="waiting")
+    batch_ax.set_xlabel("time (s)")
+    batch_ax.set_ylabel("requests")
+    batch_ax.legend(loc="upper right")
+    batch_ax.grid(True, alpha=0.3)
+    blocks = max(1, summary["kv_cache"]["blocks"])
+    kv_ax.step(starts, [100.0 * s["kv_blocks_used"] / blocks for s in steps], where="post")
+    kv_ax.set_xlabel("time (s)")
+    kv_ax.set_ylabel("KV cache used (%)")
+    kv_ax.grid(True, alpha=0.3)
+    throughput = summary["throughput"]
+    fig.suptitle(f"{summary.get('model', '')} on {summary.get('chip', '')}: {summary['requests']} requests, "
+                 f"{throughput['output_tokens_per_s_per_chip']:.1f} output tokens/s per chip, goodput "
+                 f"{goodput.get('requests_per_s', 0):.3f} requests/s")
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    _save(plt, fig, path)
+
+
 def _parse_size(text: str) -> Tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
@@ -227,11 +279,22 @@ def _parse_size(text: str) -> Tuple[int, int]:
     return width, height
 
 
+def _is_serve_summary(path: PathLike) -> bool:
+    with open(path) as f:
+        try:
+            document = json.load(f)
+        except ValueError:
+            return False
+    return isinstance(document, dict) and "per_request" in document
+
+
 def main(args: List[str]) -> int:
-    """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, or a run's JSON."""
+    """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, a run's JSON, or a
+    serve summary's JSON (g5sim serve --json)."""
     import argparse
     parser = argparse.ArgumentParser(prog="g5sim plot", description=main.__doc__)
-    parser.add_argument("input", help="a `g5sim sweep` or `g5sim compare --csv` CSV, or a `g5sim run --json` file")
+    parser.add_argument("input", help="a `g5sim sweep` or `g5sim compare --csv` CSV, a `g5sim run --json` or a "
+                        "`g5sim serve --json` file")
     parser.add_argument("-o", "--out", required=True, help="the PNG to write")
     parser.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels")
     options = parser.parse_args(args)
@@ -239,7 +302,9 @@ def main(args: List[str]) -> int:
         with open(options.input) as f:
             first = f.read(1)
         header = "" if first == "{" else _first_columns(options.input)
-        if first == "{":
+        if first == "{" and _is_serve_summary(options.input):
+            plot_serve(options.input, options.out, _parse_size(options.size) if options.size else (1400, 900))
+        elif first == "{":
             plot_timeline(options.input, options.out, _parse_size(options.size) if options.size else (1400, 700))
         elif header.startswith("model,") and "_speedup" in header:
             plot_compare(options.input, options.out, _parse_size(options.size) if options.size else (1200, 700))

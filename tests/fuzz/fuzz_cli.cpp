@@ -3,7 +3,7 @@
 // read or overwrite a file outside the scratch directory the campaign runs in. Runs are capped at
 // 20,000 commands (bigger ones are refused by the work bound before they are built), `validate`
 // and `calibrate` to the first 4 rows of their table (all 123 took ~50 s, past libFuzzer's
-// timeout), output goes to a null stream, and the exit status must be 0, 1 (a write), 2 (bad
+// timeout), `serve` to 200 steps, output goes to a null stream, and the exit status must be 0, 1 (a write), 2 (bad
 // input) or 3 (a sweep --keep-going with failed points).
 #include <cstdlib>
 #include <iostream>
@@ -27,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   tools::CliLimits limits;
   limits.max_commands = 20'000;
   limits.max_table_rows = 4;
+  limits.max_serve_steps = 200;
   const int status = tools::run_cli(static_cast<int>(argv.size()), argv.data(), limits);
   std::cout.rdbuf(out);
   std::cerr.rdbuf(err);

@@ -350,4 +350,14 @@ struct Deployment {
 };
 Deployment deployment(const Chip& chip, const Model& model, const Request& request);
 
+/// What one chip of the deployment holds when it serves requests (g5sim serve): its DDR, its
+/// share of the weights, and the KV cache bytes each cached token takes on the chip that holds
+/// its sequence (all num_hidden_layers; the request's kv_dtype and mla_mode decide the layout,
+/// models/kv_cache.hpp; DSA's index keys included). The deployment as simulate() chooses it.
+struct ServingMemory {
+  Deployment deployment;
+  std::uint64_t capacity_bytes = 0, weight_bytes = 0, kv_bytes_per_token = 0;
+};
+ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& request);
+
 }  // namespace g5sim

@@ -39,6 +39,7 @@ enum OptionUse : unsigned {
   kGridAxis = 1u << 1,    ///< `g5sim sweep` / `compare` take a list (an axis of the grid; list_delimiter)
   kGridFixed = 1u << 2,   ///< `g5sim sweep` / `compare` take one value for every point
   kValidation = 1u << 3,  ///< validation rows take it in their `options` column (key=value)
+  kServe = 1u << 4,       ///< `g5sim serve` and g5sim.serve() take one value for every step
 };
 
 struct RunOption {

@@ -1,0 +1,87 @@
+"""g5sim.serve(): the command line's `g5sim serve`, byte for byte, from Python."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import g5sim
+
+SMALL = dict(layers=2)  # every step of Qwen2.5-1.5B on 2 layers: fast, and every time a real simulation's
+
+
+def test_serve_matches_the_command_line(tmp_path):
+    csv_path, json_path = tmp_path / "r.csv", tmp_path / "s.json"
+    rc = g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "4",
+                               "--requests", "12", "--input-len", "100:300", "--output-len", "8", "--seed", "1",
+                               "--slo-ttft-ms", "1", "--csv", str(csv_path), "--json", str(json_path)])
+    assert rc == 0
+    frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=12, input_len=(100, 300),
+                                 output_len=8, seed=1, slo_ttft_ms=1, **SMALL)
+    assert summary == json.loads(json_path.read_text())
+    cli = pd.read_csv(csv_path, dtype={"id": str})
+    pd.testing.assert_frame_equal(frame, cli)
+    assert list(frame.columns) == ["id", "arrival_s", "first_token_s", "finish_s", "ttft_ms", "tpot_ms", "itl_p50_ms",
+                                   "itl_max_ms", "e2e_s", "input_tokens", "output_tokens", "preemptions"]
+    assert summary["schema_version"] == 1
+    # Conservation: every request's output tokens were emitted, 12 x 8.
+    assert summary["output_tokens"] == 96 == frame.output_tokens.sum()
+    assert summary["goodput"]["requests_met"] == int((frame.ttft_ms <= 1).sum())
+
+
+def test_a_dataframe_trace_is_the_same_trace_as_its_file(tmp_path):
+    trace = pd.DataFrame({"id": ["a", "b", "c"], "arrival_s": [0.0, 0.0, 0.02],
+                          "input_tokens": [256, 64, 32], "output_tokens": [3, 4, 1]})
+    path = tmp_path / "trace.csv"
+    trace.to_csv(path, index=False)
+    from_frame = g5sim.serve("h100", "qwen2.5-1.5b", trace, **SMALL)
+    from_file = g5sim.serve("h100", "qwen2.5-1.5b", str(path), **SMALL)
+    pd.testing.assert_frame_equal(from_frame[0], from_file[0])
+    assert from_frame[1]["ttft_ms"] == from_file[1]["ttft_ms"]
+    # c has one output token: no TPOT (vLLM's definition leaves it out), an empty cell, NaN here.
+    c = from_frame[0].set_index("id").loc["c"]
+    assert math.isnan(c.tpot_ms)
+    assert from_frame[1]["tpot_ms"]["count"] == 2
+
+
+def test_one_request_alone_takes_its_prefill_then_its_decode_steps():
+    frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", pd.DataFrame(
+        {"arrival_s": [0.0], "input_tokens": [256], "output_tokens": [2]}), **SMALL)
+    prefill = g5sim.simulate("h100", "qwen2.5-1.5b", mix="1x256@0", tp=1, ep=1, dp=1, **SMALL)
+    decode = g5sim.simulate("h100", "qwen2.5-1.5b", mix="1x1@256", tp=1, ep=1, dp=1, **SMALL)
+    # The CSV's milliseconds are rounded to 3 decimals; the JSON keeps the double.
+    assert summary["ttft_ms"]["mean"] == prefill.total_ps / 1e9
+    assert summary["tpot_ms"]["mean"] == decode.total_ps / 1e9
+    assert frame.ttft_ms[0] == round(prefill.total_ps / 1e9, 3)
+
+
+def test_serve_errors_name_their_keyword():
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=0, input_len=10, output_len=10)
+    assert error.value.field == "rate"
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", pd.DataFrame({"arrival_s": [0.0], "input_tokens": [0],
+                                                          "output_tokens": [1]}))
+    assert "input_tokens: 0 is outside 1..16777216 tokens" in str(error.value)
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", pd.DataFrame({"arrival_s": [0.0], "input_tokens": [1]}))
+    assert "no column output_tokens" in str(error.value)
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=1, input_len=10, output_len=10, batch=4)
+    assert error.value.field == "batch"
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=1, input_len=10, output_len=10, step_cache="bucket:0")
+    assert error.value.field == "step_cache"
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", pd.DataFrame({"arrival_s": [0.0], "input_tokens": [600],
+                                                          "output_tokens": [10]}), kv_tokens=512, **SMALL)
+    assert "it can never run" in str(error.value)
+
+
+def test_plot_serve_draws_the_summary(tmp_path):
+    _, summary = g5sim.serve("h100", "qwen2.5-1.5b", concurrency=2, num_requests=6, input_len=64, output_len=4,
+                             slo_tpot_ms=5, **SMALL)
+    out = tmp_path / "serve.png"
+    g5sim.plot_serve(summary, out)
+    assert out.stat().st_size > 10_000

@@ -1,0 +1,43 @@
+// Fuzzes g5sim serve's trace reader (CSV, or JSON lines when the first byte is odd) and, for a
+// trace it accepts that is small enough, the serving engine over it with a step time of 1 ms +
+// 1 us per token and a KV cache and limits from the second byte (preemptions included): no
+// crash, no hang, every output token emitted once.
+#include <cstdlib>
+#include <string>
+
+#include "fuzz_common.hpp"
+#include "hw/config_error.hpp"
+#include "tools/serving/request_load.hpp"
+#include "tools/serving/serving_engine.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return 0;
+  const bool json_lines = (data[0] & 1) != 0;
+  const std::string text = fuzz::text_of(data + 2, size - 2);
+  try {
+    const auto requests = tools::parse_request_trace(text, json_lines ? "fuzz.jsonl" : "fuzz.csv");
+    if (requests.size() > 64) return 0;
+    std::uint64_t wanted = 0;
+    for (const tools::ServeRequest& r : requests) {
+      if (r.input_tokens > 4096 || r.output_tokens > 256) return 0;
+      wanted += r.output_tokens;
+    }
+    tools::ServeLimits limits;
+    limits.block_tokens = 1 + (data[1] & 15);
+    limits.kv_tokens = 4096 + 256 * std::uint64_t{data[1]};
+    limits.max_seqs = 1 + (data[1] >> 4);
+    limits.max_batched_tokens = 64 + data[1];
+    limits.chunk = data[0] >> 1;
+    limits.bucket_percent = data[0] & 2 ? 5 : 0;
+    const tools::ServeRun run = tools::serve_requests(requests, limits, [](const tools::StepGroups& groups) {
+      std::uint64_t tokens = 0;
+      for (const auto& g : groups) tokens += g.count * g.q_len;
+      return tools::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
+    });
+    std::uint64_t emitted = 0;
+    for (const tools::RequestOutcome& r : run.requests) emitted += 1 + r.itl_ps.size();
+    if (emitted != wanted) std::abort();
+  } catch (const hw::ConfigError&) {
+  }
+  return 0;
+}

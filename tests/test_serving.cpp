@@ -1,0 +1,289 @@
+// g5sim serve's engine (tools/serving/serving_engine.hpp) with a step timer whose times are
+// derived by hand, and once with the simulator itself (every time a real step's).
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "hw/config_error.hpp"
+#include "tools/serving/request_load.hpp"
+#include "tools/serving/serve.hpp"
+#include "tools/serving/serving_engine.hpp"
+
+namespace {
+
+using tools::ServeLimits;
+using tools::ServeRequest;
+using tools::StepGroups;
+using tools::StepTime;
+
+constexpr std::uint64_t kMs = 1'000'000'000;  // picoseconds
+constexpr std::uint64_t kUs = 1'000'000;
+
+// A step takes 1 ms + 1 us per new token: the times below follow by hand.
+struct HandTimer {
+  std::vector<std::string> mixes;  // every step asked for, in order
+  StepTime operator()(const StepGroups& groups) {
+    mixes.push_back(g5sim::mix_text(groups));
+    std::uint64_t tokens = 0;
+    for (const g5sim::SequenceRecord& g : groups) tokens += g.count * g.q_len;
+    return StepTime{kMs + kUs * tokens, false, 0, 0};
+  }
+};
+
+ServeRequest request(const std::string& id, std::uint64_t arrival_ps, std::uint64_t input, std::uint64_t output) {
+  return ServeRequest{id, arrival_ps, input, output};
+}
+
+ServeLimits roomy() {
+  ServeLimits l;
+  l.kv_tokens = 1'000'000;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("serve: one request alone: TTFT is its prefill step, TPOT its decode steps", "[serve]") {
+  HandTimer timer;
+  const tools::ServeRun run = tools::serve_requests({request("a", 0, 100, 4)}, roomy(), std::ref(timer));
+  // Prefill of 100 tokens: 1 ms + 100 us = 1.1 ms; then 3 decodes of 1.001 ms at histories 100,
+  // 101, 102 (the token fed back each step).
+  CHECK(timer.mixes == std::vector<std::string>{"1x100@0", "1x1@100", "1x1@101", "1x1@102"});
+  const tools::RequestOutcome& a = run.requests.at(0);
+  CHECK(a.first_token_ps == 1'100'000'000);
+  CHECK(a.finish_ps == 1'100'000'000 + 3 * std::uint64_t{1'001'000'000});
+  CHECK(a.itl_ps == std::vector<std::uint64_t>{1'001'000'000, 1'001'000'000, 1'001'000'000});
+  const tools::ServeSummary s = tools::summarize(run, 1, 2.0, 1.0);
+  CHECK(s.ttft_ms.mean == 1.1);
+  // TPOT = (4.103 - 1.1) ms / 3 = 1.001 ms: above the 1.0 ms SLO, so no request meets it.
+  CHECK(s.tpot_ms.p50 == Approx(1.001).epsilon(1e-12));
+  CHECK(s.slo_met == 0);
+  CHECK(run.steps.size() == 4);
+  CHECK(run.distinct_steps == 4);
+}
+
+TEST_CASE("serve: chunked prefill splits a prompt over steps, and the first token ends the last chunk", "[serve]") {
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.chunk = 40;
+  const tools::ServeRun run = tools::serve_requests({request("a", 0, 100, 2)}, limits, std::ref(timer));
+  // Chunks of 40, 40 and 20 after their history: 1.04 + 1.04 + 1.02 = 3.1 ms to the first token.
+  CHECK(timer.mixes == std::vector<std::string>{"1x40@0", "1x40@40", "1x20@80", "1x1@100"});
+  CHECK(run.requests[0].first_token_ps == 3'100'000'000);
+  CHECK(run.steps[0].prefill_tokens == 40);
+  CHECK(run.steps[3].decode_tokens == 1);
+}
+
+TEST_CASE("serve: decodes go first and the token budget limits what a step computes", "[serve]") {
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.max_batched_tokens = 50;
+  // a arrives at 0 (10 in, 3 out); b at 0.5 ms with a 100-token prompt. Step 1 (t 0): a's
+  // prompt, 1.01 ms. Step 2 (t 1.01 ms): a's decode first (1 token), then b's first 49 tokens of
+  // the budget left. Step 3: a's decode and b's next 49. Step 4: b's last 2.
+  const tools::ServeRun run =
+      tools::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
+  CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x1@10,1x49@0", "1x1@11,1x49@49", "1x2@98"});
+  // b's output is its first token only: TPOT has no value for it (vLLM leaves such requests out).
+  const tools::ServeSummary s = tools::summarize(run, 1, std::nullopt, std::nullopt);
+  CHECK(s.tpot_ms.count == 1);
+  // b: arrives 0.5 ms; steps end at 1.01, 2.06, 3.11, 4.112 ms: TTFT 3.612 ms.
+  CHECK(run.requests[1].first_token_ps - run.requests[1].arrival_ps == 3'612'000'000);
+}
+
+TEST_CASE("serve: a full KV cache preempts the newest request, which recomputes its tokens", "[serve]") {
+  HandTimer timer;
+  ServeLimits limits;
+  limits.kv_tokens = 10;
+  limits.block_tokens = 1;
+  // Two requests of 4 in, 4 out; 10 one-token blocks. Step 1: both prompts (8 blocks). Step 2:
+  // both decode (10 blocks). Step 3: a needs an 11th: b (the newest) is preempted, freeing 5;
+  // a decodes alone. Step 4: a's last token (7 blocks held; b's prompt of 4 + 2 generated = 6
+  // does not fit the 3 free), a ends. Step 5: b recomputes 6 tokens and emits its third token.
+  // Step 6: b's last decode at history 6.
+  const tools::ServeRun run =
+      tools::serve_requests({request("a", 0, 4, 4), request("b", 0, 4, 4)}, limits, std::ref(timer));
+  // Six steps; the sixth is the fourth's mix again, timed once (the step cache).
+  CHECK(timer.mixes == std::vector<std::string>{"2x4@0", "2x1@4", "1x1@5", "1x1@6", "1x6@0"});
+  CHECK(run.steps.size() == 6);
+  CHECK(run.distinct_steps == 5);
+  CHECK(run.preemptions == 1);
+  CHECK(run.requests[0].preemptions == 0);
+  CHECK(run.requests[1].preemptions == 1);
+  // Step times: 1.008, 1.002, 1.001, 1.001, 1.006, 1.001 ms. a ends after step 4 (4.012 ms); b's
+  // tokens at 1.008, 2.010, 5.018 and 6.019 ms.
+  CHECK(run.requests[0].finish_ps == 4'012'000'000);
+  CHECK(run.requests[1].itl_ps == std::vector<std::uint64_t>{1'002'000'000, 3'008'000'000, 1'001'000'000});
+  CHECK(run.requests[1].finish_ps == 6'019'000'000);
+}
+
+TEST_CASE("serve: every output token is emitted once (conservation)", "[serve]") {
+  tools::SyntheticLoad load;
+  load.requests = 200;
+  load.rate = 500;
+  load.input = tools::LengthDistribution{1, 300};
+  load.output = tools::LengthDistribution{1, 40};
+  load.seed = 7;
+  ServeLimits limits;
+  limits.kv_tokens = 2000;  // tight: preemptions happen
+  limits.max_seqs = 16;
+  limits.max_batched_tokens = 256;
+  limits.chunk = 64;
+  HandTimer timer;
+  const std::vector<ServeRequest> requests = tools::synthetic_requests(load);
+  const tools::ServeRun run = tools::serve_requests(requests, limits, std::ref(timer));
+  std::uint64_t wanted = 0, emitted = 0, decode_tokens = 0, preemptions = 0;
+  for (const ServeRequest& r : requests) wanted += r.output_tokens;
+  for (const tools::RequestOutcome& r : run.requests) {
+    emitted += 1 + r.itl_ps.size();
+    preemptions += r.preemptions;
+    CHECK(r.finish_ps >= r.first_token_ps);
+    CHECK(r.first_token_ps > r.arrival_ps);
+  }
+  for (const tools::StepLog& s : run.steps) decode_tokens += s.decode_tokens;
+  CHECK(emitted == wanted);
+  CHECK(preemptions == run.preemptions);
+  CHECK(run.preemptions > 0);
+  // Every token after a request's first comes from a decode step, unless a recompute emitted it.
+  CHECK(decode_tokens + run.requests.size() + preemptions >= wanted);
+  CHECK(decode_tokens <= wanted - run.requests.size());
+}
+
+TEST_CASE("serve: a closed loop keeps its clients busy (Little's law)", "[serve]") {
+  // 2 clients, 6 requests of 10 in, 5 out: each pair runs together, the next pair arrives when it
+  // ends. E2E of each = 1.02 ms (prompts) + 4 x 1.002 ms = 5.028 ms; duration 3 x 5.028 ms.
+  // Throughput x mean E2E = 6 / 15.084 ms x 5.028 ms = 2 = the concurrency, exactly.
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.concurrency = 2;
+  std::vector<ServeRequest> requests;
+  for (int i = 0; i < 6; ++i) requests.push_back(request(std::to_string(i), 0, 10, 5));
+  const tools::ServeRun run = tools::serve_requests(requests, limits, std::ref(timer));
+  for (const tools::RequestOutcome& r : run.requests) CHECK(r.finish_ps - r.arrival_ps == 5'028'000'000);
+  CHECK(run.requests[2].arrival_ps == 5'028'000'000);
+  const tools::ServeSummary s = tools::summarize(run, 1, std::nullopt, std::nullopt);
+  CHECK(s.requests_per_s * s.e2e_s.mean == Approx(2.0).epsilon(1e-12));
+}
+
+TEST_CASE("serve: bucketing raises histories to a geometric grid of integer edges", "[serve]") {
+  // 10 %: edges 1, 2, 3, ... 20 (each step of 10 % rounds down to +1), then 22, 24, 26, 28, 30, 33.
+  CHECK(tools::bucketed_history(0, 10) == 0);
+  CHECK(tools::bucketed_history(7, 0) == 7);
+  CHECK(tools::bucketed_history(20, 10) == 20);
+  CHECK(tools::bucketed_history(21, 10) == 22);
+  CHECK(tools::bucketed_history(31, 10) == 33);
+  // Two decodes at 21 and 22 share one step at 22: one simulation.
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.bucket_percent = 10;
+  limits.bucket_samples = 4;
+  (void)tools::serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
+  // Prompts 21 and 22 (history 0: exact), then both decode at 21 and 22 -> 2 x 1@22; the sample
+  // re-times that step exactly (1x1@21,1x1@22) to measure the bucketing's error.
+  CHECK(timer.mixes == std::vector<std::string>{"1x21@0,1x22@0", "2x1@22", "1x1@21,1x1@22"});
+}
+
+TEST_CASE("serve: a request that can never fit the KV cache is an error naming it", "[serve]") {
+  HandTimer timer;
+  ServeLimits limits;
+  limits.kv_tokens = 64;
+  limits.block_tokens = 16;
+  // 60 in + 10 out needs 69 tokens at its end: 5 blocks of 16, the cache has 4.
+  CHECK_THROWS_WITH(tools::serve_requests({request("big", 0, 60, 10)}, limits, std::ref(timer)),
+                    "request 'big' needs 69 tokens of KV cache (5 blocks of 16) at its end, but the deployment holds "
+                    "4 blocks (64 tokens): it can never run");
+}
+
+TEST_CASE("serve: the trace reader names the file, line and column of what is wrong", "[serve][trace]") {
+  const auto requests = tools::parse_request_trace(
+      "# a comment\nid,arrival_s,input_tokens,output_tokens\n"
+      "x,0.5,10,2\n\"y,z\",0.25,20,3\n",
+      "t.csv");
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].id == "y,z");  // sorted by arrival
+  CHECK(requests[0].arrival_ps == 250'000'000'000);
+  CHECK(requests[1].input_tokens == 10);
+  auto error = [](const std::string& text, const std::string& path) {
+    try {
+      (void)tools::parse_request_trace(text, path);
+    } catch (const hw::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("arrival_s,input_tokens,output_tokens\n0,10,x\n", "t.csv") ==
+        "t.csv:2:6: output_tokens: 'x' is not a whole number");
+  CHECK(error("arrival_s,input_tokens,output_tokens\nnan,10,1\n", "t.csv") ==
+        "t.csv:2:1: arrival_s: nan is outside 0..1000000 seconds");
+  CHECK(error("arrival_s,input,output_tokens\n", "t.csv") ==
+        "t.csv:1:11: unknown column 'input' in the header: expected arrival_s,input_tokens,output_tokens and "
+        "optionally id");
+  CHECK(error("arrival_s,input_tokens,output_tokens\n0,0,1\n", "t.csv") ==
+        "t.csv:2:3: input_tokens: 0 is outside 1..16777216 tokens");
+  CHECK(error("{\"arrival_s\": 0, \"input_tokens\": 5}\n", "t.jsonl") ==
+        "t.jsonl:1:1: no key output_tokens: expected arrival_s,input_tokens,output_tokens and optionally id");
+  CHECK(error("{\"arrival_s\": 0, \"input_tokens\": 5, \"output_tokens\": 1, \"x\": 1}\n", "t.jsonl") ==
+        "t.jsonl:1:1: unknown key 'x': expected arrival_s,input_tokens,output_tokens and optionally id");
+  CHECK(error("id,arrival_s,input_tokens,output_tokens\na,0,1,1\na,1,1,1\n", "t.csv") ==
+        "t.csv: id 'a' names two requests");
+  CHECK(error("", "t.csv") ==
+        "t.csv: empty: expected a header (arrival_s,input_tokens,output_tokens and optionally id) and a row per "
+        "request");
+}
+
+TEST_CASE("serve: a synthetic load is the same for a seed, and its lengths stay in range", "[serve][trace]") {
+  tools::SyntheticLoad load;
+  load.requests = 1000;
+  load.rate = 10;
+  load.input = tools::LengthDistribution::parse("100:200", "input_len");
+  load.output = tools::LengthDistribution::parse("50", "output_len");
+  load.seed = 3;
+  const auto a = tools::synthetic_requests(load), b = tools::synthetic_requests(load);
+  REQUIRE(a.size() == 1000);
+  std::uint64_t low = 1000, high = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].arrival_ps == b[i].arrival_ps);
+    CHECK(a[i].input_tokens == b[i].input_tokens);
+    low = std::min(low, a[i].input_tokens);
+    high = std::max(high, a[i].input_tokens);
+    CHECK(a[i].output_tokens == 50);
+    if (i > 0) CHECK(a[i].arrival_ps >= a[i - 1].arrival_ps);
+  }
+  CHECK(low == 100);
+  CHECK(high == 200);
+  // 1,000 gaps of mean 0.1 s: the last arrival near 100 s (a Poisson sum: within 10 %).
+  CHECK(a.back().arrival_ps > 90 * std::uint64_t{1'000'000'000'000});
+  CHECK(a.back().arrival_ps < 110 * std::uint64_t{1'000'000'000'000});
+  load.rate = 0;
+  CHECK_THROWS_WITH(tools::synthetic_requests(load), "0 is not a rate in (0, 1000000] requests per second");
+  CHECK_THROWS_WITH(tools::LengthDistribution::parse("9:3", "input_len"),
+                    "'9:3' is outside 1..16777216 tokens (or LO > HI)");
+}
+
+TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a decode step's time", "[serve][sim]") {
+  // Qwen2.5-1.5B, 2 layers, on H100: every time below is simulate()'s own for the same mix.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  tools::ServeOptions options;
+  const tools::ServeReport report = tools::serve(chip, model, base, {request("only", 0, 256, 3)}, options);
+  auto step_ps = [&](const std::string& mix) {
+    g5sim::Request r = base;
+    r.mix = mix;
+    r.tp = r.ep = r.dp = 1;
+    return g5sim::simulate(chip, model, r).total_ps;
+  };
+  const tools::RequestOutcome& o = report.run.requests.at(0);
+  CHECK(o.first_token_ps == step_ps("1x256@0"));
+  CHECK(o.itl_ps == std::vector<std::uint64_t>{step_ps("1x1@256"), step_ps("1x1@257")});
+  // The KV cache: (0.9 x 80 GiB - the weights) / (28 layers x 2 KV heads x 2 x 128 x 2 B = 28,672 B).
+  CHECK(report.memory.kv_bytes_per_token == 28'672);
+  const double usable = std::floor(0.9 * 85'899'345'920.0) - static_cast<double>(report.memory.weight_bytes);
+  CHECK(report.limits.kv_tokens == static_cast<std::uint64_t>(usable / 28'672.0));
+}

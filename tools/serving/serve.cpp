@@ -1,0 +1,301 @@
+#include "tools/serving/serve.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+
+#include "api/json_text.hpp"
+#include "hw/checked_count.hpp"
+#include "hw/config_error.hpp"
+#include "tools/csv_cell.hpp"
+
+namespace tools {
+namespace {
+
+// The step options a serve fixes for every step: its sequences come from the engine.
+void check_base(const g5sim::Request& base) {
+  if (!base.mix.empty() || !base.seqs.empty()) {
+    throw hw::InputError("mix", "serve makes each step's sequences itself: give requests, not --mix or --seqs");
+  }
+  if (base.scope != "step") throw hw::InputError("scope", "serve runs whole decoder steps (scope step)");
+  if (base.keep_commands) throw hw::InputError("keep_commands", "serve keeps no command records");
+}
+
+std::uint64_t kv_tokens_of(const g5sim::ServingMemory& m, double utilisation, const std::string& chip) {
+  if (!(utilisation > 0 && utilisation <= 1)) {
+    throw hw::InputError("memory_utilization", fmt::format("{} is outside (0, 1]", utilisation));
+  }
+  const double usable = std::floor(utilisation * static_cast<double>(m.capacity_bytes));
+  if (usable <= static_cast<double>(m.weight_bytes)) {
+    throw hw::InputError(
+        "memory_utilization",
+        fmt::format("{}'s weights take {} bytes per chip with tp {} ep {} dp {}, but {} x {} bytes of DDR leaves no "
+                    "room for a KV cache (raise the memory utilization, or shard wider)",
+                    chip, m.weight_bytes, m.deployment.tp, m.deployment.ep, m.deployment.dp, utilisation,
+                    m.capacity_bytes));
+  }
+  const auto per_rank = static_cast<std::uint64_t>((usable - static_cast<double>(m.weight_bytes)) /
+                                                   static_cast<double>(m.kv_bytes_per_token));
+  return hw::checked("the KV cache tokens", [&] { return (hw::Count(per_rank) * m.deployment.dp).value(); });
+}
+
+std::string ms(double v) { return fmt::format("{:.3f}", v); }
+
+}  // namespace
+
+std::vector<ServeRequest> requests_of(const LoadSpec& load) {
+  const bool trace = !load.trace_path.empty() || load.trace_text.has_value();
+  const int loads = (trace ? 1 : 0) + (load.rate ? 1 : 0) + (load.concurrency > 0 ? 1 : 0);
+  if (loads != 1) throw hw::InputError("trace", "give the requests once: a trace, a rate or a concurrency");
+  if (trace) {
+    if (!load.input_len.empty() || !load.output_len.empty() || load.requests_given || load.seed_given) {
+      throw hw::InputError("trace", "requests, input_len, output_len and seed shape a synthetic load, not a trace");
+    }
+    return load.trace_text ? parse_request_trace(*load.trace_text, load.trace_path)
+                           : read_request_trace(load.trace_path);
+  }
+  for (const auto& [name, text] : {std::pair{"input_len", &load.input_len}, {"output_len", &load.output_len}}) {
+    if (text->empty()) throw hw::InputError(name, "a synthetic load needs both lengths: N or LO:HI tokens");
+  }
+  SyntheticLoad s;
+  s.requests = load.requests;
+  s.rate = load.rate.value_or(0);
+  s.concurrency = load.concurrency;
+  s.input = LengthDistribution::parse(load.input_len, "input_len");
+  s.output = LengthDistribution::parse(load.output_len, "output_len");
+  s.seed = load.seed;
+  return synthetic_requests(s);
+}
+
+std::uint64_t parse_step_cache(const std::string& text) {
+  if (text == "exact") return 0;
+  const std::string prefix = "bucket:";
+  if (text.rfind(prefix, 0) == 0) {
+    const std::string digits = text.substr(prefix.size());
+    std::uint64_t pct = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pct);
+    if (!digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size() && pct >= 1 && pct <= 100) {
+      return pct;
+    }
+  }
+  throw hw::InputError("step_cache",
+                       fmt::format("expected exact or bucket:PCT (a whole percent 1..100), got '{}'", text));
+}
+
+ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Request base,
+                  std::vector<ServeRequest> requests, const ServeOptions& options,
+                  const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  check_base(base);
+  ServeReport report;
+  report.chip = chip.name();
+  report.model = model.name();
+  report.chip_source = chip.source();
+  report.model_source = model.source();
+  report.memory = g5sim::serving_memory(chip, model, base);
+  // Every step runs on the deployment sized once, whatever its sequences.
+  base.tp = report.memory.deployment.tp;
+  base.ep = report.memory.deployment.ep;
+  base.dp = report.memory.deployment.dp;
+  base.batch.reset();
+  base.q_len.reset();
+  report.step = base;
+  report.memory_utilization = options.memory_utilization;
+  report.limits = options.limits;
+  if (report.limits.kv_tokens == 0) {
+    report.limits.kv_tokens = kv_tokens_of(report.memory, options.memory_utilization, report.chip);
+  }
+  if (report.limits.chunk == 0) report.limits.chunk = report.limits.max_batched_tokens;
+  for (const auto& [name, slo] :
+       {std::pair{"slo_ttft_ms", options.slo_ttft_ms}, {"slo_tpot_ms", options.slo_tpot_ms}}) {
+    if (slo && !(std::isfinite(*slo) && *slo > 0)) {
+      throw hw::InputError(name, fmt::format("{} is not a positive number of milliseconds", *slo));
+    }
+  }
+  bool first = true;
+  const StepTimer timer = [&](const StepGroups& groups) {
+    g5sim::Request r = base;
+    r.mix = g5sim::mix_text(groups);
+    const auto started = std::chrono::steady_clock::now();
+    const g5sim::Result result = g5sim::simulate(chip, model, r);
+    report.simulate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    report.simulated_commands += result.simulated_commands;
+    if (first) {
+      report.band_basis = result.band_basis;
+      report.band_coverage = result.band_coverage;
+      first = false;
+    }
+    return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps};
+  };
+  report.run = serve_requests(std::move(requests), report.limits, timer, progress);
+  report.summary = summarize(report.run, report.memory.deployment.chips(), options.slo_ttft_ms, options.slo_tpot_ms);
+  return report;
+}
+
+void write_request_csv(std::ostream& out, const ServeReport& report) {
+  out << "id,arrival_s,first_token_s,finish_s,ttft_ms,tpot_ms,itl_p50_ms,itl_max_ms,e2e_s,input_tokens,output_tokens,"
+         "preemptions\n";
+  for (const RequestOutcome& r : report.run.requests) {
+    std::string tpot, itl_p50, itl_max;
+    if (r.output_tokens > 1) {
+      tpot = ms(static_cast<double>(r.finish_ps - r.first_token_ps) / static_cast<double>(r.output_tokens - 1) / 1e9);
+      std::vector<double> gaps;
+      for (std::uint64_t g : r.itl_ps) gaps.push_back(static_cast<double>(g) / 1e9);
+      const Distribution d = distribution(gaps);
+      itl_p50 = ms(d.p50);
+      itl_max = ms(d.max);
+    }
+    fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{},{},{},{},{:.6f},{},{},{}\n", csv_cell(r.id),
+               static_cast<double>(r.arrival_ps) / 1e12, static_cast<double>(r.first_token_ps) / 1e12,
+               static_cast<double>(r.finish_ps) / 1e12, ms(static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9),
+               tpot, itl_p50, itl_max, static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12, r.input_tokens,
+               r.output_tokens, r.preemptions);
+  }
+}
+
+namespace {
+
+std::string json_number(double v) { return fmt::format("{}", v); }
+
+std::string json_distribution(const Distribution& d, const std::optional<double>& low,
+                              const std::optional<double>& high) {
+  std::string out =
+      fmt::format(R"({{"count": {}, "mean": {}, "p50": {}, "p90": {}, "p99": {}, "max": {})", d.count,
+                  json_number(d.mean), json_number(d.p50), json_number(d.p90), json_number(d.p99), json_number(d.max));
+  if (low && high && d.count > 0) {
+    out += fmt::format(
+        R"(, "band_low": {{"mean": {}, "p50": {}, "p99": {}}}, "band_high": {{"mean": {}, "p50": {}, "p99": {}}})",
+        json_number(d.mean * *low), json_number(d.p50 * *low), json_number(d.p99 * *low), json_number(d.mean * *high),
+        json_number(d.p50 * *high), json_number(d.p99 * *high));
+  }
+  return out + "}";
+}
+
+std::string json_optional(const std::optional<double>& v) { return v ? json_number(*v) : "null"; }
+
+}  // namespace
+
+void write_serve_json(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
+  const g5sim::Deployment& d = r.memory.deployment;
+  const std::optional<double>& lo = r.run.band_low_ratio;
+  const std::optional<double>& hi = r.run.band_high_ratio;
+  fmt::print(out, "{{\n  \"schema_version\": {},\n", kServeSchemaVersion);
+  fmt::print(out, "  \"chip\": {},\n  \"model\": {},\n", api::json_string(r.chip), api::json_string(r.model));
+  fmt::print(out, "  \"chip_source\": {},\n  \"model_source\": {},\n", api::json_string(r.chip_source),
+             api::json_string(r.model_source));
+  fmt::print(out, "  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n", d.tp,
+             d.ep, d.dp, d.chips(), d.automatic ? "true" : "false");
+  fmt::print(out,
+             "  \"engine\": {{\"max_seqs\": {}, \"max_batched_tokens\": {}, \"chunk\": {}, \"block_tokens\": {}, "
+             "\"concurrency\": {}}},\n",
+             r.limits.max_seqs, r.limits.max_batched_tokens, r.limits.chunk, r.limits.block_tokens,
+             r.limits.concurrency);
+  fmt::print(out,
+             "  \"kv_cache\": {{\"tokens\": {}, \"blocks\": {}, \"bytes_per_token\": {}, \"weight_bytes\": {}, "
+             "\"capacity_bytes\": {}, \"memory_utilization\": {}}},\n",
+             r.limits.kv_tokens, r.run.kv_blocks, r.memory.kv_bytes_per_token, r.memory.weight_bytes,
+             r.memory.capacity_bytes, json_number(r.memory_utilization));
+  fmt::print(out, "  \"requests\": {},\n  \"input_tokens\": {},\n  \"output_tokens\": {},\n  \"duration_s\": {},\n",
+             s.requests, s.input_tokens, s.output_tokens, json_number(s.duration_s));
+  fmt::print(out, "  \"ttft_ms\": {},\n", json_distribution(s.ttft_ms, lo, hi));
+  fmt::print(out, "  \"tpot_ms\": {},\n", json_distribution(s.tpot_ms, lo, hi));
+  fmt::print(out, "  \"itl_ms\": {},\n", json_distribution(s.itl_ms, lo, hi));
+  fmt::print(out, "  \"e2e_s\": {},\n", json_distribution(s.e2e_s, lo, hi));
+  fmt::print(out,
+             "  \"throughput\": {{\"requests_per_s\": {}, \"input_tokens_per_s\": {}, \"output_tokens_per_s\": {}, "
+             "\"input_tokens_per_s_per_chip\": {}, \"output_tokens_per_s_per_chip\": {}, "
+             "\"output_tokens_per_s_per_user\": {}}},\n",
+             json_number(s.requests_per_s), json_number(s.input_tokens_per_s), json_number(s.output_tokens_per_s),
+             json_number(s.input_tokens_per_s_per_chip), json_number(s.output_tokens_per_s_per_chip),
+             json_number(s.output_tokens_per_s_per_user));
+  fmt::print(out,
+             "  \"goodput\": {{\"slo_ttft_ms\": {}, \"slo_tpot_ms\": {}, \"requests_met\": {}, \"requests_per_s\": "
+             "{}}},\n",
+             json_optional(s.slo_ttft_ms), json_optional(s.slo_tpot_ms), s.slo_met,
+             json_number(s.goodput_requests_per_s));
+  fmt::print(out, "  \"band\": {{\"low_ratio\": {}, \"high_ratio\": {}, \"coverage\": {}, \"basis\": {}}},\n",
+             json_optional(lo), json_optional(hi), lo ? json_number(r.band_coverage) : "null",
+             api::json_string(r.band_basis));
+  fmt::print(
+      out, "  \"kv_utilisation\": {{\"mean\": {}, \"peak\": {}}},\n  \"batch\": {{\"mean\": {}, \"max\": {}}},\n",
+      json_number(s.kv_utilisation_mean), json_number(s.kv_utilisation_peak), json_number(s.batch_mean), s.batch_max);
+  fmt::print(out, "  \"steps_taken\": {},\n  \"steps_simulated\": {},\n  \"preemptions\": {},\n", r.run.steps.size(),
+             r.run.distinct_steps, r.run.preemptions);
+  if (const std::optional<BucketError>& e = r.run.bucket_error) {
+    fmt::print(out,
+               "  \"step_cache\": {{\"mode\": \"bucket\", \"percent\": {}, \"error_samples\": {}, "
+               "\"error_mean_abs\": {}, \"error_max_abs\": {}}},\n",
+               r.limits.bucket_percent, e->samples, json_number(e->mean_abs), json_number(e->max_abs));
+  } else {
+    out << "  \"step_cache\": {\"mode\": \"exact\"},\n";
+  }
+  // Each request's TTFT, TPOT (null for one output token) and E2E, for CDFs (python3 -m g5sim plot).
+  out << "  \"per_request\": [";
+  for (std::size_t i = 0; i < r.run.requests.size(); ++i) {
+    const RequestOutcome& q = r.run.requests[i];
+    const std::string tpot = q.output_tokens > 1 ? json_number(static_cast<double>(q.finish_ps - q.first_token_ps) /
+                                                               static_cast<double>(q.output_tokens - 1) / 1e9)
+                                                 : "null";
+    fmt::print(out, "{}\n    {{\"id\": {}, \"ttft_ms\": {}, \"tpot_ms\": {}, \"e2e_s\": {}}}", i == 0 ? "" : ",",
+               api::json_string(q.id), json_number(static_cast<double>(q.first_token_ps - q.arrival_ps) / 1e9), tpot,
+               json_number(static_cast<double>(q.finish_ps - q.arrival_ps) / 1e12));
+  }
+  out << "\n  ],\n";
+  out << "  \"steps\": [";
+  for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
+    const StepLog& st = r.run.steps[i];
+    fmt::print(out,
+               "{}\n    {{\"start_s\": {}, \"duration_ms\": {}, \"sequences\": {}, \"prefill_tokens\": {}, "
+               "\"decode_tokens\": {}, \"kv_blocks_used\": {}, \"waiting\": {}}}",
+               i == 0 ? "" : ",", json_number(static_cast<double>(st.start_ps) / 1e12),
+               json_number(static_cast<double>(st.duration_ps) / 1e9), st.sequences, st.prefill_tokens,
+               st.decode_tokens, st.kv_blocks_used, st.waiting);
+  }
+  out << "\n  ]\n}\n";
+}
+
+void write_serve_table(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
+  const g5sim::Deployment& d = r.memory.deployment;
+  fmt::print(out, "g5sim serve: {} on {} (tp {} ep {} dp {}, {} chips), {} requests, {} in / {} out tokens\n", r.model,
+             r.chip, d.tp, d.ep, d.dp, d.chips(), s.requests, s.input_tokens, s.output_tokens);
+  fmt::print(out, "engine        max_seqs {}, max_batched_tokens {}, chunk {}, KV {} tokens ({} blocks of {})\n",
+             r.limits.max_seqs, r.limits.max_batched_tokens, r.limits.chunk, r.limits.kv_tokens, r.run.kv_blocks,
+             r.limits.block_tokens);
+  fmt::print(out, "steps         {} taken, {} simulated, {} preemptions; duration {:.3f} s\n", r.run.steps.size(),
+             r.run.distinct_steps, r.run.preemptions, s.duration_s);
+  if (const std::optional<BucketError>& e = r.run.bucket_error) {
+    fmt::print(out,
+               "step cache    bucket:{}: {} bucketed steps simulated exactly differ by {:.2f} % on average, {:.2f} % "
+               "at most\n",
+               r.limits.bucket_percent, e->samples, 100 * e->mean_abs, 100 * e->max_abs);
+  }
+  fmt::print(out, "{:<13} {:>10} {:>10} {:>10} {:>10}\n", "metric", "mean", "p50", "p90", "p99");
+  for (const auto& [name, dist] :
+       {std::pair{"ttft_ms", &s.ttft_ms}, {"tpot_ms", &s.tpot_ms}, {"itl_ms", &s.itl_ms}, {"e2e_s", &s.e2e_s}}) {
+    fmt::print(out, "{:<13} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", name, dist->mean, dist->p50, dist->p90,
+               dist->p99);
+  }
+  fmt::print(
+      out, "throughput    {:.3f} requests/s, {:.1f} in + {:.1f} out tokens/s ({:.1f} out per chip, {:.1f} per user)\n",
+      s.requests_per_s, s.input_tokens_per_s, s.output_tokens_per_s, s.output_tokens_per_s_per_chip,
+      s.output_tokens_per_s_per_user);
+  if (s.slo_ttft_ms || s.slo_tpot_ms) {
+    fmt::print(out, "goodput       {:.3f} requests/s ({} of {} meet{}{})\n", s.goodput_requests_per_s, s.slo_met,
+               s.requests, s.slo_ttft_ms ? fmt::format(" TTFT <= {} ms", *s.slo_ttft_ms) : "",
+               s.slo_tpot_ms ? fmt::format(" TPOT <= {} ms", *s.slo_tpot_ms) : "");
+  }
+  fmt::print(out, "kv cache      {:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
+             100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean, s.batch_max);
+  if (r.run.band_low_ratio) {
+    fmt::print(out, "band          the step times' band: x{:.3f} .. x{:.3f} on every time above ({})\n",
+               *r.run.band_low_ratio, *r.run.band_high_ratio, r.band_basis);
+  } else {
+    fmt::print(out, "band          {}\n", r.band_basis.empty() ? "none" : r.band_basis);
+  }
+}
+
+}  // namespace tools

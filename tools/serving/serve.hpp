@@ -1,0 +1,84 @@
+#pragma once
+// `g5sim serve` as a library call (the CLI and the Python module both call it): a deployment
+// fixed once, its KV cache sized from the chip's DDR, every distinct step simulated once on the
+// instruction-level model (g5sim::simulate with Request::mix), and the report's outputs.
+//
+// KV cache, per DP rank (each rank's chips hold its sequences; tools/serving/serving_engine.hpp
+// schedules the deployment as one pool of dp times a rank's blocks):
+//     kv_tokens_per_rank = floor((memory_utilization x ddr.capacity_bytes - weight bytes per chip)
+//                                / KV bytes per token per chip)
+// with g5sim::serving_memory's weight and per-token bytes (memory_utilization as vLLM's
+// gpu_memory_utilization: the share of the DDR the engine may use; activations are not sized).
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "tools/serving/request_load.hpp"
+#include "tools/serving/serving_engine.hpp"
+
+namespace tools {
+
+inline constexpr int kServeSchemaVersion = 1;
+
+struct ServeOptions {
+  ServeLimits limits;               ///< kv_tokens 0: sized from the chip (above)
+  double memory_utilization = 0.9;  ///< (0, 1]
+  std::optional<double> slo_ttft_ms, slo_tpot_ms;
+};
+
+struct ServeReport {
+  std::string chip, model, chip_source, model_source;
+  g5sim::Request step;  ///< what every step ran with (its mix aside)
+  g5sim::ServingMemory memory;
+  ServeLimits limits;  ///< resolved (kv_tokens, chunk)
+  double memory_utilization = 0;
+  ServeRun run;
+  ServeSummary summary;
+  std::string band_basis;  ///< the steps' band basis (g5sim::Result::band_basis)
+  double band_coverage = 0;
+  std::uint64_t simulated_commands = 0;  ///< over the distinct steps
+  double simulate_seconds = 0;           ///< wall time of the distinct steps' simulations
+};
+
+/// Where the requests come from, as `g5sim serve` and g5sim.serve() take it: a trace (a file, or
+/// its text with a name for errors) or a synthetic load (rate or concurrency, lengths, seed).
+/// `requests_given` / `seed_given`: the count or seed was given (refused beside a trace).
+struct LoadSpec {
+  std::string trace_path;
+  std::optional<std::string> trace_text;  ///< the trace's text; trace_path then only names it
+  std::optional<double> rate;
+  std::uint64_t concurrency = 0;
+  std::uint64_t requests = 100;
+  std::string input_len, output_len;
+  std::uint64_t seed = 0;
+  bool requests_given = false, seed_given = false;
+};
+/// The requests: exactly one of a trace, a rate and a concurrency; a synthetic load needs both
+/// lengths. Throws InputError naming the keyword ("trace", "input_len", ...) or the trace's
+/// ConfigError (file, line, column).
+std::vector<ServeRequest> requests_of(const LoadSpec& load);
+
+/// --step-cache: "exact" (0) or "bucket:PCT" with PCT a whole percent 1..100. Throws InputError
+/// naming "step_cache".
+std::uint64_t parse_step_cache(const std::string& text);
+
+/// Serves `requests` on `chip` running `model` as `base` (run options; its sequences are the
+/// engine's). `progress(done, total)` after each finished request. Throws ConfigError on bad input.
+ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Request base,
+                  std::vector<ServeRequest> requests, const ServeOptions& options,
+                  const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+
+/// The per-request CSV (columns id,arrival_s,first_token_s,finish_s,ttft_ms,tpot_ms,itl_p50_ms,
+/// itl_max_ms,e2e_s,input_tokens,output_tokens,preemptions; tpot and itl empty for one output token).
+void write_request_csv(std::ostream& out, const ServeReport& report);
+/// The summary JSON (schema_version, the set-up, the metrics, the steps over time).
+void write_serve_json(std::ostream& out, const ServeReport& report);
+/// The summary as the terminal shows it.
+void write_serve_table(std::ostream& out, const ServeReport& report);
+
+}  // namespace tools

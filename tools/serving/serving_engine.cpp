@@ -1,0 +1,387 @@
+#include "tools/serving/serving_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <numeric>
+#include <tuple>
+
+#include "hw/checked_count.hpp"
+#include "hw/config_error.hpp"
+#include "models/run_limits.hpp"
+
+namespace tools {
+namespace {
+
+constexpr std::uint64_t kNone = ~std::uint64_t{0};
+
+std::uint64_t blocks_for(std::uint64_t tokens, std::uint64_t block_tokens) {
+  return tokens / block_tokens + (tokens % block_tokens != 0 ? 1 : 0);
+}
+
+struct Live {
+  std::uint64_t prompt = 0;  ///< tokens to compute before the next token: input + generated at preemption
+  std::uint64_t computed = 0, generated = 0, blocks = 0;
+  std::uint64_t last_token_ps = 0;
+  bool arrived = false;
+};
+
+// The grid's edges up to models' longest context, per percent (built once, on first use).
+const std::vector<std::uint64_t>& bucket_edges(std::uint64_t percent) {
+  static std::mutex mutex;
+  static std::map<std::uint64_t, std::vector<std::uint64_t>> grids;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::vector<std::uint64_t>& edges = grids[percent];
+  if (edges.empty()) {
+    std::uint64_t e = 1;
+    edges.push_back(e);
+    while (e < models::kMaxContext) {
+      e = std::max(e + 1, e * (100 + percent) / 100);
+      edges.push_back(e);
+    }
+  }
+  return edges;
+}
+
+void check_limits(const ServeLimits& l) {
+  auto in_range = [](const char* field, std::uint64_t v, std::uint64_t lo, std::uint64_t hi) {
+    if (v < lo || v > hi) throw hw::InputError(field, fmt::format("{} is outside {}..{}", v, lo, hi));
+  };
+  in_range("max_seqs", l.max_seqs, 1, kMaxServeSeqs);
+  in_range("max_batched_tokens", l.max_batched_tokens, 1, kMaxBatchedTokens);
+  in_range("chunk", l.chunk, 0, kMaxBatchedTokens);
+  in_range("block_tokens", l.block_tokens, 1, kMaxBlockTokens);
+  in_range("bucket_percent", l.bucket_percent, 0, 100);
+  in_range("bucket_samples", l.bucket_samples, 0, 1u << 20);
+  if (l.kv_tokens < l.block_tokens) {
+    throw hw::InputError("kv_tokens", fmt::format("the KV cache holds {} tokens, less than one block of {}",
+                                                  l.kv_tokens, l.block_tokens));
+  }
+}
+
+}  // namespace
+
+std::uint64_t bucketed_history(std::uint64_t history, std::uint64_t percent) {
+  if (history == 0 || percent == 0) return history;
+  const std::vector<std::uint64_t>& edges = bucket_edges(percent);
+  const auto it = std::lower_bound(edges.begin(), edges.end(), history);
+  return it == edges.end() ? history : *it;
+}
+
+ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& limits, const StepTimer& timer,
+                        const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  check_limits(limits);
+  if (requests.empty()) throw hw::InputError("requests", "no requests to serve");
+  if (limits.concurrency == 0) {
+    std::stable_sort(requests.begin(), requests.end(),
+                     [](const ServeRequest& a, const ServeRequest& b) { return a.arrival_ps < b.arrival_ps; });
+  }
+  const std::uint64_t chunk = limits.chunk == 0 ? limits.max_batched_tokens : limits.chunk;
+  ServeRun run;
+  run.kv_blocks = limits.kv_tokens / limits.block_tokens;
+  for (const ServeRequest& r : requests) {
+    const std::uint64_t need = blocks_for(r.input_tokens + r.output_tokens - 1, limits.block_tokens);
+    if (need > run.kv_blocks) {
+      throw hw::InputError(
+          "requests", fmt::format("request '{}' needs {} tokens of KV cache ({} blocks of {}) at its end, but the "
+                                  "deployment holds {} blocks ({} tokens): it can never run",
+                                  r.id, r.input_tokens + r.output_tokens - 1, need, limits.block_tokens, run.kv_blocks,
+                                  limits.kv_tokens));
+    }
+  }
+  const std::size_t n = requests.size();
+  const bool closed = limits.concurrency > 0;
+  std::vector<Live> live(n);
+  run.requests.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    RequestOutcome& o = run.requests[i];
+    o.id = requests[i].id;
+    o.input_tokens = requests[i].input_tokens;
+    o.output_tokens = requests[i].output_tokens;
+    live[i].prompt = requests[i].input_tokens;
+    if (closed) {
+      requests[i].arrival_ps = 0;
+      live[i].arrived = i < limits.concurrency;
+    } else {
+      live[i].arrived = true;
+    }
+    o.arrival_ps = requests[i].arrival_ps;
+  }
+
+  std::deque<std::size_t> waiting;   // arrived or future (open loop: by arrival), head first
+  std::vector<std::size_t> running;  // admission order
+  std::size_t next_arrival = 0;      // open loop: the first request not yet queued
+  std::size_t next_client = closed ? std::min<std::size_t>(limits.concurrency, n) : n;
+  if (closed) {
+    for (std::size_t i = 0; i < next_client; ++i) waiting.push_back(i);
+  }
+  std::uint64_t free_blocks = run.kv_blocks;
+  std::uint64_t now = 0, finished = 0;
+  std::map<std::string, StepTime> cache;
+  std::vector<std::pair<std::uint64_t, StepGroups>> first_exact;  // bucketed steps: time, exact groups
+  double band_low = 0, band_high = 0, time_sum = 0;
+  bool every_step_banded = true;
+
+  auto preempt = [&](std::size_t i) {
+    Live& l = live[i];
+    free_blocks += l.blocks;
+    l.blocks = 0;
+    l.computed = 0;
+    l.prompt = requests[i].input_tokens + l.generated;
+    ++run.requests[i].preemptions;
+    ++run.preemptions;
+    waiting.push_front(i);
+  };
+
+  while (finished < n) {
+    // Arrivals up to now join the queue (open loop; the closed loop queues on completion).
+    while (!closed && next_arrival < n && requests[next_arrival].arrival_ps <= now) waiting.push_back(next_arrival++);
+    if (running.empty() && waiting.empty()) {
+      now = requests[next_arrival].arrival_ps;  // nothing to run: the next arrival
+      continue;
+    }
+    if (run.steps.size() == std::min(limits.max_steps, kMaxServeSteps)) {
+      throw hw::InputError("requests", fmt::format("more than {} steps", std::min(limits.max_steps, kMaxServeSteps)));
+    }
+    StepLog log;
+    log.start_ps = now;
+    log.waiting = waiting.size();
+    std::uint64_t budget = limits.max_batched_tokens;
+    std::vector<std::pair<std::size_t, std::uint64_t>> scheduled;  // request, q_len
+    bool preempted = false;
+    for (std::size_t k = 0; k < running.size() && budget > 0; ++k) {
+      const std::size_t i = running[k];
+      Live& l = live[i];
+      const std::uint64_t q = l.computed < l.prompt ? std::min({l.prompt - l.computed, chunk, budget}) : 1;
+      const std::uint64_t need = blocks_for(l.computed + q, limits.block_tokens) - l.blocks;
+      bool self_preempted = false;
+      while (free_blocks < need) {
+        const std::size_t victim = running.back();
+        running.pop_back();
+        preempt(victim);
+        preempted = true;
+        if (victim == i) {
+          self_preempted = true;
+          break;
+        }
+      }
+      if (self_preempted) break;
+      free_blocks -= need;
+      l.blocks += need;
+      scheduled.emplace_back(i, q);
+      budget -= q;
+    }
+    while (!preempted && !waiting.empty() && running.size() < limits.max_seqs && budget > 0) {
+      const std::size_t i = waiting.front();
+      Live& l = live[i];
+      const std::uint64_t q = std::min({l.prompt, chunk, budget});
+      const std::uint64_t need = blocks_for(q, limits.block_tokens);
+      if (need > free_blocks) break;
+      waiting.pop_front();
+      free_blocks -= need;
+      l.blocks = need;
+      running.push_back(i);
+      scheduled.emplace_back(i, q);
+      budget -= q;
+    }
+    if (scheduled.empty()) {
+      // Only preemptions this step (every running request gave its blocks back): the next step
+      // admits from the queue. A queue that cannot be admitted with all blocks free cannot happen:
+      // every request fits alone (checked above).
+      continue;
+    }
+
+    // The step: groups of equal (q_len, history), sorted.
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> counts;
+    for (const auto& [i, q] : scheduled) {
+      ++counts[{q, live[i].computed}];
+      (live[i].computed < live[i].prompt ? log.prefill_tokens : log.decode_tokens) += q;
+    }
+    StepGroups exact;
+    for (const auto& [key, count] : counts) exact.push_back(g5sim::SequenceRecord{count, key.first, key.second, ""});
+    StepGroups groups = exact;
+    if (limits.bucket_percent > 0) {
+      // Decodes as one group at their mean history (the history the step streams, summed, is
+      // what their attention costs), prompt chunks each on the grid; both raised to its edges.
+      std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> bucketed;
+      std::uint64_t decodes = 0, decode_history = 0;
+      for (const auto& [i, q] : scheduled) {
+        const Live& l = live[i];
+        if (l.computed < l.prompt) {
+          bucketed[{q, bucketed_history(l.computed, limits.bucket_percent)}] += 1;
+        } else {
+          ++decodes;
+          decode_history += l.computed;
+        }
+      }
+      if (decodes > 0) {
+        const std::uint64_t mean = decode_history / decodes + (decode_history % decodes != 0 ? 1 : 0);
+        bucketed[{1, bucketed_history(mean, limits.bucket_percent)}] += decodes;
+      }
+      groups.clear();
+      for (const auto& [key, count] : bucketed)
+        groups.push_back(g5sim::SequenceRecord{count, key.first, key.second, ""});
+    }
+    const std::string key = g5sim::mix_text(groups);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      it = cache.emplace(key, timer(groups)).first;
+      ++run.distinct_steps;
+      if (limits.bucket_percent > 0 && g5sim::mix_text(exact) != key) first_exact.emplace_back(it->second.ps, exact);
+    }
+    const StepTime& d = it->second;
+    if (d.ps == 0) throw std::logic_error("serve: a step took no time");
+    log.duration_ps = d.ps;
+    log.sequences = scheduled.size();
+    log.kv_blocks_used = run.kv_blocks - free_blocks;
+    time_sum += static_cast<double>(d.ps);
+    if (d.has_band) {
+      band_low += static_cast<double>(d.band_low_ps);
+      band_high += static_cast<double>(d.band_high_ps);
+    } else {
+      every_step_banded = false;
+    }
+    now = hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(now) + d.ps).value(); });
+    run.steps.push_back(log);
+
+    // The step's tokens, at its end.
+    for (const auto& [i, q] : scheduled) {
+      Live& l = live[i];
+      RequestOutcome& o = run.requests[i];
+      l.computed += q;
+      if (l.computed < l.prompt) continue;  // a prompt chunk: no token yet
+      ++l.generated;
+      if (l.generated == 1) {
+        o.first_token_ps = now;
+      } else {
+        o.itl_ps.push_back(now - l.last_token_ps);
+      }
+      l.last_token_ps = now;
+      l.prompt = l.computed;  // decoding: each step feeds the token before
+      if (l.generated == o.output_tokens) {
+        o.finish_ps = now;
+        free_blocks += l.blocks;
+        l.blocks = kNone;  // finished
+        ++finished;
+        if (progress) progress(finished, n);
+        if (closed && next_client < n) {
+          requests[next_client].arrival_ps = now;
+          run.requests[next_client].arrival_ps = now;
+          waiting.push_back(next_client++);
+        }
+      }
+    }
+    running.erase(
+        std::remove_if(running.begin(), running.end(), [&](std::size_t i) { return live[i].blocks == kNone; }),
+        running.end());
+  }
+  if (limits.bucket_percent > 0) {
+    // Evenly spread samples of the steps that bucketing changed, simulated exactly.
+    BucketError e;
+    const std::size_t m = first_exact.size();
+    const std::size_t samples = std::min<std::size_t>(m, limits.bucket_samples);
+    for (std::size_t s = 0; s < samples; ++s) {
+      const auto& [bucketed_ps, groups] = first_exact[s * m / samples];
+      const StepTime exact = timer(groups);
+      const double error =
+          std::abs(static_cast<double>(bucketed_ps) - static_cast<double>(exact.ps)) / static_cast<double>(exact.ps);
+      e.mean_abs += error;
+      e.max_abs = std::max(e.max_abs, error);
+      ++e.samples;
+    }
+    if (e.samples > 0) e.mean_abs /= static_cast<double>(e.samples);
+    run.bucket_error = e;
+  }
+  if (every_step_banded && time_sum > 0) {
+    run.band_low_ratio = band_low / time_sum;
+    run.band_high_ratio = band_high / time_sum;
+  }
+  return run;
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Distribution distribution(std::vector<double> values) {
+  Distribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  d.count = values.size();
+  d.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  d.p50 = percentile(values, 50);
+  d.p90 = percentile(values, 90);
+  d.p99 = percentile(values, 99);
+  d.max = values.back();
+  return d;
+}
+
+ServeSummary summarize(const ServeRun& run, std::uint64_t chips, std::optional<double> slo_ttft_ms,
+                       std::optional<double> slo_tpot_ms) {
+  ServeSummary s;
+  s.requests = run.requests.size();
+  s.slo_ttft_ms = slo_ttft_ms;
+  s.slo_tpot_ms = slo_tpot_ms;
+  std::vector<double> ttft, tpot, itl, e2e, per_user;
+  std::uint64_t first_arrival = kNone, last_finish = 0;
+  for (const RequestOutcome& r : run.requests) {
+    s.input_tokens += r.input_tokens;
+    s.output_tokens += r.output_tokens;
+    first_arrival = std::min(first_arrival, r.arrival_ps);
+    last_finish = std::max(last_finish, r.finish_ps);
+    const double t = static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9;
+    ttft.push_back(t);
+    e2e.push_back(static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12);
+    bool met = !slo_ttft_ms || t <= *slo_ttft_ms;
+    if (r.output_tokens > 1) {
+      const double span_ps = static_cast<double>(r.finish_ps - r.first_token_ps);
+      const double p = span_ps / static_cast<double>(r.output_tokens - 1) / 1e9;
+      tpot.push_back(p);
+      per_user.push_back(static_cast<double>(r.output_tokens - 1) / (span_ps / 1e12));
+      met = met && (!slo_tpot_ms || p <= *slo_tpot_ms);
+    }
+    for (std::uint64_t gap : r.itl_ps) itl.push_back(static_cast<double>(gap) / 1e9);
+    if (met) ++s.slo_met;
+  }
+  s.duration_s = static_cast<double>(last_finish - first_arrival) / 1e12;
+  s.ttft_ms = distribution(ttft);
+  s.tpot_ms = distribution(tpot);
+  s.itl_ms = distribution(itl);
+  s.e2e_s = distribution(e2e);
+  if (!per_user.empty()) {
+    s.output_tokens_per_s_per_user =
+        std::accumulate(per_user.begin(), per_user.end(), 0.0) / static_cast<double>(per_user.size());
+  }
+  if (s.duration_s > 0) {
+    s.requests_per_s = static_cast<double>(s.requests) / s.duration_s;
+    s.input_tokens_per_s = static_cast<double>(s.input_tokens) / s.duration_s;
+    s.output_tokens_per_s = static_cast<double>(s.output_tokens) / s.duration_s;
+    s.goodput_requests_per_s = static_cast<double>(s.slo_met) / s.duration_s;
+  }
+  s.input_tokens_per_s_per_chip = s.input_tokens_per_s / static_cast<double>(chips);
+  s.output_tokens_per_s_per_chip = s.output_tokens_per_s / static_cast<double>(chips);
+  double busy = 0, kv = 0, batch = 0;
+  for (const StepLog& step : run.steps) {
+    const double d = static_cast<double>(step.duration_ps);
+    busy += d;
+    const double used = static_cast<double>(step.kv_blocks_used) / static_cast<double>(run.kv_blocks);
+    kv += used * d;
+    batch += static_cast<double>(step.sequences) * d;
+    s.kv_utilisation_peak = std::max(s.kv_utilisation_peak, used);
+    s.batch_max = std::max(s.batch_max, step.sequences);
+  }
+  if (busy > 0) {
+    s.kv_utilisation_mean = kv / busy;
+    s.batch_mean = batch / busy;
+  }
+  return s;
+}
+
+}  // namespace tools
