@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 #include "api/simulation.hpp"
 #include "g5sim/g5sim.hpp"
@@ -30,6 +31,8 @@
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
 #include "sim/simulator.hpp"
+#include "tools/serving/serve.hpp"
+#include "tools/serving/serving_engine.hpp"
 
 namespace {
 
@@ -211,5 +214,55 @@ BENCHMARK_CAPTURE(BM_SimulateOnly, decode_b1_ctx4k, Phase::decode, 1, 4096)->Uni
 BENCHMARK_CAPTURE(BM_SimulateOnly, prefill_b1_4k, Phase::prefill, 1, 4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// g5sim serve: the README's load (40 Poisson requests at 2/s, 256-2,048 in, 32-256 out) of
+// DeepSeek-V3 on SG2262 with bucket:5, every distinct step simulated; and the engine alone (a
+// step time of 1 ms + 1 us per token) on 10,000 requests, its own cost per step.
+void BM_Serve(benchmark::State& state, std::uint64_t bucket_percent) {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+  tools::LoadSpec load;
+  load.rate = 2;
+  load.requests = 40;
+  load.input_len = "256:2048";
+  load.output_len = "32:256";
+  tools::ServeOptions options;
+  options.limits.bucket_percent = bucket_percent;
+  std::uint64_t steps = 0, simulated = 0;
+  for (auto _ : state) {
+    const tools::ServeReport r = tools::serve(chip, model, g5sim::Request{}, tools::requests_of(load), options);
+    steps = r.run.steps.size();
+    simulated = r.run.distinct_steps;
+  }
+  state.counters["steps"] = static_cast<double>(steps);
+  state.counters["simulated_steps"] = static_cast<double>(simulated);
+  state.counters["per_simulated_step"] = benchmark::Counter(
+      static_cast<double>(simulated), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_bucket5, 5)->Unit(benchmark::kSecond)->Iterations(1);
+
+void BM_ServeEngineOnly(benchmark::State& state) {
+  tools::SyntheticLoad load;
+  load.requests = 10'000;
+  load.rate = 50;
+  load.input = tools::LengthDistribution{16, 2048};
+  load.output = tools::LengthDistribution{1, 400};
+  const std::vector<tools::ServeRequest> requests = tools::synthetic_requests(load);
+  tools::ServeLimits limits;
+  limits.kv_tokens = 2'000'000;
+  std::uint64_t steps = 0;
+  for (auto _ : state) {
+    const tools::ServeRun run = tools::serve_requests(requests, limits, [](const tools::StepGroups& groups) {
+      std::uint64_t tokens = 0;
+      for (const auto& g : groups) tokens += g.count * g.q_len;
+      return tools::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
+    });
+    steps = run.steps.size();
+  }
+  state.counters["steps"] = static_cast<double>(steps);
+  state.counters["per_step"] = benchmark::Counter(
+      static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ServeEngineOnly)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

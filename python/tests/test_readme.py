@@ -93,6 +93,7 @@ def test_the_readme_has_its_examples():
     assert any(c.startswith("g5sim compare") for c in commands)
     assert any(c.startswith("g5sim sweep") for c in commands)
     assert any(c.startswith("g5sim run") for c in commands)
+    assert any(c.startswith("g5sim serve") for c in commands)
     assert len(python_examples()) >= 3
 
 

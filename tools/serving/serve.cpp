@@ -6,10 +6,12 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <tuple>
 
 #include "api/json_text.hpp"
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
+#include "models/run_limits.hpp"
 #include "tools/csv_cell.hpp"
 
 namespace tools {
@@ -43,6 +45,51 @@ std::uint64_t kv_tokens_of(const g5sim::ServingMemory& m, double utilisation, co
 }
 
 std::string ms(double v) { return fmt::format("{:.3f}", v); }
+
+// The deployment: as given (any of tp, ep, dp), else the smallest whose KV cache holds the
+// longest request: n = 1, 2, 4, ... chips, trying dp = ep = n (tp 1), then tp = ep = n (dp 1),
+// then tp = n (the automatic sharding's order, models/memory_footprint.hpp), skipping those the
+// model does not divide. The cache sized as kv_tokens_of says.
+g5sim::ServingMemory serving_deployment(const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& base,
+                                        const std::vector<ServeRequest>& requests, const ServeOptions& options) {
+  // A deployment given, or a cache size given (the engine then names a request it cannot hold).
+  if (base.tp || base.ep || base.dp || options.limits.kv_tokens > 0) return g5sim::serving_memory(chip, model, base);
+  std::uint64_t longest = 1;
+  for (const ServeRequest& r : requests) longest = std::max(longest, r.input_tokens + r.output_tokens - 1);
+  std::string last_reason;
+  for (std::uint64_t n = 1; n <= models::kMaxChips; n *= 2) {
+    for (const auto& [tp, ep, dp] :
+         {std::tuple{std::uint64_t{1}, n, n}, {n, n, std::uint64_t{1}}, {n, std::uint64_t{1}, std::uint64_t{1}}}) {
+      g5sim::Request r = base;
+      r.tp = tp;
+      r.ep = ep;
+      r.dp = dp;
+      r.batch = dp;
+      try {
+        g5sim::ServingMemory m = g5sim::serving_memory(chip, model, r);
+        const std::uint64_t tokens = kv_tokens_of(m, options.memory_utilization, chip.name());
+        if (tokens / dp >= longest) {
+          m.deployment.automatic = true;
+          return m;
+        }
+        last_reason =
+            fmt::format("with tp {} ep {} dp {} the KV cache holds {} tokens per DP rank", tp, ep, dp, tokens / dp);
+      } catch (const g5sim::ConfigError& e) {
+        if (e.field() != "memory_utilization" && e.field() != "tp" && e.field() != "ep" && e.field() != "dp" &&
+            e.field() != "sharding") {
+          throw;
+        }
+        last_reason = e.what();
+      } catch (const hw::InputError& e) {
+        if (e.field() != "memory_utilization") throw;
+        last_reason = e.what();
+      }
+    }
+  }
+  throw hw::InputError("sharding", fmt::format("no sharding up to {} chips holds {}'s weights and a KV cache for the "
+                                               "longest request ({} tokens); the last tried: {}",
+                                               models::kMaxChips, model.name(), longest, last_reason));
+}
 
 }  // namespace
 
@@ -89,12 +136,15 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
                   std::vector<ServeRequest> requests, const ServeOptions& options,
                   const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   check_base(base);
+  if (!(options.memory_utilization > 0 && options.memory_utilization <= 1)) {
+    throw hw::InputError("memory_utilization", fmt::format("{} is outside (0, 1]", options.memory_utilization));
+  }
   ServeReport report;
   report.chip = chip.name();
   report.model = model.name();
   report.chip_source = chip.source();
   report.model_source = model.source();
-  report.memory = g5sim::serving_memory(chip, model, base);
+  report.memory = serving_deployment(chip, model, base, requests, options);
   // Every step runs on the deployment sized once, whatever its sequences.
   base.tp = report.memory.deployment.tp;
   base.ep = report.memory.deployment.ep;

@@ -204,22 +204,12 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     for (const auto& [key, count] : counts) exact.push_back(g5sim::SequenceRecord{count, key.first, key.second, ""});
     StepGroups groups = exact;
     if (limits.bucket_percent > 0) {
-      // Decodes as one group at their mean history (the history the step streams, summed, is
-      // what their attention costs), prompt chunks each on the grid; both raised to its edges.
+      // Every history raised to the grid; equal (q_len, history) merged. (Decodes merged into one
+      // group at their mean history would share more steps, but the deal over DP ranks then puts
+      // the mean on every rank instead of the heaviest sequences on the fullest: 2-3 % fast.)
       std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> bucketed;
-      std::uint64_t decodes = 0, decode_history = 0;
-      for (const auto& [i, q] : scheduled) {
-        const Live& l = live[i];
-        if (l.computed < l.prompt) {
-          bucketed[{q, bucketed_history(l.computed, limits.bucket_percent)}] += 1;
-        } else {
-          ++decodes;
-          decode_history += l.computed;
-        }
-      }
-      if (decodes > 0) {
-        const std::uint64_t mean = decode_history / decodes + (decode_history % decodes != 0 ? 1 : 0);
-        bucketed[{1, bucketed_history(mean, limits.bucket_percent)}] += decodes;
+      for (const g5sim::SequenceRecord& g : exact) {
+        bucketed[{g.q_len, bucketed_history(g.history, limits.bucket_percent)}] += g.count;
       }
       groups.clear();
       for (const auto& [key, count] : bucketed)

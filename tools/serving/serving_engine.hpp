@@ -20,10 +20,8 @@
 //   t + d: computed += q; a request whose prompt is complete (computed == P) emits a token
 //   (generated += 1) at t + d, and every decoding one does; a request with generated ==
 //   output_tokens finishes and frees its blocks. Nothing to run: t jumps to the next arrival.
-//   Step cache: each distinct step is timed once. With bucketing (bucket_percent P > 0), the
-//   step's decodes become one group of all of them at their mean history (rounded up: the
-//   history they stream, summed, is what their attention costs), and every history (that mean,
-//   a prompt chunk's) is raised to the next edge of a geometric grid, e_0 = 1,
+//   Step cache: each distinct step is timed once. With bucketing (bucket_percent P > 0), every
+//   group's history is raised to the next edge of a geometric grid, e_0 = 1,
 //   e_{k+1} = max(e_k + 1, floor(e_k (100 + P) / 100)) (integers: the same edges everywhere), so
 //   steps whose histories differ by less than P % share one simulation (a little slower than the
 //   exact step: its histories are as long or longer); chunks' q_len and history 0 stay exact.
