@@ -20,6 +20,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -276,7 +277,7 @@ void bind_functions(py::module_& m) {
          const std::string& output_len, std::optional<std::uint64_t> seed, std::uint64_t max_seqs,
          std::uint64_t max_batched_tokens, std::uint64_t chunk, std::uint64_t block_tokens, double memory_utilization,
          std::uint64_t kv_tokens, const std::string& step_cache, std::optional<double> slo_ttft_ms,
-         std::optional<double> slo_tpot_ms) {
+         std::optional<double> slo_tpot_ms, const std::string& disagg) {
         const g5sim::Request mine = request;
         std::ostringstream csv, json;
         {
@@ -301,6 +302,9 @@ void bind_functions(py::module_& m) {
             options.limits.concurrency = concurrency;
             options.limits.kv_tokens = kv_tokens;
             options.limits.bucket_percent = tools::parse_step_cache(step_cache);
+            if (!disagg.empty()) {
+              std::tie(options.limits.prefill_instances, options.limits.decode_instances) = tools::parse_disagg(disagg);
+            }
             options.memory_utilization = memory_utilization;
             options.slo_ttft_ms = slo_ttft_ms;
             options.slo_tpot_ms = slo_tpot_ms;
@@ -319,7 +323,7 @@ void bind_functions(py::module_& m) {
       py::arg("rate"), py::arg("concurrency"), py::arg("requests"), py::arg("input_len"), py::arg("output_len"),
       py::arg("seed"), py::arg("max_seqs"), py::arg("max_batched_tokens"), py::arg("chunk"), py::arg("block_tokens"),
       py::arg("memory_utilization"), py::arg("kv_tokens"), py::arg("step_cache"), py::arg("slo_ttft_ms"),
-      py::arg("slo_tpot_ms"),
+      py::arg("slo_tpot_ms"), py::arg("disagg") = "",
       "`g5sim serve`: the per-request CSV and the summary JSON, byte for byte the command line's (g5sim.serve() "
       "reads them). Releases the GIL.");
   m.def("grid_nesting", &tools::grid_nesting,

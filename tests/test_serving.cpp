@@ -287,3 +287,50 @@ TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a dec
   const double usable = std::floor(0.9 * 85'899'345'920.0) - static_cast<double>(report.memory.weight_bytes);
   CHECK(report.limits.kv_tokens == static_cast<std::uint64_t>(usable / 28'672.0));
 }
+
+TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance and its first token with it",
+          "[serve][disagg]") {
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.prefill_instances = 1;
+  limits.decode_instances = 1;
+  // 1,000 B per cached token over 1 GB/s (1 B per ns) after 500 ns: a 100-token prompt moves
+  // 100,000 B in 500 + 100,000 ns = 100.5 us.
+  limits.kv_transfer = tools::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  const tools::ServeRun run = tools::serve_requests({request("a", 0, 100, 3)}, limits, std::ref(timer));
+  // The prefill instance: 1.1 ms; the token arrives with the cache at 1.2005 ms; the decode
+  // instance then takes 2 steps of 1.001 ms at histories 100 and 101.
+  CHECK(timer.mixes == std::vector<std::string>{"1x100@0", "1x1@100", "1x1@101"});
+  const tools::RequestOutcome& a = run.requests.at(0);
+  CHECK(a.kv_transfer_bytes == 100'000);
+  CHECK(run.kv_transfer_bytes == 100'000);
+  CHECK(a.first_token_ps == 1'100'000'000 + 100'500'000);
+  CHECK(a.itl_ps == std::vector<std::uint64_t>{1'001'000'000, 1'001'000'000});
+  CHECK(a.finish_ps == 1'200'500'000 + 2 * std::uint64_t{1'001'000'000});
+  REQUIRE(run.steps.size() == 3);
+  CHECK(run.steps[0].instance == 0);
+  CHECK(run.steps[1].instance == 1);
+  CHECK(run.steps[1].start_ps == 1'200'500'000);
+}
+
+TEST_CASE("serve: disaggregated, finished prompts go to the decode instances round robin", "[serve][disagg]") {
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.prefill_instances = 1;
+  limits.decode_instances = 2;
+  limits.kv_transfer = tools::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  // a (10 in) and b (20 in) share the prefill step (1.03 ms); a's cache (10,000 B, 10.5 us) goes
+  // to decode instance 1, b's (20,000 B, 20.5 us) to instance 2; each decodes there alone. A
+  // request of one output token ends on the prefill instance: nothing moves.
+  const tools::ServeRun run = tools::serve_requests(
+      {request("a", 0, 10, 2), request("b", 0, 20, 2), request("c", 5 * kMs, 30, 1)}, limits, std::ref(timer));
+  REQUIRE(run.steps.size() == 4);
+  CHECK(run.steps[1].instance == 1);
+  CHECK(run.steps[1].start_ps == 1'040'500'000);
+  CHECK(run.steps[2].instance == 2);
+  CHECK(run.steps[2].start_ps == 1'050'500'000);
+  CHECK(run.steps[3].instance == 0);
+  CHECK(run.kv_transfer_bytes == 30'000);
+  CHECK(run.requests[2].kv_transfer_bytes == 0);
+  CHECK(run.requests[2].finish_ps == 5 * kMs + 1'030'000'000);
+}

@@ -85,3 +85,19 @@ def test_plot_serve_draws_the_summary(tmp_path):
     out = tmp_path / "serve.png"
     g5sim.plot_serve(summary, out)
     assert out.stat().st_size > 10_000
+
+
+def test_disaggregation_moves_each_prompt_cache_once():
+    # Qwen2.5-1.5B keeps 28 layers x 2 KV heads x 2 x 128 x 2 B = 28,672 B per token; four prompts
+    # of 256 tokens move 4 x 256 x 28,672 = 29,360,128 B from the prefill instance to the decode ones.
+    frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", concurrency=2, num_requests=4, input_len=256, output_len=3,
+                                 disagg=(1, 2), **SMALL)
+    d = summary["disaggregation"]
+    assert (d["prefill_instances"], d["decode_instances"], d["chips"]) == (1, 2, 3)
+    assert d["kv_transfer_bytes"] == 29_360_128
+    assert summary["output_tokens"] == 12
+    # TTFT includes the transfer: latency + 256 x 28,672 B over the chip's RDMA (50 GB/s, 5 us).
+    # Both clients' prompts share the prefill step, each time (the second pair arrives together too).
+    prefill = g5sim.simulate("h100", "qwen2.5-1.5b", mix="2x256@0", tp=1, ep=1, dp=1, **SMALL)
+    transfer_ms = (5000 + 256 * 28_672 / 50) / 1e6
+    assert summary["ttft_ms"]["p50"] == pytest.approx(prefill.total_ps / 1e9 + transfer_ms, rel=1e-9)

@@ -1,7 +1,7 @@
 // Fuzzes g5sim serve's trace reader (CSV, or JSON lines when the first byte is odd) and, for a
 // trace it accepts that is small enough, the serving engine over it with a step time of 1 ms +
-// 1 us per token and a KV cache and limits from the second byte (preemptions included): no
-// crash, no hang, every output token emitted once.
+// 1 us per token and a KV cache and limits from the second byte (preemptions included), colocated
+// or disaggregated (the first byte): no crash, no hang, every output token emitted once.
 #include <cstdlib>
 #include <string>
 
@@ -27,8 +27,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.kv_tokens = 4096 + 256 * std::uint64_t{data[1]};
     limits.max_seqs = 1 + (data[1] >> 4);
     limits.max_batched_tokens = 64 + data[1];
-    limits.chunk = data[0] >> 1;
+    limits.chunk = data[0] >> 3;
     limits.bucket_percent = data[0] & 2 ? 5 : 0;
+    if (data[0] & 4) {  // disaggregated: 1 prefill, 2 decode instances
+      limits.prefill_instances = 1;
+      limits.decode_instances = 2;
+      limits.kv_transfer = tools::KvTransfer{1000, 1.0, 100.0, "c2c"};
+    }
     const tools::ServeRun run = tools::serve_requests(requests, limits, [](const tools::StepGroups& groups) {
       std::uint64_t tokens = 0;
       for (const auto& g : groups) tokens += g.count * g.q_len;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unistd.h>
 
 #include "hw/config_error.hpp"
@@ -87,6 +88,8 @@ class ServeCommand final : public Command {
         ->capture_default_str();
     a->add_option("--kv-tokens", kv_tokens_, "the deployment's KV cache in tokens, instead of sizing it from DDR")
         ->check(count_in(1, std::uint64_t{1} << 50));
+    a->add_option("--disagg", disagg_,
+                  "P:D prefill and decode instances of the deployment each; prompts' KV caches move between them");
     a->add_option("--step-cache", step_cache_,
                   "exact: every distinct step simulated; bucket:PCT: histories less than PCT % apart share one")
         ->capture_default_str();
@@ -103,9 +106,9 @@ class ServeCommand final : public Command {
     } catch (const hw::InputError& e) {
       // serve's own parameters (g5sim.serve()'s keywords) behind their flags.
       static const std::set<std::string> kServeFields{
-          "rate",         "concurrency", "input_len", "output_len",         "memory_utilization",
-          "slo_ttft_ms",  "slo_tpot_ms", "max_seqs",  "max_batched_tokens", "chunk",
-          "block_tokens", "kv_tokens",   "step_cache"};
+          "rate",        "concurrency", "input_len",          "output_len", "memory_utilization", "slo_ttft_ms",
+          "slo_tpot_ms", "max_seqs",    "max_batched_tokens", "chunk",      "block_tokens",       "kv_tokens",
+          "step_cache",  "disagg"};
       // The load as a whole (one source of requests; a request that can never run): said as is.
       if (e.field() == "requests" || e.field() == "trace") throw CliError("serve: " + std::string(e.what()));
       if (kServeFields.count(e.field()) == 0) throw;
@@ -138,6 +141,9 @@ class ServeCommand final : public Command {
     options.limits.kv_tokens = kv_tokens_.value_or(0);
     options.limits.bucket_percent = parse_step_cache(step_cache_);
     options.limits.max_steps = limits.max_serve_steps;
+    if (!disagg_.empty()) {
+      std::tie(options.limits.prefill_instances, options.limits.decode_instances) = parse_disagg(disagg_);
+    }
     options.memory_utilization = memory_utilization_;
     options.slo_ttft_ms = slo_ttft_ms_;
     options.slo_tpot_ms = slo_tpot_ms_;
@@ -166,7 +172,7 @@ class ServeCommand final : public Command {
   }
 
   RunOptionFlags options_;
-  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact";
+  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", disagg_;
   std::optional<double> rate_;
   std::optional<std::uint64_t> concurrency_, kv_tokens_;
   std::optional<double> slo_ttft_ms_, slo_tpot_ms_;

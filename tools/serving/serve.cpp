@@ -9,7 +9,9 @@
 #include <tuple>
 
 #include "api/json_text.hpp"
+#include "api/result_state.hpp"
 #include "hw/checked_count.hpp"
+#include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "models/run_limits.hpp"
 #include "tools/csv_cell.hpp"
@@ -117,6 +119,39 @@ std::vector<ServeRequest> requests_of(const LoadSpec& load) {
   return synthetic_requests(s);
 }
 
+std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  std::uint64_t counts[2] = {0, 0};
+  bool ok = colon != std::string::npos;
+  for (int side = 0; ok && side < 2; ++side) {
+    const std::string part = side == 0 ? text.substr(0, colon) : text.substr(colon + 1);
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), counts[side]);
+    ok = !part.empty() && ec == std::errc() && ptr == part.data() + part.size() && counts[side] >= 1 &&
+         counts[side] <= kMaxServeInstances;
+  }
+  if (!ok) {
+    throw hw::InputError("disagg", fmt::format("expected P:D, prefill and decode instances 1..{} each, got '{}'",
+                                               kMaxServeInstances, text));
+  }
+  return {counts[0], counts[1]};
+}
+
+KvTransfer kv_transfer_link(const g5sim::Chip& chip, std::uint64_t kv_bytes_per_token) {
+  const hw::Chip& c = chip.data().chip;
+  KvTransfer t;
+  t.bytes_per_token = kv_bytes_per_token;
+  if (c.nodes) {
+    t.bandwidth_gb_per_s = c.nodes->rdma_bandwidth_gb_per_s;
+    t.latency_ns = c.nodes->rdma_latency_ns;
+    t.link = "rdma";
+  } else {
+    t.bandwidth_gb_per_s = c.c2c.bandwidth_gb_per_s * c.c2c.links;
+    t.latency_ns = c.c2c.latency_ns;
+    t.link = "c2c";
+  }
+  return t;
+}
+
 std::uint64_t parse_step_cache(const std::string& text) {
   if (text == "exact") return 0;
   const std::string prefix = "bucket:";
@@ -158,6 +193,9 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
     report.limits.kv_tokens = kv_tokens_of(report.memory, options.memory_utilization, report.chip);
   }
   if (report.limits.chunk == 0) report.limits.chunk = report.limits.max_batched_tokens;
+  if (report.limits.prefill_instances > 0) {
+    report.limits.kv_transfer = kv_transfer_link(chip, report.memory.kv_bytes_per_token);
+  }
   for (const auto& [name, slo] :
        {std::pair{"slo_ttft_ms", options.slo_ttft_ms}, {"slo_tpot_ms", options.slo_tpot_ms}}) {
     if (slo && !(std::isfinite(*slo) && *slo > 0)) {
@@ -180,7 +218,10 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
     return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps};
   };
   report.run = serve_requests(std::move(requests), report.limits, timer, progress);
-  report.summary = summarize(report.run, report.memory.deployment.chips(), options.slo_ttft_ms, options.slo_tpot_ms);
+  const std::uint64_t instances =
+      report.limits.prefill_instances > 0 ? report.limits.prefill_instances + report.limits.decode_instances : 1;
+  report.chips = report.memory.deployment.chips() * instances;
+  report.summary = summarize(report.run, report.chips, options.slo_ttft_ms, options.slo_tpot_ms);
   return report;
 }
 
@@ -238,6 +279,16 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
              api::json_string(r.model_source));
   fmt::print(out, "  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n", d.tp,
              d.ep, d.dp, d.chips(), d.automatic ? "true" : "false");
+  if (r.limits.prefill_instances > 0) {
+    const KvTransfer& t = r.limits.kv_transfer;
+    fmt::print(out,
+               "  \"disaggregation\": {{\"prefill_instances\": {}, \"decode_instances\": {}, \"chips\": {}, "
+               "\"link\": {}, \"bandwidth_gb_per_s\": {}, \"latency_ns\": {}, \"kv_transfer_bytes\": {}}},\n",
+               r.limits.prefill_instances, r.limits.decode_instances, r.chips, api::json_string(t.link),
+               json_number(t.bandwidth_gb_per_s), json_number(t.latency_ns), r.run.kv_transfer_bytes);
+  } else {
+    out << "  \"disaggregation\": null,\n";
+  }
   fmt::print(out,
              "  \"engine\": {{\"max_seqs\": {}, \"max_batched_tokens\": {}, \"chunk\": {}, \"block_tokens\": {}, "
              "\"concurrency\": {}}},\n",
@@ -298,9 +349,9 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
   for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
     const StepLog& st = r.run.steps[i];
     fmt::print(out,
-               "{}\n    {{\"start_s\": {}, \"duration_ms\": {}, \"sequences\": {}, \"prefill_tokens\": {}, "
-               "\"decode_tokens\": {}, \"kv_blocks_used\": {}, \"waiting\": {}}}",
-               i == 0 ? "" : ",", json_number(static_cast<double>(st.start_ps) / 1e12),
+               "{}\n    {{\"instance\": {}, \"start_s\": {}, \"duration_ms\": {}, \"sequences\": {}, "
+               "\"prefill_tokens\": {}, \"decode_tokens\": {}, \"kv_blocks_used\": {}, \"waiting\": {}}}",
+               i == 0 ? "" : ",", st.instance, json_number(static_cast<double>(st.start_ps) / 1e12),
                json_number(static_cast<double>(st.duration_ps) / 1e9), st.sequences, st.prefill_tokens,
                st.decode_tokens, st.kv_blocks_used, st.waiting);
   }
@@ -311,7 +362,16 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
   const ServeSummary& s = r.summary;
   const g5sim::Deployment& d = r.memory.deployment;
   fmt::print(out, "g5sim serve: {} on {} (tp {} ep {} dp {}, {} chips), {} requests, {} in / {} out tokens\n", r.model,
-             r.chip, d.tp, d.ep, d.dp, d.chips(), s.requests, s.input_tokens, s.output_tokens);
+             r.chip, d.tp, d.ep, d.dp, r.chips, s.requests, s.input_tokens, s.output_tokens);
+  if (r.limits.prefill_instances > 0) {
+    const KvTransfer& t = r.limits.kv_transfer;
+    fmt::print(
+        out,
+        "disagg        {} prefill + {} decode instances ({} chips); {} bytes of KV cache moved over {} ({} GB/s, "
+        "{} ns)\n",
+        r.limits.prefill_instances, r.limits.decode_instances, r.chips, r.run.kv_transfer_bytes, t.link,
+        t.bandwidth_gb_per_s, t.latency_ns);
+  }
   fmt::print(out, "engine        max_seqs {}, max_batched_tokens {}, chunk {}, KV {} tokens ({} blocks of {})\n",
              r.limits.max_seqs, r.limits.max_batched_tokens, r.limits.chunk, r.limits.kv_tokens, r.run.kv_blocks,
              r.limits.block_tokens);

@@ -39,7 +39,8 @@ struct ServeReport {
   double memory_utilization = 0;
   ServeRun run;
   ServeSummary summary;
-  std::string band_basis;  ///< the steps' band basis (g5sim::Result::band_basis)
+  std::uint64_t chips = 0;  ///< the deployment's chips x its instances (disaggregation)
+  std::string band_basis;   ///< the steps' band basis (g5sim::Result::band_basis)
   double band_coverage = 0;
   std::uint64_t simulated_commands = 0;  ///< over the distinct steps
   double simulate_seconds = 0;           ///< wall time of the distinct steps' simulations
@@ -62,6 +63,14 @@ struct LoadSpec {
 /// lengths. Throws InputError naming the keyword ("trace", "input_len", ...) or the trace's
 /// ConfigError (file, line, column).
 std::vector<ServeRequest> requests_of(const LoadSpec& load);
+
+/// --disagg: "P:D", P prefill and D decode instances, each 1..kMaxServeInstances. Throws
+/// InputError naming "disagg".
+std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text);
+
+/// The chip's link a disaggregated deployment moves KV caches over: its network interface
+/// (nodes.rdma_*) when the chip has one, else its C2C links used together (bandwidth x links).
+KvTransfer kv_transfer_link(const g5sim::Chip& chip, std::uint64_t kv_bytes_per_token);
 
 /// --step-cache: "exact" (0) or "bucket:PCT" with PCT a whole percent 1..100. Throws InputError
 /// naming "step_cache".

@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 #include "hw/checked_count.hpp"
@@ -56,6 +57,14 @@ void check_limits(const ServeLimits& l) {
   in_range("block_tokens", l.block_tokens, 1, kMaxBlockTokens);
   in_range("bucket_percent", l.bucket_percent, 0, 100);
   in_range("bucket_samples", l.bucket_samples, 0, 1u << 20);
+  in_range("prefill_instances", l.prefill_instances, 0, kMaxServeInstances);
+  in_range("decode_instances", l.decode_instances, 0, kMaxServeInstances);
+  if ((l.prefill_instances == 0) != (l.decode_instances == 0)) {
+    throw hw::InputError("disagg", "disaggregation needs at least one prefill and one decode instance");
+  }
+  if (l.prefill_instances > 0 && !(l.kv_transfer.bandwidth_gb_per_s > 0 && l.kv_transfer.latency_ns >= 0)) {
+    throw hw::InputError("disagg", "disaggregation needs a KV transfer link with a positive bandwidth");
+  }
   if (l.kv_tokens < l.block_tokens) {
     throw hw::InputError("kv_tokens", fmt::format("the KV cache holds {} tokens, less than one block of {}",
                                                   l.kv_tokens, l.block_tokens));
@@ -64,6 +73,12 @@ void check_limits(const ServeLimits& l) {
 
 }  // namespace
 
+std::uint64_t KvTransfer::picoseconds(std::uint64_t bytes) const {
+  // GB/s is bytes per nanosecond: bytes / bandwidth ns, x 1,000 ps.
+  return static_cast<std::uint64_t>(
+      std::llround(latency_ns * 1000.0 + static_cast<double>(bytes) * 1000.0 / bandwidth_gb_per_s));
+}
+
 std::uint64_t bucketed_history(std::uint64_t history, std::uint64_t percent) {
   if (history == 0 || percent == 0) return history;
   const std::vector<std::uint64_t>& edges = bucket_edges(percent);
@@ -71,15 +86,38 @@ std::uint64_t bucketed_history(std::uint64_t history, std::uint64_t percent) {
   return it == edges.end() ? history : *it;
 }
 
+namespace {
+
+// One engine instance: its queue, its running requests, its KV blocks and its clock.
+struct Instance {
+  enum class Role { colocated, prefill, decode } role = Role::colocated;
+  std::multimap<std::pair<std::uint64_t, std::uint64_t>, std::size_t> pending;  // (arrival, seq) -> request
+  std::deque<std::size_t> waiting;                                              // arrived, head first
+  std::vector<std::size_t> running;                                             // admission order
+  std::uint64_t free_blocks = 0, now = 0;
+
+  bool busy() const { return !running.empty() || !waiting.empty(); }
+  /// When its next step can start, or nothing when it has nothing to do.
+  std::optional<std::uint64_t> next_start() const {
+    if (busy()) return now;
+    if (pending.empty()) return std::nullopt;
+    return std::max(now, pending.begin()->first.first);
+  }
+};
+
+}  // namespace
+
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& limits, const StepTimer& timer,
                         const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   check_limits(limits);
   if (requests.empty()) throw hw::InputError("requests", "no requests to serve");
-  if (limits.concurrency == 0) {
+  const bool closed = limits.concurrency > 0;
+  if (!closed) {
     std::stable_sort(requests.begin(), requests.end(),
                      [](const ServeRequest& a, const ServeRequest& b) { return a.arrival_ps < b.arrival_ps; });
   }
   const std::uint64_t chunk = limits.chunk == 0 ? limits.max_batched_tokens : limits.chunk;
+  const bool disaggregated = limits.prefill_instances > 0;
   ServeRun run;
   run.kv_blocks = limits.kv_tokens / limits.block_tokens;
   for (const ServeRequest& r : requests) {
@@ -93,7 +131,6 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     }
   }
   const std::size_t n = requests.size();
-  const bool closed = limits.concurrency > 0;
   std::vector<Live> live(n);
   run.requests.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -102,66 +139,93 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     o.input_tokens = requests[i].input_tokens;
     o.output_tokens = requests[i].output_tokens;
     live[i].prompt = requests[i].input_tokens;
-    if (closed) {
-      requests[i].arrival_ps = 0;
-      live[i].arrived = i < limits.concurrency;
-    } else {
-      live[i].arrived = true;
-    }
+    if (closed) requests[i].arrival_ps = 0;
     o.arrival_ps = requests[i].arrival_ps;
   }
 
-  std::deque<std::size_t> waiting;   // arrived or future (open loop: by arrival), head first
-  std::vector<std::size_t> running;  // admission order
-  std::size_t next_arrival = 0;      // open loop: the first request not yet queued
-  std::size_t next_client = closed ? std::min<std::size_t>(limits.concurrency, n) : n;
-  if (closed) {
-    for (std::size_t i = 0; i < next_client; ++i) waiting.push_back(i);
+  // The instances: one colocated, or the prefill ones then the decode ones.
+  std::vector<Instance> instances(disaggregated ? limits.prefill_instances + limits.decode_instances : 1);
+  for (std::size_t k = 0; k < instances.size(); ++k) {
+    instances[k].free_blocks = run.kv_blocks;
+    if (disaggregated) {
+      instances[k].role = k < limits.prefill_instances ? Instance::Role::prefill : Instance::Role::decode;
+    }
   }
-  std::uint64_t free_blocks = run.kv_blocks;
-  std::uint64_t now = 0, finished = 0;
+  const std::size_t entry_instances = disaggregated ? limits.prefill_instances : 1;
+  std::uint64_t sequence = 0;     // arrival order among equal times
+  std::uint64_t transferred = 0;  // requests sent to decode instances (round robin)
+  // Requests arrive at the prefill (or the one) instances round robin, in arrival order.
+  auto arrive = [&](std::size_t i, std::uint64_t at) {
+    instances[i % entry_instances].pending.emplace(std::pair{at, sequence++}, i);
+  };
+  const std::size_t first_clients = closed ? std::min<std::size_t>(limits.concurrency, n) : n;
+  for (std::size_t i = 0; i < first_clients; ++i) arrive(i, requests[i].arrival_ps);
+  std::size_t next_client = first_clients;
+
+  std::uint64_t finished = 0;
   std::map<std::string, StepTime> cache;
   std::vector<std::pair<std::uint64_t, StepGroups>> first_exact;  // bucketed steps: time, exact groups
   double band_low = 0, band_high = 0, time_sum = 0;
   bool every_step_banded = true;
 
-  auto preempt = [&](std::size_t i) {
-    Live& l = live[i];
-    free_blocks += l.blocks;
-    l.blocks = 0;
-    l.computed = 0;
-    l.prompt = requests[i].input_tokens + l.generated;
-    ++run.requests[i].preemptions;
-    ++run.preemptions;
-    waiting.push_front(i);
+  auto finish = [&](std::size_t i, std::uint64_t at) {
+    run.requests[i].finish_ps = at;
+    ++finished;
+    if (progress) progress(finished, n);
+    if (closed && next_client < n) {
+      requests[next_client].arrival_ps = at;
+      run.requests[next_client].arrival_ps = at;
+      arrive(next_client++, at);
+    }
   };
 
   while (finished < n) {
-    // Arrivals up to now join the queue (open loop; the closed loop queues on completion).
-    while (!closed && next_arrival < n && requests[next_arrival].arrival_ps <= now) waiting.push_back(next_arrival++);
-    if (running.empty() && waiting.empty()) {
-      now = requests[next_arrival].arrival_ps;  // nothing to run: the next arrival
-      continue;
+    // The instance whose next step starts first (then the lowest index): a step can only add
+    // arrivals after its own start, so every arrival before a step's start is known by then.
+    std::size_t k = instances.size();
+    std::uint64_t start = 0;
+    for (std::size_t j = 0; j < instances.size(); ++j) {
+      const std::optional<std::uint64_t> s = instances[j].next_start();
+      if (s && (k == instances.size() || *s < start)) k = j, start = *s;
+    }
+    if (k == instances.size()) throw std::logic_error("serve: requests left but no instance has work");
+    Instance& in = instances[k];
+    in.now = start;
+    while (!in.pending.empty() && in.pending.begin()->first.first <= in.now) {
+      in.waiting.push_back(in.pending.begin()->second);
+      in.pending.erase(in.pending.begin());
     }
     if (run.steps.size() == std::min(limits.max_steps, kMaxServeSteps)) {
       throw hw::InputError("requests", fmt::format("more than {} steps", std::min(limits.max_steps, kMaxServeSteps)));
     }
     StepLog log;
-    log.start_ps = now;
-    log.waiting = waiting.size();
+    log.instance = k;
+    log.start_ps = in.now;
+    log.waiting = in.waiting.size();
     std::uint64_t budget = limits.max_batched_tokens;
     std::vector<std::pair<std::size_t, std::uint64_t>> scheduled;  // request, q_len
+    auto wants = [&](const Live& l) {
+      return l.computed < l.prompt ? std::min({l.prompt - l.computed, chunk, budget}) : std::uint64_t{1};
+    };
     bool preempted = false;
-    for (std::size_t k = 0; k < running.size() && budget > 0; ++k) {
-      const std::size_t i = running[k];
+    for (std::size_t r = 0; r < in.running.size() && budget > 0; ++r) {
+      const std::size_t i = in.running[r];
       Live& l = live[i];
-      const std::uint64_t q = l.computed < l.prompt ? std::min({l.prompt - l.computed, chunk, budget}) : 1;
+      const std::uint64_t q = wants(l);
       const std::uint64_t need = blocks_for(l.computed + q, limits.block_tokens) - l.blocks;
       bool self_preempted = false;
-      while (free_blocks < need) {
-        const std::size_t victim = running.back();
-        running.pop_back();
-        preempt(victim);
+      while (in.free_blocks < need) {
+        // The newest running request gives its blocks back and recomputes later.
+        const std::size_t victim = in.running.back();
+        in.running.pop_back();
+        Live& v = live[victim];
+        in.free_blocks += v.blocks;
+        v.blocks = 0;
+        v.computed = 0;
+        v.prompt = requests[victim].input_tokens + v.generated;
+        ++run.requests[victim].preemptions;
+        ++run.preemptions;
+        in.waiting.push_front(victim);
         preempted = true;
         if (victim == i) {
           self_preempted = true;
@@ -169,21 +233,21 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
         }
       }
       if (self_preempted) break;
-      free_blocks -= need;
+      in.free_blocks -= need;
       l.blocks += need;
       scheduled.emplace_back(i, q);
       budget -= q;
     }
-    while (!preempted && !waiting.empty() && running.size() < limits.max_seqs && budget > 0) {
-      const std::size_t i = waiting.front();
+    while (!preempted && !in.waiting.empty() && in.running.size() < limits.max_seqs && budget > 0) {
+      const std::size_t i = in.waiting.front();
       Live& l = live[i];
-      const std::uint64_t q = std::min({l.prompt, chunk, budget});
-      const std::uint64_t need = blocks_for(q, limits.block_tokens);
-      if (need > free_blocks) break;
-      waiting.pop_front();
-      free_blocks -= need;
+      const std::uint64_t q = wants(l);
+      const std::uint64_t need = blocks_for(l.computed + q, limits.block_tokens);
+      if (need > in.free_blocks) break;
+      in.waiting.pop_front();
+      in.free_blocks -= need;
       l.blocks = need;
-      running.push_back(i);
+      in.running.push_back(i);
       scheduled.emplace_back(i, q);
       budget -= q;
     }
@@ -212,8 +276,9 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
         bucketed[{g.q_len, bucketed_history(g.history, limits.bucket_percent)}] += g.count;
       }
       groups.clear();
-      for (const auto& [key, count] : bucketed)
+      for (const auto& [key, count] : bucketed) {
         groups.push_back(g5sim::SequenceRecord{count, key.first, key.second, ""});
+      }
     }
     const std::string key = g5sim::mix_text(groups);
     auto it = cache.find(key);
@@ -226,7 +291,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     if (d.ps == 0) throw std::logic_error("serve: a step took no time");
     log.duration_ps = d.ps;
     log.sequences = scheduled.size();
-    log.kv_blocks_used = run.kv_blocks - free_blocks;
+    log.kv_blocks_used = run.kv_blocks - in.free_blocks;
     time_sum += static_cast<double>(d.ps);
     if (d.has_band) {
       band_low += static_cast<double>(d.band_low_ps);
@@ -234,7 +299,8 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     } else {
       every_step_banded = false;
     }
-    now = hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(now) + d.ps).value(); });
+    in.now = hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(in.now) + d.ps).value(); });
+    const std::uint64_t end = in.now;
     run.steps.push_back(log);
 
     // The step's tokens, at its end.
@@ -244,29 +310,47 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
       l.computed += q;
       if (l.computed < l.prompt) continue;  // a prompt chunk: no token yet
       ++l.generated;
-      if (l.generated == 1) {
-        o.first_token_ps = now;
-      } else {
-        o.itl_ps.push_back(now - l.last_token_ps);
-      }
-      l.last_token_ps = now;
       l.prompt = l.computed;  // decoding: each step feeds the token before
+      const bool leaves = in.role == Instance::Role::prefill && l.generated < o.output_tokens;
+      if (leaves) {
+        // Its prompt's KV cache moves to a decode instance; the first token comes with it.
+        const std::uint64_t bytes = hw::checked("the KV transfer bytes", [&] {
+          return (hw::Count(l.computed) * limits.kv_transfer.bytes_per_token).value();
+        });
+        const std::uint64_t transfer = limits.kv_transfer.picoseconds(bytes);
+        o.kv_transfer_bytes += bytes;
+        run.kv_transfer_bytes += bytes;
+        const std::uint64_t arrival =
+            hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(end) + transfer).value(); });
+        if (l.generated == 1) o.first_token_ps = arrival;
+        l.last_token_ps = arrival;
+        in.free_blocks += l.blocks;
+        l.blocks = kNone;  // gone from this instance
+        Instance& to = instances[limits.prefill_instances + transferred++ % limits.decode_instances];
+        to.pending.emplace(std::pair{arrival, sequence++}, i);
+        continue;
+      }
+      if (l.generated == 1) {
+        o.first_token_ps = end;
+      } else {
+        o.itl_ps.push_back(end - l.last_token_ps);
+      }
+      l.last_token_ps = end;
       if (l.generated == o.output_tokens) {
-        o.finish_ps = now;
-        free_blocks += l.blocks;
+        in.free_blocks += l.blocks;
         l.blocks = kNone;  // finished
-        ++finished;
-        if (progress) progress(finished, n);
-        if (closed && next_client < n) {
-          requests[next_client].arrival_ps = now;
-          run.requests[next_client].arrival_ps = now;
-          waiting.push_back(next_client++);
-        }
+        finish(i, end);
       }
     }
-    running.erase(
-        std::remove_if(running.begin(), running.end(), [&](std::size_t i) { return live[i].blocks == kNone; }),
-        running.end());
+    in.running.erase(
+        std::remove_if(in.running.begin(), in.running.end(), [&](std::size_t i) { return live[i].blocks == kNone; }),
+        in.running.end());
+    for (const auto& [i, q] : scheduled) {
+      if (live[i].blocks == kNone && run.requests[i].finish_ps == 0 &&
+          live[i].generated < run.requests[i].output_tokens) {
+        live[i].blocks = 0;  // in transfer: it holds blocks on no instance until a decode one admits it
+      }
+    }
   }
   if (limits.bucket_percent > 0) {
     // Evenly spread samples of the steps that bucketing changed, simulated exactly.

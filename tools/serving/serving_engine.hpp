@@ -57,6 +57,7 @@ constexpr std::uint64_t kMaxServeSeqs = 4096;          ///< --max-seqs (a step's
 constexpr std::uint64_t kMaxBatchedTokens = 1u << 24;  ///< --max-batched-tokens, --chunk
 constexpr std::uint64_t kMaxBlockTokens = 1u << 16;    ///< --block-tokens
 constexpr std::uint64_t kMaxServeSteps = 100'000'000;  ///< a serve that takes more steps is an error
+constexpr std::uint64_t kMaxServeInstances = 1024;     ///< prefill or decode instances (--disagg)
 
 /// One step's sequences as the mixed step takes them (SequenceRecord's path left empty).
 using StepGroups = std::vector<g5sim::SequenceRecord>;
@@ -71,6 +72,17 @@ struct StepTime {
 /// Times a step; the engine asks once per distinct step (a cache keyed by the mix text).
 using StepTimer = std::function<StepTime(const StepGroups&)>;
 
+/// How a finished prompt's KV cache moves from a prefill instance to a decode one: the bytes
+/// the chip holding the sequence keeps per cached token (all layers), over a link of
+/// `bandwidth_gb_per_s` after `latency_ns`.
+struct KvTransfer {
+  std::uint64_t bytes_per_token = 0;
+  double bandwidth_gb_per_s = 0, latency_ns = 0;
+  std::string link;  ///< "rdma" or "c2c": which of the chip's links (for the report)
+  /// latency + bytes / bandwidth, rounded to the nearest picosecond.
+  std::uint64_t picoseconds(std::uint64_t bytes) const;
+};
+
 struct ServeLimits {
   std::uint64_t max_seqs = 256;
   std::uint64_t max_batched_tokens = 8192;
@@ -81,6 +93,13 @@ struct ServeLimits {
   std::uint64_t bucket_percent = 0;          ///< 0: every step exact; else the history grid's step, 1..100 %
   std::uint64_t bucket_samples = 16;         ///< bucketed steps re-simulated exactly to measure the error
   std::uint64_t max_steps = kMaxServeSteps;  ///< more is an error (the load never drains, or a caller's bound)
+  /// Disaggregation: prefill_instances P >= 1 and decode_instances D >= 1 of the deployment each
+  /// (0 and 0: one instance doing both). Requests arrive at the prefill instances round robin;
+  /// a finished prompt leaves its instance, its KV cache crosses `kv_transfer`, and it is queued
+  /// at the decode instances round robin on arrival, its first token with it (TTFT includes the
+  /// transfer). Each instance has the whole KV cache of a deployment (kv_tokens) and its own clock.
+  std::uint64_t prefill_instances = 0, decode_instances = 0;
+  KvTransfer kv_transfer;
 };
 
 /// The history a bucketed step runs a group at: the first grid edge >= history (0 stays 0).
@@ -96,10 +115,12 @@ struct RequestOutcome {
   std::string id;
   std::uint64_t arrival_ps = 0, first_token_ps = 0, finish_ps = 0;
   std::uint64_t input_tokens = 0, output_tokens = 0, preemptions = 0;
-  std::vector<std::uint64_t> itl_ps;  ///< gaps between successive tokens after the first
+  std::uint64_t kv_transfer_bytes = 0;  ///< moved prefill -> decode (disaggregation)
+  std::vector<std::uint64_t> itl_ps;    ///< gaps between successive tokens after the first
 };
 
 struct StepLog {
+  std::uint64_t instance = 0;  ///< which instance ran it (disaggregation: prefill ones first)
   std::uint64_t start_ps = 0, duration_ps = 0;
   std::uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
   std::uint64_t kv_blocks_used = 0;  ///< after the step's allocation
@@ -113,6 +134,7 @@ struct ServeRun {
   std::uint64_t distinct_steps = 0;         ///< steps the timer was asked for (samples aside)
   std::optional<BucketError> bucket_error;  ///< with bucketing
   std::uint64_t preemptions = 0;
+  std::uint64_t kv_transfer_bytes = 0;  ///< over every request (disaggregation)
   /// The step times' bands summed along the run's steps (every request's times scale with them):
   /// the ratio band / time applied to each metric. Absent when a step had none.
   std::optional<double> band_low_ratio, band_high_ratio;
