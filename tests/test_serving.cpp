@@ -334,3 +334,44 @@ TEST_CASE("serve: disaggregated, finished prompts go to the decode instances rou
   CHECK(run.requests[2].kv_transfer_bytes == 0);
   CHECK(run.requests[2].finish_ps == 5 * kMs + 1'030'000'000);
 }
+
+TEST_CASE("serve: MTP with every draft accepted emits K + 1 tokens a verify", "[serve][mtp]") {
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.mtp = 2;
+  limits.accept = {1.0};
+  // A draft pass costs 100 us: a verify step of one request is 1 ms + 3 us (3 tokens) + 2 x
+  // 100 us = 1.203 ms. 10 output tokens: the prompt's step gives the first, then 3 verifies give
+  // 3 each, their histories 10, 13 and 16.
+  const auto draft = [](const StepGroups& groups) {
+    CHECK(groups.size() == 1);
+    CHECK(groups[0].q_len == 1);
+    return StepTime{100 * kUs, false, 0, 0};
+  };
+  const tools::ServeRun run = tools::serve_requests({request("a", 0, 10, 10)}, limits, std::ref(timer), {}, draft);
+  CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x3@10", "1x3@13", "1x3@16"});
+  CHECK(run.mtp_verifies == 3);
+  CHECK(run.mtp_tokens == 9);
+  const tools::RequestOutcome& a = run.requests[0];
+  CHECK(a.first_token_ps == 1'010'000'000);
+  CHECK(a.itl_ps == std::vector<std::uint64_t>{1'203'000'000, 1'203'000'000, 1'203'000'000});
+  CHECK(a.finish_ps == 1'010'000'000 + 3 * std::uint64_t{1'203'000'000});
+}
+
+TEST_CASE("serve: MTP's expected acceptance carries the fraction of a token to the next verify", "[serve][mtp]") {
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.mtp = 2;
+  limits.accept = {0.5};
+  // E = 0.5 + 0.25 = 0.75 drafts a verify: credits 0.75, 1.5, 1.25, 1.0 accept 0, 1, 1, 1 drafts:
+  // 1, 2, 2, 2 tokens, so 8 output tokens take the prompt's step and 4 verifies; the cache keeps
+  // only the fed and accepted tokens: histories 10, 11, 13, 15.
+  const tools::ServeRun run = tools::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer));
+  CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x3@10", "1x3@11", "1x3@13", "1x3@15"});
+  CHECK(run.mtp_tokens == 7);
+  // Nothing drafts them (no draft timer): each verify is 1.003 ms.
+  CHECK(run.requests[0].finish_ps == 1'010'000'000 + 4 * std::uint64_t{1'003'000'000});
+  limits.accept = {0.5, 2.0};
+  CHECK_THROWS_WITH(tools::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer)),
+                    "2 is not a rate in [0, 1]");
+}

@@ -17,7 +17,8 @@ def serve_texts(chip: Chip, model: Model, request: Request, trace_path: str, tra
                 rate: Optional[float], concurrency: int, requests: Optional[int], input_len: str, output_len: str,
                 seed: Optional[int], max_seqs: int, max_batched_tokens: int, chunk: int, block_tokens: int,
                 memory_utilization: float, kv_tokens: int, step_cache: str, slo_ttft_ms: Optional[float],
-                slo_tpot_ms: Optional[float], disagg: str = ...) -> Tuple[str, str]: ...
+                slo_tpot_ms: Optional[float], disagg: str = ..., mtp: int = ..., accept: str = ...,
+                accept_draw: Optional[int] = ...) -> Tuple[str, str]: ...
 def why_option_does_not_apply(field: str, model: Model, request: Request) -> str: ...
 
 class Chip:

@@ -11,7 +11,8 @@ arrival_s, input_tokens, output_tokens and optionally id; or leave it out and gi
 load: rate= (Poisson, requests/s) or concurrency= (closed loop), num_requests= (the CLI's
 --requests), input_len= and output_len= (N, "LO:HI" or a (LO, HI) pair), seed=. The engine's
 keywords are the CLI's flags (max_seqs, max_batched_tokens, chunk, block_tokens,
-memory_utilization, kv_tokens, step_cache, slo_ttft_ms, slo_tpot_ms; disagg="P:D" or (P, D)); every step option of the
+memory_utilization, kv_tokens, step_cache, slo_ttft_ms, slo_tpot_ms; disagg="P:D" or (P, D); mtp=K with
+accept=P or [P1, ...], accept_draw=SEED to draw acceptances); every step option of the
 run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp, kv_dtype, layers, ...).
 Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
 """
@@ -53,6 +54,19 @@ def _disagg(value: Any) -> str:
     raise ConfigError(f"disagg: expected 'P:D' or (P, D), got {value!r}", field="disagg")
 
 
+def _rates(value: Any) -> str:
+    """--accept's text from a rate or a list of rates; "" for none."""
+    if value is None:
+        return ""
+    if isinstance(value, (tuple, list)):
+        return ",".join(repr(float(v)) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(float(value))
+    if isinstance(value, str):
+        return value
+    raise ConfigError(f"accept: expected a rate or a list of rates, got {value!r}", field="accept")
+
+
 def _trace(requests: Any) -> Tuple[str, Optional[str]]:
     """(path, text): a path as it is; a DataFrame as CSV text the strict reader checks."""
     if requests is None:
@@ -74,7 +88,8 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
           output_len: Any = None, seed: Optional[int] = None, max_seqs: int = 256, max_batched_tokens: int = 8192,
           chunk: Optional[int] = None, block_tokens: int = 16, memory_utilization: float = 0.9,
           kv_tokens: Optional[int] = None, step_cache: str = "exact", slo_ttft_ms: Optional[float] = None,
-          slo_tpot_ms: Optional[float] = None, disagg: Any = None, **options: Any) -> Tuple[Any, Dict[str, Any]]:
+          slo_tpot_ms: Optional[float] = None, disagg: Any = None, mtp: Optional[int] = None,
+          accept: Any = None, accept_draw: Optional[int] = None, **options: Any) -> Tuple[Any, Dict[str, Any]]:
     import pandas as pd
 
     from . import _request, load_chip, load_model
@@ -94,7 +109,7 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
         _length("output_len", output_len), seed, max_seqs, max_batched_tokens, chunk or 0, block_tokens,
         float(memory_utilization), kv_tokens or 0, step_cache,
         None if slo_ttft_ms is None else float(slo_ttft_ms), None if slo_tpot_ms is None else float(slo_tpot_ms),
-        _disagg(disagg))
+        _disagg(disagg), mtp or 0, _rates(accept), accept_draw)
     frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
                         na_values={c: [""] for c in ("tpot_ms", "itl_p50_ms", "itl_max_ms")})
     return frame, json.loads(json_text)

@@ -101,3 +101,15 @@ def test_disaggregation_moves_each_prompt_cache_once():
     prefill = g5sim.simulate("h100", "qwen2.5-1.5b", mix="2x256@0", tp=1, ep=1, dp=1, **SMALL)
     transfer_ms = (5000 + 256 * 28_672 / 50) / 1e6
     assert summary["ttft_ms"]["p50"] == pytest.approx(prefill.total_ps / 1e9 + transfer_ms, rel=1e-9)
+
+
+def test_mtp_with_every_draft_accepted_takes_a_third_of_the_verifies():
+    # 2 drafts all accepted: 3 tokens a verify, so 1 + 3 x 5 = 16 output tokens take 5 verifies.
+    _, summary = g5sim.serve("h100", "qwen2.5-1.5b", pd.DataFrame(
+        {"arrival_s": [0.0], "input_tokens": [128], "output_tokens": [16]}), mtp=2, accept=1.0, **SMALL)
+    assert summary["mtp"]["verifies"] == 5
+    assert summary["mtp"]["tokens_per_verify"] == 3
+    assert summary["steps_taken"] == 6
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=1, input_len=10, output_len=10, mtp=2)
+    assert error.value.field == "mtp"

@@ -1,7 +1,8 @@
 // Fuzzes g5sim serve's trace reader (CSV, or JSON lines when the first byte is odd) and, for a
 // trace it accepts that is small enough, the serving engine over it with a step time of 1 ms +
 // 1 us per token and a KV cache and limits from the second byte (preemptions included), colocated
-// or disaggregated (the first byte): no crash, no hang, every output token emitted once.
+// or disaggregated (the first byte), with or without MTP (the second): no crash, no hang, every
+// output token emitted once.
 #include <cstdlib>
 #include <string>
 
@@ -29,6 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.max_batched_tokens = 64 + data[1];
     limits.chunk = data[0] >> 3;
     limits.bucket_percent = data[0] & 2 ? 5 : 0;
+    if (data[1] & 8) {  // MTP: 1 + (data[0] >> 6) drafts at 0.7, expected or drawn
+      limits.mtp = 1 + (data[0] >> 6);
+      limits.accept = {0.7};
+      limits.accept_drawn = (data[1] & 4) != 0;
+    }
     if (data[0] & 4) {  // disaggregated: 1 prefill, 2 decode instances
       limits.prefill_instances = 1;
       limits.decode_instances = 2;
@@ -39,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const auto& g : groups) tokens += g.count * g.q_len;
       return tools::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
     });
-    std::uint64_t emitted = 0;
+    std::uint64_t emitted = run.mtp_tokens - run.mtp_verifies;  // a verify's tokens beyond its one gap
     for (const tools::RequestOutcome& r : run.requests) emitted += 1 + r.itl_ps.size();
     if (emitted != wanted) std::abort();
   } catch (const hw::ConfigError&) {

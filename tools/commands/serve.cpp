@@ -90,6 +90,13 @@ class ServeCommand final : public Command {
         ->check(count_in(1, std::uint64_t{1} << 50));
     a->add_option("--disagg", disagg_,
                   "P:D prefill and decode instances of the deployment each; prompts' KV caches move between them");
+    a->add_option("--mtp", mtp_, "MTP / speculative decoding: drafts each decode verifies a step (1..7)")
+        ->check(count_in(1, kMaxMtpDrafts));
+    a->add_option("--accept", accept_,
+                  "with --mtp: each draft's acceptance rate, one or one per draft (0.8 or 0.9,0.8)");
+    a->add_option("--accept-draw", accept_seed_,
+                  "with --mtp: draw acceptances with this seed (default: the expected tokens, no randomness)")
+        ->check(count_in(0, ~std::uint64_t{0}));
     a->add_option("--step-cache", step_cache_,
                   "exact: every distinct step simulated; bucket:PCT: histories less than PCT % apart share one")
         ->capture_default_str();
@@ -105,10 +112,22 @@ class ServeCommand final : public Command {
       return serve_command(limits);
     } catch (const hw::InputError& e) {
       // serve's own parameters (g5sim.serve()'s keywords) behind their flags.
-      static const std::set<std::string> kServeFields{
-          "rate",        "concurrency", "input_len",          "output_len", "memory_utilization", "slo_ttft_ms",
-          "slo_tpot_ms", "max_seqs",    "max_batched_tokens", "chunk",      "block_tokens",       "kv_tokens",
-          "step_cache",  "disagg"};
+      static const std::set<std::string> kServeFields{"rate",
+                                                      "concurrency",
+                                                      "input_len",
+                                                      "output_len",
+                                                      "memory_utilization",
+                                                      "slo_ttft_ms",
+                                                      "slo_tpot_ms",
+                                                      "max_seqs",
+                                                      "max_batched_tokens",
+                                                      "chunk",
+                                                      "block_tokens",
+                                                      "kv_tokens",
+                                                      "step_cache",
+                                                      "disagg",
+                                                      "mtp",
+                                                      "accept"};
       // The load as a whole (one source of requests; a request that can never run): said as is.
       if (e.field() == "requests" || e.field() == "trace") throw CliError("serve: " + std::string(e.what()));
       if (kServeFields.count(e.field()) == 0) throw;
@@ -141,6 +160,13 @@ class ServeCommand final : public Command {
     options.limits.kv_tokens = kv_tokens_.value_or(0);
     options.limits.bucket_percent = parse_step_cache(step_cache_);
     options.limits.max_steps = limits.max_serve_steps;
+    if (mtp_ || !accept_.empty() || accept_seed_) {
+      if (!mtp_ || accept_.empty()) throw CliError("serve: --mtp K and --accept P go together");
+      options.limits.mtp = *mtp_;
+      options.limits.accept = parse_accept(accept_);
+      options.limits.accept_drawn = accept_seed_.has_value();
+      options.limits.accept_seed = accept_seed_.value_or(0);
+    }
     if (!disagg_.empty()) {
       std::tie(options.limits.prefill_instances, options.limits.decode_instances) = parse_disagg(disagg_);
     }
@@ -172,7 +198,8 @@ class ServeCommand final : public Command {
   }
 
   RunOptionFlags options_;
-  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", disagg_;
+  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", disagg_, accept_;
+  std::optional<std::uint64_t> mtp_, accept_seed_;
   std::optional<double> rate_;
   std::optional<std::uint64_t> concurrency_, kv_tokens_;
   std::optional<double> slo_ttft_ms_, slo_tpot_ms_;

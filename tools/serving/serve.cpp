@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <chrono>
@@ -152,6 +153,26 @@ KvTransfer kv_transfer_link(const g5sim::Chip& chip, std::uint64_t kv_bytes_per_
   return t;
 }
 
+std::vector<double> parse_accept(const std::string& text) {
+  std::vector<double> out;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string part = text.substr(begin, comma - begin);
+    double p = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), p);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || !(p >= 0 && p <= 1) ||
+        out.size() == kMaxMtpDrafts) {
+      throw hw::InputError("accept", fmt::format("expected acceptance rates in [0, 1], one or one per draft (at most "
+                                                 "{}), comma separated, got '{}'",
+                                                 kMaxMtpDrafts, text));
+    }
+    out.push_back(p);
+    if (comma == text.size()) return out;
+    begin = comma + 1;
+  }
+}
+
 std::uint64_t parse_step_cache(const std::string& text) {
   if (text == "exact") return 0;
   const std::string prefix = "bucket:";
@@ -217,7 +238,22 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
     }
     return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps};
   };
-  report.run = serve_requests(std::move(requests), report.limits, timer, progress);
+  // One pass of the MTP draft module: DeepSeek's MTP module is one decoder layer with the
+  // model's embedding and head, priced as the mean layer of the same decodes' step (its time over
+  // its layers, the embedding and head spread over them).
+  const StepTimer draft_timer = [&](const StepGroups& groups) {
+    g5sim::Request r = base;
+    r.mix = g5sim::mix_text(groups);
+    const g5sim::Result result = g5sim::simulate(chip, model, r);
+    report.simulated_commands += result.simulated_commands;
+    return StepTime{result.total_ps / result.layers, false, 0, 0};
+  };
+  if (report.limits.mtp > 0 && 1 + report.limits.mtp > base.decode_max_q) {
+    throw hw::InputError("mtp", fmt::format("a verify of 1 + {} tokens is a prefill chunk to the step: raise "
+                                            "decode_max_q to {} at least",
+                                            report.limits.mtp, 1 + report.limits.mtp));
+  }
+  report.run = serve_requests(std::move(requests), report.limits, timer, progress, draft_timer);
   const std::uint64_t instances =
       report.limits.prefill_instances > 0 ? report.limits.prefill_instances + report.limits.decode_instances : 1;
   report.chips = report.memory.deployment.chips() * instances;
@@ -288,6 +324,20 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
                json_number(t.bandwidth_gb_per_s), json_number(t.latency_ns), r.run.kv_transfer_bytes);
   } else {
     out << "  \"disaggregation\": null,\n";
+  }
+  if (r.limits.mtp > 0) {
+    std::string rates;
+    for (double p : r.limits.accept) rates += (rates.empty() ? "" : ", ") + json_number(p);
+    fmt::print(out,
+               "  \"mtp\": {{\"draft_tokens\": {}, \"accept\": [{}], \"mode\": \"{}\", \"seed\": {}, "
+               "\"verifies\": {}, \"tokens_per_verify\": {}}},\n",
+               r.limits.mtp, rates, r.limits.accept_drawn ? "drawn" : "expected",
+               r.limits.accept_drawn ? std::to_string(r.limits.accept_seed) : "null", r.run.mtp_verifies,
+               json_number(r.run.mtp_verifies > 0
+                               ? static_cast<double>(r.run.mtp_tokens) / static_cast<double>(r.run.mtp_verifies)
+                               : 0.0));
+  } else {
+    out << "  \"mtp\": null,\n";
   }
   fmt::print(out,
              "  \"engine\": {{\"max_seqs\": {}, \"max_batched_tokens\": {}, \"chunk\": {}, \"block_tokens\": {}, "
@@ -371,6 +421,13 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
         "{} ns)\n",
         r.limits.prefill_instances, r.limits.decode_instances, r.chips, r.run.kv_transfer_bytes, t.link,
         t.bandwidth_gb_per_s, t.latency_ns);
+  }
+  if (r.limits.mtp > 0) {
+    fmt::print(
+        out, "mtp           {} drafts a step, acceptance {} ({}): {:.3f} tokens per verify over {} verifies\n",
+        r.limits.mtp, fmt::join(r.limits.accept, ","), r.limits.accept_drawn ? "drawn" : "expected",
+        r.run.mtp_verifies > 0 ? static_cast<double>(r.run.mtp_tokens) / static_cast<double>(r.run.mtp_verifies) : 0.0,
+        r.run.mtp_verifies);
   }
   fmt::print(out, "engine        max_seqs {}, max_batched_tokens {}, chunk {}, KV {} tokens ({} blocks of {})\n",
              r.limits.max_seqs, r.limits.max_batched_tokens, r.limits.chunk, r.limits.kv_tokens, r.run.kv_blocks,

@@ -72,6 +72,9 @@ std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text);
 /// (nodes.rdma_*) when the chip has one, else its C2C links used together (bandwidth x links).
 KvTransfer kv_transfer_link(const g5sim::Chip& chip, std::uint64_t kv_bytes_per_token);
 
+/// --accept: "P" or "P1,P2,..." rates in [0, 1]. Throws InputError naming "accept".
+std::vector<double> parse_accept(const std::string& text);
+
 /// --step-cache: "exact" (0) or "bucket:PCT" with PCT a whole percent 1..100. Throws InputError
 /// naming "step_cache".
 std::uint64_t parse_step_cache(const std::string& text);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <tuple>
 
 #include "hw/checked_count.hpp"
@@ -27,7 +28,7 @@ struct Live {
   std::uint64_t prompt = 0;  ///< tokens to compute before the next token: input + generated at preemption
   std::uint64_t computed = 0, generated = 0, blocks = 0;
   std::uint64_t last_token_ps = 0;
-  bool arrived = false;
+  double credit = 0;  ///< MTP, expected acceptance: the fraction of a token carried to the next step
 };
 
 // The grid's edges up to models' longest context, per percent (built once, on first use).
@@ -64,6 +65,16 @@ void check_limits(const ServeLimits& l) {
   }
   if (l.prefill_instances > 0 && !(l.kv_transfer.bandwidth_gb_per_s > 0 && l.kv_transfer.latency_ns >= 0)) {
     throw hw::InputError("disagg", "disaggregation needs a KV transfer link with a positive bandwidth");
+  }
+  in_range("mtp", l.mtp, 0, kMaxMtpDrafts);
+  if (l.mtp > 0) {
+    if (l.accept.size() != 1 && l.accept.size() != l.mtp) {
+      throw hw::InputError("accept", fmt::format("{} acceptance rates for {} drafts: give one, or one per draft",
+                                                 l.accept.size(), l.mtp));
+    }
+    for (double p : l.accept) {
+      if (!(p >= 0 && p <= 1)) throw hw::InputError("accept", fmt::format("{} is not a rate in [0, 1]", p));
+    }
   }
   if (l.kv_tokens < l.block_tokens) {
     throw hw::InputError("kv_tokens", fmt::format("the KV cache holds {} tokens, less than one block of {}",
@@ -108,7 +119,8 @@ struct Instance {
 }  // namespace
 
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& limits, const StepTimer& timer,
-                        const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+                        const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+                        const StepTimer& draft_timer) {
   check_limits(limits);
   if (requests.empty()) throw hw::InputError("requests", "no requests to serve");
   const bool closed = limits.concurrency > 0;
@@ -179,6 +191,34 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     }
   };
 
+  // MTP: how many of a verify's drafts are accepted: drawn position by position (each accepted
+  // with its chance given the ones before, until the first rejection), or the expected number
+  // E = sum_j prod_{i<=j} accept_i carried as a running credit (whole tokens out, the fraction kept).
+  std::mt19937_64 accept_rng(limits.accept_seed);
+  double expected = 0;
+  {
+    double product = 1;
+    for (std::uint64_t j = 0; j < limits.mtp; ++j) {
+      product *= limits.accept.size() == 1 ? limits.accept[0] : limits.accept[j];
+      expected += product;
+    }
+  }
+  auto accepted_drafts = [&](Live& l) -> std::uint64_t {
+    std::uint64_t a = 0;
+    if (limits.accept_drawn) {
+      while (a < limits.mtp) {
+        const double p = limits.accept.size() == 1 ? limits.accept[0] : limits.accept[a];
+        if (static_cast<double>(accept_rng() >> 11) * 0x1.0p-53 >= p) break;
+        ++a;
+      }
+      return a;
+    }
+    l.credit += expected;
+    a = std::min<std::uint64_t>(limits.mtp, static_cast<std::uint64_t>(std::floor(l.credit)));
+    l.credit -= static_cast<double>(a);
+    return a;
+  };
+
   while (finished < n) {
     // The instance whose next step starts first (then the lowest index): a step can only add
     // arrivals after its own start, so every arrival before a step's start is known by then.
@@ -204,8 +244,9 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     log.waiting = in.waiting.size();
     std::uint64_t budget = limits.max_batched_tokens;
     std::vector<std::pair<std::size_t, std::uint64_t>> scheduled;  // request, q_len
+    // A prompt: its next chunk; a decode: its last token and the MTP drafts it verifies.
     auto wants = [&](const Live& l) {
-      return l.computed < l.prompt ? std::min({l.prompt - l.computed, chunk, budget}) : std::uint64_t{1};
+      return l.computed < l.prompt ? std::min({l.prompt - l.computed, chunk, budget}) : 1 + limits.mtp;
     };
     bool preempted = false;
     for (std::size_t r = 0; r < in.running.size() && budget > 0; ++r) {
@@ -289,17 +330,35 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     }
     const StepTime& d = it->second;
     if (d.ps == 0) throw std::logic_error("serve: a step took no time");
-    log.duration_ps = d.ps;
+    std::uint64_t step_ps = d.ps;
+    if (limits.mtp > 0 && draft_timer && log.decode_tokens > 0) {
+      // The drafts: mtp passes of the draft module over the step's decodes (one token each).
+      std::map<std::uint64_t, std::uint64_t> histories;  // of the decodes (bucketed as the step's)
+      for (const auto& [i, q] : scheduled) {
+        if (live[i].computed == live[i].prompt) ++histories[bucketed_history(live[i].computed, limits.bucket_percent)];
+      }
+      StepGroups drafts;
+      for (const auto& [history, count] : histories) drafts.push_back(g5sim::SequenceRecord{count, 1, history, ""});
+      if (!drafts.empty()) {
+        const std::string draft_key = "draft " + g5sim::mix_text(drafts);
+        auto dt = cache.find(draft_key);
+        if (dt == cache.end()) dt = cache.emplace(draft_key, draft_timer(drafts)).first;
+        step_ps = hw::checked("the step's time in picoseconds",
+                              [&] { return (hw::Count(dt->second.ps) * limits.mtp + step_ps).value(); });
+      }
+    }
+    log.duration_ps = step_ps;
     log.sequences = scheduled.size();
     log.kv_blocks_used = run.kv_blocks - in.free_blocks;
-    time_sum += static_cast<double>(d.ps);
+    time_sum += static_cast<double>(step_ps);
     if (d.has_band) {
-      band_low += static_cast<double>(d.band_low_ps);
-      band_high += static_cast<double>(d.band_high_ps);
+      // The band's ratios of the verify step, applied to the whole step.
+      band_low += static_cast<double>(step_ps) * static_cast<double>(d.band_low_ps) / static_cast<double>(d.ps);
+      band_high += static_cast<double>(step_ps) * static_cast<double>(d.band_high_ps) / static_cast<double>(d.ps);
     } else {
       every_step_banded = false;
     }
-    in.now = hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(in.now) + d.ps).value(); });
+    in.now = hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(in.now) + step_ps).value(); });
     const std::uint64_t end = in.now;
     run.steps.push_back(log);
 
@@ -307,6 +366,27 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     for (const auto& [i, q] : scheduled) {
       Live& l = live[i];
       RequestOutcome& o = run.requests[i];
+      if (limits.mtp > 0 && l.computed == l.prompt) {
+        // A verify: the fed token and the accepted drafts stay in the cache, and as many tokens
+        // come out (the last one the target's own); the rejected positions' blocks go back.
+        const std::uint64_t tokens = std::min(1 + accepted_drafts(l), o.output_tokens - l.generated);
+        l.computed += tokens;
+        l.generated += tokens;
+        l.prompt = l.computed;
+        const std::uint64_t keep = blocks_for(l.computed, limits.block_tokens);
+        in.free_blocks += l.blocks - keep;
+        l.blocks = keep;
+        o.itl_ps.push_back(end - l.last_token_ps);
+        l.last_token_ps = end;
+        run.mtp_tokens += tokens;
+        ++run.mtp_verifies;
+        if (l.generated == o.output_tokens) {
+          in.free_blocks += l.blocks;
+          l.blocks = kNone;
+          finish(i, end);
+        }
+        continue;
+      }
       l.computed += q;
       if (l.computed < l.prompt) continue;  // a prompt chunk: no token yet
       ++l.generated;

@@ -57,7 +57,9 @@ constexpr std::uint64_t kMaxServeSeqs = 4096;          ///< --max-seqs (a step's
 constexpr std::uint64_t kMaxBatchedTokens = 1u << 24;  ///< --max-batched-tokens, --chunk
 constexpr std::uint64_t kMaxBlockTokens = 1u << 16;    ///< --block-tokens
 constexpr std::uint64_t kMaxServeSteps = 100'000'000;  ///< a serve that takes more steps is an error
-constexpr std::uint64_t kMaxServeInstances = 1024;     ///< prefill or decode instances (--disagg)
+constexpr std::uint64_t kMaxMtpDrafts =
+    7;  ///< --mtp: a verify of 1 + 7 tokens is the mixed step's decode at most (decode_max_q 8)
+constexpr std::uint64_t kMaxServeInstances = 1024;  ///< prefill or decode instances (--disagg)
 
 /// One step's sequences as the mixed step takes them (SequenceRecord's path left empty).
 using StepGroups = std::vector<g5sim::SequenceRecord>;
@@ -100,6 +102,16 @@ struct ServeLimits {
   /// transfer). Each instance has the whole KV cache of a deployment (kv_tokens) and its own clock.
   std::uint64_t prefill_instances = 0, decode_instances = 0;
   KvTransfer kv_transfer;
+  /// MTP / speculative decoding: a decoding request verifies 1 + mtp tokens a step (its last
+  /// token and mtp drafts; a speculative verify of the mixed step); accept[j] is the chance that
+  /// draft j + 1 is accepted when the ones before it were (one value: every draft). Accepted
+  /// drafts and the target's own next token come out of the step; the drafts' own work is
+  /// mtp passes of the draft timer over the step's decodes. Drawn (accept_drawn, seeded) or
+  /// expected (a running credit per request: the same tokens on average, no randomness).
+  std::uint64_t mtp = 0;
+  std::vector<double> accept;
+  bool accept_drawn = false;
+  std::uint64_t accept_seed = 0;
 };
 
 /// The history a bucketed step runs a group at: the first grid edge >= history (0 stays 0).
@@ -134,7 +146,8 @@ struct ServeRun {
   std::uint64_t distinct_steps = 0;         ///< steps the timer was asked for (samples aside)
   std::optional<BucketError> bucket_error;  ///< with bucketing
   std::uint64_t preemptions = 0;
-  std::uint64_t kv_transfer_bytes = 0;  ///< over every request (disaggregation)
+  std::uint64_t kv_transfer_bytes = 0;             ///< over every request (disaggregation)
+  std::uint64_t mtp_verifies = 0, mtp_tokens = 0;  ///< MTP: verify steps of a request, the tokens they gave
   /// The step times' bands summed along the run's steps (every request's times scale with them):
   /// the ratio band / time applied to each metric. Absent when a step had none.
   std::optional<double> band_low_ratio, band_high_ratio;
@@ -142,8 +155,11 @@ struct ServeRun {
 
 /// Serves `requests`; throws ConfigError for a request that
 /// can never fit the KV cache or limits out of range, and passes on the timer's errors.
+/// `draft_timer`: one pass of the MTP draft module over decodes of one token each (with mtp > 0;
+/// none: the drafts cost nothing).
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& limits, const StepTimer& timer,
-                        const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {});
+                        const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {},
+                        const StepTimer& draft_timer = {});
 
 /// One metric's summary.
 struct Distribution {
