@@ -197,6 +197,14 @@ TEST_CASE("serve: a request that can never fit the KV cache is an error naming i
   CHECK_THROWS_WITH(tools::serve_requests({request("big", 0, 60, 10)}, limits, std::ref(timer)),
                     "request 'big' needs 69 tokens of KV cache (5 blocks of 16) at its end, but the deployment holds "
                     "4 blocks (64 tokens): it can never run");
+  // With 2 MTP drafts its last verify holds 2 more: 50 in + 14 out - 1 + 2 = 65 tokens, 5 blocks.
+  limits.mtp = 2;
+  limits.accept = {0.5};
+  CHECK_THROWS_WITH(tools::serve_requests({request("drafts", 0, 50, 14)}, limits, std::ref(timer)),
+                    "request 'drafts' needs 65 tokens of KV cache (5 blocks of 16) at its end, but the deployment "
+                    "holds 4 blocks (64 tokens): it can never run");
+  // One token less fits: 63 + 2 = 64 tokens, the 4 blocks, filled at the last verify.
+  CHECK_NOTHROW(tools::serve_requests({request("fits", 0, 50, 13)}, limits, std::ref(timer)));
 }
 
 TEST_CASE("serve: the trace reader names the file, line and column of what is wrong", "[serve][trace]") {

@@ -133,13 +133,14 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
   ServeRun run;
   run.kv_blocks = limits.kv_tokens / limits.block_tokens;
   for (const ServeRequest& r : requests) {
-    const std::uint64_t need = blocks_for(r.input_tokens + r.output_tokens - 1, limits.block_tokens);
+    // At its end: every token but the last in the cache, and a verify's drafts beside them.
+    const std::uint64_t tokens = r.input_tokens + r.output_tokens - 1 + limits.mtp;
+    const std::uint64_t need = blocks_for(tokens, limits.block_tokens);
     if (need > run.kv_blocks) {
-      throw hw::InputError(
-          "requests", fmt::format("request '{}' needs {} tokens of KV cache ({} blocks of {}) at its end, but the "
-                                  "deployment holds {} blocks ({} tokens): it can never run",
-                                  r.id, r.input_tokens + r.output_tokens - 1, need, limits.block_tokens, run.kv_blocks,
-                                  limits.kv_tokens));
+      throw hw::InputError("requests",
+                           fmt::format("request '{}' needs {} tokens of KV cache ({} blocks of {}) at its end, but the "
+                                       "deployment holds {} blocks ({} tokens): it can never run",
+                                       r.id, tokens, need, limits.block_tokens, run.kv_blocks, limits.kv_tokens));
     }
   }
   const std::size_t n = requests.size();

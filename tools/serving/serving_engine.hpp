@@ -29,8 +29,9 @@
 //   distinct ones, are simulated again with their exact groups.
 //   KV blocks: floor(kv_tokens / block_tokens), kv_tokens the deployment's cache capacity in
 //   tokens (tools/commands/serve.cpp sizes it from the chip's DDR after the weights). A request
-//   needs input + output - 1 tokens at its end (the last output token is never fed back): one that
-//   needs more blocks than exist is an error naming it, before anything runs.
+//   needs input + output - 1 tokens at its end (the last output token is never fed back; with
+//   MTP, its last verify's drafts beside them): one that needs more blocks than exist is an error
+//   naming it, before anything runs.
 // Closed loop (concurrency N): the first N requests arrive at 0; each later one arrives when the
 // request N before it ends (its client's previous).
 //
