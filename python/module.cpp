@@ -31,6 +31,7 @@
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
 #include "tools/grid_sweep.hpp"
+#include "tools/output_file.hpp"
 #include "tools/run_diff.hpp"
 #include "tools/serving/serve.hpp"
 
@@ -278,7 +279,7 @@ void bind_functions(py::module_& m) {
          std::uint64_t max_batched_tokens, std::uint64_t chunk, std::uint64_t block_tokens, double memory_utilization,
          std::uint64_t kv_tokens, const std::string& step_cache, std::optional<double> slo_ttft_ms,
          std::optional<double> slo_tpot_ms, const std::string& disagg, std::uint64_t mtp, const std::string& accept,
-         std::optional<std::uint64_t> accept_draw) {
+         std::optional<std::uint64_t> accept_draw, const std::string& perfetto) {
         const g5sim::Request mine = request;
         std::ostringstream csv, json;
         {
@@ -319,6 +320,11 @@ void bind_functions(py::module_& m) {
             const tools::ServeReport report = tools::serve(chip, model, mine, tools::requests_of(load), options);
             tools::write_request_csv(csv, report);
             tools::write_serve_json(json, report);
+            if (!perfetto.empty()) {
+              tools::OutputFile file(perfetto, "perfetto");
+              tools::write_serve_perfetto(file.stream(), report);
+              file.close();
+            }
           } catch (const hw::ConfigError& e) {
             // The serving layer's errors as the public type (same message, the site as data).
             const hw::ErrorSite& site = e.site();
@@ -332,7 +338,7 @@ void bind_functions(py::module_& m) {
       py::arg("seed"), py::arg("max_seqs"), py::arg("max_batched_tokens"), py::arg("chunk"), py::arg("block_tokens"),
       py::arg("memory_utilization"), py::arg("kv_tokens"), py::arg("step_cache"), py::arg("slo_ttft_ms"),
       py::arg("slo_tpot_ms"), py::arg("disagg") = "", py::arg("mtp") = 0, py::arg("accept") = "",
-      py::arg("accept_draw") = py::none(),
+      py::arg("accept_draw") = py::none(), py::arg("perfetto") = "",
       "`g5sim serve`: the per-request CSV and the summary JSON, byte for byte the command line's (g5sim.serve() "
       "reads them). Releases the GIL.");
   m.def("grid_nesting", &tools::grid_nesting,

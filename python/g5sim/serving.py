@@ -12,7 +12,8 @@ load: rate= (Poisson, requests/s) or concurrency= (closed loop), num_requests= (
 --requests), input_len= and output_len= (N, "LO:HI" or a (LO, HI) pair), seed=. The engine's
 keywords are the CLI's flags (max_seqs, max_batched_tokens, chunk, block_tokens,
 memory_utilization, kv_tokens, step_cache, slo_ttft_ms, slo_tpot_ms; disagg="P:D" or (P, D); mtp=K with
-accept=P or [P1, ...], accept_draw=SEED to draw acceptances); every step option of the
+accept=P or [P1, ...], accept_draw=SEED to draw acceptances; perfetto=PATH writes the Chrome trace);
+every step option of the
 run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp, kv_dtype, layers, ...).
 Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
 """
@@ -89,7 +90,8 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
           chunk: Optional[int] = None, block_tokens: int = 16, memory_utilization: float = 0.9,
           kv_tokens: Optional[int] = None, step_cache: str = "exact", slo_ttft_ms: Optional[float] = None,
           slo_tpot_ms: Optional[float] = None, disagg: Any = None, mtp: Optional[int] = None,
-          accept: Any = None, accept_draw: Optional[int] = None, **options: Any) -> Tuple[Any, Dict[str, Any]]:
+          accept: Any = None, accept_draw: Optional[int] = None, perfetto: Any = None,
+          **options: Any) -> Tuple[Any, Dict[str, Any]]:
     import pandas as pd
 
     from . import _request, load_chip, load_model
@@ -109,7 +111,7 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
         _length("output_len", output_len), seed, max_seqs, max_batched_tokens, chunk or 0, block_tokens,
         float(memory_utilization), kv_tokens or 0, step_cache,
         None if slo_ttft_ms is None else float(slo_ttft_ms), None if slo_tpot_ms is None else float(slo_tpot_ms),
-        _disagg(disagg), mtp or 0, _rates(accept), accept_draw)
+        _disagg(disagg), mtp or 0, _rates(accept), accept_draw, "" if perfetto is None else os.fspath(perfetto))
     frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
                         na_values={c: [""] for c in ("tpot_ms", "itl_p50_ms", "itl_max_ms")})
     return frame, json.loads(json_text)

@@ -113,3 +113,18 @@ def test_mtp_with_every_draft_accepted_takes_a_third_of_the_verifies():
     with pytest.raises(g5sim.ConfigError) as error:
         g5sim.serve("h100", "qwen2.5-1.5b", rate=1, input_len=10, output_len=10, mtp=2)
     assert error.value.field == "mtp"
+
+
+def test_the_perfetto_trace_is_the_command_line_one(tmp_path):
+    ours, theirs = tmp_path / "ours.json", tmp_path / "theirs.json"
+    g5sim.serve("h100", "qwen2.5-1.5b", concurrency=2, num_requests=4, input_len=64, output_len=3, perfetto=ours,
+                **SMALL)
+    assert g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2",
+                                 "--concurrency", "2", "--requests", "4", "--input-len", "64", "--output-len", "3",
+                                 "--perfetto", str(theirs)]) == 0
+    assert ours.read_text() == theirs.read_text()
+    events = json.loads(ours.read_text())["traceEvents"]
+    # Two clients: two request slots; each request queued 0 (it starts on arrival), prefill, decode.
+    slots = {e["tid"] for e in events if e.get("pid") == 2 and e["ph"] == "X"}
+    assert slots == {0, 1}
+    assert sum(1 for e in events if e.get("name") == "prefill") == 4

@@ -105,6 +105,10 @@ class ServeCommand final : public Command {
     a->add_option("--csv", csv_, "write the per-request CSV to PATH ('-' for stdout only)")->check(non_empty_path());
     a->add_option("--json", json_, "also write the summary JSON to PATH ('-' for stdout only)")
         ->check(non_empty_path());
+    a->add_option("--perfetto", perfetto_,
+                  "also write a Chrome trace-event JSON (Perfetto): a track per instance with its steps, a track per "
+                  "request slot with each request's queued, prefill and decode")
+        ->check(non_empty_path());
   }
 
   int run(const CliLimits& limits) override {
@@ -139,7 +143,9 @@ class ServeCommand final : public Command {
 
  private:
   int serve_command(const CliLimits& limits) {
-    if (csv_ == "-" && json_ == "-") throw CliError("serve: --csv and --json cannot both write to stdout ('-')");
+    if ((csv_ == "-") + (json_ == "-") + (perfetto_ == "-") > 1) {
+      throw CliError("serve: only one of --csv, --json and --perfetto can write to stdout ('-')");
+    }
     g5sim::Request base = options_.request(limits);
     const g5sim::Chip chip = chip_of(chip_);
     const g5sim::Model model = model_of(model_);
@@ -177,6 +183,8 @@ class ServeCommand final : public Command {
     std::optional<OutputFile> csv, json;
     if (!csv_.empty()) csv.emplace(csv_, "--csv");
     if (!json_.empty()) json.emplace(json_, "--json");
+    std::optional<OutputFile> perfetto;
+    if (!perfetto_.empty()) perfetto.emplace(perfetto_, "--perfetto");
     std::optional<ServeProgress> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const ServeReport report =
@@ -184,7 +192,7 @@ class ServeCommand final : public Command {
           if (progress) progress->show(d, t);
         });
     if (progress) progress->finish();
-    if (csv_ != "-" && json_ != "-") write_serve_table(std::cout, report);
+    if (csv_ != "-" && json_ != "-" && perfetto_ != "-") write_serve_table(std::cout, report);
     if (csv) {
       write_request_csv(csv->stream(), report);
       csv->close();
@@ -193,12 +201,17 @@ class ServeCommand final : public Command {
       write_serve_json(json->stream(), report);
       json->close();
     }
+    if (perfetto) {
+      write_serve_perfetto(perfetto->stream(), report);
+      perfetto->close();
+    }
     check_stdout();
     return 0;
   }
 
   RunOptionFlags options_;
-  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", disagg_, accept_;
+  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", disagg_, accept_,
+                                                                           perfetto_;
   std::optional<std::uint64_t> mtp_, accept_seed_;
   std::optional<double> rate_;
   std::optional<std::uint64_t> concurrency_, kv_tokens_;

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <set>
 #include <tuple>
 
 #include "api/json_text.hpp"
@@ -406,6 +408,74 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
                st.decode_tokens, st.kv_blocks_used, st.waiting);
   }
   out << "\n  ]\n}\n";
+}
+
+void write_serve_perfetto(std::ostream& out, const ServeReport& r) {
+  auto us = [](std::uint64_t ps) { return json_number(static_cast<double>(ps) / 1e6); };
+  out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  out << R"(  {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "steps"}},)"
+      << "\n";
+  out << R"(  {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "requests"}})";
+  const std::uint64_t instances =
+      r.limits.prefill_instances > 0 ? r.limits.prefill_instances + r.limits.decode_instances : 1;
+  for (std::uint64_t k = 0; k < instances; ++k) {
+    const std::string name = r.limits.prefill_instances == 0 ? std::string("engine")
+                             : k < r.limits.prefill_instances
+                                 ? fmt::format("prefill instance {}", k)
+                                 : fmt::format("decode instance {}", k - r.limits.prefill_instances);
+    fmt::print(out,
+               ",\n  {{\"ph\": \"M\", \"pid\": 1, \"tid\": {}, \"name\": \"thread_name\", \"args\": {{\"name\": {}}}}}",
+               k, api::json_string(name));
+  }
+  for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
+    const StepLog& st = r.run.steps[i];
+    fmt::print(out,
+               ",\n  {{\"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"{} seqs\", "
+               "\"args\": {{\"step\": {}, \"prefill_tokens\": {}, \"decode_tokens\": {}, \"kv_blocks_used\": {}, "
+               "\"waiting\": {}}}}}",
+               st.instance, us(st.start_ps), us(st.duration_ps), st.sequences, i, st.prefill_tokens, st.decode_tokens,
+               st.kv_blocks_used, st.waiting);
+  }
+  // Slots: requests by arrival (stable), each into the lowest slot free at its arrival.
+  std::vector<std::size_t> order(r.run.requests.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return r.run.requests[a].arrival_ps < r.run.requests[b].arrival_ps;
+  });
+  std::size_t slots = 0;
+  std::set<std::size_t> free_slots;
+  std::multimap<std::uint64_t, std::size_t> busy;  // end -> slot
+  for (std::size_t i : order) {
+    const RequestOutcome& q = r.run.requests[i];
+    while (!busy.empty() && busy.begin()->first <= q.arrival_ps) {
+      free_slots.insert(busy.begin()->second);
+      busy.erase(busy.begin());
+    }
+    std::size_t slot = slots;
+    if (!free_slots.empty()) {
+      slot = *free_slots.begin();
+      free_slots.erase(free_slots.begin());
+    } else {
+      ++slots;
+      fmt::print(out,
+                 ",\n  {{\"ph\": \"M\", \"pid\": 2, \"tid\": {}, \"name\": \"thread_name\", \"args\": {{\"name\": "
+                 "\"slot {}\"}}}}",
+                 slot, slot);
+    }
+    busy.emplace(q.finish_ps, slot);
+    const std::string args = fmt::format(R"({{"id": {}, "input_tokens": {}, "output_tokens": {}, "preemptions": {}}})",
+                                         api::json_string(q.id), q.input_tokens, q.output_tokens, q.preemptions);
+    const std::uint64_t bounds[4] = {q.arrival_ps, q.first_step_ps, q.first_token_ps, q.finish_ps};
+    static constexpr const char* kPhases[3] = {"queued", "prefill", "decode"};
+    for (int p = 0; p < 3; ++p) {
+      if (bounds[p + 1] <= bounds[p]) continue;
+      fmt::print(out,
+                 ",\n  {{\"ph\": \"X\", \"pid\": 2, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"{}\", "
+                 "\"args\": {}}}",
+                 slot, us(bounds[p]), us(bounds[p + 1] - bounds[p]), kPhases[p], args);
+    }
+  }
+  out << "\n]}\n";
 }
 
 void write_serve_table(std::ostream& out, const ServeReport& r) {

@@ -90,6 +90,12 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
 void write_request_csv(std::ostream& out, const ServeReport& report);
 /// The summary JSON (schema_version, the set-up, the metrics, the steps over time).
 void write_serve_json(std::ostream& out, const ServeReport& report);
+/// A Chrome trace-event JSON (Perfetto, chrome://tracing) of the serve: process "steps" with a
+/// track per instance and a slice per step (its sequences and tokens), process "requests" with
+/// a track per request slot (a request takes the lowest slot free at its arrival) and a slice
+/// per phase of each request: queued (arrival to its first step), prefill (to its first token),
+/// decode (to its end). Times in microseconds, as the format has them.
+void write_serve_perfetto(std::ostream& out, const ServeReport& report);
 /// The summary as the terminal shows it.
 void write_serve_table(std::ostream& out, const ServeReport& report);
 

@@ -29,6 +29,7 @@ struct Live {
   std::uint64_t computed = 0, generated = 0, blocks = 0;
   std::uint64_t last_token_ps = 0;
   double credit = 0;  ///< MTP, expected acceptance: the fraction of a token carried to the next step
+  bool started = false;
 };
 
 // The grid's edges up to models' longest context, per percent (built once, on first use).
@@ -290,6 +291,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
       in.free_blocks -= need;
       l.blocks = need;
       in.running.push_back(i);
+      if (!l.started) run.requests[i].first_step_ps = in.now, l.started = true;
       scheduled.emplace_back(i, q);
       budget -= q;
     }

@@ -127,6 +127,7 @@ struct BucketError {
 struct RequestOutcome {
   std::string id;
   std::uint64_t arrival_ps = 0, first_token_ps = 0, finish_ps = 0;
+  std::uint64_t first_step_ps = 0;  ///< the start of the first step that ran it (its queueing ends)
   std::uint64_t input_tokens = 0, output_tokens = 0, preemptions = 0;
   std::uint64_t kv_transfer_bytes = 0;  ///< moved prefill -> decode (disaggregation)
   std::vector<std::uint64_t> itl_ps;    ///< gaps between successive tokens after the first
