@@ -3,8 +3,10 @@
 // kMaxInputFileBytes, read whole. Anything else (a directory, a device such as /dev/zero, a FIFO, a
 // file above the cap) is a ConfigError naming the path and what it is, before any byte is parsed.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace hw {
 
@@ -14,5 +16,22 @@ constexpr std::uint64_t kMaxInputFileBytes = 16u << 20;
 constexpr std::uint64_t kMaxConfigFileBytes = 1u << 20;
 
 std::string read_input_file(const std::string& path, std::uint64_t max_bytes = kMaxInputFileBytes);
+
+/// Calls `visit(line, number)` for each line of a text file's contents (split at '\n', a '\r'
+/// before it dropped; numbers from 1, as errors quote them); returns the number of lines. The one
+/// line walk of the line-based readers (--seqs, serve traces).
+template <class Visit>
+int for_each_line(std::string_view text, Visit&& visit) {
+  int number = 0;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    visit(line, ++number);
+  }
+  return number;
+}
 
 }  // namespace hw

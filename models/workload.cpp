@@ -163,25 +163,20 @@ std::vector<SequenceGroup> read_sequence_file(const std::string& path, std::uint
 std::vector<SequenceGroup> parse_sequence_text(const std::string& text, const std::string& path,
                                                std::uint64_t decode_max_q) {
   std::vector<SequenceGroup> groups;
-  std::size_t begin = 0;
   int line_number = 0;
   bool header = false;
   auto fail = [&](int column, const std::string& message) {
     throw hw::ConfigError(fmt::format("{}:{}:{}: {}", path, line_number, column, message),
                           hw::ErrorSite{path, "seqs", line_number, column});
   };
-  while (begin < text.size()) {
-    const std::size_t end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = std::string_view(text).substr(begin, end - begin);
-    begin = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || line.front() == '#') continue;
+  line_number = hw::for_each_line(text, [&](std::string_view line, int number) {
+    line_number = number;
+    if (line.empty() || line.front() == '#') return;
     if (!header) {
       if (line != "count,q_len,history")
         fail(1, fmt::format("expected the header count,q_len,history, got '{}'", line));
       header = true;
-      continue;
+      return;
     }
     std::uint64_t cells[3] = {0, 0, 0};
     static constexpr const char* kNames[3] = {"count", "q_len", "history"};
@@ -205,7 +200,7 @@ std::vector<SequenceGroup> parse_sequence_text(const std::string& text, const st
       fail(1, e.what());
     }
     groups.push_back(g);
-  }
+  });
   if (!header) {
     throw hw::ConfigError(fmt::format("{}: empty: expected the header count,q_len,history and a row per group", path),
                           hw::ErrorSite{path, "seqs", 0, 0});

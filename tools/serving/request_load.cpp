@@ -121,15 +121,8 @@ ServeRequest checked_request(const Fields& f, std::uint64_t row, const std::stri
 std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& path) {
   std::vector<ServeRequest> out;
   std::vector<std::string> header;
-  int line_number = 0;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    const std::size_t end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = std::string_view(text).substr(begin, end - begin);
-    begin = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || line.front() == '#') continue;
+  hw::for_each_line(text, [&](std::string_view line, int line_number) {
+    if (line.empty() || line.front() == '#') return;
     const std::vector<Cell> cells = split_csv(line, path, line_number);
     if (header.empty()) {
       std::set<std::string> seen;
@@ -149,7 +142,7 @@ std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& 
                   fmt::format("the header has no column {}: expected {}", required, kColumns));
         }
       }
-      continue;
+      return;
     }
     if (cells.size() != header.size()) {
       fail_at(path, line_number, 1, "",
@@ -185,7 +178,7 @@ std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& 
       }
     }
     out.push_back(checked_request(f, out.size(), path, line_number, column_of));
-  }
+  });
   if (header.empty()) {
     throw hw::ConfigError(fmt::format("{}: empty: expected a header ({}) and a row per request", path, kColumns),
                           hw::ErrorSite{path, "", 0, 0});
@@ -195,15 +188,8 @@ std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& 
 
 std::vector<ServeRequest> parse_json_lines(const std::string& text, const std::string& path) {
   std::vector<ServeRequest> out;
-  int line_number = 0;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    const std::size_t end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = std::string_view(text).substr(begin, end - begin);
-    begin = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+  hw::for_each_line(text, [&](std::string_view line, int line_number) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos) return;
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       fail_at(path, line_number, 1, "", "expected a JSON object on the line ({\"arrival_s\": ..., ...})");
@@ -239,7 +225,7 @@ std::vector<ServeRequest> parse_json_lines(const std::string& text, const std::s
       if (missing) fail_at(path, line_number, 1, name, fmt::format("no key {}: expected {}", name, kColumns));
     }
     out.push_back(checked_request(f, out.size(), path, line_number, [](const std::string&) { return 1; }));
-  }
+  });
   return out;
 }
 
@@ -247,10 +233,9 @@ bool ends_with(const std::string& text, std::string_view tail) {
   return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// A uniform double in [0, 1) from the top 53 bits of one draw.
-double unit_draw(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
 }  // namespace
+
+double unit_draw(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 std::vector<ServeRequest> parse_request_trace(const std::string& text, const std::string& path) {
   std::vector<ServeRequest> out =

@@ -57,6 +57,10 @@ struct SyntheticLoad {
   std::uint64_t seed = 0;
 };
 
+/// A uniform double in [0, 1) from the top 53 bits of one draw: the same on every machine (the
+/// standard's distributions are not). Synthetic arrivals and MTP's drawn acceptances use it.
+double unit_draw(std::mt19937_64& rng);
+
 /// The requests of a synthetic load, ids "0", "1", ...; arrivals for the open loop (the closed
 /// loop's are 0 and set while serving). Throws ConfigError on a rate that is not a positive finite
 /// number up to kMaxRate, or a count out of range.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <tuple>
+#include <utility>
 
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
@@ -30,6 +31,7 @@ struct Live {
   std::uint64_t last_token_ps = 0;
   double credit = 0;  ///< MTP, expected acceptance: the fraction of a token carried to the next step
   bool started = false;
+  bool leaving = false;  ///< done on its instance this step (finished, or its cache in transfer)
 };
 
 // The grid's edges up to models' longest context, per percent (built once, on first use).
@@ -210,7 +212,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     if (limits.accept_drawn) {
       while (a < limits.mtp) {
         const double p = limits.accept.size() == 1 ? limits.accept[0] : limits.accept[a];
-        if (static_cast<double>(accept_rng() >> 11) * 0x1.0p-53 >= p) break;
+        if (unit_draw(accept_rng) >= p) break;
         ++a;
       }
       return a;
@@ -365,6 +367,13 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     const std::uint64_t end = in.now;
     run.steps.push_back(log);
 
+    // A request done on this instance gives its blocks back and leaves its running list.
+    auto leave = [&](Live& l) {
+      in.free_blocks += l.blocks;
+      l.blocks = 0;
+      l.leaving = true;
+    };
+
     // The step's tokens, at its end.
     for (const auto& [i, q] : scheduled) {
       Live& l = live[i];
@@ -384,8 +393,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
         run.mtp_tokens += tokens;
         ++run.mtp_verifies;
         if (l.generated == o.output_tokens) {
-          in.free_blocks += l.blocks;
-          l.blocks = kNone;
+          leave(l);
           finish(i, end);
         }
         continue;
@@ -407,8 +415,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
             hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(end) + transfer).value(); });
         if (l.generated == 1) o.first_token_ps = arrival;
         l.last_token_ps = arrival;
-        in.free_blocks += l.blocks;
-        l.blocks = kNone;  // gone from this instance
+        leave(l);  // it holds blocks on no instance until a decode one admits it
         Instance& to = instances[limits.prefill_instances + transferred++ % limits.decode_instances];
         to.pending.emplace(std::pair{arrival, sequence++}, i);
         continue;
@@ -420,20 +427,13 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
       }
       l.last_token_ps = end;
       if (l.generated == o.output_tokens) {
-        in.free_blocks += l.blocks;
-        l.blocks = kNone;  // finished
+        leave(l);
         finish(i, end);
       }
     }
-    in.running.erase(
-        std::remove_if(in.running.begin(), in.running.end(), [&](std::size_t i) { return live[i].blocks == kNone; }),
-        in.running.end());
-    for (const auto& [i, q] : scheduled) {
-      if (live[i].blocks == kNone && run.requests[i].finish_ps == 0 &&
-          live[i].generated < run.requests[i].output_tokens) {
-        live[i].blocks = 0;  // in transfer: it holds blocks on no instance until a decode one admits it
-      }
-    }
+    in.running.erase(std::remove_if(in.running.begin(), in.running.end(),
+                                    [&](std::size_t i) { return std::exchange(live[i].leaving, false); }),
+                     in.running.end());
   }
   if (limits.bucket_percent > 0) {
     // Evenly spread samples of the steps that bucketing changed, simulated exactly.
