@@ -279,7 +279,7 @@ void bind_functions(py::module_& m) {
          std::uint64_t max_batched_tokens, std::uint64_t chunk, std::uint64_t block_tokens, double memory_utilization,
          std::uint64_t kv_tokens, const std::string& step_cache, std::optional<double> slo_ttft_ms,
          std::optional<double> slo_tpot_ms, const std::string& disagg, std::uint64_t mtp, const std::string& accept,
-         std::optional<std::uint64_t> accept_draw, const std::string& perfetto) {
+         std::optional<std::uint64_t> accept_draw, const std::string& perfetto, unsigned jobs) {
         const g5sim::Request mine = request;
         std::ostringstream csv, json;
         {
@@ -304,6 +304,7 @@ void bind_functions(py::module_& m) {
             options.limits.concurrency = concurrency;
             options.limits.kv_tokens = kv_tokens;
             options.limits.bucket_percent = tools::parse_step_cache(step_cache);
+            options.limits.jobs = jobs;
             if (mtp > 0 || !accept.empty() || accept_draw) {
               if (mtp == 0 || accept.empty()) throw hw::InputError("mtp", "mtp=K and accept=P go together");
               options.limits.mtp = mtp;
@@ -338,7 +339,7 @@ void bind_functions(py::module_& m) {
       py::arg("seed"), py::arg("max_seqs"), py::arg("max_batched_tokens"), py::arg("chunk"), py::arg("block_tokens"),
       py::arg("memory_utilization"), py::arg("kv_tokens"), py::arg("step_cache"), py::arg("slo_ttft_ms"),
       py::arg("slo_tpot_ms"), py::arg("disagg") = "", py::arg("mtp") = 0, py::arg("accept") = "",
-      py::arg("accept_draw") = py::none(), py::arg("perfetto") = "",
+      py::arg("accept_draw") = py::none(), py::arg("perfetto") = "", py::arg("jobs") = 1,
       "`g5sim serve`: the per-request CSV and the summary JSON, byte for byte the command line's (g5sim.serve() "
       "reads them). Releases the GIL.");
   m.def("grid_nesting", &tools::grid_nesting,

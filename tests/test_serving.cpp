@@ -2,10 +2,12 @@
 // derived by hand, and once with the simulator itself (every time a real step's).
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "tools/serving/request_load.hpp"
 #include "tools/serving/serve.hpp"
 #include "tools/serving/serving_engine.hpp"
+#include "tools/serving/step_bucketing.hpp"
 
 namespace {
 
@@ -126,8 +129,8 @@ TEST_CASE("serve: every output token is emitted once (conservation)", "[serve]")
   tools::SyntheticLoad load;
   load.requests = 200;
   load.rate = 500;
-  load.input = tools::LengthDistribution{1, 300};
-  load.output = tools::LengthDistribution{1, 40};
+  load.input = tools::LengthDistribution::range(1, 300);
+  load.output = tools::LengthDistribution::range(1, 40);
   load.seed = 7;
   ServeLimits limits;
   limits.kv_tokens = 2000;  // tight: preemptions happen
@@ -170,22 +173,86 @@ TEST_CASE("serve: a closed loop keeps its clients busy (Little's law)", "[serve]
   CHECK(s.requests_per_s * s.e2e_s.mean == Approx(2.0).epsilon(1e-12));
 }
 
-TEST_CASE("serve: bucketing raises histories to a geometric grid of integer edges", "[serve]") {
+TEST_CASE("serve: bucketing places a number between the edges of a geometric grid of integer edges", "[serve]") {
   // 10 %: edges 1, 2, 3, ... 20 (each step of 10 % rounds down to +1), then 22, 24, 26, 28, 30, 33.
-  CHECK(tools::bucketed_history(0, 10) == 0);
-  CHECK(tools::bucketed_history(7, 0) == 7);
-  CHECK(tools::bucketed_history(20, 10) == 20);
-  CHECK(tools::bucketed_history(21, 10) == 22);
-  CHECK(tools::bucketed_history(31, 10) == 33);
-  // Two decodes at 21 and 22 share one step at 22: one simulation.
+  CHECK(tools::nearest_edge(0, 10) == 0);
+  CHECK(tools::nearest_edge(0.49, 10) == 0);
+  CHECK(tools::nearest_edge(7.4, 0) == 7);
+  CHECK(tools::nearest_edge(20, 10) == 20);
+  CHECK(tools::nearest_edge(21, 10) == 22);  // 21 / 20 = 1.050 > 22 / 21 = 1.048
+  CHECK(tools::nearest_edge(31, 10) == 30);  // 31 / 30 = 1.033 < 33 / 31 = 1.065
+  auto text = [](const std::vector<tools::Bracket>& b) {
+    std::string s;
+    for (const tools::Bracket& x : b) s += fmt::format("{}:{} ", x.edge, x.weight);
+    return s;
+  };
+  CHECK(text(tools::bracket(0, 10)) == "0:1 ");
+  CHECK(text(tools::bracket(20, 10)) == "20:1 ");
+  CHECK(text(tools::bracket(21, 10)) == "20:0.5 22:0.5 ");   // halfway between 20 and 22
+  CHECK(text(tools::bracket(0.5, 10)) == "0:0.5 1:0.5 ");    // below the first edge: from 0
+  CHECK(text(tools::bracket(7.25, 0)) == "7:0.75 8:0.25 ");  // percent 0: whole numbers
+  // 32: (32 - 30) / 3 = 2 / 3 to 33, 1 - 2 / 3 to 30 (as doubles: 0.6666666666666666 and its complement).
+  CHECK(text(tools::bracket(32, 10)) == "30:0.33333333333333337 33:0.6666666666666666 ");
+}
+
+TEST_CASE("serve: a bucketed step interpolates its anchors: with a step time linear in tokens, exactly", "[serve]") {
+  // Prompts of 21 and 22 tokens (10 %): one group of 2 at the mean 21.5, between the edges 20 and
+  // 22 (weights 0.25 and 0.75); their history: pairs 21 x 11 + 22 x 11.5 = 484, 484 / 43 - 22.5 / 2
+  // = 0.006 -> 0. Then both decode, at 21 and 22: 2 decodes at the mean 21.5, again 20 and 22.
+  // Both steps needed new anchors and are not their own anchor, so both are sampled (4 allowed)
+  // and re-timed exactly. HandTimer's time is 1 ms + 1 us a token, linear: the interpolation
+  // 0.25 x (1 ms + 40 us) + 0.75 x (1 ms + 44 us) = 1 ms + 43 us is the exact prompt step's
+  // time, and both decode anchors take 1 ms + 2 us: the measured error is exactly 0.
   HandTimer timer;
   ServeLimits limits = roomy();
   limits.bucket_percent = 10;
   limits.bucket_samples = 4;
-  (void)tools::serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
-  // Prompts 21 and 22 (history 0: exact), then both decode at 21 and 22 -> 2 x 1@22; the sample
-  // re-times that step exactly (1x1@21,1x1@22) to measure the bucketing's error.
-  CHECK(timer.mixes == std::vector<std::string>{"1x21@0,1x22@0", "2x1@22", "1x1@21,1x1@22"});
+  const tools::ServeRun run =
+      tools::serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
+  CHECK(timer.mixes ==
+        std::vector<std::string>{"2x20@0", "2x22@0", "2x1@20", "2x1@22", "1x21@0,1x22@0", "1x1@21,1x1@22"});
+  CHECK(run.distinct_steps == 4);
+  CHECK(run.steps[0].duration_ps == kMs + 43 * kUs);
+  REQUIRE(run.bucket_error);
+  CHECK(run.bucket_error->samples == 2);
+  CHECK(run.bucket_error->max_abs == 0);
+}
+
+TEST_CASE("serve: a bucketed step is its fullest DP rank, decodes at their mean history, dealt to every rank",
+          "[serve]") {
+  auto anchors = [](const tools::StepGroups& exact, std::uint64_t percent, std::uint64_t dp, std::uint64_t width) {
+    std::string s;
+    for (const tools::StepAnchor& a : tools::bucketed_step(exact, percent, dp, width)) {
+      s += fmt::format("{} x{:.6f}; ", g5sim::mix_text(a.groups), a.weight);
+    }
+    return s;
+  };
+  auto one = [](std::uint64_t q, std::uint64_t h) { return g5sim::SequenceRecord{1, q, h, ""}; };
+  // dp 2, round robin in mix order: 1@100 -> rank 0, 1@200 -> 1, 1@300 -> 0, 1@1000 -> 1. Both ranks
+  // have 2 new tokens; rank 1 has more history (1,200 against 400): its decodes at their mean
+  // 1,200 / 2 = 600 (percent 0: whole numbers), the 2 sequences dealt to each of the 2 ranks.
+  const tools::StepGroups decodes{one(1, 100), one(1, 200), one(1, 300), one(1, 1000)};
+  CHECK(anchors(decodes, 0, 2, 1) == "4x1@600 x1.000000; ");
+  // A 512-token prompt after them goes to rank 0 (the deal goes on where it stopped): rank 0 now
+  // has 514 new tokens and is the fullest: decodes 100 and 300 at 200, the prompt kept (its
+  // history: 512 x 256.5 / 512 - 513 / 2 = 0).
+  tools::StepGroups mixed = decodes;
+  mixed.push_back(one(512, 0));
+  CHECK(anchors(mixed, 0, 2, 1) == "4x1@200,2x512@0 x1.000000; ");
+  // Chunks 1x100@0 and 1x300@200 (percent 0): 2 chunks of the mean 200 tokens; causal pairs
+  // 100 x 50.5 + 300 x (200 + 150.5) = 110,200 = 2 x 200 x (h + 100.5) -> h = 175.
+  CHECK(anchors({one(100, 0), one(300, 200)}, 0, 1, 1) == "2x200@175 x1.000000; ");
+  // 10 %, edges from 30 on: 33 36 39 42 46 50 55 60 66 72 79 86 94 103 113 124 136 149 163 179 196
+  // 215 236 259 284 312 343 377 414 455 500 550 605 665. 2 decodes (an edge) at the mean 650.5:
+  // 605 x 14.5 / 60 = 0.241667, 665 x 45.5 / 60 = 0.758333; the chunk's 64 tokens: 60 x 2 / 6,
+  // 66 x 4 / 6; its history 300 -> the nearest edge 312 (1.040 < 1.056). Four corners, weights
+  // the products.
+  CHECK(anchors({one(1, 301), one(1, 1000), one(64, 300)}, 10, 1, 1) ==
+        "2x1@605,1x60@312 x0.080556; 2x1@605,1x66@312 x0.161111; 2x1@665,1x60@312 x0.252778; "
+        "2x1@665,1x66@312 x0.505556; ");
+  // MTP's verify width 3: groups of q_len 3 are the decodes; a q_len-1 chunk is not merged with
+  // them (its history: 1 x (50 + 1) / 1 - 1 = 50).
+  CHECK(anchors({one(1, 50), one(3, 100), one(3, 200)}, 0, 1, 3) == "1x1@50,2x3@150 x1.000000; ");
 }
 
 TEST_CASE("serve: a request that can never fit the KV cache is an error naming it", "[serve]") {
@@ -271,6 +338,46 @@ TEST_CASE("serve: a synthetic load is the same for a seed, and its lengths stay 
   CHECK_THROWS_WITH(tools::synthetic_requests(load), "0 is not a rate in (0, 1000000] requests per second");
   CHECK_THROWS_WITH(tools::LengthDistribution::parse("9:3", "input_len"),
                     "'9:3' is outside 1..16777216 tokens (or LO > HI)");
+}
+
+TEST_CASE("serve: a length histogram draws a bin by weight, then a length in it, and its reader is strict",
+          "[serve][trace]") {
+  // Bins 1..1 (weight 1), 5..5 (weight 3) and 7..9 (weight 0: never drawn).
+  const tools::LengthDistribution d =
+      tools::LengthDistribution::parse_histogram("# lengths\nweight,low,high\n1,1,1\n3,5,5\n0,7,9\n", "h.csv");
+  REQUIRE(d.bins.size() == 3);
+  CHECK(d.low == 1);
+  CHECK(d.high == 9);
+  // Midpoints by weight: (1 x 1 + 5 x 3 + 8 x 0) / 4 = 4, exactly.
+  CHECK(d.mean() == 4.0);
+  std::mt19937_64 rng(7);
+  std::uint64_t ones = 0, fives = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const std::uint64_t length = d.draw(rng);
+    REQUIRE((length == 1 || length == 5));
+    (length == 1 ? ones : fives) += 1;
+  }
+  // 1,000 and 3,000 expected; a binomial's standard deviation is 27: well within 150.
+  CHECK(ones > 850);
+  CHECK(ones < 1150);
+  CHECK(ones + fives == 4000);
+  auto error = [](const std::string& text) {
+    try {
+      (void)tools::LengthDistribution::parse_histogram(text, "h.csv");
+    } catch (const hw::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("low,high,weight\n5,2,1\n") == "h.csv:2:3: high 2 is below low 5");
+  CHECK(error("low,high,weight\n0,2,1\n") == "h.csv:2:1: low: '0' is not a whole number of tokens 1..16777216");
+  CHECK(error("low,high,weight\n1,2,-1\n") == "h.csv:2:5: weight: '-1' is not a decimal number >= 0");
+  CHECK(error("low,high\n") == "h.csv:1:1: the header has no column weight: expected low,high,weight");
+  CHECK(error("low,high,weight,x\n") == "h.csv:1:17: unknown column 'x' in the header: expected low,high,weight");
+  CHECK(error("low,high,weight\n1,2,0\n") == "h.csv: the weights sum to 0: at least one bin needs a positive weight");
+  CHECK(error("# nothing\n") == "h.csv: no bins: expected a header (low,high,weight) and a row per bin");
+  // A length that is neither N nor LO:HI is a histogram file's path: a missing one says so.
+  CHECK_THROWS_AS(tools::LengthDistribution::parse("no/such/file.csv", "input_len"), hw::ConfigError);
 }
 
 TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a decode step's time", "[serve][sim]") {

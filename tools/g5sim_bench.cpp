@@ -31,6 +31,7 @@
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
 #include "sim/simulator.hpp"
+#include "tools/parallel_for.hpp"
 #include "tools/serving/serve.hpp"
 #include "tools/serving/serving_engine.hpp"
 
@@ -215,38 +216,57 @@ BENCHMARK_CAPTURE(BM_SimulateOnly, prefill_b1_4k, Phase::prefill, 1, 4096)->Unit
 
 }  // namespace
 
-// g5sim serve: the README's load (40 Poisson requests at 2/s, 256-2,048 in, 32-256 out) of
-// DeepSeek-V3 on SG2262 with bucket:5, every distinct step simulated; and the engine alone (a
-// step time of 1 ms + 1 us per token) on 10,000 requests, its own cost per step.
-void BM_Serve(benchmark::State& state, std::uint64_t bucket_percent) {
+// g5sim serve, DeepSeek-V3 on SG2262, every anchor step simulated on the machine's cores:
+//   the README's load: 40 Poisson requests at 2/s, 256-2,048 in, 32-256 out, bucket:5;
+//   issue 24's load: 10,000 requests at 6/s, ShareGPT-like lengths (configs/loads/, about 2.07 M
+//   output tokens), bucket:50;
+// and the engine alone (a step time of 1 ms + 1 us per token) on 10,000 requests, its own cost per step.
+void BM_Serve(benchmark::State& state, std::uint64_t requests, double rate, std::string input_len,
+              std::string output_len, std::uint64_t bucket_percent) {
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
   const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+  auto shipped = [](const std::string& length) {
+    return length.find(".csv") == std::string::npos ? length : g5sim::data_dir() + "/configs/loads/" + length;
+  };
   tools::LoadSpec load;
-  load.rate = 2;
-  load.requests = 40;
-  load.input_len = "256:2048";
-  load.output_len = "32:256";
+  load.rate = rate;
+  load.requests = requests;
+  load.input_len = shipped(input_len);
+  load.output_len = shipped(output_len);
   tools::ServeOptions options;
   options.limits.bucket_percent = bucket_percent;
-  std::uint64_t steps = 0, simulated = 0;
+  options.limits.jobs = tools::default_jobs();
+  std::uint64_t steps = 0, simulated = 0, output = 0;
+  double tpot_p50 = 0, tpot_p99 = 0;
   for (auto _ : state) {
     const tools::ServeReport r = tools::serve(chip, model, g5sim::Request{}, tools::requests_of(load), options);
     steps = r.run.steps.size();
     simulated = r.run.distinct_steps;
+    output = r.summary.output_tokens;
+    tpot_p50 = r.summary.tpot_ms.p50, tpot_p99 = r.summary.tpot_ms.p99;
   }
   state.counters["steps"] = static_cast<double>(steps);
   state.counters["simulated_steps"] = static_cast<double>(simulated);
+  state.counters["output_tokens"] = static_cast<double>(output);
+  state.counters["tpot_p50_ms"] = tpot_p50;
+  state.counters["tpot_p99_ms"] = tpot_p99;
   state.counters["per_simulated_step"] = benchmark::Counter(
       static_cast<double>(simulated), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_bucket5, 5)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_bucket5, 40, 2.0, "256:2048", "32:256", 5)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_10k_sharegpt_like_bucket50, 10'000, 6.0, "sharegpt_like_input.csv",
+                  "sharegpt_like_output.csv", 50)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 void BM_ServeEngineOnly(benchmark::State& state) {
   tools::SyntheticLoad load;
   load.requests = 10'000;
   load.rate = 50;
-  load.input = tools::LengthDistribution{16, 2048};
-  load.output = tools::LengthDistribution{1, 400};
+  load.input = tools::LengthDistribution::range(16, 2048);
+  load.output = tools::LengthDistribution::range(1, 400);
   const std::vector<tools::ServeRequest> requests = tools::synthetic_requests(load);
   tools::ServeLimits limits;
   limits.kv_tokens = 2'000'000;

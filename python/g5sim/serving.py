@@ -9,10 +9,12 @@
 `requests` is a trace: a pandas DataFrame or a path (CSV or .jsonl) with the columns
 arrival_s, input_tokens, output_tokens and optionally id; or leave it out and give a synthetic
 load: rate= (Poisson, requests/s) or concurrency= (closed loop), num_requests= (the CLI's
---requests), input_len= and output_len= (N, "LO:HI" or a (LO, HI) pair), seed=. The engine's
+--requests), input_len= and output_len= (N, "LO:HI", a (LO, HI) pair, or a histogram file's path: CSV
+low,high,weight), seed=. The engine's
 keywords are the CLI's flags (max_seqs, max_batched_tokens, chunk, block_tokens,
 memory_utilization, kv_tokens, step_cache, slo_ttft_ms, slo_tpot_ms; disagg="P:D" or (P, D); mtp=K with
-accept=P or [P1, ...], accept_draw=SEED to draw acceptances; perfetto=PATH writes the Chrome trace);
+accept=P or [P1, ...], accept_draw=SEED to draw acceptances; perfetto=PATH writes the Chrome trace;
+jobs=N threads for a bucketed step's new anchors, default the machine's cores, the same results);
 every step option of the
 run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp, kv_dtype, layers, ...).
 Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
@@ -36,12 +38,14 @@ def _length(name: str, value: Any) -> str:
     if isinstance(value, (tuple, list)) and len(value) == 2:
         return f"{int(value[0])}:{int(value[1])}"
     if isinstance(value, bool):
-        raise ConfigError(f"{name}: expected N, 'LO:HI' or (LO, HI), got {value!r}", field=name)
+        raise ConfigError(f"{name}: expected N, 'LO:HI', (LO, HI) or a histogram file, got {value!r}", field=name)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
         return value
-    raise ConfigError(f"{name}: expected N, 'LO:HI' or (LO, HI), got {value!r}", field=name)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise ConfigError(f"{name}: expected N, 'LO:HI', (LO, HI) or a histogram file, got {value!r}", field=name)
 
 
 def _disagg(value: Any) -> str:
@@ -90,11 +94,12 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
           chunk: Optional[int] = None, block_tokens: int = 16, memory_utilization: float = 0.9,
           kv_tokens: Optional[int] = None, step_cache: str = "exact", slo_ttft_ms: Optional[float] = None,
           slo_tpot_ms: Optional[float] = None, disagg: Any = None, mtp: Optional[int] = None,
-          accept: Any = None, accept_draw: Optional[int] = None, perfetto: Any = None,
+          accept: Any = None, accept_draw: Optional[int] = None, perfetto: Any = None, jobs: Optional[int] = None,
           **options: Any) -> Tuple[Any, Dict[str, Any]]:
     import pandas as pd
 
     from . import _request, load_chip, load_model
+    from .grid import _check_jobs
 
     for name in options:
         if name not in _SERVE_OPTIONS:
@@ -111,7 +116,8 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
         _length("output_len", output_len), seed, max_seqs, max_batched_tokens, chunk or 0, block_tokens,
         float(memory_utilization), kv_tokens or 0, step_cache,
         None if slo_ttft_ms is None else float(slo_ttft_ms), None if slo_tpot_ms is None else float(slo_tpot_ms),
-        _disagg(disagg), mtp or 0, _rates(accept), accept_draw, "" if perfetto is None else os.fspath(perfetto))
+        _disagg(disagg), mtp or 0, _rates(accept), accept_draw, "" if perfetto is None else os.fspath(perfetto),
+        _check_jobs(jobs))
     frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
                         na_values={c: [""] for c in ("tpot_ms", "itl_p50_ms", "itl_max_ms")})
     return frame, json.loads(json_text)

@@ -128,3 +128,28 @@ def test_the_perfetto_trace_is_the_command_line_one(tmp_path):
     slots = {e["tid"] for e in events if e.get("pid") == 2 and e["ph"] == "X"}
     assert slots == {0, 1}
     assert sum(1 for e in events if e.get("name") == "prefill") == 4
+
+
+def test_a_length_histogram_file_draws_lengths_from_its_bins(tmp_path):
+    histogram = tmp_path / "prompts.csv"
+    histogram.write_text("# two bins, the second three times as likely\nlow,high,weight\n100,100,1\n300,320,3\n")
+    frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=20, input_len=histogram,
+                                 output_len=4, seed=2, **SMALL)
+    assert set(frame.input_tokens) <= {100} | set(range(300, 321))
+    json_path = tmp_path / "s.json"
+    rc = g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "4",
+                               "--requests", "20", "--input-len", str(histogram), "--output-len", "4", "--seed", "2",
+                               "--json", str(json_path)])
+    assert rc == 0 and summary == json.loads(json_path.read_text())
+    histogram.write_text("low,high,weight\n5,2,1\n")
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=2, input_len=histogram, output_len=4)
+    assert str(error.value).endswith("prompts.csv:2:3: high 2 is below low 5")
+
+
+def test_bucketed_steps_are_the_same_on_any_number_of_threads():
+    runs = [g5sim.serve("h100", "qwen2.5-1.5b", rate=8, num_requests=24, input_len=(50, 900), output_len=(2, 30),
+                        seed=5, step_cache="bucket:10", jobs=jobs, **SMALL) for jobs in (1, 2)]
+    pd.testing.assert_frame_equal(runs[0][0], runs[1][0])
+    assert runs[0][1] == runs[1][1]
+    assert runs[0][1]["step_cache"]["mode"] == "bucket" and runs[0][1]["step_cache"]["error_samples"] > 0

@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.max_batched_tokens = 64 + data[1];
     limits.chunk = data[0] >> 3;
     limits.bucket_percent = data[0] & 2 ? 5 : 0;
-    if (data[1] & 8) {  // MTP: 1 + (data[0] >> 6) drafts at 0.7, expected or drawn
+    limits.dp = 1 + (data[1] >> 6);  // bucketing keys a step by its fullest of dp ranks
+    if (data[1] & 8) {               // MTP: 1 + (data[0] >> 6) drafts at 0.7, expected or drawn
       limits.mtp = 1 + (data[0] >> 6);
       limits.accept = {0.7};
       limits.accept_drawn = (data[1] & 4) != 0;

@@ -65,8 +65,10 @@ class ServeCommand final : public Command {
     a->add_option("--requests", requests_, "synthetic load: how many requests")
         ->capture_default_str()
         ->check(count_in(1, kMaxServeRequests));
-    a->add_option("--input-len", input_len_, "synthetic load: prompt tokens, N or a uniform range LO:HI");
-    a->add_option("--output-len", output_len_, "synthetic load: output tokens, N or a uniform range LO:HI");
+    a->add_option("--input-len", input_len_,
+                  "synthetic load: prompt tokens, N, a uniform range LO:HI, or a histogram file (CSV low,high,weight)");
+    a->add_option("--output-len", output_len_,
+                  "synthetic load: output tokens, N, a uniform range LO:HI, or a histogram file (CSV low,high,weight)");
     a->add_option("--seed", seed_, "synthetic load: the generator's seed")
         ->capture_default_str()
         ->check(count_in(0, ~std::uint64_t{0}));
@@ -98,8 +100,13 @@ class ServeCommand final : public Command {
                   "with --mtp: draw acceptances with this seed (default: the expected tokens, no randomness)")
         ->check(count_in(0, ~std::uint64_t{0}));
     a->add_option("--step-cache", step_cache_,
-                  "exact: every distinct step simulated; bucket:PCT: histories less than PCT % apart share one")
+                  "exact: every distinct step simulated; bucket:PCT: a step interpolated from anchor steps on a "
+                  "PCT % grid (its fullest DP rank's decodes, their mean history and its mean prompt chunk)")
         ->capture_default_str();
+    a->add_option("--jobs", jobs_,
+                  "with bucket:PCT: a step's new anchor steps simulated at once, on as many threads (default: the "
+                  "machine's cores; the results are the same)")
+        ->check(count_in(1, g5sim::run_limits().max_jobs));
     a->add_option("--slo-ttft-ms", slo_ttft_ms_, "goodput counts requests whose TTFT is at most this");
     a->add_option("--slo-tpot-ms", slo_tpot_ms_, "goodput counts requests whose TPOT is at most this");
     a->add_option("--csv", csv_, "write the per-request CSV to PATH ('-' for stdout only)")->check(non_empty_path());
@@ -166,6 +173,7 @@ class ServeCommand final : public Command {
     options.limits.kv_tokens = kv_tokens_.value_or(0);
     options.limits.bucket_percent = parse_step_cache(step_cache_);
     options.limits.max_steps = limits.max_serve_steps;
+    options.limits.jobs = jobs_or_default(jobs_);
     if (mtp_ || !accept_.empty() || accept_seed_) {
       if (!mtp_ || accept_.empty()) throw CliError("serve: --mtp K and --accept P go together");
       options.limits.mtp = *mtp_;
@@ -210,6 +218,7 @@ class ServeCommand final : public Command {
   }
 
   RunOptionFlags options_;
+  unsigned jobs_ = 0;
   std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", disagg_, accept_,
                                                                            perfetto_;
   std::optional<std::uint64_t> mtp_, accept_seed_;

@@ -118,68 +118,86 @@ ServeRequest checked_request(const Fields& f, std::uint64_t row, const std::stri
   return r;
 }
 
-std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& path) {
-  std::vector<ServeRequest> out;
+// A CSV table: a header naming columns of `known` (any order, each once, every one of `required`),
+// then rows of as many cells; '#' lines and blank lines skipped. `row` gets each row's cells in
+// the header's order and its line; `expected` words the columns for errors.
+struct CsvTable {
   std::vector<std::string> header;
+  int column_of(const std::vector<Cell>& cells, const std::string& name) const {
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      if (header[c] == name) return cells[c].column;
+    }
+    return 1;
+  }
+};
+template <class Row>
+CsvTable for_each_csv_row(const std::string& text, const std::string& path, const std::vector<std::string>& known,
+                          const std::vector<std::string>& required, const std::string& expected, Row row) {
+  CsvTable table;
   hw::for_each_line(text, [&](std::string_view line, int line_number) {
     if (line.empty() || line.front() == '#') return;
     const std::vector<Cell> cells = split_csv(line, path, line_number);
-    if (header.empty()) {
+    if (table.header.empty()) {
       std::set<std::string> seen;
       for (const Cell& c : cells) {
-        if (c.text != "arrival_s" && c.text != "input_tokens" && c.text != "output_tokens" && c.text != "id") {
+        if (std::find(known.begin(), known.end(), c.text) == known.end()) {
           fail_at(path, line_number, c.column, "",
-                  fmt::format("unknown column '{}' in the header: expected {}", c.text, kColumns));
+                  fmt::format("unknown column '{}' in the header: expected {}", c.text, expected));
         }
         if (!seen.insert(c.text).second) {
           fail_at(path, line_number, c.column, "", fmt::format("column '{}' named twice", c.text));
         }
-        header.push_back(c.text);
+        table.header.push_back(c.text);
       }
-      for (const char* required : {"arrival_s", "input_tokens", "output_tokens"}) {
-        if (seen.count(required) == 0) {
-          fail_at(path, line_number, 1, "",
-                  fmt::format("the header has no column {}: expected {}", required, kColumns));
+      for (const std::string& name : required) {
+        if (seen.count(name) == 0) {
+          fail_at(path, line_number, 1, "", fmt::format("the header has no column {}: expected {}", name, expected));
         }
       }
       return;
     }
-    if (cells.size() != header.size()) {
+    if (cells.size() != table.header.size()) {
       fail_at(path, line_number, 1, "",
-              fmt::format("{} cells, but the header names {} columns", cells.size(), header.size()));
+              fmt::format("{} cells, but the header names {} columns", cells.size(), table.header.size()));
     }
-    if (out.size() == kMaxServeRequests) {
-      fail_at(path, line_number, 1, "", fmt::format("more than {} requests", kMaxServeRequests));
-    }
-    Fields f;
-    auto column_of = [&](const std::string& name) {
-      for (std::size_t c = 0; c < header.size(); ++c) {
-        if (header[c] == name) return cells[c].column;
-      }
-      return 1;
-    };
-    for (std::size_t c = 0; c < header.size(); ++c) {
-      const std::string& name = header[c];
-      const std::string& cell = cells[c].text;
-      if (name == "id") {
-        f.id = cell;
-      } else if (name == "arrival_s") {
-        f.arrival_s = parse_decimal(cell);
-        if (!f.arrival_s) {
-          fail_at(path, line_number, cells[c].column, name,
-                  fmt::format("arrival_s: '{}' is not a decimal number", cell));
-        }
-      } else {
-        const std::optional<std::uint64_t> v = parse_whole(cell);
-        if (!v) {
-          fail_at(path, line_number, cells[c].column, name, fmt::format("{}: '{}' is not a whole number", name, cell));
-        }
-        (name == "input_tokens" ? f.input_tokens : f.output_tokens) = v;
-      }
-    }
-    out.push_back(checked_request(f, out.size(), path, line_number, column_of));
+    row(table, cells, line_number);
   });
-  if (header.empty()) {
+  return table;
+}
+
+std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& path) {
+  std::vector<ServeRequest> out;
+  const CsvTable table = for_each_csv_row(
+      text, path, {"arrival_s", "input_tokens", "output_tokens", "id"}, {"arrival_s", "input_tokens", "output_tokens"},
+      kColumns, [&](const CsvTable& t, const std::vector<Cell>& cells, int line_number) {
+        if (out.size() == kMaxServeRequests) {
+          fail_at(path, line_number, 1, "", fmt::format("more than {} requests", kMaxServeRequests));
+        }
+        Fields f;
+        for (std::size_t c = 0; c < t.header.size(); ++c) {
+          const std::string& name = t.header[c];
+          const std::string& cell = cells[c].text;
+          if (name == "id") {
+            f.id = cell;
+          } else if (name == "arrival_s") {
+            f.arrival_s = parse_decimal(cell);
+            if (!f.arrival_s) {
+              fail_at(path, line_number, cells[c].column, name,
+                      fmt::format("arrival_s: '{}' is not a decimal number", cell));
+            }
+          } else {
+            const std::optional<std::uint64_t> v = parse_whole(cell);
+            if (!v) {
+              fail_at(path, line_number, cells[c].column, name,
+                      fmt::format("{}: '{}' is not a whole number", name, cell));
+            }
+            (name == "input_tokens" ? f.input_tokens : f.output_tokens) = v;
+          }
+        }
+        out.push_back(checked_request(f, out.size(), path, line_number,
+                                      [&](const std::string& name) { return t.column_of(cells, name); }));
+      });
+  if (table.header.empty()) {
     throw hw::ConfigError(fmt::format("{}: empty: expected a header ({}) and a row per request", path, kColumns),
                           hw::ErrorSite{path, "", 0, 0});
   }
@@ -259,28 +277,108 @@ std::vector<ServeRequest> read_request_trace(const std::string& path) {
 }
 
 LengthDistribution LengthDistribution::parse(const std::string& text, const std::string& field) {
+  if (text.empty() || text.find_first_not_of("0123456789:") != std::string::npos) {
+    if (text.empty()) throw hw::InputError(field, "'' is not a length N, a range LO:HI or a histogram file");
+    return parse_histogram(hw::read_input_file(text), text);
+  }
   const std::size_t colon = text.find(':');
   const std::optional<std::uint64_t> low = parse_whole(std::string_view(text).substr(0, colon));
   const std::optional<std::uint64_t> high =
       colon == std::string::npos ? low : parse_whole(std::string_view(text).substr(colon + 1));
   if (!low || !high) {
-    throw hw::InputError(field, fmt::format("'{}' is not a length N or a range LO:HI of tokens", text));
+    throw hw::InputError(field, fmt::format("'{}' is not a length N, a range LO:HI or a histogram file", text));
   }
   if (*low < 1 || *high > models::kMaxContext || *low > *high) {
     throw hw::InputError(field, fmt::format("'{}' is outside 1..{} tokens (or LO > HI)", text, models::kMaxContext));
   }
-  return {*low, *high};
+  return range(*low, *high);
+}
+
+LengthDistribution LengthDistribution::range(std::uint64_t low, std::uint64_t high) {
+  LengthDistribution d;
+  d.low = low, d.high = high;
+  return d;
+}
+
+LengthDistribution LengthDistribution::parse_histogram(const std::string& text, const std::string& path) {
+  constexpr const char* kBinColumns = "low,high,weight";
+  LengthDistribution d;
+  double total = 0;
+  const CsvTable table = for_each_csv_row(
+      text, path, {"low", "high", "weight"}, {"low", "high", "weight"}, kBinColumns,
+      [&](const CsvTable& t, const std::vector<Cell>& cells, int line) {
+        if (d.bins.size() == kMaxLengthBins)
+          fail_at(path, line, 1, "", fmt::format("more than {} bins", kMaxLengthBins));
+        LengthBin bin;
+        for (std::size_t c = 0; c < t.header.size(); ++c) {
+          const std::string& name = t.header[c];
+          const std::string& cell = cells[c].text;
+          if (name == "weight") {
+            const std::optional<double> w = parse_decimal(cell);
+            if (!w || !std::isfinite(*w) || *w < 0) {
+              fail_at(path, line, cells[c].column, name,
+                      fmt::format("weight: '{}' is not a decimal number >= 0", cell));
+            }
+            bin.weight = *w;
+          } else {
+            const std::optional<std::uint64_t> v = parse_whole(cell);
+            if (!v || *v < 1 || *v > models::kMaxContext) {
+              fail_at(path, line, cells[c].column, name,
+                      fmt::format("{}: '{}' is not a whole number of tokens 1..{}", name, cell, models::kMaxContext));
+            }
+            (name == "low" ? bin.low : bin.high) = *v;
+          }
+        }
+        if (bin.low > bin.high) {
+          fail_at(path, line, t.column_of(cells, "high"), "high",
+                  fmt::format("high {} is below low {}", bin.high, bin.low));
+        }
+        total += bin.weight;
+        d.bins.push_back(bin);
+        d.running.push_back(total);
+      });
+  if (table.header.empty() || d.bins.empty()) {
+    throw hw::ConfigError(fmt::format("{}: no bins: expected a header ({}) and a row per bin", path, kBinColumns),
+                          hw::ErrorSite{path, "", 0, 0});
+  }
+  if (!(total > 0) || !std::isfinite(total)) {
+    throw hw::ConfigError(
+        fmt::format("{}: the weights sum to {}: at least one bin needs a positive weight", path, total),
+        hw::ErrorSite{path, "weight", 0, 0});
+  }
+  d.source = path;
+  d.low = d.bins.front().low, d.high = d.bins.front().high;
+  for (const LengthBin& b : d.bins) d.low = std::min(d.low, b.low), d.high = std::max(d.high, b.high);
+  return d;
 }
 
 std::uint64_t LengthDistribution::draw(std::mt19937_64& rng) const {
-  if (low == high) return low;
-  // Uniform over high - low + 1 values without modulo bias: reject the incomplete last block.
-  const std::uint64_t span = high - low + 1;
+  std::uint64_t lo = low, hi = high;
+  if (!bins.empty()) {
+    const double u = unit_draw(rng) * running.back();
+    std::size_t i = std::upper_bound(running.begin(), running.end(), u) - running.begin();
+    // u * total can round up to the total itself: then the last bin with weight.
+    if (i == bins.size()) {
+      do --i;
+      while (bins[i].weight == 0);
+    }
+    lo = bins[i].low, hi = bins[i].high;
+  }
+  if (lo == hi) return lo;
+  // Uniform over hi - lo + 1 values without modulo bias: reject the incomplete last block.
+  const std::uint64_t span = hi - lo + 1;
   const std::uint64_t limit =
       std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % span;
   std::uint64_t x = rng();
   while (x >= limit) x = rng();
-  return low + x % span;
+  return lo + x % span;
+}
+
+double LengthDistribution::mean() const {
+  if (bins.empty()) return (static_cast<double>(low) + static_cast<double>(high)) / 2;
+  double sum = 0;
+  for (const LengthBin& b : bins) sum += b.weight * (static_cast<double>(b.low) + static_cast<double>(b.high)) / 2;
+  return sum / running.back();
 }
 
 std::vector<ServeRequest> synthetic_requests(const SyntheticLoad& load) {

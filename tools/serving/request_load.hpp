@@ -16,8 +16,8 @@
 //   open loop   --rate R: Poisson arrivals, gaps -ln(1 - u) / R seconds, u uniform in [0, 1);
 //   closed loop --concurrency N: N clients; each sends its next request when its last one ends
 //               (arrival_s of the first N is 0; the others' arrivals are set by the serving).
-// Lengths: fixed ("512") or uniform over whole numbers in a range ("128:2048", both ends included),
-// drawn per request in the order input then output.
+// Lengths: fixed ("512"), uniform over whole numbers in a range ("128:2048", both ends included),
+// or a histogram file (LengthDistribution below), drawn per request in the order input then output.
 
 #include <cstdint>
 #include <random>
@@ -42,11 +42,33 @@ std::vector<ServeRequest> read_request_trace(const std::string& path);
 /// The same from text; `path` names it in errors and its extension picks the format.
 std::vector<ServeRequest> parse_request_trace(const std::string& text, const std::string& path);
 
-/// A length: fixed or a uniform range, parsed from "N" or "LO:HI" (throws InputError naming `field`).
-struct LengthDistribution {
+/// One bin of a length histogram: lengths low..high (both included), drawn with chance weight / total.
+struct LengthBin {
   std::uint64_t low = 0, high = 0;
+  double weight = 0;
+};
+
+/// A length: fixed ("N"), a uniform range ("LO:HI"), or a histogram read from a file (any other
+/// text is its path): a bin drawn by weight (u uniform in [0, 1) times the total weight, the first
+/// bin whose running total passes it), then a whole number uniform within the bin.
+/// The histogram file is CSV: a header naming the columns low,high,weight in any order, then a row
+/// per bin, '#' lines and blank lines skipped; low and high whole numbers 1..models::kMaxContext,
+/// low <= high; weight a decimal number >= 0 (counts or fractions: only ratios matter), some
+/// weight > 0; at most kMaxLengthBins bins. Errors name the file, line and column.
+constexpr std::size_t kMaxLengthBins = 1u << 16;
+struct LengthDistribution {
+  std::uint64_t low = 0, high = 0;  ///< fixed or uniform; a histogram's smallest and largest
+  std::vector<LengthBin> bins;      ///< a histogram's bins (empty: fixed or uniform)
+  std::vector<double> running;      ///< the bins' running weight totals
+  std::string source;               ///< the histogram's file ("" otherwise)
+  /// Uniform over low..high (low == high: fixed).
+  static LengthDistribution range(std::uint64_t low, std::uint64_t high);
   static LengthDistribution parse(const std::string& text, const std::string& field);
+  /// A histogram from its file's text (`path` names it in errors).
+  static LengthDistribution parse_histogram(const std::string& text, const std::string& path);
   std::uint64_t draw(std::mt19937_64& rng) const;
+  /// The expected length (a histogram's: each bin's midpoint by its weight).
+  double mean() const;
 };
 
 struct SyntheticLoad {

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -110,7 +112,8 @@ std::vector<ServeRequest> requests_of(const LoadSpec& load) {
                            : read_request_trace(load.trace_path);
   }
   for (const auto& [name, text] : {std::pair{"input_len", &load.input_len}, {"output_len", &load.output_len}}) {
-    if (text->empty()) throw hw::InputError(name, "a synthetic load needs both lengths: N or LO:HI tokens");
+    if (text->empty())
+      throw hw::InputError(name, "a synthetic load needs both lengths: N, LO:HI tokens or a histogram file");
   }
   SyntheticLoad s;
   s.requests = load.requests;
@@ -216,6 +219,7 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
     report.limits.kv_tokens = kv_tokens_of(report.memory, options.memory_utilization, report.chip);
   }
   if (report.limits.chunk == 0) report.limits.chunk = report.limits.max_batched_tokens;
+  report.limits.dp = report.memory.deployment.dp;
   if (report.limits.prefill_instances > 0) {
     report.limits.kv_transfer = kv_transfer_link(chip, report.memory.kv_bytes_per_token);
   }
@@ -225,18 +229,24 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
       throw hw::InputError(name, fmt::format("{} is not a positive number of milliseconds", *slo));
     }
   }
-  bool first = true;
+  // The timers run on up to limits.jobs threads at once (a bucketed step's new anchors): the
+  // report's tallies under a lock; the band's basis and coverage are those of the simulated step
+  // whose mix text sorts first (whatever the threads' order).
+  std::mutex tally;
+  std::optional<std::string> band_step;
   const StepTimer timer = [&](const StepGroups& groups) {
     g5sim::Request r = base;
-    r.mix = g5sim::mix_text(groups);
+    const std::string mix = g5sim::mix_text(groups);
+    r.mix = mix;
     const auto started = std::chrono::steady_clock::now();
     const g5sim::Result result = g5sim::simulate(chip, model, r);
+    const std::lock_guard<std::mutex> lock(tally);
     report.simulate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.simulated_commands += result.simulated_commands;
-    if (first) {
+    if (!band_step || mix < *band_step) {
+      band_step = mix;
       report.band_basis = result.band_basis;
       report.band_coverage = result.band_coverage;
-      first = false;
     }
     return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps};
   };
@@ -247,6 +257,7 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
     g5sim::Request r = base;
     r.mix = g5sim::mix_text(groups);
     const g5sim::Result result = g5sim::simulate(chip, model, r);
+    const std::lock_guard<std::mutex> lock(tally);
     report.simulated_commands += result.simulated_commands;
     return StepTime{result.total_ps / result.layers, false, 0, 0};
   };

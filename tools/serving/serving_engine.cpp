@@ -5,16 +5,18 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
 #include <tuple>
 #include <utility>
 
+#include "g5sim/run_options.hpp"
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "models/run_limits.hpp"
+#include "tools/parallel_for.hpp"
+#include "tools/serving/step_bucketing.hpp"
 
 namespace tools {
 namespace {
@@ -34,23 +36,6 @@ struct Live {
   bool leaving = false;  ///< done on its instance this step (finished, or its cache in transfer)
 };
 
-// The grid's edges up to models' longest context, per percent (built once, on first use).
-const std::vector<std::uint64_t>& bucket_edges(std::uint64_t percent) {
-  static std::mutex mutex;
-  static std::map<std::uint64_t, std::vector<std::uint64_t>> grids;
-  const std::lock_guard<std::mutex> lock(mutex);
-  std::vector<std::uint64_t>& edges = grids[percent];
-  if (edges.empty()) {
-    std::uint64_t e = 1;
-    edges.push_back(e);
-    while (e < models::kMaxContext) {
-      e = std::max(e + 1, e * (100 + percent) / 100);
-      edges.push_back(e);
-    }
-  }
-  return edges;
-}
-
 void check_limits(const ServeLimits& l) {
   auto in_range = [](const char* field, std::uint64_t v, std::uint64_t lo, std::uint64_t hi) {
     if (v < lo || v > hi) throw hw::InputError(field, fmt::format("{} is outside {}..{}", v, lo, hi));
@@ -61,6 +46,8 @@ void check_limits(const ServeLimits& l) {
   in_range("block_tokens", l.block_tokens, 1, kMaxBlockTokens);
   in_range("bucket_percent", l.bucket_percent, 0, 100);
   in_range("bucket_samples", l.bucket_samples, 0, 1u << 20);
+  in_range("dp", l.dp, 1, models::kMaxDegree);
+  in_range("jobs", l.jobs, 1, g5sim::run_limits().max_jobs);
   in_range("prefill_instances", l.prefill_instances, 0, kMaxServeInstances);
   in_range("decode_instances", l.decode_instances, 0, kMaxServeInstances);
   if ((l.prefill_instances == 0) != (l.decode_instances == 0)) {
@@ -91,13 +78,6 @@ std::uint64_t KvTransfer::picoseconds(std::uint64_t bytes) const {
   // GB/s is bytes per nanosecond: bytes / bandwidth ns, x 1,000 ps.
   return static_cast<std::uint64_t>(
       std::llround(latency_ns * 1000.0 + static_cast<double>(bytes) * 1000.0 / bandwidth_gb_per_s));
-}
-
-std::uint64_t bucketed_history(std::uint64_t history, std::uint64_t percent) {
-  if (history == 0 || percent == 0) return history;
-  const std::vector<std::uint64_t>& edges = bucket_edges(percent);
-  const auto it = std::lower_bound(edges.begin(), edges.end(), history);
-  return it == edges.end() ? history : *it;
 }
 
 namespace {
@@ -182,6 +162,51 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
   std::map<std::string, StepTime> cache;
   std::vector<std::pair<std::uint64_t, StepGroups>> first_exact;  // bucketed steps: time, exact groups
   double band_low = 0, band_high = 0, time_sum = 0;
+
+  // A step's time: its exact groups simulated once; with bucketing, its anchors' times (each
+  // simulated once) interpolated. `prefix` keeps the draft module's steps apart in the cache; a
+  // step that needed a new simulation and is not its own anchor is a candidate error sample.
+  auto step_time = [&](const StepGroups& exact, const std::string& prefix, const StepTimer& simulate,
+                       std::uint64_t verify_width) -> StepTime {
+    auto cached = [&](const StepGroups& groups) -> const StepTime& {
+      const std::string key = prefix + g5sim::mix_text(groups);
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        it = cache.emplace(key, simulate(groups)).first;
+        if (prefix.empty()) ++run.distinct_steps;
+      }
+      return it->second;
+    };
+    if (limits.bucket_percent == 0) return cached(exact);
+    const std::vector<StepAnchor> anchors = bucketed_step(exact, limits.bucket_percent, limits.dp, verify_width);
+    // The anchors not yet simulated, simulated at once on up to `jobs` threads (each its own slot:
+    // the same times whatever the threads), then cached in the anchors' order.
+    std::vector<const StepAnchor*> fresh;
+    for (const StepAnchor& a : anchors) {
+      if (cache.count(prefix + g5sim::mix_text(a.groups)) == 0) fresh.push_back(&a);
+    }
+    std::vector<StepTime> times(fresh.size());
+    parallel_for(fresh.size(), limits.jobs, [&](std::size_t i) { times[i] = simulate(fresh[i]->groups); });
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+      cache.emplace(prefix + g5sim::mix_text(fresh[i]->groups), times[i]);
+      if (prefix.empty()) ++run.distinct_steps;
+    }
+    double ps = 0, low = 0, high = 0;
+    bool banded = true;
+    for (const StepAnchor& a : anchors) {
+      const StepTime& t = cached(a.groups);
+      ps += a.weight * static_cast<double>(t.ps);
+      low += a.weight * static_cast<double>(t.band_low_ps);
+      high += a.weight * static_cast<double>(t.band_high_ps);
+      banded = banded && t.has_band;
+    }
+    const StepTime interpolated{static_cast<std::uint64_t>(std::llround(ps)), banded,
+                                static_cast<std::uint64_t>(std::llround(low)),
+                                static_cast<std::uint64_t>(std::llround(high))};
+    const bool own_anchor = anchors.size() == 1 && g5sim::mix_text(anchors[0].groups) == g5sim::mix_text(exact);
+    if (!fresh.empty() && !own_anchor && prefix.empty()) first_exact.emplace_back(interpolated.ps, exact);
+    return interpolated;
+  };
   bool every_step_banded = true;
 
   auto finish = [&](std::size_t i, std::uint64_t at) {
@@ -312,44 +337,21 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     }
     StepGroups exact;
     for (const auto& [key, count] : counts) exact.push_back(g5sim::SequenceRecord{count, key.first, key.second, ""});
-    StepGroups groups = exact;
-    if (limits.bucket_percent > 0) {
-      // Every history raised to the grid; equal (q_len, history) merged. (Decodes merged into one
-      // group at their mean history would share more steps, but the deal over DP ranks then puts
-      // the mean on every rank instead of the heaviest sequences on the fullest: 2-3 % fast.)
-      std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> bucketed;
-      for (const g5sim::SequenceRecord& g : exact) {
-        bucketed[{g.q_len, bucketed_history(g.history, limits.bucket_percent)}] += g.count;
-      }
-      groups.clear();
-      for (const auto& [key, count] : bucketed) {
-        groups.push_back(g5sim::SequenceRecord{count, key.first, key.second, ""});
-      }
-    }
-    const std::string key = g5sim::mix_text(groups);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      it = cache.emplace(key, timer(groups)).first;
-      ++run.distinct_steps;
-      if (limits.bucket_percent > 0 && g5sim::mix_text(exact) != key) first_exact.emplace_back(it->second.ps, exact);
-    }
-    const StepTime& d = it->second;
+    const StepTime d = step_time(exact, "", timer, 1 + limits.mtp);
     if (d.ps == 0) throw std::logic_error("serve: a step took no time");
     std::uint64_t step_ps = d.ps;
     if (limits.mtp > 0 && draft_timer && log.decode_tokens > 0) {
       // The drafts: mtp passes of the draft module over the step's decodes (one token each).
-      std::map<std::uint64_t, std::uint64_t> histories;  // of the decodes (bucketed as the step's)
+      std::map<std::uint64_t, std::uint64_t> histories;  // of the decodes
       for (const auto& [i, q] : scheduled) {
-        if (live[i].computed == live[i].prompt) ++histories[bucketed_history(live[i].computed, limits.bucket_percent)];
+        if (live[i].computed == live[i].prompt) ++histories[live[i].computed];
       }
       StepGroups drafts;
       for (const auto& [history, count] : histories) drafts.push_back(g5sim::SequenceRecord{count, 1, history, ""});
       if (!drafts.empty()) {
-        const std::string draft_key = "draft " + g5sim::mix_text(drafts);
-        auto dt = cache.find(draft_key);
-        if (dt == cache.end()) dt = cache.emplace(draft_key, draft_timer(drafts)).first;
+        const StepTime draft = step_time(drafts, "draft ", draft_timer, 1);
         step_ps = hw::checked("the step's time in picoseconds",
-                              [&] { return (hw::Count(dt->second.ps) * limits.mtp + step_ps).value(); });
+                              [&] { return (hw::Count(draft.ps) * limits.mtp + step_ps).value(); });
       }
     }
     log.duration_ps = step_ps;
@@ -440,11 +442,12 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     BucketError e;
     const std::size_t m = first_exact.size();
     const std::size_t samples = std::min<std::size_t>(m, limits.bucket_samples);
+    std::vector<StepTime> exact(samples);
+    parallel_for(samples, limits.jobs, [&](std::size_t s) { exact[s] = timer(first_exact[s * m / samples].second); });
     for (std::size_t s = 0; s < samples; ++s) {
-      const auto& [bucketed_ps, groups] = first_exact[s * m / samples];
-      const StepTime exact = timer(groups);
-      const double error =
-          std::abs(static_cast<double>(bucketed_ps) - static_cast<double>(exact.ps)) / static_cast<double>(exact.ps);
+      const std::uint64_t bucketed_ps = first_exact[s * m / samples].first;
+      const double error = std::abs(static_cast<double>(bucketed_ps) - static_cast<double>(exact[s].ps)) /
+                           static_cast<double>(exact[s].ps);
       e.mean_abs += error;
       e.max_abs = std::max(e.max_abs, error);
       ++e.samples;

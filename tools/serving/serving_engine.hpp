@@ -20,11 +20,10 @@
 //   t + d: computed += q; a request whose prompt is complete (computed == P) emits a token
 //   (generated += 1) at t + d, and every decoding one does; a request with generated ==
 //   output_tokens finishes and frees its blocks. Nothing to run: t jumps to the next arrival.
-//   Step cache: each distinct step is timed once. With bucketing (bucket_percent P > 0), every
-//   group's history is raised to the next edge of a geometric grid, e_0 = 1,
-//   e_{k+1} = max(e_k + 1, floor(e_k (100 + P) / 100)) (integers: the same edges everywhere), so
-//   steps whose histories differ by less than P % share one simulation (a little slower than the
-//   exact step: its histories are as long or longer); chunks' q_len and history 0 stay exact.
+//   Step cache: each distinct step is timed once. With bucketing (bucket_percent P > 0), a step
+//   is keyed by its fullest DP rank, its decodes merged at their mean history and every history
+//   raised to a geometric grid of P % (tools/serving/step_bucketing.hpp), so that steps alike to
+//   within P % share one simulation.
 //   The error is measured: up to `bucket_samples` bucketed steps, evenly spread over the
 //   distinct ones, are simulated again with their exact groups.
 //   KV blocks: floor(kv_tokens / block_tokens), kv_tokens the deployment's cache capacity in
@@ -91,10 +90,12 @@ struct ServeLimits {
   std::uint64_t max_batched_tokens = 8192;
   std::uint64_t chunk = 0;  ///< a prompt's tokens per step at most; 0: max_batched_tokens
   std::uint64_t block_tokens = 16;
-  std::uint64_t kv_tokens = 0;               ///< the deployment's KV cache, in tokens
-  std::uint64_t concurrency = 0;             ///< closed loop when > 0
-  std::uint64_t bucket_percent = 0;          ///< 0: every step exact; else the history grid's step, 1..100 %
-  std::uint64_t bucket_samples = 16;         ///< bucketed steps re-simulated exactly to measure the error
+  std::uint64_t kv_tokens = 0;        ///< the deployment's KV cache, in tokens
+  std::uint64_t concurrency = 0;      ///< closed loop when > 0
+  std::uint64_t bucket_percent = 0;   ///< 0: every step exact; else the history grid's step, 1..100 %
+  std::uint64_t bucket_samples = 16;  ///< bucketed steps re-simulated exactly to measure the error
+  std::uint64_t dp = 1;               ///< the DP ranks a step is dealt over (bucketing keys a step by its fullest)
+  unsigned jobs = 1;  ///< threads for a bucketed step's new anchors and the error samples (same results)
   std::uint64_t max_steps = kMaxServeSteps;  ///< more is an error (the load never drains, or a caller's bound)
   /// Disaggregation: prefill_instances P >= 1 and decode_instances D >= 1 of the deployment each
   /// (0 and 0: one instance doing both). Requests arrive at the prefill instances round robin;
@@ -114,9 +115,6 @@ struct ServeLimits {
   bool accept_drawn = false;
   std::uint64_t accept_seed = 0;
 };
-
-/// The history a bucketed step runs a group at: the first grid edge >= history (0 stays 0).
-std::uint64_t bucketed_history(std::uint64_t history, std::uint64_t percent);
 
 /// The bucketing's error, from steps re-simulated exactly: (bucketed - exact) / exact.
 struct BucketError {
