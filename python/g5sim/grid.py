@@ -156,6 +156,20 @@ def _check_jobs(jobs: Optional[int]) -> int:
     return jobs
 
 
+def _check_runner(client: Optional[Any], jobs: Optional[int], progress: Optional[Any]) -> int:
+    """Where a grid's points run and who hears of them, checked: a Dask client (its map and gather)
+    or local threads (jobs, defaulting to the machine's cores), a callable progress(done, total).
+    Returns the threads."""
+    from . import _argument_error
+    jobs = _check_jobs(jobs)
+    if client is not None and not (callable(getattr(client, "map", None)) and callable(getattr(client, "gather", None))):
+        raise _argument_error("client", f"expected a dask.distributed.Client (map and gather), got "
+                                        f"{type(client).__name__}")
+    if progress is not None and not callable(progress):
+        raise _argument_error("progress", f"expected a callable progress(done, total), got {type(progress).__name__}")
+    return jobs
+
+
 def sweep_rows(grid: Mapping[str, Sequence[Any]], *, client: Optional[Any] = None, jobs: Optional[int] = None,
                progress: Optional[Callable[[int, int], None]] = None, **options: Any) -> Iterator[Dict[str, Any]]:
     """The rows of sweep() one at a time, in point order, as they are done (a generator): memory
@@ -164,12 +178,7 @@ def sweep_rows(grid: Mapping[str, Sequence[Any]], *, client: Optional[Any] = Non
     sequences_given = options.get("seqs") is not None
     total = grid_size(grid, sequences_given)
     axes = _axes(grid, sequences_given)
-    jobs = _check_jobs(jobs)
-    if client is not None and not (callable(getattr(client, "map", None)) and callable(getattr(client, "gather", None))):
-        raise _argument_error("client", f"expected a dask.distributed.Client (map and gather), got "
-                                        f"{type(client).__name__}")
-    if progress is not None and not callable(progress):
-        raise _argument_error("progress", f"expected a callable progress(done, total), got {type(progress).__name__}")
+    jobs = _check_runner(client, jobs, progress)
     # Each distinct chip and model loaded once (for local threads; a client's workers load their own).
     chips = {id(c): load_chip(c) for c in grid.get("chip", [])}
     models = {id(m): load_model(m) for m in grid.get("model", [])}

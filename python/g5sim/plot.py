@@ -3,6 +3,8 @@
     python3 -m g5sim plot sweep.csv -o sweep.png [--size 1200x800]   # a `g5sim sweep` CSV
     python3 -m g5sim plot compare.csv -o compare.png                  # a `g5sim compare --csv` file
     python3 -m g5sim plot run.json -o timeline.png                    # a `g5sim run --json` file
+    python3 -m g5sim plot serve.json -o serve.png                     # a `g5sim serve --json` file
+    python3 -m g5sim plot rates.csv -o rates.png                      # g5sim.serve_sweep(...).to_csv()
 
 plot_sweep: latency against context, one line per series (the point's identity but its context:
 chip, model, phase, batch, formats, modes, deployment), log axes where the values span a decade or
@@ -271,6 +273,62 @@ def plot_serve(summary: Union[PathLike, Mapping[str, Any]], path: PathLike, size
     _save(plt, fig, path)
 
 
+_SERVE_SWEEP_COLUMNS = ("output_tokens_per_s_per_chip", "output_tokens_per_s_per_user", "tpot_p50_ms",
+                        "goodput_requests_per_s", "requests_per_s")
+
+
+def plot_serve_sweep(rows: Any, path: PathLike, size: Tuple[int, int] = (1400, 600)) -> None:
+    """A serve sweep (g5sim.serve_sweep()'s DataFrame, or its CSV): throughput against latency, the
+    output tokens/s per chip against the tokens/s each user sees, a line per series (the point but
+    its rate or concurrency: chip, model, deployment, engine limits), each point labelled with its
+    offered load; beside it the goodput and the served requests/s against the offered load."""
+    import pandas as pd
+    frame = pd.read_csv(rows) if isinstance(rows, (str, os.PathLike)) else pd.DataFrame(rows)
+    missing = [c for c in _SERVE_SWEEP_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"plot_serve_sweep: not a serve sweep (no column {missing[0]})")
+    load = "rate" if "rate" in frame.columns else "concurrency" if "concurrency" in frame.columns else None
+    if load is None:
+        raise ValueError("plot_serve_sweep: the sweep has no rate or concurrency column")
+    plt = _pyplot()
+    width, height = size
+    if width < 100 or height < 100 or width > 20000 or height > 20000:
+        raise ValueError(f"size {width}x{height}: each side must be 100..20000 pixels")
+    fig, (front_ax, good_ax) = plt.subplots(1, 2, figsize=(width / _DPI, height / _DPI), dpi=_DPI)
+    keys = [c for c in ("chip", "model", "tp", "ep", "dp", "max_seqs", "max_batched_tokens", "chunk")
+            if c in frame.columns and c != load]
+    if not keys:
+        series = [((), frame)]
+    elif len(keys) == 1:  # a single grouper: pandas' keys are the values themselves
+        series = [((k,), part) for k, part in frame.groupby(keys[0], sort=False, dropna=False)]
+    else:
+        series = list(frame.groupby(keys, sort=False, dropna=False))
+    unit = "requests/s" if load == "rate" else "clients"
+    for key, part in series:
+        label = " ".join(f"{k}={v}" if k not in ("chip", "model") else str(v) for k, v in zip(keys, key)) or "serve"
+        part = part.sort_values(load)
+        line = front_ax.plot(part["output_tokens_per_s_per_user"], part["output_tokens_per_s_per_chip"], marker="o",
+                             label=label)[0]
+        for _, row in part.iterrows():
+            front_ax.annotate(f"{row[load]:g}", (row["output_tokens_per_s_per_user"],
+                                                 row["output_tokens_per_s_per_chip"]),
+                              textcoords="offset points", xytext=(4, 4), fontsize=8)
+        good_ax.plot(part[load], part["requests_per_s"], marker="o", color=line.get_color(), label=f"{label}: served")
+        good_ax.plot(part[load], part["goodput_requests_per_s"], marker="s", linestyle="--", color=line.get_color(),
+                     label=f"{label}: goodput")
+    front_ax.set_xlabel("output tokens/s per user (1 / TPOT)")
+    front_ax.set_ylabel("output tokens/s per chip")
+    front_ax.set_title(f"throughput against latency (points: offered {unit})")
+    good_ax.set_xlabel(f"offered load ({unit})")
+    good_ax.set_ylabel("requests/s")
+    good_ax.set_title("served requests and goodput (requests within every SLO)")
+    for ax in (front_ax, good_ax):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    _save(plt, fig, path)
+
+
 def _parse_size(text: str) -> Tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
@@ -289,8 +347,8 @@ def _is_serve_summary(path: PathLike) -> bool:
 
 
 def main(args: List[str]) -> int:
-    """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, a run's JSON, or a
-    serve summary's JSON (g5sim serve --json)."""
+    """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, a run's JSON, a
+    serve summary's JSON (g5sim serve --json), or a serve sweep's CSV (g5sim.serve_sweep)."""
     import argparse
     parser = argparse.ArgumentParser(prog="g5sim plot", description=main.__doc__)
     parser.add_argument("input", help="a `g5sim sweep` or `g5sim compare --csv` CSV, a `g5sim run --json` or a "
@@ -306,6 +364,8 @@ def main(args: List[str]) -> int:
             plot_serve(options.input, options.out, _parse_size(options.size) if options.size else (1400, 900))
         elif first == "{":
             plot_timeline(options.input, options.out, _parse_size(options.size) if options.size else (1400, 700))
+        elif "output_tokens_per_s_per_chip" in header and "tpot_p50_ms" in header:
+            plot_serve_sweep(options.input, options.out, _parse_size(options.size) if options.size else (1400, 600))
         elif header.startswith("model,") and "_speedup" in header:
             plot_compare(options.input, options.out, _parse_size(options.size) if options.size else (1200, 700))
         else:

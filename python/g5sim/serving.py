@@ -121,3 +121,115 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
     frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
                         na_values={c: [""] for c in ("tpot_ms", "itl_p50_ms", "itl_max_ms")})
     return frame, json.loads(json_text)
+
+
+# A serve sweep's axes in nesting order (the last the fastest): the deployment, then the engine's
+# limits, then the load.
+_SWEEP_AXES = ("chip", "model", "tp", "ep", "dp", "max_seqs", "max_batched_tokens", "chunk", "concurrency", "rate")
+# The summary figures a sweep row keeps, as (column, path in `g5sim serve --json`).
+_SWEEP_FIGURES = (
+    ("chips", ("deployment", "chips")), ("deployment_tp", ("deployment", "tp")), ("deployment_ep", ("deployment", "ep")),
+    ("deployment_dp", ("deployment", "dp")), ("requests", ("requests",)), ("output_tokens", ("output_tokens",)),
+    ("duration_s", ("duration_s",)), ("requests_per_s", ("throughput", "requests_per_s")),
+    ("output_tokens_per_s", ("throughput", "output_tokens_per_s")),
+    ("output_tokens_per_s_per_chip", ("throughput", "output_tokens_per_s_per_chip")),
+    ("output_tokens_per_s_per_user", ("throughput", "output_tokens_per_s_per_user")),
+    ("ttft_p50_ms", ("ttft_ms", "p50")), ("ttft_p99_ms", ("ttft_ms", "p99")), ("tpot_p50_ms", ("tpot_ms", "p50")),
+    ("tpot_p99_ms", ("tpot_ms", "p99")), ("itl_p99_ms", ("itl_ms", "p99")), ("e2e_p50_s", ("e2e_s", "p50")),
+    ("goodput_requests_per_s", ("goodput", "requests_per_s")), ("requests_met", ("goodput", "requests_met")),
+    ("batch_mean", ("batch", "mean")), ("kv_peak", ("kv_utilisation", "peak")), ("preemptions", ("preemptions",)),
+    ("steps_taken", ("steps_taken",)), ("steps_simulated", ("steps_simulated",)),
+)
+
+
+def _sweep_row(point: Dict[str, Any], summary: Dict[str, Any]) -> Dict[str, Any]:
+    row: Dict[str, Any] = {}
+    for axis, value in point.items():
+        row[axis] = value if isinstance(value, (str, int, float)) else str(value)
+    row["chip_name"], row["model_name"] = summary["chip"], summary["model"]
+    for column, path in _SWEEP_FIGURES:
+        value: Any = summary
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        row[column] = value
+    return row
+
+
+def _serve_point(point: Dict[str, Any], keywords: Dict[str, Any]) -> Dict[str, Any]:
+    """One point of a serve sweep, where it runs (a local thread or a Dask worker): serve() on one
+    thread (the points are the parallelism), the row of its summary."""
+    arguments = dict(keywords)
+    arguments.update(point)
+    chip, model = arguments.pop("chip", "sg2262"), arguments.pop("model", "deepseek-v3")
+    _, summary = serve(chip, model, jobs=1, **arguments)
+    return _sweep_row(point, summary)
+
+
+def serve_sweep(grid: Dict[str, Any], *, client: Optional[Any] = None, jobs: Optional[int] = None,
+                progress: Optional[Any] = None, **keywords: Any) -> Any:
+    """`g5sim.serve()` over every combination of the grid's lists, a row per point in point order
+    (a pandas DataFrame), on local threads or on the workers of a dask.distributed.Client: the same
+    rows either way (each point is its own deterministic serve).
+
+        rows = g5sim.serve_sweep({"chip": ["sg2262", "h100"], "rate": [1, 2, 4, 8]}, num_requests=200,
+                                 input_len="128:2048", output_len="16:512", slo_tpot_ms=50,
+                                 step_cache="bucket:25", client=client)
+        g5sim.plot_serve_sweep(rows, "rates.png")   # throughput per chip against TPOT, per chip
+
+    Axes (lists), nested in this order with the last the fastest: chip, model (names or paths; an
+    axis or a keyword, default the shipped SG2262 and DeepSeek-V3), tp, ep, dp, max_seqs, max_batched_tokens, chunk,
+    concurrency, rate. Every other keyword goes to every serve() (the load's lengths, seed,
+    requests, SLOs, step_cache, ...). A row: the point's values, the chip and model names, and the
+    summary's figures (deployment, throughput per chip and per user, TTFT/TPOT p50 and p99,
+    goodput, batch, KV peak, steps). progress(done, total) is called as points finish, in order.
+    """
+    import itertools
+
+    import pandas as pd
+
+    from . import _argument_error
+    from .grid import _check_runner
+
+    if not isinstance(grid, dict):
+        raise _argument_error("grid", f"expected a dict of axis lists, got {type(grid).__name__}")
+    unknown = sorted(set(grid) - set(_SWEEP_AXES))
+    if unknown:
+        raise _argument_error(unknown[0], f"not a serve sweep axis (axes: {', '.join(_SWEEP_AXES)})")
+    axes = []
+    for axis in _SWEEP_AXES:
+        if axis in grid:
+            values = grid[axis]
+            if isinstance(values, (str, bytes, dict)) or not isinstance(values, (list, tuple)) or not values:
+                raise _argument_error(axis, "a serve sweep axis is a non-empty list of values")
+            axes.append((axis, list(values)))
+    if not any(a in grid for a in ("rate", "concurrency")) and not any(
+            keywords.get(k) is not None for k in ("rate", "concurrency", "requests")):
+        raise _argument_error("rate", "a serve sweep needs a load: a rate or concurrency axis, or keyword")
+    overlap = sorted(set(grid) & set(keywords))
+    if overlap:
+        raise _argument_error(overlap[0], "given both as a grid axis and as a keyword")
+    if "jobs" in keywords:
+        raise _argument_error("jobs", "a serve sweep's jobs= is its points' threads; each point runs on one")
+    jobs = _check_runner(client, jobs, progress)
+    points = [dict(zip([a for a, _ in axes], values)) for values in itertools.product(*[v for _, v in axes])]
+    rows = []
+    chunk = max(1, jobs) * 2
+    pool = None
+    if client is None:
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        for first in range(0, len(points), chunk):
+            part = points[first:first + chunk]
+            if pool is not None:
+                rows.extend(pool.map(_serve_point, part, [keywords] * len(part)))
+            else:
+                rows.extend(client.gather(client.map(_serve_point, part, [keywords] * len(part), pure=False)))
+            if progress is not None:
+                progress(len(rows), len(points))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "point", range(len(frame)))
+    return frame

@@ -153,3 +153,46 @@ def test_bucketed_steps_are_the_same_on_any_number_of_threads():
     pd.testing.assert_frame_equal(runs[0][0], runs[1][0])
     assert runs[0][1] == runs[1][1]
     assert runs[0][1]["step_cache"]["mode"] == "bucket" and runs[0][1]["step_cache"]["error_samples"] > 0
+
+
+def test_a_serve_sweep_is_a_row_per_point_the_same_on_threads_and_on_dask(tmp_path):
+    grid = {"chip": ["h100", "sg2262"], "rate": [2, 16]}
+    common = dict(model="qwen2.5-1.5b", num_requests=12, input_len=(100, 400), output_len=(2, 12), seed=3,
+                  slo_tpot_ms=20)
+    # model is an axis or a keyword: here a one-value axis.
+    grid["model"] = [common.pop("model")]
+    rows = g5sim.serve_sweep(grid, jobs=2, **common, **SMALL)
+    # Points nested chip, model, rate (the last fastest): h100 at 2 and 16, then sg2262.
+    assert list(rows.point) == [0, 1, 2, 3]
+    assert list(rows.chip) == ["h100", "h100", "sg2262", "sg2262"] and list(rows.rate) == [2, 16, 2, 16]
+    # Each row is that point's own serve(): its summary's figures.
+    _, alone = g5sim.serve("sg2262", "qwen2.5-1.5b", rate=16, **common, **SMALL)
+    row = rows.iloc[3]
+    assert row.output_tokens_per_s_per_chip == alone["throughput"]["output_tokens_per_s_per_chip"]
+    assert row.tpot_p50_ms == alone["tpot_ms"]["p50"] and row.requests_met == alone["goodput"]["requests_met"]
+    assert row.chip_name == "SG2262" and row.output_tokens == alone["output_tokens"]
+    # On Dask: the same rows.
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
+        on_dask = g5sim.serve_sweep(grid, client=client, **common, **SMALL)
+    pd.testing.assert_frame_equal(rows, on_dask)
+    # Its CSV plots as throughput against latency.
+    rows.to_csv(tmp_path / "rates.csv", index=False)
+    from g5sim.plot import main
+    assert main([str(tmp_path / "rates.csv"), "-o", str(tmp_path / "rates.png")]) == 0
+    assert (tmp_path / "rates.png").stat().st_size > 10_000
+
+
+def test_a_serve_sweep_refuses_what_it_cannot_sweep():
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve_sweep({"batch": [1, 2]}, rate=1, input_len=10, output_len=10)
+    assert error.value.field == "batch"
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve_sweep({"rate": 4}, input_len=10, output_len=10)
+    assert error.value.field == "rate"
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve_sweep({"rate": [1, 2]}, rate=3, input_len=10, output_len=10)
+    assert error.value.field == "rate"
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve_sweep({"max_seqs": [8]}, input_len=10, output_len=10)
+    assert "needs a load" in str(error.value)
