@@ -15,6 +15,7 @@
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
+#include "tools/progress_line.hpp"
 
 namespace tools {
 namespace {
@@ -22,40 +23,27 @@ namespace {
 // Above this a trace gets a warning: Perfetto's web UI loads a few hundred MB at most.
 constexpr std::uint64_t kLargeTraceBytes = 100'000'000;
 
-// A run's progress line on a terminal's stderr: nothing for the first second (most runs end
-// sooner), then the stage and its count at most twice a second; cleared when the run ends.
+// A run's progress line (tools/progress_line.hpp): the stage and its count.
 class RunProgress {
  public:
   RunProgress() : scope_(&RunProgress::report, this) {}
   RunProgress(const RunProgress&) = delete;
   RunProgress& operator=(const RunProgress&) = delete;
-  ~RunProgress() { finish(); }  // also when the run throws: its error starts a clean line
-  void finish() {
-    if (shown_) std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
-    shown_ = false;
-  }
+  void finish() { line_.clear(); }
 
  private:
   static void report(void* self, const char* stage, std::uint64_t done, std::uint64_t total) {
     static_cast<RunProgress*>(self)->show(stage, done, total);
   }
   void show(const char* stage, std::uint64_t done, std::uint64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - started_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    const std::string line =
-        fmt::format("run: {} {} of {} {} ({:.0f} %), {:.0f} s", stage, done, total,
-                    std::string_view(stage) == "lowering" ? "ops" : "commands",
-                    total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
-                    std::chrono::duration<double>(now - started_).count());
-    width_ = std::max(width_, line.size());
-    std::cerr << '\r' << line << std::string(width_ - line.size(), ' ') << std::flush;
-    shown_ = true;
+    if (!line_.due()) return;
+    line_.show(fmt::format("run: {} {} of {} {} ({:.0f} %), {:.0f} s", stage, done, total,
+                           std::string_view(stage) == "lowering" ? "ops" : "commands",
+                           total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
+                           line_.seconds()));
   }
 
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(), last_{};
-  std::size_t width_ = 0;
-  bool shown_ = false;
+  ProgressLine line_;
   g5sim::ScopedProgress scope_;
 };
 

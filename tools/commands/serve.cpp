@@ -20,33 +20,10 @@
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
+#include "tools/progress_line.hpp"
 
 namespace tools {
 namespace {
-
-// "serve: 120 of 1000 requests done, 12 s" at most twice a second after the first second, on a
-// terminal's stderr; cleared at the end.
-class ServeProgress {
- public:
-  ~ServeProgress() { finish(); }
-  void finish() {
-    if (width_ > 0) std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
-    width_ = 0;
-  }
-  void show(std::uint64_t done, std::uint64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - started_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    const std::string line = fmt::format("serve: {} of {} requests done, {:.0f} s", done, total,
-                                         std::chrono::duration<double>(now - started_).count());
-    width_ = std::max(width_, line.size());
-    std::cerr << '\r' << line << std::string(width_ - line.size(), ' ') << std::flush;
-  }
-
- private:
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now(), last_{};
-  std::size_t width_ = 0;
-};
 
 class ServeCommand final : public Command {
  public:
@@ -193,13 +170,16 @@ class ServeCommand final : public Command {
     if (!json_.empty()) json.emplace(json_, "--json");
     std::optional<OutputFile> perfetto;
     if (!perfetto_.empty()) perfetto.emplace(perfetto_, "--perfetto");
-    std::optional<ServeProgress> progress;
+    // "serve: 120 of 1000 requests done, 12 s" (tools/progress_line.hpp).
+    std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const ServeReport report =
         serve(chip, model, base, std::move(requests), options, [&](std::uint64_t d, std::uint64_t t) {
-          if (progress) progress->show(d, t);
+          if (progress && progress->due()) {
+            progress->show(fmt::format("serve: {} of {} requests done, {:.0f} s", d, t, progress->seconds()));
+          }
         });
-    if (progress) progress->finish();
+    if (progress) progress->clear();
     if (csv_ != "-" && json_ != "-" && perfetto_ != "-") write_serve_table(std::cout, report);
     if (csv) {
       write_request_csv(csv->stream(), report);
