@@ -183,18 +183,18 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     // the same times whatever the threads), then cached in the anchors' order.
     std::vector<const StepAnchor*> fresh;
     for (const StepAnchor& a : anchors) {
-      if (cache.count(prefix + g5sim::mix_text(a.groups)) == 0) fresh.push_back(&a);
+      if (cache.count(prefix + a.mix) == 0) fresh.push_back(&a);
     }
     std::vector<StepTime> times(fresh.size());
     parallel_for(fresh.size(), limits.jobs, [&](std::size_t i) { times[i] = simulate(fresh[i]->groups); });
     for (std::size_t i = 0; i < fresh.size(); ++i) {
-      cache.emplace(prefix + g5sim::mix_text(fresh[i]->groups), times[i]);
+      cache.emplace(prefix + fresh[i]->mix, times[i]);
       if (prefix.empty()) ++run.distinct_steps;
     }
     double ps = 0, low = 0, high = 0;
     bool banded = true;
     for (const StepAnchor& a : anchors) {
-      const StepTime& t = cached(a.groups);
+      const StepTime& t = cache.at(prefix + a.mix);
       ps += a.weight * static_cast<double>(t.ps);
       low += a.weight * static_cast<double>(t.band_low_ps);
       high += a.weight * static_cast<double>(t.band_high_ps);
@@ -203,7 +203,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     const StepTime interpolated{static_cast<std::uint64_t>(std::llround(ps)), banded,
                                 static_cast<std::uint64_t>(std::llround(low)),
                                 static_cast<std::uint64_t>(std::llround(high))};
-    const bool own_anchor = anchors.size() == 1 && g5sim::mix_text(anchors[0].groups) == g5sim::mix_text(exact);
+    const bool own_anchor = anchors.size() == 1 && anchors[0].mix == g5sim::mix_text(exact);
     if (!fresh.empty() && !own_anchor && prefix.empty()) first_exact.emplace_back(interpolated.ps, exact);
     return interpolated;
   };

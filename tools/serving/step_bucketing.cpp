@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,21 +34,19 @@ const std::vector<std::uint64_t>& bucket_edges(std::uint64_t percent) {
   return edges;
 }
 
-}  // namespace
-
-std::uint64_t bucketed_history(std::uint64_t history, std::uint64_t percent) {
-  if (history == 0 || percent == 0) return history;
-  const std::vector<std::uint64_t>& edges = bucket_edges(percent);
-  const auto it = std::lower_bound(edges.begin(), edges.end(), history);
-  return it == edges.end() ? history : *it;
+// The first edge >= value (end() past the last).
+std::vector<std::uint64_t>::const_iterator edge_at_least(const std::vector<std::uint64_t>& edges, double value) {
+  return std::lower_bound(edges.begin(), edges.end(), value,
+                          [](std::uint64_t e, double v) { return static_cast<double>(e) < v; });
 }
+
+}  // namespace
 
 std::uint64_t nearest_edge(double value, std::uint64_t percent) {
   if (!(value >= 0.5)) return 0;
   if (percent == 0) return static_cast<std::uint64_t>(std::llround(value));
   const std::vector<std::uint64_t>& edges = bucket_edges(percent);
-  const auto above = std::lower_bound(edges.begin(), edges.end(), value,
-                                      [](std::uint64_t e, double v) { return static_cast<double>(e) < v; });
+  const auto above = edge_at_least(edges, value);
   if (above == edges.end()) return edges.back();
   if (above == edges.begin()) return *above;
   const double low = static_cast<double>(*std::prev(above)), high = static_cast<double>(*above);
@@ -63,8 +62,7 @@ std::vector<Bracket> bracket(double value, std::uint64_t percent) {
     return {{low, 1.0 - w}, {low + 1, w}};
   }
   const std::vector<std::uint64_t>& edges = bucket_edges(percent);
-  const auto above = std::lower_bound(edges.begin(), edges.end(), value,
-                                      [](std::uint64_t e, double v) { return static_cast<double>(e) < v; });
+  const auto above = edge_at_least(edges, value);
   if (above == edges.end()) return {{edges.back(), 1.0}};
   if (static_cast<double>(*above) == value) return {{*above, 1.0}};
   const std::uint64_t high = *above;
@@ -120,8 +118,10 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
         }
         const double weight = c.weight * h.weight * l.weight;
         if (corner.empty() || weight == 0) continue;
-        StepAnchor& anchor = anchors[g5sim::mix_text(corner)];
+        std::string mix = g5sim::mix_text(corner);
+        StepAnchor& anchor = anchors[mix];
         anchor.groups = std::move(corner);
+        anchor.mix = std::move(mix);
         anchor.weight += weight;
       }
     }

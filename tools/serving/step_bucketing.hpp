@@ -31,15 +31,12 @@
 // instead of the heaviest sequences on the fullest: TPOT 2-3 % fast); histories raised to the
 // next edge, chunks exact (accurate, but each new prompt's length made a new simulation).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tools/serving/serving_engine.hpp"
 
 namespace tools {
-
-/// The history a bucketed step runs a group at: the first grid edge >= history (0 stays 0; a
-/// percent of 0 leaves it).
-std::uint64_t bucketed_history(std::uint64_t history, std::uint64_t percent);
 
 /// `value` (>= 0) on the grid of `percent`: the nearest edge by ratio (a tie goes up), 0 below
 /// 0.5; percent 0: the nearest whole number.
@@ -59,6 +56,7 @@ std::vector<Bracket> bracket(double value, std::uint64_t percent);
 /// bucketed step sum to 1).
 struct StepAnchor {
   StepGroups groups;
+  std::string mix;  ///< g5sim::mix_text(groups): the step cache's key
   double weight = 0;
 };
 
