@@ -34,6 +34,7 @@
 #include "tools/output_file.hpp"
 #include "tools/run_diff.hpp"
 #include "tools/serving/serve.hpp"
+#include "tools/serving/serve_settings.hpp"
 
 namespace py = pybind11;
 
@@ -279,7 +280,8 @@ void bind_functions(py::module_& m) {
          std::uint64_t max_batched_tokens, std::uint64_t chunk, std::uint64_t block_tokens, double memory_utilization,
          std::uint64_t kv_tokens, const std::string& step_cache, std::optional<double> slo_ttft_ms,
          std::optional<double> slo_tpot_ms, const std::string& disagg, std::uint64_t mtp, const std::string& accept,
-         std::optional<std::uint64_t> accept_draw, const std::string& perfetto, unsigned jobs) {
+         std::optional<std::uint64_t> accept_draw, const std::string& perfetto, unsigned jobs,
+         const std::string& schedule) {
         const g5sim::Request mine = request;
         std::ostringstream csv, json;
         {
@@ -304,14 +306,9 @@ void bind_functions(py::module_& m) {
             options.limits.concurrency = concurrency;
             options.limits.kv_tokens = kv_tokens;
             options.limits.bucket_percent = tools::parse_step_cache(step_cache);
+            options.limits.schedule = tools::parse_schedule(schedule);
             options.limits.jobs = jobs;
-            if (mtp > 0 || !accept.empty() || accept_draw) {
-              if (mtp == 0 || accept.empty()) throw hw::InputError("mtp", "mtp=K and accept=P go together");
-              options.limits.mtp = mtp;
-              options.limits.accept = tools::parse_accept(accept);
-              options.limits.accept_drawn = accept_draw.has_value();
-              options.limits.accept_seed = accept_draw.value_or(0);
-            }
+            tools::set_mtp(options.limits, mtp, accept, accept_draw);
             if (!disagg.empty()) {
               std::tie(options.limits.prefill_instances, options.limits.decode_instances) = tools::parse_disagg(disagg);
             }
@@ -339,7 +336,7 @@ void bind_functions(py::module_& m) {
       py::arg("seed"), py::arg("max_seqs"), py::arg("max_batched_tokens"), py::arg("chunk"), py::arg("block_tokens"),
       py::arg("memory_utilization"), py::arg("kv_tokens"), py::arg("step_cache"), py::arg("slo_ttft_ms"),
       py::arg("slo_tpot_ms"), py::arg("disagg") = "", py::arg("mtp") = 0, py::arg("accept") = "",
-      py::arg("accept_draw") = py::none(), py::arg("perfetto") = "", py::arg("jobs") = 1,
+      py::arg("accept_draw") = py::none(), py::arg("perfetto") = "", py::arg("jobs") = 1, py::arg("schedule") = "mixed",
       "`g5sim serve`: the per-request CSV and the summary JSON, byte for byte the command line's (g5sim.serve() "
       "reads them). Releases the GIL.");
   m.def("grid_nesting", &tools::grid_nesting,

@@ -490,3 +490,23 @@ TEST_CASE("serve: MTP's expected acceptance carries the fraction of a token to t
   CHECK_THROWS_WITH(tools::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer)),
                     "2 is not a rate in [0, 1]");
 }
+
+TEST_CASE("serve: prefill-first steps run prompts alone while decodes wait (SGLang's default)", "[serve]") {
+  HandTimer timer;
+  ServeLimits limits = roomy();
+  limits.max_batched_tokens = 50;
+  limits.schedule = tools::Schedule::prefill_first;
+  // The set-up of "decodes go first" above. Step 1 (t 0): a's prompt, 1.01 ms. Step 2 (t 1.01):
+  // b has arrived and fits: a prompt step, b's first 50 tokens alone (a's decode waits), 1.05 ms.
+  // Step 3 (t 2.06): b's last 50, 1.05 ms; b's token at 3.11 ms. Steps 4 and 5: a's two decodes,
+  // 1.001 ms each, at histories 10 and 11.
+  const tools::ServeRun run =
+      tools::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
+  CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x50@0", "1x50@50", "1x1@10", "1x1@11"});
+  // b: TTFT 3.11 - 0.5 = 2.61 ms (3.612 ms with mixed steps). a: its first gap spans b's prompt,
+  // 4.111 - 1.01 = 3.101 ms, then 1.001 ms.
+  CHECK(run.requests[1].first_token_ps - run.requests[1].arrival_ps == 2'610'000'000);
+  CHECK(run.requests[0].itl_ps == std::vector<std::uint64_t>{3'101'000'000, 1'001'000'000});
+  CHECK(tools::parse_schedule("prefill-first") == tools::Schedule::prefill_first);
+  CHECK_THROWS_WITH(tools::parse_schedule("fifo"), "expected mixed or prefill-first, got 'fifo'");
+}

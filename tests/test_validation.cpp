@@ -13,6 +13,7 @@
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "test_configs.hpp"
+#include "tools/serving/serve_settings.hpp"
 #include "tools/validation/calibration.hpp"
 #include "tools/validation/chip_fields.hpp"
 #include "tools/validation/measured_rows.hpp"
@@ -392,6 +393,8 @@ TEST_CASE("the public rows: MAPE never worse than recorded (a ratchet)", "[valid
     v::ValidateOptions options;
     options.calibrated = calibrated;
     options.jobs = 2;
+    // A serving row is a whole serve (minutes each): `g5sim validate --workload serve` runs them.
+    options.only_workloads = {"step", "block", "matmul", "fa2"};
 #ifdef G5SIM_SANITIZED
     // Under the sanitizers the GPU kernel rows take minutes: the Sophgo rows only.
     options.only_chips = {"bm1684x", "bm1688"};
@@ -419,4 +422,75 @@ TEST_CASE("the public rows: MAPE never worse than recorded (a ratchet)", "[valid
       CHECK(report.ran == 49);  // 39 BM1684X + 10 BM1688
     }
   }
+}
+
+TEST_CASE("a serve row: its load and engine in options checked at its line and its metrics read off the summary",
+          "[validation][serve]") {
+  const std::string serve_row = "s,test,sg2262,qwen2.5-1.5b,,,,,,,,,,,,serve,";
+  const std::string load = "concurrency=1 requests=2 input_len=64 output_len=4 schedule=prefill-first";
+  // Every statistic and metric of one serve: rows that differ only in what they read share it.
+  const std::string text = kHeader + replace(serve_row, "s,", "ttft,") + load + ",ttft_ms,1,M,x,,\n" +
+                           replace(serve_row, "s,", "tpot,") + load + " stat=mean,tpot_ms,1,M,x,,\n" +
+                           replace(serve_row, "s,", "tput,") + load + ",output_tokens_per_s,1,M,x,,\n";
+  const v::MeasuredTable table = v::read_measured_text(text, "m.csv");
+  REQUIRE(table.rows.size() == 3);
+  CHECK(table.rows[0].workload == v::WorkloadKind::serve);
+  CHECK(v::stat_of(table.rows[0]) == "p50");
+  CHECK(v::stat_of(table.rows[1]) == "mean");
+  v::ValidateOptions options;
+  options.jobs = 2;
+  const v::ValidationReport report = v::validate_table(table, options);
+  // The same serve run directly: the rows read exactly its figures.
+  tools::ServeSettings settings;
+  for (const auto& [key, value] : table.rows[0].options) tools::set_serve_keyword(settings, key, value);
+  tools::ServeOptions serve_options = settings.resolved();
+  const tools::ServeReport direct =
+      tools::serve(g5sim::Chip::from_file(g5sim::data_dir() + "/configs/chips/sg2262.yaml"),
+                   g5sim::Model::from_file(g5sim::data_dir() + "/configs/models/qwen2.5-1.5b.yaml"), g5sim::Request{},
+                   tools::requests_of(settings.load), serve_options);
+  REQUIRE(report.rows.size() == 3);
+  for (const v::RowOutcome& o : report.rows) CHECK(o.status == "ok");
+  CHECK(report.rows[0].predicted == direct.summary.ttft_ms.p50);
+  CHECK(report.rows[1].predicted == direct.summary.tpot_ms.mean);
+  CHECK(report.rows[2].predicted == direct.summary.output_tokens_per_s);
+  // Serving rows have a MAPE of their own; the chips' (the steps') has none of them.
+  CHECK(report.ran == 0);
+  CHECK(report.serving.rows == 3);
+  REQUIRE(report.serving.metrics.size() == 3);
+  CHECK(report.serving.metrics[0].metric == "ttft_ms");
+  // --workload keeps only the named workloads' rows.
+  options.only_workloads = {"matmul"};
+  CHECK(v::validate_table(table, options).rows.empty());
+  options.only_workloads = {"serving"};
+  CHECK_THROWS_WITH(v::validate_table(table, options),
+                    "--workload: 'serving' is not a workload (step, block, matmul, fa2, serve)");
+
+  // Errors at the row's line and column, as `g5sim serve` words them.
+  const auto serve_error = [&](const std::string& items, const std::string& metric) {
+    return error_of(kHeader + serve_row + items + "," + metric + ",1,M,x,,\n");
+  };
+  CHECK(serve_error("rate=0.5 input_len=64", "tpot_ms") ==
+        "m.csv:2: column 'options': output_len: a synthetic load needs both lengths: N, LO:HI tokens or a histogram "
+        "file");
+  CHECK(serve_error("input_len=64 output_len=4", "tpot_ms") ==
+        "m.csv:2: column 'options': a serve row needs its load: rate=R (requests/s) or concurrency=N, with "
+        "input_len= and output_len=");
+  CHECK(serve_error("rate=x input_len=64 output_len=4", "tpot_ms") ==
+        "m.csv:2: column 'options': rate: expected a decimal number, got 'x'");
+  CHECK(serve_error("rate=1 input_len=64 output_len=4 schedule=fifo", "tpot_ms") ==
+        "m.csv:2: column 'options': schedule: expected mixed or prefill-first, got 'fifo'");
+  CHECK(serve_error("rate=1 input_len=64 output_len=4 mtp=1", "tpot_ms") ==
+        "m.csv:2: column 'options': mtp: the drafts (mtp) and their acceptance rates (accept) go together");
+  CHECK(serve_error("rate=1 input_len=64 output_len=4 stat=p95", "tpot_ms") ==
+        "m.csv:2: column 'options': stat: expected one of p50, mean, p90, p99, got 'p95'");
+  CHECK(serve_error("rate=1 input_len=64 output_len=4 stat=p99", "output_tokens_per_s") ==
+        "m.csv:2: column 'options': stat= picks a latency's statistic; output_tokens_per_s has none");
+  CHECK(serve_error("rate=1 input_len=64 output_len=4", "step_ms") ==
+        "m.csv:2: column 'metric': a serve row reads ttft_ms, tpot_ms, itl_ms, e2e_ms, output_tokens_per_s or "
+        "requests_per_s");
+  CHECK(error_of(kHeader + "a,t,c,m,decode,1,512,,,,,,,,,step,,tpot_ms,1,M,s,,\n") ==
+        "m.csv:2: column 'metric': tpot_ms is a serving metric (workload serve)");
+  CHECK(error_of(kHeader + "s,test,sg2262,qwen2.5-1.5b,decode,,,,,,,,,,,serve,rate=1 input_len=64 output_len=4,"
+                           "tpot_ms,1,M,x,,\n") ==
+        "m.csv:2: column 'phase': a serve row's load (options) makes its sequences: leave it empty");
 }

@@ -18,7 +18,8 @@ def serve_texts(chip: Chip, model: Model, request: Request, trace_path: str, tra
                 seed: Optional[int], max_seqs: int, max_batched_tokens: int, chunk: int, block_tokens: int,
                 memory_utilization: float, kv_tokens: int, step_cache: str, slo_ttft_ms: Optional[float],
                 slo_tpot_ms: Optional[float], disagg: str = ..., mtp: int = ..., accept: str = ...,
-                accept_draw: Optional[int] = ..., perfetto: str = ..., jobs: int = ...) -> Tuple[str, str]: ...
+                accept_draw: Optional[int] = ..., perfetto: str = ..., jobs: int = ...,
+                schedule: str = ...) -> Tuple[str, str]: ...
 def why_option_does_not_apply(field: str, model: Model, request: Request) -> str: ...
 
 class Chip:

@@ -11,7 +11,7 @@ arrival_s, input_tokens, output_tokens and optionally id; or leave it out and gi
 load: rate= (Poisson, requests/s) or concurrency= (closed loop), num_requests= (the CLI's
 --requests), input_len= and output_len= (N, "LO:HI", a (LO, HI) pair, or a histogram file's path: CSV
 low,high,weight), seed=. The engine's
-keywords are the CLI's flags (max_seqs, max_batched_tokens, chunk, block_tokens,
+keywords are the CLI's flags (schedule="mixed" or "prefill-first", max_seqs, max_batched_tokens, chunk, block_tokens,
 memory_utilization, kv_tokens, step_cache, slo_ttft_ms, slo_tpot_ms; disagg="P:D" or (P, D); mtp=K with
 accept=P or [P1, ...], accept_draw=SEED to draw acceptances; perfetto=PATH writes the Chrome trace;
 jobs=N threads for a bucketed step's new anchors, default the machine's cores, the same results);
@@ -95,7 +95,7 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
           kv_tokens: Optional[int] = None, step_cache: str = "exact", slo_ttft_ms: Optional[float] = None,
           slo_tpot_ms: Optional[float] = None, disagg: Any = None, mtp: Optional[int] = None,
           accept: Any = None, accept_draw: Optional[int] = None, perfetto: Any = None, jobs: Optional[int] = None,
-          **options: Any) -> Tuple[Any, Dict[str, Any]]:
+          schedule: str = "mixed", **options: Any) -> Tuple[Any, Dict[str, Any]]:
     import pandas as pd
 
     from . import _request, load_chip, load_model
@@ -117,7 +117,7 @@ def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] 
         float(memory_utilization), kv_tokens or 0, step_cache,
         None if slo_ttft_ms is None else float(slo_ttft_ms), None if slo_tpot_ms is None else float(slo_tpot_ms),
         _disagg(disagg), mtp or 0, _rates(accept), accept_draw, "" if perfetto is None else os.fspath(perfetto),
-        _check_jobs(jobs))
+        _check_jobs(jobs), schedule)
     frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
                         na_values={c: [""] for c in ("tpot_ms", "itl_p50_ms", "itl_max_ms")})
     return frame, json.loads(json_text)

@@ -196,3 +196,23 @@ def test_a_serve_sweep_refuses_what_it_cannot_sweep():
     with pytest.raises(g5sim.ConfigError) as error:
         g5sim.serve_sweep({"max_seqs": [8]}, input_len=10, output_len=10)
     assert "needs a load" in str(error.value)
+
+
+def test_prefill_first_steps_match_the_command_line_and_shorten_ttft(tmp_path):
+    json_path = tmp_path / "s.json"
+    rc = g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "20",
+                               "--requests", "16", "--input-len", "200:600", "--output-len", "16", "--seed", "2",
+                               "--schedule", "prefill-first", "--json", str(json_path)])
+    assert rc == 0
+    keywords = dict(rate=20, num_requests=16, input_len=(200, 600), output_len=16, seed=2, **SMALL)
+    _, first = g5sim.serve("h100", "qwen2.5-1.5b", schedule="prefill-first", **keywords)
+    assert first == json.loads(json_path.read_text())
+    assert first["engine"]["schedule"] == "prefill-first"
+    _, mixed = g5sim.serve("h100", "qwen2.5-1.5b", **keywords)
+    assert mixed["engine"]["schedule"] == "mixed"
+    # Prompts never wait behind decodes: the mean TTFT is shorter, the tokens the same.
+    assert first["ttft_ms"]["mean"] < mixed["ttft_ms"]["mean"]
+    assert first["output_tokens"] == mixed["output_tokens"] == 16 * 16
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", schedule="fifo", **keywords)
+    assert error.value.field == "schedule"

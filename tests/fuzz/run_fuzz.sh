@@ -5,18 +5,18 @@
 #   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
 #   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
 #                                                       # pipeline cli run_json sequences serve_trace
-#                                                       # length_histogram), e.g. two at a time
+#                                                       # length_histogram measured_table), e.g. two at a time
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
 mode="${1:-smoke}"
 seconds="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 selected=("$@")
-[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram)
+[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table)
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/build-fuzz/tests/fuzz"
 work="$root/build-fuzz/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
-rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram} "$root/build-fuzz/findings"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table} "$root/build-fuzz/findings"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
 printf '\x07layer,expert,tokens\n3,5,3\n3,17,5\n' > "$work/expert_load/seed.csv"
@@ -42,6 +42,11 @@ printf '\x07\x05count,q_len,history\n3,1,4096\n1,512,1024\n1,256,0\n' > "$work/s
 printf '\x03\x10{"id": "a", "arrival_s": 0, "input_tokens": 300, "output_tokens": 5}\n{"arrival_s": 0.001, "input_tokens": 40, "output_tokens": 9}\n' > "$work/serve_trace/jsonl"
 # Length histograms: the shipped ones (the first byte seeds the draws).
 for h in "$root"/configs/loads/*.csv; do { printf '\x05'; cat "$h"; } > "$work/length_histogram/$(basename "$h")"; done
+# Measurement tables: the shipped one's header with a serve row, a step row and an op row each.
+for kind in serve step matmul; do
+  { head -n 1 "$root/validation/measured.csv"; grep -m 1 ",$kind," "$root/validation/measured.csv"; } \
+    > "$work/measured_table/$kind.csv"
+done
 printf 'serve\n--layers\n1\n--concurrency\n2\n--requests\n3\n--input-len\n16\n--output-len\n2\n' > "$work/cli/serve"
 printf 'check\n' > "$work/cli/check"
 printf 'run\n--scope\nblock\n--dp\n1\n--ctx\n1024\n' > "$work/cli/block"

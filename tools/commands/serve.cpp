@@ -21,6 +21,7 @@
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/progress_line.hpp"
+#include "tools/serving/serve_settings.hpp"
 
 namespace tools {
 namespace {
@@ -49,6 +50,10 @@ class ServeCommand final : public Command {
     a->add_option("--seed", seed_, "synthetic load: the generator's seed")
         ->capture_default_str()
         ->check(count_in(0, ~std::uint64_t{0}));
+    a->add_option("--schedule", schedule_,
+                  "how a step is formed: mixed (vLLM v1: decodes and prompt chunks in one step) or prefill-first "
+                  "(SGLang's default: a step of prompts whenever one can run, else a step of decodes)")
+        ->capture_default_str();
     a->add_option("--max-seqs", limits_.max_seqs, "sequences a step runs at most (vLLM's max_num_seqs)")
         ->capture_default_str()
         ->check(count_in(1, kMaxServeSeqs));
@@ -100,22 +105,11 @@ class ServeCommand final : public Command {
       return serve_command(limits);
     } catch (const hw::InputError& e) {
       // serve's own parameters (g5sim.serve()'s keywords) behind their flags.
-      static const std::set<std::string> kServeFields{"rate",
-                                                      "concurrency",
-                                                      "input_len",
-                                                      "output_len",
-                                                      "memory_utilization",
-                                                      "slo_ttft_ms",
-                                                      "slo_tpot_ms",
-                                                      "max_seqs",
-                                                      "max_batched_tokens",
-                                                      "chunk",
-                                                      "block_tokens",
-                                                      "kv_tokens",
-                                                      "step_cache",
-                                                      "disagg",
-                                                      "mtp",
-                                                      "accept"};
+      static const std::set<std::string> kServeFields{
+          "rate",         "concurrency", "input_len",  "output_len",         "memory_utilization",
+          "slo_ttft_ms",  "slo_tpot_ms", "max_seqs",   "max_batched_tokens", "chunk",
+          "block_tokens", "kv_tokens",   "step_cache", "schedule",           "disagg",
+          "mtp",          "accept"};
       // The load as a whole (one source of requests; a request that can never run): said as is.
       if (e.field() == "requests" || e.field() == "trace") throw CliError("serve: " + std::string(e.what()));
       if (kServeFields.count(e.field()) == 0) throw;
@@ -149,15 +143,10 @@ class ServeCommand final : public Command {
     options.limits.concurrency = concurrency_.value_or(0);
     options.limits.kv_tokens = kv_tokens_.value_or(0);
     options.limits.bucket_percent = parse_step_cache(step_cache_);
+    options.limits.schedule = parse_schedule(schedule_);
     options.limits.max_steps = limits.max_serve_steps;
     options.limits.jobs = jobs_or_default(jobs_);
-    if (mtp_ || !accept_.empty() || accept_seed_) {
-      if (!mtp_ || accept_.empty()) throw CliError("serve: --mtp K and --accept P go together");
-      options.limits.mtp = *mtp_;
-      options.limits.accept = parse_accept(accept_);
-      options.limits.accept_drawn = accept_seed_.has_value();
-      options.limits.accept_seed = accept_seed_.value_or(0);
-    }
+    set_mtp(options.limits, mtp_.value_or(0), accept_, accept_seed_);
     if (!disagg_.empty()) {
       std::tie(options.limits.prefill_instances, options.limits.decode_instances) = parse_disagg(disagg_);
     }
@@ -199,8 +188,8 @@ class ServeCommand final : public Command {
 
   RunOptionFlags options_;
   unsigned jobs_ = 0;
-  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", disagg_, accept_,
-                                                                           perfetto_;
+  std::string chip_, model_, trace_, input_len_, output_len_, csv_, json_, step_cache_ = "exact", schedule_ = "mixed",
+                                                                           disagg_, accept_, perfetto_;
   std::optional<std::uint64_t> mtp_, accept_seed_;
   std::optional<double> rate_;
   std::optional<std::uint64_t> concurrency_, kv_tokens_;

@@ -22,6 +22,11 @@ class ValidateCommand final : public Command {
         ->check(non_empty_path());
     app()->add_flag("--calibrated", calibrated_, "use CHIP.calibrated.yaml where one is shipped");
     app()->add_option("--chip", chips_, "only rows of this chip (repeatable)");
+    app()
+        ->add_option("--workload", workloads_,
+                     "only rows of these workloads: step, block, matmul, fa2, serve (a comma list; a serve row is a "
+                     "whole serve, about a minute each)")
+        ->delimiter(',');
     app()->add_option("--csv", csv_path_, "also write CSV to PATH ('-' for stdout only)")->check(non_empty_path());
     app()->add_option("--json", json_path_, "also write JSON to PATH ('-' for stdout only)")->check(non_empty_path());
     app()
@@ -46,6 +51,7 @@ class ValidateCommand final : public Command {
     options.jobs = jobs_or_default(jobs_);
     options.max_commands = std::min(max_commands_, limits.max_commands);
     options.only_chips = chips_;
+    options.only_workloads = workloads_;
     options.progress = isatty(STDERR_FILENO) != 0;
     const v::ValidationReport report = v::validate_table(table, options);
     if (csv_path_ != "-" && json_path_ != "-") v::write_validation_table(std::cout, report);
@@ -63,7 +69,7 @@ class ValidateCommand final : public Command {
 
  private:
   std::string measured_, csv_path_, json_path_;
-  std::vector<std::string> chips_;
+  std::vector<std::string> chips_, workloads_;
   bool calibrated_ = false;
   unsigned jobs_ = 0;
   std::uint64_t max_commands_ = std::uint64_t{1} << 26;

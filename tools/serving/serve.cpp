@@ -353,10 +353,10 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
     out << "  \"mtp\": null,\n";
   }
   fmt::print(out,
-             "  \"engine\": {{\"max_seqs\": {}, \"max_batched_tokens\": {}, \"chunk\": {}, \"block_tokens\": {}, "
-             "\"concurrency\": {}}},\n",
-             r.limits.max_seqs, r.limits.max_batched_tokens, r.limits.chunk, r.limits.block_tokens,
-             r.limits.concurrency);
+             "  \"engine\": {{\"schedule\": \"{}\", \"max_seqs\": {}, \"max_batched_tokens\": {}, \"chunk\": {}, "
+             "\"block_tokens\": {}, \"concurrency\": {}}},\n",
+             name_of(r.limits.schedule), r.limits.max_seqs, r.limits.max_batched_tokens, r.limits.chunk,
+             r.limits.block_tokens, r.limits.concurrency);
   fmt::print(out,
              "  \"kv_cache\": {{\"tokens\": {}, \"blocks\": {}, \"bytes_per_token\": {}, \"weight_bytes\": {}, "
              "\"capacity_bytes\": {}, \"memory_utilization\": {}}},\n",
@@ -510,9 +510,9 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
         r.run.mtp_verifies > 0 ? static_cast<double>(r.run.mtp_tokens) / static_cast<double>(r.run.mtp_verifies) : 0.0,
         r.run.mtp_verifies);
   }
-  fmt::print(out, "engine        max_seqs {}, max_batched_tokens {}, chunk {}, KV {} tokens ({} blocks of {})\n",
-             r.limits.max_seqs, r.limits.max_batched_tokens, r.limits.chunk, r.limits.kv_tokens, r.run.kv_blocks,
-             r.limits.block_tokens);
+  fmt::print(out, "engine        {}max_seqs {}, max_batched_tokens {}, chunk {}, KV {} tokens ({} blocks of {})\n",
+             r.limits.schedule == Schedule::prefill_first ? "prefill-first steps, " : "", r.limits.max_seqs,
+             r.limits.max_batched_tokens, r.limits.chunk, r.limits.kv_tokens, r.run.kv_blocks, r.limits.block_tokens);
   fmt::print(out, "steps         {} taken, {} simulated, {} preemptions; duration {:.3f} s\n", r.run.steps.size(),
              r.run.distinct_steps, r.run.preemptions, s.duration_s);
   if (const std::optional<BucketError>& e = r.run.bucket_error) {

@@ -74,6 +74,14 @@ void check_limits(const ServeLimits& l) {
 
 }  // namespace
 
+Schedule parse_schedule(const std::string& text) {
+  if (text == "mixed") return Schedule::mixed;
+  if (text == "prefill-first") return Schedule::prefill_first;
+  throw hw::InputError("schedule", fmt::format("expected mixed or prefill-first, got '{}'", text));
+}
+
+std::string name_of(Schedule s) { return s == Schedule::mixed ? "mixed" : "prefill-first"; }
+
 std::uint64_t KvTransfer::picoseconds(std::uint64_t bytes) const {
   // GB/s is bytes per nanosecond: bytes / bandwidth ns, x 1,000 ps.
   return static_cast<std::uint64_t>(
@@ -277,10 +285,22 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     auto wants = [&](const Live& l) {
       return l.computed < l.prompt ? std::min({l.prompt - l.computed, chunk, budget}) : 1 + limits.mtp;
     };
+    // Prefill-first: a step of prompts when one can run (a running one's next chunk, or the
+    // oldest arrival's first chunk with its blocks free), else a step of decodes.
+    bool prompts_only = false, decodes_only = false;
+    if (limits.schedule == Schedule::prefill_first) {
+      for (const std::size_t i : in.running) prompts_only = prompts_only || live[i].computed < live[i].prompt;
+      if (!prompts_only && !in.waiting.empty() && in.running.size() < limits.max_seqs) {
+        const Live& w = live[in.waiting.front()];
+        prompts_only = blocks_for(w.computed + wants(w), limits.block_tokens) <= in.free_blocks;
+      }
+      decodes_only = !prompts_only;
+    }
     bool preempted = false;
     for (std::size_t r = 0; r < in.running.size() && budget > 0; ++r) {
       const std::size_t i = in.running[r];
       Live& l = live[i];
+      if (prompts_only && l.computed >= l.prompt) continue;  // decodes wait for the prompts
       const std::uint64_t q = wants(l);
       const std::uint64_t need = blocks_for(l.computed + q, limits.block_tokens) - l.blocks;
       bool self_preempted = false;
@@ -308,7 +328,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
       scheduled.emplace_back(i, q);
       budget -= q;
     }
-    while (!preempted && !in.waiting.empty() && in.running.size() < limits.max_seqs && budget > 0) {
+    while (!preempted && !decodes_only && !in.waiting.empty() && in.running.size() < limits.max_seqs && budget > 0) {
       const std::size_t i = in.waiting.front();
       Live& l = live[i];
       const std::uint64_t q = wants(l);

@@ -15,6 +15,11 @@
 //     2. then, when nothing was preempted, waiting requests that have arrived by t, in arrival
 //        order, while fewer than max_seqs run and T > 0: q = min(P, chunk, T), admitted if its
 //        ceil(q / block_tokens) blocks are free (else admission stops for this step).
+//   Schedule prefill_first (SGLang's default, without its mixed chunks): a step is a prefill step
+//   or a decode step, never both. When a running request is still in its prompt, or the oldest
+//   waiting one has arrived, fewer than max_seqs run and its first chunk's blocks are free, the
+//   step takes only prompts (1. over the running ones in their prompt, then 2.); else it takes
+//   every decode (1. over the others) and admits nothing. Decodes wait while prompts run.
 //   The step's sequences: each scheduled request is a group of 1 x q_len q @ history `computed`
 //   (equal ones merged, sorted by q_len then history); its time d comes from the step timer. At
 //   t + d: computed += q; a request whose prompt is complete (computed == P) emits a token
@@ -85,7 +90,16 @@ struct KvTransfer {
   std::uint64_t picoseconds(std::uint64_t bytes) const;
 };
 
+/// How a step is formed: vLLM v1's mixed steps (decodes first, then prompt chunks in the same
+/// step) or SGLang's prefill-first steps (a step of prompts whenever one can run, else a step of
+/// decodes).
+enum class Schedule : std::uint8_t { mixed, prefill_first };
+/// "mixed" or "prefill-first"; throws hw::InputError naming "schedule".
+Schedule parse_schedule(const std::string& text);
+std::string name_of(Schedule s);
+
 struct ServeLimits {
+  Schedule schedule = Schedule::mixed;
   std::uint64_t max_seqs = 256;
   std::uint64_t max_batched_tokens = 8192;
   std::uint64_t chunk = 0;  ///< a prompt's tokens per step at most; 0: max_batched_tokens

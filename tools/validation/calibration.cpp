@@ -340,14 +340,18 @@ std::vector<double> select_rows(Problem& problem, const MeasuredTable& table, co
   ConfigResolver resolver(table.path, false);
   const std::string stem = config_stem(chip_path);
   for (const std::string& id : options.rows) {
-    if (std::none_of(table.rows.begin(), table.rows.end(), [&](const MeasuredRow& r) { return r.id == id; })) {
-      throw hw::ConfigError(fmt::format("--rows: no row '{}' in {}", id, table.path));
+    const auto named =
+        std::find_if(table.rows.begin(), table.rows.end(), [&](const MeasuredRow& r) { return r.id == id; });
+    if (named == table.rows.end()) throw hw::ConfigError(fmt::format("--rows: no row '{}' in {}", id, table.path));
+    if (named->workload == WorkloadKind::serve) {
+      throw hw::ConfigError(fmt::format("--rows: '{}' is a serving row; a fit uses step and op rows", id));
     }
   }
   std::vector<const MeasuredRow*> candidates;
   std::vector<std::optional<g5sim::Model>> models;
   for (const MeasuredRow& row : table.rows) {
-    if (config_stem(row.chip) != stem || !row.exclude.empty()) continue;
+    // Serving rows check the serving on top of the steps; the fit is of the steps (docs/validation.md).
+    if (config_stem(row.chip) != stem || !row.exclude.empty() || row.workload == WorkloadKind::serve) continue;
     if (!options.rows.empty() && std::find(options.rows.begin(), options.rows.end(), row.id) == options.rows.end()) {
       continue;
     }

@@ -5,20 +5,25 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "tools/serving/serve_settings.hpp"
 
 namespace tools::validation {
 namespace {
 
 constexpr std::size_t kMaxRows = 100000;
 
-const std::vector<std::string> kMetricNames{"step_ms", "first_token_s", "tokens_per_s", "kernel_us", "tflops", "op_us"};
-const std::vector<std::string> kWorkloadNames{"step", "block", "matmul", "fa2"};
+const std::vector<std::string> kMetricNames{
+    "step_ms", "first_token_s", "tokens_per_s", "kernel_us",           "tflops",        "op_us", "ttft_ms",
+    "tpot_ms", "itl_ms",        "e2e_ms",       "output_tokens_per_s", "requests_per_s"};
+const std::vector<std::string> kWorkloadNames{"step", "block", "matmul", "fa2", "serve"};
+const std::vector<std::string> kStats{"p50", "mean", "p90", "p99"};
 
 // Option keys each workload takes, and which of them are whole numbers (with their ranges).
 struct OptionRule {
@@ -39,6 +44,19 @@ const std::vector<OptionRule>& rules_of(WorkloadKind k) {
   }();
   static const std::vector<OptionRule> matmul{
       {"m", 1, std::uint64_t{1} << 24}, {"n", 1, std::uint64_t{1} << 24}, {"k", 1, std::uint64_t{1} << 24}, {"dtype"}};
+  // A serve row takes the run options `g5sim serve` takes for every step and the table marks for
+  // validation, serve's own keywords (values checked by tools/serving/serve_settings.hpp) and
+  // `stat` (which statistic a latency metric reads).
+  static const std::vector<OptionRule> serve = [] {
+    std::vector<OptionRule> rules;
+    for (const g5sim::RunOption& o : g5sim::run_options()) {
+      if ((o.takes & g5sim::kValidation) == 0 || (o.takes & g5sim::kServe) == 0) continue;
+      rules.push_back(o.type == g5sim::OptionType::count ? OptionRule{o.name, o.min, o.max} : OptionRule{o.name});
+    }
+    for (const std::string& key : serve_keywords()) rules.push_back({key});
+    rules.push_back({"stat"});
+    return rules;
+  }();
   static const std::vector<OptionRule> fa2{{"heads", 1, 4096},  {"kv_heads", 1, 4096}, {"qk_dim", 1, 65536},
                                            {"v_dim", 1, 65536}, {"shared_kv", 0, 1},   {"causal", 0, 1}};
   switch (k) {
@@ -46,6 +64,7 @@ const std::vector<OptionRule>& rules_of(WorkloadKind k) {
     case WorkloadKind::block: return step;
     case WorkloadKind::matmul: return matmul;
     case WorkloadKind::fa2: return fa2;
+    case WorkloadKind::serve: return serve;
   }
   return step;
 }
@@ -90,6 +109,7 @@ class RowReader {
   RowReader(const std::vector<std::string>& cells, const std::string& source, int line)
       : cells_(cells), source_(source), line_(line) {}
 
+  const std::string& source() const { return source_; }
   [[noreturn]] void fail(const std::string& column, const std::string& message) const {
     throw hw::ConfigError(fmt::format("{}:{}: column '{}': {}", source_, line_, column, message),
                           hw::ErrorSite{source_, column, line_, 0});
@@ -161,25 +181,76 @@ std::map<std::string, std::string> read_options(const RowReader& r, WorkloadKind
   return options;
 }
 
+// A length that names a histogram file names it relative to the table's folder (as a chip or
+// model path does); numbers and ranges are kept.
+std::string length_path(const std::string& text, const std::string& table) {
+  if (text.find_first_not_of("0123456789:") == std::string::npos) return text;
+  const std::filesystem::path p(text);
+  const std::filesystem::path dir = std::filesystem::path(table).parent_path();
+  return p.is_absolute() || dir.empty() ? text : (dir / p).string();
+}
+
+// A serve row's load and engine, checked now as `g5sim serve` checks them (its keywords, one
+// source of requests, both lengths, MTP's pair), so that a bad row is an error at its line.
+void check_serve_options(const RowReader& r, std::map<std::string, std::string>& options) {
+  ServeSettings settings;
+  for (auto& [key, value] : options) {
+    if (key == "input_len" || key == "output_len") value = length_path(value, r.source());
+    if (key == "stat") {
+      if (std::find(kStats.begin(), kStats.end(), value) == kStats.end()) {
+        r.fail("options", fmt::format("stat: expected one of {}, got '{}'", fmt::join(kStats, ", "), value));
+      }
+      continue;
+    }
+    const auto& keys = serve_keywords();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;  // a run option, checked at its run
+    try {
+      set_serve_keyword(settings, key, value);
+    } catch (const hw::InputError& e) {
+      r.fail("options", fmt::format("{}: {}", key, e.what()));
+    }
+  }
+  if (!settings.load.rate && settings.load.concurrency == 0) {
+    r.fail("options",
+           "a serve row needs its load: rate=R (requests/s) or concurrency=N, with input_len= and output_len=");
+  }
+  try {
+    settings.resolved();
+    // The load's shape checked on one request (its count is checked already): a table of many
+    // large loads costs nothing to read.
+    LoadSpec one = settings.load;
+    one.requests = 1;
+    requests_of(one);
+  } catch (const hw::InputError& e) {
+    r.fail("options", fmt::format("{}: {}", e.field(), e.what()));
+  } catch (const hw::ConfigError& e) {
+    r.fail("options", e.what());
+  }
+}
+
 MeasuredRow read_row(const RowReader& r, int line) {
   MeasuredRow row;
   row.line = line;
   row.id = r.required("id");
   row.hardware = r.required("hardware");
   row.chip = r.required("chip");
-  const std::string workload = r.one_of("workload", kWorkloadNames, false);
-  row.workload = static_cast<WorkloadKind>(std::find(kWorkloadNames.begin(), kWorkloadNames.end(), workload) -
-                                           kWorkloadNames.begin());
+  row.workload = *workload_named(r.one_of("workload", kWorkloadNames, false));
   const bool model_run = row.workload == WorkloadKind::step || row.workload == WorkloadKind::block;
+  const bool serve = row.workload == WorkloadKind::serve;
   row.model = r.text("model");
   row.phase = r.one_of("phase", {"decode", "prefill"}, !model_run);
-  if (model_run && row.model.empty()) r.fail("model", "required for a step or block row");
-  if (!model_run && (!row.model.empty() || !row.phase.empty())) {
+  if ((model_run || serve) && row.model.empty()) r.fail("model", "required for a step, block or serve row");
+  if (serve) {
+    // The load makes a serve's sequences, their lengths and both phases.
+    for (const char* column : {"phase", "batch", "ctx", "q_len", "cores"}) {
+      if (!r.text(column).empty()) r.fail(column, "a serve row's load (options) makes its sequences: leave it empty");
+    }
+  } else if (!model_run && (!row.model.empty() || !row.phase.empty())) {
     r.fail(row.model.empty() ? "phase" : "model", "an op row takes its shape from options, not from a model");
   }
   row.batch = r.count("batch", 1, std::uint64_t{1} << 20).value_or(1);
   row.ctx = r.count("ctx", 1, std::uint64_t{1} << 24).value_or(0);
-  if (row.workload != WorkloadKind::matmul && row.ctx == 0) r.fail("ctx", "required (kv_len)");
+  if (row.workload != WorkloadKind::matmul && !serve && row.ctx == 0) r.fail("ctx", "required (kv_len)");
   row.q_len = r.count("q_len", 1, std::uint64_t{1} << 24);
   row.weight_dtype = r.one_of("weight_dtype", {"bf16", "fp16", "fp8", "int8", "int4"}, true);
   row.weight_group = r.count("weight_group", 0, std::uint64_t{1} << 20);
@@ -189,8 +260,17 @@ MeasuredRow read_row(const RowReader& r, int line) {
   row.dp = r.count("dp", 1, 65536);
   row.cores = r.count("cores", 1, 4096);
   row.options = read_options(r, row.workload);
+  if (serve) check_serve_options(r, row.options);
   const std::string metric = r.one_of("metric", kMetricNames, false);
   row.metric = static_cast<Metric>(std::find(kMetricNames.begin(), kMetricNames.end(), metric) - kMetricNames.begin());
+  if (serve != is_serving(row.metric)) {
+    r.fail("metric", serve ? "a serve row reads ttft_ms, tpot_ms, itl_ms, e2e_ms, output_tokens_per_s or "
+                             "requests_per_s"
+                           : fmt::format("{} is a serving metric (workload serve)", metric));
+  }
+  if (row.options.count("stat") && !takes_stat(row.metric)) {
+    r.fail("options", fmt::format("stat= picks a latency's statistic; {} has none", metric));
+  }
   if (row.metric == Metric::op_us && (!model_run || !row.options.count("op"))) {
     r.fail("metric", "op_us needs a step or block row with op=NAME in options");
   }
@@ -221,8 +301,22 @@ const std::vector<std::string>& measured_columns() {
   return columns;
 }
 
+bool is_serving(Metric m) { return m >= Metric::ttft_ms; }
+bool takes_stat(Metric m) { return m >= Metric::ttft_ms && m <= Metric::e2e_ms; }
+
+std::string stat_of(const MeasuredRow& row) {
+  const auto it = row.options.find("stat");
+  return it == row.options.end() ? kStats.front() : it->second;
+}
+
 std::string name_of(Metric m) { return kMetricNames[static_cast<std::size_t>(m)]; }
 std::string name_of(WorkloadKind k) { return kWorkloadNames[static_cast<std::size_t>(k)]; }
+const std::vector<std::string>& workload_names() { return kWorkloadNames; }
+std::optional<WorkloadKind> workload_named(const std::string& name) {
+  const auto it = std::find(kWorkloadNames.begin(), kWorkloadNames.end(), name);
+  if (it == kWorkloadNames.end()) return std::nullopt;
+  return static_cast<WorkloadKind>(it - kWorkloadNames.begin());
+}
 
 MeasuredTable read_measured_file(const std::string& path) {
   return read_measured_text(hw::read_input_file(path), path);

@@ -22,17 +22,31 @@ enum class Metric : std::uint8_t {
   kernel_us,      ///< the run's total time, us (op rows: the op alone)
   tflops,         ///< the run's FLOPs / time, in 10^12 per second
   op_us,          ///< the mean duration of the ops named `op=` in a step, us
+  // Serving rows (workload serve): read off `g5sim serve`'s summary; `stat=` picks the statistic
+  // of a latency (p50 by default: the median bench_serving tables print).
+  ttft_ms,              ///< time to first token, ms
+  tpot_ms,              ///< time per output token after the first, ms
+  itl_ms,               ///< inter-token latency, ms (every gap of every request)
+  e2e_ms,               ///< a request's arrival to its last token, ms
+  output_tokens_per_s,  ///< the deployment's output tokens per second (all its chips)
+  requests_per_s,       ///< requests finished per second
 };
 
-/// What is simulated: a whole step, one attention block, or one op alone (g5sim op).
-enum class WorkloadKind : std::uint8_t { step, block, matmul, fa2 };
+/// A serving metric (a serve row's), as opposed to one read off a single run.
+bool is_serving(Metric m);
+/// A latency metric takes `stat=`.
+bool takes_stat(Metric m);
+
+/// What is simulated: a whole step, one attention block, one op alone (g5sim op), or a serve of
+/// requests (g5sim serve: the load and the engine in options).
+enum class WorkloadKind : std::uint8_t { step, block, matmul, fa2, serve };
 
 struct MeasuredRow {
   std::string id;        ///< unique in the file (S1, G4, ...)
   std::string hardware;  ///< what it ran on, in words
   std::string chip;      ///< a shipped chip config's stem (bm1684x) or a path (relative to the file)
   std::string model;     ///< a shipped model config's stem or a path; empty for op rows
-  std::string phase;     ///< decode or prefill; empty for op rows
+  std::string phase;     ///< decode or prefill; empty for op and serve rows
   std::uint64_t batch = 1, ctx = 0;
   std::optional<std::uint64_t> q_len, weight_group, tp, ep, dp, cores;
   std::string weight_dtype, kv_dtype;  ///< empty: the defaults
@@ -61,6 +75,11 @@ std::string measured_path_or_shipped(const std::string& path);
 MeasuredTable read_measured_text(const std::string& text, const std::string& source);
 
 std::string name_of(Metric m);
+/// The statistic a latency row reads: its `stat=` (p50, mean, p90, p99), p50 when not given.
+std::string stat_of(const MeasuredRow& row);
 std::string name_of(WorkloadKind k);
+/// The workloads' names (step, block, matmul, fa2, serve), and the one a name is.
+const std::vector<std::string>& workload_names();
+std::optional<WorkloadKind> workload_named(const std::string& name);
 
 }  // namespace tools::validation

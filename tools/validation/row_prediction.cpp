@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "api/op_run.hpp"
 #include "api/result_state.hpp"
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
+#include "tools/serving/serve_settings.hpp"
 
 namespace tools::validation {
 namespace {
@@ -26,6 +28,16 @@ std::string option_text(const MeasuredRow& row, const std::string& key, const st
   return it == row.options.end() ? fallback : it->second;
 }
 
+// The row's dtypes and sharding (its columns), as a step or a serve takes them.
+void set_deployment(const MeasuredRow& row, g5sim::Request& r) {
+  if (!row.kv_dtype.empty()) r.kv_dtype = row.kv_dtype;
+  r.weight_dtype = row.weight_dtype;
+  r.weight_group = row.weight_group;
+  r.tp = row.tp;
+  r.ep = row.ep;
+  r.dp = row.dp;
+}
+
 g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
   g5sim::Request r;
   r.scope = row.workload == WorkloadKind::step ? "step" : "block";
@@ -33,12 +45,7 @@ g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
   r.batch = row.batch;
   r.ctx = row.ctx;
   r.q_len = row.q_len;
-  if (!row.kv_dtype.empty()) r.kv_dtype = row.kv_dtype;
-  r.weight_dtype = row.weight_dtype;
-  r.weight_group = row.weight_group;
-  r.tp = row.tp;
-  r.ep = row.ep;
-  r.dp = row.dp;
+  set_deployment(row, r);
   if (!r.tp && !r.ep && !r.dp) r.tp = r.ep = r.dp = 1;  // a row states its sharding; none = one chip
   r.cores = row.cores;
   // The options column's run options (the table's kValidation rows), checked as the CLI checks them.
@@ -74,8 +81,52 @@ double metric_of_run(const MeasuredRow& row, const g5sim::Result& r) {
       if (count == 0) throw hw::ConfigError(fmt::format("the run has no op named '{}'", name));
       return sum / static_cast<double>(count) * 1e6;
     }
+    default:  // a serving metric: the reader keeps them to serve rows
+      throw hw::ConfigError(fmt::format("metric {} is a serve row's", name_of(row.metric)));
   }
-  return 0;
+}
+
+double statistic(const MeasuredRow& row, const tools::Distribution& d) {
+  const std::string stat = stat_of(row);
+  return stat == "mean" ? d.mean : stat == "p90" ? d.p90 : stat == "p99" ? d.p99 : d.p50;
+}
+
+double metric_of_serve(const MeasuredRow& row, const tools::ServeSummary& s) {
+  switch (row.metric) {
+    case Metric::ttft_ms: return statistic(row, s.ttft_ms);
+    case Metric::tpot_ms:
+      if (s.tpot_ms.count == 0) throw hw::ConfigError("no request has a TPOT (each has one output token)");
+      return statistic(row, s.tpot_ms);
+    case Metric::itl_ms:
+      if (s.itl_ms.count == 0) throw hw::ConfigError("no request has an inter-token gap (each has one output token)");
+      return statistic(row, s.itl_ms);
+    case Metric::e2e_ms: return statistic(row, s.e2e_s) * 1e3;
+    case Metric::output_tokens_per_s: return s.output_tokens_per_s;
+    case Metric::requests_per_s: return s.requests_per_s;
+    default: throw hw::ConfigError(fmt::format("metric {} does not apply to a serve row", name_of(row.metric)));
+  }
+}
+
+// A serve row: the step's run options from the row's columns and options, the load and the engine
+// from serve's keywords (tools/serving/serve_settings.hpp), on one thread (validate runs rows in
+// parallel).
+tools::ServeReport serve_row(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model& model,
+                             std::uint64_t max_commands) {
+  g5sim::Request base;
+  set_deployment(row, base);  // none given: serve's own choice of sharding, as `g5sim serve`'s
+  tools::ServeSettings settings;
+  const auto& keywords = tools::serve_keywords();
+  for (const auto& [key, value] : row.options) {
+    if (std::find(keywords.begin(), keywords.end(), key) != keywords.end()) {
+      tools::set_serve_keyword(settings, key, value);
+    } else if (const g5sim::RunOption* o = g5sim::find_run_option(key); o && (o->takes & g5sim::kServe)) {
+      g5sim::set_option_text(base, *o, value);
+    }
+  }
+  base.max_commands = max_commands;
+  tools::ServeOptions options = settings.resolved();
+  options.limits.jobs = 1;
+  return tools::serve(chip, model, base, tools::requests_of(settings.load), options);
 }
 
 double metric_of_op(const MeasuredRow& row, const api::OpRunResult& r) {
@@ -147,7 +198,8 @@ std::string run_key(const MeasuredRow& row) {
       row.q_len.value_or(0), row.weight_dtype, row.weight_group.value_or(~0ull), row.kv_dtype, row.tp.value_or(0),
       row.ep.value_or(0), row.dp.value_or(0), row.cores.value_or(0), name_of(row.workload), row.q_len.has_value());
   for (const auto& [k, v] : row.options) {
-    if (k != "op") key += "|" + k + "=" + v;  // which op a metric reads does not change the run
+    // Which op or statistic a metric reads does not change the run.
+    if (k != "op" && k != "stat") key += "|" + k + "=" + v;
   }
   return key;
 }
@@ -186,6 +238,11 @@ std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows,
         m.dtype = hw::parse_dtype(option_text(row, "dtype", "bf16"), "dtype");
         const api::OpRunResult r = api::run_matmul(chip.data().chip, m, cores);
         each([&](const MeasuredRow& x) { return metric_of_op(x, r); }, r.commands);
+        break;
+      }
+      case WorkloadKind::serve: {
+        const tools::ServeReport r = serve_row(row, chip, *model, max_commands);
+        each([&](const MeasuredRow& x) { return metric_of_serve(x, r.summary); }, r.simulated_commands);
         break;
       }
       case WorkloadKind::fa2: {
@@ -229,7 +286,8 @@ hw::BandKind band_kind_of(const MeasuredRow& row) {
 }
 
 double time_ratio(const MeasuredRow& row, double predicted) {
-  const bool rate = row.metric == Metric::tokens_per_s || row.metric == Metric::tflops;
+  const bool rate = row.metric == Metric::tokens_per_s || row.metric == Metric::tflops ||
+                    row.metric == Metric::output_tokens_per_s || row.metric == Metric::requests_per_s;
   return rate ? row.measured / predicted : predicted / row.measured;
 }
 

@@ -54,12 +54,22 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
                                         fmt::join(known, ", ")));
     }
   }
+  for (const std::string& w : options.only_workloads) {
+    if (!workload_named(w)) {
+      throw hw::ConfigError(
+          fmt::format("--workload: '{}' is not a workload ({})", w, fmt::join(workload_names(), ", ")));
+    }
+  }
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const MeasuredRow& row = table.rows[i];
     RowOutcome o;
     o.row = row;
     if (!options.only_chips.empty() &&
         std::find(options.only_chips.begin(), options.only_chips.end(), row.chip) == options.only_chips.end()) {
+      continue;
+    }
+    if (!options.only_workloads.empty() && std::find(options.only_workloads.begin(), options.only_workloads.end(),
+                                                     name_of(row.workload)) == options.only_workloads.end()) {
       continue;
     }
     if (!row.exclude.empty()) {
@@ -129,7 +139,25 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
     }
   });
   double total = 0;
+  ServingSummary& serving = report.serving;
   for (const RowOutcome& o : report.rows) {
+    if (o.row.workload == WorkloadKind::serve) {
+      if (o.status == "ok") {
+        ++serving.rows;
+        serving.mape += std::abs(o.error_pct);
+        const std::string metric = name_of(o.row.metric);
+        auto m = std::find_if(serving.metrics.begin(), serving.metrics.end(),
+                              [&](const MetricSummary& x) { return x.metric == metric; });
+        if (m == serving.metrics.end()) m = serving.metrics.insert(m, MetricSummary{metric, 0, 0});
+        ++m->rows;
+        m->mape += std::abs(o.error_pct);
+      } else if (o.status == "skipped") {
+        ++serving.skipped;
+      } else {
+        ++serving.excluded;
+      }
+      continue;
+    }
     auto it = std::find_if(report.chips.begin(), report.chips.end(),
                            [&](const ChipSummary& c) { return c.chip == o.row.chip; });
     if (it == report.chips.end()) {
@@ -153,26 +181,16 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
   for (ChipSummary& c : report.chips) {
     if (c.rows > 0) c.mape /= static_cast<double>(c.rows);
   }
+  for (MetricSummary& m : serving.metrics) m.mape /= static_cast<double>(m.rows);
+  if (serving.rows > 0) serving.mape /= static_cast<double>(serving.rows);
   if (report.ran > 0) report.mape = total / static_cast<double>(report.ran);
   return report;
 }
 
-void write_validation_table(std::ostream& out, const ValidationReport& report) {
-  fmt::print(out, "g5sim validate: {} ({} chip configs)\n", report.table_path,
-             report.calibrated ? "calibrated where available" : "uncalibrated");
-  fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>8}  {}\n", "id", "chip", "model", "phase",
-             "metric", "measured", "predicted", "error%", "status");
-  for (const RowOutcome& o : report.rows) {
-    const MeasuredRow& r = o.row;
-    const std::string model = r.model.empty() ? name_of(r.workload) : r.model;
-    if (o.status == "ok") {
-      fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>+8.1f}  ok\n", r.id, r.chip, model, r.phase,
-                 name_of(r.metric), number(r.measured), number(o.predicted), o.error_pct);
-    } else {
-      fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<14} {:>12} {:>12} {:>8}  {}: {}\n", r.id, r.chip, model, r.phase,
-                 name_of(r.metric), number(r.measured), "-", "-", o.status, one_line(o.reason));
-    }
-  }
+namespace {
+
+// The step and op rows' MAPE per chip config (with a calibrated config's held-out figures) and overall.
+void write_chip_mape(std::ostream& out, const ValidationReport& report) {
   fmt::print(out, "\nMAPE per chip config\n");
   for (const ChipSummary& c : report.chips) {
     if (c.rows > 0) {
@@ -197,17 +215,53 @@ void write_validation_table(std::ostream& out, const ValidationReport& report) {
   fmt::print(out, "overall MAPE {:.2f} % over {} rows\n", report.mape, report.ran);
 }
 
+}  // namespace
+
+void write_validation_table(std::ostream& out, const ValidationReport& report) {
+  fmt::print(out, "g5sim validate: {} ({} chip configs)\n", report.table_path,
+             report.calibrated ? "calibrated where available" : "uncalibrated");
+  fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<19} {:>12} {:>12} {:>8}  {}\n", "id", "chip", "model", "phase",
+             "metric", "measured", "predicted", "error%", "status");
+  for (const RowOutcome& o : report.rows) {
+    const MeasuredRow& r = o.row;
+    const std::string model = r.model.empty() ? name_of(r.workload) : r.model;
+    const std::string phase = r.workload == WorkloadKind::serve ? "serve" : r.phase;
+    const std::string metric = name_of(r.metric) + (takes_stat(r.metric) ? " " + stat_of(r) : "");
+    if (o.status == "ok") {
+      fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<19} {:>12} {:>12} {:>+8.1f}  ok\n", r.id, r.chip, model, phase,
+                 metric, number(r.measured), number(o.predicted), o.error_pct);
+    } else {
+      fmt::print(out, "{:<10} {:<10} {:<14} {:<6} {:<19} {:>12} {:>12} {:>8}  {}: {}\n", r.id, r.chip, model, phase,
+                 metric, number(r.measured), "-", "-", o.status, one_line(o.reason));
+    }
+  }
+  const ServingSummary& serving = report.serving;
+  if (!report.chips.empty()) write_chip_mape(out, report);
+  if (serving.rows + serving.skipped + serving.excluded == 0) return;
+  fmt::print(out, "\nServing rows (a whole serve each; not in the MAPE above, which is of the steps a fit uses)\n");
+  for (const MetricSummary& m : serving.metrics) {
+    fmt::print(out, "  {:<20} {:>6.1f} %  over {} rows\n", m.metric, m.mape, m.rows);
+  }
+  if (serving.rows > 0) {
+    fmt::print(out, "serving MAPE {:.2f} % over {} rows ({} skipped, {} excluded)\n", serving.mape, serving.rows,
+               serving.skipped, serving.excluded);
+  } else {
+    fmt::print(out, "serving: no row ran ({} skipped, {} excluded)\n", serving.skipped, serving.excluded);
+  }
+}
+
 void write_validation_csv(std::ostream& out, const ValidationReport& report) {
   out << "id,hardware,chip,chip_config,model,phase,workload,metric,measured,predicted,error_pct,status,reason,kind,"
-         "source\n";
+         "source,stat\n";
   for (const RowOutcome& o : report.rows) {
     const MeasuredRow& r = o.row;
     const bool ok = o.status == "ok";
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", tools::csv_cell(r.id),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", tools::csv_cell(r.id),
                        tools::csv_cell(r.hardware), tools::csv_cell(r.chip), tools::csv_cell(o.chip_config),
                        tools::csv_cell(r.model), r.phase, name_of(r.workload), name_of(r.metric), number(r.measured),
                        ok ? number(o.predicted) : "", ok ? fmt::format("{:.2f}", o.error_pct) : "", o.status,
-                       tools::csv_cell(one_line(o.reason)), r.kind, tools::csv_cell(r.source));
+                       tools::csv_cell(one_line(o.reason)), r.kind, tools::csv_cell(r.source),
+                       takes_stat(r.metric) ? stat_of(r) : "");
   }
 }
 
@@ -222,11 +276,12 @@ void write_validation_json(std::ostream& out, const ValidationReport& report) {
     fmt::print(out,
                "{}\n    {{\"id\": {}, \"chip\": {}, \"chip_config\": {}, \"model\": {}, \"phase\": {}, \"workload\": "
                "\"{}\", \"metric\": \"{}\", \"measured\": {}, \"predicted\": {}, \"error_pct\": {}, \"status\": "
-               "\"{}\", \"reason\": {}, \"kind\": \"{}\", \"source\": {}}}",
+               "\"{}\", \"reason\": {}, \"kind\": \"{}\", \"source\": {}, \"stat\": {}}}",
                i == 0 ? "" : ",", json_string(r.id), json_string(r.chip), json_string(o.chip_config),
                json_string(r.model), json_string(r.phase), name_of(r.workload), name_of(r.metric), number(r.measured),
                ok ? number(o.predicted) : "null", ok ? fmt::format("{:.4f}", o.error_pct) : "null", o.status,
-               json_string(o.reason), r.kind, json_string(r.source));
+               json_string(o.reason), r.kind, json_string(r.source),
+               takes_stat(r.metric) ? json_string(stat_of(r)) : "null");
   }
   fmt::print(out, "\n  ],\n  \"chips\": [");
   for (std::size_t i = 0; i < report.chips.size(); ++i) {
@@ -242,7 +297,17 @@ void write_validation_json(std::ostream& out, const ValidationReport& report) {
                pct(c.held_out ? c.held_out->models : std::nullopt),
                pct(c.held_out ? c.held_out->setups : std::nullopt));
   }
-  fmt::print(out, "\n  ],\n  \"rows_ran\": {},\n  \"mape_pct\": {:.4f}\n}}\n", report.ran, report.mape);
+  const ServingSummary& serving = report.serving;
+  fmt::print(out, "\n  ],\n  \"rows_ran\": {},\n  \"mape_pct\": {:.4f},\n", report.ran, report.mape);
+  fmt::print(out, "  \"serving\": {{\"rows\": {}, \"skipped\": {}, \"excluded\": {}, \"mape_pct\": {}, \"metrics\": [",
+             serving.rows, serving.skipped, serving.excluded,
+             serving.rows > 0 ? fmt::format("{:.4f}", serving.mape) : "null");
+  for (std::size_t i = 0; i < serving.metrics.size(); ++i) {
+    const MetricSummary& m = serving.metrics[i];
+    fmt::print(out, "{}{{\"metric\": \"{}\", \"rows\": {}, \"mape_pct\": {:.4f}}}", i == 0 ? "" : ", ", m.metric,
+               m.rows, m.mape);
+  }
+  fmt::print(out, "]}}\n}}\n");
 }
 
 }  // namespace tools::validation
