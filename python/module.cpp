@@ -30,6 +30,7 @@
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
+#include "tools/design/sensitivity.hpp"
 #include "tools/grid_sweep.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_diff.hpp"
@@ -338,6 +339,44 @@ void bind_functions(py::module_& m) {
       py::arg("slo_tpot_ms"), py::arg("disagg") = "", py::arg("mtp") = 0, py::arg("accept") = "",
       py::arg("accept_draw") = py::none(), py::arg("perfetto") = "", py::arg("jobs") = 1, py::arg("schedule") = "mixed",
       "`g5sim serve`: the per-request CSV and the summary JSON, byte for byte the command line's (g5sim.serve() "
+      "reads them). Releases the GIL.");
+  m.def(
+      "sensitivity_texts",
+      [](const std::string& chip_text, const std::string& chip_source, const g5sim::Model& model,
+         const g5sim::Request& request, const std::vector<std::uint64_t>& contexts, std::optional<std::string> serve,
+         std::optional<double> slo_ttft_ms, std::optional<double> slo_tpot_ms, const std::vector<std::string>& fields,
+         const std::string& metric, double delta, unsigned jobs) {
+        tools::SensitivitySpec spec;
+        spec.chip = {chip_text, chip_source};
+        spec.model = model;
+        spec.base = request;
+        spec.contexts = contexts;
+        spec.serve = std::move(serve);
+        spec.slo_ttft_ms = slo_ttft_ms;
+        spec.slo_tpot_ms = slo_tpot_ms;
+        spec.fields = fields;
+        spec.metric = metric;
+        spec.delta = delta;
+        spec.jobs = jobs;
+        std::ostringstream table, csv, json;
+        {
+          py::gil_scoped_release release;
+          try {
+            const tools::SensitivityReport report = tools::sensitivity(spec);
+            tools::write_sensitivity_table(table, report, 10);
+            tools::write_sensitivity_csv(csv, report);
+            tools::write_sensitivity_json(json, report);
+          } catch (const hw::ConfigError& e) {
+            const hw::ErrorSite& site = e.site();
+            throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
+          }
+        }
+        return std::make_tuple(table.str(), csv.str(), json.str());
+      },
+      py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("contexts"),
+      py::arg("serve"), py::arg("slo_ttft_ms"), py::arg("slo_tpot_ms"), py::arg("fields"), py::arg("metric"),
+      py::arg("delta"), py::arg("jobs"),
+      "`g5sim sensitivity`: its table (top 10), CSV and JSON, byte for byte the command line's (g5sim.sensitivity() "
       "reads them). Releases the GIL.");
   m.def("grid_nesting", &tools::grid_nesting,
         "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");

@@ -141,7 +141,7 @@ TEST_CASE("chip fields are found by their dotted path and rewritten in place", "
   // Everything else is untouched: the edit changes "0.9" to "0.5" and "16" to "8".
   CHECK(edited.size() == text.size() - 1);
   CHECK_THROWS_WITH(v::find_chip_field(text, "c.yaml", "ddr.effciency"),
-                    "c.yaml: ddr.effciency: no such field in the chip config");
+                    "c.yaml: ddr.effciency: no such field in the chip config (did you mean ddr.efficiency?)");
   CHECK_THROWS_WITH(v::find_chip_field(text, "c.yaml", "engines.gdma.roles"),
                     "c.yaml: engines.gdma.roles: not a number (a section or a list)");
 }

@@ -20,6 +20,9 @@ def serve_texts(chip: Chip, model: Model, request: Request, trace_path: str, tra
                 slo_tpot_ms: Optional[float], disagg: str = ..., mtp: int = ..., accept: str = ...,
                 accept_draw: Optional[int] = ..., perfetto: str = ..., jobs: int = ...,
                 schedule: str = ...) -> Tuple[str, str]: ...
+def sensitivity_texts(chip_text: str, chip_source: str, model: Model, request: Request, contexts: List[int],
+                      serve: Optional[str], slo_ttft_ms: Optional[float], slo_tpot_ms: Optional[float],
+                      fields: List[str], metric: str, delta: float, jobs: int) -> Tuple[str, str, str]: ...
 def why_option_does_not_apply(field: str, model: Model, request: Request) -> str: ...
 
 class Chip:

@@ -5,6 +5,7 @@
     python3 -m g5sim plot run.json -o timeline.png                    # a `g5sim run --json` file
     python3 -m g5sim plot serve.json -o serve.png                     # a `g5sim serve --json` file
     python3 -m g5sim plot rates.csv -o rates.png                      # g5sim.serve_sweep(...).to_csv()
+    python3 -m g5sim plot sens.json -o tornado.png                    # a `g5sim sensitivity --json` file
 
 plot_sweep: latency against context, one line per series (the point's identity but its context:
 chip, model, phase, batch, formats, modes, deployment), log axes where the values span a decade or
@@ -329,6 +330,54 @@ def plot_serve_sweep(rows: Any, path: PathLike, size: Tuple[int, int] = (1400, 6
     _save(plt, fig, path)
 
 
+def plot_sensitivity(report: Any, path: PathLike, top: int = 10, size: Tuple[int, int] = (1200, 0)) -> None:
+    """A tornado per point of a sensitivity (g5sim.sensitivity()'s frame, its JSON dict or a
+    `g5sim sensitivity --json` file): its `top` fields by |elasticity|, each a bar of the metric's
+    change in % when the field moves down (left colour) and up, the elasticity at the bar's end;
+    the point's base and limiting resource in its title. Height 0: 60 px a field."""
+    from .design import sensitivity_report
+    document = sensitivity_report(report)
+    points = document.get("points") or []
+    if not points:
+        raise ValueError("plot_sensitivity: the sensitivity has no points")
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"plot_sensitivity: top must be a whole number >= 1, got {top!r}")
+    width, height = size
+    rows = [[f for f in p["fields"] if f["elasticity"] is not None][:top] for p in points]
+    if height == 0:
+        height = max(300, sum(120 + 40 * max(1, len(r)) for r in rows))
+    plt, fig, axes = _figure((width, height), len(points))
+    metric, delta = document["metric"], 100 * float(document["delta"])
+    for ax, point, fields in zip(axes, points, rows):
+        base = float(point["metric_base"])
+        names = [f["field"] + (" (uneven)" if f.get("uneven") else "") for f in fields][::-1]
+        def change(f, side):
+            value = f[f"metric_{side}"]
+            return 0.0 if value is None else 100.0 * (float(value) / base - 1.0)
+        low = [change(f, "low") for f in fields][::-1]
+        high = [change(f, "high") for f in fields][::-1]
+        y = list(range(len(names)))
+        # Two half bars a field (down above, up below): the two sides may change the metric alike.
+        ax.barh([v + 0.2 for v in y], low, height=0.4, color="#4c72b0", label=f"field -{delta:g} %")
+        ax.barh([v - 0.2 for v in y], high, height=0.4, color="#dd8452", label=f"field +{delta:g} %")
+        for i, f in enumerate(fields[::-1]):
+            reach = max(0.0, low[i], high[i])
+            ax.annotate(f"e = {f['elasticity']:+.3f}", (reach, i), textcoords="offset points", xytext=(6, -4),
+                        fontsize=8)
+        ax.set_yticks(y)
+        ax.set_yticklabels(names, fontsize=8)
+        ax.axvline(0, color="black", linewidth=0.8)
+        where = f"ctx {point['ctx']}" if point.get("ctx") is not None else "serve"
+        bound = f", bound by {point['bound_by']} ({100 * float(point['bound_share']):.0f} %)" if point.get(
+            "bound_by") else ""
+        ax.set_title(f"{document['chip']}, {document['model']}, {where}: {metric} {base:.6g}{bound}", fontsize=10)
+        ax.set_xlabel(f"change of {metric} (%)")
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    _save(plt, fig, path)
+
+
 def _parse_size(text: str) -> Tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
@@ -346,13 +395,23 @@ def _is_serve_summary(path: PathLike) -> bool:
     return isinstance(document, dict) and "per_request" in document
 
 
+def _is_sensitivity(path: PathLike) -> bool:
+    with open(path) as f:
+        try:
+            document = json.load(f)
+        except ValueError:
+            return False
+    return isinstance(document, dict) and document.get("kind") == "sensitivity"
+
+
 def main(args: List[str]) -> int:
     """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, a run's JSON, a
-    serve summary's JSON (g5sim serve --json), or a serve sweep's CSV (g5sim.serve_sweep)."""
+    serve summary's JSON (g5sim serve --json), a serve sweep's CSV (g5sim.serve_sweep), or a
+    sensitivity's JSON (g5sim sensitivity --json: a tornado per point)."""
     import argparse
     parser = argparse.ArgumentParser(prog="g5sim plot", description=main.__doc__)
     parser.add_argument("input", help="a `g5sim sweep` or `g5sim compare --csv` CSV, a `g5sim run --json` or a "
-                        "`g5sim serve --json` file")
+                        "`g5sim serve --json` file, a `g5sim sensitivity --json` file")
     parser.add_argument("-o", "--out", required=True, help="the PNG to write")
     parser.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels")
     options = parser.parse_args(args)
@@ -360,7 +419,9 @@ def main(args: List[str]) -> int:
         with open(options.input) as f:
             first = f.read(1)
         header = "" if first == "{" else _first_columns(options.input)
-        if first == "{" and _is_serve_summary(options.input):
+        if first == "{" and _is_sensitivity(options.input):
+            plot_sensitivity(options.input, options.out, size=_parse_size(options.size) if options.size else (1200, 0))
+        elif first == "{" and _is_serve_summary(options.input):
             plot_serve(options.input, options.out, _parse_size(options.size) if options.size else (1400, 900))
         elif first == "{":
             plot_timeline(options.input, options.out, _parse_size(options.size) if options.size else (1400, 700))

@@ -99,9 +99,9 @@ std::string help_of(const g5sim::RunOption& o, bool list) {
 
 }  // namespace
 
-RunOptionFlags::RunOptionFlags(CLI::App* cmd, unsigned uses) {
+RunOptionFlags::RunOptionFlags(CLI::App* cmd, unsigned uses, const std::vector<std::string>& except) {
   for (const g5sim::RunOption& o : g5sim::run_options()) {
-    if ((o.takes & uses) == 0) continue;
+    if ((o.takes & uses) == 0 || std::find(except.begin(), except.end(), o.name) != except.end()) continue;
     Entry& e = entries_.emplace_back();
     e.option = &o;
     switch (o.type) {

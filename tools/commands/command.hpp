@@ -70,7 +70,8 @@ std::vector<g5sim::Model> models_of(const SweepGrid& grid);
 /// (kRun for `run`; kGridFixed for `sweep` and `compare`, whose grid axes are SweepFlags').
 class RunOptionFlags {
  public:
-  RunOptionFlags(CLI::App* cmd, unsigned uses);
+  /// `except`: options the command registers itself (sensitivity's --ctx list).
+  RunOptionFlags(CLI::App* cmd, unsigned uses, const std::vector<std::string>& except = {});
   /// The table's defaults with what was given (checked), capped by the embedding's limits. `run`'s
   /// --ctx is one length; a grid's contexts come from its own list.
   g5sim::Request request(const CliLimits& limits) const;

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "hw/config_error.hpp"
+#include "hw/strict_config.hpp"
 
 namespace tools::validation {
 
@@ -26,7 +27,11 @@ ChipField find_chip_field(const std::string& yaml_text, const std::string& sourc
   while (true) {
     const std::size_t dot = path.find('.', start);
     const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (key.empty() || !node.IsMap() || !node[key]) return fail("no such field in the chip config");
+    if (key.empty() || !node.IsMap() || !node[key]) {
+      const std::string near = hw::closest_match(path, numeric_chip_fields(yaml_text, source));
+      return fail(near.empty() ? "no such field in the chip config"
+                               : fmt::format("no such field in the chip config (did you mean {}?)", near));
+    }
     node = node[key];
     if (dot == std::string::npos) break;
     start = dot + 1;
@@ -48,6 +53,42 @@ ChipField find_chip_field(const std::string& yaml_text, const std::string& sourc
   if (yaml_text.compare(f.offset, text.size(), text) != 0) return fail("a quoted or folded number cannot be rewritten");
   f.length = text.size();
   return f;
+}
+
+namespace {
+
+bool is_number(const std::string& text) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(v);
+}
+
+void collect_numeric(const YAML::Node& map, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& entry : map) {
+    const std::string key = entry.first.Scalar();
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (prefix.empty() && (key == "calibration" || key == "name")) continue;
+    if (entry.second.IsMap()) {
+      collect_numeric(entry.second, path, out);
+    } else if (entry.second.IsScalar() && is_number(entry.second.Scalar())) {
+      out.push_back(path);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> numeric_chip_fields(const std::string& yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw hw::ConfigError(fmt::format("{}: the config does not parse: {}", source, e.what()),
+                          hw::ErrorSite{source, "", 0, 0});
+  }
+  std::vector<std::string> fields;
+  if (root.IsMap()) collect_numeric(root, "", fields);
+  return fields;
 }
 
 std::string format_field_value(const ChipField& field, double value) {

@@ -19,6 +19,11 @@ struct ChipField {
 /// Throws hw::ConfigError naming `source` and the path when the field is absent or not a number.
 ChipField find_chip_field(const std::string& yaml_text, const std::string& source, const std::string& path);
 
+/// Every numeric field of the chip config (a plain number, in a map: list entries are names), by
+/// dotted path in document order; the `calibration` record (what a fit wrote, not the chip) and
+/// `name` are not fields. Throws hw::ConfigError naming `source` when the text does not parse.
+std::vector<std::string> numeric_chip_fields(const std::string& yaml_text, const std::string& source);
+
 /// The value as the config will hold it: rounded to a whole number for integer fields, else to six
 /// significant digits.
 std::string format_field_value(const ChipField& field, double value);

@@ -1,0 +1,136 @@
+"""Design-space answers from Python, byte for byte the command line's: g5sim.sensitivity().
+
+    import g5sim
+    rows = g5sim.sensitivity("sg2262", "deepseek-v3", ctx=[4096, 32768], batch=64)
+    rows[rows.ctx == 4096].head(5)[["field", "elasticity", "bound_by"]]
+    g5sim.plot_sensitivity(rows, "tornado.png")
+
+A row per point and field (the CSV of `g5sim sensitivity --csv`), ranked by |elasticity| within a
+point; frame.attrs["sensitivity"] holds the JSON (`--json`) as a dict.
+"""
+
+import io
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Dict, Optional, Sequence, Union
+
+from ._errors import ConfigError
+from ._g5sim import Chip, sensitivity_texts
+
+
+def _chip_text(chip: Any):
+    """The chip config's text and its name in errors: sensitivity rewrites the text's fields."""
+    from . import _document_text, chip_path
+
+    if chip is None:
+        chip = "sg2262"
+    if isinstance(chip, Chip):
+        raise ConfigError("chip: sensitivity rewrites the config's fields: give its path, a shipped chip's name or "
+                          "its dict, not a loaded g5sim.Chip", field="chip")
+    if isinstance(chip, Mapping):
+        return _document_text(chip, "<chip dict>"), "<chip dict>"
+    if isinstance(chip, (str, os.PathLike)):
+        path = chip_path(os.fspath(chip))
+        try:
+            with open(path, "rb") as f:
+                data = f.read((1 << 20) + 1)
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read the chip config: {e.strerror}", field="chip") from None
+        if len(data) > 1 << 20:
+            raise ConfigError(f"{path}: above 1 MiB, not a chip config", field="chip")
+        return data.decode("utf-8", errors="replace"), path
+    raise ConfigError(f"chip: expected a path, a shipped chip's name or a dict, got {type(chip).__name__}",
+                      field="chip")
+
+
+def _contexts(ctx: Any) -> list:
+    if ctx is None:
+        return []
+    values = [ctx] if isinstance(ctx, int) else list(ctx) if isinstance(ctx, Sequence) else None
+    if values is None or not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+        raise ConfigError(f"ctx: expected a context length or a list of them (whole numbers >= 1), got {ctx!r}",
+                          field="ctx")
+    return values
+
+
+def _serve_items(serve: Any) -> Optional[str]:
+    """serve= as `--serve` text: a dict of g5sim.serve()'s keywords, or the text itself."""
+    if serve is None:
+        return None
+    if isinstance(serve, str):
+        return serve
+    if isinstance(serve, Mapping):
+        items = []
+        for key, value in serve.items():
+            if isinstance(value, (tuple, list)) and len(value) == 2 and key in ("input_len", "output_len"):
+                value = f"{int(value[0])}:{int(value[1])}"
+            elif isinstance(value, (tuple, list)):
+                value = ",".join(str(v) for v in value)
+            elif isinstance(value, os.PathLike):
+                value = os.fspath(value)
+            text = str(value)
+            if " " in text or not text:
+                raise ConfigError(f"serve: {key}: {text!r} holds a space or is empty", field="serve")
+            items.append(f"{'requests' if key == 'num_requests' else key}={text}")
+        return " ".join(items)
+    raise ConfigError(f"serve: expected a dict of serve keywords or 'key=value ...' text, got {type(serve).__name__}",
+                      field="serve")
+
+
+def sensitivity(chip: Union[Mapping, str, os.PathLike, None] = None, model: Any = None, *,
+                fields: Optional[Sequence[str]] = None, metric: Optional[str] = None, delta_pct: float = 5,
+                ctx: Union[int, Sequence[int], None] = None, serve: Union[Mapping, str, None] = None,
+                slo_ttft_ms: Optional[float] = None, slo_tpot_ms: Optional[float] = None,
+                jobs: Optional[int] = None, **options: Any):
+    """`g5sim sensitivity`: d ln(metric) / d ln(field) of every numeric chip field (or `fields`), by
+    central differences of real runs (each field x (1 +- delta_pct %)), ranked per point.
+
+    chip: a path, a shipped chip's name (default "sg2262") or a dict; model: as simulate() takes it
+    (default the shipped DeepSeek-V3). A run's points are ctx (one length or a list); every other
+    keyword is simulate()'s (batch, phase, tp, kv_dtype, ...). serve= a dict of g5sim.serve()'s
+    keywords (rate, num_requests, input_len, output_len, step_cache, ...) differentiates a serve
+    instead, with slo_ttft_ms / slo_tpot_ms for goodput. metric: a run's step_ms (default) or
+    tokens_per_s_per_chip; a serve's tpot_p50_ms (default), tpot_p99_ms, ttft_p50_ms, ttft_p99_ms,
+    itl_p99_ms, e2e_p50_s, output_tokens_per_s_per_chip, goodput_requests_per_s.
+    Returns the CSV's rows as a DataFrame; .attrs["sensitivity"] is the JSON as a dict.
+    """
+    import pandas as pd
+
+    from . import _argument_error, _request, load_model
+    from .grid import _check_jobs
+
+    if fields is not None and (isinstance(fields, str) or not all(isinstance(f, str) for f in fields)):
+        raise _argument_error("fields", f"expected a list of dotted field names, got {fields!r}")
+    if isinstance(delta_pct, bool) or not isinstance(delta_pct, (int, float)) or not 0.1 <= delta_pct <= 50:
+        raise _argument_error("delta_pct", f"expected a percent in 0.1..50, got {delta_pct!r}")
+    if serve is None and (slo_ttft_ms is not None or slo_tpot_ms is not None):
+        raise _argument_error("slo_ttft_ms", "an SLO is a serve's (serve=)")
+    text, source = _chip_text(chip)
+    _, csv_text, json_text = sensitivity_texts(
+        text, source, load_model(model if model is not None else "deepseek-v3"), _request(**options),
+        _contexts(ctx), _serve_items(serve), None if slo_ttft_ms is None else float(slo_ttft_ms),
+        None if slo_tpot_ms is None else float(slo_tpot_ms), list(fields or []), metric or "",
+        float(delta_pct) / 100.0, _check_jobs(jobs))
+    frame = pd.read_csv(io.StringIO(csv_text), keep_default_na=False,
+                        na_values={c: [""] for c in ("ctx", "low_value", "high_value", "metric_low", "metric_high",
+                                                     "elasticity", "elasticity_down",
+                                                     "elasticity_up", "rank")})
+    frame.attrs["sensitivity"] = json.loads(json_text)
+    return frame
+
+
+def sensitivity_report(frame_or_json: Any) -> Dict[str, Any]:
+    """The JSON of a sensitivity: from g5sim.sensitivity()'s frame, a dict, or a `--json` file."""
+    if isinstance(frame_or_json, Mapping):
+        return dict(frame_or_json)
+    attrs = getattr(frame_or_json, "attrs", None)
+    if attrs is not None and "sensitivity" in attrs:
+        return attrs["sensitivity"]
+    if isinstance(frame_or_json, (str, os.PathLike)):
+        with open(frame_or_json, encoding="utf-8") as f:
+            report = json.load(f)
+        if report.get("kind") != "sensitivity":
+            raise ConfigError(f"{os.fspath(frame_or_json)}: not a `g5sim sensitivity --json` file", field="input")
+        return report
+    raise ConfigError("expected g5sim.sensitivity()'s frame, its JSON dict or a --json path", field="input")

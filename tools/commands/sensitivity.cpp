@@ -1,0 +1,156 @@
+// g5sim sensitivity: the elasticity of a run's or a serve's metric to every numeric chip field
+// (or the ones named), by central differences of real simulations, ranked
+// (tools/design/sensitivity.hpp).
+
+#include "tools/design/sensitivity.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+#include "hw/config_error.hpp"
+#include "tools/cli_error.hpp"
+#include "tools/commands/commands.hpp"
+#include "tools/context_list.hpp"
+#include "tools/output_file.hpp"
+#include "tools/progress_line.hpp"
+
+namespace tools {
+namespace {
+
+class SensitivityCommand final : public Command {
+ public:
+  explicit SensitivityCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "sensitivity",
+            "which chip field buys the most: d ln(metric) / d ln(field) of every numeric chip field, by central "
+            "differences of real runs, ranked")),
+        options_(app(), g5sim::kRun, {"ctx"}) {
+    add_config_flags(app(), chip_, model_);
+    CLI::App* a = app();
+    a->add_option("--ctx", ctx_,
+                  "the run's context length, or a list of them (4096,32768 or 1024:32768:x2): a ranking per length");
+    a->add_option("--serve", serve_,
+                  "a serve workload instead of a run: g5sim serve's settings as key=value items, space separated "
+                  "('rate=2 requests=100 input_len=4096 output_len=1024'; keys as g5sim.serve()'s)");
+    a->add_option("--slo-ttft-ms", slo_ttft_ms_, "with --serve: goodput counts requests whose TTFT is at most this");
+    a->add_option("--slo-tpot-ms", slo_tpot_ms_, "with --serve: goodput counts requests whose TPOT is at most this");
+    a->add_option("--fields", fields_,
+                  "the chip fields to vary, dotted as errors name them (ddr.bandwidth_gb_per_s,engines.tiu.clock_mhz); "
+                  "default: every numeric field of the chip")
+        ->delimiter(',');
+    a->add_option("--metric", metric_,
+                  "what is differentiated: a run's step_ms (default) or tokens_per_s_per_chip; a serve's tpot_p50_ms "
+                  "(default), tpot_p99_ms, ttft_p50_ms, ttft_p99_ms, itl_p99_ms, e2e_p50_s, "
+                  "output_tokens_per_s_per_chip or goodput_requests_per_s");
+    a->add_option("--delta-pct", delta_pct_, "each field is moved by this percent down and up (0.1..50)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 50.0));
+    a->add_option("--top", top_, "fields the table lists per point (the JSON and CSV have every one)")
+        ->capture_default_str()
+        ->check(count_in(1, 100000));
+    a->add_option("--jobs", jobs_, "runs at once, on as many threads (default: the machine's cores; same results)")
+        ->check(count_in(1, g5sim::run_limits().max_jobs));
+    a->add_option("--json", json_, "also write the JSON to PATH ('-' for stdout only)")->check(non_empty_path());
+    a->add_option("--csv", csv_, "also write a row per point and field to PATH ('-' for stdout only)")
+        ->check(non_empty_path());
+  }
+
+  int run(const CliLimits& limits) override {
+    try {
+      return sensitivity_command(limits);
+    } catch (const hw::InputError& e) {
+      // The library's parameters behind their flags; serve's keywords inside --serve.
+      const std::string field = e.field();
+      if (field == "metric" || field == "fields" || field == "ctx" || field == "slo_ttft_ms" ||
+          field == "slo_tpot_ms") {
+        std::string flag = "--" + field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        // The library's message names the field first: the flag takes its place.
+        std::string message = e.what();
+        if (message.rfind(field + ": ", 0) == 0) message.erase(0, field.size() + 2);
+        throw CliError(fmt::format("{}: {}", flag, message));
+      }
+      throw CliError(fmt::format("--serve: {}", e.what()));
+    }
+  }
+
+ private:
+  int sensitivity_command(const CliLimits& limits) {
+    if ((csv_ == "-") + (json_ == "-") > 1) throw CliError("sensitivity: only one of --csv and --json can be '-'");
+    SensitivitySpec spec;
+    spec.base = options_.request(limits);
+    const std::vector<std::string> given = options_.given();
+    if (!serve_.empty()) {
+      // A serve's engine makes the steps' sequences: the run's shape options are not its own.
+      for (const std::string& name : given) {
+        const g5sim::RunOption* o = g5sim::find_run_option(name);
+        if (o && (o->takes & g5sim::kServe) == 0) {
+          throw CliError(
+              fmt::format("{}: with --serve the load makes the steps' sequences (give the serve's "
+                          "lengths in --serve)",
+                          o->flag));
+        }
+      }
+      if (!ctx_.empty()) throw CliError("--ctx: with --serve the load sets the contexts (input_len in --serve)");
+      spec.serve = serve_;
+    } else {
+      if (slo_ttft_ms_ || slo_tpot_ms_) throw CliError("--slo-ttft-ms/--slo-tpot-ms: an SLO is a serve's (--serve)");
+      if (!ctx_.empty()) spec.contexts = parse_context_list(ctx_);
+      SweepPoint point;
+      point.ctx = spec.contexts.empty() ? spec.base.ctx : spec.contexts.front();
+      refuse_options_without_effect(given, {model_of(model_)}, {point}, spec.base, false);
+    }
+    spec.chip = chip_text_of(chip_.empty() ? g5sim::shipped_chip_path() : chip_);
+    spec.model = model_of(model_);
+    spec.slo_ttft_ms = slo_ttft_ms_;
+    spec.slo_tpot_ms = slo_tpot_ms_;
+    spec.fields = fields_;
+    spec.metric = metric_;
+    spec.delta = delta_pct_ / 100.0;
+    spec.jobs = jobs_or_default(jobs_);
+    std::optional<OutputFile> csv, json;
+    if (!csv_.empty()) csv.emplace(csv_, "--csv");
+    if (!json_.empty()) json.emplace(json_, "--json");
+    std::optional<ProgressLine> progress;
+    if (isatty(STDERR_FILENO) != 0) progress.emplace();
+    const SensitivityReport report = sensitivity(spec, [&](std::uint64_t done, std::uint64_t total) {
+      if (progress && progress->due()) {
+        progress->show(fmt::format("sensitivity: {} of {} runs ({:.0f} %), {:.0f} s", done, total,
+                                   100.0 * static_cast<double>(done) / static_cast<double>(total),
+                                   progress->seconds()));
+      }
+    });
+    if (progress) progress->clear();
+    print_warnings(report.warnings);
+    if (csv_ != "-" && json_ != "-") write_sensitivity_table(std::cout, report, top_);
+    if (csv) {
+      write_sensitivity_csv(csv->stream(), report);
+      csv->close();
+    }
+    if (json) {
+      write_sensitivity_json(json->stream(), report);
+      json->close();
+    }
+    check_stdout();
+    return 0;
+  }
+
+  RunOptionFlags options_;
+  std::string chip_, model_, ctx_, serve_, metric_, json_, csv_;
+  std::vector<std::string> fields_;
+  std::optional<double> slo_ttft_ms_, slo_tpot_ms_;
+  double delta_pct_ = 5;
+  std::size_t top_ = 10;
+  unsigned jobs_ = 0;
+};
+
+}  // namespace
+
+CommandPtr make_sensitivity(CLI::App& app) { return std::make_unique<SensitivityCommand>(app); }
+
+}  // namespace tools
