@@ -30,6 +30,7 @@
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
+#include "tools/design/required_spec.hpp"
 #include "tools/design/sensitivity.hpp"
 #include "tools/grid_sweep.hpp"
 #include "tools/output_file.hpp"
@@ -347,13 +348,13 @@ void bind_functions(py::module_& m) {
          std::optional<double> slo_ttft_ms, std::optional<double> slo_tpot_ms, const std::vector<std::string>& fields,
          const std::string& metric, double delta, unsigned jobs) {
         tools::SensitivitySpec spec;
-        spec.chip = {chip_text, chip_source};
-        spec.model = model;
-        spec.base = request;
+        spec.workload.chip = {chip_text, chip_source};
+        spec.workload.model = model;
+        spec.workload.base = request;
+        spec.workload.serve = std::move(serve);
+        spec.workload.slo_ttft_ms = slo_ttft_ms;
+        spec.workload.slo_tpot_ms = slo_tpot_ms;
         spec.contexts = contexts;
-        spec.serve = std::move(serve);
-        spec.slo_ttft_ms = slo_ttft_ms;
-        spec.slo_tpot_ms = slo_tpot_ms;
         spec.fields = fields;
         spec.metric = metric;
         spec.delta = delta;
@@ -378,6 +379,46 @@ void bind_functions(py::module_& m) {
       py::arg("delta"), py::arg("jobs"),
       "`g5sim sensitivity`: its table (top 10), CSV and JSON, byte for byte the command line's (g5sim.sensitivity() "
       "reads them). Releases the GIL.");
+  m.def(
+      "solve_texts",
+      [](const std::string& chip_text, const std::string& chip_source, const g5sim::Model& model,
+         const g5sim::Request& request, std::optional<std::string> serve, std::optional<double> slo_ttft_ms,
+         std::optional<double> slo_tpot_ms, const std::vector<std::string>& targets,
+         const std::vector<std::string>& vary, const std::vector<std::pair<std::string, double>>& costs,
+         double tolerance, std::uint64_t max_runs, unsigned jobs) {
+        std::ostringstream table, csv, json;
+        {
+          py::gil_scoped_release release;
+          try {
+            tools::SolveSpec spec;
+            spec.workload.chip = {chip_text, chip_source};
+            spec.workload.model = model;
+            spec.workload.base = request;
+            spec.workload.serve = std::move(serve);
+            spec.workload.slo_ttft_ms = slo_ttft_ms;
+            spec.workload.slo_tpot_ms = slo_tpot_ms;
+            for (const std::string& t : targets) spec.targets.push_back(tools::parse_target(t));
+            for (const std::string& v : vary) spec.vary.push_back(tools::parse_varied_field(v));
+            for (const auto& [path, weight] : costs) tools::set_cost(spec.vary, path, weight);
+            spec.tolerance = tolerance;
+            spec.max_runs = max_runs;
+            spec.jobs = jobs;
+            const tools::SolveReport report = tools::solve(spec);
+            tools::write_solve_table(table, report);
+            tools::write_solve_csv(csv, report);
+            tools::write_solve_json(json, report);
+          } catch (const hw::ConfigError& e) {
+            const hw::ErrorSite& site = e.site();
+            throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
+          }
+        }
+        return std::make_tuple(table.str(), csv.str(), json.str());
+      },
+      py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("serve"),
+      py::arg("slo_ttft_ms"), py::arg("slo_tpot_ms"), py::arg("targets"), py::arg("vary"), py::arg("costs"),
+      py::arg("tolerance"), py::arg("max_runs"), py::arg("jobs"),
+      "`g5sim solve`: its table, CSV and JSON, byte for byte the command line's (g5sim.solve() reads them). "
+      "Releases the GIL.");
   m.def("grid_nesting", &tools::grid_nesting,
         "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");
   m.def("run_cli", &run_cli, py::arg("args"),

@@ -22,11 +22,11 @@ const std::string kDdrBound = test_configs::tiny_chip(4, 10, 4);
 
 tools::SensitivitySpec ddr_bound_spec(std::vector<std::string> fields) {
   tools::SensitivitySpec spec;
-  spec.chip = {kDdrBound, "ddr-bound"};
-  spec.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV2Lite, "v2-lite-test");
-  spec.base.layers = 1;
-  spec.base.tp = spec.base.ep = spec.base.dp = 1;
-  spec.base.ctx = 4096;
+  spec.workload.chip = {kDdrBound, "ddr-bound"};
+  spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV2Lite, "v2-lite-test");
+  spec.workload.base.layers = 1;
+  spec.workload.base.tp = spec.workload.base.ep = spec.workload.base.dp = 1;
+  spec.workload.base.ctx = 4096;
   spec.fields = std::move(fields);
   return spec;
 }
@@ -126,11 +126,11 @@ TEST_CASE("Sensitivity refuses what it cannot differentiate before any run", "[s
   CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("delta: 0.6 is not in (0, 0.5]"));
   spec.delta = 0.05;
   spec.metric.clear();
-  spec.serve = "rate=1 requests=2 input_len=16";
+  spec.workload.serve = "rate=1 requests=2 input_len=16";
   spec.contexts = {1024};
   CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("ctx: a serve's load sets the contexts"));
   spec.contexts.clear();
-  spec.serve = "rate=1 requests";
+  spec.workload.serve = "rate=1 requests";
   CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("'requests' is not key=value"));
 }
 
@@ -150,10 +150,10 @@ TEST_CASE("Sensitivity's outputs do not depend on the thread count", "[sensitivi
 
 TEST_CASE("A field the metric is not smooth in is marked uneven", "[sensitivity]") {
   tools::SensitivitySpec spec;
-  spec.chip = {test_configs::kSg2262, "sg2262-test"};
-  spec.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV3, "v3-test");
-  spec.base.layers = 4;
-  spec.base.batch = 256;
+  spec.workload.chip = {test_configs::kSg2262, "sg2262-test"};
+  spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV3, "v3-test");
+  spec.workload.base.layers = 4;
+  spec.workload.base.batch = 256;
   spec.fields = {"cores", "engines.gdma.bandwidth_gb_per_s"};
   const tools::SensitivityReport r = tools::sensitivity(spec);
   const tools::SensitivityPoint& p = r.points[0];

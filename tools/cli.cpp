@@ -118,15 +118,15 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", std::string("g5sim ") + g5sim::version());
   std::vector<CommandPtr> commands;
-  for (auto make : {make_run, make_sweep, make_compare, make_serve, make_sensitivity, make_merge, make_op, make_check,
-                    make_list, make_diff, make_validate, make_calibrate}) {
+  for (auto make : {make_run, make_sweep, make_compare, make_serve, make_sensitivity, make_solve, make_merge, make_op,
+                    make_check, make_list, make_diff, make_validate, make_calibrate}) {
     commands.push_back(make(app));
   }
   std::vector<std::string> help_topic;
   CLI::App* help = app.add_subcommand("help", "print this help, or a subcommand's: g5sim help run");
-  help->add_option(
-      "subcommand", help_topic,
-      "a subcommand (run, sweep, compare, serve, sensitivity, merge, op, check, list, diff, validate, calibrate)");
+  help->add_option("subcommand", help_topic,
+                   "a subcommand (run, sweep, compare, serve, sensitivity, solve, merge, op, check, list, diff, "
+                   "validate, calibrate)");
 
   try {
     app.parse(argc, argv);

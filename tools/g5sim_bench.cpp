@@ -31,6 +31,8 @@
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
 #include "sim/simulator.hpp"
+#include "tools/design/required_spec.hpp"
+#include "tools/design/sensitivity.hpp"
 #include "tools/parallel_for.hpp"
 #include "tools/serving/serve.hpp"
 #include "tools/serving/serving_engine.hpp"
@@ -284,5 +286,42 @@ void BM_ServeEngineOnly(benchmark::State& state) {
       static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ServeEngineOnly)->Unit(benchmark::kMillisecond);
+
+// The design-space commands on the README's journeys, on the machine's cores: g5sim sensitivity
+// of a V3 decode step (256 sequences, 4k and 32k, every numeric SG2262 field +-5 %) and g5sim
+// solve for 2,000 tokens/s per chip at 30 ms over three fields (512 sequences at 4k).
+tools::DesignWorkload v3_decode(std::uint64_t batch) {
+  tools::DesignWorkload w;
+  w.chip = tools::chip_text_of(g5sim::shipped_chip_path());
+  w.base.batch = batch;
+  return w;
+}
+
+void BM_Sensitivity(benchmark::State& state) {
+  tools::SensitivitySpec spec;
+  spec.workload = v3_decode(256);
+  spec.contexts = {4096, 32768};
+  spec.jobs = tools::default_jobs();
+  std::uint64_t runs = 0;
+  for (auto _ : state) runs = tools::sensitivity(spec).runs;
+  state.counters["runs"] = static_cast<double>(runs);
+  state.counters["per_run"] = benchmark::Counter(
+      static_cast<double>(runs), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Sensitivity)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+void BM_Solve(benchmark::State& state) {
+  tools::SolveSpec spec;
+  spec.workload = v3_decode(512);
+  spec.targets = {tools::parse_target("tokens_per_s_per_chip>=2000"), tools::parse_target("step_ms<=30")};
+  for (const char* f : {"engines.gdma.bandwidth_gb_per_s", "engines.tiu.clock_mhz", "ddr.bandwidth_gb_per_s"}) {
+    spec.vary.push_back(tools::parse_varied_field(f));
+  }
+  spec.jobs = tools::default_jobs();
+  std::uint64_t runs = 0;
+  for (auto _ : state) runs = tools::solve(spec).trials.size();
+  state.counters["runs"] = static_cast<double>(runs);
+}
+BENCHMARK(BM_Solve)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -23,6 +23,9 @@ def serve_texts(chip: Chip, model: Model, request: Request, trace_path: str, tra
 def sensitivity_texts(chip_text: str, chip_source: str, model: Model, request: Request, contexts: List[int],
                       serve: Optional[str], slo_ttft_ms: Optional[float], slo_tpot_ms: Optional[float],
                       fields: List[str], metric: str, delta: float, jobs: int) -> Tuple[str, str, str]: ...
+def solve_texts(chip_text: str, chip_source: str, model: Model, request: Request, serve: Optional[str],
+                slo_ttft_ms: Optional[float], slo_tpot_ms: Optional[float], targets: List[str], vary: List[str],
+                costs: List[Tuple[str, float]], tolerance: float, max_runs: int, jobs: int) -> Tuple[str, str, str]: ...
 def why_option_does_not_apply(field: str, model: Model, request: Request) -> str: ...
 
 class Chip:

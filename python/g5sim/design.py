@@ -1,4 +1,5 @@
-"""Design-space answers from Python, byte for byte the command line's: g5sim.sensitivity().
+"""Design-space answers from Python, byte for byte the command line's: g5sim.sensitivity(),
+g5sim.solve().
 
     import g5sim
     rows = g5sim.sensitivity("sg2262", "deepseek-v3", ctx=[4096, 32768], batch=64)
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Optional, Sequence, Union
 
 from ._errors import ConfigError
-from ._g5sim import Chip, sensitivity_texts
+from ._g5sim import Chip, sensitivity_texts, solve_texts
 
 
 def _chip_text(chip: Any):
@@ -134,3 +135,71 @@ def sensitivity_report(frame_or_json: Any) -> Dict[str, Any]:
             raise ConfigError(f"{os.fspath(frame_or_json)}: not a `g5sim sensitivity --json` file", field="input")
         return report
     raise ConfigError("expected g5sim.sensitivity()'s frame, its JSON dict or a --json path", field="input")
+
+
+def _vary_items(vary: Any) -> list:
+    """vary= as --vary items: a field name, a list of them, or a dict field -> None or (LO, HI)."""
+    if isinstance(vary, str):
+        return [vary]
+    if isinstance(vary, Mapping):
+        items = []
+        for path, span in vary.items():
+            if span is None:
+                items.append(str(path))
+            elif isinstance(span, (tuple, list)) and len(span) == 2:
+                items.append(f"{path}={float(span[0])!r}:{float(span[1])!r}")
+            else:
+                raise ConfigError(f"vary: {path}: expected None or (LO, HI), got {span!r}", field="vary")
+        return items
+    if isinstance(vary, Sequence) and all(isinstance(v, str) for v in vary):
+        return list(vary)
+    raise ConfigError(f"vary: expected a field, a list of fields or a dict field -> (LO, HI), got {vary!r}",
+                      field="vary")
+
+
+def solve(chip: Union[Mapping, str, os.PathLike, None] = None, model: Any = None, *,
+          targets: Union[str, Sequence[str], None] = None, vary: Any = None,
+          cost: Optional[Mapping[str, float]] = None, serve: Union[Mapping, str, None] = None,
+          slo_ttft_ms: Optional[float] = None, slo_tpot_ms: Optional[float] = None, tolerance_pct: float = 0.1,
+          max_runs: int = 400, jobs: Optional[int] = None, **options: Any):
+    """`g5sim solve`: the least change of the `vary` fields that meets every target (one field by
+    bisection, several by weighted least change in log space), or why none in range does.
+
+    targets: "step_ms<=30" or a list ("tokens_per_s_per_chip>=1000", ...); a run's SLOs
+    (slo_tpot_ms, slo_ttft_ms) are step_ms targets, a serve's (serve={...} as in sensitivity())
+    define its goodput. vary: a field, a list, or {field: (LO, HI) or None} (default range a tenth
+    to ten times the value); cost: {field: weight}. Every other keyword is simulate()'s.
+    Returns a DataFrame of the runs tried (the CSV of `g5sim solve --csv`); .attrs["solve"] is
+    the JSON: outcome ("met", "already", "cannot"), the answer per field, the reason.
+    """
+    import pandas as pd
+
+    from . import _argument_error, _request, load_model
+    from .grid import _check_jobs
+
+    if targets is None and slo_tpot_ms is None and slo_ttft_ms is None:
+        raise _argument_error("targets", "give a target (step_ms<=30, ...) or, for a run, slo_tpot_ms / slo_ttft_ms")
+    target_list = [] if targets is None else [targets] if isinstance(targets, str) else list(targets)
+    if not all(isinstance(t, str) for t in target_list):
+        raise _argument_error("targets", f"expected 'METRIC<=X' texts, got {targets!r}")
+    if vary is None:
+        raise _argument_error("vary", "give the chip fields to vary")
+    costs = []
+    for path, weight in (cost or {}).items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise _argument_error("cost", f"{path}: expected a number, got {weight!r}")
+        costs.append((str(path), float(weight)))
+    if isinstance(tolerance_pct, bool) or not isinstance(tolerance_pct, (int, float)) or \
+            not 0.0001 <= tolerance_pct <= 10:
+        raise _argument_error("tolerance_pct", f"expected a percent in 0.0001..10, got {tolerance_pct!r}")
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or not 3 <= max_runs <= 100000:
+        raise _argument_error("max_runs", f"expected a whole number in 3..100000, got {max_runs!r}")
+    text, source = _chip_text(chip)
+    _, csv_text, json_text = solve_texts(
+        text, source, load_model(model if model is not None else "deepseek-v3"), _request(**options),
+        _serve_items(serve), None if slo_ttft_ms is None else float(slo_ttft_ms),
+        None if slo_tpot_ms is None else float(slo_tpot_ms), target_list, _vary_items(vary), costs,
+        float(tolerance_pct) / 100.0, max_runs, _check_jobs(jobs))
+    frame = pd.read_csv(io.StringIO(csv_text), keep_default_na=False, na_values={"shortfall": [""]})
+    frame.attrs["solve"] = json.loads(json_text)
+    return frame

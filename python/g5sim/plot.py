@@ -6,6 +6,7 @@
     python3 -m g5sim plot serve.json -o serve.png                     # a `g5sim serve --json` file
     python3 -m g5sim plot rates.csv -o rates.png                      # g5sim.serve_sweep(...).to_csv()
     python3 -m g5sim plot sens.json -o tornado.png                    # a `g5sim sensitivity --json` file
+    python3 -m g5sim plot solve.json -o solve.png                     # a `g5sim solve --json` file
 
 plot_sweep: latency against context, one line per series (the point's identity but its context:
 chip, model, phase, batch, formats, modes, deployment), log axes where the values span a decade or
@@ -378,6 +379,77 @@ def plot_sensitivity(report: Any, path: PathLike, top: int = 10, size: Tuple[int
     _save(plt, fig, path)
 
 
+def plot_solve(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 0)) -> None:
+    """The runs of a solve (g5sim.solve()'s frame, its JSON dict or a `g5sim solve --json` file), a
+    panel per target: with one field, its metric against the field's value (log axes); with
+    several, against the run's number, and below them each field's value (x its value in the
+    chip) run by run. Runs that meet in green, the others red, the bound dashed, the answer
+    circled. Height 0: 380 px a panel."""
+    document = _solve_report(report)
+    trials, targets, fields = document["trials"], document["targets"], document["fields"]
+    if not trials or not targets:
+        raise ValueError("plot_solve: the solve has no runs")
+    one = len(fields) == 1
+    panels = len(targets) + (0 if one else 1)
+    width, height = size
+    plt, fig, axes = _figure((width, height or 380 * panels), panels)
+    from matplotlib.ticker import FuncFormatter
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    answer = document.get("answer_trial")
+    runs = [k for k, t in enumerate(trials) if t["metrics"]]
+    xs = [trials[k]["values"][0] for k in runs] if one else runs
+    colours = ["#2ca02c" if trials[k]["meets"] else "#d62728" for k in runs]
+    for j, target in enumerate(targets):
+        ax = axes[j]
+        ax.scatter(xs, [trials[k]["metrics"][j] for k in runs], c=colours, s=28)
+        if answer is not None:
+            a = trials[answer]
+            ax.scatter([a["values"][0] if one else answer], [a["metrics"][j]], s=170, facecolors="none",
+                       edgecolors="black", linewidths=1.5, label="answer")
+        ax.axhline(float(target["bound"]), color="black", linestyle="--", linewidth=1,
+                   label=f"{target['metric']} {target['op']} {target['bound']:g}")
+        if one:
+            ax.set_xscale("log")
+            ax.set_xlabel(fields[0]["field"])
+        else:
+            ax.set_xlabel("run")
+        ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis) if one else (ax.yaxis,):
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(plain)
+        ax.set_ylabel(target["metric"])
+        ax.set_title(f"{document['chip']}, {document['model']}, {document['workload']}: {document['outcome']}",
+                     fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    if not one:
+        ax = axes[-1]
+        for i, field in enumerate(fields):
+            ax.plot(runs, [trials[k]["values"][i] / field["value"] for k in runs], marker="o", markersize=3,
+                    linewidth=1, label=field["field"])
+        ax.set_xlabel("run")
+        ax.set_ylabel("value / its value in the chip")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    _save(plt, fig, path)
+
+
+def _solve_report(report: Any) -> Dict[str, Any]:
+    if isinstance(report, Mapping):
+        return dict(report)
+    attrs = getattr(report, "attrs", None)
+    if attrs is not None and "solve" in attrs:
+        return attrs["solve"]
+    if isinstance(report, (str, os.PathLike)):
+        with open(report, encoding="utf-8") as f:
+            document = json.load(f)
+        if document.get("kind") != "solve":
+            raise ValueError(f"{os.fspath(report)}: not a `g5sim solve --json` file")
+        return document
+    raise ValueError("plot_solve: expected g5sim.solve()'s frame, its JSON dict or a --json path")
+
+
 def _parse_size(text: str) -> Tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
@@ -395,23 +467,25 @@ def _is_serve_summary(path: PathLike) -> bool:
     return isinstance(document, dict) and "per_request" in document
 
 
-def _is_sensitivity(path: PathLike) -> bool:
+def _json_kind(path: PathLike) -> str:
+    """The "kind" of a g5sim JSON file (sensitivity, solve), or ""."""
     with open(path) as f:
         try:
             document = json.load(f)
         except ValueError:
-            return False
-    return isinstance(document, dict) and document.get("kind") == "sensitivity"
+            return ""
+    return document.get("kind", "") if isinstance(document, dict) else ""
 
 
 def main(args: List[str]) -> int:
     """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, a run's JSON, a
     serve summary's JSON (g5sim serve --json), a serve sweep's CSV (g5sim.serve_sweep), or a
-    sensitivity's JSON (g5sim sensitivity --json: a tornado per point)."""
+    sensitivity's JSON (g5sim sensitivity --json: a tornado per point), or a solve's (g5sim solve
+    --json: its runs against the bound)."""
     import argparse
     parser = argparse.ArgumentParser(prog="g5sim plot", description=main.__doc__)
     parser.add_argument("input", help="a `g5sim sweep` or `g5sim compare --csv` CSV, a `g5sim run --json` or a "
-                        "`g5sim serve --json` file, a `g5sim sensitivity --json` file")
+                        "`g5sim serve --json` file, a `g5sim sensitivity --json` or `g5sim solve --json` file")
     parser.add_argument("-o", "--out", required=True, help="the PNG to write")
     parser.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels")
     options = parser.parse_args(args)
@@ -419,8 +493,11 @@ def main(args: List[str]) -> int:
         with open(options.input) as f:
             first = f.read(1)
         header = "" if first == "{" else _first_columns(options.input)
-        if first == "{" and _is_sensitivity(options.input):
+        kind = _json_kind(options.input) if first == "{" else ""
+        if kind == "sensitivity":
             plot_sensitivity(options.input, options.out, size=_parse_size(options.size) if options.size else (1200, 0))
+        elif kind == "solve":
+            plot_solve(options.input, options.out, size=_parse_size(options.size) if options.size else (1200, 0))
         elif first == "{" and _is_serve_summary(options.input):
             plot_serve(options.input, options.out, _parse_size(options.size) if options.size else (1400, 900))
         elif first == "{":

@@ -5,19 +5,20 @@
 #   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
 #   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
 #                                                       # pipeline cli run_json sequences serve_trace
-#                                                       # length_histogram measured_table), e.g. two at a time
+#                                                       # length_histogram measured_table chip_fields), e.g. two at a time
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
 mode="${1:-smoke}"
 seconds="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 selected=("$@")
-[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table)
+[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table chip_fields)
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/build-fuzz/tests/fuzz"
 work="$root/build-fuzz/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
-rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table} "$root/build-fuzz/findings"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table,chip_fields} "$root/build-fuzz/findings"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
+cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip_fields/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
 printf '\x07layer,expert,tokens\n3,5,3\n3,17,5\n' > "$work/expert_load/seed.csv"
 printf '\x00layer,expert,tokens\n3,0,8\n4,255,8\n' > "$work/expert_load/seed2.csv"
@@ -49,6 +50,7 @@ for kind in serve step matmul; do
 done
 printf 'serve\n--layers\n1\n--concurrency\n2\n--requests\n3\n--input-len\n16\n--output-len\n2\n' > "$work/cli/serve"
 printf 'check\n' > "$work/cli/check"
+printf 'sensitivity\n--layers\n1\n--fields\nddr.latency_ns,cores\n' > "$work/cli/sensitivity"
 printf 'run\n--scope\nblock\n--dp\n1\n--ctx\n1024\n' > "$work/cli/block"
 printf 'op\nmatmul\n--m\n64\n--n\n64\n--k\n64\n' > "$work/cli/matmul"
 printf 'sweep\n--scope\nblock\n--dp\n1\n--ctx\n512,1024\n' > "$work/cli/sweep"

@@ -83,7 +83,7 @@ class SensitivityCommand final : public Command {
   int sensitivity_command(const CliLimits& limits) {
     if ((csv_ == "-") + (json_ == "-") > 1) throw CliError("sensitivity: only one of --csv and --json can be '-'");
     SensitivitySpec spec;
-    spec.base = options_.request(limits);
+    spec.workload.base = options_.request(limits);
     const std::vector<std::string> given = options_.given();
     if (!serve_.empty()) {
       // A serve's engine makes the steps' sequences: the run's shape options are not its own.
@@ -97,18 +97,18 @@ class SensitivityCommand final : public Command {
         }
       }
       if (!ctx_.empty()) throw CliError("--ctx: with --serve the load sets the contexts (input_len in --serve)");
-      spec.serve = serve_;
+      spec.workload.serve = serve_;
     } else {
       if (slo_ttft_ms_ || slo_tpot_ms_) throw CliError("--slo-ttft-ms/--slo-tpot-ms: an SLO is a serve's (--serve)");
       if (!ctx_.empty()) spec.contexts = parse_context_list(ctx_);
       SweepPoint point;
-      point.ctx = spec.contexts.empty() ? spec.base.ctx : spec.contexts.front();
-      refuse_options_without_effect(given, {model_of(model_)}, {point}, spec.base, false);
+      point.ctx = spec.contexts.empty() ? spec.workload.base.ctx : spec.contexts.front();
+      refuse_options_without_effect(given, {model_of(model_)}, {point}, spec.workload.base, false);
     }
-    spec.chip = chip_text_of(chip_.empty() ? g5sim::shipped_chip_path() : chip_);
-    spec.model = model_of(model_);
-    spec.slo_ttft_ms = slo_ttft_ms_;
-    spec.slo_tpot_ms = slo_tpot_ms_;
+    spec.workload.chip = chip_text_of(chip_.empty() ? g5sim::shipped_chip_path() : chip_);
+    spec.workload.model = model_of(model_);
+    spec.workload.slo_ttft_ms = slo_ttft_ms_;
+    spec.workload.slo_tpot_ms = slo_tpot_ms_;
     spec.fields = fields_;
     spec.metric = metric_;
     spec.delta = delta_pct_ / 100.0;

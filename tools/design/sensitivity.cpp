@@ -6,12 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
-#include <set>
 
 #include "api/json_text.hpp"
-#include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
-#include "hw/input_file.hpp"
 #include "tools/csv_cell.hpp"
 #include "tools/parallel_for.hpp"
 #include "tools/validation/chip_fields.hpp"
@@ -27,16 +24,6 @@ std::string json_number(const std::optional<double>& v) { return v ? number(*v) 
 std::string readable(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
   return fmt::format("{:.6g}", v);
-}
-
-bool is_member(const std::vector<std::string>& list, const std::string& name) {
-  return std::find(list.begin(), list.end(), name) != list.end();
-}
-
-std::string joined(const std::vector<std::string>& list) {
-  std::string out;
-  for (const std::string& s : list) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 // One variant of the chip: a field at another value, or the config's refusal of it.
@@ -55,7 +42,7 @@ Variant variant_at(const ChipText& chip, const validation::ChipField& field, dou
     return v;
   }
   try {
-    v.chip = g5sim::Chip::from_yaml(validation::with_field_values(chip.text, {field}, {value}), chip.source);
+    v.chip = chip_with(chip, {field}, {value});
     v.value = value;
   } catch (const g5sim::ConfigError& e) {
     v.note = fmt::format("{} = {}: {}", field.path, validation::format_field_value(field, value), e.what());
@@ -108,120 +95,36 @@ void estimate(FieldSensitivity& f, double metric_base) {
 
 }  // namespace
 
-ChipText chip_text_of(const std::string& name_or_path) {
-  ChipText chip;
-  chip.source = g5sim::chip_path(name_or_path);
-  try {
-    chip.text = hw::read_input_file(chip.source, hw::kMaxConfigFileBytes);
-  } catch (const hw::ConfigError& e) {
-    throw g5sim::ConfigError(e.what(), chip.source, "", 0, 0);
-  }
-  return chip;
-}
-
-const std::vector<std::string>& run_metrics() {
-  static const std::vector<std::string> names = {"step_ms", "tokens_per_s_per_chip"};
-  return names;
-}
-
-const std::vector<std::string>& serve_metrics() {
-  static const std::vector<std::string> names = {"ttft_p50_ms",
-                                                 "ttft_p99_ms",
-                                                 "tpot_p50_ms",
-                                                 "tpot_p99_ms",
-                                                 "itl_p99_ms",
-                                                 "e2e_p50_s",
-                                                 "output_tokens_per_s_per_chip",
-                                                 "goodput_requests_per_s"};
-  return names;
-}
-
-double run_metric(const std::string& metric, const g5sim::Result& r) {
-  if (metric == "step_ms") return static_cast<double>(r.total_ps) / 1e9;
-  if (metric == "tokens_per_s_per_chip") return r.tokens_per_s_per_chip;
-  throw hw::InputError("metric", fmt::format("metric: {} is not a run's (a run's: {})", metric, joined(run_metrics())));
-}
-
-double serve_metric(const std::string& metric, const ServeReport& report) {
-  const ServeSummary& s = report.summary;
-  if (metric == "ttft_p50_ms") return s.ttft_ms.p50;
-  if (metric == "ttft_p99_ms") return s.ttft_ms.p99;
-  if (metric == "tpot_p50_ms") return s.tpot_ms.p50;
-  if (metric == "tpot_p99_ms") return s.tpot_ms.p99;
-  if (metric == "itl_p99_ms") return s.itl_ms.p99;
-  if (metric == "e2e_p50_s") return s.e2e_s.p50;
-  if (metric == "output_tokens_per_s_per_chip") return s.output_tokens_per_s_per_chip;
-  if (metric == "goodput_requests_per_s") return s.goodput_requests_per_s;
-  throw hw::InputError("metric",
-                       fmt::format("metric: {} is not a serve's (a serve's: {})", metric, joined(serve_metrics())));
-}
-
 SensitivityReport sensitivity(const SensitivitySpec& spec,
                               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   namespace v = validation;
   if (!(spec.delta > 0 && spec.delta <= 0.5)) {
     throw hw::InputError("delta", fmt::format("delta: {} is not in (0, 0.5] (a relative step)", spec.delta));
   }
-  const bool serving = spec.serve.has_value();
+  const DesignWorkload& workload = spec.workload;
+  const bool serving = workload.serve.has_value();
   const std::string metric = !spec.metric.empty() ? spec.metric : serving ? "tpot_p50_ms" : "step_ms";
-  if (!is_member(serving ? serve_metrics() : run_metrics(), metric)) {
-    const bool other = is_member(serving ? run_metrics() : serve_metrics(), metric);
-    throw hw::InputError(
-        "metric", fmt::format("metric: {} {} (metrics of a {}: {})", metric,
-                              other ? (serving ? "is a run's, not a serve's" : "is a serve's: give a serve workload")
-                                    : "is not a metric",
-                              serving ? "serve" : "run", joined(serving ? serve_metrics() : run_metrics())));
-  }
-  if (metric == "goodput_requests_per_s" && !spec.slo_ttft_ms && !spec.slo_tpot_ms) {
-    throw hw::InputError("metric", "metric: goodput_requests_per_s needs an SLO (slo_ttft_ms, slo_tpot_ms)");
-  }
-  if (serving) {
-    // A serve's engine makes its steps' sequences: the run's shape is not its own.
-    const g5sim::Request defaults;
-    for (const g5sim::RunOption& o : g5sim::run_options()) {
-      if ((o.takes & g5sim::kServe) == 0 && (o.takes & g5sim::kRun) != 0 &&
-          g5sim::get_option(spec.base, o) != g5sim::get_option(defaults, o)) {
-        throw hw::InputError(o.name, fmt::format("{}: with a serve workload the load makes the steps' sequences "
-                                                 "(the serve's lengths are its input_len and output_len)",
-                                                 o.name));
-      }
-    }
-  }
   if (serving && !spec.contexts.empty()) {
     throw hw::InputError("ctx", "ctx: a serve's load sets the contexts; a context list is a run's points");
   }
+  const WorkloadMeter meter(workload, {metric}, "metric");
+  const ChipText& chip = workload.chip;
   const std::vector<std::string> names =
-      spec.fields.empty() ? v::numeric_chip_fields(spec.chip.text, spec.chip.source) : spec.fields;
-  if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", spec.chip.source));
-  std::vector<v::ChipField> fields;
-  std::set<std::string> seen;
-  for (const std::string& name : names) {
-    if (!seen.insert(name).second) throw hw::InputError("fields", fmt::format("fields: {} is given twice", name));
-    fields.push_back(v::find_chip_field(spec.chip.text, spec.chip.source, name));
-  }
-  const g5sim::Chip base_chip = g5sim::Chip::from_yaml(spec.chip.text, spec.chip.source);
+      spec.fields.empty() ? validation::numeric_chip_fields(chip.text, chip.source) : spec.fields;
+  if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
+  const std::vector<validation::ChipField> fields = chip_fields_named(chip, names, "fields");
+  const g5sim::Chip base_chip = g5sim::Chip::from_yaml(chip.text, chip.source);
 
   // The workload's points, each with its own base request.
   std::vector<g5sim::Request> requests;
   if (serving || spec.contexts.empty()) {
-    requests.push_back(spec.base);
+    requests.push_back(workload.base);
   } else {
     for (std::uint64_t ctx : spec.contexts) {
-      g5sim::Request r = spec.base;
+      g5sim::Request r = workload.base;
       r.ctx = ctx;
       requests.push_back(r);
     }
-  }
-  ServeSettings settings;
-  std::vector<ServeRequest> load;
-  ServeOptions serve_options;
-  if (serving) {
-    settings = serve_settings_of(*spec.serve);
-    load = requests_of(settings.load);
-    serve_options = settings.resolved();
-    serve_options.limits.jobs = 1;  // the variants are the parallelism
-    serve_options.slo_ttft_ms = spec.slo_ttft_ms;
-    serve_options.slo_tpot_ms = spec.slo_tpot_ms;
   }
 
   const std::size_t points = requests.size();
@@ -233,65 +136,43 @@ SensitivityReport sensitivity(const SensitivitySpec& spec,
     const std::lock_guard<std::mutex> lock(progress_mutex);
     progress(++done, total);
   };
-  // One simulation of `chip` at point p: the metric, and the base's limiting resource.
+  // A variant's measurement, or why there is none.
   struct Outcome {
     double metric = 0;
-    std::string bound_by, note;
-    double bound_share = 0;
-    g5sim::Deployment deployment;
-    std::vector<std::string> warnings;
+    std::string note;
     bool ok = false;
-  };
-  auto measure = [&](const g5sim::Chip& chip, const g5sim::Request& request) {
-    Outcome o;
-    if (serving) {
-      const ServeReport report = serve(chip, spec.model, request, load, serve_options);
-      o.metric = serve_metric(metric, report);
-      o.deployment = report.memory.deployment;
-    } else {
-      const g5sim::Result result = g5sim::simulate(chip, spec.model, request);
-      o.metric = run_metric(metric, result);
-      o.bound_by = result.bound_by;
-      o.bound_share = result.bound_share;
-      o.deployment = g5sim::Deployment{result.tp, result.ep, result.dp, result.batch, result.automatic_sharding};
-      o.warnings = result.warnings;
-    }
-    o.ok = true;
-    return o;
   };
 
   // The base runs: their errors are the user's (a bad request), thrown as they are.
-  std::vector<Outcome> base(points);
+  std::vector<Measurement> base(points);
   parallel_for(points, spec.jobs, [&](std::size_t p) {
-    base[p] = measure(base_chip, requests[p]);
+    base[p] = meter.measure(base_chip, requests[p]);
     tick();
   });
   for (std::size_t p = 0; p < points; ++p) {
-    if (!(base[p].metric > 0)) {
+    if (!(base[p].metrics[0] > 0)) {
       throw hw::InputError("metric", fmt::format("metric: {} is {} in the base run: it has no elasticity", metric,
-                                                 number(base[p].metric)));
+                                                 number(base[p].metrics[0])));
     }
     // The deployment held: a variant changes the chip, not the sharding.
-    requests[p].tp = base[p].deployment.tp;
-    requests[p].ep = base[p].deployment.ep;
-    requests[p].dp = base[p].deployment.dp;
+    requests[p] = with_deployment(requests[p], base[p].deployment);
   }
 
   // Variants: each field down and up (made once, run at every point).
   std::vector<Variant> variants(2 * fields.size());
   for (std::size_t f = 0; f < fields.size(); ++f) {
     if (!(fields[f].value > 0)) continue;
-    variants[2 * f] = make_variant(spec.chip, fields[f], spec.delta, -1);
-    variants[2 * f + 1] = make_variant(spec.chip, fields[f], spec.delta, +1);
+    variants[2 * f] = make_variant(chip, fields[f], spec.delta, -1);
+    variants[2 * f + 1] = make_variant(chip, fields[f], spec.delta, +1);
   }
   std::vector<Outcome> outcomes(variants.size() * points);
   parallel_for(outcomes.size(), spec.jobs, [&](std::size_t i) {
     const Variant& variant = variants[i / points];
     if (variant.chip) {
       try {
-        outcomes[i] = measure(*variant.chip, requests[i % points]);
-        if (!(outcomes[i].metric > 0)) {
-          outcomes[i].ok = false;
+        outcomes[i].metric = meter.measure(*variant.chip, requests[i % points]).metrics[0];
+        outcomes[i].ok = outcomes[i].metric > 0;
+        if (!outcomes[i].ok) {
           outcomes[i].note = fmt::format("{} is {} there: no logarithm", metric, number(outcomes[i].metric));
         }
       } catch (const g5sim::ConfigError& e) {
@@ -303,30 +184,25 @@ SensitivityReport sensitivity(const SensitivitySpec& spec,
 
   SensitivityReport report;
   report.chip = base_chip.name();
-  report.chip_source = spec.chip.source;
-  report.model = spec.model.name();
-  report.model_source = spec.model.source();
+  report.chip_source = chip.source;
+  report.model = workload.model.name();
+  report.model_source = workload.model.source();
   report.metric = metric;
   report.delta = spec.delta;
   report.deployment = base.front().deployment;
   report.runs = total;
   for (std::size_t p = 0; p < points; ++p) {
     for (const std::string& w : base[p].warnings) {
-      if (!is_member(report.warnings, w)) report.warnings.push_back(w);
+      if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end()) {
+        report.warnings.push_back(w);
+      }
     }
   }
-  if (serving) {
-    report.workload = "serve " + *spec.serve;
-  } else {
-    const g5sim::Request& r = spec.base;
-    report.workload = !r.mix.empty()    ? "mix " + r.mix
-                      : !r.seqs.empty() ? "seqs " + r.seqs
-                                        : fmt::format("{}, batch {}", r.phase, base.front().deployment.batch);
-  }
+  report.workload = meter.describe(base.front());
   for (std::size_t p = 0; p < points; ++p) {
     SensitivityPoint point;
     if (!serving) point.ctx = requests[p].ctx;
-    point.metric_base = base[p].metric;
+    point.metric_base = base[p].metrics[0];
     point.bound_by = base[p].bound_by;
     point.bound_share = base[p].bound_share;
     for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -359,28 +235,6 @@ SensitivityReport sensitivity(const SensitivitySpec& spec,
     report.points.push_back(std::move(point));
   }
   return report;
-}
-
-ServeSettings serve_settings_of(const std::string& items) {
-  ServeSettings settings;
-  std::set<std::string> given;
-  std::size_t start = 0;
-  while (start < items.size()) {
-    const std::size_t end = std::min(items.find(' ', start), items.size());
-    const std::string item = items.substr(start, end - start);
-    start = end + 1;
-    if (item.empty()) continue;
-    const std::size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw hw::InputError("serve",
-                           fmt::format("serve: '{}' is not key=value (keys: {})", item, joined(serve_keywords())));
-    }
-    const std::string key = item.substr(0, eq);
-    if (!given.insert(key).second) throw hw::InputError("serve", fmt::format("serve: {} is given twice", key));
-    set_serve_keyword(settings, key, item.substr(eq + 1));
-  }
-  if (given.empty()) throw hw::InputError("serve", "serve: no key=value items (a load: rate=R or concurrency=N, ...)");
-  return settings;
 }
 
 void write_sensitivity_table(std::ostream& out, const SensitivityReport& r, std::size_t top) {

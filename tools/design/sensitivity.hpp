@@ -34,40 +34,18 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
-#include "tools/serving/serve_settings.hpp"
+#include "tools/design/design_workload.hpp"
 
 namespace tools {
 
 inline constexpr int kSensitivitySchemaVersion = 1;
 
-/// A chip config as text: what sensitivity and solve rewrite. `source` names it in errors.
-struct ChipText {
-  std::string text, source;
-};
-/// The config a chip name or path names (g5sim::chip_path), read whole. Throws ConfigError.
-ChipText chip_text_of(const std::string& name_or_path);
-
-/// The metrics: a run's `step_ms` and `tokens_per_s_per_chip`; a serve's `ttft_p50_ms`,
-/// `ttft_p99_ms`, `tpot_p50_ms`, `tpot_p99_ms`, `itl_p99_ms`, `e2e_p50_s`,
-/// `output_tokens_per_s_per_chip`, `goodput_requests_per_s` (needs an SLO).
-const std::vector<std::string>& run_metrics();
-const std::vector<std::string>& serve_metrics();
-/// The metric's value in a run or a serve's summary.
-double run_metric(const std::string& metric, const g5sim::Result& result);
-double serve_metric(const std::string& metric, const ServeReport& report);
-
 struct SensitivitySpec {
-  ChipText chip;
-  g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
-  g5sim::Request base;                  ///< the run (or the serve's steps' options)
+  DesignWorkload workload;              ///< a run (its base request) or a serve
   std::vector<std::uint64_t> contexts;  ///< a run's points: these context lengths (empty: base.ctx once)
-  /// A serve workload instead of a run: serve's keywords as key=value items separated by spaces
-  /// ("rate=2 requests=100 input_len=4096 output_len=1024"), as a validation row's options.
-  std::optional<std::string> serve;
-  std::optional<double> slo_ttft_ms, slo_tpot_ms;
-  std::vector<std::string> fields;  ///< empty: every numeric field of the chip
-  std::string metric;               ///< empty: step_ms for a run, tpot_p50_ms for a serve
-  double delta = 0.05;              ///< the relative step, (0, 0.5]
+  std::vector<std::string> fields;      ///< empty: every numeric field of the chip
+  std::string metric;                   ///< empty: step_ms for a run, tpot_p50_ms for a serve
+  double delta = 0.05;                  ///< the relative step, (0, 0.5]
   unsigned jobs = 1;
 };
 
@@ -99,10 +77,6 @@ struct SensitivityReport {
   std::vector<std::string> warnings;  ///< the base runs' (a step that does not fit DDR, ...)
   std::vector<SensitivityPoint> points;
 };
-
-/// serve's settings from key=value items separated by spaces (SensitivitySpec::serve). Throws
-/// hw::InputError naming "serve" or the keyword.
-ServeSettings serve_settings_of(const std::string& items);
 
 /// Throws ConfigError (a field the chip does not have, a metric the workload does not have) or
 /// InputError before any simulation; progress(done, total) as runs finish.

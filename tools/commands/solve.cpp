@@ -1,0 +1,170 @@
+// g5sim solve: the chip spec a target needs: the least change of one field (bisection) or of
+// several (weighted least change, Eigen) that meets targets on a run's or a serve's metrics, or
+// why none in range does (tools/design/required_spec.hpp).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+#include "hw/config_error.hpp"
+#include "tools/cli_error.hpp"
+#include "tools/commands/commands.hpp"
+#include "tools/context_list.hpp"
+#include "tools/design/required_spec.hpp"
+#include "tools/output_file.hpp"
+#include "tools/progress_line.hpp"
+
+namespace tools {
+namespace {
+
+class SolveCommand final : public Command {
+ public:
+  explicit SolveCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "solve",
+            "the chip spec a target needs: the least change of the --vary fields that meets every --target "
+            "(bisection for one field, weighted least change for several), or what limits it instead")),
+        options_(app(), g5sim::kRun) {
+    add_config_flags(app(), chip_, model_);
+    CLI::App* a = app();
+    a->add_option("--target", targets_,
+                  "METRIC<=X or METRIC>=X, repeatable: a run's step_ms, tokens_per_s_per_chip; a serve's "
+                  "tpot_p50_ms, tpot_p99_ms, ttft_p50_ms, ttft_p99_ms, itl_p99_ms, e2e_p50_s, "
+                  "output_tokens_per_s_per_chip, goodput_requests_per_s");
+    a->add_option("--vary", vary_,
+                  "chip fields to change, dotted, each optionally =LO:HI (default: a tenth to ten times its value): "
+                  "ddr.bandwidth_gb_per_s or ddr.bandwidth_gb_per_s=4000:20000,engines.tiu.clock_mhz")
+        ->delimiter(',')
+        ->required();
+    a->add_option("--cost", costs_,
+                  "with several --vary fields: FIELD=W, the weight of a relative change of that field (default 1); "
+                  "the answer minimises the weighted sum of squared log changes")
+        ->delimiter(',');
+    a->add_option("--serve", serve_,
+                  "a serve workload instead of a run: g5sim serve's settings as key=value items, space separated "
+                  "('rate=2 requests=100 input_len=4096 output_len=1024')");
+    a->add_option(
+        "--slo-ttft-ms", slo_ttft_ms_,
+        "a run: a prompt step's time at most this (a target step_ms <= T); with --serve: goodput's TTFT bound");
+    a->add_option("--slo-tpot-ms", slo_tpot_ms_,
+                  "a run: a decode step's time at most this (a target step_ms <= T); with --serve: goodput's TPOT "
+                  "bound");
+    a->add_option("--tolerance-pct", tolerance_pct_, "the answer's precision in percent (0.0001..10)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0001, 10.0));
+    a->add_option("--max-runs", max_runs_, "give up after this many runs")
+        ->capture_default_str()
+        ->check(count_in(3, 100000));
+    a->add_option("--jobs", jobs_, "runs at once, on as many threads (default: the machine's cores; same results)")
+        ->check(count_in(1, g5sim::run_limits().max_jobs));
+    a->add_option("--json", json_, "also write the JSON to PATH ('-' for stdout only)")->check(non_empty_path());
+    a->add_option("--csv", csv_, "also write a row per run tried to PATH ('-' for stdout only)")
+        ->check(non_empty_path());
+  }
+
+  int run(const CliLimits& limits) override {
+    try {
+      return solve_command(limits);
+    } catch (const hw::InputError& e) {
+      const std::string field = e.field();
+      static const std::vector<std::string> kOwn = {"target", "vary", "cost", "tolerance", "max_runs", "slo"};
+      if (std::find(kOwn.begin(), kOwn.end(), field) != kOwn.end()) {
+        std::string flag = field == "slo" ? "--slo-tpot-ms/--slo-ttft-ms" : "--" + field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        std::string message = e.what();
+        if (message.rfind(field + ": ", 0) == 0) message.erase(0, field.size() + 2);
+        throw CliError(fmt::format("{}: {}", flag, message));
+      }
+      throw CliError(fmt::format("--serve: {}", e.what()));
+    }
+  }
+
+ private:
+  int solve_command(const CliLimits& limits) {
+    if ((csv_ == "-") + (json_ == "-") > 1) throw CliError("solve: only one of --csv and --json can be '-'");
+    SolveSpec spec;
+    spec.workload.base = options_.request(limits);
+    const std::vector<std::string> given = options_.given();
+    if (!serve_.empty()) {
+      for (const std::string& name : given) {
+        const g5sim::RunOption* o = g5sim::find_run_option(name);
+        if (o && (o->takes & g5sim::kServe) == 0) {
+          throw CliError(
+              fmt::format("{}: with --serve the load makes the steps' sequences (give the serve's "
+                          "lengths in --serve)",
+                          o->flag));
+        }
+      }
+      spec.workload.serve = serve_;
+    } else {
+      SweepPoint point;
+      point.ctx = spec.workload.base.ctx;
+      refuse_options_without_effect(given, {model_of(model_)}, {point}, spec.workload.base, false);
+    }
+    if (targets_.empty() && !(slo_tpot_ms_ || slo_ttft_ms_)) {
+      throw CliError("solve: give a --target (or, for a run, --slo-tpot-ms / --slo-ttft-ms)");
+    }
+    for (const std::string& t : targets_) spec.targets.push_back(parse_target(t));
+    for (const std::string& v : vary_) spec.vary.push_back(parse_varied_field(v));
+    for (const std::string& c : costs_) {
+      const std::size_t eq = c.find('=');
+      std::size_t used = 0;
+      double weight = 0;
+      try {
+        weight = eq == std::string::npos ? 0 : std::stod(c.substr(eq + 1), &used);
+      } catch (const std::exception&) {
+      }
+      if (eq == std::string::npos || used == 0 || used != c.size() - eq - 1) {
+        throw CliError(fmt::format("--cost: '{}' is not FIELD=W", c));
+      }
+      set_cost(spec.vary, c.substr(0, eq), weight);
+    }
+    spec.workload.chip = chip_text_of(chip_.empty() ? g5sim::shipped_chip_path() : chip_);
+    spec.workload.model = model_of(model_);
+    spec.workload.slo_ttft_ms = slo_ttft_ms_;
+    spec.workload.slo_tpot_ms = slo_tpot_ms_;
+    spec.tolerance = tolerance_pct_ / 100.0;
+    spec.max_runs = max_runs_;
+    spec.jobs = jobs_or_default(jobs_);
+    std::optional<OutputFile> csv, json;
+    if (!csv_.empty()) csv.emplace(csv_, "--csv");
+    if (!json_.empty()) json.emplace(json_, "--json");
+    std::optional<ProgressLine> progress;
+    if (isatty(STDERR_FILENO) != 0) progress.emplace();
+    const SolveReport report = solve(spec, [&](std::uint64_t runs) {
+      if (progress && progress->due())
+        progress->show(fmt::format("solve: {} runs, {:.0f} s", runs, progress->seconds()));
+    });
+    if (progress) progress->clear();
+    if (csv_ != "-" && json_ != "-") write_solve_table(std::cout, report);
+    if (csv) {
+      write_solve_csv(csv->stream(), report);
+      csv->close();
+    }
+    if (json) {
+      write_solve_json(json->stream(), report);
+      json->close();
+    }
+    check_stdout();
+    // "cannot" is an answer, not an error: exit 0 (the JSON's outcome says it).
+    return 0;
+  }
+
+  RunOptionFlags options_;
+  std::string chip_, model_, serve_, json_, csv_;
+  std::vector<std::string> targets_, vary_, costs_;
+  std::optional<double> slo_ttft_ms_, slo_tpot_ms_;
+  double tolerance_pct_ = 0.1;
+  std::uint64_t max_runs_ = 400;
+  unsigned jobs_ = 0;
+};
+
+}  // namespace
+
+CommandPtr make_solve(CLI::App& app) { return std::make_unique<SolveCommand>(app); }
+
+}  // namespace tools
