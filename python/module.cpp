@@ -241,6 +241,38 @@ py::list run_option_dicts() {
   return out;
 }
 
+// A design command's workload (g5sim.sensitivity(), g5sim.solve()): the chip as its text.
+tools::DesignWorkload design_workload(const std::string& chip_text, const std::string& chip_source,
+                                      const g5sim::Model& model, const g5sim::Request& request,
+                                      std::optional<std::string> serve, std::optional<double> slo_ttft_ms,
+                                      std::optional<double> slo_tpot_ms) {
+  tools::DesignWorkload w;
+  w.chip = {chip_text, chip_source};
+  w.model = model;
+  w.base = request;
+  w.serve = std::move(serve);
+  w.slo_ttft_ms = slo_ttft_ms;
+  w.slo_tpot_ms = slo_tpot_ms;
+  return w;
+}
+
+// A design command's table, CSV and JSON, written by `write` without the GIL; the tools layer's
+// errors as the public type (same message, the site as data).
+template <class Write>
+std::tuple<std::string, std::string, std::string> design_texts(Write&& write) {
+  std::ostringstream table, csv, json;
+  {
+    py::gil_scoped_release release;
+    try {
+      write(table, csv, json);
+    } catch (const hw::ConfigError& e) {
+      const hw::ErrorSite& site = e.site();
+      throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
+    }
+  }
+  return {table.str(), csv.str(), json.str()};
+}
+
 // The module-level functions: paths, version, option rules, the command line.
 void bind_functions(py::module_& m) {
   m.def("version", &g5sim::version, "The version, 'MAJOR.MINOR.PATCH'.");
@@ -348,31 +380,19 @@ void bind_functions(py::module_& m) {
          std::optional<double> slo_ttft_ms, std::optional<double> slo_tpot_ms, const std::vector<std::string>& fields,
          const std::string& metric, double delta, unsigned jobs) {
         tools::SensitivitySpec spec;
-        spec.workload.chip = {chip_text, chip_source};
-        spec.workload.model = model;
-        spec.workload.base = request;
-        spec.workload.serve = std::move(serve);
-        spec.workload.slo_ttft_ms = slo_ttft_ms;
-        spec.workload.slo_tpot_ms = slo_tpot_ms;
+        spec.workload =
+            design_workload(chip_text, chip_source, model, request, std::move(serve), slo_ttft_ms, slo_tpot_ms);
         spec.contexts = contexts;
         spec.fields = fields;
         spec.metric = metric;
         spec.delta = delta;
         spec.jobs = jobs;
-        std::ostringstream table, csv, json;
-        {
-          py::gil_scoped_release release;
-          try {
-            const tools::SensitivityReport report = tools::sensitivity(spec);
-            tools::write_sensitivity_table(table, report, 10);
-            tools::write_sensitivity_csv(csv, report);
-            tools::write_sensitivity_json(json, report);
-          } catch (const hw::ConfigError& e) {
-            const hw::ErrorSite& site = e.site();
-            throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
-          }
-        }
-        return std::make_tuple(table.str(), csv.str(), json.str());
+        return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
+          const tools::SensitivityReport report = tools::sensitivity(spec);
+          tools::write_sensitivity_table(table, report, 10);
+          tools::write_sensitivity_csv(csv, report);
+          tools::write_sensitivity_json(json, report);
+        });
       },
       py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("contexts"),
       py::arg("serve"), py::arg("slo_ttft_ms"), py::arg("slo_tpot_ms"), py::arg("fields"), py::arg("metric"),
@@ -386,33 +406,21 @@ void bind_functions(py::module_& m) {
          std::optional<double> slo_tpot_ms, const std::vector<std::string>& targets,
          const std::vector<std::string>& vary, const std::vector<std::pair<std::string, double>>& costs,
          double tolerance, std::uint64_t max_runs, unsigned jobs) {
-        std::ostringstream table, csv, json;
-        {
-          py::gil_scoped_release release;
-          try {
-            tools::SolveSpec spec;
-            spec.workload.chip = {chip_text, chip_source};
-            spec.workload.model = model;
-            spec.workload.base = request;
-            spec.workload.serve = std::move(serve);
-            spec.workload.slo_ttft_ms = slo_ttft_ms;
-            spec.workload.slo_tpot_ms = slo_tpot_ms;
-            for (const std::string& t : targets) spec.targets.push_back(tools::parse_target(t));
-            for (const std::string& v : vary) spec.vary.push_back(tools::parse_varied_field(v));
-            for (const auto& [path, weight] : costs) tools::set_cost(spec.vary, path, weight);
-            spec.tolerance = tolerance;
-            spec.max_runs = max_runs;
-            spec.jobs = jobs;
-            const tools::SolveReport report = tools::solve(spec);
-            tools::write_solve_table(table, report);
-            tools::write_solve_csv(csv, report);
-            tools::write_solve_json(json, report);
-          } catch (const hw::ConfigError& e) {
-            const hw::ErrorSite& site = e.site();
-            throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
-          }
-        }
-        return std::make_tuple(table.str(), csv.str(), json.str());
+        tools::SolveSpec spec;
+        spec.workload =
+            design_workload(chip_text, chip_source, model, request, std::move(serve), slo_ttft_ms, slo_tpot_ms);
+        spec.tolerance = tolerance;
+        spec.max_runs = max_runs;
+        spec.jobs = jobs;
+        return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
+          for (const std::string& t : targets) spec.targets.push_back(tools::parse_target(t));
+          for (const std::string& v : vary) spec.vary.push_back(tools::parse_varied_field(v));
+          for (const auto& [path, weight] : costs) tools::set_cost(spec.vary, path, weight);
+          const tools::SolveReport report = tools::solve(spec);
+          tools::write_solve_table(table, report);
+          tools::write_solve_csv(csv, report);
+          tools::write_solve_json(json, report);
+        });
       },
       py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("serve"),
       py::arg("slo_ttft_ms"), py::arg("slo_tpot_ms"), py::arg("targets"), py::arg("vary"), py::arg("costs"),

@@ -121,20 +121,21 @@ def sensitivity(chip: Union[Mapping, str, os.PathLike, None] = None, model: Any 
     return frame
 
 
-def sensitivity_report(frame_or_json: Any) -> Dict[str, Any]:
-    """The JSON of a sensitivity: from g5sim.sensitivity()'s frame, a dict, or a `--json` file."""
+def design_report(frame_or_json: Any, kind: str) -> Dict[str, Any]:
+    """The JSON of a sensitivity or a solve (`kind`): from g5sim.sensitivity()'s or g5sim.solve()'s
+    frame, a dict, or a `--json` file."""
     if isinstance(frame_or_json, Mapping):
         return dict(frame_or_json)
     attrs = getattr(frame_or_json, "attrs", None)
-    if attrs is not None and "sensitivity" in attrs:
-        return attrs["sensitivity"]
+    if attrs is not None and kind in attrs:
+        return attrs[kind]
     if isinstance(frame_or_json, (str, os.PathLike)):
         with open(frame_or_json, encoding="utf-8") as f:
             report = json.load(f)
-        if report.get("kind") != "sensitivity":
-            raise ConfigError(f"{os.fspath(frame_or_json)}: not a `g5sim sensitivity --json` file", field="input")
+        if not isinstance(report, dict) or report.get("kind") != kind:
+            raise ConfigError(f"{os.fspath(frame_or_json)}: not a `g5sim {kind} --json` file", field="input")
         return report
-    raise ConfigError("expected g5sim.sensitivity()'s frame, its JSON dict or a --json path", field="input")
+    raise ConfigError(f"expected g5sim.{kind}()'s frame, its JSON dict or a --json path", field="input")
 
 
 def _vary_items(vary: Any) -> list:

@@ -336,8 +336,8 @@ def plot_sensitivity(report: Any, path: PathLike, top: int = 10, size: Tuple[int
     `g5sim sensitivity --json` file): its `top` fields by |elasticity|, each a bar of the metric's
     change in % when the field moves down (left colour) and up, the elasticity at the bar's end;
     the point's base and limiting resource in its title. Height 0: 60 px a field."""
-    from .design import sensitivity_report
-    document = sensitivity_report(report)
+    from .design import design_report
+    document = design_report(report, "sensitivity")
     points = document.get("points") or []
     if not points:
         raise ValueError("plot_sensitivity: the sensitivity has no points")
@@ -385,7 +385,8 @@ def plot_solve(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 0)) -
     several, against the run's number, and below them each field's value (x its value in the
     chip) run by run. Runs that meet in green, the others red, the bound dashed, the answer
     circled. Height 0: 380 px a panel."""
-    document = _solve_report(report)
+    from .design import design_report
+    document = design_report(report, "solve")
     trials, targets, fields = document["trials"], document["targets"], document["fields"]
     if not trials or not targets:
         raise ValueError("plot_solve: the solve has no runs")
@@ -433,21 +434,6 @@ def plot_solve(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 0)) -
         ax.legend(fontsize=8)
     fig.tight_layout()
     _save(plt, fig, path)
-
-
-def _solve_report(report: Any) -> Dict[str, Any]:
-    if isinstance(report, Mapping):
-        return dict(report)
-    attrs = getattr(report, "attrs", None)
-    if attrs is not None and "solve" in attrs:
-        return attrs["solve"]
-    if isinstance(report, (str, os.PathLike)):
-        with open(report, encoding="utf-8") as f:
-            document = json.load(f)
-        if document.get("kind") != "solve":
-            raise ValueError(f"{os.fspath(report)}: not a `g5sim solve --json` file")
-        return document
-    raise ValueError("plot_solve: expected g5sim.solve()'s frame, its JSON dict or a --json path")
 
 
 def _parse_size(text: str) -> Tuple[int, int]:

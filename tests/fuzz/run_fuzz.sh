@@ -80,6 +80,7 @@ for corpus in "${selected[@]}"; do
   if [ "$mode" = smoke ]; then
     runs=4000
     [ "$harness" = fuzz_pipeline ] && runs=300
+    [ "$harness" = fuzz_chip_fields ] && runs=1000  # a run reads the chip once per field it rewrites
     [ "$harness" = fuzz_cli ] && runs=300
     limit=(-runs="$runs" -seed=1)  # a fixed seed: the same executions on every CI run
   else

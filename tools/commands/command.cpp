@@ -225,6 +225,28 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
   }
 }
 
+void refuse_step_shape_beside_serve(const std::vector<std::string>& given) {
+  for (const std::string& name : given) {
+    const g5sim::RunOption* o = g5sim::find_run_option(name);
+    if (o && (o->takes & g5sim::kServe) == 0) {
+      throw CliError(
+          fmt::format("{}: with --serve the load makes the steps' sequences (give the serve's lengths in "
+                      "--serve)",
+                      o->flag));
+    }
+  }
+}
+
+void throw_design_input_error(const std::string& field, const std::string& message,
+                              const std::vector<std::pair<std::string, std::string>>& flags) {
+  for (const auto& [name, flag] : flags) {
+    if (name != field) continue;
+    const std::string rest = message.rfind(field + ": ", 0) == 0 ? message.substr(field.size() + 2) : message;
+    throw CliError(fmt::format("{}: {}", flag, rest));
+  }
+  throw CliError(fmt::format("--serve: {}", message));
+}
+
 unsigned jobs_or_default(unsigned jobs) { return jobs == 0 ? default_jobs() : jobs; }
 
 std::pair<int, int> parse_layer_range(const std::string& text) {

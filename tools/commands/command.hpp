@@ -122,6 +122,15 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
 std::string why_no_point_feels(const std::string& option, const std::vector<g5sim::Model>& models,
                                const std::vector<SweepPoint>& points, const g5sim::Request& base);
 
+/// The design commands (sensitivity, solve) with --serve: a run's shape options given beside it
+/// (the ones `g5sim serve` does not take: --batch, --ctx, ...) are refused, naming the flag.
+void refuse_step_shape_beside_serve(const std::vector<std::string>& given);
+/// A design library's InputError as the command line says it: a field of `flags` (field, flag)
+/// behind its flag, the message's leading "field: " replaced; any other, a serve keyword's, inside
+/// --serve. Always throws CliError.
+[[noreturn]] void throw_design_input_error(const std::string& field, const std::string& message,
+                                           const std::vector<std::pair<std::string, std::string>>& flags);
+
 /// The machine's cores when `jobs` is 0.
 unsigned jobs_or_default(unsigned jobs);
 

@@ -64,18 +64,13 @@ class SensitivityCommand final : public Command {
     try {
       return sensitivity_command(limits);
     } catch (const hw::InputError& e) {
-      // The library's parameters behind their flags; serve's keywords inside --serve.
-      const std::string field = e.field();
-      if (field == "metric" || field == "fields" || field == "ctx" || field == "slo_ttft_ms" ||
-          field == "slo_tpot_ms") {
-        std::string flag = "--" + field;
-        std::replace(flag.begin(), flag.end(), '_', '-');
-        // The library's message names the field first: the flag takes its place.
-        std::string message = e.what();
-        if (message.rfind(field + ": ", 0) == 0) message.erase(0, field.size() + 2);
-        throw CliError(fmt::format("{}: {}", flag, message));
-      }
-      throw CliError(fmt::format("--serve: {}", e.what()));
+      throw_design_input_error(e.field(), e.what(),
+                               {{"metric", "--metric"},
+                                {"fields", "--fields"},
+                                {"ctx", "--ctx"},
+                                {"delta", "--delta-pct"},
+                                {"slo_ttft_ms", "--slo-ttft-ms"},
+                                {"slo_tpot_ms", "--slo-tpot-ms"}});
     }
   }
 
@@ -86,16 +81,7 @@ class SensitivityCommand final : public Command {
     spec.workload.base = options_.request(limits);
     const std::vector<std::string> given = options_.given();
     if (!serve_.empty()) {
-      // A serve's engine makes the steps' sequences: the run's shape options are not its own.
-      for (const std::string& name : given) {
-        const g5sim::RunOption* o = g5sim::find_run_option(name);
-        if (o && (o->takes & g5sim::kServe) == 0) {
-          throw CliError(
-              fmt::format("{}: with --serve the load makes the steps' sequences (give the serve's "
-                          "lengths in --serve)",
-                          o->flag));
-        }
-      }
+      refuse_step_shape_beside_serve(given);
       if (!ctx_.empty()) throw CliError("--ctx: with --serve the load sets the contexts (input_len in --serve)");
       spec.workload.serve = serve_;
     } else {

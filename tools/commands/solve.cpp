@@ -70,16 +70,15 @@ class SolveCommand final : public Command {
     try {
       return solve_command(limits);
     } catch (const hw::InputError& e) {
-      const std::string field = e.field();
-      static const std::vector<std::string> kOwn = {"target", "vary", "cost", "tolerance", "max_runs", "slo"};
-      if (std::find(kOwn.begin(), kOwn.end(), field) != kOwn.end()) {
-        std::string flag = field == "slo" ? "--slo-tpot-ms/--slo-ttft-ms" : "--" + field;
-        std::replace(flag.begin(), flag.end(), '_', '-');
-        std::string message = e.what();
-        if (message.rfind(field + ": ", 0) == 0) message.erase(0, field.size() + 2);
-        throw CliError(fmt::format("{}: {}", flag, message));
-      }
-      throw CliError(fmt::format("--serve: {}", e.what()));
+      throw_design_input_error(e.field(), e.what(),
+                               {{"target", "--target"},
+                                {"vary", "--vary"},
+                                {"cost", "--cost"},
+                                {"tolerance", "--tolerance-pct"},
+                                {"max_runs", "--max-runs"},
+                                {"slo", "--slo-tpot-ms/--slo-ttft-ms"},
+                                {"slo_ttft_ms", "--slo-ttft-ms"},
+                                {"slo_tpot_ms", "--slo-tpot-ms"}});
     }
   }
 
@@ -90,15 +89,7 @@ class SolveCommand final : public Command {
     spec.workload.base = options_.request(limits);
     const std::vector<std::string> given = options_.given();
     if (!serve_.empty()) {
-      for (const std::string& name : given) {
-        const g5sim::RunOption* o = g5sim::find_run_option(name);
-        if (o && (o->takes & g5sim::kServe) == 0) {
-          throw CliError(
-              fmt::format("{}: with --serve the load makes the steps' sequences (give the serve's "
-                          "lengths in --serve)",
-                          o->flag));
-        }
-      }
+      refuse_step_shape_beside_serve(given);
       spec.workload.serve = serve_;
     } else {
       SweepPoint point;

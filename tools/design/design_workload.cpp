@@ -1,10 +1,13 @@
 #include "tools/design/design_workload.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "api/json_text.hpp"
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
@@ -163,6 +166,26 @@ std::string WorkloadMeter::describe(const Measurement& base) const {
   return !r.mix.empty()    ? "mix " + r.mix
          : !r.seqs.empty() ? "seqs " + r.seqs
                            : fmt::format("{}, batch {}", r.phase, base.deployment.batch);
+}
+
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+std::string value_text(double value) {
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    return fmt::format("{}", static_cast<long long>(value));
+  }
+  return fmt::format("{:.6g}", value);
+}
+
+void write_design_json_head(std::ostream& out, int schema_version, const std::string& kind, const std::string& chip,
+                            const std::string& chip_source, const std::string& model, const std::string& model_source,
+                            const std::string& workload, const g5sim::Deployment& d) {
+  using api::json_string;
+  fmt::print(out, "{{\n  \"schema_version\": {},\n  \"kind\": {},\n", schema_version, json_string(kind));
+  fmt::print(out, "  \"chip\": {},\n  \"chip_source\": {},\n  \"model\": {},\n  \"model_source\": {},\n",
+             json_string(chip), json_string(chip_source), json_string(model), json_string(model_source));
+  fmt::print(out, "  \"workload\": {},\n  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}}},\n",
+             json_string(workload), d.tp, d.ep, d.dp, d.chips());
 }
 
 g5sim::Request with_deployment(g5sim::Request request, const g5sim::Deployment& deployment) {

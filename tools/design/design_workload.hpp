@@ -9,6 +9,7 @@
 // for every chip it is measured on.
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,17 @@ class WorkloadMeter {
   std::vector<ServeRequest> load_;
   ServeOptions serve_options_;
 };
+
+/// A number as the CSV and JSON write it (the shortest text that reads back the same double).
+std::string number_text(double value);
+/// A field's value as a table shows it: whole numbers in full (2097152, not 2.09715e+06), else six
+/// significant digits.
+std::string value_text(double value);
+/// The opening of a design command's JSON, up to the deployment: schema_version, kind, chip,
+/// chip_source, model, model_source, workload, deployment (each line ends in ",\n").
+void write_design_json_head(std::ostream& out, int schema_version, const std::string& kind, const std::string& chip,
+                            const std::string& chip_source, const std::string& model, const std::string& model_source,
+                            const std::string& workload, const g5sim::Deployment& deployment);
 
 /// `request` with the deployment held: tp, ep and dp as `deployment`'s.
 g5sim::Request with_deployment(g5sim::Request request, const g5sim::Deployment& deployment);

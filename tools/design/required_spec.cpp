@@ -16,12 +16,7 @@
 namespace tools {
 namespace {
 
-std::string number(double v) { return fmt::format("{}", v); }
-
-std::string readable(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
-  return fmt::format("{:.6g}", v);
-}
+std::string number(double v) { return number_text(v); }
 
 std::optional<double> parse_number(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
@@ -147,7 +142,7 @@ void Solver::cannot(const std::string& why) {
   const SolveTrial& best = report_.trials[best_trial()];
   std::string values;
   for (std::size_t i = 0; i < fields_.size(); ++i) {
-    values += fmt::format("{}{} = {}", i ? ", " : "", fields_[i].path, readable(best.values[i]));
+    values += fmt::format("{}{} = {}", i ? ", " : "", fields_[i].path, value_text(best.values[i]));
   }
   std::string misses;
   for (std::size_t j = 0; j < targets_.size() && !best.metrics.empty(); ++j) {
@@ -175,7 +170,7 @@ void Solver::one_field() {
   };
   if (std::none_of(ids.begin(), ids.end(), [&](std::size_t t) { return report_.trials[t].meets; })) {
     return cannot(
-        fmt::format("no value of {} in [{}, {}] meets the targets", f.path, readable(f.low), readable(f.high)));
+        fmt::format("no value of {} in [{}, {}] meets the targets", f.path, value_text(f.low), value_text(f.high)));
   }
   // The cheap end: where the first target's metric is worse.
   const double lo_m = metric0(ids[0]), hi_m = metric0(ids[2]);
@@ -354,7 +349,7 @@ SolveReport Solver::run() {
     }
     if (!(f.low <= c.value && c.value <= f.high)) {
       throw hw::InputError("vary", fmt::format("vary: {}'s range [{}, {}] does not hold its value {}", c.path,
-                                               readable(f.low), readable(f.high), readable(c.value)));
+                                               value_text(f.low), value_text(f.high), value_text(c.value)));
     }
     fields_.push_back(f);
   }
@@ -381,7 +376,7 @@ SolveReport Solver::run() {
 
 }  // namespace
 
-std::string Target::text() const { return fmt::format("{} {} {}", metric, at_most ? "<=" : ">=", readable(bound)); }
+std::string Target::text() const { return fmt::format("{} {} {}", metric, at_most ? "<=" : ">=", value_text(bound)); }
 
 Target parse_target(const std::string& text) {
   const std::size_t le = text.find("<="), ge = text.find(">=");
@@ -453,8 +448,8 @@ void write_solve_table(std::ostream& out, const SolveReport& r) {
   fmt::print(out, "solve: {}, {}, {} (tp {}, ep {}, dp {}): {}\n", r.chip, r.model, r.workload, d.tp, d.ep, d.dp,
              targets);
   for (const SolveField& f : r.fields) {
-    fmt::print(out, "vary: {} = {} in [{}, {}]{}\n", f.path, readable(f.value), readable(f.low), readable(f.high),
-               r.fields.size() > 1 ? fmt::format(", cost {}", readable(f.cost)) : std::string());
+    fmt::print(out, "vary: {} = {} in [{}, {}]{}\n", f.path, value_text(f.value), value_text(f.low), value_text(f.high),
+               r.fields.size() > 1 ? fmt::format(", cost {}", value_text(f.cost)) : std::string());
   }
   const auto metrics_of = [&](const SolveTrial& t) {
     std::string s;
@@ -470,7 +465,7 @@ void write_solve_table(std::ostream& out, const SolveReport& r) {
     std::string change;
     for (std::size_t i = 0; i < r.fields.size(); ++i) {
       const SolveField& f = r.fields[i];
-      change += fmt::format("{}{} = {} ({:+.2f} %)", i ? ", " : "", f.path, readable(r.answer[i]),
+      change += fmt::format("{}{} = {} ({:+.2f} %)", i ? ", " : "", f.path, value_text(r.answer[i]),
                             100 * (r.answer[i] / f.value - 1));
     }
     if (r.outcome == "already") {
@@ -481,7 +476,7 @@ void write_solve_table(std::ostream& out, const SolveReport& r) {
     }
     if (r.check_trial) {
       const SolveTrial& c = r.trials[*r.check_trial];
-      fmt::print(out, "  at {} = {}: {}{}\n", r.fields[0].path, readable(c.values[0]),
+      fmt::print(out, "  at {} = {}: {}{}\n", r.fields[0].path, value_text(c.values[0]),
                  c.metrics.empty() ? c.note : metrics_of(c),
                  c.meets ? " (meets too: the metric is flat here)" : ": misses");
     }
@@ -506,12 +501,8 @@ void write_solve_csv(std::ostream& out, const SolveReport& r) {
 
 void write_solve_json(std::ostream& out, const SolveReport& r) {
   using api::json_string;
-  const g5sim::Deployment& d = r.deployment;
-  fmt::print(out, "{{\n  \"schema_version\": {},\n  \"kind\": \"solve\",\n", kSolveSchemaVersion);
-  fmt::print(out, "  \"chip\": {},\n  \"chip_source\": {},\n  \"model\": {},\n  \"model_source\": {},\n",
-             json_string(r.chip), json_string(r.chip_source), json_string(r.model), json_string(r.model_source));
-  fmt::print(out, "  \"workload\": {},\n  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}}},\n",
-             json_string(r.workload), d.tp, d.ep, d.dp, d.chips());
+  write_design_json_head(out, kSolveSchemaVersion, "solve", r.chip, r.chip_source, r.model, r.model_source, r.workload,
+                         r.deployment);
   out << "  \"targets\": [";
   for (std::size_t j = 0; j < r.targets.size(); ++j) {
     const Target& t = r.targets[j];

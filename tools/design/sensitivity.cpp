@@ -16,15 +16,9 @@
 namespace tools {
 namespace {
 
-std::string number(double v) { return fmt::format("{}", v); }
-std::string number(const std::optional<double>& v) { return v ? number(*v) : std::string(); }
-std::string json_number(const std::optional<double>& v) { return v ? number(*v) : std::string("null"); }
-
-// A field's value for the table: whole numbers in full (2097152, not 2.09715e+06).
-std::string readable(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
-  return fmt::format("{:.6g}", v);
-}
+std::string number(double v) { return number_text(v); }
+std::string number(const std::optional<double>& v) { return v ? number_text(*v) : std::string(); }
+std::string json_number(const std::optional<double>& v) { return v ? number_text(*v) : std::string("null"); }
 
 // One variant of the chip: a field at another value, or the config's refusal of it.
 struct Variant {
@@ -267,7 +261,7 @@ void write_sensitivity_table(std::ostream& out, const SensitivityReport& r, std:
           f.uneven ? fmt::format(" (uneven: {:.3f} down, {:.3f} up)", *f.elasticity_down, *f.elasticity_up)
           : f.method != "central" ? fmt::format(" ({})", f.method)
                                   : std::string();
-      fmt::print(out, "  {:>4}  {:<42} {:>14} {:>11.4f}  {}{}\n", shown, f.field, readable(f.value), *f.elasticity,
+      fmt::print(out, "  {:>4}  {:<42} {:>14} {:>11.4f}  {}{}\n", shown, f.field, value_text(f.value), *f.elasticity,
                  sides, remark);
     }
     if (small > 0) fmt::print(out, "  ... {} more fields (--top N lists more)\n", small);
@@ -299,12 +293,8 @@ void write_sensitivity_csv(std::ostream& out, const SensitivityReport& r) {
 
 void write_sensitivity_json(std::ostream& out, const SensitivityReport& r) {
   using api::json_string;
-  const g5sim::Deployment& d = r.deployment;
-  fmt::print(out, "{{\n  \"schema_version\": {},\n  \"kind\": \"sensitivity\",\n", kSensitivitySchemaVersion);
-  fmt::print(out, "  \"chip\": {},\n  \"chip_source\": {},\n  \"model\": {},\n  \"model_source\": {},\n",
-             json_string(r.chip), json_string(r.chip_source), json_string(r.model), json_string(r.model_source));
-  fmt::print(out, "  \"workload\": {},\n  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}}},\n",
-             json_string(r.workload), d.tp, d.ep, d.dp, d.chips());
+  write_design_json_head(out, kSensitivitySchemaVersion, "sensitivity", r.chip, r.chip_source, r.model, r.model_source,
+                         r.workload, r.deployment);
   fmt::print(out, "  \"metric\": {},\n  \"delta\": {},\n  \"runs\": {},\n", json_string(r.metric), number(r.delta),
              r.runs);
   out << "  \"warnings\": [";
