@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "api/result_state.hpp"
@@ -49,6 +50,27 @@ void chip_totals(std::string& out, const hw::Chip& chip) {
         "warning: the DMA channels reaching DDR sum to {:.1f} GB/s, below the DDR's {:.1f}: DDR can never be the "
         "limiting resource on this chip (the channels are)\n",
         reaching_ddr, ddr);
+  }
+  if (chip.energy) {
+    // The energy section's prices at the chip's rates (hw/energy.hpp): the cube at its peak (a MAC
+    // is 2 FLOPs), the DDR at its sustainable bandwidth, the static power; the larger cube dtype.
+    const hw::ChipEnergy& e = *chip.energy;
+    auto cube_w = [&](hw::DType t) { return cost.cube_peak_flops(t) / 2 * e.pj_per_mac[static_cast<int>(t)] * 1e-12; };
+    const double bf16_w = cube_w(hw::DType::bf16), fp8_w = cube_w(hw::DType::fp8);
+    const double ddr_w = ddr * 1e9 * e.pj_per_byte[0] * 1e-12;
+    const double static_w = e.static_w(chip.cores);
+    const double peak = std::max(bf16_w, fp8_w) + ddr_w + static_w;
+    out += fmt::format(
+        "power peak {:.1f} W: cube bf16 {:.1f} W / fp8 {:.1f} W at its peak, DDR {:.1f} W at {:.1f} GB/s, static "
+        "{:.1f} W; {}\n",
+        peak, bf16_w, fp8_w, ddr_w, ddr, static_w,
+        e.tdp_w ? fmt::format("TDP {:.0f} W", *e.tdp_w) : std::string("no TDP stated"));
+    if (e.tdp_w && peak > *e.tdp_w) {
+      out += fmt::format(
+          "warning: the energy prices at the chip's peak rates draw {:.1f} W, above its {:.0f} W TDP: the prices or "
+          "the peaks are high (or the chip throttles, which g5sim does not model)\n",
+          peak, *e.tdp_w);
+    }
   }
 }
 

@@ -42,6 +42,12 @@ OpRunResult simulate_alone(const hw::Chip& chip, const ops::OpGraph& graph, hw::
   const double peak = hw::CostModel(chip).cube_peak_flops(dtype);  // this chip (cores already restricted)
   r.tiu_utilization =
       tl.total == 0 ? 0.0 : static_cast<double>(r.flops) / (static_cast<double>(tl.total) * 1e-12 * peak);
+  if (chip.energy) {
+    r.has_energy = true;
+    r.dynamic_energy_pj = tl.dynamic_energy_pj;
+    r.static_energy_pj = chip.energy->static_w(chip.cores) * static_cast<double>(tl.total);  // W x ps = pJ
+    r.energy_pj = r.dynamic_energy_pj + r.static_energy_pj;
+  }
   return r;
 }
 
@@ -134,9 +140,12 @@ void write_op_json(std::ostream& out, const OpRunResult& r) {
              "{{\"schema_version\": 1, \"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, "
              "\"c2c_bytes\": {}, "
              "\"unique_bytes\": {}, \"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, "
-             "\"commands\": {}}}\n",
+             "\"commands\": {}{}}}\n",
              json_string(r.op), json_string(r.shape), r.cores, format_ns(r.total_ps), r.ddr_bytes, r.c2c_bytes,
-             r.unique_bytes, r.tiu_utilization, r.peak_lmem_bytes, r.flops, r.commands);
+             r.unique_bytes, r.tiu_utilization, r.peak_lmem_bytes, r.flops, r.commands,
+             r.has_energy ? fmt::format(", \"energy_pj\": {}, \"dynamic_energy_pj\": {}, \"static_energy_pj\": {}",
+                                        r.energy_pj, r.dynamic_energy_pj, r.static_energy_pj)
+                          : std::string());
 }
 
 void write_op_table(std::ostream& out, const OpRunResult& r) {
@@ -150,6 +159,10 @@ void write_op_table(std::ostream& out, const OpRunResult& r) {
   fmt::print(out, "peak_lmem_bytes  {}\n", r.peak_lmem_bytes);
   fmt::print(out, "flops            {}\n", r.flops);
   fmt::print(out, "commands         {}\n", r.commands);
+  if (r.has_energy) {
+    fmt::print(out, "energy_pj        {} (dynamic {}, static {})\n", r.energy_pj, r.dynamic_energy_pj,
+               r.static_energy_pj);
+  }
 }
 
 }  // namespace api

@@ -69,6 +69,7 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
     it->compute_ns += t.compute_ns;
     it->memory_ns += t.memory_ns;
     it->comm_ns += t.comm_ns;
+    it->energy_pj += t.energy_pj;
     if (t.end > t.start) intervals[static_cast<std::size_t>(it - out.begin())].emplace_back(t.start, t.end);
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -97,6 +98,34 @@ std::vector<KindSummary> summarize_by_kind(const ops::Timeline& tl) {
   for (std::size_t i : order) sorted.push_back(out[i]);
   return sorted;
 }
+
+std::optional<RunEnergy> run_energy(const RunDescription& run, const ops::Timeline& tl) {
+  if (!run.chip.energy) return std::nullopt;
+  const hw::ChipEnergy& price = *run.chip.energy;
+  RunEnergy e;
+  e.dynamic_pj = tl.dynamic_energy_pj;
+  // W x ps = 1 pJ.
+  e.static_pj = price.static_w(run.chip.cores) * static_cast<double>(tl.total);
+  e.total_pj = e.dynamic_pj + e.static_pj;
+  e.average_w = tl.total > 0 ? e.total_pj / static_cast<double>(tl.total) : 0.0;
+  e.tdp_w = price.tdp_w;
+  if (run.scope == Scope::step) {
+    // The chip's share of the step's tokens: its tokens per second over the step's time.
+    const double tokens =
+        tokens_per_s_per_chip(run.workload, tl.total, run.parallelism) * static_cast<double>(tl.total) * 1e-12;
+    if (tokens > 0) e.joules_per_token = e.total_pj * 1e-12 / tokens;
+  }
+  return e;
+}
+
+namespace {
+
+// ", \"energy_pj\": X" for an op or a kind on a chip with energy, else nothing.
+std::string energy_field(const hw::Chip& chip, double pj) {
+  return chip.energy ? fmt::format(", \"energy_pj\": {}", pj) : std::string();
+}
+
+}  // namespace
 
 // Tokens per second of the whole deployment: a decode step processes B * q_len new tokens (B over
 // all DP ranks), a prefill B * q_len prompt tokens.
@@ -284,6 +313,21 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   }
   fmt::print(out, "hbm_bytes     {}\n", tl.hbm_bytes);
   fmt::print(out, "flops         {}\n", tl.flops);
+  if (const std::optional<RunEnergy> e = run_energy(run, tl)) {
+    const std::string per_token =
+        e->joules_per_token
+            ? fmt::format(", {:.3f} mJ/token, {:.2f} tokens/J", *e->joules_per_token * 1e3, 1.0 / *e->joules_per_token)
+            : std::string();
+    const std::string tdp = e->tdp_w ? fmt::format(" of {:.0f} W TDP", *e->tdp_w) : std::string(" (no TDP stated)");
+    fmt::print(out, "energy        {:.6f} J (dynamic {:.6f}, static {:.6f}){}; {:.1f} W average{}\n",
+               e->total_pj * 1e-12, e->dynamic_pj * 1e-12, e->static_pj * 1e-12, per_token, e->average_w, tdp);
+    std::string engines;
+    for (std::size_t i = 0; i < run.chip.engines.size(); ++i) {
+      engines +=
+          fmt::format("{}{} {:.6f}", i ? ", " : "", run.chip.engines[i].display_name(), tl.engine_energy_pj[i] * 1e-12);
+    }
+    fmt::print(out, "energy_by     {} J (dynamic, by engine)\n", engines);
+  }
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
              ops::regime_name(tl.regime));
   fmt::print(out, "bound_by      {} (the busiest resource is busy {:.1f} % of the run)\n", tl.bound_by,
@@ -366,6 +410,18 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"idle_gap_ps\": {},\n", tl.idle_gap);
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
+  if (const std::optional<RunEnergy> e = run_energy(run, tl)) {
+    std::string engines;
+    for (std::size_t i = 0; i < run.chip.engines.size(); ++i) {
+      engines += fmt::format("{}{}: {}", i ? ", " : "", json_string(run.chip.engines[i].name), tl.engine_energy_pj[i]);
+    }
+    fmt::print(out,
+               "  \"energy\": {{\"total_pj\": {}, \"dynamic_pj\": {}, \"static_pj\": {}, \"average_w\": {}, "
+               "\"tdp_w\": {}, \"joules_per_token\": {}, \"tokens_per_joule\": {}, \"by_engine_pj\": {{{}}}}},\n",
+               e->total_pj, e->dynamic_pj, e->static_pj, e->average_w, e->tdp_w ? fmt::format("{}", *e->tdp_w) : "null",
+               e->joules_per_token ? fmt::format("{}", *e->joules_per_token) : "null",
+               e->joules_per_token ? fmt::format("{}", 1.0 / *e->joules_per_token) : "null", engines);
+  }
   {
     // The cache one chip keeps: bytes per token per layer in the mode and format (attention's
     // cache plus DSA's indexer keys), and in all for its sequences, the context and every layer
@@ -384,9 +440,9 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
     fmt::print(
         out,
         "    {{\"kind\": \"{}\", \"ops\": {}, \"busy_ns\": {}, \"hbm_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, "
-        "\"regime\": \"{}\", \"bound_by\": {}}}{}\n",
+        "\"regime\": \"{}\", \"bound_by\": {}{}}}{}\n",
         ops::kind_name(k.kind), k.ops, format_ns(k.busy), k.hbm_bytes, k.c2c_bytes, k.flops, ops::regime_name(k.regime),
-        json_string(k.bound_by), i + 1 < kinds.size() ? "," : "");
+        json_string(k.bound_by), energy_field(run.chip, k.energy_pj), i + 1 < kinds.size() ? "," : "");
   }
   out << "  ],\n";
   out << "  \"ops\": [\n";
@@ -398,11 +454,12 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
         "\"op_start_ns\": {}, \"op_end_ns\": {}, \"op_start_ps\": {}, \"op_end_ps\": {}, \"hbm_bytes\": {}, "
         "\"unique_bytes\": {}, \"c2c_bytes\": {}, \"flops\": {}, \"kv_bytes\": {}, \"peak_lmem_bytes\": {}, "
         "\"roofline_ns\": {:.3f}, \"regime\": \"{}\", \"bound_by\": {}, \"bound_share\": {:.3f}, \"idle_gap_ns\": "
-        "{}, \"idle_gap_ps\": {}}}{}\n",
+        "{}, \"idle_gap_ps\": {}{}}}{}\n",
         t.id, json_string(t.name), layer_text(t.layer), ops::kind_name(t.kind), json_string(t.shape),
         json_string(t.engines), format_ns(t.start), format_ns(t.end), t.start, t.end, t.hbm_bytes, t.unique_bytes,
         t.c2c_bytes, t.flops, t.kv_bytes, t.peak_lmem_bytes, t.roofline_ns, ops::regime_name(t.regime),
-        json_string(t.bound_by), t.bound_share, format_ns(t.idle_gap), t.idle_gap, i + 1 < tl.ops.size() ? "," : "");
+        json_string(t.bound_by), t.bound_share, format_ns(t.idle_gap), t.idle_gap, energy_field(run.chip, t.energy_pj),
+        i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
   fmt::print(out, "  \"commands\": {{{}}},\n", command_counts(run.chip, tl, true));

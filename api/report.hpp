@@ -8,6 +8,7 @@
 //   how the run was done (api/simulation.hpp).
 // The table (g5sim run). A sweep's CSV and JSON lines are tools/grid_sweep.hpp's.
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -45,10 +46,21 @@ struct KindSummary {
   sim::Tick busy = 0;  ///< length of the union of the ops' intervals (kinds may overlap each other)
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
   double compute_ns = 0, memory_ns = 0, comm_ns = 0;
+  double energy_pj = 0;  ///< the ops' dynamic energy
   ops::Regime regime = ops::Regime::memory;
   std::string bound_by = "-";  ///< the bound_by of most of the kind's op time
 };
 std::vector<KindSummary> summarize_by_kind(const ops::Timeline& timeline);
+
+/// A run's energy on a chip with an `energy` section (hw/energy.hpp): its ops' dynamic energy, the
+/// chip's static power over the run, their sum over the run's time, and per token of the chip's
+/// share of a step (a block has no tokens of its own).
+struct RunEnergy {
+  double dynamic_pj = 0, static_pj = 0, total_pj = 0;
+  double average_w = 0;
+  std::optional<double> tdp_w, joules_per_token;
+};
+std::optional<RunEnergy> run_energy(const RunDescription& run, const ops::Timeline& timeline);
 
 /// The engine of the decode history read: the one the options name, or the chip's default.
 std::string kv_read_engine_name(const hw::Chip& chip, const ops::LoweringOptions& options);

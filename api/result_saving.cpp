@@ -71,6 +71,14 @@ void each_field(R& r, F&& field) {
   field("bound_by", r.bound_by);
   field("bound_share", r.bound_share);
   field("idle_gap_ps", r.idle_gap_ps);
+  field("has_energy", r.has_energy);
+  field("energy_pj", r.energy_pj);
+  field("dynamic_energy_pj", r.dynamic_energy_pj);
+  field("static_energy_pj", r.static_energy_pj);
+  field("average_power_w", r.average_power_w);
+  field("tdp_w", r.tdp_w);
+  field("joules_per_token", r.joules_per_token);
+  field("tokens_per_joule", r.tokens_per_joule);
   field("warnings", r.warnings);
 }
 
@@ -95,6 +103,7 @@ void each_op_field(O& o, F&& field) {
   field("bound_by", o.bound_by);
   field("bound_share", o.bound_share);
   field("idle_gap_ps", o.idle_gap_ps);
+  field("energy_pj", o.energy_pj);
 }
 
 template <class K, class F>
@@ -107,6 +116,7 @@ void each_kind_field(K& k, F&& field) {
   field("flops", k.flops);
   field("regime", k.regime);
   field("bound_by", k.bound_by);
+  field("energy_pj", k.energy_pj);
 }
 
 template <class S, class F>
@@ -117,7 +127,7 @@ void each_sequence_field(S& s, F&& field) {
   field("path", s.path);
 }
 
-constexpr int kSavedVersion = 2;
+constexpr int kSavedVersion = 3;
 
 }  // namespace
 
@@ -135,7 +145,7 @@ std::string Result::saved() const {
     each_kind_field(k, [&](const char* name, const auto& v) { kind[name] = v; });
     doc["kinds"].push_back(std::move(kind));
   }
-  for (const EngineCommands& e : commands) doc["commands"].push_back({e.engine, e.commands});
+  for (const EngineCommands& e : commands) doc["commands"].push_back({e.engine, e.commands, e.energy_pj});
   for (const auto& [key, list] : {std::pair{"sequences", &sequences}, {"chip_sequences", &chip_sequences}}) {
     doc[key] = nlohmann::json::array();
     for (const SequenceRecord& g : *list) {
@@ -166,7 +176,7 @@ Result Result::restore(const std::string& saved) {
       each_kind_field(k, [&](const char* name, auto& v) { kind.at(name).get_to(v); });
     }
     for (const nlohmann::json& e : doc.value("commands", nlohmann::json::array())) {
-      r.commands.push_back({e.at(0).get<std::string>(), e.at(1).get<std::uint64_t>()});
+      r.commands.push_back({e.at(0).get<std::string>(), e.at(1).get<std::uint64_t>(), e.at(2).get<double>()});
     }
     for (const auto& [key, list] : {std::pair{"sequences", &r.sequences}, {"chip_sequences", &r.chip_sequences}}) {
       for (const nlohmann::json& entry : doc.at(key)) {

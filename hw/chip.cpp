@@ -251,7 +251,7 @@ void check_wait_rule(ConfigMap& engines, const Chip& chip) {
 
 Chip read_chip(ConfigMap root) {
   root.expect_keys({"name", "cores", "lmem_bytes_per_core", "weight_layout", "matmul_split_k", "engines", "ddr", "c2c",
-                    "l2", "nodes", "calibration"});
+                    "l2", "nodes", "energy", "calibration"});
   std::optional<ErrorBands> bands;
   HeldOutMape held_out;
   if (root.has("calibration")) bands = read_calibration_record(root.map("calibration"), held_out);
@@ -330,6 +330,8 @@ Chip read_chip(ConfigMap root) {
     chip.index_engines(root.where("engines"), root.site("engines"));
     check_wait_rule(engines, chip);
   }
+  // After the resources: the section prices each of them.
+  if (root.has("energy")) chip.energy = read_energy(root.map("energy"), chip);
   root.finish();
   route_table(chip);  // every route fits a transfer's path (hw/routes.hpp): refused here, not mid-run
   return chip;

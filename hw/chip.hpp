@@ -19,6 +19,7 @@
 
 #include "hw/config_error.hpp"
 #include "hw/dtype.hpp"
+#include "hw/energy.hpp"
 #include "hw/engine.hpp"
 #include "hw/error_band.hpp"
 
@@ -94,6 +95,8 @@ struct Chip {
   /// A calibrated config's record of its cross-validated errors (`calibration.bands`): the band a
   /// result carries. Absent for a chip not calibrated against measurements.
   std::optional<ErrorBands> error_bands;
+  /// What its work costs in energy (`energy`, hw/energy.hpp); absent: no energy reported.
+  std::optional<ChipEnergy> energy;
   /// The config holds a `calibration` record (g5sim calibrate wrote it), with or without bands;
   /// then also its held-out MAPEs.
   bool calibrated = false;

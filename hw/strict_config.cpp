@@ -225,6 +225,13 @@ double ConfigMap::number_in(std::string_view key, double lo, double hi, bool lo_
   return v;
 }
 
+std::optional<double> ConfigMap::number_in_or_null(std::string_view key, double lo, double hi, bool lo_open) {
+  YAML::Node value = scalar_node(key);
+  if (value.IsNull()) return std::nullopt;
+  read_.erase(std::string(key));
+  return number_in(key, lo, hi, lo_open);
+}
+
 std::optional<std::uint64_t> ConfigMap::int_in_or_null(std::string_view key, std::uint64_t lo, std::uint64_t hi) {
   YAML::Node value = scalar_node(key);
   if (value.IsNull()) return std::nullopt;

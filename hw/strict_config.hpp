@@ -46,6 +46,8 @@ class ConfigMap {
   std::uint64_t int_in(std::string_view key, std::uint64_t lo, std::uint64_t hi);
   /// A finite number in [lo, hi]; lo_open: lo itself is excluded (a bandwidth must be > 0).
   double number_in(std::string_view key, double lo, double hi, bool lo_open = false);
+  /// `null` means "absent by design" (not stated); otherwise a finite number in [lo, hi].
+  std::optional<double> number_in_or_null(std::string_view key, double lo, double hi, bool lo_open = false);
   /// `null` means "absent by design"; otherwise an integer in [lo, hi].
   std::optional<std::uint64_t> int_in_or_null(std::string_view key, std::uint64_t lo, std::uint64_t hi);
   std::uint64_t positive_int(std::string_view key);      ///< integer >= 1

@@ -62,13 +62,9 @@ void LimitingResource::add_transfer(const EngineRule& rule, const sim::Command& 
                                     std::uint64_t& units) {
   const bool from_l2 = sim::within_l2(cmd.direction);
   units = copies * (rule.dma && !from_l2 ? cost_.bus_bytes_dma(cmd.amount, cmd.row_bytes) : cmd.amount);
-  const std::vector<std::uint32_t>& crossed = from_l2                                         ? rule.from_l2
-                                              : cmd.direction == sim::Direction::chip_to_node ? rule.to_node
-                                              : cmd.direction == sim::Direction::ddr_to_l2    ? rule.to_l2
-                                                                                              : rule.own;
   const std::size_t resources = chip_.resources.size();
   const std::uint64_t times = multiplicity_[cmd.op];
-  for (std::uint32_t r : crossed) {
+  for (std::uint32_t r : crossed(rule, cmd)) {
     op_bytes_[cmd.op * resources + r] += units;
     run_bytes_[r] += times * units;
   }

@@ -75,6 +75,12 @@ class LimitingResource {
   void end_core();
   void finish();
 
+  /// The shared resources (Chip::resources indices) a transfer of `engine` crosses: its route
+  /// (hw/routes.hpp) by the command's direction.
+  const std::vector<std::uint32_t>& crossed(hw::EngineId engine, const sim::Command& cmd) const {
+    return crossed(rules_[engine], cmd);
+  }
+
   const ResourceWork& op_work(std::size_t op) const { return ops_[op]; }
   const ResourceWork& run_work() const { return run_; }
 
@@ -92,6 +98,12 @@ class LimitingResource {
     std::vector<std::uint32_t> own, to_node, to_l2, from_l2;
   };
   void add_transfer(const EngineRule& rule, const sim::Command& cmd, std::uint64_t copies, std::uint64_t& units);
+  static const std::vector<std::uint32_t>& crossed(const EngineRule& rule, const sim::Command& cmd) {
+    return sim::within_l2(cmd.direction)                   ? rule.from_l2
+           : cmd.direction == sim::Direction::chip_to_node ? rule.to_node
+           : cmd.direction == sim::Direction::ddr_to_l2    ? rule.to_l2
+                                                           : rule.own;
+  }
 
   const hw::Chip& chip_;
   hw::CostModel cost_;

@@ -81,6 +81,7 @@ constexpr sim::Tick kNever = std::numeric_limits<sim::Tick>::max();
 struct Reduced {
   std::array<std::uint64_t, hw::kMaxEngines> commands{};
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0;
+  std::array<std::array<std::uint64_t, hw::kMaxResources>, hw::kMaxEngines> route_bytes{};
 };
 struct Folds {
   Folds(std::size_t ops, std::size_t per_op)
@@ -162,6 +163,11 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
         if (cmd.kind == sim::CommandKind::transfer && !sim::within_l2(cmd.direction)) {
           (link ? r.c2c_bytes : r.hbm_bytes) += times * cmd.amount;
         }
+        if (cmd.kind == sim::CommandKind::transfer) {
+          for (std::uint32_t resource : limits.crossed(static_cast<hw::EngineId>(e), cmd)) {
+            r.route_bytes[e][resource] += times * cmd.amount;
+          }
+        }
       }
     }
     limits.end_core();
@@ -177,6 +183,7 @@ void unfold(const Folds& folds, const ReplayMap& map, const LoopMap& loops, std:
   for (OpId v = 0; v < by_id.size(); ++v) {
     const Reduced& r = folds.op[map.template_op(v)];
     by_id[v].commands = r.commands;
+    by_id[v].route_bytes = r.route_bytes;
     by_id[v].hbm_bytes = r.hbm_bytes;
     by_id[v].c2c_bytes = r.c2c_bytes;
   }
@@ -256,6 +263,31 @@ void roofline(const OpGraph& graph, OpId v, const hw::CostModel& cost, OpTiming&
   t.regime = t.kind == OpKind::host_launch ? Regime::host : classify(t.compute_ns, t.memory_ns, t.comm_ns);
 }
 
+// An op's dynamic energy (hw/energy.hpp), each part charged to the engine that spent it.
+void charge_energy(const OpGraph& graph, OpId v, const hw::Chip& chip, OpTiming& t, Timeline& tl) {
+  if (!chip.energy) return;
+  const hw::ChipEnergy& price = *chip.energy;
+  switch (traits_of(t.kind).peak) {
+    case PeakUnit::none: break;
+    case PeakUnit::cube: {
+      const hw::DType dtype = graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : kActivationDtype;
+      t.compute_energy_pj = static_cast<double>(t.flops / 2) * price.pj_per_mac[static_cast<int>(dtype)];
+      break;
+    }
+    case PeakUnit::vector: t.compute_energy_pj = static_cast<double>(t.flops) * price.pj_per_vector_element; break;
+  }
+  t.energy_pj = t.compute_energy_pj;
+  tl.engine_energy_pj[chip.tensor_engine()] += t.compute_energy_pj;
+  for (std::size_t e = 0; e < chip.engines.size(); ++e) {
+    for (std::size_t r = 0; r < chip.resources.size(); ++r) {
+      const double pj = static_cast<double>(t.route_bytes[e][r]) * price.pj_per_byte[r];
+      t.energy_pj += pj;
+      tl.engine_energy_pj[e] += pj;
+    }
+  }
+  tl.dynamic_energy_pj += t.energy_pj;
+}
+
 }  // namespace
 
 Regime classify(double compute_ns, double memory_ns, double comm_ns) {
@@ -304,6 +336,7 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
       t.start = t.end = ready;
     }
     roofline(graph, v, cost, t);
+    charge_energy(graph, v, chip, t, tl);
     const Bound b = limits.bound(limits.op_work(map.template_op(v)), t.duration());
     t.bound_by = t.kind == OpKind::host_launch ? "host" : b.resource;
     t.bound_share = t.kind == OpKind::host_launch ? 0.0 : b.share;

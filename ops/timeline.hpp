@@ -52,7 +52,14 @@ struct OpTiming {
   std::uint64_t streamed_in_bytes = 0;
   std::uint64_t peak_lmem_bytes = 0;
   std::array<std::uint64_t, hw::kMaxEngines> commands{};  ///< data/compute commands, by engine id
-  std::string engines;                                    ///< the engines it used, in chip order: "TIU+GDMA", or "-"
+  /// Bytes its transfers moved, by engine and by shared resource (Chip::resources index): a
+  /// transfer counts at every resource on its route (hw/routes.hpp). What energy is charged on.
+  std::array<std::array<std::uint64_t, hw::kMaxResources>, hw::kMaxEngines> route_bytes{};
+  std::string engines;  ///< the engines it used, in chip order: "TIU+GDMA", or "-"
+  /// Its dynamic energy in picojoules (hw/energy.hpp; 0 on a chip without `energy`): the tensor
+  /// engine's arithmetic (compute_energy_pj: a cube op's FLOPs / 2 MACs in its dtype, a vector
+  /// op's FLOPs as element operations) and its bytes at each resource they crossed.
+  double energy_pj = 0, compute_energy_pj = 0;
   double compute_ns = 0, memory_ns = 0, comm_ns = 0, roofline_ns = 0;
   Regime regime = Regime::memory;
   std::string bound_by = "-";  ///< the limiting resource over [start, end) (ops/limiting_resource.hpp)
@@ -71,6 +78,10 @@ struct Timeline {
   std::array<std::uint64_t, hw::kMaxEngines> commands{};  ///< all commands by engine id, messages included
   std::uint64_t hbm_bytes = 0, c2c_bytes = 0, flops = 0;
   double compute_ns = 0, memory_ns = 0, comm_ns = 0;
+  /// The ops' dynamic energy summed, and by engine (the tensor engine's arithmetic, each DMA or
+  /// collective engine's bytes): picojoules, 0 on a chip without `energy`.
+  double dynamic_energy_pj = 0;
+  std::array<double, hw::kMaxEngines> engine_energy_pj{};
   Regime regime = Regime::memory;
   std::string bound_by = "-";  ///< the limiting resource over the whole run
   double bound_share = 0;

@@ -538,6 +538,8 @@ void bind_records(py::module_& m) {
       .def_readonly("bound_share", &g5sim::OpRecord::bound_share, "How busy that resource was, 0..1.")
       .def_readonly("idle_gap_ps", &g5sim::OpRecord::idle_gap_ps,
                     "The tensor engine's idle time before its first instruction (largest over cores), ps.")
+      .def_readonly("energy_pj", &g5sim::OpRecord::energy_pj,
+                    "Its dynamic energy, pJ, on a chip with an `energy` section (else 0; the JSON entry's energy_pj).")
       .def("to_dict", &op_dict, "The JSON entry's keys and values.")
       .def("__repr__", [](const g5sim::OpRecord& o) {
         return "<g5sim.Op " + o.name + (o.layer >= 0 ? " layer " + std::to_string(o.layer) : std::string()) + " " +
@@ -567,6 +569,7 @@ void bind_records(py::module_& m) {
       .def_readonly("flops", &g5sim::KindRecord::flops)
       .def_readonly("regime", &g5sim::KindRecord::regime)
       .def_readonly("bound_by", &g5sim::KindRecord::bound_by)
+      .def_readonly("energy_pj", &g5sim::KindRecord::energy_pj, "Its ops' dynamic energy, pJ (0 without `energy`).")
       .def("__repr__", [](const g5sim::KindRecord& k) {
         return "<g5sim.Kind " + k.kind + " x" + std::to_string(k.ops) + " busy " + std::to_string(k.busy_ps) + " ps>";
       });
@@ -586,6 +589,11 @@ void bind_op_runs(py::module_& m) {
       .def_readonly("commands", &g5sim::OpResult::commands)
       .def_readonly("tiu_utilization", &g5sim::OpResult::tiu_utilization)
       .def_readonly("c2c_bytes", &g5sim::OpResult::c2c_bytes, "Bytes a collective sent to other chips.")
+      .def_readonly("has_energy", &g5sim::OpResult::has_energy, "The chip has an `energy` section.")
+      .def_readonly("energy_pj", &g5sim::OpResult::energy_pj, "Dynamic + static energy over total_ps, pJ.")
+      .def_readonly("dynamic_energy_pj", &g5sim::OpResult::dynamic_energy_pj,
+                    "MACs x pJ/MAC + vector elements x pJ/element + bytes x pJ/byte at each resource crossed.")
+      .def_readonly("static_energy_pj", &g5sim::OpResult::static_energy_pj, "The cores' static power x total_ps.")
       .def("json", &g5sim::OpResult::json, "`g5sim op ... --json`, byte for byte.")
       .def("table", &g5sim::OpResult::table, "The table `g5sim op` prints, byte for byte.")
       .def("__repr__", [](const g5sim::OpResult& r) {
@@ -705,6 +713,23 @@ void bind_result(py::module_& m) {
       .def_readonly("bound_by", &g5sim::Result::bound_by, "The limiting resource over the whole run.")
       .def_readonly("bound_share", &g5sim::Result::bound_share)
       .def_readonly("idle_gap_ps", &g5sim::Result::idle_gap_ps, "The ops' idle gaps summed, ps.")
+      .def_readonly("has_energy", &g5sim::Result::has_energy, "The chip has an `energy` section (hw/energy.hpp).")
+      .def_readonly("energy_pj", &g5sim::Result::energy_pj, "The run's energy: dynamic + static, pJ.")
+      .def_readonly("dynamic_energy_pj", &g5sim::Result::dynamic_energy_pj, "The ops' dynamic energy summed, pJ.")
+      .def_readonly("static_energy_pj", &g5sim::Result::static_energy_pj, "The chip's static power over the run, pJ.")
+      .def_readonly("average_power_w", &g5sim::Result::average_power_w, "energy / time, W.")
+      .def_readonly("tdp_w", &g5sim::Result::tdp_w, "The chip's stated TDP, W (0: not stated).")
+      .def_readonly("joules_per_token", &g5sim::Result::joules_per_token,
+                    "Energy per token of the chip's share of a step (0 for a block).")
+      .def_readonly("tokens_per_joule", &g5sim::Result::tokens_per_joule, "1 / joules_per_token (0 for a block).")
+      .def_property_readonly(
+          "energy_by_engine",
+          [](const g5sim::Result& r) {
+            py::dict d;
+            for (const g5sim::EngineCommands& e : r.commands) d[py::str(e.engine)] = e.energy_pj;
+            return d;
+          },
+          "Dynamic energy per engine, pJ: the tensor engine's arithmetic, each DMA engine's bytes.")
       .def_readonly("ops", &g5sim::Result::ops, "Every op, in emission order (a new list each access).")
       .def_readonly("kinds", &g5sim::Result::kinds, "Per op kind, busiest first.")
       .def_property_readonly(

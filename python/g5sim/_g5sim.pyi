@@ -152,6 +152,7 @@ class Op:
     bound_by: str
     bound_share: float
     idle_gap_ps: int
+    energy_pj: float
     def to_dict(self) -> Dict[str, Any]: ...
 
 class Kind:
@@ -164,6 +165,7 @@ class Kind:
     flops: int
     regime: str
     bound_by: str
+    energy_pj: float
 
 class Result:
     chip: str
@@ -226,6 +228,15 @@ class Result:
     bound_by: str
     bound_share: float
     idle_gap_ps: int
+    has_energy: bool
+    energy_pj: float
+    dynamic_energy_pj: float
+    static_energy_pj: float
+    average_power_w: float
+    tdp_w: float
+    joules_per_token: float
+    tokens_per_joule: float
+    energy_by_engine: Dict[str, float]
     ops: List[Op]
     kinds: List[Kind]
     commands: Dict[str, int]
@@ -252,6 +263,10 @@ class OpResult:
     flops: int
     commands: int
     tiu_utilization: float
+    has_energy: bool
+    energy_pj: float
+    dynamic_energy_pj: float
+    static_energy_pj: float
     def json(self) -> str: ...
     def table(self) -> str: ...
 

@@ -103,8 +103,13 @@ SensitivityReport sensitivity(const SensitivitySpec& spec,
   }
   const WorkloadMeter meter(workload, {metric}, "metric");
   const ChipText& chip = workload.chip;
-  const std::vector<std::string> names =
-      spec.fields.empty() ? validation::numeric_chip_fields(chip.text, chip.source) : spec.fields;
+  // By default every numeric field but the energy section's prices: they move no time.
+  std::vector<std::string> names = spec.fields;
+  if (names.empty()) {
+    for (std::string& f : validation::numeric_chip_fields(chip.text, chip.source)) {
+      if (f.rfind("energy.", 0) != 0) names.push_back(std::move(f));
+    }
+  }
   if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
   const std::vector<validation::ChipField> fields = chip_fields_named(chip, names, "fields");
   const g5sim::Chip base_chip = g5sim::Chip::from_yaml(chip.text, chip.source);

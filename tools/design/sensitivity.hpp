@@ -43,7 +43,7 @@ inline constexpr int kSensitivitySchemaVersion = 1;
 struct SensitivitySpec {
   DesignWorkload workload;              ///< a run (its base request) or a serve
   std::vector<std::uint64_t> contexts;  ///< a run's points: these context lengths (empty: base.ctx once)
-  std::vector<std::string> fields;      ///< empty: every numeric field of the chip
+  std::vector<std::string> fields;      ///< empty: every numeric field of the chip but `energy`'s
   std::string metric;                   ///< empty: step_ms for a run, tpot_p50_ms for a serve
   double delta = 0.05;                  ///< the relative step, (0, 0.5]
   unsigned jobs = 1;
