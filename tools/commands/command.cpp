@@ -225,6 +225,58 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
   }
 }
 
+void DesignFlags::add_to(CLI::App* cmd, const std::string& slo_ttft_help, const std::string& slo_tpot_help,
+                         const std::string& csv_help) {
+  cmd->add_option("--serve", serve,
+                  "a serve workload instead of a run: g5sim serve's settings as key=value items, space separated "
+                  "('rate=2 requests=100 input_len=4096 output_len=1024'; keys as g5sim.serve()'s)");
+  cmd->add_option("--slo-ttft-ms", slo_ttft_ms, slo_ttft_help);
+  cmd->add_option("--slo-tpot-ms", slo_tpot_ms, slo_tpot_help);
+  cmd->add_option("--jobs", jobs, "runs at once, on as many threads (default: the machine's cores; same results)")
+      ->check(count_in(1, g5sim::run_limits().max_jobs));
+  cmd->add_option("--json", json, "also write the JSON to PATH ('-' for stdout only)")->check(non_empty_path());
+  cmd->add_option("--csv", csv, csv_help)->check(non_empty_path());
+}
+
+DesignWorkload DesignFlags::workload(const std::string& chip, const std::string& model, const g5sim::Request& base,
+                                     const std::vector<std::string>& given) const {
+  DesignWorkload w;
+  w.base = base;
+  if (!serve.empty()) {
+    refuse_step_shape_beside_serve(given);
+    w.serve = serve;
+  }
+  w.chip = chip_text_of(chip.empty() ? g5sim::shipped_chip_path() : chip);
+  w.model = model_of(model);
+  w.slo_ttft_ms = slo_ttft_ms;
+  w.slo_tpot_ms = slo_tpot_ms;
+  return w;
+}
+
+void DesignFlags::refuse_two_on_stdout(const std::string& command) const {
+  if (csv == "-" && json == "-") throw CliError(command + ": only one of --csv and --json can be '-'");
+}
+
+void DesignFlags::open(Outputs& out) const {
+  if (!csv.empty()) out.csv.emplace(csv, "--csv");
+  if (!json.empty()) out.json.emplace(json, "--json");
+  out.table = csv != "-" && json != "-";
+}
+
+void DesignFlags::write(Outputs& outputs, const std::function<void(std::ostream&)>& table,
+                        const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json) {
+  if (outputs.table) table(std::cout);
+  if (outputs.csv) {
+    csv(outputs.csv->stream());
+    outputs.csv->close();
+  }
+  if (outputs.json) {
+    json(outputs.json->stream());
+    outputs.json->close();
+  }
+  check_stdout();
+}
+
 void refuse_step_shape_beside_serve(const std::vector<std::string>& given) {
   for (const std::string& name : given) {
     const g5sim::RunOption* o = g5sim::find_run_option(name);

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,7 +24,9 @@
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_error.hpp"
+#include "tools/design/design_workload.hpp"
 #include "tools/grid_sweep.hpp"
+#include "tools/output_file.hpp"
 
 namespace tools {
 
@@ -121,6 +125,34 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
 /// Why no point of `points` feels the option (the first point's reason), or "" when one does.
 std::string why_no_point_feels(const std::string& option, const std::vector<g5sim::Model>& models,
                                const std::vector<SweepPoint>& points, const g5sim::Request& base);
+
+/// What the design commands (sensitivity, solve) take alike: a serve workload instead of a run
+/// (--serve and its SLOs), --jobs, and the JSON and CSV beside the table.
+struct DesignFlags {
+  std::string serve, json, csv;
+  std::optional<double> slo_ttft_ms, slo_tpot_ms;
+  unsigned jobs = 0;
+
+  /// Registers --serve, --slo-ttft-ms, --slo-tpot-ms, --jobs, --json and --csv (with the SLO
+  /// flags' and the CSV's meaning in this command).
+  void add_to(CLI::App* cmd, const std::string& slo_ttft_help, const std::string& slo_tpot_help,
+              const std::string& csv_help);
+  /// The workload: the chip (its text) and model by name, `base`, --serve and the SLOs. With
+  /// --serve the run's step-shape flags among `given` are refused.
+  DesignWorkload workload(const std::string& chip, const std::string& model, const g5sim::Request& base,
+                          const std::vector<std::string>& given) const;
+  /// At most one of --json and --csv is '-' (a CliError naming `command` otherwise).
+  void refuse_two_on_stdout(const std::string& command) const;
+  /// The outputs, opened before the long part (in place: an output file does not move).
+  struct Outputs {
+    std::optional<OutputFile> csv, json;
+    bool table = true;  ///< standard output is the table's (neither file is '-')
+  };
+  void open(Outputs& outputs) const;
+  /// Writes the table (when standard output is its), the CSV and the JSON, and checks stdout.
+  static void write(Outputs& outputs, const std::function<void(std::ostream&)>& table,
+                    const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json);
+};
 
 /// The design commands (sensitivity, solve) with --serve: a run's shape options given beside it
 /// (the ones `g5sim serve` does not take: --batch, --ctx, ...) are refused, naming the flag.

@@ -34,11 +34,6 @@ class SensitivityCommand final : public Command {
     CLI::App* a = app();
     a->add_option("--ctx", ctx_,
                   "the run's context length, or a list of them (4096,32768 or 1024:32768:x2): a ranking per length");
-    a->add_option("--serve", serve_,
-                  "a serve workload instead of a run: g5sim serve's settings as key=value items, space separated "
-                  "('rate=2 requests=100 input_len=4096 output_len=1024'; keys as g5sim.serve()'s)");
-    a->add_option("--slo-ttft-ms", slo_ttft_ms_, "with --serve: goodput counts requests whose TTFT is at most this");
-    a->add_option("--slo-tpot-ms", slo_tpot_ms_, "with --serve: goodput counts requests whose TPOT is at most this");
     a->add_option("--fields", fields_,
                   "the chip fields to vary, dotted as errors name them (ddr.bandwidth_gb_per_s,engines.tiu.clock_mhz); "
                   "default: every numeric field of the chip")
@@ -53,11 +48,9 @@ class SensitivityCommand final : public Command {
     a->add_option("--top", top_, "fields the table lists per point (the JSON and CSV have every one)")
         ->capture_default_str()
         ->check(count_in(1, 100000));
-    a->add_option("--jobs", jobs_, "runs at once, on as many threads (default: the machine's cores; same results)")
-        ->check(count_in(1, g5sim::run_limits().max_jobs));
-    a->add_option("--json", json_, "also write the JSON to PATH ('-' for stdout only)")->check(non_empty_path());
-    a->add_option("--csv", csv_, "also write a row per point and field to PATH ('-' for stdout only)")
-        ->check(non_empty_path());
+    design_.add_to(a, "with --serve: goodput counts requests whose TTFT is at most this",
+                   "with --serve: goodput counts requests whose TPOT is at most this",
+                   "also write a row per point and field to PATH ('-' for stdout only)");
   }
 
   int run(const CliLimits& limits) override {
@@ -76,32 +69,28 @@ class SensitivityCommand final : public Command {
 
  private:
   int sensitivity_command(const CliLimits& limits) {
-    if ((csv_ == "-") + (json_ == "-") > 1) throw CliError("sensitivity: only one of --csv and --json can be '-'");
-    SensitivitySpec spec;
-    spec.workload.base = options_.request(limits);
+    design_.refuse_two_on_stdout("sensitivity");
+    const g5sim::Request base = options_.request(limits);
     const std::vector<std::string> given = options_.given();
-    if (!serve_.empty()) {
-      refuse_step_shape_beside_serve(given);
+    SensitivitySpec spec;
+    if (!design_.serve.empty()) {
       if (!ctx_.empty()) throw CliError("--ctx: with --serve the load sets the contexts (input_len in --serve)");
-      spec.workload.serve = serve_;
     } else {
-      if (slo_ttft_ms_ || slo_tpot_ms_) throw CliError("--slo-ttft-ms/--slo-tpot-ms: an SLO is a serve's (--serve)");
+      if (design_.slo_ttft_ms || design_.slo_tpot_ms) {
+        throw CliError("--slo-ttft-ms/--slo-tpot-ms: an SLO is a serve's (--serve)");
+      }
       if (!ctx_.empty()) spec.contexts = parse_context_list(ctx_);
       SweepPoint point;
-      point.ctx = spec.contexts.empty() ? spec.workload.base.ctx : spec.contexts.front();
-      refuse_options_without_effect(given, {model_of(model_)}, {point}, spec.workload.base, false);
+      point.ctx = spec.contexts.empty() ? base.ctx : spec.contexts.front();
+      refuse_options_without_effect(given, {model_of(model_)}, {point}, base, false);
     }
-    spec.workload.chip = chip_text_of(chip_.empty() ? g5sim::shipped_chip_path() : chip_);
-    spec.workload.model = model_of(model_);
-    spec.workload.slo_ttft_ms = slo_ttft_ms_;
-    spec.workload.slo_tpot_ms = slo_tpot_ms_;
+    spec.workload = design_.workload(chip_, model_, base, given);
     spec.fields = fields_;
     spec.metric = metric_;
     spec.delta = delta_pct_ / 100.0;
-    spec.jobs = jobs_or_default(jobs_);
-    std::optional<OutputFile> csv, json;
-    if (!csv_.empty()) csv.emplace(csv_, "--csv");
-    if (!json_.empty()) json.emplace(json_, "--json");
+    spec.jobs = jobs_or_default(design_.jobs);
+    DesignFlags::Outputs outputs;
+    design_.open(outputs);
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const SensitivityReport report = sensitivity(spec, [&](std::uint64_t done, std::uint64_t total) {
@@ -113,26 +102,19 @@ class SensitivityCommand final : public Command {
     });
     if (progress) progress->clear();
     print_warnings(report.warnings);
-    if (csv_ != "-" && json_ != "-") write_sensitivity_table(std::cout, report, top_);
-    if (csv) {
-      write_sensitivity_csv(csv->stream(), report);
-      csv->close();
-    }
-    if (json) {
-      write_sensitivity_json(json->stream(), report);
-      json->close();
-    }
-    check_stdout();
+    DesignFlags::write(
+        outputs, [&](std::ostream& out) { write_sensitivity_table(out, report, top_); },
+        [&](std::ostream& out) { write_sensitivity_csv(out, report); },
+        [&](std::ostream& out) { write_sensitivity_json(out, report); });
     return 0;
   }
 
   RunOptionFlags options_;
-  std::string chip_, model_, ctx_, serve_, metric_, json_, csv_;
+  DesignFlags design_;
+  std::string chip_, model_, ctx_, metric_;
   std::vector<std::string> fields_;
-  std::optional<double> slo_ttft_ms_, slo_tpot_ms_;
   double delta_pct_ = 5;
   std::size_t top_ = 10;
-  unsigned jobs_ = 0;
 };
 
 }  // namespace

@@ -44,26 +44,16 @@ class SolveCommand final : public Command {
                   "with several --vary fields: FIELD=W, the weight of a relative change of that field (default 1); "
                   "the answer minimises the weighted sum of squared log changes")
         ->delimiter(',');
-    a->add_option("--serve", serve_,
-                  "a serve workload instead of a run: g5sim serve's settings as key=value items, space separated "
-                  "('rate=2 requests=100 input_len=4096 output_len=1024')");
-    a->add_option(
-        "--slo-ttft-ms", slo_ttft_ms_,
-        "a run: a prompt step's time at most this (a target step_ms <= T); with --serve: goodput's TTFT bound");
-    a->add_option("--slo-tpot-ms", slo_tpot_ms_,
-                  "a run: a decode step's time at most this (a target step_ms <= T); with --serve: goodput's TPOT "
-                  "bound");
     a->add_option("--tolerance-pct", tolerance_pct_, "the answer's precision in percent (0.0001..10)")
         ->capture_default_str()
         ->check(CLI::Range(0.0001, 10.0));
     a->add_option("--max-runs", max_runs_, "give up after this many runs")
         ->capture_default_str()
         ->check(count_in(3, 100000));
-    a->add_option("--jobs", jobs_, "runs at once, on as many threads (default: the machine's cores; same results)")
-        ->check(count_in(1, g5sim::run_limits().max_jobs));
-    a->add_option("--json", json_, "also write the JSON to PATH ('-' for stdout only)")->check(non_empty_path());
-    a->add_option("--csv", csv_, "also write a row per run tried to PATH ('-' for stdout only)")
-        ->check(non_empty_path());
+    design_.add_to(
+        a, "a run: a prompt step's time at most this (a target step_ms <= T); with --serve: goodput's TTFT bound",
+        "a run: a decode step's time at most this (a target step_ms <= T); with --serve: goodput's TPOT bound",
+        "also write a row per run tried to PATH ('-' for stdout only)");
   }
 
   int run(const CliLimits& limits) override {
@@ -84,21 +74,18 @@ class SolveCommand final : public Command {
 
  private:
   int solve_command(const CliLimits& limits) {
-    if ((csv_ == "-") + (json_ == "-") > 1) throw CliError("solve: only one of --csv and --json can be '-'");
-    SolveSpec spec;
-    spec.workload.base = options_.request(limits);
+    design_.refuse_two_on_stdout("solve");
+    const g5sim::Request base = options_.request(limits);
     const std::vector<std::string> given = options_.given();
-    if (!serve_.empty()) {
-      refuse_step_shape_beside_serve(given);
-      spec.workload.serve = serve_;
-    } else {
+    if (design_.serve.empty()) {
       SweepPoint point;
-      point.ctx = spec.workload.base.ctx;
-      refuse_options_without_effect(given, {model_of(model_)}, {point}, spec.workload.base, false);
+      point.ctx = base.ctx;
+      refuse_options_without_effect(given, {model_of(model_)}, {point}, base, false);
     }
-    if (targets_.empty() && !(slo_tpot_ms_ || slo_ttft_ms_)) {
+    if (targets_.empty() && !(design_.slo_tpot_ms || design_.slo_ttft_ms)) {
       throw CliError("solve: give a --target (or, for a run, --slo-tpot-ms / --slo-ttft-ms)");
     }
+    SolveSpec spec;
     for (const std::string& t : targets_) spec.targets.push_back(parse_target(t));
     for (const std::string& v : vary_) spec.vary.push_back(parse_varied_field(v));
     for (const std::string& c : costs_) {
@@ -114,16 +101,12 @@ class SolveCommand final : public Command {
       }
       set_cost(spec.vary, c.substr(0, eq), weight);
     }
-    spec.workload.chip = chip_text_of(chip_.empty() ? g5sim::shipped_chip_path() : chip_);
-    spec.workload.model = model_of(model_);
-    spec.workload.slo_ttft_ms = slo_ttft_ms_;
-    spec.workload.slo_tpot_ms = slo_tpot_ms_;
+    spec.workload = design_.workload(chip_, model_, base, given);
     spec.tolerance = tolerance_pct_ / 100.0;
     spec.max_runs = max_runs_;
-    spec.jobs = jobs_or_default(jobs_);
-    std::optional<OutputFile> csv, json;
-    if (!csv_.empty()) csv.emplace(csv_, "--csv");
-    if (!json_.empty()) json.emplace(json_, "--json");
+    spec.jobs = jobs_or_default(design_.jobs);
+    DesignFlags::Outputs outputs;
+    design_.open(outputs);
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const SolveReport report = solve(spec, [&](std::uint64_t runs) {
@@ -131,24 +114,18 @@ class SolveCommand final : public Command {
         progress->show(fmt::format("solve: {} runs, {:.0f} s", runs, progress->seconds()));
     });
     if (progress) progress->clear();
-    if (csv_ != "-" && json_ != "-") write_solve_table(std::cout, report);
-    if (csv) {
-      write_solve_csv(csv->stream(), report);
-      csv->close();
-    }
-    if (json) {
-      write_solve_json(json->stream(), report);
-      json->close();
-    }
-    check_stdout();
+    DesignFlags::write(
+        outputs, [&](std::ostream& out) { write_solve_table(out, report); },
+        [&](std::ostream& out) { write_solve_csv(out, report); },
+        [&](std::ostream& out) { write_solve_json(out, report); });
     // "cannot" is an answer, not an error: exit 0 (the JSON's outcome says it).
     return 0;
   }
 
   RunOptionFlags options_;
-  std::string chip_, model_, serve_, json_, csv_;
+  DesignFlags design_;
+  std::string chip_, model_;
   std::vector<std::string> targets_, vary_, costs_;
-  std::optional<double> slo_ttft_ms_, slo_tpot_ms_;
   double tolerance_pct_ = 0.1;
   std::uint64_t max_runs_ = 400;
   unsigned jobs_ = 0;
