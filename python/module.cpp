@@ -30,6 +30,7 @@
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
+#include "tools/design/deployment_search.hpp"
 #include "tools/design/required_spec.hpp"
 #include "tools/design/sensitivity.hpp"
 #include "tools/grid_sweep.hpp"
@@ -399,6 +400,50 @@ void bind_functions(py::module_& m) {
       py::arg("delta"), py::arg("jobs"),
       "`g5sim sensitivity`: its table (top 10), CSV and JSON, byte for byte the command line's (g5sim.sensitivity() "
       "reads them). Releases the GIL.");
+  m.def(
+      "search_texts",
+      [](const std::vector<g5sim::Chip>& chips, const g5sim::Model& model, const g5sim::Request& request,
+         const std::vector<std::pair<std::string, std::string>>& keywords, std::optional<py::function> run_pass,
+         unsigned jobs) {
+        return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
+          tools::SearchSpec spec = tools::search_spec_of(chips, model, request, keywords);
+          spec.jobs = jobs;
+          tools::SearchReport report;
+          if (run_pass) {
+            // The points of each pass run where the Python caller sends them (Dask's workers),
+            // their outcomes back as text.
+            report = tools::search_with(spec, [&](const std::vector<std::size_t>& pass) {
+              py::gil_scoped_acquire acquire;
+              const auto texts = (*run_pass)(pass).cast<std::vector<std::string>>();
+              std::vector<tools::PointOutcome> out;
+              for (const std::string& t : texts) out.push_back(tools::outcome_of_text(t));
+              return out;
+            });
+          } else {
+            report = tools::search(spec);
+          }
+          tools::write_search_table(table, report);
+          tools::write_search_csv(csv, report);
+          tools::write_search_json(json, report);
+        });
+      },
+      py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("keywords"), py::arg("run_pass"), py::arg("jobs"),
+      "`g5sim search`: its table, CSV and JSON, byte for byte the command line's; run_pass(indices) -> outcome "
+      "texts runs each pass's points elsewhere (None: on `jobs` threads). Releases the GIL.");
+  m.def(
+      "search_point_text",
+      [](const std::vector<g5sim::Chip>& chips, const g5sim::Model& model, const g5sim::Request& request,
+         const std::vector<std::pair<std::string, std::string>>& keywords, std::size_t index) {
+        std::string text;
+        design_texts([&](std::ostream&, std::ostream&, std::ostream&) {
+          const tools::DeploymentSearch search(tools::search_spec_of(chips, model, request, keywords));
+          if (index >= search.grid_size()) throw std::out_of_range("search: no such point");
+          text = tools::outcome_text(search.run(index));
+        });
+        return text;
+      },
+      py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("keywords"), py::arg("index"),
+      "One point of a search served (where a Dask worker runs it): its outcome as text for search_texts.");
   m.def(
       "solve_texts",
       [](const std::string& chip_text, const std::string& chip_source, const g5sim::Model& model,

@@ -403,6 +403,71 @@ TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a dec
   CHECK(report.limits.kv_tokens == static_cast<std::uint64_t>(usable / 28'672.0));
 }
 
+TEST_CASE("serve: energy is every step's dynamic energy on each chip plus static power over the serve",
+          "[serve][sim][energy]") {
+  // H100 has an energy section (configs/chips/h100.yaml): one request alone, 256 in, 3 out, on a
+  // one-chip deployment, so the serve's steps are exactly the three simulations below and its
+  // duration their sum (arrival at 0, no idle time).
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  const tools::ServeReport report = tools::serve(chip, model, base, {request("only", 0, 256, 3)}, {});
+  REQUIRE(report.energy);
+  REQUIRE(report.chips == 1);
+  double dynamic_pj = 0, static_w = 0;
+  std::uint64_t total_ps = 0;
+  for (const char* mix : {"1x256@0", "1x1@256", "1x1@257"}) {
+    g5sim::Request r = base;
+    r.mix = mix;
+    r.tp = r.ep = r.dp = 1;
+    const g5sim::Result s = g5sim::simulate(chip, model, r);
+    dynamic_pj += s.dynamic_energy_pj;
+    total_ps += s.total_ps;
+    static_w = s.static_energy_pj / static_cast<double>(s.total_ps);  // W = pJ / ps
+  }
+  const tools::ServeEnergy& e = *report.energy;
+  // The same three additions in the same order: exact.
+  CHECK(e.dynamic_j == dynamic_pj * 1e-12);
+  // Static: the chip's watts over the serve's duration (ps -> s: the summary's own division).
+  CHECK(report.summary.duration_s == static_cast<double>(total_ps) / 1e12);
+  CHECK(e.static_j == Approx(static_w * static_cast<double>(total_ps) / 1e12).epsilon(1e-12));
+  CHECK(e.total_j == e.dynamic_j + e.static_j);
+  // Three output tokens.
+  CHECK(e.joules_per_token == e.total_j / 3);
+  CHECK(e.tokens_per_joule == 1 / e.joules_per_token);
+  CHECK(e.average_w == e.total_j / report.summary.duration_s);
+  CHECK(e.tdp_w == 700);
+}
+
+TEST_CASE("serve: a shared step store gives the same serve and simulates nothing the second time", "[serve][sim]") {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  tools::ServeOptions options;
+  options.shared_steps = std::make_shared<tools::SharedStepTimes>();
+  const std::vector<ServeRequest> load{request("a", 0, 256, 3), request("b", 1'000'000, 128, 4)};
+  const tools::ServeReport alone = tools::serve(chip, model, base, load, {});
+  const tools::ServeReport first = tools::serve(chip, model, base, load, options);
+  options.limits.max_seqs = 1;  // another engine, the same deployment: its steps are a subset
+  const tools::ServeReport second = tools::serve(chip, model, base, load, options);
+  CHECK(first.simulated_commands == alone.simulated_commands);
+  for (std::size_t i = 0; i < load.size(); ++i) {
+    CHECK(first.run.requests[i].finish_ps == alone.run.requests[i].finish_ps);
+    CHECK(first.run.requests[i].itl_ps == alone.run.requests[i].itl_ps);
+  }
+  CHECK(first.energy->total_j == alone.energy->total_j);
+  // max_seqs 1 runs a alone, then b: its first step (a's prompt, 1x256@0) is the first serve's
+  // first step, found in the store, so it simulates less than the same serve without the store,
+  // with the same times.
+  tools::ServeOptions own;
+  own.limits.max_seqs = 1;
+  const tools::ServeReport unshared = tools::serve(chip, model, base, load, own);
+  CHECK(second.simulated_commands < unshared.simulated_commands);
+  CHECK(second.run.requests[1].finish_ps == unshared.run.requests[1].finish_ps);
+}
+
 TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance and its first token with it",
           "[serve][disagg]") {
   HandTimer timer;

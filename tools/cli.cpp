@@ -118,8 +118,8 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", std::string("g5sim ") + g5sim::version());
   std::vector<CommandPtr> commands;
-  for (auto make : {make_run, make_sweep, make_compare, make_serve, make_sensitivity, make_solve, make_merge, make_op,
-                    make_check, make_list, make_diff, make_validate, make_calibrate}) {
+  for (auto make : {make_run, make_sweep, make_compare, make_serve, make_search, make_sensitivity, make_solve,
+                    make_merge, make_op, make_check, make_list, make_diff, make_validate, make_calibrate}) {
     commands.push_back(make(app));
   }
   std::vector<std::string> help_topic;

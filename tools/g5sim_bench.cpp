@@ -31,6 +31,7 @@
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
 #include "sim/simulator.hpp"
+#include "tools/design/deployment_search.hpp"
 #include "tools/design/required_spec.hpp"
 #include "tools/design/sensitivity.hpp"
 #include "tools/parallel_for.hpp"
@@ -323,5 +324,25 @@ void BM_Solve(benchmark::State& state) {
   state.counters["runs"] = static_cast<double>(runs);
 }
 BENCHMARK(BM_Solve)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+// The README's search: DeepSeek-V3 on SG2262 and H100, 16 clients, 32 requests of 1,024 in and 64
+// out, batch caps 4, 8, 16, TPOT p90 <= 50 ms; every sharding that fits.
+void BM_Search(benchmark::State& state) {
+  const tools::SearchSpec spec = tools::search_spec_of(
+      {g5sim::Chip::from_file(g5sim::chip_path("sg2262")), g5sim::Chip::from_file(g5sim::chip_path("h100"))},
+      g5sim::Model::from_file(g5sim::shipped_model_path()), g5sim::Request{},
+      {{"concurrency", "16"},
+       {"requests", "32"},
+       {"input_len", "1024"},
+       {"output_len", "64"},
+       {"max_seqs", "4,8,16"},
+       {"slo_tpot_ms", "50"}});
+  tools::SearchSpec threaded = spec;
+  threaded.jobs = tools::default_jobs();
+  std::size_t points = 0;
+  for (auto _ : state) points = tools::search(threaded).points.size();
+  state.counters["points"] = static_cast<double>(points);
+}
+BENCHMARK(BM_Search)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -37,16 +37,16 @@ from ._g5sim import simulate_collective as _simulate_collective
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
 from .grid import sweep, sweep_rows
-from .design import sensitivity, solve
-from .plot import plot_compare, plot_sensitivity, plot_serve, plot_solve, plot_serve_sweep, plot_sweep, plot_timeline
+from .design import search, sensitivity, solve
+from .plot import plot_compare, plot_search, plot_sensitivity, plot_serve, plot_solve, plot_serve_sweep, plot_sweep, plot_timeline
 from .serving import serve, serve_sweep
 
 __version__ = _version()
 
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "SequenceGroup", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff",
-    "load_chip", "load_model", "model_path", "plot_compare", "plot_sensitivity", "plot_serve", "plot_serve_sweep", "plot_solve", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
-    "sensitivity", "serve", "serve_sweep", "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "solve", "sweep", "sweep_rows",
+    "load_chip", "load_model", "model_path", "plot_compare", "plot_search", "plot_sensitivity", "plot_serve", "plot_serve_sweep", "plot_solve", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
+    "search", "sensitivity", "serve", "serve_sweep", "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "solve", "sweep", "sweep_rows",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -204,3 +204,89 @@ def solve(chip: Union[Mapping, str, os.PathLike, None] = None, model: Any = None
     frame = pd.read_csv(io.StringIO(csv_text), keep_default_na=False, na_values={"shortfall": [""]})
     frame.attrs["solve"] = json.loads(json_text)
     return frame
+
+
+# g5sim.search()'s own keywords (the command line's flags with '_'), beside the run options.
+_SEARCH_KEYS = ("tp", "ep", "dp", "max_chips", "max_seqs", "max_batched_tokens", "chunk", "micro_batches", "disagg",
+                "mtp", "accept", "slo_ttft_ms", "slo_tpot_ms", "slo_stat", "objective", "exhaustive", "rate",
+                "concurrency", "num_requests", "input_len", "output_len", "seed", "schedule", "block_tokens",
+                "memory_utilization", "step_cache")
+
+
+def _keyword_text(name: str, value: Any) -> str:
+    """A keyword's value as its flag takes it: a list comma separated, a bool true/false, a number
+    exactly (repr)."""
+    from . import _argument_error
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_keyword_text(name, v) for v in value)
+    if isinstance(value, (int, float, str)):
+        return value if isinstance(value, str) else repr(value)
+    raise _argument_error(name, f"expected a value or a list of values, got {type(value).__name__}")
+
+
+def _search_inputs(arguments):
+    """The chips, model, step options and keyword items of a search (where it runs: here or on a
+    Dask worker)."""
+    from . import _request, load_chip, load_model
+
+    chips, model, options, items = arguments
+    return ([load_chip(c) for c in chips], load_model(model if model is not None else "deepseek-v3"),
+            _request(**options), items)
+
+
+def _search_point(arguments, index: int) -> str:
+    """One point of a search served where it runs (a Dask worker): its outcome's text."""
+    from ._g5sim import search_point_text
+
+    return search_point_text(*_search_inputs(arguments), index)
+
+
+def search(chip: Any = "sg2262", model: Any = None, *, client: Optional[Any] = None, jobs: Optional[int] = None,
+           **keywords: Any):
+    """`g5sim search`: every deployment of a model on one or more chips serving the same requests,
+    the Pareto front of output tokens/s per chip against per user on each chip, and the best point
+    meeting the SLO.
+
+    chip: a name, path or dict, or a list of them (default "sg2262"); model as simulate() takes it
+    (default DeepSeek-V3). The load: rate= or concurrency=, num_requests=, input_len=, output_len=,
+    seed=. The SLO: slo_ttft_ms=, slo_tpot_ms=, slo_stat= ("p90"). The space (a value, a list, or
+    "LO:HI" doubling): tp=, ep=, dp= (default every sharding that fits, up to max_chips=),
+    max_seqs=, max_batched_tokens=, chunk=, micro_batches=, disagg= ("none", "1:1"), mtp= with
+    accept=. objective= ("tokens_per_s_per_chip" or "tokens_per_joule"), exhaustive=, step_cache=
+    ("bucket:10"), schedule=, block_tokens=, memory_utilization=; any other keyword is a run
+    option of every step (kv_dtype=, layers=, ...).
+    Points run on `jobs` threads, or on the workers of a dask.distributed.Client (client=): the
+    same bytes either way. Returns a row per point run (the CSV of `g5sim search --csv`);
+    .attrs["search"] is the JSON as a dict, .attrs["table"] the table.
+    """
+    import pandas as pd
+
+    from ._g5sim import search_texts
+    from .grid import _check_jobs
+
+    chips = list(chip) if isinstance(chip, (list, tuple)) else [chip]
+    items, options = [], {}
+    for name, value in keywords.items():
+        if name in _SEARCH_KEYS:
+            if value is not None:
+                items.append(("requests" if name == "num_requests" else name, _keyword_text(name, value)))
+        else:
+            options[name] = value
+    arguments = (chips, model, options, items)
+    run_pass = None
+    if client is not None:
+        def run_pass(indices):
+            return client.gather(client.map(_search_point, [arguments] * len(indices), list(indices), pure=False))
+    table, csv_text, json_text = search_texts(*_search_inputs(arguments), run_pass,
+                                              _check_jobs(jobs) if client is None else 1)
+    numeric = ("chips", "tokens_per_s_per_chip", "tokens_per_s_per_user", "ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms",
+               "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms", "goodput_requests_per_s", "joules_per_token",
+               "meets_slo")
+    frame = pd.read_csv(io.StringIO(csv_text), keep_default_na=False, dtype={"disagg": str, "status": str},
+                        na_values={c: [""] for c in numeric})
+    frame.attrs["search"] = json.loads(json_text)
+    frame.attrs["table"] = table
+    return frame

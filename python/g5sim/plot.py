@@ -436,6 +436,50 @@ def plot_solve(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 0)) -
     _save(plt, fig, path)
 
 
+def plot_search(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 700)) -> None:
+    """The points of a search (g5sim.search()'s frame, its JSON dict or a `g5sim search --json`
+    file): output tokens/s per chip against tokens/s per user, every point faint, each chip's
+    Pareto front a line, the points meeting the SLO filled, the best one circled; a TPOT SLO as
+    the per-user speed it implies (1000 / TPOT ms)."""
+    from .design import design_report
+    document = design_report(report, "search")
+    points = [p for p in document["points"] if p["status"] == "ok"]
+    if not points:
+        raise ValueError("plot_search: the search has no point that ran")
+    plt, fig, axes = _figure(size, 1)
+    ax = axes[0]
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for c, front in enumerate(document["fronts"]):
+        colour = colours[c % len(colours)]
+        mine = [p for p in points if p["chip"] == front["chip"]]
+        ax.scatter([p["tokens_per_s_per_user"] for p in mine], [p["tokens_per_s_per_chip"] for p in mine],
+                   s=22, facecolors=[colour if p["meets_slo"] else "none" for p in mine], edgecolors=colour,
+                   alpha=0.45, linewidths=1)
+        on = [document["points"][i] for i in front["points"]]
+        ax.plot([p["tokens_per_s_per_user"] for p in on], [p["tokens_per_s_per_chip"] for p in on], marker="o",
+                color=colour, linewidth=1.6, label=f"{front['chip']} front ({len(on)} of {len(mine)} points)")
+        for p in on:
+            ax.annotate(f"tp{p['tp']} ep{p['ep']} dp{p['dp']} s{p['max_seqs']}",
+                        (p["tokens_per_s_per_user"], p["tokens_per_s_per_chip"]), fontsize=7,
+                        textcoords="offset points", xytext=(4, 4))
+    best = document.get("best")
+    if best is not None:
+        b = document["points"][best]
+        ax.scatter([b["tokens_per_s_per_user"]], [b["tokens_per_s_per_chip"]], s=220, facecolors="none",
+                   edgecolors="black", linewidths=1.6, label=f"best meeting the SLO ({b['chip']})")
+    slo = document["slo"]
+    if slo.get("tpot_ms"):
+        ax.axvline(1000.0 / slo["tpot_ms"], color="black", linestyle="--", linewidth=1,
+                   label=f"TPOT {slo['stat']} <= {slo['tpot_ms']:g} ms (1000 / TPOT)")
+    ax.set_xlabel("output tokens/s per user")
+    ax.set_ylabel("output tokens/s per chip")
+    ax.set_title(f"{document['model']}: {document['load']}", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    _save(plt, fig, path)
+
+
 def _parse_size(text: str) -> Tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
@@ -466,12 +510,13 @@ def _json_kind(path: PathLike) -> str:
 def main(args: List[str]) -> int:
     """python3 -m g5sim plot INPUT -o OUT.png [--size WxH]: a sweep or compare CSV, a run's JSON, a
     serve summary's JSON (g5sim serve --json), a serve sweep's CSV (g5sim.serve_sweep), or a
-    sensitivity's JSON (g5sim sensitivity --json: a tornado per point), or a solve's (g5sim solve
-    --json: its runs against the bound)."""
+    sensitivity's JSON (g5sim sensitivity --json: a tornado per point), a solve's (g5sim solve
+    --json: its runs against the bound), or a search's (g5sim search --json: the fronts)."""
     import argparse
     parser = argparse.ArgumentParser(prog="g5sim plot", description=main.__doc__)
     parser.add_argument("input", help="a `g5sim sweep` or `g5sim compare --csv` CSV, a `g5sim run --json` or a "
-                        "`g5sim serve --json` file, a `g5sim sensitivity --json` or `g5sim solve --json` file")
+                        "`g5sim serve --json` file, a `g5sim sensitivity --json`, `g5sim solve --json` or "
+                        "`g5sim search --json` file")
     parser.add_argument("-o", "--out", required=True, help="the PNG to write")
     parser.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels")
     options = parser.parse_args(args)
@@ -480,7 +525,9 @@ def main(args: List[str]) -> int:
             first = f.read(1)
         header = "" if first == "{" else _first_columns(options.input)
         kind = _json_kind(options.input) if first == "{" else ""
-        if kind == "sensitivity":
+        if kind == "search":
+            plot_search(options.input, options.out, size=_parse_size(options.size) if options.size else (1200, 700))
+        elif kind == "sensitivity":
             plot_sensitivity(options.input, options.out, size=_parse_size(options.size) if options.size else (1200, 0))
         elif kind == "solve":
             plot_solve(options.input, options.out, size=_parse_size(options.size) if options.size else (1200, 0))

@@ -139,6 +139,7 @@ _SWEEP_FIGURES = (
     ("goodput_requests_per_s", ("goodput", "requests_per_s")), ("requests_met", ("goodput", "requests_met")),
     ("batch_mean", ("batch", "mean")), ("kv_peak", ("kv_utilisation", "peak")), ("preemptions", ("preemptions",)),
     ("steps_taken", ("steps_taken",)), ("steps_simulated", ("steps_simulated",)),
+    ("joules_per_token", ("energy", "joules_per_token")), ("tokens_per_joule", ("energy", "tokens_per_joule")),
 )
 
 

@@ -12,6 +12,7 @@ CommandPtr make_compare(CLI::App& app);
 CommandPtr make_serve(CLI::App& app);
 CommandPtr make_sensitivity(CLI::App& app);
 CommandPtr make_solve(CLI::App& app);
+CommandPtr make_search(CLI::App& app);
 CommandPtr make_merge(CLI::App& app);
 CommandPtr make_op(CLI::App& app);
 CommandPtr make_check(CLI::App& app);

@@ -142,6 +142,30 @@ std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text) {
   return {counts[0], counts[1]};
 }
 
+std::optional<std::string> deployment_refusal(const g5sim::Chip& chip, const g5sim::Model& model,
+                                              const g5sim::Request& base, const std::vector<ServeRequest>& requests,
+                                              double memory_utilization) {
+  std::uint64_t longest = 1;
+  for (const ServeRequest& r : requests) longest = std::max(longest, r.input_tokens + r.output_tokens - 1);
+  g5sim::Request r = base;
+  r.tp = base.tp.value_or(1);
+  r.ep = base.ep.value_or(1);
+  r.dp = base.dp.value_or(1);
+  r.batch = *r.dp;
+  try {
+    const g5sim::ServingMemory m = g5sim::serving_memory(chip, model, r);
+    const std::uint64_t per_rank = kv_tokens_of(m, memory_utilization, chip.name()) / *r.dp;
+    if (per_rank < longest) {
+      return fmt::format("the KV cache of a DP rank holds {} tokens, the longest request needs {}", per_rank, longest);
+    }
+    return std::nullopt;
+  } catch (const g5sim::ConfigError& e) {
+    return std::string(e.what());
+  } catch (const hw::InputError& e) {
+    return std::string(e.what());
+  }
+}
+
 KvTransfer kv_transfer_link(const g5sim::Chip& chip, std::uint64_t kv_bytes_per_token) {
   const hw::Chip& c = chip.data().chip;
   KvTransfer t;
@@ -234,32 +258,49 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
   // whose mix text sorts first (whatever the threads' order).
   std::mutex tally;
   std::optional<std::string> band_step;
+  // A step's key in a store shared with other serves: the deployment and micro-batches first.
+  const std::string shared_prefix = fmt::format("tp{} ep{} dp{} mb{} ", base.tp.value_or(1), base.ep.value_or(1),
+                                                base.dp.value_or(1), base.micro_batches);
+  auto shared = [&](const std::string& key, const std::function<StepTime()>& simulate_step) {
+    if (!options.shared_steps) return simulate_step();
+    if (const std::optional<StepTime> t = options.shared_steps->find(shared_prefix + key)) return *t;
+    const StepTime t = simulate_step();
+    options.shared_steps->put(shared_prefix + key, t);
+    return t;
+  };
   const StepTimer timer = [&](const StepGroups& groups) {
-    g5sim::Request r = base;
     const std::string mix = g5sim::mix_text(groups);
-    r.mix = mix;
-    const auto started = std::chrono::steady_clock::now();
-    const g5sim::Result result = g5sim::simulate(chip, model, r);
-    const std::lock_guard<std::mutex> lock(tally);
-    report.simulate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    report.simulated_commands += result.simulated_commands;
-    if (!band_step || mix < *band_step) {
-      band_step = mix;
-      report.band_basis = result.band_basis;
-      report.band_coverage = result.band_coverage;
-    }
-    return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps};
+    return shared(mix, [&] {
+      g5sim::Request r = base;
+      r.mix = mix;
+      const auto started = std::chrono::steady_clock::now();
+      const g5sim::Result result = g5sim::simulate(chip, model, r);
+      const std::lock_guard<std::mutex> lock(tally);
+      report.simulate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      report.simulated_commands += result.simulated_commands;
+      if (!band_step || mix < *band_step) {
+        band_step = mix;
+        report.band_basis = result.band_basis;
+        report.band_coverage = result.band_coverage;
+      }
+      return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps,
+                      result.dynamic_energy_pj};
+    });
   };
   // One pass of the MTP draft module: DeepSeek's MTP module is one decoder layer with the
-  // model's embedding and head, priced as the mean layer of the same decodes' step (its time over
-  // its layers, the embedding and head spread over them).
+  // model's embedding and head, priced as the mean layer of the same decodes' step (its time and
+  // energy over its layers, the embedding and head spread over them).
   const StepTimer draft_timer = [&](const StepGroups& groups) {
-    g5sim::Request r = base;
-    r.mix = g5sim::mix_text(groups);
-    const g5sim::Result result = g5sim::simulate(chip, model, r);
-    const std::lock_guard<std::mutex> lock(tally);
-    report.simulated_commands += result.simulated_commands;
-    return StepTime{result.total_ps / result.layers, false, 0, 0};
+    const std::string mix = g5sim::mix_text(groups);
+    return shared("draft " + mix, [&] {
+      g5sim::Request r = base;
+      r.mix = mix;
+      const g5sim::Result result = g5sim::simulate(chip, model, r);
+      const std::lock_guard<std::mutex> lock(tally);
+      report.simulated_commands += result.simulated_commands;
+      return StepTime{result.total_ps / result.layers, false, 0, 0,
+                      result.dynamic_energy_pj / static_cast<double>(result.layers)};
+    });
   };
   if (report.limits.mtp > 0 && 1 + report.limits.mtp > base.decode_max_q) {
     throw hw::InputError("mtp", fmt::format("a verify of 1 + {} tokens is a prefill chunk to the step: raise "
@@ -271,7 +312,36 @@ ServeReport serve(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Req
       report.limits.prefill_instances > 0 ? report.limits.prefill_instances + report.limits.decode_instances : 1;
   report.chips = report.memory.deployment.chips() * instances;
   report.summary = summarize(report.run, report.chips, options.slo_ttft_ms, options.slo_tpot_ms);
+  if (const std::optional<hw::ChipEnergy>& price = chip.data().chip.energy) {
+    // W x s = J; the static power of the cores the steps run on.
+    const std::uint32_t cores = base.cores ? static_cast<std::uint32_t>(*base.cores) : chip.cores();
+    ServeEnergy e;
+    e.dynamic_j = report.run.dynamic_energy_pj * 1e-12 * static_cast<double>(report.memory.deployment.chips());
+    e.static_j = price->static_w(cores) * static_cast<double>(report.chips) * report.summary.duration_s;
+    e.total_j = e.dynamic_j + e.static_j;
+    if (report.summary.output_tokens > 0 && e.total_j > 0) {
+      e.joules_per_token = e.total_j / static_cast<double>(report.summary.output_tokens);
+      e.tokens_per_joule = 1.0 / e.joules_per_token;
+    }
+    if (report.summary.duration_s > 0) {
+      e.average_w = e.total_j / (static_cast<double>(report.chips) * report.summary.duration_s);
+    }
+    e.tdp_w = price->tdp_w;
+    report.energy = e;
+  }
   return report;
+}
+
+std::optional<StepTime> SharedStepTimes::find(const std::string& key) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = times_.find(key);
+  if (it == times_.end()) return std::nullopt;
+  return it->second;
+}
+
+void SharedStepTimes::put(const std::string& key, const StepTime& time) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  times_.emplace(key, time);
 }
 
 void write_request_csv(std::ostream& out, const ServeReport& report) {
@@ -380,6 +450,14 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
              "{}}},\n",
              json_optional(s.slo_ttft_ms), json_optional(s.slo_tpot_ms), s.slo_met,
              json_number(s.goodput_requests_per_s));
+  if (const std::optional<ServeEnergy>& e = r.energy) {
+    fmt::print(out,
+               "  \"energy\": {{\"total_j\": {}, \"dynamic_j\": {}, \"static_j\": {}, \"joules_per_token\": {}, "
+               "\"tokens_per_joule\": {}, \"average_w_per_chip\": {}, \"tdp_w\": {}}},\n",
+               json_number(e->total_j), json_number(e->dynamic_j), json_number(e->static_j),
+               json_number(e->joules_per_token), json_number(e->tokens_per_joule), json_number(e->average_w),
+               json_optional(e->tdp_w));
+  }
   fmt::print(out, "  \"band\": {{\"low_ratio\": {}, \"high_ratio\": {}, \"coverage\": {}, \"basis\": {}}},\n",
              json_optional(lo), json_optional(hi), lo ? json_number(r.band_coverage) : "null",
              api::json_string(r.band_basis));
@@ -535,6 +613,13 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
     fmt::print(out, "goodput       {:.3f} requests/s ({} of {} meet{}{})\n", s.goodput_requests_per_s, s.slo_met,
                s.requests, s.slo_ttft_ms ? fmt::format(" TTFT <= {} ms", *s.slo_ttft_ms) : "",
                s.slo_tpot_ms ? fmt::format(" TPOT <= {} ms", *s.slo_tpot_ms) : "");
+  }
+  if (const std::optional<ServeEnergy>& e = r.energy) {
+    fmt::print(out,
+               "energy        {:.3f} J (dynamic {:.3f}, static {:.3f}), {:.3f} mJ/token, {:.2f} tokens/J; "
+               "{:.1f} W a chip on average{}\n",
+               e->total_j, e->dynamic_j, e->static_j, e->joules_per_token * 1e3, e->tokens_per_joule, e->average_w,
+               e->tdp_w ? fmt::format(" of {:.0f} W TDP", *e->tdp_w) : std::string(" (no TDP stated)"));
   }
   fmt::print(out, "kv cache      {:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
              100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean, s.batch_max);

@@ -12,6 +12,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,10 +28,37 @@ namespace tools {
 
 inline constexpr int kServeSchemaVersion = 1;
 
+/// Step times shared by the serves of one chip, model and step options (g5sim search's points):
+/// a step one serve simulated is not simulated again by another with the same deployment and
+/// micro-batches (both are in the key). Thread-safe. The times are the simulation's, so a serve's
+/// results are the same with or without it; its simulated_commands, simulate_seconds and band
+/// basis then count only the simulations it ran itself.
+class SharedStepTimes {
+ public:
+  std::optional<StepTime> find(const std::string& key) const;
+  void put(const std::string& key, const StepTime& time);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, StepTime> times_;
+};
+
 struct ServeOptions {
   ServeLimits limits;               ///< kv_tokens 0: sized from the chip (above)
   double memory_utilization = 0.9;  ///< (0, 1]
   std::optional<double> slo_ttft_ms, slo_tpot_ms;
+  std::shared_ptr<SharedStepTimes> shared_steps;  ///< none: this serve's own cache alone
+};
+
+/// A serve's energy (a chip with an `energy` section): every chip of the deployment spends, each
+/// step, the dynamic energy of the chip the step simulated (its fullest DP rank's: an upper bound
+/// for the others), and its static power from the first arrival to the last finish, idle or not:
+///     total_j = chips_per_instance x sum over steps of dynamic_j + chips x static_w x duration_s
+/// joules_per_token over the output tokens; average_w per chip.
+struct ServeEnergy {
+  double dynamic_j = 0, static_j = 0, total_j = 0;
+  double joules_per_token = 0, tokens_per_joule = 0, average_w = 0;
+  std::optional<double> tdp_w;
 };
 
 struct ServeReport {
@@ -44,6 +74,7 @@ struct ServeReport {
   double band_coverage = 0;
   std::uint64_t simulated_commands = 0;  ///< over the distinct steps
   double simulate_seconds = 0;           ///< wall time of the distinct steps' simulations
+  std::optional<ServeEnergy> energy;     ///< a chip with an `energy` section
 };
 
 /// Where the requests come from, as `g5sim serve` and g5sim.serve() take it: a trace (a file, or
@@ -63,6 +94,13 @@ struct LoadSpec {
 /// lengths. Throws InputError naming the keyword ("trace", "input_len", ...) or the trace's
 /// ConfigError (file, line, column).
 std::vector<ServeRequest> requests_of(const LoadSpec& load);
+
+/// Why `base`'s deployment (its tp, ep and dp, each 1 when not given) cannot serve `requests`:
+/// the model does not divide over it, or its weights leave no KV cache at `memory_utilization`
+/// (0, 1], or the cache of a DP rank cannot hold the longest request; none when it can.
+std::optional<std::string> deployment_refusal(const g5sim::Chip& chip, const g5sim::Model& model,
+                                              const g5sim::Request& base, const std::vector<ServeRequest>& requests,
+                                              double memory_utilization);
 
 /// --disagg: "P:D", P prefill and D decode instances, each 1..kMaxServeInstances. Throws
 /// InputError naming "disagg".

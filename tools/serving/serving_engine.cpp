@@ -199,18 +199,19 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
       cache.emplace(prefix + fresh[i]->mix, times[i]);
       if (prefix.empty()) ++run.distinct_steps;
     }
-    double ps = 0, low = 0, high = 0;
+    double ps = 0, low = 0, high = 0, pj = 0;
     bool banded = true;
     for (const StepAnchor& a : anchors) {
       const StepTime& t = cache.at(prefix + a.mix);
       ps += a.weight * static_cast<double>(t.ps);
       low += a.weight * static_cast<double>(t.band_low_ps);
       high += a.weight * static_cast<double>(t.band_high_ps);
+      pj += a.weight * t.dynamic_pj;
       banded = banded && t.has_band;
     }
     const StepTime interpolated{static_cast<std::uint64_t>(std::llround(ps)), banded,
                                 static_cast<std::uint64_t>(std::llround(low)),
-                                static_cast<std::uint64_t>(std::llround(high))};
+                                static_cast<std::uint64_t>(std::llround(high)), pj};
     const bool own_anchor = anchors.size() == 1 && anchors[0].mix == g5sim::mix_text(exact);
     if (!fresh.empty() && !own_anchor && prefix.empty()) first_exact.emplace_back(interpolated.ps, exact);
     return interpolated;
@@ -360,6 +361,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
     const StepTime d = step_time(exact, "", timer, 1 + limits.mtp);
     if (d.ps == 0) throw std::logic_error("serve: a step took no time");
     std::uint64_t step_ps = d.ps;
+    run.dynamic_energy_pj += d.dynamic_pj;
     if (limits.mtp > 0 && draft_timer && log.decode_tokens > 0) {
       // The drafts: mtp passes of the draft module over the step's decodes (one token each).
       std::map<std::uint64_t, std::uint64_t> histories;  // of the decodes
@@ -370,6 +372,7 @@ ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l
       for (const auto& [history, count] : histories) drafts.push_back(g5sim::SequenceRecord{count, 1, history, ""});
       if (!drafts.empty()) {
         const StepTime draft = step_time(drafts, "draft ", draft_timer, 1);
+        run.dynamic_energy_pj += draft.dynamic_pj * static_cast<double>(limits.mtp);
         step_ps = hw::checked("the step's time in picoseconds",
                               [&] { return (hw::Count(draft.ps) * limits.mtp + step_ps).value(); });
       }

@@ -69,11 +69,13 @@ constexpr std::uint64_t kMaxServeInstances = 1024;  ///< prefill or decode insta
 /// One step's sequences as the mixed step takes them (SequenceRecord's path left empty).
 using StepGroups = std::vector<g5sim::SequenceRecord>;
 
-/// A step's time and its error band (the simulation's, when the chip has one).
+/// A step's time and its error band (the simulation's, when the chip has one), and the dynamic
+/// energy of the chip it simulated (the fullest DP rank's; 0 without the chip's `energy` section).
 struct StepTime {
   std::uint64_t ps = 0;
   bool has_band = false;
   std::uint64_t band_low_ps = 0, band_high_ps = 0;
+  double dynamic_pj = 0;
 };
 
 /// Times a step; the engine asks once per distinct step (a cache keyed by the mix text).
@@ -165,6 +167,9 @@ struct ServeRun {
   /// The step times' bands summed along the run's steps (every request's times scale with them):
   /// the ratio band / time applied to each metric. Absent when a step had none.
   std::optional<double> band_low_ratio, band_high_ratio;
+  /// One chip's dynamic energy summed over the steps taken (each step's simulated chip, drafts
+  /// included), in picojoules; 0 without an `energy` section.
+  double dynamic_energy_pj = 0;
 };
 
 /// Serves `requests`; throws ConfigError for a request that

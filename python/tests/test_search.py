@@ -1,0 +1,67 @@
+"""g5sim.search(): the command line's bytes, the same on Dask, the fronts' rule, the plot."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+import g5sim
+
+# Qwen2.5-1.5B (2 layers) on H100, shardings up to 2 chips, four batch caps: quick serves.
+SMALL = dict(concurrency=16, num_requests=32, input_len=128, output_len=16, max_chips=2, max_seqs=[2, 4, 8, 16],
+             slo_tpot_ms=2.0, layers=2)
+FLAGS = ["--chip", "h100", "--model", "qwen2.5-1.5b", "--concurrency", "16", "--requests", "32", "--input-len",
+         "128", "--output-len", "16", "--max-chips", "2", "--max-seqs", "2,4,8,16", "--slo-tpot-ms", "2.0",
+         "--layers", "2"]
+
+
+def g5sim_cli(*args):
+    return subprocess.run([sys.executable, "-m", "g5sim", *args], capture_output=True, text=True)
+
+
+def test_search_is_the_command_lines_and_the_same_on_dask(tmp_path):
+    frame = g5sim.search("h100", "qwen2.5-1.5b", jobs=2, **SMALL)
+    cli = g5sim_cli("search", *FLAGS, "--json", "-")
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == frame.attrs["search"]
+    csv = g5sim_cli("search", *FLAGS, "--csv", "-")
+    assert csv.stdout.splitlines()[0].startswith("point,chip,tp,ep,dp,chips,max_seqs,")
+    assert len(csv.stdout.splitlines()) == len(frame) + 1
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
+        on_dask = g5sim.search("h100", "qwen2.5-1.5b", client=client, **SMALL)
+    assert on_dask.attrs["search"] == frame.attrs["search"]
+    assert on_dask.attrs["table"] == frame.attrs["table"]
+
+
+def test_the_front_is_every_undominated_point_and_the_best_meets_the_slo():
+    frame = g5sim.search("h100", "qwen2.5-1.5b", jobs=2, **SMALL)
+    ok = frame[frame.status == "ok"]
+    for _, q in ok.iterrows():
+        dominators = ok[(ok.tokens_per_s_per_chip >= q.tokens_per_s_per_chip)
+                        & (ok.tokens_per_s_per_user >= q.tokens_per_s_per_user)
+                        & ((ok.tokens_per_s_per_chip > q.tokens_per_s_per_chip)
+                           | (ok.tokens_per_s_per_user > q.tokens_per_s_per_user))]
+        assert bool(q.on_front) == dominators.empty
+        if not q.on_front:
+            assert dominators.on_front.any()
+    best = frame[frame.best]
+    assert len(best) == 1
+    assert best.tpot_p90_ms.iloc[0] <= 2.0
+    # Served again by g5sim.serve() with the best point's knobs: the same TPOT.
+    b = best.iloc[0]
+    _, summary = g5sim.serve("h100", "qwen2.5-1.5b", concurrency=16, num_requests=32, input_len=128, output_len=16,
+                             max_seqs=int(b.max_seqs), tp=int(b.tp), ep=int(b.ep), dp=int(b.dp), layers=2,
+                             step_cache="bucket:10", slo_tpot_ms=2.0)
+    assert summary["tpot_ms"]["p90"] == b.tpot_p90_ms
+
+
+def test_search_plot_and_errors(tmp_path):
+    frame = g5sim.search("h100", "qwen2.5-1.5b", jobs=2, **SMALL)
+    g5sim.plot_search(frame, tmp_path / "fronts.png")
+    assert (tmp_path / "fronts.png").stat().st_size > 10_000
+    with pytest.raises(g5sim.ConfigError, match="max_seqs"):
+        g5sim.search("h100", "qwen2.5-1.5b", **dict(SMALL, max_seqs="0"))
+    bad = g5sim_cli("search", *FLAGS, "--slo-stat", "p95")
+    assert bad.returncode == 2
+    assert bad.stderr == "g5sim: error: --slo-stat: expected p50, p90 or p99, got 'p95'\n"
