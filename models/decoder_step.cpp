@@ -87,24 +87,45 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
         m.num_hidden_layers, [&m](std::uint64_t l) { return m.why_dense(l); }, m.moe->n_routed_experts,
         m.moe->num_experts_per_tok, step_tokens);
   }
-  const std::uint64_t N = options.micro_batches;
+  // A uniform batch splits into N equal micro-batches (N divides it). Groups (a mix, a serving
+  // step) are dealt round robin over min(N, sequences) micro-batches, each group's deal going on
+  // where the previous one stopped: their counts differ by one at most, so a step of unlike
+  // sequences (one per history) still overlaps; with fewer sequences than N, one each.
+  const std::uint64_t asked = options.micro_batches;
+  if (asked == 0 || asked > 64) {
+    throw hw::InputError("micro_batches", fmt::format("{} micro-batches is outside 1..64", asked));
+  }
   const bool divides =
-      std::all_of(w.groups.begin(), w.groups.end(), [&](const SequenceGroup& g) { return N != 0 && g.count % N == 0; });
-  if (N == 0 || N > 64 || !divides) {
+      std::all_of(w.groups.begin(), w.groups.end(), [&](const SequenceGroup& g) { return g.count % asked == 0; });
+  if (!w.dealt && !divides) {
     throw hw::InputError(
         "micro_batches",
-        w.uniform() ? fmt::format("{} micro-batches must divide this chip's {} sequences (1..64)", N, w.sequences())
+        w.uniform() ? fmt::format("{} micro-batches must divide this chip's {} sequences (1..64)", asked, w.sequences())
                     : fmt::format("{} micro-batches must divide the count of every group of this "
                                   "chip's sequences ({}) (1..64)",
-                                  N, mix_text(w.groups)));
+                                  asked, mix_text(w.groups)));
   }
+  const std::uint64_t N = w.dealt ? std::max<std::uint64_t>(1, std::min(asked, w.sequences())) : asked;
   if (N > 1 && options.expert_load) {
     throw hw::InputError("micro_batches", "a measured expert load describes the whole step: use one micro-batch");
   }
-  Workload mw = w;  // one micro-batch: 1/N of every group
-  for (SequenceGroup& g : mw.groups) g.count /= N;
-  std::optional<ExpertShare> uniform;
-  if (m.moe) uniform = expert_share(m, mw, p, nullptr);
+  std::vector<Workload> parts(N, w);  // micro-batch i's sequences
+  for (Workload& part : parts) part.groups.clear();
+  std::uint64_t next = 0;
+  for (const SequenceGroup& g : w.groups) {
+    for (std::uint64_t k = 0; k < N; ++k) {
+      // Micro-batch (next + k) % N gets count / N and one of the count % N left over.
+      SequenceGroup share = g;
+      share.count = g.count / N + (k < g.count % N ? 1 : 0);
+      if (share.count > 0) parts[(next + k) % N].groups.push_back(share);
+    }
+    next = (next + g.count % N) % N;
+  }
+  std::vector<std::optional<ExpertShare>> uniform(N);
+  if (m.moe) {
+    for (std::uint64_t i = 0; i < N; ++i) uniform[i] = expert_share(m, parts[i], p, nullptr);
+  }
+  const Workload& mw = parts[0];  // the measured expert load's step (one micro-batch)
 
   ops::OpGraph graph;
   detail::LayerGraph outside(graph, -1);
@@ -120,16 +141,16 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
       std::fill(previous.begin(), previous.end(), launch);
     }
     std::optional<ExpertShare> measured;
-    const ExpertShare* share = nullptr;
     if (m.is_moe_layer(l)) {
       const ExpertAssignment* listed = load ? load->layer(l) : nullptr;
       if (listed) measured = expert_share(m, mw, p, listed);
-      share = measured ? &*measured : &*uniform;
     }
     for (std::uint64_t i = 0; i < N; ++i) {
+      const ExpertShare* share = nullptr;
+      if (m.is_moe_layer(l)) share = measured ? &*measured : &*uniform[i];
       const ops::OpId first = static_cast<ops::OpId>(boost::num_vertices(graph));
-      const ops::OpId attention = add_attention_block(graph, m, mw, layer, previous[i], p.tp);
-      previous[i] = add_ffn_block(graph, m, mw, layer, attention, p, share);
+      const ops::OpId attention = add_attention_block(graph, m, parts[i], layer, previous[i], p.tp);
+      previous[i] = add_ffn_block(graph, m, parts[i], layer, attention, p, share);
       if (N > 1) schedule_micro_batch(graph, first, layer);
     }
     if (options.host_launch_ns > 0) wait_for_launch(graph, layer_begin);

@@ -24,10 +24,12 @@ namespace models {
 
 struct StepOptions {
   std::optional<std::uint64_t> layers;  ///< simulate only the first N layers (--layers)
-  /// Micro-batches (--micro-batches): the chip's sequences in N equal groups, each running every
-  /// layer on its own (its own attention, routing and weight reads); in each MoE layer, every
-  /// group's attention and routing is queued before any group's experts, so one group computes
-  /// while another's tokens cross chips (DeepSeek's two-micro-batch overlap).
+  /// Micro-batches (--micro-batches): the chip's sequences in N equal groups (a mix's or a serving
+  /// step's groups: dealt round robin over min(N, sequences) groups, their counts within one of
+  /// each other), each running every layer on its own (its own attention, routing and weight
+  /// reads); in each MoE layer, every group's attention and routing is queued before any group's
+  /// experts, so one group computes while another's tokens cross chips (DeepSeek's
+  /// two-micro-batch overlap).
   std::uint64_t micro_batches = 1;
   const ExpertLoad* expert_load = nullptr;
   Parallelism parallelism;
@@ -41,7 +43,7 @@ struct StepOptions {
 
 /// One chip's share of the step of the global `workload` (batch over all DP ranks). Throws
 /// hw::ConfigError when --layers exceeds the model, the sharding does not divide, the expert
-/// load does not fit, or micro_batches does not divide the chip's sequences.
+/// load does not fit, or micro_batches does not divide a uniform batch's sequences.
 ops::OpGraph build_decoder_step(const ModelSpec& model, const Workload& workload, const StepOptions& options);
 
 }  // namespace models

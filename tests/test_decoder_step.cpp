@@ -736,6 +736,34 @@ TEST_CASE("micro-batches: one group's combine all-to-all overlaps the other's ex
   }
 }
 
+TEST_CASE("micro-batches of unlike sequences: dealt round robin, counts within one", "[step][moe][overlap]") {
+  // A serving step's groups on one chip (tp 8, ep 8, dp 1): 3 decodes at history 4096 and 2 at
+  // 1024, in 2 micro-batches. The deal: the first group gives micro-batch 0 two (3 / 2 + 1) and
+  // micro-batch 1 one, and goes on at micro-batch 1; the second gives micro-batch 1 one, then
+  // micro-batch 0 one. So micro-batch 0 reads (2 x 4096 + 1024) x 1152 B of latent cache per
+  // layer (576 elements x 2 B a token), micro-batch 1 (4096 + 1024) x 1152 B.
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  models::Workload w = decode(1, 4096);
+  w.groups = {models::SequenceGroup{3, 1, 4096, true}, models::SequenceGroup{2, 1, 1024, true}};
+  w.dealt = true;
+  models::StepOptions options;
+  options.layers = 2;
+  options.parallelism = models::Parallelism{8, 8, 1};
+  options.micro_batches = 2;
+  const auto r = api::simulate_step(chip(), v3, w, options, {});
+  std::vector<std::uint64_t> reads;
+  for (const auto& t : r.timeline.ops) {
+    if (t.kind == OpKind::kv_cache_read && t.layer == 1) reads.push_back(t.hbm_bytes);
+  }
+  CHECK(reads == std::vector<std::uint64_t>{9216 * 1152, 5120 * 1152});
+  // Eight asked of 5 sequences: 5 micro-batches of one, the attention norms say.
+  options.micro_batches = 8;
+  const auto five = api::simulate_step(chip(), v3, w, options, {});
+  std::size_t norms = 0;
+  for (const auto& t : five.timeline.ops) norms += t.layer == 1 && t.name == "attn_norm";
+  CHECK(norms == 5);
+}
+
 TEST_CASE("qwen2 and chatglm: qkv bias, tied embeddings, ChatGLM's field names", "[step][models]") {
   const std::string qwen = R"(name: Qwen1.5-7B-test
 model_type: qwen2

@@ -208,7 +208,7 @@ def solve(chip: Union[Mapping, str, os.PathLike, None] = None, model: Any = None
 
 # g5sim.search()'s own keywords (the command line's flags with '_'), beside the run options.
 _SEARCH_KEYS = ("tp", "ep", "dp", "max_chips", "max_seqs", "max_batched_tokens", "chunk", "micro_batches", "disagg",
-                "mtp", "accept", "slo_ttft_ms", "slo_tpot_ms", "slo_stat", "objective", "exhaustive", "rate",
+                "mtp", "accept", "slo_ttft_ms", "slo_tpot_ms", "slo_stat", "objective", "exhaustive", "trace", "rate",
                 "concurrency", "num_requests", "input_len", "output_len", "seed", "schedule", "block_tokens",
                 "memory_utilization", "step_cache")
 
@@ -224,6 +224,8 @@ def _keyword_text(name: str, value: Any) -> str:
         return ",".join(_keyword_text(name, v) for v in value)
     if isinstance(value, (int, float, str)):
         return value if isinstance(value, str) else repr(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     raise _argument_error(name, f"expected a value or a list of values, got {type(value).__name__}")
 
 
@@ -251,8 +253,8 @@ def search(chip: Any = "sg2262", model: Any = None, *, client: Optional[Any] = N
     meeting the SLO.
 
     chip: a name, path or dict, or a list of them (default "sg2262"); model as simulate() takes it
-    (default DeepSeek-V3). The load: rate= or concurrency=, num_requests=, input_len=, output_len=,
-    seed=. The SLO: slo_ttft_ms=, slo_tpot_ms=, slo_stat= ("p90"). The space (a value, a list, or
+    (default DeepSeek-V3). The load: a trace= file (CSV or JSON lines, as g5sim serve's), or rate=
+    or concurrency= with num_requests=, input_len=, output_len=, seed=. The SLO: slo_ttft_ms=, slo_tpot_ms=, slo_stat= ("p90"). The space (a value, a list, or
     "LO:HI" doubling): tp=, ep=, dp= (default every sharding that fits, up to max_chips=),
     max_seqs=, max_batched_tokens=, chunk=, micro_batches=, disagg= ("none", "1:1"), mtp= with
     accept=. objective= ("tokens_per_s_per_chip" or "tokens_per_joule"), exhaustive=, step_cache=

@@ -280,7 +280,8 @@ PointOutcome outcome_of_text(const std::string& text) {
 const std::vector<std::string>& search_keywords() {
   static const std::vector<std::string> kKeywords{
       "tp",     "ep",  "dp",     "max_chips",   "max_seqs",    "max_batched_tokens", "chunk",     "micro_batches",
-      "disagg", "mtp", "accept", "slo_ttft_ms", "slo_tpot_ms", "slo_stat",           "objective", "exhaustive"};
+      "disagg", "mtp", "accept", "slo_ttft_ms", "slo_tpot_ms", "slo_stat",           "objective", "exhaustive",
+      "trace"};
   return kKeywords;
 }
 
@@ -337,6 +338,9 @@ SearchSpec search_spec_of(std::vector<g5sim::Chip> chips, g5sim::Model model, g5
         throw hw::InputError(key, fmt::format("expected true or false, got '{}'", value));
       }
       spec.exhaustive = value == "true";
+    } else if (key == "trace") {
+      if (value.empty()) throw hw::InputError(key, "expected a trace file's path");
+      serve.load.trace_path = value;
     } else if (kServeOwn.count(key) > 0) {
       set_serve_keyword(serve, key, value);
     } else {

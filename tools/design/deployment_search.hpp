@@ -86,7 +86,7 @@ struct SearchSpec {
 /// g5sim.search()'s keywords (the command line's flags, with '_' for '-'): the space (tp, ep, dp,
 /// max_chips, max_seqs, max_batched_tokens, chunk, micro_batches, disagg, mtp, as lists), accept,
 /// slo_ttft_ms, slo_tpot_ms, slo_stat, objective, exhaustive (true/false), and serve's load and
-/// engine keywords (rate, concurrency, requests, input_len, output_len, seed, schedule,
+/// engine keywords (trace: a file's path, rate, concurrency, requests, input_len, output_len, seed, schedule,
 /// block_tokens, memory_utilization, step_cache; tools/serving/serve_settings.hpp). The step cache
 /// is bucket:10 unless given. Throws hw::InputError naming the keyword.
 SearchSpec search_spec_of(std::vector<g5sim::Chip> chips, g5sim::Model model, g5sim::Request base,
