@@ -387,8 +387,8 @@ DeploymentSearch::DeploymentSearch(SearchSpec spec) : spec_(std::move(spec)) {
 
   // The grid: per chip, sharding and disaggregation, the product of the numeric lists.
   const SearchSpace& s = spec_.space;
-  const std::vector<std::size_t> sizes{s.max_seqs.size(), s.max_batched_tokens.size(), s.chunk.size(),
-                                       s.micro_batches.size(), s.mtp.size()};
+  list_sizes_ = {s.max_seqs.size(), s.max_batched_tokens.size(), s.chunk.size(), s.micro_batches.size(), s.mtp.size()};
+  const std::vector<std::size_t>& sizes = list_sizes_;
   std::size_t block = 1;
   for (std::size_t n : sizes) block *= n;
   for (std::size_t c = 0; c < spec_.chips.size(); ++c) {
@@ -431,9 +431,7 @@ DeploymentSearch::DeploymentSearch(SearchSpec spec) : spec_(std::move(spec)) {
 std::vector<std::size_t> DeploymentSearch::neighbours(std::size_t index) const {
   // A point's block (its chip, sharding and disaggregation) starts at index - its offset in the
   // block; a neighbour moves one coordinate by one.
-  const SearchSpace& s = spec_.space;
-  const std::vector<std::size_t> sizes{s.max_seqs.size(), s.max_batched_tokens.size(), s.chunk.size(),
-                                       s.micro_batches.size(), s.mtp.size()};
+  const std::vector<std::size_t>& sizes = list_sizes_;
   const std::vector<std::size_t>& at = coordinates_[index];
   std::size_t offset = 0;
   for (std::size_t a = 0; a < sizes.size(); ++a) offset = offset * sizes[a] + at[a];
@@ -460,9 +458,7 @@ std::vector<std::size_t> DeploymentSearch::next_pass() {
   if (passes_ == 0) {
     // The coarse pass: every other value of each numeric list, its ends always.
     for (std::size_t i = 0; i < grid_.size(); ++i) {
-      const SearchSpace& s = spec_.space;
-      const std::vector<std::size_t> sizes{s.max_seqs.size(), s.max_batched_tokens.size(), s.chunk.size(),
-                                           s.micro_batches.size(), s.mtp.size()};
+      const std::vector<std::size_t>& sizes = list_sizes_;
       bool coarse = true;
       for (std::size_t a = 0; a < sizes.size(); ++a) {
         const std::size_t at = coordinates_[i][a];

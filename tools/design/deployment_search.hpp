@@ -157,6 +157,7 @@ class DeploymentSearch {
   SearchSpec spec_;
   std::vector<ServeRequest> requests_;
   std::vector<SearchKnobs> grid_;
+  std::vector<std::size_t> list_sizes_;                ///< the numeric lists' lengths: max_seqs .. mtp
   std::vector<std::vector<std::size_t>> coordinates_;  ///< each point's index along the numeric lists
   std::vector<std::optional<PointOutcome>> outcomes_;
   std::vector<std::uint64_t> pass_of_;
