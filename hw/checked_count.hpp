@@ -14,6 +14,10 @@
 
 namespace hw {
 
+/// ceil(a / b) of whole numbers (b > 0); a + b - 1 must not wrap (the callers' counts are bounded
+/// far below 2^64 by their ranges).
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
 /// Thrown by Count; checked() turns it into a ConfigError that says which quantity overflowed.
 class CountOverflow : public std::overflow_error {
  public:

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/checked_count.hpp"
+
 namespace hw {
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+using hw::ceil_div;
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 
 namespace models {
@@ -14,7 +15,7 @@ constexpr std::uint64_t kQuantOpsPerActivation = 3;  // group max, scale, conver
 constexpr std::uint64_t kDequantOpsInt8 = 2;         // convert, scale
 constexpr std::uint64_t kDequantOpsInt4 = 3;         // unpack, convert, scale
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+using hw::ceil_div;
 
 // Bytes of one weight column of k elements, scales included (fp8: its share of the block scales,
 // rounded up to a byte).

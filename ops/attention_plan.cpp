@@ -6,10 +6,13 @@
 #include <cmath>
 #include <limits>
 
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "ops/work_split.hpp"
 
 namespace ops {
+
+using hw::ceil_div;
 namespace {
 
 struct Item {
@@ -276,7 +279,6 @@ AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::ui
 double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip, bool resident, bool staged,
                                    AttentionSplit split) {
   using LD = long double;
-  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   const std::uint64_t cores = chip.cores, seqs = s.sequences(), hpk = s.heads_per_kv();
   // The largest item (the split's balanced ranges), and how many items there are.
   std::uint64_t max_q = 0, max_kv = 0, min_q = ~std::uint64_t{0};

@@ -71,9 +71,7 @@ std::vector<std::int64_t> position_units(const OpGraph& g, std::int64_t a, std::
   return out;
 }
 
-bool is_message(const sim::Command& c) {
-  return c.kind == sim::CommandKind::send_msg || c.kind == sim::CommandKind::wait_msg;
-}
+using sim::is_message;
 
 }  // namespace
 

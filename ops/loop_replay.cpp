@@ -8,9 +8,7 @@
 namespace ops {
 namespace {
 
-bool is_message(const sim::Command& c) {
-  return c.kind == sim::CommandKind::send_msg || c.kind == sim::CommandKind::wait_msg;
-}
+using sim::is_message;
 
 // One loop's run: its kept units as blocks of every queue, each a shifted copy of the one before
 // it (unit 0 too, unless it differs: first_repeating = 1). False, with the refusal, when not.

@@ -8,13 +8,14 @@
 #include <set>
 #include <tuple>
 
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "ops/data_formats.hpp"
 
 namespace ops {
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+using hw::ceil_div;
 
 // ceil(x / d) rounded up to `unit` (capped at x) for d = 1..32, and unit * 2^j below x.
 std::set<std::uint64_t> candidates(std::uint64_t x, std::uint64_t unit) {

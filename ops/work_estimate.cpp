@@ -6,6 +6,7 @@
 #include <optional>
 #include <tuple>
 
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
 #include "ops/attention_plan.hpp"
@@ -23,7 +24,7 @@ constexpr double kMostPlannedCommands = double(std::uint64_t{1} << 30);
 
 using Estimate = long double;
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+using hw::ceil_div;
 
 class Estimator {
  public:

@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "hw/checked_count.hpp"
 #include "ops/data_formats.hpp"
 #include "ops/matmul_tiling.hpp"
 #include "sim/precision.hpp"
@@ -34,7 +35,7 @@ struct Grid {
   bool staged = false;  // A staged in the L2 (gn > 1 on a chip with a software-managed L2)
 };
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+using hw::ceil_div;
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 
 struct GridCost {

@@ -4,23 +4,23 @@ namespace sim {
 namespace {
 
 thread_local CancelCheck current_check = nullptr;
-thread_local void* current_context = nullptr;
+thread_local void* cancel_context = nullptr;
 
 }  // namespace
 
 ScopedCancelCheck::ScopedCancelCheck(CancelCheck check, void* context)
-    : previous_check_(current_check), previous_context_(current_context) {
+    : previous_check_(current_check), previous_context_(cancel_context) {
   current_check = check;
-  current_context = context;
+  cancel_context = context;
 }
 
 ScopedCancelCheck::~ScopedCancelCheck() {
   current_check = previous_check_;
-  current_context = previous_context_;
+  cancel_context = previous_context_;
 }
 
 void poll_cancel() {
-  if (current_check != nullptr && current_check(current_context)) throw Cancelled();
+  if (current_check != nullptr && current_check(cancel_context)) throw Cancelled();
 }
 
 }  // namespace sim

@@ -97,6 +97,9 @@ struct Command {
     return true;
   }
 };
+
+/// A send or a wait of a message between cores: no work, an ordering only.
+inline bool is_message(const Command& c) { return c.kind == CommandKind::send_msg || c.kind == CommandKind::wait_msg; }
 static_assert(sizeof(Command) == 40, "keep commands small: they dominate memory and cache traffic");
 
 /// When one command ran. Message commands have start == end == the moment they passed.

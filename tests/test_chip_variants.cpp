@@ -18,6 +18,9 @@
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_chip_variants {
+
 namespace {
 
 using ops::OpKind;
@@ -416,3 +419,5 @@ TEST_CASE("SDMA route through the L2 in a step: no layer's fa2 ends before its h
     CHECK(r.op("fa2", layer).op_end_ps >= r.op("kv_cache_read", layer).op_end_ps);
   }
 }
+
+}  // namespace test_chip_variants

@@ -8,6 +8,9 @@
 
 #include "sim/program.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_compact_queues {
+
 namespace {
 
 bool same(const sim::Command& a, const sim::Command& b) {
@@ -114,3 +117,5 @@ TEST_CASE("a record queue keeps out-of-order ends and encodes once its front is 
   CHECK_THROWS_AS(r.start(5, 0), std::logic_error);    // not the next index
   CHECK_THROWS_AS(r.finish(0, 99), std::logic_error);  // finished already
 }
+
+}  // namespace test_compact_queues

@@ -17,6 +17,9 @@
 #include "ops/work_estimate.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_decoder_step {
+
 namespace {
 
 using models::KvFormat;
@@ -875,3 +878,5 @@ TEST_CASE("host launch: each layer waits for the previous one and the launch, no
     CHECK(std::string(e.what()) == "expected 0..10000000000 ns, got 10000000001");
   }
 }
+
+}  // namespace test_decoder_step

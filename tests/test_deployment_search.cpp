@@ -11,6 +11,9 @@
 #include "hw/config_error.hpp"
 #include "tools/design/deployment_search.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_deployment_search {
+
 namespace {
 
 // Qwen2.5-1.5B (2 of its layers) on H100: quick serves.
@@ -141,7 +144,7 @@ TEST_CASE("search: a coarse pass, then the front's unrun neighbours", "[search]"
 TEST_CASE(
     "search: on a real serve every front point is undominated, every other dominated by one on it, and "
     "the best point served again meets the SLO",
-    "[search][sim]") {
+    "[search][sim][slow]") {
   tools::SearchSpec spec = small_spec();
   spec.space.max_chips = 2;  // tp 1 dp 1, tp 1 dp 2, tp 2 dp 1
   spec.space.max_seqs = {2, 4, 8, 16};
@@ -228,3 +231,5 @@ TEST_CASE("search: bad input names its knob", "[search]") {
   const tools::PointOutcome o = search.run(pass[0]);
   CHECK(o.error.find("tp") != std::string::npos);
 }
+
+}  // namespace test_deployment_search

@@ -8,6 +8,9 @@
 #include "g5sim/op_run.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_energy {
+
 namespace {
 
 // The SG2262 test chip with prices that are whole or binary fractions, so every product and sum
@@ -108,3 +111,5 @@ TEST_CASE("The energy section is read strictly", "[energy]") {
                                 "  pj_per_byte: {ddr: 40, c2c: 44}\n  static_w_per_core: 0\n  static_w_per_chip: 1\n"),
                     Catch::Contains("tdp_w"));
 }
+
+}  // namespace test_energy

@@ -12,6 +12,9 @@
 #include "hw/error_band.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_error_band {
+
 namespace {
 
 // The test chip with a calibration record whose bands are `bands` (YAML lines under `bands:`).
@@ -119,3 +122,5 @@ TEST_CASE("a run carries the band of its kind: total / high .. total / low", "[b
   CHECK_THAT(plain.band_basis, Catch::StartsWith("none: SG2262-test is not calibrated"));
   CHECK_THAT(plain.json(), Catch::Contains("\"band_low_ns\": null,"));
 }
+
+}  // namespace test_error_band

@@ -8,6 +8,9 @@
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_event_kernel {
+
 namespace {
 
 using sim::Command;
@@ -261,3 +264,5 @@ TEST_CASE("a run that would leave the picosecond clock's range is refused, not w
                     "the simulated time would pass 4611686018427387904 ps (about 53 days), the range of the "
                     "picosecond clock; simulate fewer layers, a shorter context or a smaller batch");
 }
+
+}  // namespace test_event_kernel

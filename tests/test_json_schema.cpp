@@ -15,6 +15,9 @@
 #include "g5sim/g5sim.hpp"
 #include "ops/op_kinds.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_json_schema {
+
 namespace {
 
 using nlohmann::json;
@@ -189,3 +192,5 @@ TEST_CASE("the schema's op kinds are the op-kind table's, no more and no fewer",
   CHECK(in_schema == in_table);
   CHECK(kinds.size() == ops::kOpKindCount);
 }
+
+}  // namespace test_json_schema

@@ -15,6 +15,9 @@
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_layer_replay {
+
 namespace {
 
 std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
@@ -253,3 +256,5 @@ TEST_CASE("every run of identical layers is replayed, and alternating layers as 
     CHECK(p.replayed.replayed_commands == 20 * (six - four));
   }
 }
+
+}  // namespace test_layer_replay

@@ -10,6 +10,9 @@
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_limiting_resource {
+
 namespace {
 
 namespace engine = test_configs::engine;
@@ -83,3 +86,5 @@ TEST_CASE("bound_by in a decode block: fa2 on the TIU, the weight projections on
     CHECK(t.bound_share >= 0);
   }
 }
+
+}  // namespace test_limiting_resource

@@ -11,6 +11,9 @@
 #include "ops/attention_plan.hpp"
 #include "replay_pair.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_loop_replay {
+
 namespace {
 
 std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
@@ -176,7 +179,7 @@ TEST_CASE("replay changes nothing only in one decode attention block", "[loop_re
   CHECK(g5sim::why_option_does_not_apply("replay", model, r).empty());
 }
 
-TEST_CASE("loop replay inside layer replay: whole prefill steps, exactly as simulated in full", "[loop_replay]") {
+TEST_CASE("loop replay inside layer replay: whole prefill steps, exactly as simulated in full", "[loop_replay][slow]") {
   SECTION("V3, 4096 tokens: 3 dense and 58 MoE layers, each fa2's loops cut") {
     const Pair p = both_ways("sg2262", "deepseek-v3", prefill(4096));
     check_identical(p);
@@ -204,7 +207,7 @@ TEST_CASE("loop replay inside layer replay: whole prefill steps, exactly as simu
   }
 }
 
-TEST_CASE("a long prefill step is simulated through its cut loops, not refused", "[loop_replay]") {
+TEST_CASE("a long prefill step is simulated through its cut loops, not refused", "[loop_replay][slow]") {
   // 64k tokens: 3.9e9 commands in full, far above the 2^27 default; the cut program (a few
   // layers, 10 iterations of each row block kept) simulates 2.3e7 of them.
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
@@ -219,3 +222,5 @@ TEST_CASE("a long prefill step is simulated through its cut loops, not refused",
   r.replay = false;  // every command: refused by the estimate, at once
   CHECK_THROWS_WITH(g5sim::simulate(chip, model, r), Catch::Contains("max_commands"));
 }
+
+}  // namespace test_loop_replay

@@ -17,6 +17,9 @@
 #include "sim/simulator.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_lowering {
+
 TEST_CASE("one small matmul on one core: commands and schedule by hand", "[ops][lowering]") {
   // Tiny chip: 1 core, TIU 1 cycle = 1 ps, no start-up cycles, GDMA 1 B/ps, no start-up latency.
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4), "tiny");
@@ -446,3 +449,5 @@ TEST_CASE("split-K partials go to a software-managed L2 and come back from it", 
   CHECK(in_l2.ddr_bytes == 8'273'024);
   CHECK(in_l2.total_ps < plain.total_ps);
 }
+
+}  // namespace test_lowering

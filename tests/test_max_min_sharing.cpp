@@ -11,6 +11,9 @@
 #include "sim/max_min_sharing.hpp"
 #include "sim/precision.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_max_min_sharing {
+
 namespace {
 
 sim::FlowPath path(std::initializer_list<std::uint32_t> constraints) {
@@ -148,3 +151,5 @@ TEST_CASE("max-min sharing on random paths: feasible, every flow bottlenecked, t
   CHECK(shortcut_like > 0);
   CHECK(shortcut_like < 3000);
 }
+
+}  // namespace test_max_min_sharing

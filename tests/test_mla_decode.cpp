@@ -16,6 +16,9 @@
 #include "ops/timeline.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_mla_decode {
+
 namespace {
 
 using models::KvFormat;
@@ -406,3 +409,5 @@ TEST_CASE("bound checks: the history read runs at its bandwidth limit, exactly",
     CHECK(per_core_durations(hw::chip_from_yaml(text, "slow-ddr")) == std::set<sim::Tick>{21'371'708});
   }
 }
+
+}  // namespace test_mla_decode

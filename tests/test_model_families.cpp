@@ -12,6 +12,9 @@
 #include "models/model_family.hpp"
 #include "models/model_spec.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_model_families {
+
 namespace {
 
 std::string source(const std::string& path) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/" + path; }
@@ -246,3 +249,5 @@ TEST_CASE("a published config.json as it is: Qwen3-235B-A22B, every key Hugging 
   CHECK(step.layers == 94);
   CHECK(step.replayed_commands > 0);  // 94 identical MoE layers: one run
 }
+
+}  // namespace test_model_families

@@ -13,6 +13,9 @@
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_option_scope {
+
 namespace {
 
 const std::string kSrc = G5SIM_TEST_SOURCE_DIR;
@@ -162,3 +165,5 @@ TEST_CASE("head-split columns are empty for prefill points and refused when no p
   already_heads.insert(already_heads.end(), {"--attn-split", "head", "--ctx", "1024", "--csv", "none"});
   CHECK(cli(already_heads) == 2);
 }
+
+}  // namespace test_option_scope

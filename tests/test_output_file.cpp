@@ -10,6 +10,9 @@
 #include "g5sim/config_error.hpp"
 #include "tools/output_file.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_output_file {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -71,13 +74,42 @@ TEST_CASE("an output replaces its path only once it is complete", "[outputs]") {
     CHECK_THROWS_WITH(tools::OutputFile("/nonexistent-dir/out.json", "--csv"),
                       "--csv: cannot write '/nonexistent-dir/out.json': No such file or directory");
   }
-  SECTION("two outputs naming one file are refused, however the path is spelt") {
+  SECTION("two outputs naming one file are refused, however the path is spelt, and nothing is written") {
     const fs::path dir = scratch("g5sim_output_shared");
-    const std::string a = (dir / "out.json").string(), b = (dir / "." / "out.json").string();
-    CHECK_THROWS_AS(tools::refuse_shared_outputs({{"--trace", a}, {"--json", b}}), g5sim::ConfigError);
-    CHECK_THROWS_WITH(tools::refuse_shared_outputs({{"--trace", a}, {"--json", a}}),
-                      "--trace and --json both name '" + a + "': give each output its own file");
-    CHECK_NOTHROW(tools::refuse_shared_outputs({{"--trace", "-"}, {"--json", "-"}, {"--csv", ""}, {"--x", a}}));
+    fs::remove(dir / "out.json");
+    const std::string a = (dir / "out.json").string();
+    auto refused = [&](const std::string& b) {
+      return [&, b] { tools::OutputSet outputs({{"--trace", a}, {"--json", b}}); };
+    };
+    // Not yet there: the same absolute path, '.' and '..' and a symlinked folder resolved.
+    fs::create_directories(dir / "sub");
+    fs::create_directory_symlink(dir, dir / "link");
+    for (const std::string& b : {a, (dir / "." / "out.json").string(), (dir / "sub" / ".." / "out.json").string(),
+                                 (dir / "link" / "out.json").string()}) {
+      CHECK_THROWS_WITH(refused(b)(), "--trace and --json both name '" + b + "': give each output its own file");
+    }
+    CHECK(entries(dir) == 2);  // sub and link: no output, no temporary
+    // There: one device and inode, whatever the path (a symlink to it, a hard link).
+    std::ofstream(dir / "out.json") << "old\n";
+    fs::create_symlink(dir / "out.json", dir / "alias.json");
+    fs::create_hard_link(dir / "out.json", dir / "hard.json");
+    for (const std::string& b : {(dir / "alias.json").string(), (dir / "hard.json").string()}) {
+      CHECK_THROWS_AS(refused(b)(), g5sim::ConfigError);
+    }
+    CHECK(contents(dir / "out.json") == "old\n");
+    // Two on standard output; none given, or distinct files, are fine.
+    CHECK_THROWS_WITH((tools::OutputSet({{"--csv", "-"}, {"--json", "-"}})),
+                      "--csv - and --json - both want standard output: give one of them a PATH");
+    {
+      tools::OutputSet outputs({{"--trace", ""}, {"--json", "-"}, {"--csv", (dir / "other.csv").string()}});
+      CHECK(outputs.on_stdout());
+      CHECK(outputs.get("--trace") == nullptr);
+      outputs.get("--csv")->stream() << "x\n";
+      outputs.close();
+    }
+    CHECK(contents(dir / "other.csv") == "x\n");
     fs::remove_all(dir);
   }
 }
+
+}  // namespace test_output_file

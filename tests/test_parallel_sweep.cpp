@@ -18,6 +18,9 @@
 #include "tools/grid_sweep.hpp"
 #include "tools/parallel_for.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_parallel_sweep {
+
 using namespace std::string_literals;
 
 namespace {
@@ -423,3 +426,5 @@ TEST_CASE("a grid of mixes has no context axis: each point's sequences are its m
   CHECK(r.mix == "64x1@4096,1x256@0");
   CHECK(r.ctx == g5sim::Request{}.ctx);  // left as it was: a mix ignores it
 }
+
+}  // namespace test_parallel_sweep

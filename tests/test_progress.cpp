@@ -7,6 +7,9 @@
 
 #include "g5sim/g5sim.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_progress {
+
 namespace {
 
 struct Report {
@@ -50,3 +53,5 @@ TEST_CASE("a run tells its progress: each op lowered, then the commands simulate
   g5sim::simulate(chip, model, request);
   CHECK(reports.empty());
 }
+
+}  // namespace test_progress

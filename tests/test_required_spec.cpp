@@ -11,6 +11,9 @@
 #include "test_configs.hpp"
 #include "tools/design/required_spec.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_required_spec {
+
 namespace {
 
 // DDR at 10 GB/s under 4 GDMA engines of 1,000 GB/s, no latencies, a TIU at 10^12 Hz: the
@@ -112,3 +115,5 @@ TEST_CASE("solve reads targets and ranges strictly", "[solve]") {
   spec.vary.push_back(tools::parse_varied_field("ddr.bandwidth_gb_per_s"));
   CHECK_THROWS_WITH(tools::solve(spec), "vary: ddr.bandwidth_gb_per_s is given twice");
 }
+
+}  // namespace test_required_spec

@@ -8,6 +8,9 @@
 #include "hw/config_error.hpp"
 #include "hw/routes.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_routes {
+
 namespace {
 
 std::string shipped(const std::string& relative) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/configs/" + relative; }
@@ -55,3 +58,5 @@ TEST_CASE("a second network tier replaces the chip-to-chip links on the route to
     CHECK(rdma);
   }
 }
+
+}  // namespace test_routes

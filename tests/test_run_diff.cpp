@@ -8,6 +8,9 @@
 #include "g5sim/g5sim.hpp"
 #include "tools/run_diff.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_run_diff {
+
 namespace {
 
 g5sim::Result step(std::uint64_t layers, std::uint64_t ctx) {
@@ -87,3 +90,5 @@ TEST_CASE("diff reads only a run's JSON, naming the file and the key", "[diff]")
   CHECK_THROWS_WITH(tools::read_run_file(text, "n.json"),
                     "n.json: ops[0].op_end_ps: expected a whole number (not a g5sim run --json file?)");
 }
+
+}  // namespace test_run_diff

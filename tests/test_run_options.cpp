@@ -11,6 +11,9 @@
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_run_options {
+
 namespace {
 
 // `g5sim help SUBCOMMAND`'s text.
@@ -97,3 +100,5 @@ TEST_CASE("options are set as checked values, and errors name them", "[run_optio
   CHECK(g5sim::flag_of("sharding") == "--tp/--ep/--dp");
   CHECK(g5sim::flag_of("something_else") == "something_else");
 }
+
+}  // namespace test_run_options

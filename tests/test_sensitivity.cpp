@@ -13,6 +13,9 @@
 #include "tools/design/sensitivity.hpp"
 #include "tools/validation/chip_fields.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_sensitivity {
+
 namespace {
 
 // A chip whose DDR alone sets a decode step's time: DDR at 10 GB/s under 4 GDMA engines of
@@ -175,3 +178,5 @@ TEST_CASE("A field the metric is not smooth in is marked uneven", "[sensitivity]
   CHECK_FALSE(gdma.uneven);
   CHECK(std::fabs(*gdma.elasticity_down - *gdma.elasticity_up) < 0.05);
 }
+
+}  // namespace test_sensitivity

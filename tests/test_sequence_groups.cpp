@@ -18,6 +18,9 @@
 #include "tools/validation/measured_rows.hpp"
 #include "tools/validation/validation_report.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_sequence_groups {
+
 namespace {
 
 const g5sim::Chip& sg2262() {
@@ -329,3 +332,5 @@ TEST_CASE("groups: a chunk of 16 M tokens is refused at once, not planned", "[gr
   r.tp = r.ep = r.dp = 1;
   CHECK_THROWS_WITH(g5sim::simulate(sg2262(), v3(), r), Catch::Contains("max_commands"));
 }
+
+}  // namespace test_sequence_groups

@@ -18,6 +18,9 @@
 #include "tools/serving/serving_engine.hpp"
 #include "tools/serving/step_bucketing.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_serving {
+
 namespace {
 
 using tools::ServeLimits;
@@ -575,3 +578,5 @@ TEST_CASE("serve: prefill-first steps run prompts alone while decodes wait (SGLa
   CHECK(tools::parse_schedule("prefill-first") == tools::Schedule::prefill_first);
   CHECK_THROWS_WITH(tools::parse_schedule("fifo"), "expected mixed or prefill-first, got 'fifo'");
 }
+
+}  // namespace test_serving

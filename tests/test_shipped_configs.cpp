@@ -15,6 +15,9 @@
 #include "ops/timeline.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_shipped_configs {
+
 namespace {
 
 std::string shipped(const std::string& relative) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/configs/" + relative; }
@@ -126,3 +129,5 @@ TEST_CASE("the three copies of SG2262 agree field by field", "[configs][chips]")
     }
   }
 }
+
+}  // namespace test_shipped_configs

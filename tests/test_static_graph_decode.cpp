@@ -10,6 +10,9 @@
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_static_graph_decode {
+
 namespace {
 
 std::string shipped(const std::string& relative) { return std::string(G5SIM_TEST_SOURCE_DIR) + "/configs/" + relative; }
@@ -102,3 +105,5 @@ TEST_CASE("static decode: an output layer stored as the projections are", "[stat
   CHECK(g5sim::why_option_does_not_apply("lm_head_weights", qwen(), r) ==
         "an attention block has no output layer (--scope step has)");
 }
+
+}  // namespace test_static_graph_decode

@@ -13,6 +13,9 @@
 #include "models/model_spec.hpp"
 #include "test_configs.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_strict_config {
+
 namespace {
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
@@ -283,3 +286,5 @@ TEST_CASE("config syntax: plain keys only, and a config.json must be JSON", "[hw
   CHECK(error_of([] { models::model_from_hf_json("{\"hidden_size\": 9e324}", "n"); }) ==
         "<memory:n>: not valid JSON: number overflow parsing '9e324'");
 }
+
+}  // namespace test_strict_config

@@ -17,6 +17,9 @@
 #include "test_configs.hpp"
 #include "tools/commands/command.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_trace {
+
 namespace {
 
 // Picoseconds from the trace's microseconds (six decimals: a double rounds back exactly).
@@ -211,3 +214,5 @@ TEST_CASE("every track of a block trace and of a 2-layer step trace nests", "[tr
   for (const auto& [key, name] : names) rows = rows || name.find(" #2") != std::string::npos;
   CHECK(rows);
 }
+
+}  // namespace test_trace

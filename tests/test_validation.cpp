@@ -19,6 +19,9 @@
 #include "tools/validation/measured_rows.hpp"
 #include "tools/validation/validation_report.hpp"
 
+// One namespace per test file: a unity build compiles several files as one.
+namespace test_validation {
+
 namespace v = tools::validation;
 
 namespace {
@@ -386,7 +389,7 @@ TEST_CASE("calibrate --transfer-from carries a fit and its bands to a chip of th
                     Catch::Contains("--transfer-from: no row of chip 'other' ran in"));
 }
 
-TEST_CASE("the public rows: MAPE never worse than recorded (a ratchet)", "[validation][ratchet]") {
+TEST_CASE("the public rows: MAPE never worse than recorded (a ratchet)", "[validation][ratchet][slow]") {
   const std::string table = std::string(G5SIM_TEST_SOURCE_DIR) + "/validation/measured.csv";
   for (const bool calibrated : {false, true}) {
     const std::string mode = calibrated ? "calibrated" : "uncalibrated";
@@ -494,3 +497,5 @@ TEST_CASE("a serve row: its load and engine in options checked at its line and i
                            "tpot_ms,1,M,x,,\n") ==
         "m.csv:2: column 'phase': a serve row's load (options) makes its sequences: leave it empty");
 }
+
+}  // namespace test_validation

@@ -159,20 +159,61 @@ void check_stdout() {
   if (!std::cout) throw WriteError(fmt::format("writing standard output failed: {}", std::strerror(errno)));
 }
 
-void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
-  auto same = [](const std::string& a, const std::string& b) {
-    std::error_code ea, eb;
-    const auto ca = std::filesystem::weakly_canonical(a, ea), cb = std::filesystem::weakly_canonical(b, eb);
-    return ea || eb ? a == b : ca == cb;
-  };
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
-      const auto& [flag_a, a] = outputs[i];
-      const auto& [flag_b, b] = outputs[j];
-      if (a.empty() || b.empty() || a == "-" || b == "-" || !same(a, b)) continue;
-      throw CliError(fmt::format("{} and {} both name '{}': give each output its own file", flag_a, flag_b, b));
+namespace {
+
+// What makes two paths one file (the rule in the header).
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return fmt::format("inode {}:{}", st.st_dev, st.st_ino);
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  if (ec) return "path " + path;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(absolute, ec);
+  return "path " + (ec ? absolute.lexically_normal() : resolved.lexically_normal()).string();
+}
+
+}  // namespace
+
+OutputSet::OutputSet(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::pair<std::string, std::string>> seen;  // (identity, flag) of each file
+  std::string on_stdout_flag;
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    if (path == "-") {
+      if (!on_stdout_flag.empty()) {
+        throw CliError(
+            fmt::format("{} - and {} - both want standard output: give one of them a PATH", on_stdout_flag, flag));
+      }
+      on_stdout_flag = flag;
+      continue;
     }
+    const std::string identity = file_identity(path);
+    for (const auto& [other, other_flag] : seen) {
+      if (other == identity) {
+        throw CliError(fmt::format("{} and {} both name '{}': give each output its own file", other_flag, flag, path));
+      }
+    }
+    seen.emplace_back(identity, flag);
   }
+  on_stdout_ = !on_stdout_flag.empty();
+  for (const auto& [flag, path] : outputs) {
+    auto& [name, file] = files_.emplace_back(flag, std::nullopt);
+    if (!path.empty()) file.emplace(path, flag);
+  }
+}
+
+OutputFile* OutputSet::get(const std::string& flag) {
+  for (auto& [name, file] : files_) {
+    if (name == flag) return file ? &*file : nullptr;
+  }
+  throw std::logic_error("OutputSet: no output " + flag);
+}
+
+void OutputSet::close() {
+  for (auto& [name, file] : files_) {
+    if (file) file->close();
+  }
+  check_stdout();
 }
 
 void remove_outputs_on_interrupt() {

@@ -9,7 +9,9 @@
 // "-" is standard output, checked the same way; a path that exists and is not a regular file (a
 // device, a pipe) is written in place, as there is nothing to keep.
 
+#include <deque>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -51,9 +53,29 @@ class OutputFile {
 /// Flushes standard output and throws WriteError if any write to it failed.
 void check_stdout();
 
-/// Refuses two outputs of one command naming the same file (CliError naming both flags).
-/// `outputs`: (flag, path) pairs; "" and "-" are not files.
-void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+/// Every output of one command, declared together so that they are checked together before the
+/// command runs anything: two of them on standard output ('-'), or two naming one file, are refused
+/// (CliError naming both flags). One file is one identity: the device and inode of a file that
+/// exists (so X, ./X, dir/../X, a symlink or a hard link to X are X), else its absolute path with
+/// '.', '..' and the symlinks of its existing folders resolved. Then each is opened (OutputFile:
+/// written through a temporary, the old file kept on any failure or signal).
+class OutputSet {
+ public:
+  /// (flag, path) of each output the command takes; a path "" is an output not given.
+  explicit OutputSet(const std::vector<std::pair<std::string, std::string>>& outputs);
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  /// The output given by `flag`, or nullptr when it was not given.
+  OutputFile* get(const std::string& flag);
+  /// Whether one of them writes to standard output (which a command's table then leaves alone).
+  bool on_stdout() const { return on_stdout_; }
+  /// Closes each open output in declaration order (OutputFile::close), then checks standard output.
+  void close();
+
+ private:
+  std::deque<std::pair<std::string, std::optional<OutputFile>>> files_;  // stable: OutputFile does not move
+  bool on_stdout_ = false;
+};
 
 /// For the program's main(): SIGINT and SIGTERM remove every temporary output (or rename it
 /// where keep_unfinished_at said) and exit at once with 128 + the signal (130, 143), leaving the

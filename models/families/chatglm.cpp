@@ -11,7 +11,7 @@ namespace {
 
 using K = FieldKind;
 
-void build(Fields& f, ModelSpec& s) {
+void build_chatglm(Fields& f, ModelSpec& s) {
   s.attention = AttentionKind::gqa;
   s.num_hidden_layers = f.count("num_layers");
   s.vocab_size = f.count("padded_vocab_size");
@@ -42,7 +42,7 @@ const ModelFamily& chatglm() {
                                    {"multi_query_group_num", K::count, 1, double(kMaxHeads)},
                                    {"kv_channels", K::count, 1, double(kMaxHeadDim)},
                                    {"add_qkv_bias", K::flag}},
-                                  build};
+                                  build_chatglm};
   return family;
 }
 

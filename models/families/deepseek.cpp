@@ -8,7 +8,7 @@
 namespace models::families {
 namespace {
 
-void build(Fields& f, ModelSpec& s) {
+void build_deepseek(Fields& f, ModelSpec& s) {
   read_decoder(f, s);
   read_mla(f, s);
   read_moe(f, s, kDeepSeekMoe);
@@ -21,7 +21,7 @@ std::vector<Field> dsa_fields() {
 }
 
 void build_dsa(Fields& f, ModelSpec& s) {
-  build(f, s);
+  build_deepseek(f, s);
   DsaSpec dsa;
   dsa.index_n_heads = f.count("index_n_heads");
   dsa.index_head_dim = f.count("index_head_dim");
@@ -37,7 +37,7 @@ const ModelFamily& deepseek() {
                                   {"deepseek_v2", "deepseek_v3", "kimi_k2"},
                                   {{"DeepseekV2ForCausalLM", "deepseek_v2"}, {"DeepseekV3ForCausalLM", "deepseek_v3"}},
                                   decoder_fields() + mla_fields() + moe_fields(kDeepSeekMoe),
-                                  build};
+                                  build_deepseek};
   return family;
 }
 

@@ -18,7 +18,7 @@ std::vector<Field> glm_fields() {
           {"partial_rotary_factor", FieldKind::number, 0, 1, false, KeySchema::both, true}};
 }
 
-void build(Fields& f, ModelSpec& s) {
+void build_glm4_moe(Fields& f, ModelSpec& s) {
   read_decoder(f, s);
   read_gqa(f, s, false);
   s.qk_norm = f.flag("use_qk_norm");
@@ -39,7 +39,7 @@ const ModelFamily& glm4_moe() {
                                   {"glm4_moe"},
                                   {{"Glm4MoeForCausalLM", "glm4_moe"}},
                                   decoder_fields() + gqa_fields() + glm_fields() + moe_fields(kDeepSeekMoe),
-                                  build};
+                                  build_glm4_moe};
   return family;
 }
 

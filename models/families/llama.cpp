@@ -7,7 +7,7 @@
 namespace models::families {
 namespace {
 
-void build(Fields& f, ModelSpec& s) {
+void build_llama(Fields& f, ModelSpec& s) {
   read_decoder(f, s);
   read_gqa(f, s, s.model_type == "qwen2");
 }
@@ -20,7 +20,7 @@ const ModelFamily& llama() {
       {"llama", "mistral", "qwen2"},
       {{"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"}, {"Qwen2ForCausalLM", "qwen2"}},
       decoder_fields() + gqa_fields(),
-      build};
+      build_llama};
   return family;
 }
 

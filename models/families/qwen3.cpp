@@ -7,7 +7,7 @@
 namespace models::families {
 namespace {
 
-void build(Fields& f, ModelSpec& s) {
+void build_qwen3(Fields& f, ModelSpec& s) {
   read_decoder(f, s);
   read_gqa(f, s, false);
   s.qk_norm = true;
@@ -20,7 +20,7 @@ const ModelFamily& qwen3() {
                                   {"qwen3"},
                                   {{"Qwen3ForCausalLM", "qwen3"}},
                                   decoder_fields() + gqa_fields(),
-                                  build};
+                                  build_qwen3};
   return family;
 }
 

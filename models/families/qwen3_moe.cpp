@@ -11,7 +11,7 @@ namespace {
 constexpr MoeKeys kQwen3Moe{"num_experts",         "num_experts_per_tok", "", "moe_intermediate_size", "",
                             "decoder_sparse_step", "mlp_only_layers",     ""};
 
-void build(Fields& f, ModelSpec& s) {
+void build_qwen3_moe(Fields& f, ModelSpec& s) {
   read_decoder(f, s);
   read_gqa(f, s, false);
   s.qk_norm = true;
@@ -25,7 +25,7 @@ const ModelFamily& qwen3_moe() {
                                   {"qwen3_moe"},
                                   {{"Qwen3MoeForCausalLM", "qwen3_moe"}},
                                   decoder_fields() + gqa_fields() + moe_fields(kQwen3Moe),
-                                  build};
+                                  build_qwen3_moe};
   return family;
 }
 

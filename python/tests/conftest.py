@@ -134,3 +134,8 @@ def block(chip, model, **kwargs):
     for degree in ("tp", "ep", "dp"):
         kwargs.setdefault(degree, 1)
     return g5sim.simulate(chip, model, **kwargs)
+
+
+def pytest_configure(config):
+    # The tiers: `-m "not slow"` is the quick loop (tools/bootstrap.sh check); CI runs everything.
+    config.addinivalue_line("markers", "slow: a test that reruns the README's journeys or whole serves (seconds each)")

@@ -42,18 +42,18 @@ def fenced_blocks():
 
 
 def shell_examples():
-    """(command, expected output, line, the commands before it in its block) for every `$ ` line;
-    its output is the lines up to the next `$ ` or the block's end."""
+    """(command, expected output, line, block) for every `$ ` line; its output is the lines up to
+    the next `$ ` or the block's end; `block` is the line of its block's first line."""
     examples = []
     for language, lines, first in fenced_blocks():
         if language:
             continue
-        before = []
+        started = False
         for i, line in enumerate(lines):
             if line.startswith("$ "):
-                examples.append([line[2:], [], first + i, list(before)])
-                before.append(line[2:])
-            elif before:
+                examples.append([line[2:], [], first + i, first])
+                started = True
+            elif started:
                 examples[-1][1].append(line)
     return [(c, "\n".join(out), n, b) for c, out, n, b in examples]
 
@@ -86,6 +86,38 @@ SHELL = [e for e in shell_examples() if " validate" not in e[0]]
 SHELL_IDS = [f"README:{e[2]}" for e in SHELL]
 
 
+class BlockRuns:
+    """Each block's commands run once, in order, in one scratch folder of the block's (a later
+    command may read what an earlier one wrote: sweep.csv); each command's output is kept for its
+    test. A block runs when the first of its commands is tested."""
+
+    def __init__(self, factory):
+        self.factory = factory
+        self.outputs = {}
+
+    def output(self, block, line):
+        if line not in self.outputs:
+            folder = self.factory.mktemp(f"readme-{block}")
+            os.symlink(os.path.join(ROOT, "configs"), folder / "configs")
+            for command, _, at, of in SHELL:
+                if of == block:
+                    self.outputs[at] = run_shell(command, folder)
+        return self.outputs[line]
+
+
+def run_shell(command, folder):
+    script = (f'g5sim() {{ "{sys.executable}" -m g5sim "$@"; }}\n'
+              f'python3() {{ "{sys.executable}" "$@"; }}\n' + command + " 2>&1\n")
+    done = subprocess.run(["bash", "-c", script], cwd=folder, capture_output=True, text=True,
+                          env=environment(), timeout=300)
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def block_runs(tmp_path_factory):
+    return BlockRuns(tmp_path_factory)
+
+
 def test_the_readme_has_its_examples():
     # The three journeys (compare, sweep + cut + plot), the refused option, the block example's
     # command lives in prose; validate is checked against the recorded figures below.
@@ -97,18 +129,13 @@ def test_the_readme_has_its_examples():
     assert len(python_examples()) >= 3
 
 
-@pytest.mark.parametrize("command,shown,line,before", SHELL, ids=SHELL_IDS)
-def test_each_command_prints_what_the_readme_shows(scratch, command, shown, line, before):
-    # Earlier commands of the same block may make files a later one reads (sweep.csv): they run
-    # first, their output dropped.
-    prelude = "".join(f"{c} >/dev/null 2>&1\n" for c in before)
-    script = (f'g5sim() {{ "{sys.executable}" -m g5sim "$@"; }}\n'
-              f'python3() {{ "{sys.executable}" "$@"; }}\n' + prelude + command + " 2>&1\n")
-    done = subprocess.run(["bash", "-c", script], cwd=scratch, capture_output=True, text=True,
-                          env=environment(), timeout=300)
-    assert done.stdout.rstrip("\n") == shown.rstrip("\n"), f"README line {line}: {command}"
+@pytest.mark.slow
+@pytest.mark.parametrize("command,shown,line,block", SHELL, ids=SHELL_IDS)
+def test_each_command_prints_what_the_readme_shows(block_runs, command, shown, line, block):
+    assert block_runs.output(block, line).rstrip("\n") == shown.rstrip("\n"), f"README line {line}: {command}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code,shown,line", python_examples(), ids=[f"README:{n}" for _, _, n in python_examples()])
 def test_each_python_example_runs(scratch, code, shown, line):
     # Test functions the example defines are called, as pytest would.

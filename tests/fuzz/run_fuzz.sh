@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses of build-fuzz/ (see CMakeLists.txt here) on seed corpora made from the
-# shipped and golden configs, in a scratch directory (the CLI harness may write output files there).
+# Runs the libFuzzer harnesses of a tree configured with -DG5SIM_FUZZ=ON (see CMakeLists.txt here;
+# $G5SIM_FUZZ_TREE, default build-fuzz/) on seed corpora made from the shipped and golden configs,
+# in a scratch directory (the CLI harness may write output files there), as many harnesses at once
+# as the machine has cores.
 #   bash tests/fuzz/run_fuzz.sh smoke                   # a fixed number of executions per harness (CI)
 #   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
 #   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
@@ -14,9 +16,10 @@ shift $(( $# > 2 ? 2 : $# ))
 selected=("$@")
 [ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table chip_fields)
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-bin="$root/build-fuzz/tests/fuzz"
-work="$root/build-fuzz/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
-rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table,chip_fields} "$root/build-fuzz/findings"
+tree="${G5SIM_FUZZ_TREE:-$root/build-fuzz}"
+bin="$tree/tests/fuzz"
+work="$tree/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table,chip_fields} "$tree/findings"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip_fields/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
@@ -61,7 +64,7 @@ cp "$root"/tests/golden/decode_json.stdout "$root"/tests/golden/step_json.stdout
 { cat "$root/tests/golden/decode_json.stdout"; printf '@@@@'; cat "$root/tests/golden/step_json.stdout"; } \
   > "$work/run_json/pair"
 
-common=(-rss_limit_mb=2048 -timeout=20 -dict="$root/tests/fuzz/config.dict" -artifact_prefix="$root/build-fuzz/findings/"
+common=(-rss_limit_mb=2048 -timeout=20 -dict="$root/tests/fuzz/config.dict" -artifact_prefix="$tree/findings/"
         -print_final_stats=1)
 cd "$work"
 status=0
@@ -75,10 +78,11 @@ for input in "$root"/tests/fuzz/regressions/*; do
     status=1
   fi
 done
-for corpus in "${selected[@]}"; do
-  harness="fuzz_$corpus"
+# One harness: its run, then its log's last lines (the log's verdict is its exit status).
+fuzz_one() {
+  local corpus="$1" harness="fuzz_$1" limit
   if [ "$mode" = smoke ]; then
-    runs=4000
+    local runs=4000
     [ "$harness" = fuzz_pipeline ] && runs=300
     [ "$harness" = fuzz_chip_fields ] && runs=1000  # a run reads the chip once per field it rewrites
     [ "$harness" = fuzz_cli ] && runs=300
@@ -86,12 +90,25 @@ for corpus in "${selected[@]}"; do
   else
     limit=(-max_total_time="$seconds")
   fi
-  echo "fuzz: $harness ${limit[*]}"
   if ! "$bin/$harness" "${common[@]}" "${limit[@]}" "$corpus" > "$work/$harness.log" 2>&1; then
-    echo "fuzz: $harness FAILED; its log:" >&2
+    echo "fuzz: $harness ${limit[*]} FAILED; its log:" >&2
     tail -n 40 "$work/$harness.log" >&2
-    status=1
+    return 1
   fi
-  grep -E "stat::number_of_executed_units|cov:" "$work/$harness.log" | tail -n 2 || true
+  echo "fuzz: $harness ${limit[*]}: $(grep -E "stat::number_of_executed_units" "$work/$harness.log" | tail -n 1)"
+}
+parallel="$(nproc)"
+running=0
+for corpus in "${selected[@]}"; do
+  if [ "$running" -ge "$parallel" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$corpus" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status

@@ -23,11 +23,35 @@ set +e; "$g5sim" run --layers 4 --tp 3 --json out.json 2>/dev/null; rc=$?; set -
 [ "$rc" = 2 ] || fail "bad --tp: exit $rc"
 same_as_before "bad --tp"
 
-# Two outputs naming one file, however spelt.
-set +e; msg="$("$g5sim" run --layers 4 --trace out.json --json ./out.json 2>&1)"; rc=$?; set -e
-[ "$rc" = 2 ] || fail "shared output: exit $rc"
-[[ "$msg" == *"--trace and --json both name"* ]] || fail "shared output: $msg"
+# Two outputs naming one file, however spelt, in every command that writes two: exit 2 before
+# anything runs, the file untouched. (The chips and loads are small: a refusal comes first.)
+mkdir sub && ln -s out.json alias.json
+small=(--chip h100 --model qwen2.5-1.5b --layers 1)
+load=(--concurrency 1 --requests 1 --input-len 8 --output-len 2)
+while IFS='|' read -r name command; do
+  for second in ./out.json sub/../out.json alias.json "$dir/out.json"; do
+    # shellcheck disable=SC2086
+    set +e; msg="$("$g5sim" ${command//SECOND/$second} 2>&1)"; rc=$?; set -e
+    [ "$rc" = 2 ] || fail "$name with $second: exit $rc: $msg"
+    [[ "$msg" == *" both name '$second': give each output its own file" ]] || fail "$name with $second: $msg"
+    [ "$(cat out.json)" = "old json" ] || fail "$name with $second: out.json changed"
+  done
+done <<EOF_COMMANDS
+run trace/json|run ${small[*]} --trace out.json --json SECOND
+serve csv/json|serve ${small[*]} ${load[*]} --csv out.json --json SECOND
+serve json/perfetto|serve ${small[*]} ${load[*]} --json out.json --perfetto SECOND
+search csv/json|search --chip h100 --model qwen2.5-1.5b --layers 1 ${load[*]} --csv out.json --json SECOND
+sensitivity csv/json|sensitivity ${small[*]} --fields ddr.latency_ns --csv out.json --json SECOND
+solve csv/json|solve ${small[*]} --target total_ms<=1 --vary ddr.bandwidth_gb_per_s --csv out.json --json SECOND
+sweep csv/json|sweep ${small[*]} --ctx 1024 --csv out.json --json SECOND
+validate csv/json|validate --chip bm1688 --csv out.json --json SECOND
+EOF_COMMANDS
+rm -r sub alias.json
 same_as_before "shared output"
+# Two on standard output.
+set +e; msg="$("$g5sim" serve "${small[@]}" "${load[@]}" --csv - --perfetto - 2>&1)"; rc=$?; set -e
+[ "$rc" = 2 ] && [ "$msg" = "g5sim: error: --csv - and --perfetto - both want standard output: give one of them a PATH" ] ||
+  fail "two on stdout: $rc $msg"
 
 # A sweep interrupted mid-grid: 130 for SIGINT, 143 for SIGTERM, at once, the old files kept.
 for sig in INT TERM; do

@@ -76,7 +76,7 @@ class CalibrateCommand final : public Command {
     const std::string transfer_path = transfer_from_.empty() || std::filesystem::is_regular_file(transfer_from_)
                                           ? transfer_from_
                                           : v::ConfigResolver(table.path, false).chip_path(transfer_from_);
-    OutputFile out(out_, "--out");
+    OutputSet outputs({{"--out", out_}});
     v::CalibrationOptions options;
     options.fit = fit_;
     options.rows = rows_;
@@ -91,9 +91,9 @@ class CalibrateCommand final : public Command {
     options.transfer_from = transfer_path;
     options.transfer_label = transfer_from_;
     const v::CalibrationResult result = v::calibrate(chip_path, table, options);
-    out.stream() << result.calibrated_yaml;
-    out.close();
-    v::write_calibration_report(out_ == "-" ? std::cerr : std::cout, result);
+    outputs.get("--out")->stream() << result.calibrated_yaml;
+    outputs.close();
+    v::write_calibration_report(outputs.on_stdout() ? std::cerr : std::cout, result);
     check_stdout();
     return 0;
   }

@@ -253,28 +253,17 @@ DesignWorkload DesignFlags::workload(const std::string& chip, const std::string&
   return w;
 }
 
-void DesignFlags::refuse_two_on_stdout(const std::string& command) const {
-  if (csv == "-" && json == "-") throw CliError(command + ": only one of --csv and --json can be '-'");
+std::unique_ptr<OutputSet> DesignFlags::open() const {
+  return std::make_unique<OutputSet>(
+      std::vector<std::pair<std::string, std::string>>{{"--csv", csv}, {"--json", json}});
 }
 
-void DesignFlags::open(Outputs& out) const {
-  if (!csv.empty()) out.csv.emplace(csv, "--csv");
-  if (!json.empty()) out.json.emplace(json, "--json");
-  out.table = csv != "-" && json != "-";
-}
-
-void DesignFlags::write(Outputs& outputs, const std::function<void(std::ostream&)>& table,
+void DesignFlags::write(OutputSet& outputs, const std::function<void(std::ostream&)>& table,
                         const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json) {
-  if (outputs.table) table(std::cout);
-  if (outputs.csv) {
-    csv(outputs.csv->stream());
-    outputs.csv->close();
-  }
-  if (outputs.json) {
-    json(outputs.json->stream());
-    outputs.json->close();
-  }
-  check_stdout();
+  if (!outputs.on_stdout()) table(std::cout);
+  if (OutputFile* file = outputs.get("--csv")) csv(file->stream());
+  if (OutputFile* file = outputs.get("--json")) json(file->stream());
+  outputs.close();
 }
 
 void refuse_step_shape_beside_serve(const std::vector<std::string>& given) {

@@ -141,16 +141,10 @@ struct DesignFlags {
   /// --serve the run's step-shape flags among `given` are refused.
   DesignWorkload workload(const std::string& chip, const std::string& model, const g5sim::Request& base,
                           const std::vector<std::string>& given) const;
-  /// At most one of --json and --csv is '-' (a CliError naming `command` otherwise).
-  void refuse_two_on_stdout(const std::string& command) const;
-  /// The outputs, opened before the long part (in place: an output file does not move).
-  struct Outputs {
-    std::optional<OutputFile> csv, json;
-    bool table = true;  ///< standard output is the table's (neither file is '-')
-  };
-  void open(Outputs& outputs) const;
-  /// Writes the table (when standard output is its), the CSV and the JSON, and checks stdout.
-  static void write(Outputs& outputs, const std::function<void(std::ostream&)>& table,
+  /// The outputs (--csv, --json), checked together and opened before the long part.
+  std::unique_ptr<OutputSet> open() const;
+  /// Writes the table (when standard output is its), the CSV and the JSON, then closes them.
+  static void write(OutputSet& outputs, const std::function<void(std::ostream&)>& table,
                     const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json);
 };
 

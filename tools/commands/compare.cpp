@@ -64,8 +64,7 @@ class CompareCommand final : public Command {
       }
     }
     const std::vector<g5sim::Model> models = models_of(grid);
-    std::optional<OutputFile> csv;
-    if (!csv_path_.empty()) csv.emplace(csv_path_, "--csv");
+    OutputSet outputs({{"--csv", csv_path_}});
     const std::uint64_t size = grid_size(grid);
     if (size / chips.size() > kMaxComparedWorkloads) {
       throw CliError(fmt::format("compare: {} workloads, more than {} (g5sim sweep --chip ... writes any number)",
@@ -113,15 +112,14 @@ class CompareCommand final : public Command {
     for (const auto& row : rows) {
       for (const ComparedRun& r : row) print_warnings(r.warnings);
     }
-    if (csv_path_ != "-") write_comparison_table(std::cout, rows);
-    if (csv) {
+    if (!outputs.on_stdout()) write_comparison_table(std::cout, rows);
+    if (OutputFile* csv = outputs.get("--csv")) {
       write_comparison_csv(csv->stream(),
                            fmt::format("# g5sim {} compare grid {} points sha256 {} sharding {}", g5sim::version(),
                                        points.size(), grid_fingerprint(grid, chips, models, base, false), sharding_),
                            rows);
-      csv->close();
     }
-    check_stdout();
+    outputs.close();
     return 0;
   }
 

@@ -33,14 +33,10 @@ class DiffCommand final : public Command {
     const RunFile a = read_run_file(hw::read_input_file(a_), a_);
     const RunFile b = read_run_file(hw::read_input_file(b_), b_);
     const RunDiff d = diff_runs(a, b);
-    std::optional<OutputFile> json;
-    if (!json_.empty()) json.emplace(json_, "--json");
-    if (json_ != "-") write_diff_table(std::cout, d, top_);
-    if (json) {
-      write_diff_json(json->stream(), d, top_);
-      json->close();
-    }
-    check_stdout();
+    OutputSet outputs({{"--json", json_}});
+    if (!outputs.on_stdout()) write_diff_table(std::cout, d, top_);
+    if (OutputFile* json = outputs.get("--json")) write_diff_json(json->stream(), d, top_);
+    outputs.close();
     return 0;
   }
 

@@ -18,9 +18,9 @@ class MergeCommand final : public Command {
   int run(const CliLimits&) override {
     if (paths_.empty()) throw CliError("merge: name the shards' CSV files (g5sim merge part0.csv part1.csv ...)");
     const std::string merged = merge_sweeps(paths_);
-    OutputFile out(out_, "--out");
-    out.stream() << merged;
-    out.close();
+    OutputSet outputs({{"--out", out_}});
+    outputs.get("--out")->stream() << merged;
+    outputs.close();
     return 0;
   }
 

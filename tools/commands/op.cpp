@@ -72,13 +72,10 @@ class OpCommand final : public Command {
                                    : *reduce_cmd_     ? g5sim::simulate_collective(chip, reduce_)
                                    : *all_to_all_cmd_ ? g5sim::simulate_collective(chip, all_to_all_)
                                                       : g5sim::simulate_attention(chip, fa_, cores_);
-    if (json_ != "-") std::cout << result.table();
-    if (!json_.empty()) {
-      OutputFile out(json_, "--json");
-      out.stream() << result.json();
-      out.close();
-    }
-    check_stdout();
+    OutputSet outputs({{"--json", json_}});
+    if (!outputs.on_stdout()) std::cout << result.table();
+    if (OutputFile* json = outputs.get("--json")) json->stream() << result.json();
+    outputs.close();
     return 0;
   }
 

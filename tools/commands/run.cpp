@@ -74,13 +74,9 @@ class RunCommand final : public Command {
       if (trace_.empty()) throw CliError("--trace-layers needs --trace PATH");
       layers = parse_layer_range(trace_layers_);
     }
-    if (trace_ == "-" && json_ == "-") {
-      throw CliError("--trace - and --json - both want standard output: give one of them a PATH");
-    }
-    refuse_shared_outputs({{"--trace", trace_}, {"--json", json_}});
-    std::optional<OutputFile> trace, json;
-    if (!trace_.empty()) trace.emplace(trace_, "--trace");
-    if (!json_.empty()) json.emplace(json_, "--json");
+    OutputSet outputs({{"--trace", trace_}, {"--json", json_}});
+    OutputFile* trace = outputs.get("--trace");
+    OutputFile* json = outputs.get("--json");
     const g5sim::Chip chip = chip_of(chip_);
     const g5sim::Model model = model_of(model_);
     g5sim::Request request = options_.request(limits);
@@ -93,7 +89,7 @@ class RunCommand final : public Command {
     SweepPoint point;
     point.ctx = request.ctx;
     refuse_options_without_effect(options_.given(), {model}, {point}, request, false);
-    request.keep_commands = trace.has_value();
+    request.keep_commands = trace != nullptr;
     std::optional<RunProgress> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const g5sim::Result result = g5sim::simulate(chip, model, request);
@@ -107,18 +103,14 @@ class RunCommand final : public Command {
                          bytes / 1'000'000, result.command_count)});
       }
       result.write_chrome_trace(trace->stream(), layers);
-      trace->close();
     }
     // A JSON or trace written to standard output replaces the table there.
-    if (json_ != "-" && trace_ != "-") {
+    if (!outputs.on_stdout()) {
       std::cout << result.table();
       if (top_ > 0) std::cout << top_ops(result, top_);
     }
-    if (json) {
-      json->stream() << result.json();
-      json->close();
-    }
-    check_stdout();
+    if (json) json->stream() << result.json();
+    outputs.close();
     return 0;
   }
 

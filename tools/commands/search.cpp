@@ -129,7 +129,6 @@ class SearchCommand final : public Command {
 
  private:
   int search_command(const CliLimits& limits) {
-    if (csv_ == "-" && json_ == "-") throw CliError("search: only one of --csv and --json can write to stdout ('-')");
     SearchSpec spec;
     spec.base = options_.request(limits);
     if (chips_.empty()) chips_.push_back("");
@@ -169,9 +168,7 @@ class SearchCommand final : public Command {
     s.disagg = parse_disagg_list(disagg_);
     s.mtp = parse_knob_list(mtp_, "mtp", 0, kMaxMtpDrafts);
     // Outputs are opened (checked) before the long part.
-    std::optional<OutputFile> csv, json;
-    if (!csv_.empty()) csv.emplace(csv_, "--csv");
-    if (!json_.empty()) json.emplace(json_, "--json");
+    OutputSet outputs({{"--csv", csv_}, {"--json", json_}});
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const SearchReport report = search(spec, [&](std::size_t done, std::size_t total, std::uint64_t pass) {
@@ -181,16 +178,10 @@ class SearchCommand final : public Command {
       }
     });
     if (progress) progress->clear();
-    if (csv_ != "-" && json_ != "-") write_search_table(std::cout, report);
-    if (csv) {
-      write_search_csv(csv->stream(), report);
-      csv->close();
-    }
-    if (json) {
-      write_search_json(json->stream(), report);
-      json->close();
-    }
-    check_stdout();
+    if (!outputs.on_stdout()) write_search_table(std::cout, report);
+    if (OutputFile* csv = outputs.get("--csv")) write_search_csv(csv->stream(), report);
+    if (OutputFile* json = outputs.get("--json")) write_search_json(json->stream(), report);
+    outputs.close();
     return 0;
   }
 

@@ -69,7 +69,6 @@ class SensitivityCommand final : public Command {
 
  private:
   int sensitivity_command(const CliLimits& limits) {
-    design_.refuse_two_on_stdout("sensitivity");
     const g5sim::Request base = options_.request(limits);
     const std::vector<std::string> given = options_.given();
     SensitivitySpec spec;
@@ -89,8 +88,7 @@ class SensitivityCommand final : public Command {
     spec.metric = metric_;
     spec.delta = delta_pct_ / 100.0;
     spec.jobs = jobs_or_default(design_.jobs);
-    DesignFlags::Outputs outputs;
-    design_.open(outputs);
+    const std::unique_ptr<OutputSet> outputs = design_.open();
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const SensitivityReport report = sensitivity(spec, [&](std::uint64_t done, std::uint64_t total) {
@@ -103,7 +101,7 @@ class SensitivityCommand final : public Command {
     if (progress) progress->clear();
     print_warnings(report.warnings);
     DesignFlags::write(
-        outputs, [&](std::ostream& out) { write_sensitivity_table(out, report, top_); },
+        *outputs, [&](std::ostream& out) { write_sensitivity_table(out, report, top_); },
         [&](std::ostream& out) { write_sensitivity_csv(out, report); },
         [&](std::ostream& out) { write_sensitivity_json(out, report); });
     return 0;

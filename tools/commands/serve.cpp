@@ -121,9 +121,6 @@ class ServeCommand final : public Command {
 
  private:
   int serve_command(const CliLimits& limits) {
-    if ((csv_ == "-") + (json_ == "-") + (perfetto_ == "-") > 1) {
-      throw CliError("serve: only one of --csv, --json and --perfetto can write to stdout ('-')");
-    }
     g5sim::Request base = options_.request(limits);
     const g5sim::Chip chip = chip_of(chip_);
     const g5sim::Model model = model_of(model_);
@@ -154,11 +151,7 @@ class ServeCommand final : public Command {
     options.slo_ttft_ms = slo_ttft_ms_;
     options.slo_tpot_ms = slo_tpot_ms_;
     // Outputs are opened (checked) before the long part.
-    std::optional<OutputFile> csv, json;
-    if (!csv_.empty()) csv.emplace(csv_, "--csv");
-    if (!json_.empty()) json.emplace(json_, "--json");
-    std::optional<OutputFile> perfetto;
-    if (!perfetto_.empty()) perfetto.emplace(perfetto_, "--perfetto");
+    OutputSet outputs({{"--csv", csv_}, {"--json", json_}, {"--perfetto", perfetto_}});
     // "serve: 120 of 1000 requests done, 12 s" (tools/progress_line.hpp).
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
@@ -169,20 +162,11 @@ class ServeCommand final : public Command {
           }
         });
     if (progress) progress->clear();
-    if (csv_ != "-" && json_ != "-" && perfetto_ != "-") write_serve_table(std::cout, report);
-    if (csv) {
-      write_request_csv(csv->stream(), report);
-      csv->close();
-    }
-    if (json) {
-      write_serve_json(json->stream(), report);
-      json->close();
-    }
-    if (perfetto) {
-      write_serve_perfetto(perfetto->stream(), report);
-      perfetto->close();
-    }
-    check_stdout();
+    if (!outputs.on_stdout()) write_serve_table(std::cout, report);
+    if (OutputFile* csv = outputs.get("--csv")) write_request_csv(csv->stream(), report);
+    if (OutputFile* json = outputs.get("--json")) write_serve_json(json->stream(), report);
+    if (OutputFile* perfetto = outputs.get("--perfetto")) write_serve_perfetto(perfetto->stream(), report);
+    outputs.close();
     return 0;
   }
 

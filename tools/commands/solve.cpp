@@ -74,7 +74,6 @@ class SolveCommand final : public Command {
 
  private:
   int solve_command(const CliLimits& limits) {
-    design_.refuse_two_on_stdout("solve");
     const g5sim::Request base = options_.request(limits);
     const std::vector<std::string> given = options_.given();
     if (design_.serve.empty()) {
@@ -105,8 +104,7 @@ class SolveCommand final : public Command {
     spec.tolerance = tolerance_pct_ / 100.0;
     spec.max_runs = max_runs_;
     spec.jobs = jobs_or_default(design_.jobs);
-    DesignFlags::Outputs outputs;
-    design_.open(outputs);
+    const std::unique_ptr<OutputSet> outputs = design_.open();
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     const SolveReport report = solve(spec, [&](std::uint64_t runs) {
@@ -115,7 +113,7 @@ class SolveCommand final : public Command {
     });
     if (progress) progress->clear();
     DesignFlags::write(
-        outputs, [&](std::ostream& out) { write_solve_table(out, report); },
+        *outputs, [&](std::ostream& out) { write_solve_table(out, report); },
         [&](std::ostream& out) { write_solve_csv(out, report); },
         [&](std::ostream& out) { write_solve_json(out, report); });
     // "cannot" is an answer, not an error: exit 0 (the JSON's outcome says it).

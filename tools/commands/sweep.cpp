@@ -114,16 +114,12 @@ class SweepCommand final : public Command {
     const SweepGrid grid = grid_.grid(base);
     const auto [shard, shards] = shard_.empty() ? std::pair<std::uint64_t, std::uint64_t>{0, 1} : parse_shard(shard_);
     check_sharding(base);
-    if (csv_path_ == "-" && json_path_ == "-") {
-      throw CliError("--csv - and --json - both want standard output: give one of them a PATH");
-    }
     const std::vector<g5sim::Chip> chips = load_chips(grid);
     const std::vector<g5sim::Model> models = models_of(grid);
     refuse_without_effect(grid, models, base);
     // This shard's points, made one batch at a time from their numbers: shard + k x shards.
     const std::uint64_t size = grid_size(grid);
     const std::uint64_t count = size > shard ? (size - shard + shards - 1) / shards : 0;
-    refuse_shared_outputs({{"--csv", csv_path_ == "none" ? "" : csv_path_}, {"--json", json_path_}});
     labels_ = chip_labels(chips);
     columns_ = SweepColumns{head_split_, keep_going_};
     const GridHeader header{g5sim::version(), size, grid_fingerprint(grid, chips, models, base, head_split_), shard,
@@ -136,9 +132,9 @@ class SweepCommand final : public Command {
     std::string resumed_from;
     const std::map<std::uint64_t, std::string> kept =
         resume_ ? rows_to_keep(csv_path_, header, resumed_from) : std::map<std::uint64_t, std::string>{};
-    std::optional<OutputFile> csv, json;
-    if (csv_path_ != "none") csv.emplace(csv_path_, "--csv");
-    if (!json_path_.empty()) json.emplace(json_path_, "--json");
+    OutputSet outputs({{"--csv", csv_path_ == "none" ? "" : csv_path_}, {"--json", json_path_}});
+    OutputFile* csv = outputs.get("--csv");
+    OutputFile* json = outputs.get("--json");
     // An interrupt or an error keeps the rows written so far for --resume.
     if (to_file) csv->keep_unfinished_at(csv_path_ + ".partial");
     if (csv) write_sweep_csv_header(csv->stream(), header, columns_);
@@ -169,8 +165,7 @@ class SweepCommand final : public Command {
     }
     if (progress && count > 0) std::cerr << '\n';
     warn_changing_deployments();
-    if (csv) csv->close();
-    if (json) json->close();
+    outputs.close();
     std::error_code ec;
     if (to_file) std::filesystem::remove(csv_path_ + ".partial", ec);  // the whole file is there now
     if (resume_) {
@@ -251,7 +246,7 @@ class SweepCommand final : public Command {
 
   void write_point(const SweepPoint& point, const Done& done, const SweepGrid& grid,
                    const std::vector<g5sim::Chip>& chips, const std::vector<g5sim::Model>& models,
-                   const g5sim::Request& base, std::optional<OutputFile>& csv, std::optional<OutputFile>& json) {
+                   const g5sim::Request& base, OutputFile* csv, OutputFile* json) {
     if (!done.kept_row.empty()) {
       csv->stream() << done.kept_row << '\n';
       return;

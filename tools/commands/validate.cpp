@@ -42,10 +42,7 @@ class ValidateCommand final : public Command {
     namespace v = validation;
     v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
     if (table.rows.size() > limits.max_table_rows) table.rows.resize(limits.max_table_rows);
-    refuse_shared_outputs({{"--csv", csv_path_}, {"--json", json_path_}});
-    std::optional<OutputFile> csv, json;
-    if (!csv_path_.empty()) csv.emplace(csv_path_, "--csv");
-    if (!json_path_.empty()) json.emplace(json_path_, "--json");
+    OutputSet outputs({{"--csv", csv_path_}, {"--json", json_path_}});
     v::ValidateOptions options;
     options.calibrated = calibrated_;
     options.jobs = jobs_or_default(jobs_);
@@ -54,16 +51,10 @@ class ValidateCommand final : public Command {
     options.only_workloads = workloads_;
     options.progress = isatty(STDERR_FILENO) != 0;
     const v::ValidationReport report = v::validate_table(table, options);
-    if (csv_path_ != "-" && json_path_ != "-") v::write_validation_table(std::cout, report);
-    if (csv) {
-      v::write_validation_csv(csv->stream(), report);
-      csv->close();
-    }
-    if (json) {
-      v::write_validation_json(json->stream(), report);
-      json->close();
-    }
-    check_stdout();
+    if (!outputs.on_stdout()) v::write_validation_table(std::cout, report);
+    if (OutputFile* csv = outputs.get("--csv")) v::write_validation_csv(csv->stream(), report);
+    if (OutputFile* json = outputs.get("--json")) v::write_validation_json(json->stream(), report);
+    outputs.close();
     return 0;
   }
 

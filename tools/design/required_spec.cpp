@@ -16,8 +16,6 @@
 namespace tools {
 namespace {
 
-std::string number(double v) { return number_text(v); }
-
 std::optional<double> parse_number(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
@@ -492,10 +490,11 @@ void write_solve_csv(std::ostream& out, const SolveReport& r) {
   for (std::size_t k = 0; k < r.trials.size(); ++k) {
     const SolveTrial& t = r.trials[k];
     out << k << ',' << t.stage;
-    for (double v : t.values) out << ',' << number(v);
-    for (std::size_t j = 0; j < r.targets.size(); ++j) out << ',' << (t.metrics.empty() ? "" : number(t.metrics[j]));
-    out << ',' << (t.meets ? "true" : "false") << ',' << (std::isfinite(t.shortfall) ? number(t.shortfall) : "") << ','
-        << csv_cell(t.bound_by) << ',' << csv_cell(t.note) << '\n';
+    for (double v : t.values) out << ',' << number_text(v);
+    for (std::size_t j = 0; j < r.targets.size(); ++j)
+      out << ',' << (t.metrics.empty() ? "" : number_text(t.metrics[j]));
+    out << ',' << (t.meets ? "true" : "false") << ',' << (std::isfinite(t.shortfall) ? number_text(t.shortfall) : "")
+        << ',' << csv_cell(t.bound_by) << ',' << csv_cell(t.note) << '\n';
   }
 }
 
@@ -507,14 +506,14 @@ void write_solve_json(std::ostream& out, const SolveReport& r) {
   for (std::size_t j = 0; j < r.targets.size(); ++j) {
     const Target& t = r.targets[j];
     fmt::print(out, "{}{{\"metric\": {}, \"op\": \"{}\", \"bound\": {}}}", j ? ", " : "", json_string(t.metric),
-               t.at_most ? "<=" : ">=", number(t.bound));
+               t.at_most ? "<=" : ">=", number_text(t.bound));
   }
   out << "],\n  \"fields\": [";
   for (std::size_t i = 0; i < r.fields.size(); ++i) {
     const SolveField& f = r.fields[i];
     fmt::print(out, "{}{{\"field\": {}, \"value\": {}, \"low\": {}, \"high\": {}, \"cost\": {}, \"answer\": {}}}",
-               i ? ", " : "", json_string(f.path), number(f.value), number(f.low), number(f.high), number(f.cost),
-               r.answer.empty() ? "null" : number(r.answer[i]));
+               i ? ", " : "", json_string(f.path), number_text(f.value), number_text(f.low), number_text(f.high),
+               number_text(f.cost), r.answer.empty() ? "null" : number_text(r.answer[i]));
   }
   fmt::print(out, "],\n  \"outcome\": {},\n  \"reason\": {},\n  \"answer_trial\": {},\n  \"check_trial\": {},\n",
              json_string(r.outcome), r.reason.empty() ? "null" : json_string(r.reason),
@@ -524,13 +523,13 @@ void write_solve_json(std::ostream& out, const SolveReport& r) {
   for (std::size_t k = 0; k < r.trials.size(); ++k) {
     const SolveTrial& t = r.trials[k];
     std::string values, metrics;
-    for (double v : t.values) values += (values.empty() ? "" : ", ") + number(v);
-    for (double v : t.metrics) metrics += (metrics.empty() ? "" : ", ") + number(v);
+    for (double v : t.values) values += (values.empty() ? "" : ", ") + number_text(v);
+    for (double v : t.metrics) metrics += (metrics.empty() ? "" : ", ") + number_text(v);
     fmt::print(out,
                "{}\n    {{\"stage\": {}, \"values\": [{}], \"metrics\": [{}], \"meets\": {}, \"shortfall\": {}, "
                "\"bound_by\": {}, \"note\": {}}}",
                k ? "," : "", json_string(t.stage), values, metrics, t.meets ? "true" : "false",
-               std::isfinite(t.shortfall) ? number(t.shortfall) : "null",
+               std::isfinite(t.shortfall) ? number_text(t.shortfall) : "null",
                t.bound_by.empty() ? "null" : json_string(t.bound_by), t.note.empty() ? "null" : json_string(t.note));
   }
   out << "\n  ]\n}\n";

@@ -18,7 +18,7 @@ namespace {
 
 std::string number(double v) { return number_text(v); }
 std::string number(const std::optional<double>& v) { return v ? number_text(*v) : std::string(); }
-std::string json_number(const std::optional<double>& v) { return v ? number_text(*v) : std::string("null"); }
+std::string json_or_null(const std::optional<double>& v) { return v ? number_text(*v) : std::string("null"); }
 
 // One variant of the chip: a field at another value, or the config's refusal of it.
 struct Variant {
@@ -317,9 +317,9 @@ void write_sensitivity_json(std::ostream& out, const SensitivityReport& r) {
           "{}\n      {{\"field\": {}, \"value\": {}, \"low_value\": {}, \"high_value\": {}, \"metric_low\": {}, "
           "\"metric_high\": {}, \"elasticity\": {}, \"elasticity_down\": {}, \"elasticity_up\": {}, \"uneven\": {}, "
           "\"method\": {}, \"note\": {}}}",
-          i ? "," : "", json_string(f.field), number(f.value), json_number(f.low_value), json_number(f.high_value),
-          json_number(f.metric_low), json_number(f.metric_high), json_number(f.elasticity),
-          json_number(f.elasticity_down), json_number(f.elasticity_up), f.uneven ? "true" : "false",
+          i ? "," : "", json_string(f.field), number(f.value), json_or_null(f.low_value), json_or_null(f.high_value),
+          json_or_null(f.metric_low), json_or_null(f.metric_high), json_or_null(f.elasticity),
+          json_or_null(f.elasticity_down), json_or_null(f.elasticity_up), f.uneven ? "true" : "false",
           json_string(f.method), f.note.empty() ? "null" : json_string(f.note));
     }
     out << "\n    ]}";
