@@ -6,7 +6,7 @@
 // JSON (g5sim run --json): the keys and their meaning are docs/schema/run.schema.json's (checked
 //   by tests/test_json_schema.cpp); "commands" has one key per engine of the chip, "replay" says
 //   how the run was done (api/simulation.hpp).
-// The table (g5sim run). A sweep's CSV and JSON lines are tools/grid_sweep.hpp's.
+// The table (g5sim run). A sweep's CSV and JSON lines are explore/grid_sweep.hpp's.
 
 #include <optional>
 #include <ostream>

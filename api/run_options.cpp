@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <utility>
 
 #include "api/result_state.hpp"
 #include "hw/config_error.hpp"
+#include "hw/number_text.hpp"
 #include "models/model_spec.hpp"
 #include "models/run_limits.hpp"
 #include "models/weight_format.hpp"
@@ -577,15 +577,11 @@ void set_option(Request& request, const RunOption& option, const OptionValue& va
 void set_option_text(Request& request, const RunOption& option, const std::string& text) {
   switch (option.type) {
     case OptionType::count: {
-      std::uint64_t v = 0;
-      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-        fail(option, fmt::format("expected a whole number, got '{}'", text));
+      const std::optional<std::uint64_t> v = hw::read_whole_number(text);
+      if (!v || *v < option.min || *v > option.max) {
+        fail(option, hw::whole_number_expected(text, option.min, option.max));
       }
-      if (ec != std::errc() || ptr != text.data() + text.size()) {
-        fail(option, fmt::format("{} is outside {}..{}", text, option.min, option.max));
-      }
-      set_option(request, option, v);
+      set_option(request, option, *v);
       return;
     }
     case OptionType::flag:

@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "hw/number_text.hpp"
 #include "hw/sha256.hpp"
 
 namespace hw {
@@ -190,7 +191,12 @@ T ConfigMap::convert(std::string_view key, const char* expected) {
   // A quoted scalar ("64", '1e9') is a string, in YAML and in JSON alike, even when it looks numeric.
   if (value.Tag() == "!") fail(key, fmt::format("expected {}, got the string \"{}\"", expected, value.Scalar()));
   try {
-    return value.as<T>();
+    const T v = value.as<T>();
+    // A number no physical quantity of a config comes near, that arithmetic would lose.
+    if constexpr (std::is_floating_point_v<T>) {
+      if (is_subnormal(v)) fail(key, subnormal_refused(value.Scalar()));
+    }
+    return v;
   } catch (const YAML::BadConversion&) {
     fail(key, fmt::format("expected {}, got '{}'", expected, value.Scalar()));
   }
@@ -321,11 +327,9 @@ std::vector<std::uint64_t> ConfigMap::int_list(std::string_view key, std::uint64
     std::vector<std::uint64_t> out;
     for (const auto& item : kv.second) {
       const std::string& text = item.IsScalar() ? item.Scalar() : std::string();
-      std::uint64_t v = 0;
-      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || item.Tag() == "!") {
-        fail(key, fmt::format("expected a list of whole numbers, got '{}'", text));
-      }
+      const std::optional<std::uint64_t> read = item.Tag() == "!" ? std::nullopt : read_whole_number(text);
+      if (!read) fail(key, fmt::format("expected a list of whole numbers, got '{}'", text));
+      const std::uint64_t v = *read;
       if (v < lo || v > hi) fail(key, fmt::format("{} is outside the plausible range {}..{}", v, lo, hi));
       if (std::find(out.begin(), out.end(), v) != out.end()) fail(key, fmt::format("{} is listed twice", v));
       out.push_back(v);

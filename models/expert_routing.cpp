@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -12,6 +11,7 @@
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "hw/number_text.hpp"
 
 namespace models {
 namespace {
@@ -51,12 +51,11 @@ ExpertLoad ExpertLoad::from_csv_text(const std::string& text, const std::string&
   std::uint64_t number = 0;
   std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
   auto field = [&](std::string_view s, const char* what) {
-    std::uint64_t v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size()) {
-      throw hw::ConfigError(fmt::format("{}:{}: {}: '{}' is not a non-negative integer", source, number, what, s));
-    }
-    return v;
+    const std::optional<std::uint64_t> v = hw::read_whole_number(s);
+    if (!v)
+      throw hw::ConfigError(
+          fmt::format("{}:{}: {}: {}", source, number, what, hw::whole_number_expected(s, 0, ~std::uint64_t{0})));
+    return *v;
   };
   // A share: digits, at most one point and 9 decimals, in units of 10^-9 (at most 10^9 whole).
   auto share = [&](std::string_view s) {

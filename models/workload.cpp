@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
+#include "hw/number_text.hpp"
 
 namespace models {
 
@@ -128,14 +128,13 @@ Workload make_mixed_workload(std::vector<SequenceGroup> groups, KvFormat kv_form
 std::vector<SequenceGroup> parse_mix(std::string_view text, std::uint64_t decode_max_q) {
   std::vector<SequenceGroup> groups;
   auto number = [&](std::string_view part, std::string_view entry, const char* what) {
-    std::uint64_t v = 0;
-    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size()) {
+    const std::optional<std::uint64_t> v = hw::read_whole_number(part);
+    if (!v) {
       throw hw::InputError("mix", fmt::format("'{}': {} '{}' is not a whole number (expected COUNTxQ_LEN@HISTORY, "
                                               "as 64x1@4096)",
                                               entry, what, part));
     }
-    return v;
+    return *v;
   };
   std::size_t begin = 0;
   while (begin <= text.size()) {
@@ -186,10 +185,9 @@ std::vector<SequenceGroup> parse_sequence_text(const std::string& text, const st
       if (stop == std::string_view::npos)
         fail(static_cast<int>(line.size()) + 1, "expected 3 cells: count,q_len,history");
       const std::string_view cell = line.substr(pos, stop - pos);
-      auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), cells[c]);
-      if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size()) {
-        fail(static_cast<int>(pos) + 1, fmt::format("{}: '{}' is not a whole number", kNames[c], cell));
-      }
+      const std::optional<std::uint64_t> v = hw::read_whole_number(cell);
+      if (!v) fail(static_cast<int>(pos) + 1, fmt::format("{}: '{}' is not a whole number", kNames[c], cell));
+      cells[c] = *v;
       pos = stop + 1;
     }
     if (groups.size() == kMaxSequenceGroups) fail(1, fmt::format("more than {} groups", kMaxSequenceGroups));

@@ -26,18 +26,18 @@
 #include <variant>
 #include <vector>
 
+#include "explore/deployment_search.hpp"
+#include "explore/grid_sweep.hpp"
+#include "explore/required_spec.hpp"
+#include "explore/run_diff.hpp"
+#include "explore/sensitivity.hpp"
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
+#include "serving/serve.hpp"
+#include "serving/serve_settings.hpp"
 #include "tools/cli.hpp"
-#include "tools/design/deployment_search.hpp"
-#include "tools/design/required_spec.hpp"
-#include "tools/design/sensitivity.hpp"
-#include "tools/grid_sweep.hpp"
 #include "tools/output_file.hpp"
-#include "tools/run_diff.hpp"
-#include "tools/serving/serve.hpp"
-#include "tools/serving/serve_settings.hpp"
 
 namespace py = pybind11;
 
@@ -243,11 +243,11 @@ py::list run_option_dicts() {
 }
 
 // A design command's workload (g5sim.sensitivity(), g5sim.solve()): the chip as its text.
-tools::DesignWorkload design_workload(const std::string& chip_text, const std::string& chip_source,
-                                      const g5sim::Model& model, const g5sim::Request& request,
-                                      std::optional<std::string> serve, std::optional<double> slo_ttft_ms,
-                                      std::optional<double> slo_tpot_ms) {
-  tools::DesignWorkload w;
+explore::DesignWorkload design_workload(const std::string& chip_text, const std::string& chip_source,
+                                        const g5sim::Model& model, const g5sim::Request& request,
+                                        std::optional<std::string> serve, std::optional<double> slo_ttft_ms,
+                                        std::optional<double> slo_tpot_ms) {
+  explore::DesignWorkload w;
   w.chip = {chip_text, chip_source};
   w.model = model;
   w.base = request;
@@ -298,10 +298,10 @@ void bind_functions(py::module_& m) {
       "diff_json",
       [](const std::string& a, const std::string& a_name, const std::string& b, const std::string& b_name,
          std::size_t top) {
-        const tools::RunFile ra = tools::read_run_file(a, a_name);
-        const tools::RunFile rb = tools::read_run_file(b, b_name);
+        const explore::RunFile ra = explore::read_run_file(a, a_name);
+        const explore::RunFile rb = explore::read_run_file(b, b_name);
         std::ostringstream out;
-        tools::write_diff_json(out, tools::diff_runs(ra, rb), top);
+        explore::write_diff_json(out, explore::diff_runs(ra, rb), top);
         return out.str();
       },
       py::arg("a"), py::arg("a_name"), py::arg("b"), py::arg("b_name"), py::arg("top"),
@@ -322,7 +322,7 @@ void bind_functions(py::module_& m) {
         {
           py::gil_scoped_release release;
           try {
-            tools::LoadSpec load;
+            serving::LoadSpec load;
             load.trace_path = trace_path;
             load.trace_text = std::move(trace_text);
             load.rate = rate;
@@ -333,29 +333,30 @@ void bind_functions(py::module_& m) {
             load.output_len = output_len;
             load.seed = seed.value_or(0);
             load.seed_given = seed.has_value();
-            tools::ServeOptions options;
+            serving::ServeOptions options;
             options.limits.max_seqs = max_seqs;
             options.limits.max_batched_tokens = max_batched_tokens;
             options.limits.chunk = chunk;
             options.limits.block_tokens = block_tokens;
             options.limits.concurrency = concurrency;
             options.limits.kv_tokens = kv_tokens;
-            options.limits.bucket_percent = tools::parse_step_cache(step_cache);
-            options.limits.schedule = tools::parse_schedule(schedule);
+            options.limits.bucket_percent = serving::parse_step_cache(step_cache);
+            options.limits.schedule = serving::parse_schedule(schedule);
             options.limits.jobs = jobs;
-            tools::set_mtp(options.limits, mtp, accept, accept_draw);
+            serving::set_mtp(options.limits, mtp, accept, accept_draw);
             if (!disagg.empty()) {
-              std::tie(options.limits.prefill_instances, options.limits.decode_instances) = tools::parse_disagg(disagg);
+              std::tie(options.limits.prefill_instances, options.limits.decode_instances) =
+                  serving::parse_disagg(disagg);
             }
             options.memory_utilization = memory_utilization;
             options.slo_ttft_ms = slo_ttft_ms;
             options.slo_tpot_ms = slo_tpot_ms;
-            const tools::ServeReport report = tools::serve(chip, model, mine, tools::requests_of(load), options);
-            tools::write_request_csv(csv, report);
-            tools::write_serve_json(json, report);
+            const serving::ServeReport report = serving::serve(chip, model, mine, serving::requests_of(load), options);
+            serving::write_request_csv(csv, report);
+            serving::write_serve_json(json, report);
             if (!perfetto.empty()) {
               tools::OutputFile file(perfetto, "perfetto");
-              tools::write_serve_perfetto(file.stream(), report);
+              serving::write_serve_perfetto(file.stream(), report);
               file.close();
             }
           } catch (const hw::ConfigError& e) {
@@ -380,7 +381,7 @@ void bind_functions(py::module_& m) {
          const g5sim::Request& request, const std::vector<std::uint64_t>& contexts, std::optional<std::string> serve,
          std::optional<double> slo_ttft_ms, std::optional<double> slo_tpot_ms, const std::vector<std::string>& fields,
          const std::string& metric, double delta, unsigned jobs) {
-        tools::SensitivitySpec spec;
+        explore::SensitivitySpec spec;
         spec.workload =
             design_workload(chip_text, chip_source, model, request, std::move(serve), slo_ttft_ms, slo_tpot_ms);
         spec.contexts = contexts;
@@ -389,10 +390,10 @@ void bind_functions(py::module_& m) {
         spec.delta = delta;
         spec.jobs = jobs;
         return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
-          const tools::SensitivityReport report = tools::sensitivity(spec);
-          tools::write_sensitivity_table(table, report, 10);
-          tools::write_sensitivity_csv(csv, report);
-          tools::write_sensitivity_json(json, report);
+          const explore::SensitivityReport report = explore::sensitivity(spec);
+          explore::write_sensitivity_table(table, report, 10);
+          explore::write_sensitivity_csv(csv, report);
+          explore::write_sensitivity_json(json, report);
         });
       },
       py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("contexts"),
@@ -406,25 +407,25 @@ void bind_functions(py::module_& m) {
          const std::vector<std::pair<std::string, std::string>>& keywords, std::optional<py::function> run_pass,
          unsigned jobs) {
         return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
-          tools::SearchSpec spec = tools::search_spec_of(chips, model, request, keywords);
+          explore::SearchSpec spec = explore::search_spec_of(chips, model, request, keywords);
           spec.jobs = jobs;
-          tools::SearchReport report;
+          explore::SearchReport report;
           if (run_pass) {
             // The points of each pass run where the Python caller sends them (Dask's workers),
             // their outcomes back as text.
-            report = tools::search_with(spec, [&](const std::vector<std::size_t>& pass) {
+            report = explore::search_with(spec, [&](const std::vector<std::size_t>& pass) {
               py::gil_scoped_acquire acquire;
               const auto texts = (*run_pass)(pass).cast<std::vector<std::string>>();
-              std::vector<tools::PointOutcome> out;
-              for (const std::string& t : texts) out.push_back(tools::outcome_of_text(t));
+              std::vector<explore::PointOutcome> out;
+              for (const std::string& t : texts) out.push_back(explore::outcome_of_text(t));
               return out;
             });
           } else {
-            report = tools::search(spec);
+            report = explore::search(spec);
           }
-          tools::write_search_table(table, report);
-          tools::write_search_csv(csv, report);
-          tools::write_search_json(json, report);
+          explore::write_search_table(table, report);
+          explore::write_search_csv(csv, report);
+          explore::write_search_json(json, report);
         });
       },
       py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("keywords"), py::arg("run_pass"), py::arg("jobs"),
@@ -436,9 +437,9 @@ void bind_functions(py::module_& m) {
          const std::vector<std::pair<std::string, std::string>>& keywords, std::size_t index) {
         std::string text;
         design_texts([&](std::ostream&, std::ostream&, std::ostream&) {
-          const tools::DeploymentSearch search(tools::search_spec_of(chips, model, request, keywords));
+          const explore::DeploymentSearch search(explore::search_spec_of(chips, model, request, keywords));
           if (index >= search.grid_size()) throw std::out_of_range("search: no such point");
-          text = tools::outcome_text(search.run(index));
+          text = explore::outcome_text(search.run(index));
         });
         return text;
       },
@@ -451,20 +452,20 @@ void bind_functions(py::module_& m) {
          std::optional<double> slo_tpot_ms, const std::vector<std::string>& targets,
          const std::vector<std::string>& vary, const std::vector<std::pair<std::string, double>>& costs,
          double tolerance, std::uint64_t max_runs, unsigned jobs) {
-        tools::SolveSpec spec;
+        explore::SolveSpec spec;
         spec.workload =
             design_workload(chip_text, chip_source, model, request, std::move(serve), slo_ttft_ms, slo_tpot_ms);
         spec.tolerance = tolerance;
         spec.max_runs = max_runs;
         spec.jobs = jobs;
         return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
-          for (const std::string& t : targets) spec.targets.push_back(tools::parse_target(t));
-          for (const std::string& v : vary) spec.vary.push_back(tools::parse_varied_field(v));
-          for (const auto& [path, weight] : costs) tools::set_cost(spec.vary, path, weight);
-          const tools::SolveReport report = tools::solve(spec);
-          tools::write_solve_table(table, report);
-          tools::write_solve_csv(csv, report);
-          tools::write_solve_json(json, report);
+          for (const std::string& t : targets) spec.targets.push_back(explore::parse_target(t));
+          for (const std::string& v : vary) spec.vary.push_back(explore::parse_varied_field(v));
+          for (const auto& [path, weight] : costs) explore::set_cost(spec.vary, path, weight);
+          const explore::SolveReport report = explore::solve(spec);
+          explore::write_solve_table(table, report);
+          explore::write_solve_csv(csv, report);
+          explore::write_solve_json(json, report);
         });
       },
       py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("serve"),
@@ -472,7 +473,7 @@ void bind_functions(py::module_& m) {
       py::arg("tolerance"), py::arg("max_runs"), py::arg("jobs"),
       "`g5sim solve`: its table, CSV and JSON, byte for byte the command line's (g5sim.solve() reads them). "
       "Releases the GIL.");
-  m.def("grid_nesting", &tools::grid_nesting,
+  m.def("grid_nesting", &explore::grid_nesting,
         "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");
   m.def("run_cli", &run_cli, py::arg("args"),
         "Runs the g5sim command line with `args` (without the program name); returns its exit status.");

@@ -144,7 +144,7 @@ TEST_CASE("a measured expert load reads exactly the listed experts, and shared e
     CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert,share\n3,1,-1\n", "s.csv"),
                       Catch::Contains("s.csv:2: share: '-1' is not"));
     CHECK_THROWS_WITH(models::ExpertLoad::from_csv_text("layer,expert,tokens\n3,x,1\n", "x.csv"),
-                      "x.csv:2: expert: 'x' is not a non-negative integer");
+                      "x.csv:2: expert: expected a whole number, got 'x'");
   }
 }
 

@@ -1,4 +1,4 @@
-// g5sim search (tools/design/deployment_search.hpp): the Pareto front of tokens/s per chip against
+// g5sim search (explore/deployment_search.hpp): the Pareto front of tokens/s per chip against
 // tokens/s per user, the best point meeting the SLO, the coarse pass and its refinement, and the
 // same bytes however the points are run.
 #include <catch2/catch.hpp>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "explore/deployment_search.hpp"
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
-#include "tools/design/deployment_search.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_deployment_search {
@@ -17,8 +17,8 @@ namespace test_deployment_search {
 namespace {
 
 // Qwen2.5-1.5B (2 of its layers) on H100: quick serves.
-tools::SearchSpec small_spec() {
-  tools::SearchSpec spec;
+explore::SearchSpec small_spec() {
+  explore::SearchSpec spec;
   spec.chips.push_back(g5sim::Chip::from_file(g5sim::chip_path("h100")));
   spec.model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   spec.base.layers = 2;
@@ -32,8 +32,8 @@ tools::SearchSpec small_spec() {
   return spec;
 }
 
-tools::PointOutcome outcome(double per_chip, double per_user, double tpot) {
-  tools::PointOutcome o;
+explore::PointOutcome outcome(double per_chip, double per_user, double tpot) {
+  explore::PointOutcome o;
   o.chips = 1;
   o.tokens_per_s_per_chip = per_chip;
   o.tokens_per_s_per_user = per_user;
@@ -41,18 +41,18 @@ tools::PointOutcome outcome(double per_chip, double per_user, double tpot) {
   return o;
 }
 
-std::string texts(const tools::SearchReport& r) {
+std::string texts(const explore::SearchReport& r) {
   std::ostringstream out;
-  tools::write_search_csv(out, r);
-  tools::write_search_json(out, r);
-  tools::write_search_table(out, r);
+  explore::write_search_csv(out, r);
+  explore::write_search_json(out, r);
+  explore::write_search_table(out, r);
   return out.str();
 }
 
 }  // namespace
 
 TEST_CASE("search: a knob's list is values and doubling ranges, sorted, each checked", "[search]") {
-  using tools::parse_knob_list;
+  using explore::parse_knob_list;
   CHECK(parse_knob_list("16:128", "max_seqs", 1, 4096) == std::vector<std::uint64_t>{16, 32, 64, 128});
   // 48, 96, then HI itself.
   CHECK(parse_knob_list("48:100", "max_seqs", 1, 4096) == std::vector<std::uint64_t>{48, 96, 100});
@@ -66,10 +66,10 @@ TEST_CASE("search: a knob's list is values and doubling ranges, sorted, each che
     }
     return std::string("no error");
   };
-  CHECK(error("0") == "max_seqs: '0' is not a whole number in 1..4096");
-  CHECK(error("64:16") == "max_seqs: '16' is not a whole number in 64..4096");
-  CHECK(error("8,,16") == "max_seqs: '' is not a whole number in 1..4096");
-  CHECK(error("x") == "max_seqs: 'x' is not a whole number in 1..4096");
+  CHECK(error("0") == "max_seqs: expected a whole number 1..4096, got '0'");
+  CHECK(error("64:16") == "max_seqs: expected a whole number 64..4096, got '16'");
+  CHECK(error("8,,16") == "max_seqs: expected a whole number 1..4096, got ''");
+  CHECK(error("x") == "max_seqs: expected a whole number 1..4096, got 'x'");
   // 1..65: one value too many.
   std::string many = "1";
   for (int v = 2; v <= 65; ++v) {
@@ -77,17 +77,17 @@ TEST_CASE("search: a knob's list is values and doubling ranges, sorted, each che
     many.append(std::to_string(v));
   }
   CHECK(error(many) == "max_seqs: more than 64 values in '" + many + "'");
-  CHECK(tools::parse_disagg_list("1:2,none,1:1") ==
+  CHECK(explore::parse_disagg_list("1:2,none,1:1") ==
         std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 0}, {1, 1}, {1, 2}});
 }
 
 TEST_CASE("search: the front is the undominated points, the best the most per chip meeting the SLO", "[search]") {
-  tools::SearchSpec spec = small_spec();
+  explore::SearchSpec spec = small_spec();
   spec.space.tp = spec.space.ep = spec.space.dp = {1};
   spec.space.max_seqs = {1, 2, 3, 4, 5, 6};
   spec.exhaustive = true;
   spec.engine.slo_tpot_ms = 30;
-  tools::DeploymentSearch search(spec);
+  explore::DeploymentSearch search(spec);
   const std::vector<std::size_t> pass = search.next_pass();
   REQUIRE(pass == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
   // Hand-made figures (x per chip, y per user, TPOT):
@@ -99,13 +99,13 @@ TEST_CASE("search: the front is the undominated points, the best the most per ch
   //   5 ( 40, 30, 30)  on the front: the most per user
   // Meeting TPOT <= 30 ms: 2..5 (0's 40 ms and 1's 35 ms miss). Best: the most per chip among them, 80, shared
   // by 2 and 3 with equal y: the earlier, 2.
-  const std::vector<tools::PointOutcome> figures{outcome(100, 10, 40), outcome(90, 5, 35),  outcome(80, 20, 25),
-                                                 outcome(80, 20, 25),  outcome(50, 15, 10), outcome(40, 30, 30)};
+  const std::vector<explore::PointOutcome> figures{outcome(100, 10, 40), outcome(90, 5, 35),  outcome(80, 20, 25),
+                                                   outcome(80, 20, 25),  outcome(50, 15, 10), outcome(40, 30, 30)};
   for (std::size_t i = 0; i < pass.size(); ++i) search.record(pass[i], figures[i]);
-  const tools::SearchReport r = search.report();
+  const explore::SearchReport r = search.report();
   REQUIRE(r.points.size() == 6);
   std::vector<bool> front, meets;
-  for (const tools::SearchPoint& p : r.points) {
+  for (const explore::SearchPoint& p : r.points) {
     front.push_back(p.on_front);
     meets.push_back(p.meets_slo);
   }
@@ -120,10 +120,10 @@ TEST_CASE("search: the front is the undominated points, the best the most per ch
 }
 
 TEST_CASE("search: a coarse pass, then the front's unrun neighbours", "[search]") {
-  tools::SearchSpec spec = small_spec();
+  explore::SearchSpec spec = small_spec();
   spec.space.tp = spec.space.ep = spec.space.dp = {1};
   spec.space.max_seqs = {1, 2, 3, 4, 5};
-  tools::DeploymentSearch search(spec);
+  explore::DeploymentSearch search(spec);
   // Every other value, the ends always: 1, 3, 5.
   const std::vector<std::size_t> coarse = search.next_pass();
   REQUIRE(coarse == std::vector<std::size_t>{0, 2, 4});
@@ -136,7 +136,7 @@ TEST_CASE("search: a coarse pass, then the front's unrun neighbours", "[search]"
   search.record(1, outcome(60, 45, 1));
   search.record(3, outcome(45, 45, 1));
   CHECK(search.next_pass().empty());
-  const tools::SearchReport r = search.report();
+  const explore::SearchReport r = search.report();
   CHECK(r.passes == 2);
   CHECK(r.points.size() == 5);
 }
@@ -145,21 +145,21 @@ TEST_CASE(
     "search: on a real serve every front point is undominated, every other dominated by one on it, and "
     "the best point served again meets the SLO",
     "[search][sim][slow]") {
-  tools::SearchSpec spec = small_spec();
+  explore::SearchSpec spec = small_spec();
   spec.space.max_chips = 2;  // tp 1 dp 1, tp 1 dp 2, tp 2 dp 1
   spec.space.max_seqs = {2, 4, 8, 16};
   spec.engine.slo_tpot_ms = 2.0;
   spec.jobs = 2;
-  const tools::SearchReport r = tools::search(spec);
+  const explore::SearchReport r = explore::search(spec);
   REQUIRE(r.points.size() >= 6);
-  auto dominates = [](const tools::PointOutcome& p, const tools::PointOutcome& q) {
+  auto dominates = [](const explore::PointOutcome& p, const explore::PointOutcome& q) {
     return p.tokens_per_s_per_chip >= q.tokens_per_s_per_chip && p.tokens_per_s_per_user >= q.tokens_per_s_per_user &&
            (p.tokens_per_s_per_chip > q.tokens_per_s_per_chip || p.tokens_per_s_per_user > q.tokens_per_s_per_user);
   };
-  for (const tools::SearchPoint& q : r.points) {
+  for (const explore::SearchPoint& q : r.points) {
     REQUIRE(q.outcome.error.empty());
     bool dominated = false, by_front = false;
-    for (const tools::SearchPoint& p : r.points) {
+    for (const explore::SearchPoint& p : r.points) {
       if (!dominates(p.outcome, q.outcome)) continue;
       dominated = true;
       by_front = by_front || p.on_front;
@@ -168,67 +168,67 @@ TEST_CASE(
     if (!q.on_front) CHECK(by_front);
   }
   REQUIRE(r.best);
-  const tools::SearchPoint& best = r.points[*r.best];
+  const explore::SearchPoint& best = r.points[*r.best];
   CHECK(best.meets_slo);
   // The best point as `g5sim serve` runs it: the same figures, within the SLO.
   g5sim::Request base = spec.base;
   base.tp = best.knobs.tp;
   base.ep = best.knobs.ep;
   base.dp = best.knobs.dp;
-  tools::ServeOptions options = spec.engine;
+  serving::ServeOptions options = spec.engine;
   options.limits.max_seqs = best.knobs.max_seqs;
   options.limits.max_batched_tokens = best.knobs.max_batched_tokens;
   options.limits.chunk = best.knobs.chunk;
-  const tools::ServeReport again =
-      tools::serve(spec.chips[0], spec.model, base, tools::requests_of(spec.load), options);
+  const serving::ServeReport again =
+      serving::serve(spec.chips[0], spec.model, base, serving::requests_of(spec.load), options);
   CHECK(again.summary.tpot_ms.p90 <= 2.0);
   CHECK(again.summary.tpot_ms.p90 == best.outcome.tpot_p90_ms);
   CHECK(again.summary.output_tokens_per_s_per_chip == best.outcome.tokens_per_s_per_chip);
   // No point meeting the SLO that has more tokens/s per chip.
-  for (const tools::SearchPoint& p : r.points) {
+  for (const explore::SearchPoint& p : r.points) {
     if (p.meets_slo) CHECK(p.outcome.tokens_per_s_per_chip <= best.outcome.tokens_per_s_per_chip);
   }
 
   // The same bytes on one thread, and with the points run elsewhere (outcomes sent as text).
   spec.jobs = 1;
-  const std::string one_thread = texts(tools::search(spec));
+  const std::string one_thread = texts(explore::search(spec));
   CHECK(one_thread == texts(r));
-  const tools::DeploymentSearch worker(spec);
-  const tools::SearchReport remote = tools::search_with(spec, [&](const std::vector<std::size_t>& pass) {
-    std::vector<tools::PointOutcome> out;
-    for (std::size_t i : pass) out.push_back(tools::outcome_of_text(tools::outcome_text(worker.run(i))));
+  const explore::DeploymentSearch worker(spec);
+  const explore::SearchReport remote = explore::search_with(spec, [&](const std::vector<std::size_t>& pass) {
+    std::vector<explore::PointOutcome> out;
+    for (std::size_t i : pass) out.push_back(explore::outcome_of_text(explore::outcome_text(worker.run(i))));
     return out;
   });
   CHECK(texts(remote) == one_thread);
 }
 
 TEST_CASE("search: bad input names its knob", "[search]") {
-  tools::SearchSpec spec = small_spec();
-  auto error = [&](const std::function<void(tools::SearchSpec&)>& change) {
-    tools::SearchSpec s = spec;
+  explore::SearchSpec spec = small_spec();
+  auto error = [&](const std::function<void(explore::SearchSpec&)>& change) {
+    explore::SearchSpec s = spec;
     change(s);
     try {
-      tools::DeploymentSearch search(s);
+      explore::DeploymentSearch search(s);
     } catch (const hw::InputError& e) {
       return e.field() + ": " + e.what();
     }
     return std::string("no error");
   };
-  CHECK(error([](tools::SearchSpec& s) { s.slo_stat = "p95"; }) == "slo_stat: expected p50, p90 or p99, got 'p95'");
-  CHECK(error([](tools::SearchSpec& s) {
+  CHECK(error([](explore::SearchSpec& s) { s.slo_stat = "p95"; }) == "slo_stat: expected p50, p90 or p99, got 'p95'");
+  CHECK(error([](explore::SearchSpec& s) {
           s.space.mtp = {0, 1};
         }) == "mtp: an mtp above 0 needs --accept (0.8, or 0.9,0.8)");
-  CHECK(error([](tools::SearchSpec& s) { s.objective = "tokens"; }) ==
+  CHECK(error([](explore::SearchSpec& s) { s.objective = "tokens"; }) ==
         "objective: expected tokens_per_s_per_chip or tokens_per_joule, got 'tokens'");
-  CHECK(error([](tools::SearchSpec& s) { s.base.tp = 2; }) ==
+  CHECK(error([](explore::SearchSpec& s) { s.base.tp = 2; }) ==
         "tp: a search takes its shardings from --tp, --ep and --dp lists (the batch from the load)");
   // A given sharding the model does not divide over is a point that says why, not a failure.
   spec.space.tp = {3};
   spec.space.ep = spec.space.dp = {1};
-  tools::DeploymentSearch search(spec);
+  explore::DeploymentSearch search(spec);
   const std::vector<std::size_t> pass = search.next_pass();
   REQUIRE(pass.size() == 1);
-  const tools::PointOutcome o = search.run(pass[0]);
+  const explore::PointOutcome o = search.run(pass[0]);
   CHECK(o.error.find("tp") != std::string::npos);
 }
 

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "api/parallel_for.hpp"
+#include "explore/grid_sweep.hpp"
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
 #include "tools/context_list.hpp"
-#include "tools/grid_sweep.hpp"
-#include "tools/parallel_for.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_parallel_sweep {
@@ -86,7 +86,7 @@ TEST_CASE("parallel_for reports the lowest failing item's error, whatever the ti
   for (unsigned jobs : {1u, 2u, 8u}) {
     ran = 0;
     try {
-      tools::parallel_for(20, jobs, [&](std::size_t i) {
+      api::parallel_for(20, jobs, [&](std::size_t i) {
         ++ran;
         if (i % 5 == 3) throw std::runtime_error("item " + std::to_string(i));
       });
@@ -101,9 +101,9 @@ TEST_CASE("parallel_for reports the lowest failing item's error, whatever the ti
 
 TEST_CASE("grid points nest chips, models, the table's axes with the batch last, then contexts", "[sweep][grid]") {
   // The nesting: the table's grid axes in its order, the batch moved last (the context is inside).
-  CHECK(tools::grid_nesting() == std::vector<std::string>{"phase", "q_len", "mix", "kv_dtype", "mla_mode",
-                                                          "weight_dtype", "cores", "tp", "ep", "dp", "batch"});
-  tools::SweepGrid g;
+  CHECK(explore::grid_nesting() == std::vector<std::string>{"phase", "q_len", "mix", "kv_dtype", "mla_mode",
+                                                            "weight_dtype", "cores", "tp", "ep", "dp", "batch"});
+  explore::SweepGrid g;
   g.chips = {"a.yaml", "b.yaml"};
   g.set_axis("batch", {"8", "64"});
   g.set_axis("phase", {"decode", "prefill"});  // set after the batch, nested outside it all the same
@@ -112,7 +112,7 @@ TEST_CASE("grid points nest chips, models, the table's axes with the batch last,
   CHECK((g.axes[0].option == "phase" && g.axes[1].option == "batch"));
   CHECK_THROWS_AS(g.set_axis("scope", {"block"}), std::logic_error);
   // 2 chips x 1 model x 2 phases x 2 batches x 3 contexts = 24 points, the context fastest.
-  const auto all = tools::grid_points(g);
+  const auto all = explore::grid_points(g);
   REQUIRE(all.size() == 24);
   CHECK((all[0].chip == 0 && all[0].value("phase") == "decode" && all[0].value("batch") == "8" && all[0].ctx == 1024));
   CHECK((all[2].ctx == 16384 && all[3].value("batch") == "64" && all[3].ctx == 1024));
@@ -121,29 +121,29 @@ TEST_CASE("grid points nest chips, models, the table's axes with the batch last,
   CHECK(all[6].describe() == "phase prefill, batch 8, ctx 1024");
   for (std::size_t i = 0; i < all.size(); ++i) CHECK(all[i].index == i);
   // Shard 1 of 5: points 1, 6, 11, 16, 21 (p mod 5 == 1).
-  const auto shard = tools::grid_points(g, 1, 5);
+  const auto shard = explore::grid_points(g, 1, 5);
   REQUIRE(shard.size() == 5);
   for (std::size_t k = 0; k < shard.size(); ++k) CHECK(shard[k].index == 1 + 5 * k);
-  CHECK_THROWS_AS(tools::grid_points(g, 5, 5), g5sim::ConfigError);
+  CHECK_THROWS_AS(explore::grid_points(g, 5, 5), hw::ConfigError);
   // Points are made from their numbers alone: the last one, 23 = ((1 x 2 + 1) x 2 + 1) x 3 + 2.
-  const tools::SweepPoint last = tools::grid_point(g, 23);
+  const explore::SweepPoint last = explore::grid_point(g, 23);
   CHECK((last.chip == 1 && last.value("phase") == "prefill" && last.value("batch") == "64" && last.ctx == 16384));
   // A point's request: the base with each axis value set through the table.
-  const g5sim::Request r = tools::point_request(g5sim::Request{}, last);
+  const g5sim::Request r = explore::point_request(g5sim::Request{}, last);
   CHECK((r.phase == "prefill" && r.batch == 64u && r.ctx == 16384));
 }
 
 TEST_CASE("a grid's size is the product of its lists, refused past 2^32 points", "[sweep][grid]") {
-  tools::SweepGrid g;
+  explore::SweepGrid g;
   g.contexts.assign(4096, 1024);
   g.set_axis("batch", std::vector<std::string>(4096, "1"));
   // 4096 x 4096 = 2^24 points, made one at a time: nothing of that size is held.
-  CHECK(tools::grid_size(g) == std::uint64_t{1} << 24);
-  CHECK(tools::grid_point(g, (std::uint64_t{1} << 24) - 1).index == (std::uint64_t{1} << 24) - 1);
+  CHECK(explore::grid_size(g) == std::uint64_t{1} << 24);
+  CHECK(explore::grid_point(g, (std::uint64_t{1} << 24) - 1).index == (std::uint64_t{1} << 24) - 1);
   g.set_axis("kv_dtype", std::vector<std::string>(256, "bf16"));  // 2^32: the limit itself
-  CHECK(tools::grid_size(g) == tools::kMaxGridPoints);
+  CHECK(explore::grid_size(g) == explore::kMaxGridPoints);
   g.set_axis("mla_mode", {"absorb", "standard"});  // 2^33
-  CHECK_THROWS_WITH(tools::grid_size(g),
+  CHECK_THROWS_WITH(explore::grid_size(g),
                     "sweep: the grid has more than 4294967296 points (the product of its "
                     "lists' lengths)");
 }
@@ -205,24 +205,24 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   // Each shard names the same grid (its hash) and its own part.
   CHECK(slurp(shards[1]).rfind(grid_line + hash + " shard 1/3\n", 0) == 0);
   // Given in any order, the shards merge into the same bytes.
-  CHECK(tools::merge_sweeps({shards[2], shards[0], shards[1]}) == text);
+  CHECK(explore::merge_sweeps({shards[2], shards[0], shards[1]}) == text);
   const std::string merged = (dir / "merged.csv").string();
   REQUIRE(cli({"merge", shards[0], shards[1], shards[2], "--out", merged}) == 0);
   CHECK(slurp(merged) == text);
   // A missing shard: points 1, 4, 7, ... (shard 1 of 3) are in no file.
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[2]}),
+  CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], shards[2]}),
                     "merge: 32 of the grid's 96 points are in no file (first: 1, 4, 7, 10, 13) (shards missing: 1 of "
                     "3)");
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[0]}), Catch::Contains("shard 0/3 again"));
+  CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], shards[0]}), Catch::Contains("shard 0/3 again"));
   // A shard cut short on a clean line end (its last row, point 95, lost): refused.
   std::string cut = slurp(shards[2]);
   cut.erase(cut.rfind('\n', cut.size() - 2) + 1);
   std::ofstream(dir / "cut.csv") << cut;
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[1], (dir / "cut.csv").string()}),
+  CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], shards[1], (dir / "cut.csv").string()}),
                     "merge: 1 of the grid's 96 points are in no file (first: 95) (a shard was cut short)");
   // A row cut mid-line.
   std::ofstream(dir / "midrow.csv") << cut << "95,SG2262-half,DeepSeek-V2-Lite\n";
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
+  CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
                     Catch::Contains("midrow.csv:34: 3 cells, the header has 40 (a cut row?)"));
   // A shard of another grid (scope step instead of block) and a file that is no sweep.
   auto step_args = base;
@@ -230,10 +230,10 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
                   std::find(step_args.begin(), step_args.end(), "--dp"));
   step_args.insert(step_args.end(), {"--layers", "1", "--shard", "1/3", "--csv", (dir / "step1.csv").string()});
   REQUIRE(cli(step_args) == 0);
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], (dir / "step1.csv").string(), shards[2]}),
+  CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], (dir / "step1.csv").string(), shards[2]}),
                     Catch::Contains("step1.csv:1: a shard of another grid"));
   std::ofstream(dir / "other.csv") << "ctx,batch,total_ns\n1024,1,5.000\n";
-  CHECK_THROWS_WITH(tools::merge_sweeps({shards[0], (dir / "other.csv").string()}),
+  CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], (dir / "other.csv").string()}),
                     Catch::Contains("other.csv:1: not a g5sim sweep CSV"));
 }
 
@@ -254,13 +254,13 @@ TEST_CASE("chips that share a name are told apart by their file's stem", "[cli][
   const std::vector<g5sim::Chip> chips{g5sim::Chip::from_file(src + "/tests/golden/chip.yaml"),
                                        g5sim::Chip::from_file((dir / "variant.yaml").string()),
                                        g5sim::Chip::from_file(src + "/configs/chips/h100.yaml")};
-  CHECK(tools::chip_labels(chips) ==
+  CHECK(explore::chip_labels(chips) ==
         std::vector<std::string>{"SG2262-golden (chip)", "SG2262-golden (variant)", "H100"});
   // Two files of one stem in two folders: their paths.
   std::filesystem::create_directories(dir / "b");
   std::ofstream(dir / "b" / "chip.yaml") << yaml;
   const std::vector<g5sim::Chip> same_stem{chips[0], g5sim::Chip::from_file((dir / "b" / "chip.yaml").string())};
-  CHECK(tools::chip_labels(same_stem)[1] == "SG2262-golden (" + (dir / "b" / "chip.yaml").string() + ")");
+  CHECK(explore::chip_labels(same_stem)[1] == "SG2262-golden (" + (dir / "b" / "chip.yaml").string() + ")");
 }
 
 TEST_CASE("compare runs the same workloads on each chip, one row each, with speedups", "[cli][compare]") {
@@ -331,24 +331,24 @@ TEST_CASE("context ranges: lists, integer and decimal factors, steps", "[sweep][
 }
 
 TEST_CASE("a deployment, a query length and a core count are grid axes", "[sweep][grid]") {
-  tools::SweepGrid g;
+  explore::SweepGrid g;
   g.set_axis("dp", {"8", "16"});
   g.set_axis("tp", {"1"});
   g.set_axis("q_len", {"1", "2"});
   g.set_axis("cores", {"32", "64"});
   g.contexts = {4096};
   // 2 q_len x 2 cores x 1 tp x 2 dp = 8 points; the nesting is q_len, cores, tp, dp.
-  REQUIRE(tools::grid_size(g) == 8);
-  const tools::SweepPoint p = tools::grid_point(g, 5);  // 5 = ((1 x 2 + 0) x 1 + 0) x 2 + 1
+  REQUIRE(explore::grid_size(g) == 8);
+  const explore::SweepPoint p = explore::grid_point(g, 5);  // 5 = ((1 x 2 + 0) x 1 + 0) x 2 + 1
   CHECK(p.describe() == "q_len 2, cores 32, tp 1, dp 16, ctx 4096");
-  const g5sim::Request r = tools::point_request(g5sim::Request{}, p);
+  const g5sim::Request r = explore::point_request(g5sim::Request{}, p);
   CHECK((r.q_len == 2u && r.cores == 32u && r.tp == 1u && r.dp == 16u && !r.ep));
   // Values are checked before anything runs: a count through the table's range, a word its choices.
   g.set_axis("kv_dtype", {"bf16", "int4"});
-  CHECK_THROWS_WITH(tools::check_grid_values(g), "expected one of bf16,fp8,fp8-flashmla, got 'int4'");
+  CHECK_THROWS_WITH(explore::check_grid_values(g), "expected one of bf16,fp8,fp8-flashmla, got 'int4'");
   g.set_axis("kv_dtype", {});
   g.set_axis("tp", {"0"});
-  CHECK_THROWS_AS(tools::check_grid_values(g), g5sim::ConfigError);
+  CHECK_THROWS_AS(explore::check_grid_values(g), g5sim::ConfigError);
 }
 
 TEST_CASE("compare runs every chip of a workload on one deployment unless --sharding auto", "[cli][compare]") {
@@ -411,18 +411,18 @@ TEST_CASE("tokens per second per chip is tokens per second over the deployment's
 }
 
 TEST_CASE("a grid of mixes has no context axis: each point's sequences are its mix", "[sweep][grid][groups]") {
-  tools::SweepGrid g;
+  explore::SweepGrid g;
   g.chips = {"a.yaml"};
   g.set_axis("mix", {"64x1@4096,1x256@0", "64x1@4096,1x1024@0"});
   g.set_axis("tp", {"1", "2"});
   // 1 chip x 1 model x 2 mixes x 2 tp, no contexts: 4 points, the mix outside tp.
-  REQUIRE(tools::grid_size(g) == 4);
-  const tools::SweepPoint p = tools::grid_point(g, 1);
+  REQUIRE(explore::grid_size(g) == 4);
+  const explore::SweepPoint p = explore::grid_point(g, 1);
   CHECK(p.ctx == 0);
   CHECK(p.value("mix") == "64x1@4096,1x256@0");
   CHECK(p.value("tp") == "2");
   CHECK(p.describe() == "mix 64x1@4096,1x256@0, tp 2");
-  const g5sim::Request r = tools::point_request(g5sim::Request{}, p);
+  const g5sim::Request r = explore::point_request(g5sim::Request{}, p);
   CHECK(r.mix == "64x1@4096,1x256@0");
   CHECK(r.ctx == g5sim::Request{}.ctx);  // left as it was: a mix ignores it
 }

@@ -1,12 +1,12 @@
-// g5sim diff (tools/run_diff.hpp) and the per-layer view (g5sim::layers_of): matched ops, layer
+// g5sim diff (explore/run_diff.hpp) and the per-layer view (g5sim::layers_of): matched ops, layer
 // spans, a strict reader.
 #include <catch2/catch.hpp>
 
 #include <sstream>
 #include <string>
 
+#include "explore/run_diff.hpp"
 #include "g5sim/g5sim.hpp"
-#include "tools/run_diff.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_run_diff {
@@ -52,42 +52,42 @@ TEST_CASE("a run's layers: spans from the first op's start to the last op's end"
 
 TEST_CASE("diff: a run against itself moves nothing, a longer context moves the attention", "[diff]") {
   const g5sim::Result a = step(4, 4096), b = step(4, 32768), c = step(3, 4096);
-  const tools::RunFile fa = tools::read_run_file(a.json(), "a.json");
-  const tools::RunFile fb = tools::read_run_file(b.json(), "b.json");
-  const tools::RunFile fc = tools::read_run_file(c.json(), "c.json");
+  const explore::RunFile fa = explore::read_run_file(a.json(), "a.json");
+  const explore::RunFile fb = explore::read_run_file(b.json(), "b.json");
+  const explore::RunFile fc = explore::read_run_file(c.json(), "c.json");
   CHECK(fa.total_ps == a.total_ps);
   CHECK(fa.ops.size() == a.ops.size());
-  const tools::RunDiff same = tools::diff_runs(fa, fa);
+  const explore::RunDiff same = explore::diff_runs(fa, fa);
   for (const auto* list : {&same.kinds, &same.layers, &same.ops}) {
-    for (const tools::DiffLine& l : *list) CHECK(l.delta_ns() == 0);
+    for (const explore::DiffLine& l : *list) CHECK(l.delta_ns() == 0);
   }
   // 8x the history: the op that moved most is an attention op (fa2 or the history read).
-  const tools::RunDiff longer = tools::diff_runs(fa, fb);
+  const explore::RunDiff longer = explore::diff_runs(fa, fb);
   REQUIRE(!longer.ops.empty());
   CHECK((longer.ops.front().kind == "fa2" || longer.ops.front().kind == "kv_cache_read"));
   CHECK(longer.ops.front().delta_ns() > 0);
   // A layer only A has: its B time is 0; ops are matched by name, layer and occurrence.
-  const tools::RunDiff fewer = tools::diff_runs(fa, fc);
+  const explore::RunDiff fewer = explore::diff_runs(fa, fc);
   REQUIRE(fewer.layers.size() == 5);
   CHECK((fewer.layers[3].name == "3" && fewer.layers[3].b_ns == 0 && fewer.layers[3].a_ns > 0));
   CHECK(fewer.ops.size() == a.ops.size());  // every op of C is one of A's
   std::ostringstream table, json;
-  tools::write_diff_table(table, longer, 3);
-  tools::write_diff_json(json, longer, 3);
+  explore::write_diff_table(table, longer, 3);
+  explore::write_diff_json(json, longer, 3);
   CHECK(table.str().find("top 3 ops (time)") != std::string::npos);
   CHECK(json.str().rfind("{\n  \"schema_version\": 1,\n  \"a\": {\"source\": \"a.json\"", 0) == 0);
 }
 
 TEST_CASE("diff reads only a run's JSON, naming the file and the key", "[diff]") {
-  CHECK_THROWS_WITH(tools::read_run_file("{\n  \"x\": [1,\n", "x.json"),
+  CHECK_THROWS_WITH(explore::read_run_file("{\n  \"x\": [1,\n", "x.json"),
                     "x.json:3:1: not JSON (a g5sim run --json file is)");
-  CHECK_THROWS_WITH(tools::read_run_file("[]", "l.json"),
+  CHECK_THROWS_WITH(explore::read_run_file("[]", "l.json"),
                     "l.json: (top level): expected an object (not a g5sim run --json file?)");
-  CHECK_THROWS_WITH(tools::read_run_file("{\"schema_version\": 1}", "k.json"),
+  CHECK_THROWS_WITH(explore::read_run_file("{\"schema_version\": 1}", "k.json"),
                     "k.json: chip: missing (not a g5sim run --json file?)");
   std::string text = step(1, 1024).json();
   text.replace(text.find("\"op_end_ps\": "), 13, "\"op_end_ps\": -");
-  CHECK_THROWS_WITH(tools::read_run_file(text, "n.json"),
+  CHECK_THROWS_WITH(explore::read_run_file(text, "n.json"),
                     "n.json: ops[0].op_end_ps: expected a whole number (not a g5sim run --json file?)");
 }
 

@@ -1,4 +1,4 @@
-// g5sim sensitivity (tools/design/sensitivity.hpp): elasticities by central differences of real
+// g5sim sensitivity (explore/sensitivity.hpp): elasticities by central differences of real
 // runs; a field that alone sets the time has elasticity -1, one the run never feels 0.
 #include <catch2/catch.hpp>
 
@@ -7,11 +7,11 @@
 #include <sstream>
 #include <string>
 
+#include "explore/sensitivity.hpp"
 #include "g5sim/g5sim.hpp"
+#include "hw/chip_fields.hpp"
 #include "hw/config_error.hpp"
 #include "test_configs.hpp"
-#include "tools/design/sensitivity.hpp"
-#include "tools/validation/chip_fields.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_sensitivity {
@@ -23,8 +23,8 @@ namespace {
 // (1 cycle = 1 ps: its compute is a few ns of a ~59 ms step).
 const std::string kDdrBound = test_configs::tiny_chip(4, 10, 4);
 
-tools::SensitivitySpec ddr_bound_spec(std::vector<std::string> fields) {
-  tools::SensitivitySpec spec;
+explore::SensitivitySpec ddr_bound_spec(std::vector<std::string> fields) {
+  explore::SensitivitySpec spec;
   spec.workload.chip = {kDdrBound, "ddr-bound"};
   spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV2Lite, "v2-lite-test");
   spec.workload.base.layers = 1;
@@ -34,7 +34,7 @@ tools::SensitivitySpec ddr_bound_spec(std::vector<std::string> fields) {
   return spec;
 }
 
-const tools::FieldSensitivity& field(const tools::SensitivityPoint& p, const std::string& name) {
+const explore::FieldSensitivity& field(const explore::SensitivityPoint& p, const std::string& name) {
   for (const auto& f : p.fields) {
     if (f.field == name) return f;
   }
@@ -45,7 +45,7 @@ const tools::FieldSensitivity& field(const tools::SensitivityPoint& p, const std
 }  // namespace
 
 TEST_CASE("numeric_chip_fields lists every number of a chip config in document order", "[sensitivity]") {
-  const auto fields = tools::validation::numeric_chip_fields(test_configs::kSg2262, "sg2262-test");
+  const auto fields = hw::numeric_chip_fields(test_configs::kSg2262, "sg2262-test");
   // Counted by hand in test_configs::kSg2262: cores, lmem_bytes_per_core (2); ddr's 6; c2c's 3;
   // the TIU's clock, lanes, cube_n, 2 cube MAC rates, 2 vector EU rates, 3 MM2 inits, bank
   // conflict, cube efficiency, vector init, SFU init, SFU rate (15); gdma's and sdma's
@@ -62,9 +62,9 @@ TEST_CASE("numeric_chip_fields lists every number of a chip config in document o
 TEST_CASE("Where DDR alone binds a decode step its elasticity is -1 and the TIU clock's 0", "[sensitivity]") {
   const auto spec =
       ddr_bound_spec({"ddr.bandwidth_gb_per_s", "engines.tiu.clock_mhz", "engines.gdma.bandwidth_gb_per_s"});
-  const tools::SensitivityReport r = tools::sensitivity(spec);
+  const explore::SensitivityReport r = explore::sensitivity(spec);
   REQUIRE(r.points.size() == 1);
-  const tools::SensitivityPoint& p = r.points[0];
+  const explore::SensitivityPoint& p = r.points[0];
   CHECK(p.bound_by == "DDR");
   // 1 base run + 3 fields x 2 sides.
   CHECK(r.runs == 7);
@@ -93,8 +93,8 @@ TEST_CASE("A refused side leaves a one-sided difference and a zero field none", 
   // whole command, to 0 (no logarithm) and 2; cdma.startup_ns is 0.
   const auto spec =
       ddr_bound_spec({"engines.tiu.cube_efficiency", "engines.sdma.outstanding", "engines.cdma.startup_ns"});
-  const tools::SensitivityReport r = tools::sensitivity(spec);
-  const tools::SensitivityPoint& p = r.points[0];
+  const explore::SensitivityReport r = explore::sensitivity(spec);
+  const explore::SensitivityPoint& p = r.points[0];
   const auto& eff = field(p, "engines.tiu.cube_efficiency");
   CHECK(eff.method == "backward");
   CHECK(eff.low_value == Approx(0.95).epsilon(0));
@@ -115,26 +115,26 @@ TEST_CASE("A refused side leaves a one-sided difference and a zero field none", 
 
 TEST_CASE("Sensitivity refuses what it cannot differentiate before any run", "[sensitivity]") {
   auto spec = ddr_bound_spec({"ddr.bandwith_gb_per_s"});
-  CHECK_THROWS_WITH(tools::sensitivity(spec),
+  CHECK_THROWS_WITH(explore::sensitivity(spec),
                     Catch::Contains("ddr-bound: ddr.bandwith_gb_per_s: no such field in the chip config"));
   spec = ddr_bound_spec({"ddr.latency_ns", "ddr.latency_ns"});
-  CHECK_THROWS_WITH(tools::sensitivity(spec), "fields: ddr.latency_ns is given twice");
+  CHECK_THROWS_WITH(explore::sensitivity(spec), "fields: ddr.latency_ns is given twice");
   spec = ddr_bound_spec({"engines.gdma.roles"});
-  CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("not a number (a section or a list)"));
+  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("not a number (a section or a list)"));
   spec = ddr_bound_spec({});
   spec.metric = "tpot_p50_ms";
-  CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("is a serve's: give a serve workload"));
+  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("is a serve's: give a serve workload"));
   spec.metric = "step_ms";
   spec.delta = 0.6;
-  CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("delta: 0.6 is not in (0, 0.5]"));
+  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("delta: 0.6 is not in (0, 0.5]"));
   spec.delta = 0.05;
   spec.metric.clear();
   spec.workload.serve = "rate=1 requests=2 input_len=16";
   spec.contexts = {1024};
-  CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("ctx: a serve's load sets the contexts"));
+  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("ctx: a serve's load sets the contexts"));
   spec.contexts.clear();
   spec.workload.serve = "rate=1 requests";
-  CHECK_THROWS_WITH(tools::sensitivity(spec), Catch::Contains("'requests' is not key=value"));
+  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("'requests' is not key=value"));
 }
 
 TEST_CASE("Sensitivity's outputs do not depend on the thread count", "[sensitivity]") {
@@ -142,9 +142,9 @@ TEST_CASE("Sensitivity's outputs do not depend on the thread count", "[sensitivi
   spec.contexts = {1024, 4096};
   std::ostringstream one, two;
   spec.jobs = 1;
-  tools::write_sensitivity_csv(one, tools::sensitivity(spec));
+  explore::write_sensitivity_csv(one, explore::sensitivity(spec));
   spec.jobs = 3;
-  tools::write_sensitivity_csv(two, tools::sensitivity(spec));
+  explore::write_sensitivity_csv(two, explore::sensitivity(spec));
   const std::string csv = one.str();
   CHECK(csv == two.str());
   // A row per point and field, behind the header.
@@ -152,14 +152,14 @@ TEST_CASE("Sensitivity's outputs do not depend on the thread count", "[sensitivi
 }
 
 TEST_CASE("A field the metric is not smooth in is marked uneven", "[sensitivity]") {
-  tools::SensitivitySpec spec;
+  explore::SensitivitySpec spec;
   spec.workload.chip = {test_configs::kSg2262, "sg2262-test"};
   spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV3, "v3-test");
   spec.workload.base.layers = 4;
   spec.workload.base.batch = 256;
   spec.fields = {"cores", "engines.gdma.bandwidth_gb_per_s"};
-  const tools::SensitivityReport r = tools::sensitivity(spec);
-  const tools::SensitivityPoint& p = r.points[0];
+  const explore::SensitivityReport r = explore::sensitivity(spec);
+  const explore::SensitivityPoint& p = r.points[0];
   // 64 cores x (1 -+ 5 %) = 60.8, 67.2: a count, so 61 and 67. The work's tiles split evenly over
   // 64 cores and not over 61 or 67: the step is slower both ways (checked below), so the two
   // one-sided slopes disagree in sign.

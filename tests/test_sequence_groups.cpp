@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "explore/validation/measured_rows.hpp"
+#include "explore/validation/validation_report.hpp"
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
 #include "models/memory_footprint.hpp"
@@ -15,8 +17,6 @@
 #include "models/parallelism.hpp"
 #include "models/workload.hpp"
 #include "replay_pair.hpp"
-#include "tools/validation/measured_rows.hpp"
-#include "tools/validation/validation_report.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_sequence_groups {
@@ -300,8 +300,8 @@ TEST_CASE("a step row takes the step's groups of sequences as mix=", "[validatio
       "mix1,test,sg2262,deepseek-v3,decode,65,4096,,,,,1,8,8,,step,\"mix=64x1@4096,1x2048@0 "
       "layers=2\",step_ms,1,D,test,,\n";
   std::ofstream(dir) << kMeasuredHeader + row;
-  tools::validation::ValidateOptions options;
-  const auto report = tools::validation::validate_table(tools::validation::read_measured_file(dir), options);
+  explore::validation::ValidateOptions options;
+  const auto report = explore::validation::validate_table(explore::validation::read_measured_file(dir), options);
   REQUIRE(report.rows.size() == 1);
   REQUIRE(report.rows[0].status == "ok");
   g5sim::Request r;
@@ -317,7 +317,7 @@ TEST_CASE("a step row takes the step's groups of sequences as mix=", "[validatio
       "mix2,test,sg2262,deepseek-v3,decode,65,4096,,,,,1,8,8,,step,\"mix=64x1@4096,1x2048 "
       "layers=2\",step_ms,1,D,test,,\n";
   std::ofstream(dir) << kMeasuredHeader + bad_row;
-  const auto bad = tools::validation::validate_table(tools::validation::read_measured_file(dir), options);
+  const auto bad = explore::validation::validate_table(explore::validation::read_measured_file(dir), options);
   REQUIRE(bad.rows.size() == 1);
   CHECK(bad.rows[0].status != "ok");
   CHECK_THAT(bad.rows[0].reason, Catch::Contains("'1x2048' is not COUNTxQ_LEN@HISTORY"));

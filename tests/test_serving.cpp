@@ -1,4 +1,4 @@
-// g5sim serve's engine (tools/serving/serving_engine.hpp) with a step timer whose times are
+// g5sim serve's engine (serving/serving_engine.hpp) with a step timer whose times are
 // derived by hand, and once with the simulator itself (every time a real step's).
 
 #include <catch2/catch.hpp>
@@ -13,20 +13,20 @@
 
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
-#include "tools/serving/request_load.hpp"
-#include "tools/serving/serve.hpp"
-#include "tools/serving/serving_engine.hpp"
-#include "tools/serving/step_bucketing.hpp"
+#include "serving/request_load.hpp"
+#include "serving/serve.hpp"
+#include "serving/serving_engine.hpp"
+#include "serving/step_bucketing.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_serving {
 
 namespace {
 
-using tools::ServeLimits;
-using tools::ServeRequest;
-using tools::StepGroups;
-using tools::StepTime;
+using serving::ServeLimits;
+using serving::ServeRequest;
+using serving::StepGroups;
+using serving::StepTime;
 
 constexpr std::uint64_t kMs = 1'000'000'000;  // picoseconds
 constexpr std::uint64_t kUs = 1'000'000;
@@ -56,15 +56,15 @@ ServeLimits roomy() {
 
 TEST_CASE("serve: one request alone: TTFT is its prefill step, TPOT its decode steps", "[serve]") {
   HandTimer timer;
-  const tools::ServeRun run = tools::serve_requests({request("a", 0, 100, 4)}, roomy(), std::ref(timer));
+  const serving::ServeRun run = serving::serve_requests({request("a", 0, 100, 4)}, roomy(), std::ref(timer));
   // Prefill of 100 tokens: 1 ms + 100 us = 1.1 ms; then 3 decodes of 1.001 ms at histories 100,
   // 101, 102 (the token fed back each step).
   CHECK(timer.mixes == std::vector<std::string>{"1x100@0", "1x1@100", "1x1@101", "1x1@102"});
-  const tools::RequestOutcome& a = run.requests.at(0);
+  const serving::RequestOutcome& a = run.requests.at(0);
   CHECK(a.first_token_ps == 1'100'000'000);
   CHECK(a.finish_ps == 1'100'000'000 + 3 * std::uint64_t{1'001'000'000});
   CHECK(a.itl_ps == std::vector<std::uint64_t>{1'001'000'000, 1'001'000'000, 1'001'000'000});
-  const tools::ServeSummary s = tools::summarize(run, 1, 2.0, 1.0);
+  const serving::ServeSummary s = serving::summarize(run, 1, 2.0, 1.0);
   CHECK(s.ttft_ms.mean == 1.1);
   // TPOT = (4.103 - 1.1) ms / 3 = 1.001 ms: above the 1.0 ms SLO, so no request meets it.
   CHECK(s.tpot_ms.p50 == Approx(1.001).epsilon(1e-12));
@@ -77,7 +77,7 @@ TEST_CASE("serve: chunked prefill splits a prompt over steps, and the first toke
   HandTimer timer;
   ServeLimits limits = roomy();
   limits.chunk = 40;
-  const tools::ServeRun run = tools::serve_requests({request("a", 0, 100, 2)}, limits, std::ref(timer));
+  const serving::ServeRun run = serving::serve_requests({request("a", 0, 100, 2)}, limits, std::ref(timer));
   // Chunks of 40, 40 and 20 after their history: 1.04 + 1.04 + 1.02 = 3.1 ms to the first token.
   CHECK(timer.mixes == std::vector<std::string>{"1x40@0", "1x40@40", "1x20@80", "1x1@100"});
   CHECK(run.requests[0].first_token_ps == 3'100'000'000);
@@ -92,11 +92,11 @@ TEST_CASE("serve: decodes go first and the token budget limits what a step compu
   // a arrives at 0 (10 in, 3 out); b at 0.5 ms with a 100-token prompt. Step 1 (t 0): a's
   // prompt, 1.01 ms. Step 2 (t 1.01 ms): a's decode first (1 token), then b's first 49 tokens of
   // the budget left. Step 3: a's decode and b's next 49. Step 4: b's last 2.
-  const tools::ServeRun run =
-      tools::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
+  const serving::ServeRun run =
+      serving::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x1@10,1x49@0", "1x1@11,1x49@49", "1x2@98"});
   // b's output is its first token only: TPOT has no value for it (vLLM leaves such requests out).
-  const tools::ServeSummary s = tools::summarize(run, 1, std::nullopt, std::nullopt);
+  const serving::ServeSummary s = serving::summarize(run, 1, std::nullopt, std::nullopt);
   CHECK(s.tpot_ms.count == 1);
   // b: arrives 0.5 ms; steps end at 1.01, 2.06, 3.11, 4.112 ms: TTFT 3.612 ms.
   CHECK(run.requests[1].first_token_ps - run.requests[1].arrival_ps == 3'612'000'000);
@@ -112,8 +112,8 @@ TEST_CASE("serve: a full KV cache preempts the newest request, which recomputes 
   // a decodes alone. Step 4: a's last token (7 blocks held; b's prompt of 4 + 2 generated = 6
   // does not fit the 3 free), a ends. Step 5: b recomputes 6 tokens and emits its third token.
   // Step 6: b's last decode at history 6.
-  const tools::ServeRun run =
-      tools::serve_requests({request("a", 0, 4, 4), request("b", 0, 4, 4)}, limits, std::ref(timer));
+  const serving::ServeRun run =
+      serving::serve_requests({request("a", 0, 4, 4), request("b", 0, 4, 4)}, limits, std::ref(timer));
   // Six steps; the sixth is the fourth's mix again, timed once (the step cache).
   CHECK(timer.mixes == std::vector<std::string>{"2x4@0", "2x1@4", "1x1@5", "1x1@6", "1x6@0"});
   CHECK(run.steps.size() == 6);
@@ -129,11 +129,11 @@ TEST_CASE("serve: a full KV cache preempts the newest request, which recomputes 
 }
 
 TEST_CASE("serve: every output token is emitted once (conservation)", "[serve]") {
-  tools::SyntheticLoad load;
+  serving::SyntheticLoad load;
   load.requests = 200;
   load.rate = 500;
-  load.input = tools::LengthDistribution::range(1, 300);
-  load.output = tools::LengthDistribution::range(1, 40);
+  load.input = serving::LengthDistribution::range(1, 300);
+  load.output = serving::LengthDistribution::range(1, 40);
   load.seed = 7;
   ServeLimits limits;
   limits.kv_tokens = 2000;  // tight: preemptions happen
@@ -141,17 +141,17 @@ TEST_CASE("serve: every output token is emitted once (conservation)", "[serve]")
   limits.max_batched_tokens = 256;
   limits.chunk = 64;
   HandTimer timer;
-  const std::vector<ServeRequest> requests = tools::synthetic_requests(load);
-  const tools::ServeRun run = tools::serve_requests(requests, limits, std::ref(timer));
+  const std::vector<ServeRequest> requests = serving::synthetic_requests(load);
+  const serving::ServeRun run = serving::serve_requests(requests, limits, std::ref(timer));
   std::uint64_t wanted = 0, emitted = 0, decode_tokens = 0, preemptions = 0;
   for (const ServeRequest& r : requests) wanted += r.output_tokens;
-  for (const tools::RequestOutcome& r : run.requests) {
+  for (const serving::RequestOutcome& r : run.requests) {
     emitted += 1 + r.itl_ps.size();
     preemptions += r.preemptions;
     CHECK(r.finish_ps >= r.first_token_ps);
     CHECK(r.first_token_ps > r.arrival_ps);
   }
-  for (const tools::StepLog& s : run.steps) decode_tokens += s.decode_tokens;
+  for (const serving::StepLog& s : run.steps) decode_tokens += s.decode_tokens;
   CHECK(emitted == wanted);
   CHECK(preemptions == run.preemptions);
   CHECK(run.preemptions > 0);
@@ -169,33 +169,33 @@ TEST_CASE("serve: a closed loop keeps its clients busy (Little's law)", "[serve]
   limits.concurrency = 2;
   std::vector<ServeRequest> requests;
   for (int i = 0; i < 6; ++i) requests.push_back(request(std::to_string(i), 0, 10, 5));
-  const tools::ServeRun run = tools::serve_requests(requests, limits, std::ref(timer));
-  for (const tools::RequestOutcome& r : run.requests) CHECK(r.finish_ps - r.arrival_ps == 5'028'000'000);
+  const serving::ServeRun run = serving::serve_requests(requests, limits, std::ref(timer));
+  for (const serving::RequestOutcome& r : run.requests) CHECK(r.finish_ps - r.arrival_ps == 5'028'000'000);
   CHECK(run.requests[2].arrival_ps == 5'028'000'000);
-  const tools::ServeSummary s = tools::summarize(run, 1, std::nullopt, std::nullopt);
+  const serving::ServeSummary s = serving::summarize(run, 1, std::nullopt, std::nullopt);
   CHECK(s.requests_per_s * s.e2e_s.mean == Approx(2.0).epsilon(1e-12));
 }
 
 TEST_CASE("serve: bucketing places a number between the edges of a geometric grid of integer edges", "[serve]") {
   // 10 %: edges 1, 2, 3, ... 20 (each step of 10 % rounds down to +1), then 22, 24, 26, 28, 30, 33.
-  CHECK(tools::nearest_edge(0, 10) == 0);
-  CHECK(tools::nearest_edge(0.49, 10) == 0);
-  CHECK(tools::nearest_edge(7.4, 0) == 7);
-  CHECK(tools::nearest_edge(20, 10) == 20);
-  CHECK(tools::nearest_edge(21, 10) == 22);  // 21 / 20 = 1.050 > 22 / 21 = 1.048
-  CHECK(tools::nearest_edge(31, 10) == 30);  // 31 / 30 = 1.033 < 33 / 31 = 1.065
-  auto text = [](const std::vector<tools::Bracket>& b) {
+  CHECK(serving::nearest_edge(0, 10) == 0);
+  CHECK(serving::nearest_edge(0.49, 10) == 0);
+  CHECK(serving::nearest_edge(7.4, 0) == 7);
+  CHECK(serving::nearest_edge(20, 10) == 20);
+  CHECK(serving::nearest_edge(21, 10) == 22);  // 21 / 20 = 1.050 > 22 / 21 = 1.048
+  CHECK(serving::nearest_edge(31, 10) == 30);  // 31 / 30 = 1.033 < 33 / 31 = 1.065
+  auto text = [](const std::vector<serving::Bracket>& b) {
     std::string s;
-    for (const tools::Bracket& x : b) s += fmt::format("{}:{} ", x.edge, x.weight);
+    for (const serving::Bracket& x : b) s += fmt::format("{}:{} ", x.edge, x.weight);
     return s;
   };
-  CHECK(text(tools::bracket(0, 10)) == "0:1 ");
-  CHECK(text(tools::bracket(20, 10)) == "20:1 ");
-  CHECK(text(tools::bracket(21, 10)) == "20:0.5 22:0.5 ");   // halfway between 20 and 22
-  CHECK(text(tools::bracket(0.5, 10)) == "0:0.5 1:0.5 ");    // below the first edge: from 0
-  CHECK(text(tools::bracket(7.25, 0)) == "7:0.75 8:0.25 ");  // percent 0: whole numbers
+  CHECK(text(serving::bracket(0, 10)) == "0:1 ");
+  CHECK(text(serving::bracket(20, 10)) == "20:1 ");
+  CHECK(text(serving::bracket(21, 10)) == "20:0.5 22:0.5 ");   // halfway between 20 and 22
+  CHECK(text(serving::bracket(0.5, 10)) == "0:0.5 1:0.5 ");    // below the first edge: from 0
+  CHECK(text(serving::bracket(7.25, 0)) == "7:0.75 8:0.25 ");  // percent 0: whole numbers
   // 32: (32 - 30) / 3 = 2 / 3 to 33, 1 - 2 / 3 to 30 (as doubles: 0.6666666666666666 and its complement).
-  CHECK(text(tools::bracket(32, 10)) == "30:0.33333333333333337 33:0.6666666666666666 ");
+  CHECK(text(serving::bracket(32, 10)) == "30:0.33333333333333337 33:0.6666666666666666 ");
 }
 
 TEST_CASE("serve: a bucketed step interpolates its anchors: with a step time linear in tokens, exactly", "[serve]") {
@@ -210,8 +210,8 @@ TEST_CASE("serve: a bucketed step interpolates its anchors: with a step time lin
   ServeLimits limits = roomy();
   limits.bucket_percent = 10;
   limits.bucket_samples = 4;
-  const tools::ServeRun run =
-      tools::serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
+  const serving::ServeRun run =
+      serving::serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
   CHECK(timer.mixes ==
         std::vector<std::string>{"2x20@0", "2x22@0", "2x1@20", "2x1@22", "1x21@0,1x22@0", "1x1@21,1x1@22"});
   CHECK(run.distinct_steps == 4);
@@ -223,9 +223,9 @@ TEST_CASE("serve: a bucketed step interpolates its anchors: with a step time lin
 
 TEST_CASE("serve: a bucketed step is its fullest DP rank, decodes at their mean history, dealt to every rank",
           "[serve]") {
-  auto anchors = [](const tools::StepGroups& exact, std::uint64_t percent, std::uint64_t dp, std::uint64_t width) {
+  auto anchors = [](const serving::StepGroups& exact, std::uint64_t percent, std::uint64_t dp, std::uint64_t width) {
     std::string s;
-    for (const tools::StepAnchor& a : tools::bucketed_step(exact, percent, dp, width)) {
+    for (const serving::StepAnchor& a : serving::bucketed_step(exact, percent, dp, width)) {
       s += fmt::format("{} x{:.6f}; ", g5sim::mix_text(a.groups), a.weight);
     }
     return s;
@@ -234,12 +234,12 @@ TEST_CASE("serve: a bucketed step is its fullest DP rank, decodes at their mean 
   // dp 2, round robin in mix order: 1@100 -> rank 0, 1@200 -> 1, 1@300 -> 0, 1@1000 -> 1. Both ranks
   // have 2 new tokens; rank 1 has more history (1,200 against 400): its decodes at their mean
   // 1,200 / 2 = 600 (percent 0: whole numbers), the 2 sequences dealt to each of the 2 ranks.
-  const tools::StepGroups decodes{one(1, 100), one(1, 200), one(1, 300), one(1, 1000)};
+  const serving::StepGroups decodes{one(1, 100), one(1, 200), one(1, 300), one(1, 1000)};
   CHECK(anchors(decodes, 0, 2, 1) == "4x1@600 x1.000000; ");
   // A 512-token prompt after them goes to rank 0 (the deal goes on where it stopped): rank 0 now
   // has 514 new tokens and is the fullest: decodes 100 and 300 at 200, the prompt kept (its
   // history: 512 x 256.5 / 512 - 513 / 2 = 0).
-  tools::StepGroups mixed = decodes;
+  serving::StepGroups mixed = decodes;
   mixed.push_back(one(512, 0));
   CHECK(anchors(mixed, 0, 2, 1) == "4x1@200,2x512@0 x1.000000; ");
   // Chunks 1x100@0 and 1x300@200 (percent 0): 2 chunks of the mean 200 tokens; causal pairs
@@ -264,21 +264,21 @@ TEST_CASE("serve: a request that can never fit the KV cache is an error naming i
   limits.kv_tokens = 64;
   limits.block_tokens = 16;
   // 60 in + 10 out needs 69 tokens at its end: 5 blocks of 16, the cache has 4.
-  CHECK_THROWS_WITH(tools::serve_requests({request("big", 0, 60, 10)}, limits, std::ref(timer)),
+  CHECK_THROWS_WITH(serving::serve_requests({request("big", 0, 60, 10)}, limits, std::ref(timer)),
                     "request 'big' needs 69 tokens of KV cache (5 blocks of 16) at its end, but the deployment holds "
                     "4 blocks (64 tokens): it can never run");
   // With 2 MTP drafts its last verify holds 2 more: 50 in + 14 out - 1 + 2 = 65 tokens, 5 blocks.
   limits.mtp = 2;
   limits.accept = {0.5};
-  CHECK_THROWS_WITH(tools::serve_requests({request("drafts", 0, 50, 14)}, limits, std::ref(timer)),
+  CHECK_THROWS_WITH(serving::serve_requests({request("drafts", 0, 50, 14)}, limits, std::ref(timer)),
                     "request 'drafts' needs 65 tokens of KV cache (5 blocks of 16) at its end, but the deployment "
                     "holds 4 blocks (64 tokens): it can never run");
   // One token less fits: 63 + 2 = 64 tokens, the 4 blocks, filled at the last verify.
-  CHECK_NOTHROW(tools::serve_requests({request("fits", 0, 50, 13)}, limits, std::ref(timer)));
+  CHECK_NOTHROW(serving::serve_requests({request("fits", 0, 50, 13)}, limits, std::ref(timer)));
 }
 
 TEST_CASE("serve: the trace reader names the file, line and column of what is wrong", "[serve][trace]") {
-  const auto requests = tools::parse_request_trace(
+  const auto requests = serving::parse_request_trace(
       "# a comment\nid,arrival_s,input_tokens,output_tokens\n"
       "x,0.5,10,2\n\"y,z\",0.25,20,3\n",
       "t.csv");
@@ -288,7 +288,7 @@ TEST_CASE("serve: the trace reader names the file, line and column of what is wr
   CHECK(requests[1].input_tokens == 10);
   auto error = [](const std::string& text, const std::string& path) {
     try {
-      (void)tools::parse_request_trace(text, path);
+      (void)serving::parse_request_trace(text, path);
     } catch (const hw::ConfigError& e) {
       return std::string(e.what());
     }
@@ -297,7 +297,7 @@ TEST_CASE("serve: the trace reader names the file, line and column of what is wr
   CHECK(error("arrival_s,input_tokens,output_tokens\n0,10,x\n", "t.csv") ==
         "t.csv:2:6: output_tokens: 'x' is not a whole number");
   CHECK(error("arrival_s,input_tokens,output_tokens\nnan,10,1\n", "t.csv") ==
-        "t.csv:2:1: arrival_s: nan is outside 0..1000000 seconds");
+        "t.csv:2:1: arrival_s: 'nan' is not a decimal number");
   CHECK(error("arrival_s,input,output_tokens\n", "t.csv") ==
         "t.csv:1:11: unknown column 'input' in the header: expected arrival_s,input_tokens,output_tokens and "
         "optionally id");
@@ -315,13 +315,13 @@ TEST_CASE("serve: the trace reader names the file, line and column of what is wr
 }
 
 TEST_CASE("serve: a synthetic load is the same for a seed, and its lengths stay in range", "[serve][trace]") {
-  tools::SyntheticLoad load;
+  serving::SyntheticLoad load;
   load.requests = 1000;
   load.rate = 10;
-  load.input = tools::LengthDistribution::parse("100:200", "input_len");
-  load.output = tools::LengthDistribution::parse("50", "output_len");
+  load.input = serving::LengthDistribution::parse("100:200", "input_len");
+  load.output = serving::LengthDistribution::parse("50", "output_len");
   load.seed = 3;
-  const auto a = tools::synthetic_requests(load), b = tools::synthetic_requests(load);
+  const auto a = serving::synthetic_requests(load), b = serving::synthetic_requests(load);
   REQUIRE(a.size() == 1000);
   std::uint64_t low = 1000, high = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -338,16 +338,16 @@ TEST_CASE("serve: a synthetic load is the same for a seed, and its lengths stay 
   CHECK(a.back().arrival_ps > 90 * std::uint64_t{1'000'000'000'000});
   CHECK(a.back().arrival_ps < 110 * std::uint64_t{1'000'000'000'000});
   load.rate = 0;
-  CHECK_THROWS_WITH(tools::synthetic_requests(load), "0 is not a rate in (0, 1000000] requests per second");
-  CHECK_THROWS_WITH(tools::LengthDistribution::parse("9:3", "input_len"),
+  CHECK_THROWS_WITH(serving::synthetic_requests(load), "0 is not a rate in (0, 1000000] requests per second");
+  CHECK_THROWS_WITH(serving::LengthDistribution::parse("9:3", "input_len"),
                     "'9:3' is outside 1..16777216 tokens (or LO > HI)");
 }
 
 TEST_CASE("serve: a length histogram draws a bin by weight, then a length in it, and its reader is strict",
           "[serve][trace]") {
   // Bins 1..1 (weight 1), 5..5 (weight 3) and 7..9 (weight 0: never drawn).
-  const tools::LengthDistribution d =
-      tools::LengthDistribution::parse_histogram("# lengths\nweight,low,high\n1,1,1\n3,5,5\n0,7,9\n", "h.csv");
+  const serving::LengthDistribution d =
+      serving::LengthDistribution::parse_histogram("# lengths\nweight,low,high\n1,1,1\n3,5,5\n0,7,9\n", "h.csv");
   REQUIRE(d.bins.size() == 3);
   CHECK(d.low == 1);
   CHECK(d.high == 9);
@@ -366,7 +366,7 @@ TEST_CASE("serve: a length histogram draws a bin by weight, then a length in it,
   CHECK(ones + fives == 4000);
   auto error = [](const std::string& text) {
     try {
-      (void)tools::LengthDistribution::parse_histogram(text, "h.csv");
+      (void)serving::LengthDistribution::parse_histogram(text, "h.csv");
     } catch (const hw::ConfigError& e) {
       return std::string(e.what());
     }
@@ -380,7 +380,7 @@ TEST_CASE("serve: a length histogram draws a bin by weight, then a length in it,
   CHECK(error("low,high,weight\n1,2,0\n") == "h.csv: the weights sum to 0: at least one bin needs a positive weight");
   CHECK(error("# nothing\n") == "h.csv: no bins: expected a header (low,high,weight) and a row per bin");
   // A length that is neither N nor LO:HI is a histogram file's path: a missing one says so.
-  CHECK_THROWS_AS(tools::LengthDistribution::parse("no/such/file.csv", "input_len"), hw::ConfigError);
+  CHECK_THROWS_AS(serving::LengthDistribution::parse("no/such/file.csv", "input_len"), hw::ConfigError);
 }
 
 TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a decode step's time", "[serve][sim]") {
@@ -389,15 +389,15 @@ TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a dec
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   g5sim::Request base;
   base.layers = 2;
-  tools::ServeOptions options;
-  const tools::ServeReport report = tools::serve(chip, model, base, {request("only", 0, 256, 3)}, options);
+  serving::ServeOptions options;
+  const serving::ServeReport report = serving::serve(chip, model, base, {request("only", 0, 256, 3)}, options);
   auto step_ps = [&](const std::string& mix) {
     g5sim::Request r = base;
     r.mix = mix;
     r.tp = r.ep = r.dp = 1;
     return g5sim::simulate(chip, model, r).total_ps;
   };
-  const tools::RequestOutcome& o = report.run.requests.at(0);
+  const serving::RequestOutcome& o = report.run.requests.at(0);
   CHECK(o.first_token_ps == step_ps("1x256@0"));
   CHECK(o.itl_ps == std::vector<std::uint64_t>{step_ps("1x1@256"), step_ps("1x1@257")});
   // The KV cache: (0.9 x 80 GiB - the weights) / (28 layers x 2 KV heads x 2 x 128 x 2 B = 28,672 B).
@@ -415,7 +415,7 @@ TEST_CASE("serve: energy is every step's dynamic energy on each chip plus static
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   g5sim::Request base;
   base.layers = 2;
-  const tools::ServeReport report = tools::serve(chip, model, base, {request("only", 0, 256, 3)}, {});
+  const serving::ServeReport report = serving::serve(chip, model, base, {request("only", 0, 256, 3)}, {});
   REQUIRE(report.energy);
   REQUIRE(report.chips == 1);
   double dynamic_pj = 0, static_w = 0;
@@ -429,7 +429,7 @@ TEST_CASE("serve: energy is every step's dynamic energy on each chip plus static
     total_ps += s.total_ps;
     static_w = s.static_energy_pj / static_cast<double>(s.total_ps);  // W = pJ / ps
   }
-  const tools::ServeEnergy& e = *report.energy;
+  const serving::ServeEnergy& e = *report.energy;
   // The same three additions in the same order: exact.
   CHECK(e.dynamic_j == dynamic_pj * 1e-12);
   // Static: the chip's watts over the serve's duration (ps -> s: the summary's own division).
@@ -448,13 +448,13 @@ TEST_CASE("serve: a shared step store gives the same serve and simulates nothing
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   g5sim::Request base;
   base.layers = 2;
-  tools::ServeOptions options;
-  options.shared_steps = std::make_shared<tools::SharedStepTimes>();
+  serving::ServeOptions options;
+  options.shared_steps = std::make_shared<serving::SharedStepTimes>();
   const std::vector<ServeRequest> load{request("a", 0, 256, 3), request("b", 1'000'000, 128, 4)};
-  const tools::ServeReport alone = tools::serve(chip, model, base, load, {});
-  const tools::ServeReport first = tools::serve(chip, model, base, load, options);
+  const serving::ServeReport alone = serving::serve(chip, model, base, load, {});
+  const serving::ServeReport first = serving::serve(chip, model, base, load, options);
   options.limits.max_seqs = 1;  // another engine, the same deployment: its steps are a subset
-  const tools::ServeReport second = tools::serve(chip, model, base, load, options);
+  const serving::ServeReport second = serving::serve(chip, model, base, load, options);
   CHECK(first.simulated_commands == alone.simulated_commands);
   for (std::size_t i = 0; i < load.size(); ++i) {
     CHECK(first.run.requests[i].finish_ps == alone.run.requests[i].finish_ps);
@@ -464,9 +464,9 @@ TEST_CASE("serve: a shared step store gives the same serve and simulates nothing
   // max_seqs 1 runs a alone, then b: its first step (a's prompt, 1x256@0) is the first serve's
   // first step, found in the store, so it simulates less than the same serve without the store,
   // with the same times.
-  tools::ServeOptions own;
+  serving::ServeOptions own;
   own.limits.max_seqs = 1;
-  const tools::ServeReport unshared = tools::serve(chip, model, base, load, own);
+  const serving::ServeReport unshared = serving::serve(chip, model, base, load, own);
   CHECK(second.simulated_commands < unshared.simulated_commands);
   CHECK(second.run.requests[1].finish_ps == unshared.run.requests[1].finish_ps);
 }
@@ -479,12 +479,12 @@ TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance 
   limits.decode_instances = 1;
   // 1,000 B per cached token over 1 GB/s (1 B per ns) after 500 ns: a 100-token prompt moves
   // 100,000 B in 500 + 100,000 ns = 100.5 us.
-  limits.kv_transfer = tools::KvTransfer{1000, 1.0, 500.0, "c2c"};
-  const tools::ServeRun run = tools::serve_requests({request("a", 0, 100, 3)}, limits, std::ref(timer));
+  limits.kv_transfer = serving::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  const serving::ServeRun run = serving::serve_requests({request("a", 0, 100, 3)}, limits, std::ref(timer));
   // The prefill instance: 1.1 ms; the token arrives with the cache at 1.2005 ms; the decode
   // instance then takes 2 steps of 1.001 ms at histories 100 and 101.
   CHECK(timer.mixes == std::vector<std::string>{"1x100@0", "1x1@100", "1x1@101"});
-  const tools::RequestOutcome& a = run.requests.at(0);
+  const serving::RequestOutcome& a = run.requests.at(0);
   CHECK(a.kv_transfer_bytes == 100'000);
   CHECK(run.kv_transfer_bytes == 100'000);
   CHECK(a.first_token_ps == 1'100'000'000 + 100'500'000);
@@ -501,11 +501,11 @@ TEST_CASE("serve: disaggregated, finished prompts go to the decode instances rou
   ServeLimits limits = roomy();
   limits.prefill_instances = 1;
   limits.decode_instances = 2;
-  limits.kv_transfer = tools::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  limits.kv_transfer = serving::KvTransfer{1000, 1.0, 500.0, "c2c"};
   // a (10 in) and b (20 in) share the prefill step (1.03 ms); a's cache (10,000 B, 10.5 us) goes
   // to decode instance 1, b's (20,000 B, 20.5 us) to instance 2; each decodes there alone. A
   // request of one output token ends on the prefill instance: nothing moves.
-  const tools::ServeRun run = tools::serve_requests(
+  const serving::ServeRun run = serving::serve_requests(
       {request("a", 0, 10, 2), request("b", 0, 20, 2), request("c", 5 * kMs, 30, 1)}, limits, std::ref(timer));
   REQUIRE(run.steps.size() == 4);
   CHECK(run.steps[1].instance == 1);
@@ -531,11 +531,11 @@ TEST_CASE("serve: MTP with every draft accepted emits K + 1 tokens a verify", "[
     CHECK(groups[0].q_len == 1);
     return StepTime{100 * kUs, false, 0, 0};
   };
-  const tools::ServeRun run = tools::serve_requests({request("a", 0, 10, 10)}, limits, std::ref(timer), {}, draft);
+  const serving::ServeRun run = serving::serve_requests({request("a", 0, 10, 10)}, limits, std::ref(timer), {}, draft);
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x3@10", "1x3@13", "1x3@16"});
   CHECK(run.mtp_verifies == 3);
   CHECK(run.mtp_tokens == 9);
-  const tools::RequestOutcome& a = run.requests[0];
+  const serving::RequestOutcome& a = run.requests[0];
   CHECK(a.first_token_ps == 1'010'000'000);
   CHECK(a.itl_ps == std::vector<std::uint64_t>{1'203'000'000, 1'203'000'000, 1'203'000'000});
   CHECK(a.finish_ps == 1'010'000'000 + 3 * std::uint64_t{1'203'000'000});
@@ -549,13 +549,13 @@ TEST_CASE("serve: MTP's expected acceptance carries the fraction of a token to t
   // E = 0.5 + 0.25 = 0.75 drafts a verify: credits 0.75, 1.5, 1.25, 1.0 accept 0, 1, 1, 1 drafts:
   // 1, 2, 2, 2 tokens, so 8 output tokens take the prompt's step and 4 verifies; the cache keeps
   // only the fed and accepted tokens: histories 10, 11, 13, 15.
-  const tools::ServeRun run = tools::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer));
+  const serving::ServeRun run = serving::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer));
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x3@10", "1x3@11", "1x3@13", "1x3@15"});
   CHECK(run.mtp_tokens == 7);
   // Nothing drafts them (no draft timer): each verify is 1.003 ms.
   CHECK(run.requests[0].finish_ps == 1'010'000'000 + 4 * std::uint64_t{1'003'000'000});
   limits.accept = {0.5, 2.0};
-  CHECK_THROWS_WITH(tools::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer)),
+  CHECK_THROWS_WITH(serving::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer)),
                     "2 is not a rate in [0, 1]");
 }
 
@@ -563,20 +563,20 @@ TEST_CASE("serve: prefill-first steps run prompts alone while decodes wait (SGLa
   HandTimer timer;
   ServeLimits limits = roomy();
   limits.max_batched_tokens = 50;
-  limits.schedule = tools::Schedule::prefill_first;
+  limits.schedule = serving::Schedule::prefill_first;
   // The set-up of "decodes go first" above. Step 1 (t 0): a's prompt, 1.01 ms. Step 2 (t 1.01):
   // b has arrived and fits: a prompt step, b's first 50 tokens alone (a's decode waits), 1.05 ms.
   // Step 3 (t 2.06): b's last 50, 1.05 ms; b's token at 3.11 ms. Steps 4 and 5: a's two decodes,
   // 1.001 ms each, at histories 10 and 11.
-  const tools::ServeRun run =
-      tools::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
+  const serving::ServeRun run =
+      serving::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x50@0", "1x50@50", "1x1@10", "1x1@11"});
   // b: TTFT 3.11 - 0.5 = 2.61 ms (3.612 ms with mixed steps). a: its first gap spans b's prompt,
   // 4.111 - 1.01 = 3.101 ms, then 1.001 ms.
   CHECK(run.requests[1].first_token_ps - run.requests[1].arrival_ps == 2'610'000'000);
   CHECK(run.requests[0].itl_ps == std::vector<std::uint64_t>{3'101'000'000, 1'001'000'000});
-  CHECK(tools::parse_schedule("prefill-first") == tools::Schedule::prefill_first);
-  CHECK_THROWS_WITH(tools::parse_schedule("fifo"), "expected mixed or prefill-first, got 'fifo'");
+  CHECK(serving::parse_schedule("prefill-first") == serving::Schedule::prefill_first);
+  CHECK_THROWS_WITH(serving::parse_schedule("fifo"), "expected mixed or prefill-first, got 'fifo'");
 }
 
 }  // namespace test_serving

@@ -10,19 +10,19 @@
 #include <sstream>
 #include <string>
 
+#include "explore/validation/calibration.hpp"
+#include "explore/validation/measured_rows.hpp"
+#include "explore/validation/validation_report.hpp"
 #include "hw/chip.hpp"
+#include "hw/chip_fields.hpp"
 #include "hw/config_error.hpp"
+#include "serving/serve_settings.hpp"
 #include "test_configs.hpp"
-#include "tools/serving/serve_settings.hpp"
-#include "tools/validation/calibration.hpp"
-#include "tools/validation/chip_fields.hpp"
-#include "tools/validation/measured_rows.hpp"
-#include "tools/validation/validation_report.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_validation {
 
-namespace v = tools::validation;
+namespace v = explore::validation;
 
 namespace {
 
@@ -110,17 +110,17 @@ TEST_CASE("the measurement table is read strictly, errors name file, line and co
         "m.csv:1: expected the header 'id,hardware,chip,model,phase,batch,ctx,q_len,weight_dtype,weight_group,kv_dtype,"
         "tp,ep,dp,cores,workload,options,metric,measured,kind,source,note,exclude'");
   CHECK(error_of(kHeader + replace(matmul_row("a", "c", 1, 1, 1, 2), "kernel_us,2.000000", "kernel_us,-2")) ==
-        "m.csv:2: column 'measured': expected a positive number, got '-2'");
+        "m.csv:2: column 'measured': expected a number > 0, got '-2'");
   CHECK(error_of(kHeader + replace(matmul_row("a", "c", 1, 1, 1, 2), "m=1", "mm=1")) ==
         "m.csv:2: column 'options': 'mm' is not an option of a matmul row; valid: m, n, k, dtype");
   CHECK(error_of(kHeader + replace(matmul_row("a", "c", 1, 1, 1, 2), "n=1", "n=x")) ==
-        "m.csv:2: column 'options': expected a whole number, got 'x'");
+        "m.csv:2: column 'options': expected a whole number 1..16777216, got 'x'");
   CHECK(error_of(kHeader + matmul_row("a", "c", 1, 1, 1, 2) + matmul_row("a", "c", 1, 1, 1, 2)) ==
         "m.csv:3: column 'id': 'a' is used twice");
   CHECK(error_of(kHeader + "a,b,c\n") ==
         "m.csv:2: 3 fields, expected 23 (" + kHeader.substr(0, kHeader.size() - 1) + ")");
   CHECK(error_of(kHeader + "a,t,c,m,decode,x,512,,,,,,,,,step,,step_ms,1,M,s,,\n") ==
-        "m.csv:2: column 'batch': expected a whole number, got 'x'");
+        "m.csv:2: column 'batch': expected a whole number 1..1048576, got 'x'");
   CHECK(error_of(kHeader + "a,t,c,m,decode,1,512,,,,,,,,,step,,first_token_s,1,M,s,,\n") ==
         "m.csv:2: column 'metric': first_token_s is the time of a prefill row");
   CHECK(error_of(kHeader + "\"a,t\n") == "m.csv:2: a quoted field is not closed");
@@ -129,23 +129,23 @@ TEST_CASE("the measurement table is read strictly, errors name file, line and co
 
 TEST_CASE("chip fields are found by their dotted path and rewritten in place", "[validation]") {
   const std::string text = test_configs::kSg2262;
-  const v::ChipField eff = v::find_chip_field(text, "c.yaml", "engines.gdma.efficiency");  // in a flow map
+  const hw::ChipField eff = hw::find_chip_field(text, "c.yaml", "engines.gdma.efficiency");  // in a flow map
   CHECK(eff.value == 0.9);
   CHECK_FALSE(eff.integer);
-  const v::ChipField cores = v::find_chip_field(text, "c.yaml", "cores");
+  const hw::ChipField cores = hw::find_chip_field(text, "c.yaml", "cores");
   CHECK(cores.integer);
   // Rounded as the reader will take it: whole numbers stay whole, fractions keep six digits.
-  CHECK(v::format_field_value(cores, 15.6) == "16");
-  CHECK(v::format_field_value(eff, 0.123456789) == "0.123457");
-  CHECK(v::format_field_value(eff, 1.0) == "1.0");
-  const std::string edited = v::with_field_values(text, {eff, cores}, {0.5, 8});
-  CHECK(v::find_chip_field(edited, "c.yaml", "engines.gdma.efficiency").value == 0.5);
-  CHECK(v::find_chip_field(edited, "c.yaml", "cores").value == 8);
+  CHECK(hw::format_field_value(cores, 15.6) == "16");
+  CHECK(hw::format_field_value(eff, 0.123456789) == "0.123457");
+  CHECK(hw::format_field_value(eff, 1.0) == "1.0");
+  const std::string edited = hw::with_field_values(text, {eff, cores}, {0.5, 8});
+  CHECK(hw::find_chip_field(edited, "c.yaml", "engines.gdma.efficiency").value == 0.5);
+  CHECK(hw::find_chip_field(edited, "c.yaml", "cores").value == 8);
   // Everything else is untouched: the edit changes "0.9" to "0.5" and "16" to "8".
   CHECK(edited.size() == text.size() - 1);
-  CHECK_THROWS_WITH(v::find_chip_field(text, "c.yaml", "ddr.effciency"),
+  CHECK_THROWS_WITH(hw::find_chip_field(text, "c.yaml", "ddr.effciency"),
                     "c.yaml: ddr.effciency: no such field in the chip config (did you mean ddr.efficiency?)");
-  CHECK_THROWS_WITH(v::find_chip_field(text, "c.yaml", "engines.gdma.roles"),
+  CHECK_THROWS_WITH(hw::find_chip_field(text, "c.yaml", "engines.gdma.roles"),
                     "c.yaml: engines.gdma.roles: not a number (a section or a list)");
 }
 
@@ -233,7 +233,7 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
   CHECK_THAT(result.calibrated_yaml, Catch::Contains("calibration:"));
   CHECK_THAT(result.calibrated_yaml, Catch::Contains("date: \"2026-11-29T00:00:00Z\""));
   CHECK_THAT(result.calibrated_yaml, Catch::Contains("rows: [\"r0\", \"r1\", \"r2\", \"r3\", \"r4\"]"));
-  CHECK(v::find_chip_field(result.calibrated_yaml, "c", "engines.tiu.cube_efficiency").value ==
+  CHECK(hw::find_chip_field(result.calibrated_yaml, "c", "engines.tiu.cube_efficiency").value ==
         result.fields[0].fitted);
   // Error bands from the leave-one-out predictions: 5 kernel rows (the least a kind needs) and all
   // rows; measured by the simulator, every held-out ratio is within 1 % of 1. One model (matmul op
@@ -373,7 +373,7 @@ TEST_CASE("calibrate --transfer-from carries a fit and its bands to a chip of th
   CHECK(loaded.calibrated);
   CHECK(loaded.held_out_mape.transferred_from == "chip.calibrated");
   REQUIRE(loaded.error_bands);
-  CHECK(v::find_chip_field(result.calibrated_yaml, "c", "engines.tiu.cube_efficiency").value ==
+  CHECK(hw::find_chip_field(result.calibrated_yaml, "c", "engines.tiu.cube_efficiency").value ==
         source.fields[0].fitted);
   // Errors: a source with no record, --fit beside it, and a target with no row to check on.
   transfer.transfer_from = (dir / "chip.yaml").string();
@@ -444,13 +444,13 @@ TEST_CASE("a serve row: its load and engine in options checked at its line and i
   options.jobs = 2;
   const v::ValidationReport report = v::validate_table(table, options);
   // The same serve run directly: the rows read exactly its figures.
-  tools::ServeSettings settings;
-  for (const auto& [key, value] : table.rows[0].options) tools::set_serve_keyword(settings, key, value);
-  tools::ServeOptions serve_options = settings.resolved();
-  const tools::ServeReport direct =
-      tools::serve(g5sim::Chip::from_file(g5sim::data_dir() + "/configs/chips/sg2262.yaml"),
-                   g5sim::Model::from_file(g5sim::data_dir() + "/configs/models/qwen2.5-1.5b.yaml"), g5sim::Request{},
-                   tools::requests_of(settings.load), serve_options);
+  serving::ServeSettings settings;
+  for (const auto& [key, value] : table.rows[0].options) serving::set_serve_keyword(settings, key, value);
+  serving::ServeOptions serve_options = settings.resolved();
+  const serving::ServeReport direct =
+      serving::serve(g5sim::Chip::from_file(g5sim::data_dir() + "/configs/chips/sg2262.yaml"),
+                     g5sim::Model::from_file(g5sim::data_dir() + "/configs/models/qwen2.5-1.5b.yaml"), g5sim::Request{},
+                     serving::requests_of(settings.load), serve_options);
   REQUIRE(report.rows.size() == 3);
   for (const v::RowOutcome& o : report.rows) CHECK(o.status == "ok");
   CHECK(report.rows[0].predicted == direct.summary.ttft_ms.p50);
@@ -479,7 +479,7 @@ TEST_CASE("a serve row: its load and engine in options checked at its line and i
         "m.csv:2: column 'options': a serve row needs its load: rate=R (requests/s) or concurrency=N, with "
         "input_len= and output_len=");
   CHECK(serve_error("rate=x input_len=64 output_len=4", "tpot_ms") ==
-        "m.csv:2: column 'options': rate: expected a decimal number, got 'x'");
+        "m.csv:2: column 'options': rate: expected a number, got 'x'");
   CHECK(serve_error("rate=1 input_len=64 output_len=4 schedule=fifo", "tpot_ms") ==
         "m.csv:2: column 'options': schedule: expected mixed or prefill-first, got 'fifo'");
   CHECK(serve_error("rate=1 input_len=64 output_len=4 mtp=1", "tpot_ms") ==

@@ -15,7 +15,7 @@ struct CliLimits {
   /// the command line has none).
   std::uint64_t max_table_rows = std::numeric_limits<std::uint64_t>::max();
   /// `serve` takes at most this many steps (a fuzz harness's bound; the command line's is
-  /// tools::kMaxServeSteps).
+  /// serving::kMaxServeSteps).
   std::uint64_t max_serve_steps = std::numeric_limits<std::uint64_t>::max();
 };
 

@@ -2,23 +2,21 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
+#include "hw/number_text.hpp"
 #include "tools/cli_error.hpp"
 
 namespace tools {
+
 namespace {
 
 std::uint64_t parse_positive(std::string_view s, const std::string& whole) {
-  std::uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec == std::errc::result_out_of_range || (ec == std::errc() && ptr == s.data() + s.size() && v > kMaxContext)) {
+  const std::optional<std::uint64_t> v = hw::read_whole_number(s);
+  const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  if (digits && (!v || *v > kMaxContext)) {
     throw CliError(fmt::format("--ctx: {} in '{}' is outside 1..{}", s, whole, kMaxContext));
   }
-  if (ec != std::errc() || ptr != s.data() + s.size() || v == 0) {
-    throw CliError(fmt::format("--ctx: '{}' in '{}' is not a positive integer", s, whole));
-  }
-  return v;
+  if (!v || *v == 0) throw CliError(fmt::format("--ctx: '{}' in '{}' is not a positive integer", s, whole));
+  return *v;
 }
 
 // FACTOR of a geometric range in millionths: digits, at most one point and 6 decimals, > 1, <= 1024.

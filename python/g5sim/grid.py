@@ -20,7 +20,7 @@ from ._g5sim import grid_nesting as _grid_nesting
 from ._g5sim import run_limits as _run_limits
 from ._g5sim import run_options as _run_options
 
-# The grid's nesting order: `g5sim sweep`'s own (tools/grid_sweep.hpp), chips and models outside,
+# The grid's nesting order: `g5sim sweep`'s own (explore/grid_sweep.hpp), chips and models outside,
 # the context inside.
 _AXES = ("chip", "model", *_grid_nesting(), "ctx")
 # The options some workloads do not feel (the table's scope rules), with the value that means "not

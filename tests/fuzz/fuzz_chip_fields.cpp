@@ -6,11 +6,11 @@
 
 #include "fuzz_common.hpp"
 #include "g5sim/g5sim.hpp"
+#include "hw/chip_fields.hpp"
 #include "hw/config_error.hpp"
-#include "tools/validation/chip_fields.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  namespace v = tools::validation;
+  namespace v = explore::validation;
   const std::string text = fuzz::text_of(data, size);
   try {
     const std::vector<std::string> fields = v::numeric_chip_fields(text, "fuzz.yaml");

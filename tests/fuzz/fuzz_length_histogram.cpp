@@ -6,18 +6,19 @@
 
 #include "fuzz_common.hpp"
 #include "hw/config_error.hpp"
-#include "tools/serving/request_load.hpp"
+#include "serving/request_load.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   const std::string text = fuzz::text_of(data + 1, size - 1);
   try {
-    const tools::LengthDistribution d = tools::LengthDistribution::parse_histogram(text, "fuzz.csv");
+    const serving::LengthDistribution d = serving::LengthDistribution::parse_histogram(text, "fuzz.csv");
     std::mt19937_64 rng(data[0]);
     for (int k = 0; k < 64; ++k) {
       const std::uint64_t length = d.draw(rng);
       bool inside = false;
-      for (const tools::LengthBin& b : d.bins) inside = inside || (b.weight > 0 && b.low <= length && length <= b.high);
+      for (const serving::LengthBin& b : d.bins)
+        inside = inside || (b.weight > 0 && b.low <= length && length <= b.high);
       if (!inside) std::abort();
     }
     if (!(d.mean() >= static_cast<double>(d.low) && d.mean() <= static_cast<double>(d.high))) std::abort();

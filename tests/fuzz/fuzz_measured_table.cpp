@@ -6,24 +6,24 @@
 #include <set>
 #include <string>
 
+#include "explore/validation/measured_rows.hpp"
 #include "fuzz_common.hpp"
 #include "hw/config_error.hpp"
-#include "tools/serving/serve_settings.hpp"
-#include "tools/validation/measured_rows.hpp"
+#include "serving/serve_settings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = fuzz::text_of(data, size);
-  namespace v = tools::validation;
+  namespace v = explore::validation;
   try {
     const v::MeasuredTable table = v::read_measured_text(text, "fuzz.csv");
     std::set<std::string> ids;
     for (const v::MeasuredRow& row : table.rows) {
       if (!ids.insert(row.id).second || !(row.measured > 0) || !std::isfinite(row.measured)) std::abort();
       if (row.workload != v::WorkloadKind::serve) continue;
-      tools::ServeSettings settings;
-      const auto& keys = tools::serve_keywords();
+      serving::ServeSettings settings;
+      const auto& keys = serving::serve_keywords();
       for (const auto& [key, value] : row.options) {
-        if (std::find(keys.begin(), keys.end(), key) != keys.end()) tools::set_serve_keyword(settings, key, value);
+        if (std::find(keys.begin(), keys.end(), key) != keys.end()) serving::set_serve_keyword(settings, key, value);
       }
       settings.resolved();
     }

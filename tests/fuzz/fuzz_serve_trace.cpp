@@ -8,22 +8,22 @@
 
 #include "fuzz_common.hpp"
 #include "hw/config_error.hpp"
-#include "tools/serving/request_load.hpp"
-#include "tools/serving/serving_engine.hpp"
+#include "serving/request_load.hpp"
+#include "serving/serving_engine.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
   const bool json_lines = (data[0] & 1) != 0;
   const std::string text = fuzz::text_of(data + 2, size - 2);
   try {
-    const auto requests = tools::parse_request_trace(text, json_lines ? "fuzz.jsonl" : "fuzz.csv");
+    const auto requests = serving::parse_request_trace(text, json_lines ? "fuzz.jsonl" : "fuzz.csv");
     if (requests.size() > 64) return 0;
     std::uint64_t wanted = 0;
-    for (const tools::ServeRequest& r : requests) {
+    for (const serving::ServeRequest& r : requests) {
       if (r.input_tokens > 4096 || r.output_tokens > 256) return 0;
       wanted += r.output_tokens;
     }
-    tools::ServeLimits limits;
+    serving::ServeLimits limits;
     limits.block_tokens = 1 + (data[1] & 15);
     limits.kv_tokens = 4096 + 256 * std::uint64_t{data[1]};
     limits.max_seqs = 1 + (data[1] >> 4);
@@ -39,15 +39,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (data[0] & 4) {  // disaggregated: 1 prefill, 2 decode instances
       limits.prefill_instances = 1;
       limits.decode_instances = 2;
-      limits.kv_transfer = tools::KvTransfer{1000, 1.0, 100.0, "c2c"};
+      limits.kv_transfer = serving::KvTransfer{1000, 1.0, 100.0, "c2c"};
     }
-    const tools::ServeRun run = tools::serve_requests(requests, limits, [](const tools::StepGroups& groups) {
+    const serving::ServeRun run = serving::serve_requests(requests, limits, [](const serving::StepGroups& groups) {
       std::uint64_t tokens = 0;
       for (const auto& g : groups) tokens += g.count * g.q_len;
-      return tools::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
+      return serving::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
     });
     std::uint64_t emitted = run.mtp_tokens - run.mtp_verifies;  // a verify's tokens beyond its one gap
-    for (const tools::RequestOutcome& r : run.requests) emitted += 1 + r.itl_ps.size();
+    for (const serving::RequestOutcome& r : run.requests) emitted += 1 + r.itl_ps.size();
     if (emitted != wanted) std::abort();
   } catch (const hw::ConfigError&) {
   }

@@ -1,15 +1,15 @@
 // g5sim calibrate: chip fields fitted to measurements (Levenberg-Marquardt on the log error), or
 // a calibrated config's fit transferred to a chip of the same silicon (--transfer-from),
-// written as a calibrated chip YAML with its record (tools/validation/calibration.hpp).
+// written as a calibrated chip YAML with its record (explore/validation/calibration.hpp).
 
 #include <filesystem>
 #include <iostream>
 
+#include "explore/validation/calibration.hpp"
+#include "explore/validation/row_prediction.hpp"
 #include "g5sim/run_options.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
-#include "tools/validation/calibration.hpp"
-#include "tools/validation/row_prediction.hpp"
 
 namespace tools {
 namespace {
@@ -65,7 +65,7 @@ class CalibrateCommand final : public Command {
   }
 
   int run(const CliLimits& limits) override {
-    namespace v = validation;
+    namespace v = explore::validation;
     v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
     if (table.rows.size() > limits.max_table_rows) table.rows.resize(limits.max_table_rows);
     // A file that exists as given (from the working directory) is that file; otherwise a stem

@@ -3,15 +3,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <iostream>
+#include <limits>
 
+#include "api/parallel_for.hpp"
 #include "hw/config_error.hpp"
+#include "hw/number_text.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/context_list.hpp"
-#include "tools/parallel_for.hpp"
 
 namespace tools {
+
+using explore::check_grid_values;
+using explore::chip_text_of;
+using explore::DesignWorkload;
+using explore::number_text;
+using explore::point_request;
+using explore::SweepGrid;
+using explore::SweepPoint;
+
+using api::default_jobs;
 
 std::string printable(std::string_view text) {
   std::string out;
@@ -38,15 +49,8 @@ void print_warnings(const std::vector<std::string>& warnings) {
 CLI::Validator count_in(std::uint64_t lo, std::uint64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-          return fmt::format("expected a whole number, got '{}'", text);
-        }
-        std::uint64_t v = 0;
-        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec != std::errc() || ptr != text.data() + text.size() || v < lo || v > hi) {
-          return fmt::format("{} is outside {}..{}", text, lo, hi);
-        }
-        return "";
+        const std::optional<std::uint64_t> v = hw::read_whole_number(text);
+        return v && *v >= lo && *v <= hi ? std::string() : hw::whole_number_expected(text, lo, hi);
       },
       fmt::format("{}..{}", lo, hi));
 }
@@ -292,12 +296,11 @@ unsigned jobs_or_default(unsigned jobs) { return jobs == 0 ? default_jobs() : jo
 
 std::pair<int, int> parse_layer_range(const std::string& text) {
   auto number = [&](std::string_view s) {
-    int v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) {
+    const std::optional<std::uint64_t> v = hw::read_whole_number(s);
+    if (!v || *v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
       throw CliError(fmt::format("--trace-layers: '{}' is not I or I:J with layers I <= J", text));
     }
-    return v;
+    return static_cast<int>(*v);
   };
   const auto colon = text.find(':');
   const int first = number(std::string_view(text).substr(0, colon));

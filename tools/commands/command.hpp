@@ -20,12 +20,12 @@
 #include <utility>
 #include <vector>
 
+#include "explore/design_workload.hpp"
+#include "explore/grid_sweep.hpp"
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_error.hpp"
-#include "tools/design/design_workload.hpp"
-#include "tools/grid_sweep.hpp"
 #include "tools/output_file.hpp"
 
 namespace tools {
@@ -68,7 +68,7 @@ void add_config_flags(CLI::App* cmd, std::string& chip, std::string& model);
 g5sim::Chip chip_of(const std::string& name);
 g5sim::Model model_of(const std::string& name);
 /// A grid's models (the shipped one when it lists none).
-std::vector<g5sim::Model> models_of(const SweepGrid& grid);
+std::vector<g5sim::Model> models_of(const explore::SweepGrid& grid);
 
 /// The run options a subcommand takes, registered from the table: `uses` picks the rows
 /// (kRun for `run`; kGridFixed for `sweep` and `compare`, whose grid axes are SweepFlags').
@@ -102,7 +102,7 @@ struct GridFlags {
   /// The grid; throws a ConfigError on a bad --ctx list or a value an axis does not take, and a
   /// CliError without --ctx unless the sequences come from --mix or `base`'s --seqs (then the
   /// grid has no context axis).
-  SweepGrid grid(const g5sim::Request& base) const;
+  explore::SweepGrid grid(const g5sim::Request& base) const;
   /// The grid axes given on the command line (table names), after those of `fixed`.
   std::vector<std::string> given(const RunOptionFlags& fixed) const;
   /// The values given for `option`'s axis (empty when not given).
@@ -121,10 +121,11 @@ struct GridFlags {
 /// some points feel is fine (a sweep over both phases, say). `grid`: the points stand for a
 /// grid, not one run.
 void refuse_options_without_effect(const std::vector<std::string>& given, const std::vector<g5sim::Model>& models,
-                                   const std::vector<SweepPoint>& points, const g5sim::Request& base, bool grid);
+                                   const std::vector<explore::SweepPoint>& points, const g5sim::Request& base,
+                                   bool grid);
 /// Why no point of `points` feels the option (the first point's reason), or "" when one does.
 std::string why_no_point_feels(const std::string& option, const std::vector<g5sim::Model>& models,
-                               const std::vector<SweepPoint>& points, const g5sim::Request& base);
+                               const std::vector<explore::SweepPoint>& points, const g5sim::Request& base);
 
 /// What the design commands (sensitivity, solve) take alike: a serve workload instead of a run
 /// (--serve and its SLOs), --jobs, and the JSON and CSV beside the table.
@@ -139,8 +140,8 @@ struct DesignFlags {
               const std::string& csv_help);
   /// The workload: the chip (its text) and model by name, `base`, --serve and the SLOs. With
   /// --serve the run's step-shape flags among `given` are refused.
-  DesignWorkload workload(const std::string& chip, const std::string& model, const g5sim::Request& base,
-                          const std::vector<std::string>& given) const;
+  explore::DesignWorkload workload(const std::string& chip, const std::string& model, const g5sim::Request& base,
+                                   const std::vector<std::string>& given) const;
   /// The outputs (--csv, --json), checked together and opened before the long part.
   std::unique_ptr<OutputSet> open() const;
   /// Writes the table (when standard output is its), the CSV and the JSON, then closes them.

@@ -1,6 +1,6 @@
 // g5sim compare: the same workloads on several chips, one row per workload with each chip's
 // latency, tokens/s, tokens/s per chip, deployment and speedup over the first
-// (tools/chip_comparison.hpp). Every chip of a workload runs on one deployment unless
+// (explore/chip_comparison.hpp). Every chip of a workload runs on one deployment unless
 // --sharding auto: the one --tp/--ep/--dp give, else the smallest that fits every chip's DDR
 // (the automatic sharding of the chip with the least DDR, which fits the others as the footprint
 // does not depend on the chip), so that a speedup compares chips, not chip counts.
@@ -13,13 +13,26 @@
 #include <optional>
 #include <unistd.h>
 
-#include "tools/chip_comparison.hpp"
+#include "api/parallel_for.hpp"
+#include "explore/chip_comparison.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
-#include "tools/parallel_for.hpp"
 
 namespace tools {
+
+using explore::chip_labels;
+using explore::ComparedRun;
+using explore::grid_fingerprint;
+using explore::grid_points;
+using explore::grid_size;
+using explore::point_request;
+using explore::SweepGrid;
+using explore::SweepPoint;
+using explore::write_comparison_csv;
+using explore::write_comparison_table;
+
+using api::parallel_for;
 namespace {
 
 class CompareCommand final : public Command {
@@ -66,9 +79,9 @@ class CompareCommand final : public Command {
     const std::vector<g5sim::Model> models = models_of(grid);
     OutputSet outputs({{"--csv", csv_path_}});
     const std::uint64_t size = grid_size(grid);
-    if (size / chips.size() > kMaxComparedWorkloads) {
+    if (size / chips.size() > explore::kMaxComparedWorkloads) {
       throw CliError(fmt::format("compare: {} workloads, more than {} (g5sim sweep --chip ... writes any number)",
-                                 size / chips.size(), kMaxComparedWorkloads));
+                                 size / chips.size(), explore::kMaxComparedWorkloads));
     }
     const std::vector<SweepPoint> points = grid_points(grid);
     refuse_options_without_effect(grid_.given(options_), models, points, base, true);

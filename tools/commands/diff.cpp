@@ -1,16 +1,23 @@
-// g5sim diff: what moved between two runs' JSON files (tools/run_diff.hpp): the totals, per op
+// g5sim diff: what moved between two runs' JSON files (explore/run_diff.hpp): the totals, per op
 // kind, per layer and the ops that moved most, as a table or JSON.
 
 #include <iostream>
 #include <optional>
 
+#include "explore/run_diff.hpp"
 #include "hw/input_file.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
-#include "tools/run_diff.hpp"
 
 namespace tools {
+
+using explore::diff_runs;
+using explore::read_run_file;
+using explore::RunDiff;
+using explore::RunFile;
+using explore::write_diff_json;
+using explore::write_diff_table;
 namespace {
 
 class DiffCommand final : public Command {

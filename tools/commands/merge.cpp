@@ -5,6 +5,8 @@
 #include "tools/output_file.hpp"
 
 namespace tools {
+
+using explore::merge_sweeps;
 namespace {
 
 class MergeCommand final : public Command {

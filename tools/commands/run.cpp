@@ -18,6 +18,8 @@
 #include "tools/progress_line.hpp"
 
 namespace tools {
+
+using explore::SweepPoint;
 namespace {
 
 // Above this a trace gets a warning: Perfetto's web UI loads a few hundred MB at most.

@@ -1,6 +1,6 @@
 // g5sim search: the deployments of a model on one or more chips serving the same requests, the
 // Pareto front of output tokens/s per chip against per user on each chip, and the best point
-// meeting an SLO (tools/design/deployment_search.hpp).
+// meeting an SLO (explore/deployment_search.hpp).
 
 #include <fmt/format.h>
 
@@ -9,15 +9,33 @@
 #include <string>
 #include <unistd.h>
 
+#include "explore/deployment_search.hpp"
 #include "hw/config_error.hpp"
+#include "serving/serve_settings.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
-#include "tools/design/deployment_search.hpp"
 #include "tools/output_file.hpp"
 #include "tools/progress_line.hpp"
-#include "tools/serving/serve_settings.hpp"
 
 namespace tools {
+
+using explore::parse_disagg_list;
+using explore::parse_knob_list;
+using explore::search;
+using explore::SearchReport;
+using explore::SearchSpace;
+using explore::SearchSpec;
+using explore::write_search_csv;
+using explore::write_search_json;
+using explore::write_search_table;
+using serving::kMaxBatchedTokens;
+using serving::kMaxBlockTokens;
+using serving::kMaxConcurrency;
+using serving::kMaxMtpDrafts;
+using serving::kMaxServeRequests;
+using serving::kMaxServeSeqs;
+using serving::parse_schedule;
+using serving::parse_step_cache;
 namespace {
 
 class SearchCommand final : public Command {

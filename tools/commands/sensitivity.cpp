@@ -1,8 +1,8 @@
 // g5sim sensitivity: the elasticity of a run's or a serve's metric to every numeric chip field
 // (or the ones named), by central differences of real simulations, ranked
-// (tools/design/sensitivity.hpp).
+// (explore/sensitivity.hpp).
 
-#include "tools/design/sensitivity.hpp"
+#include "explore/sensitivity.hpp"
 
 #include <fmt/format.h>
 
@@ -20,6 +20,14 @@
 #include "tools/progress_line.hpp"
 
 namespace tools {
+
+using explore::sensitivity;
+using explore::SensitivityReport;
+using explore::SensitivitySpec;
+using explore::SweepPoint;
+using explore::write_sensitivity_csv;
+using explore::write_sensitivity_json;
+using explore::write_sensitivity_table;
 namespace {
 
 class SensitivityCommand final : public Command {

@@ -1,13 +1,12 @@
 // g5sim serve: requests in (a trace, or a synthetic open or closed loop), TTFT / TPOT / ITL /
 // goodput per request and per chip out, each step of the continuous batching simulated on the
-// instruction-level model (tools/serving/).
+// instruction-level model (serving/).
 
-#include "tools/serving/serve.hpp"
+#include "serving/serve.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <optional>
@@ -17,13 +16,35 @@
 #include <unistd.h>
 
 #include "hw/config_error.hpp"
+#include "serving/serve_settings.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/progress_line.hpp"
-#include "tools/serving/serve_settings.hpp"
 
 namespace tools {
+
+using serving::kMaxBatchedTokens;
+using serving::kMaxBlockTokens;
+using serving::kMaxConcurrency;
+using serving::kMaxMtpDrafts;
+using serving::kMaxServeRequests;
+using serving::kMaxServeSeqs;
+using serving::LoadSpec;
+using serving::parse_disagg;
+using serving::parse_schedule;
+using serving::parse_step_cache;
+using serving::requests_of;
+using serving::serve;
+using serving::ServeLimits;
+using serving::ServeOptions;
+using serving::ServeReport;
+using serving::ServeRequest;
+using serving::set_mtp;
+using serving::write_request_csv;
+using serving::write_serve_json;
+using serving::write_serve_perfetto;
+using serving::write_serve_table;
 namespace {
 
 class ServeCommand final : public Command {

@@ -1,6 +1,6 @@
 // g5sim solve: the chip spec a target needs: the least change of one field (bisection) or of
 // several (weighted least change, Eigen) that meets targets on a run's or a serve's metrics, or
-// why none in range does (tools/design/required_spec.hpp).
+// why none in range does (explore/required_spec.hpp).
 
 #include <fmt/format.h>
 
@@ -10,15 +10,28 @@
 #include <string>
 #include <unistd.h>
 
+#include "explore/required_spec.hpp"
 #include "hw/config_error.hpp"
+#include "hw/number_text.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/context_list.hpp"
-#include "tools/design/required_spec.hpp"
 #include "tools/output_file.hpp"
 #include "tools/progress_line.hpp"
 
 namespace tools {
+
+using explore::number_text;
+using explore::parse_target;
+using explore::parse_varied_field;
+using explore::set_cost;
+using explore::solve;
+using explore::SolveReport;
+using explore::SolveSpec;
+using explore::SweepPoint;
+using explore::write_solve_csv;
+using explore::write_solve_json;
+using explore::write_solve_table;
 namespace {
 
 class SolveCommand final : public Command {
@@ -89,16 +102,10 @@ class SolveCommand final : public Command {
     for (const std::string& v : vary_) spec.vary.push_back(parse_varied_field(v));
     for (const std::string& c : costs_) {
       const std::size_t eq = c.find('=');
-      std::size_t used = 0;
-      double weight = 0;
-      try {
-        weight = eq == std::string::npos ? 0 : std::stod(c.substr(eq + 1), &used);
-      } catch (const std::exception&) {
-      }
-      if (eq == std::string::npos || used == 0 || used != c.size() - eq - 1) {
-        throw CliError(fmt::format("--cost: '{}' is not FIELD=W", c));
-      }
-      set_cost(spec.vary, c.substr(0, eq), weight);
+      const std::optional<double> weight =
+          eq == std::string::npos ? std::nullopt : hw::read_decimal_number(std::string_view(c).substr(eq + 1));
+      if (!weight) throw CliError(fmt::format("--cost: '{}' is not FIELD=W", c));
+      set_cost(spec.vary, c.substr(0, eq), *weight);
     }
     spec.workload = design_.workload(chip_, model_, base, given);
     spec.tolerance = tolerance_pct_ / 100.0;

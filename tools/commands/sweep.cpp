@@ -1,9 +1,8 @@
 // g5sim sweep: every point of a grid (chips x models x phases x formats x modes x batches x
-// contexts), one tidy CSV row or JSON line each (tools/grid_sweep.hpp), in shards when asked.
+// contexts), one tidy CSV row or JSON line each (explore/grid_sweep.hpp), in shards when asked.
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -13,28 +12,48 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "api/parallel_for.hpp"
 #include "hw/input_file.hpp"
+#include "hw/number_text.hpp"
 #include "tools/cli_error.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
-#include "tools/parallel_for.hpp"
 
 namespace tools {
+
+using explore::chip_labels;
+using explore::csv_cell_count;
+using explore::failed_point_identity;
+using explore::grid_fingerprint;
+using explore::grid_point;
+using explore::grid_points;
+using explore::grid_size;
+using explore::GridAxis;
+using explore::GridHeader;
+using explore::number_text;
+using explore::point_request;
+using explore::SweepColumns;
+using explore::SweepGrid;
+using explore::SweepPoint;
+using explore::SweepRow;
+using explore::write_sweep_csv_header;
+using explore::write_sweep_csv_row;
+using explore::write_sweep_json_line;
+
+using api::parallel_for;
 namespace {
 
 // "I/N" -> (I, N) with 0 <= I < N.
 std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& text) {
   const auto slash = text.find('/');
-  std::uint64_t i = 0, n = 0;
-  const char* end = text.data() + text.size();
-  const auto a = std::from_chars(text.data(), text.data() + std::min(slash, text.size()), i);
-  const auto b = slash == std::string::npos ? a : std::from_chars(text.data() + slash + 1, end, n);
-  if (slash == std::string::npos || a.ec != std::errc() || b.ec != std::errc() || b.ptr != end ||
-      a.ptr != text.data() + slash || n == 0 || i >= n || n > 1'000'000) {
+  const std::optional<std::uint64_t> i = hw::read_whole_number(std::string_view(text).substr(0, slash));
+  const std::optional<std::uint64_t> n =
+      slash == std::string::npos ? std::nullopt : hw::read_whole_number(std::string_view(text).substr(slash + 1));
+  if (!i || !n || *n == 0 || *i >= *n || *n > 1'000'000) {
     throw CliError(
         fmt::format("--shard: '{}' is not I/N with 0 <= I < N (a Slurm array's task id over its size)", text));
   }
-  return {i, n};
+  return {*i, *n};
 }
 
 // One point's runs: as asked, and (--head-split) with attention split by heads; or (--keep-going)
@@ -69,10 +88,9 @@ std::map<std::uint64_t, std::string> rows_to_keep(const std::string& path, const
   while (std::getline(in, line)) {
     if (in.eof() || csv_cell_count(line) != cells) break;  // the last line, cut by the interrupt
     if (error_column && line.back() != ',') continue;      // a failed point: run it again
-    std::uint64_t point = 0;
-    const auto [end, errc] = std::from_chars(line.data(), line.data() + line.size(), point);
-    if (errc != std::errc() || *end != ',') break;
-    rows.emplace(point, line);
+    const std::optional<std::uint64_t> point = hw::read_whole_number(line.substr(0, line.find(',')));
+    if (!point || line.find(',') == std::string::npos) break;
+    rows.emplace(*point, line);
   }
   return rows;
 }

@@ -1,14 +1,14 @@
 // g5sim validate: every published measurement of validation/measured.csv predicted and compared
-// (MAPE per chip and overall), tools/validation/.
+// (MAPE per chip and overall), explore/validation/.
 
 #include <iostream>
 #include <optional>
 #include <unistd.h>
 
+#include "explore/validation/validation_report.hpp"
 #include "g5sim/run_options.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
-#include "tools/validation/validation_report.hpp"
 
 namespace tools {
 namespace {
@@ -39,7 +39,7 @@ class ValidateCommand final : public Command {
   }
 
   int run(const CliLimits& limits) override {
-    namespace v = validation;
+    namespace v = explore::validation;
     v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
     if (table.rows.size() > limits.max_table_rows) table.rows.resize(limits.max_table_rows);
     OutputSet outputs({{"--csv", csv_path_}, {"--json", json_path_}});

@@ -2,7 +2,7 @@
 // The run options, declared once. Every front end reads this table instead of spelling an option
 // itself: the command line builds its flags, help and checks from it (tools/cli/), the Python
 // module its simulate() keywords, their defaults and the Request properties (python/), the
-// validation table its `options` column (tools/validation/), the JSON writer its "workload" echo
+// validation table its `options` column (explore/validation/), the JSON writer its "workload" echo
 // keys, and the option-scope rule (an option given to a run it cannot change is an error) lives
 // in each row. A test fails when any front end disagrees with it (tests/test_run_options.cpp,
 // python/tests/test_run_options.py).

@@ -1,0 +1,206 @@
+#include "explore/design_workload.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "api/json_text.hpp"
+#include "g5sim/run_options.hpp"
+#include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
+
+namespace explore {
+
+using serving::requests_of;
+using serving::serve;
+using serving::serve_keywords;
+using serving::ServeReport;
+using serving::ServeSettings;
+using serving::ServeSummary;
+using serving::set_serve_keyword;
+namespace {
+
+bool is_member(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+std::string joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& s : list) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+double run_metric(const std::string& metric, const g5sim::Result& r) {
+  if (metric == "step_ms") return static_cast<double>(r.total_ps) / 1e9;
+  return r.tokens_per_s_per_chip;  // tokens_per_s_per_chip: the names are checked when made
+}
+
+double serve_metric(const std::string& metric, const ServeSummary& s) {
+  if (metric == "ttft_p50_ms") return s.ttft_ms.p50;
+  if (metric == "ttft_p99_ms") return s.ttft_ms.p99;
+  if (metric == "tpot_p50_ms") return s.tpot_ms.p50;
+  if (metric == "tpot_p99_ms") return s.tpot_ms.p99;
+  if (metric == "itl_p99_ms") return s.itl_ms.p99;
+  if (metric == "e2e_p50_s") return s.e2e_s.p50;
+  if (metric == "output_tokens_per_s_per_chip") return s.output_tokens_per_s_per_chip;
+  return s.goodput_requests_per_s;  // goodput_requests_per_s
+}
+
+}  // namespace
+
+ChipText chip_text_of(const std::string& name_or_path) {
+  ChipText chip;
+  chip.source = g5sim::chip_path(name_or_path);
+  try {
+    chip.text = hw::read_input_file(chip.source, hw::kMaxConfigFileBytes);
+  } catch (const hw::ConfigError& e) {
+    throw g5sim::ConfigError(e.what(), chip.source, "", 0, 0);
+  }
+  return chip;
+}
+
+std::vector<hw::ChipField> chip_fields_named(const ChipText& chip, const std::vector<std::string>& names,
+                                             const std::string& what) {
+  std::vector<hw::ChipField> fields;
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    if (!seen.insert(name).second) throw hw::InputError(what, fmt::format("{}: {} is given twice", what, name));
+    fields.push_back(hw::find_chip_field(chip.text, chip.source, name));
+  }
+  return fields;
+}
+
+g5sim::Chip chip_with(const ChipText& chip, const std::vector<hw::ChipField>& fields,
+                      const std::vector<double>& values) {
+  return g5sim::Chip::from_yaml(hw::with_field_values(chip.text, fields, values), chip.source);
+}
+
+const std::vector<std::string>& run_metrics() {
+  static const std::vector<std::string> names = {"step_ms", "tokens_per_s_per_chip"};
+  return names;
+}
+
+const std::vector<std::string>& serve_metrics() {
+  static const std::vector<std::string> names = {"ttft_p50_ms",
+                                                 "ttft_p99_ms",
+                                                 "tpot_p50_ms",
+                                                 "tpot_p99_ms",
+                                                 "itl_p99_ms",
+                                                 "e2e_p50_s",
+                                                 "output_tokens_per_s_per_chip",
+                                                 "goodput_requests_per_s"};
+  return names;
+}
+
+ServeSettings serve_settings_of(const std::string& items) {
+  ServeSettings settings;
+  std::set<std::string> given;
+  std::size_t start = 0;
+  while (start < items.size()) {
+    const std::size_t end = std::min(items.find(' ', start), items.size());
+    const std::string item = items.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw hw::InputError("serve",
+                           fmt::format("serve: '{}' is not key=value (keys: {})", item, joined(serve_keywords())));
+    }
+    const std::string key = item.substr(0, eq);
+    if (!given.insert(key).second) throw hw::InputError("serve", fmt::format("serve: {} is given twice", key));
+    set_serve_keyword(settings, key, item.substr(eq + 1));
+  }
+  if (given.empty()) throw hw::InputError("serve", "serve: no key=value items (a load: rate=R or concurrency=N, ...)");
+  return settings;
+}
+
+WorkloadMeter::WorkloadMeter(const DesignWorkload& workload, std::vector<std::string> metrics, const std::string& what)
+    : workload_(workload), metrics_(std::move(metrics)), serving_(workload.serve.has_value()) {
+  const std::vector<std::string>& mine = serving_ ? serve_metrics() : run_metrics();
+  const std::vector<std::string>& other = serving_ ? run_metrics() : serve_metrics();
+  for (const std::string& metric : metrics_) {
+    if (is_member(mine, metric)) continue;
+    throw hw::InputError(what, fmt::format("{}: {} {} (metrics of a {}: {})", what, metric,
+                                           is_member(other, metric) ? (serving_ ? "is a run's, not a serve's"
+                                                                                : "is a serve's: give a serve workload")
+                                                                    : "is not a metric",
+                                           serving_ ? "serve" : "run", joined(mine)));
+  }
+  if (is_member(metrics_, "goodput_requests_per_s") && !workload.slo_ttft_ms && !workload.slo_tpot_ms) {
+    throw hw::InputError(what, fmt::format("{}: goodput_requests_per_s needs an SLO (slo_ttft_ms, slo_tpot_ms)", what));
+  }
+  if (!serving_) return;
+  // A serve's engine makes its steps' sequences: the run's shape is not its own.
+  const g5sim::Request defaults;
+  for (const g5sim::RunOption& o : g5sim::run_options()) {
+    if ((o.takes & g5sim::kServe) == 0 && (o.takes & g5sim::kRun) != 0 &&
+        g5sim::get_option(workload.base, o) != g5sim::get_option(defaults, o)) {
+      throw hw::InputError(o.name, fmt::format("{}: with a serve workload the load makes the steps' sequences "
+                                               "(the serve's lengths are its input_len and output_len)",
+                                               o.name));
+    }
+  }
+  const ServeSettings settings = serve_settings_of(*workload.serve);
+  load_ = requests_of(settings.load);
+  serve_options_ = settings.resolved();
+  serve_options_.limits.jobs = 1;  // the measurements are the parallelism
+  serve_options_.slo_ttft_ms = workload.slo_ttft_ms;
+  serve_options_.slo_tpot_ms = workload.slo_tpot_ms;
+}
+
+Measurement WorkloadMeter::measure(const g5sim::Chip& chip, const g5sim::Request& request) const {
+  Measurement m;
+  if (serving_) {
+    const ServeReport report = serve(chip, workload_.model, request, load_, serve_options_);
+    for (const std::string& metric : metrics_) m.metrics.push_back(serve_metric(metric, report.summary));
+    m.deployment = report.memory.deployment;
+  } else {
+    const g5sim::Result result = g5sim::simulate(chip, workload_.model, request);
+    for (const std::string& metric : metrics_) m.metrics.push_back(run_metric(metric, result));
+    m.bound_by = result.bound_by;
+    m.bound_share = result.bound_share;
+    m.deployment = g5sim::Deployment{result.tp, result.ep, result.dp, result.batch, result.automatic_sharding};
+    m.warnings = result.warnings;
+  }
+  return m;
+}
+
+std::string WorkloadMeter::describe(const Measurement& base) const {
+  if (serving_) return "serve " + *workload_.serve;
+  const g5sim::Request& r = workload_.base;
+  return !r.mix.empty()    ? "mix " + r.mix
+         : !r.seqs.empty() ? "seqs " + r.seqs
+                           : fmt::format("{}, batch {}", r.phase, base.deployment.batch);
+}
+
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+std::string value_text(double value) {
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    return fmt::format("{}", static_cast<long long>(value));
+  }
+  return fmt::format("{:.6g}", value);
+}
+
+void write_design_json_head(std::ostream& out, int schema_version, const std::string& kind, const std::string& chip,
+                            const std::string& chip_source, const std::string& model, const std::string& model_source,
+                            const std::string& workload, const g5sim::Deployment& d) {
+  using api::json_string;
+  fmt::print(out, "{{\n  \"schema_version\": {},\n  \"kind\": {},\n", schema_version, json_string(kind));
+  fmt::print(out, "  \"chip\": {},\n  \"chip_source\": {},\n  \"model\": {},\n  \"model_source\": {},\n",
+             json_string(chip), json_string(chip_source), json_string(model), json_string(model_source));
+  fmt::print(out, "  \"workload\": {},\n  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}}},\n",
+             json_string(workload), d.tp, d.ep, d.dp, d.chips());
+}
+
+g5sim::Request with_deployment(g5sim::Request request, const g5sim::Deployment& deployment) {
+  request.tp = deployment.tp;
+  request.ep = deployment.ep;
+  request.dp = deployment.dp;
+  return request;
+}
+
+}  // namespace explore

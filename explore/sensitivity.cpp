@@ -1,0 +1,332 @@
+#include "explore/sensitivity.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "api/csv_cell.hpp"
+#include "api/json_text.hpp"
+#include "api/parallel_for.hpp"
+#include "hw/chip_fields.hpp"
+#include "hw/config_error.hpp"
+
+namespace explore {
+
+using api::csv_cell;
+using api::parallel_for;
+namespace {
+
+std::string number(double v) { return number_text(v); }
+std::string number(const std::optional<double>& v) { return v ? number_text(*v) : std::string(); }
+std::string json_or_null(const std::optional<double>& v) { return v ? number_text(*v) : std::string("null"); }
+
+// One variant of the chip: a field at another value, or the config's refusal of it.
+struct Variant {
+  std::optional<double> value;  ///< as the config holds it; none when there is no such side
+  std::optional<g5sim::Chip> chip;
+  std::string note;
+};
+
+// The field at `value`: its chip, or the config's refusal (the variant's note).
+Variant variant_at(const ChipText& chip, const hw::ChipField& field, double value, int sign) {
+  Variant v;
+  if (!(value > 0)) {
+    v.note = fmt::format("{} {} would be {}: no logarithm", field.path, sign < 0 ? "-" : "+",
+                         hw::format_field_value(field, value));
+    return v;
+  }
+  try {
+    v.chip = chip_with(chip, {field}, {value});
+    v.value = value;
+  } catch (const g5sim::ConfigError& e) {
+    v.note = fmt::format("{} = {}: {}", field.path, hw::format_field_value(field, value), e.what());
+  }
+  return v;
+}
+
+// The field moved by `sign` x delta, as the config will hold it. A value written as a whole
+// number may be a count (cores) or a real that happens to be whole (an efficiency of 1): the
+// exact fraction is tried first, and where the config wants a whole number the move rounds, by
+// at least 1 (5 % of 8 rounds back to 8).
+Variant make_variant(const ChipText& chip, const hw::ChipField& field, double delta, int sign) {
+  const double target = field.value * (1.0 + sign * delta);
+  hw::ChipField real = field;
+  real.integer = false;
+  if (!field.integer) return variant_at(chip, real, hw::held_value(real, target), sign);
+  // Written whole: a whole target stays whole (2^37 bytes x 0.95), else the fraction first.
+  if (target == std::floor(target)) return variant_at(chip, field, target, sign);
+  Variant fraction = variant_at(chip, real, hw::held_value(real, target), sign);
+  if (fraction.chip) return fraction;
+  double whole = hw::held_value(field, target);
+  if (whole == field.value) whole = field.value + sign;
+  Variant counted = variant_at(chip, field, whole, sign);
+  // Refused either way: the refusal of the change asked for says most.
+  return counted.chip ? counted : fraction;
+}
+
+// The elasticity from the sides that exist: central with both, else one-sided against the base.
+void estimate(FieldSensitivity& f, double metric_base) {
+  const bool low = f.low_value && f.metric_low, high = f.high_value && f.metric_high;
+  const double lv = low ? *f.low_value : f.value, hv = high ? *f.high_value : f.value;
+  const double lm = low ? *f.metric_low : metric_base, hm = high ? *f.metric_high : metric_base;
+  if ((!low && !high) || !(f.value > 0) || hv == lv) {
+    f.method = "none";
+    return;
+  }
+  f.method = low && high ? "central" : high ? "forward" : "backward";
+  auto slope = [](double m1, double m0, double v1, double v0) {
+    const double e = (std::log(m1) - std::log(m0)) / (std::log(v1) - std::log(v0));
+    return e == 0 ? 0.0 : e;  // no "-0" in the outputs
+  };
+  f.elasticity = slope(hm, lm, hv, lv);
+  if (low) f.elasticity_down = slope(metric_base, lm, f.value, lv);
+  if (high) f.elasticity_up = slope(hm, metric_base, hv, f.value);
+  if (low && high) {
+    const double a = *f.elasticity_down, b = *f.elasticity_up;
+    f.uneven = std::fabs(a - b) > std::max(0.1, 0.5 * std::max(std::fabs(a), std::fabs(b)));
+  }
+}
+
+}  // namespace
+
+SensitivityReport sensitivity(const SensitivitySpec& spec,
+                              const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  if (!(spec.delta > 0 && spec.delta <= 0.5)) {
+    throw hw::InputError("delta", fmt::format("delta: {} is not in (0, 0.5] (a relative step)", spec.delta));
+  }
+  const DesignWorkload& workload = spec.workload;
+  const bool serving = workload.serve.has_value();
+  const std::string metric = !spec.metric.empty() ? spec.metric : serving ? "tpot_p50_ms" : "step_ms";
+  if (serving && !spec.contexts.empty()) {
+    throw hw::InputError("ctx", "ctx: a serve's load sets the contexts; a context list is a run's points");
+  }
+  const WorkloadMeter meter(workload, {metric}, "metric");
+  const ChipText& chip = workload.chip;
+  // By default every numeric field but the energy section's prices: they move no time.
+  std::vector<std::string> names = spec.fields;
+  if (names.empty()) {
+    for (std::string& f : hw::numeric_chip_fields(chip.text, chip.source)) {
+      if (f.rfind("energy.", 0) != 0) names.push_back(std::move(f));
+    }
+  }
+  if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
+  const std::vector<hw::ChipField> fields = chip_fields_named(chip, names, "fields");
+  const g5sim::Chip base_chip = g5sim::Chip::from_yaml(chip.text, chip.source);
+
+  // The workload's points, each with its own base request.
+  std::vector<g5sim::Request> requests;
+  if (serving || spec.contexts.empty()) {
+    requests.push_back(workload.base);
+  } else {
+    for (std::uint64_t ctx : spec.contexts) {
+      g5sim::Request r = workload.base;
+      r.ctx = ctx;
+      requests.push_back(r);
+    }
+  }
+
+  const std::size_t points = requests.size();
+  const std::uint64_t total = points * (1 + 2 * fields.size());
+  std::uint64_t done = 0;
+  std::mutex progress_mutex;
+  auto tick = [&] {
+    if (!progress) return;
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    progress(++done, total);
+  };
+  // A variant's measurement, or why there is none.
+  struct Outcome {
+    double metric = 0;
+    std::string note;
+    bool ok = false;
+  };
+
+  // The base runs: their errors are the user's (a bad request), thrown as they are.
+  std::vector<Measurement> base(points);
+  parallel_for(points, spec.jobs, [&](std::size_t p) {
+    base[p] = meter.measure(base_chip, requests[p]);
+    tick();
+  });
+  for (std::size_t p = 0; p < points; ++p) {
+    if (!(base[p].metrics[0] > 0)) {
+      throw hw::InputError("metric", fmt::format("metric: {} is {} in the base run: it has no elasticity", metric,
+                                                 number(base[p].metrics[0])));
+    }
+    // The deployment held: a variant changes the chip, not the sharding.
+    requests[p] = with_deployment(requests[p], base[p].deployment);
+  }
+
+  // Variants: each field down and up (made once, run at every point).
+  std::vector<Variant> variants(2 * fields.size());
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    if (!(fields[f].value > 0)) continue;
+    variants[2 * f] = make_variant(chip, fields[f], spec.delta, -1);
+    variants[2 * f + 1] = make_variant(chip, fields[f], spec.delta, +1);
+  }
+  std::vector<Outcome> outcomes(variants.size() * points);
+  parallel_for(outcomes.size(), spec.jobs, [&](std::size_t i) {
+    const Variant& variant = variants[i / points];
+    if (variant.chip) {
+      try {
+        outcomes[i].metric = meter.measure(*variant.chip, requests[i % points]).metrics[0];
+        outcomes[i].ok = outcomes[i].metric > 0;
+        if (!outcomes[i].ok) {
+          outcomes[i].note = fmt::format("{} is {} there: no logarithm", metric, number(outcomes[i].metric));
+        }
+      } catch (const g5sim::ConfigError& e) {
+        outcomes[i].note = e.what();
+      }
+    }
+    tick();
+  });
+
+  SensitivityReport report;
+  report.chip = base_chip.name();
+  report.chip_source = chip.source;
+  report.model = workload.model.name();
+  report.model_source = workload.model.source();
+  report.metric = metric;
+  report.delta = spec.delta;
+  report.deployment = base.front().deployment;
+  report.runs = total;
+  for (std::size_t p = 0; p < points; ++p) {
+    for (const std::string& w : base[p].warnings) {
+      if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end()) {
+        report.warnings.push_back(w);
+      }
+    }
+  }
+  report.workload = meter.describe(base.front());
+  for (std::size_t p = 0; p < points; ++p) {
+    SensitivityPoint point;
+    if (!serving) point.ctx = requests[p].ctx;
+    point.metric_base = base[p].metrics[0];
+    point.bound_by = base[p].bound_by;
+    point.bound_share = base[p].bound_share;
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      FieldSensitivity s;
+      s.field = fields[f].path;
+      s.value = fields[f].value;
+      std::vector<std::string> notes;
+      if (!(fields[f].value > 0)) notes.push_back(fmt::format("the value is {}: no relative change", s.value));
+      for (int side = 0; side < 2; ++side) {
+        const Variant& variant = variants[2 * f + side];
+        const Outcome& o = outcomes[(2 * f + side) * points + p];
+        if (!variant.note.empty()) notes.push_back(variant.note);
+        if (!o.note.empty()) notes.push_back(o.note);
+        if (!variant.value || !o.ok) continue;
+        (side == 0 ? s.low_value : s.high_value) = variant.value;
+        (side == 0 ? s.metric_low : s.metric_high) = o.metric;
+      }
+      for (const std::string& n : notes) s.note += (s.note.empty() ? "" : "; ") + n;
+      estimate(s, point.metric_base);
+      point.fields.push_back(std::move(s));
+    }
+    std::stable_sort(point.fields.begin(), point.fields.end(),
+                     [](const FieldSensitivity& a, const FieldSensitivity& b) {
+                       if (a.elasticity.has_value() != b.elasticity.has_value()) return a.elasticity.has_value();
+                       if (a.elasticity && std::fabs(*a.elasticity) != std::fabs(*b.elasticity)) {
+                         return std::fabs(*a.elasticity) > std::fabs(*b.elasticity);
+                       }
+                       return a.field < b.field;
+                     });
+    report.points.push_back(std::move(point));
+  }
+  return report;
+}
+
+void write_sensitivity_table(std::ostream& out, const SensitivityReport& r, std::size_t top) {
+  const g5sim::Deployment& d = r.deployment;
+  fmt::print(out,
+             "sensitivity of {} to the fields of {}, {}, {} (tp {}, ep {}, dp {}): each field x (1 +- {} %), "
+             "{} runs\n",
+             r.metric, r.chip, r.model, r.workload, d.tp, d.ep, d.dp, number(r.delta * 100), r.runs);
+  for (const SensitivityPoint& p : r.points) {
+    const std::string where = p.ctx ? fmt::format("ctx {}", *p.ctx) : std::string("serve");
+    const std::string bound =
+        p.bound_by.empty() ? std::string() : fmt::format(", bound by {} ({:.0f} %)", p.bound_by, p.bound_share * 100);
+    fmt::print(out, "{}: {} {:.6g}{}\n", where, r.metric, p.metric_base, bound);
+    fmt::print(out, "  {:>4}  {:<42} {:>14} {:>11}  {}\n", "rank", "field", "value", "elasticity",
+               fmt::format("{} at -/+", r.metric));
+    std::size_t shown = 0, small = 0, none = 0;
+    for (const FieldSensitivity& f : p.fields) {
+      if (!f.elasticity) {
+        ++none;
+        continue;
+      }
+      if (shown >= top) {
+        ++small;
+        continue;
+      }
+      ++shown;
+      const std::string sides = fmt::format("{} / {}", f.metric_low ? fmt::format("{:.6g}", *f.metric_low) : "-",
+                                            f.metric_high ? fmt::format("{:.6g}", *f.metric_high) : "-");
+      const std::string remark =
+          f.uneven ? fmt::format(" (uneven: {:.3f} down, {:.3f} up)", *f.elasticity_down, *f.elasticity_up)
+          : f.method != "central" ? fmt::format(" ({})", f.method)
+                                  : std::string();
+      fmt::print(out, "  {:>4}  {:<42} {:>14} {:>11.4f}  {}{}\n", shown, f.field, value_text(f.value), *f.elasticity,
+                 sides, remark);
+    }
+    if (small > 0) fmt::print(out, "  ... {} more fields (--top N lists more)\n", small);
+    if (none > 0) {
+      std::string list;
+      for (const FieldSensitivity& f : p.fields) {
+        if (!f.elasticity) list += (list.empty() ? "" : ", ") + f.field;
+      }
+      fmt::print(out, "  no elasticity ({}; the JSON and CSV notes say why): {}\n", none, list);
+    }
+  }
+}
+
+void write_sensitivity_csv(std::ostream& out, const SensitivityReport& r) {
+  out << "ctx,field,value,low_value,high_value,metric,metric_base,metric_low,metric_high,elasticity,elasticity_down,"
+         "elasticity_up,uneven,method,rank,bound_by,note\n";
+  for (const SensitivityPoint& p : r.points) {
+    std::size_t rank = 0;
+    for (const FieldSensitivity& f : p.fields) {
+      out << (p.ctx ? std::to_string(*p.ctx) : std::string()) << ',' << csv_cell(f.field) << ',' << number(f.value)
+          << ',' << number(f.low_value) << ',' << number(f.high_value) << ',' << r.metric << ','
+          << number(p.metric_base) << ',' << number(f.metric_low) << ',' << number(f.metric_high) << ','
+          << number(f.elasticity) << ',' << number(f.elasticity_down) << ',' << number(f.elasticity_up) << ','
+          << (f.uneven ? "true" : "false") << ',' << f.method << ',' << (f.elasticity ? std::to_string(++rank) : "")
+          << ',' << csv_cell(p.bound_by) << ',' << csv_cell(f.note) << '\n';
+    }
+  }
+}
+
+void write_sensitivity_json(std::ostream& out, const SensitivityReport& r) {
+  using api::json_string;
+  write_design_json_head(out, kSensitivitySchemaVersion, "sensitivity", r.chip, r.chip_source, r.model, r.model_source,
+                         r.workload, r.deployment);
+  fmt::print(out, "  \"metric\": {},\n  \"delta\": {},\n  \"runs\": {},\n", json_string(r.metric), number(r.delta),
+             r.runs);
+  out << "  \"warnings\": [";
+  for (std::size_t i = 0; i < r.warnings.size(); ++i) out << (i ? ", " : "") << json_string(r.warnings[i]);
+  out << "],\n  \"points\": [";
+  for (std::size_t p = 0; p < r.points.size(); ++p) {
+    const SensitivityPoint& pt = r.points[p];
+    fmt::print(out, "{}\n    {{\"ctx\": {}, \"metric_base\": {}, \"bound_by\": {}, \"bound_share\": {}, \"fields\": [",
+               p ? "," : "", pt.ctx ? std::to_string(*pt.ctx) : "null", number(pt.metric_base),
+               pt.bound_by.empty() ? "null" : json_string(pt.bound_by), number(pt.bound_share));
+    for (std::size_t i = 0; i < pt.fields.size(); ++i) {
+      const FieldSensitivity& f = pt.fields[i];
+      fmt::print(
+          out,
+          "{}\n      {{\"field\": {}, \"value\": {}, \"low_value\": {}, \"high_value\": {}, \"metric_low\": {}, "
+          "\"metric_high\": {}, \"elasticity\": {}, \"elasticity_down\": {}, \"elasticity_up\": {}, \"uneven\": {}, "
+          "\"method\": {}, \"note\": {}}}",
+          i ? "," : "", json_string(f.field), number(f.value), json_or_null(f.low_value), json_or_null(f.high_value),
+          json_or_null(f.metric_low), json_or_null(f.metric_high), json_or_null(f.elasticity),
+          json_or_null(f.elasticity_down), json_or_null(f.elasticity_up), f.uneven ? "true" : "false",
+          json_string(f.method), f.note.empty() ? "null" : json_string(f.note));
+    }
+    out << "\n    ]}";
+  }
+  out << "\n  ]\n}\n";
+}
+
+}  // namespace explore

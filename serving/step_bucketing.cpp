@@ -1,0 +1,134 @@
+#include "serving/step_bucketing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hw/checked_count.hpp"
+#include "models/parallelism.hpp"
+#include "models/run_limits.hpp"
+#include "models/workload.hpp"
+
+namespace serving {
+namespace {
+
+// The grid's edges up to models' longest context, per percent (built once, on first use).
+const std::vector<std::uint64_t>& bucket_edges(std::uint64_t percent) {
+  static std::mutex mutex;
+  static std::map<std::uint64_t, std::vector<std::uint64_t>> grids;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::vector<std::uint64_t>& edges = grids[percent];
+  if (edges.empty()) {
+    std::uint64_t e = 1;
+    edges.push_back(e);
+    while (e < models::kMaxContext) {
+      e = std::max(e + 1, e * (100 + percent) / 100);
+      edges.push_back(e);
+    }
+  }
+  return edges;
+}
+
+// The first edge >= value (end() past the last).
+std::vector<std::uint64_t>::const_iterator edge_at_least(const std::vector<std::uint64_t>& edges, double value) {
+  return std::lower_bound(edges.begin(), edges.end(), value,
+                          [](std::uint64_t e, double v) { return static_cast<double>(e) < v; });
+}
+
+}  // namespace
+
+std::uint64_t nearest_edge(double value, std::uint64_t percent) {
+  if (!(value >= 0.5)) return 0;
+  if (percent == 0) return static_cast<std::uint64_t>(std::llround(value));
+  const std::vector<std::uint64_t>& edges = bucket_edges(percent);
+  const auto above = edge_at_least(edges, value);
+  if (above == edges.end()) return edges.back();
+  if (above == edges.begin()) return *above;
+  const double low = static_cast<double>(*std::prev(above)), high = static_cast<double>(*above);
+  return value / low < high / value ? *std::prev(above) : *above;  // the nearer by ratio; a tie goes up
+}
+
+std::vector<Bracket> bracket(double value, std::uint64_t percent) {
+  if (!(value > 0)) return {{0, 1.0}};
+  if (percent == 0) {
+    const auto low = static_cast<std::uint64_t>(std::floor(value));
+    const double w = value - static_cast<double>(low);
+    if (w == 0) return {{low, 1.0}};
+    return {{low, 1.0 - w}, {low + 1, w}};
+  }
+  const std::vector<std::uint64_t>& edges = bucket_edges(percent);
+  const auto above = edge_at_least(edges, value);
+  if (above == edges.end()) return {{edges.back(), 1.0}};
+  if (static_cast<double>(*above) == value) return {{*above, 1.0}};
+  const std::uint64_t high = *above;
+  const std::uint64_t low = above == edges.begin() ? 0 : *std::prev(above);
+  const double w = (value - static_cast<double>(low)) / static_cast<double>(high - low);
+  return {{low, 1.0 - w}, {high, w}};
+}
+
+std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t percent, std::uint64_t dp,
+                                      std::uint64_t verify_width) {
+  // The fullest rank, dealt as the simulator deals the step.
+  models::Workload step;
+  step.dealt = true;
+  for (const g5sim::SequenceRecord& g : exact) step.groups.push_back({g.count, g.q_len, g.history, false});
+  const models::Workload rank = models::chip_workload(step, models::Parallelism{1, 1, dp});
+
+  // Decodes: count and history sum; chunks: count, tokens and causal attention pairs (doubles:
+  // sums of at most 2^20 sequences of at most 2^20 tokens each, far inside a double's exact range).
+  double decodes = 0, decode_history = 0, chunks = 0, chunk_tokens = 0, chunk_pairs = 0;
+  for (const models::SequenceGroup& g : rank.groups) {
+    const double c = static_cast<double>(g.count), q = static_cast<double>(g.q_len), h = static_cast<double>(g.history);
+    if (g.q_len == verify_width && g.history > verify_width) {
+      decodes += c, decode_history += c * h;
+    } else {
+      chunks += c, chunk_tokens += c * q, chunk_pairs += c * q * (h + (q + 1) / 2);
+    }
+  }
+  // The interpolated numbers: decodes' count (exact in a step of decodes alone), their mean
+  // history, the chunks' mean length.
+  const std::vector<Bracket> counts =
+      chunks > 0 ? bracket(decodes, percent) : std::vector<Bracket>{{static_cast<std::uint64_t>(decodes), 1.0}};
+  const std::vector<Bracket> histories = bracket(decodes > 0 ? decode_history / decodes : 0, percent);
+  const double q = chunks > 0 ? chunk_tokens / chunks : 0;
+  const std::vector<Bracket> lengths = bracket(q, percent);
+  const std::uint64_t chunk_history = chunks > 0 ? nearest_edge(chunk_pairs / chunk_tokens - (q + 1) / 2, percent) : 0;
+
+  std::map<std::string, StepAnchor> anchors;  // by the anchor's mix text: equal corners merged
+  for (const Bracket& c : counts) {
+    for (const Bracket& h : histories) {
+      for (const Bracket& l : lengths) {
+        std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> groups;  // (q_len, history) -> count
+        if (c.edge > 0) {
+          const std::uint64_t history = std::clamp<std::uint64_t>(h.edge, verify_width + 1, models::kMaxContext);
+          groups[{verify_width, history}] += c.edge;
+        }
+        if (chunks > 0) {
+          const std::uint64_t q_len = std::max<std::uint64_t>(1, l.edge);
+          groups[{q_len, std::min(chunk_history, models::kMaxContext - q_len)}] += static_cast<std::uint64_t>(chunks);
+        }
+        StepGroups corner;
+        for (const auto& [key, count] : groups) {
+          corner.push_back(g5sim::SequenceRecord{(hw::Count(count) * dp).value(), key.first, key.second, ""});
+        }
+        const double weight = c.weight * h.weight * l.weight;
+        if (corner.empty() || weight == 0) continue;
+        std::string mix = g5sim::mix_text(corner);
+        StepAnchor& anchor = anchors[mix];
+        anchor.groups = std::move(corner);
+        anchor.mix = std::move(mix);
+        anchor.weight += weight;
+      }
+    }
+  }
+  std::vector<StepAnchor> out;
+  for (auto& [text, anchor] : anchors) out.push_back(std::move(anchor));
+  return out;
+}
+
+}  // namespace serving

@@ -1,0 +1,69 @@
+#pragma once
+// How `g5sim serve --step-cache bucket:PCT` makes unlike steps share one simulation.
+//
+// A step's time is its fullest DP rank's (models::chip_workload deals the step's groups round
+// robin over the dp ranks and simulates the rank with the most new tokens, then the most
+// history). Bucketing keys a step by that rank alone, so that steps whose other ranks differ
+// share a simulation, and reduces the rank's sequences to two groups that keep its work:
+//   decodes  the groups of the engine's verify width w = 1 + mtp (q_len w, history > w): c_d
+//            sequences at their mean history h_d = sum h / c_d. A decode reads its whole history
+//            from the KV cache and its score and value FLOPs are linear in it, so the rank's
+//            decode work is kept, not only its largest sequence's;
+//   chunks   every other group (prompts and prompt chunks): c_p sequences of the mean chunk
+//            q_p = T / c_p (T = sum q: the rank's prompt tokens, which size every projection and
+//            expert) after a history h_p chosen so that the causal attention pairs
+//            c_p q_p (h_p + (q_p + 1) / 2) equal the exact sum of q (h + (q + 1) / 2); h_p >= 0
+//            since sum q^2 / sum q >= q_p;
+//   the grid e_0 = 1, e_{k+1} = max(e_k + 1, floor(e_k (100 + P) / 100)) (integers: the same
+//            edges everywhere). c_d (when the rank has chunks; a step of decodes alone keeps it
+//            exact: matmul rows are padded to tiles, so a decode step's time is not linear in its
+//            count), h_d and q_p each lie between two edges e_lo <= x <= e_hi, with weights
+//            (e_hi - x) / (e_hi - e_lo) and (x - e_lo) / (e_hi - e_lo); h_p goes to its nearest
+//            edge (by ratio). The step's time is the multilinear interpolation of its corner
+//            steps' times: sum over corners of the product of their weights times the corner's
+//            simulated time (at most 8 corners, each simulated once and shared by every step near it).
+// A corner given to the simulator is the rank's groups, each count times dp: dealt round robin
+// again, every rank gets exactly the corner rank (the simulated one).
+// Why interpolate rather than round to an edge: a chunk's simulated time is not smooth in its
+// length (kernel tiling: ~5 % bumps within 5 % of length), so a rounded step erred by up to 6 %
+// and p99 TPOT came out 3 % fast; interpolation across a coarse grid averages over the bumps.
+// Tried and dropped: one mean over the whole step before the deal (it puts the mean on every rank
+// instead of the heaviest sequences on the fullest: TPOT 2-3 % fast); histories raised to the
+// next edge, chunks exact (accurate, but each new prompt's length made a new simulation).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "serving/serving_engine.hpp"
+
+namespace serving {
+
+/// `value` (>= 0) on the grid of `percent`: the nearest edge by ratio (a tie goes up), 0 below
+/// 0.5; percent 0: the nearest whole number.
+std::uint64_t nearest_edge(double value, std::uint64_t percent);
+
+/// One side of a number's place on the grid: an edge and its weight.
+struct Bracket {
+  std::uint64_t edge = 0;
+  double weight = 0;
+};
+/// `value` (>= 0) between the grid's edges below and above it, weighted for linear interpolation
+/// ((above - value) / (above - below) for the edge below); an edge itself, or 0, alone with weight
+/// 1; below the first edge, between 0 and it. Percent 0: between whole numbers.
+std::vector<Bracket> bracket(double value, std::uint64_t percent);
+
+/// A step the bucketed step is interpolated from: its groups and its weight (the weights of one
+/// bucketed step sum to 1).
+struct StepAnchor {
+  StepGroups groups;
+  std::string mix;  ///< g5sim::mix_text(groups): the step cache's key
+  double weight = 0;
+};
+
+/// The anchors that `exact` (its groups in the order the simulator deals them) is timed from under
+/// bucket:`percent` on `dp` ranks, the engine's decodes having q_len `verify_width`, in the order
+/// of their mix text.
+std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t percent, std::uint64_t dp,
+                                      std::uint64_t verify_width);
+
+}  // namespace serving
