@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "api/op_run.hpp"
+#include "api/public_errors.hpp"
 #include "api/report.hpp"
 #include "api/result_state.hpp"
 #include "api/simulation.hpp"
@@ -27,19 +28,7 @@
 namespace g5sim {
 namespace {
 
-// Runs `body`, turning the library's input errors into the public type (same message, the site
-// as data). Everything else passes through: it is a bug.
-template <class F>
-auto translated(F&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const hw::ConfigError& e) {
-    const hw::ErrorSite& s = e.site();
-    throw ConfigError(e.what(), s.source, s.field, s.line, s.column);
-  } catch (const sim::Cancelled&) {
-    throw Cancelled();
-  }
-}
+using api::public_errors;
 
 api::Scope parse_scope(const std::string& text) {
   if (text == "block") return api::Scope::block;
@@ -53,8 +42,20 @@ ops::AttentionSplit parse_split(const std::string& text) {
   throw hw::InputError("attn_split", fmt::format("expected seq or head, got '{}'", text));
 }
 
+// A step's groups given as values, classified as a mix's (models::parse_mix) are.
+std::vector<models::SequenceGroup> groups_of(const std::vector<SequenceRecord>& records, std::uint64_t decode_max_q) {
+  if (records.size() > models::kMaxSequenceGroups) {
+    throw hw::InputError("mix", fmt::format("more than {} groups", models::kMaxSequenceGroups));
+  }
+  std::vector<models::SequenceGroup> groups;
+  for (const SequenceRecord& g : records) {
+    groups.push_back(models::classify_group(g.count, g.q_len, g.history, decode_max_q));
+  }
+  return groups;
+}
+
 models::Workload workload_of(const Request& r, const models::ModelSpec& model, std::uint64_t batch) {
-  if (!r.mix.empty() && !r.seqs.empty()) {
+  if ((!r.mix.empty()) + (!r.seqs.empty()) + (!r.groups.empty()) > 1) {
     throw hw::InputError("mix", "give the step's sequences once: --mix or --seqs, not both");
   }
   if (r.decode_max_q == 0 || r.decode_max_q > models::kMaxContext) {
@@ -63,7 +64,8 @@ models::Workload workload_of(const Request& r, const models::ModelSpec& model, s
   }
   const models::KvFormat format = models::parse_kv_format(r.kv_dtype);
   models::Workload w =
-      !r.mix.empty() ? models::make_mixed_workload(models::parse_mix(r.mix, r.decode_max_q), format, "mix")
+      !r.groups.empty() ? models::make_mixed_workload(groups_of(r.groups, r.decode_max_q), format, "mix")
+      : !r.mix.empty()  ? models::make_mixed_workload(models::parse_mix(r.mix, r.decode_max_q), format, "mix")
       : !r.seqs.empty()
           ? models::make_mixed_workload(models::read_sequence_file(r.seqs, r.decode_max_q), format, "seqs")
           : models::make_workload(models::parse_phase(r.phase), batch, r.ctx, r.q_len, format);
@@ -90,7 +92,8 @@ struct ChosenDeployment {
 };
 ChosenDeployment choose_deployment(const hw::Chip& chip, const models::ModelSpec& model, const Request& r) {
   if (!r.tp && !r.ep && !r.dp) {
-    const bool batch_given = r.batch.has_value() || !r.mix.empty() || !r.seqs.empty();  // a mix gives its own
+    const bool batch_given =
+        r.batch.has_value() || !r.mix.empty() || !r.seqs.empty() || !r.groups.empty();  // a mix gives its own
     const auto chosen =
         models::auto_sharding(model, workload_of(r, model, r.batch.value_or(1)), batch_given, chip.ddr_capacity_bytes);
     return {chosen.parallelism, true, workload_of(r, model, chosen.batch)};
@@ -244,15 +247,15 @@ std::string mix_text(const std::vector<SequenceRecord>& groups) {
 }
 
 Chip Chip::from_file(const std::string& path) {
-  return translated([&] { return Chip(std::make_shared<const Data>(Data{hw::load_chip(path)})); });
+  return public_errors([&] { return Chip(std::make_shared<const Data>(Data{hw::load_chip(path)})); });
 }
 
 Chip Chip::from_yaml(const std::string& text, const std::string& source_name) {
-  return translated([&] { return Chip(std::make_shared<const Data>(Data{hw::chip_from_yaml(text, source_name)})); });
+  return public_errors([&] { return Chip(std::make_shared<const Data>(Data{hw::chip_from_yaml(text, source_name)})); });
 }
 
 Chip Chip::from_document(const std::string& json_text, const std::string& source_name) {
-  return translated(
+  return public_errors(
       [&] { return Chip(std::make_shared<const Data>(Data{hw::chip_from_document(json_text, source_name)})); });
 }
 
@@ -279,16 +282,16 @@ std::vector<std::string> Chip::engines() const {
 }
 
 Model Model::from_file(const std::string& path) {
-  return translated([&] { return Model(std::make_shared<const Data>(Data{models::load_model(path)})); });
+  return public_errors([&] { return Model(std::make_shared<const Data>(Data{models::load_model(path)})); });
 }
 
 Model Model::from_yaml(const std::string& text, const std::string& source_name) {
-  return translated(
+  return public_errors(
       [&] { return Model(std::make_shared<const Data>(Data{models::model_from_yaml(text, source_name)})); });
 }
 
 Model Model::from_document(const std::string& json_text, const std::string& source_name, ModelSchema schema) {
-  return translated([&] {
+  return public_errors([&] {
     const auto s = schema == ModelSchema::g5sim ? models::ModelSchema::g5sim : models::ModelSchema::hugging_face;
     return Model(std::make_shared<const Data>(Data{models::model_from_document(json_text, source_name, s)}));
   });
@@ -398,7 +401,7 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     throw ConfigError(fmt::format("{} is outside 1..{}", *request.cores, models::kMaxCores), "", "cores", 0, 0);
   }
   const Chip chip = request.cores ? whole_chip.with_cores(static_cast<std::uint32_t>(*request.cores)) : whole_chip;
-  return translated([&] {
+  return public_errors([&] {
     auto state = std::make_shared<Result::State>(chip, model);
     Result result;
     state->scope = parse_scope(request.scope);
@@ -483,7 +486,7 @@ ScopedProgress::ScopedProgress(void (*report)(void*, const char*, std::uint64_t,
 ScopedProgress::~ScopedProgress() = default;
 
 Deployment deployment(const Chip& chip, const Model& model, const Request& request) {
-  return translated([&] {
+  return public_errors([&] {
     const ChosenDeployment chosen = choose_deployment(chip.data().chip, model.data().spec, request);
     const models::Parallelism& p = chosen.parallelism;
     return Deployment{p.tp, p.ep, p.dp, chosen.workload.sequences(), chosen.automatic};
@@ -491,7 +494,7 @@ Deployment deployment(const Chip& chip, const Model& model, const Request& reque
 }
 
 ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& request) {
-  return translated([&] {
+  return public_errors([&] {
     const hw::Chip& c = chip.data().chip;
     const models::ModelSpec& m = model.data().spec;
     const ChosenDeployment chosen = choose_deployment(c, m, request);
@@ -511,18 +514,18 @@ ServingMemory serving_memory(const Chip& chip, const Model& model, const Request
 }
 
 OpResult simulate_matmul(const Chip& chip, const MatmulOp& op, std::uint32_t cores) {
-  return translated([&] {
+  return public_errors([&] {
     const api::MatmulRequest request{op.m, op.n, op.k, hw::parse_dtype(op.dtype, "--dtype")};
     return api::run_matmul(chip.data().chip, request, cores);
   });
 }
 
 OpResult simulate_attention(const Chip& chip, const AttentionOp& op, std::uint32_t cores) {
-  return translated([&] { return api::run_fa2(chip.data().chip, op, cores); });
+  return public_errors([&] { return api::run_fa2(chip.data().chip, op, cores); });
 }
 
 OpResult simulate_collective(const Chip& chip, const CollectiveOp& op) {
-  return translated([&] { return api::run_collective(chip.data().chip, op); });
+  return public_errors([&] { return api::run_collective(chip.data().chip, op); });
 }
 
 }  // namespace g5sim

@@ -61,11 +61,11 @@ std::string mla_prefill_only(const Model& model, const Request& request) {
   return request.phase == "decode" ? "it sets MLA prefill compute, and this is a decode step" : "";
 }
 
-bool mixed(const Request& request) { return !request.mix.empty() || !request.seqs.empty(); }
+bool mixed(const Request& request) { return !request.mix.empty() || !request.seqs.empty() || !request.groups.empty(); }
 
 std::string uniform_only(const Model&, const Request& request) {
   if (!mixed(request)) return {};
-  return fmt::format("the step's sequences are given by {}", request.mix.empty() ? "--seqs" : "--mix");
+  return fmt::format("the step's sequences are given by {}", !request.seqs.empty() ? "--seqs" : "--mix");
 }
 
 std::string mixed_only(const Model&, const Request& request) {
@@ -73,7 +73,7 @@ std::string mixed_only(const Model&, const Request& request) {
 }
 
 std::string with_prefill_only(const Model&, const Request& request) {
-  if (!request.seqs.empty()) return {};
+  if (!request.seqs.empty() || !request.groups.empty()) return {};
   if (!request.mix.empty()) {
     try {
       const auto groups = models::parse_mix(request.mix, request.decode_max_q);

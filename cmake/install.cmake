@@ -1,7 +1,7 @@
 # `cmake --install build --prefix P`:
 #   P/bin/g5sim                      the command line (finds P/share/g5sim by its own location)
-#   P/lib/libg5sim.so*               the library of <g5sim/g5sim.hpp>
-#   P/include/g5sim/*.hpp            its public headers
+#   P/lib/libg5sim.so*               the library of <g5sim/g5sim.hpp>, serve.hpp, search.hpp, ...
+#   P/include/g5sim/*.hpp            its public headers (api/, serving/ and explore/ include/)
 #   P/lib/cmake/g5sim/               the CMake package: find_package(g5sim CONFIG REQUIRED),
 #                                    target_link_libraries(app g5sim::g5sim)
 #   P/share/g5sim/configs/           the shipped chip and model configs
@@ -13,7 +13,9 @@ install(TARGETS g5sim_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS g5sim_shared EXPORT g5simTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/api/include/g5sim DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+foreach(floor api serving explore)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${floor}/include/g5sim DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs DESTINATION ${CMAKE_INSTALL_DATADIR}/g5sim)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/validation DESTINATION ${CMAKE_INSTALL_DATADIR}/g5sim)
 

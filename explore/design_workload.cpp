@@ -8,19 +8,14 @@
 #include <set>
 
 #include "api/json_text.hpp"
+#include "api/public_errors.hpp"
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 
 namespace explore {
 
-using serving::requests_of;
-using serving::serve;
-using serving::serve_keywords;
-using serving::ServeReport;
-using serving::ServeSettings;
-using serving::ServeSummary;
-using serving::set_serve_keyword;
+using g5sim::ServeSummary;
 namespace {
 
 bool is_member(const std::vector<std::string>& list, const std::string& name) {
@@ -30,6 +25,15 @@ bool is_member(const std::vector<std::string>& list, const std::string& name) {
 std::string joined(const std::vector<std::string>& list) {
   std::string out;
   for (const std::string& s : list) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// The given knobs of a serve as KEY=VALUE items, in table order.
+std::string given_items(const g5sim::ServeSettings& s) {
+  std::string out;
+  for (const g5sim::Knob& k : s.table()) {
+    if (s.given(k.name)) out += (out.empty() ? "" : " ") + k.name + "=" + s.text_of(k.name);
+  }
   return out;
 }
 
@@ -50,17 +54,6 @@ double serve_metric(const std::string& metric, const ServeSummary& s) {
 }
 
 }  // namespace
-
-ChipText chip_text_of(const std::string& name_or_path) {
-  ChipText chip;
-  chip.source = g5sim::chip_path(name_or_path);
-  try {
-    chip.text = hw::read_input_file(chip.source, hw::kMaxConfigFileBytes);
-  } catch (const hw::ConfigError& e) {
-    throw g5sim::ConfigError(e.what(), chip.source, "", 0, 0);
-  }
-  return chip;
-}
 
 std::vector<hw::ChipField> chip_fields_named(const ChipText& chip, const std::vector<std::string>& names,
                                              const std::string& what) {
@@ -95,28 +88,6 @@ const std::vector<std::string>& serve_metrics() {
   return names;
 }
 
-ServeSettings serve_settings_of(const std::string& items) {
-  ServeSettings settings;
-  std::set<std::string> given;
-  std::size_t start = 0;
-  while (start < items.size()) {
-    const std::size_t end = std::min(items.find(' ', start), items.size());
-    const std::string item = items.substr(start, end - start);
-    start = end + 1;
-    if (item.empty()) continue;
-    const std::size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw hw::InputError("serve",
-                           fmt::format("serve: '{}' is not key=value (keys: {})", item, joined(serve_keywords())));
-    }
-    const std::string key = item.substr(0, eq);
-    if (!given.insert(key).second) throw hw::InputError("serve", fmt::format("serve: {} is given twice", key));
-    set_serve_keyword(settings, key, item.substr(eq + 1));
-  }
-  if (given.empty()) throw hw::InputError("serve", "serve: no key=value items (a load: rate=R or concurrency=N, ...)");
-  return settings;
-}
-
 WorkloadMeter::WorkloadMeter(const DesignWorkload& workload, std::vector<std::string> metrics, const std::string& what)
     : workload_(workload), metrics_(std::move(metrics)), serving_(workload.serve.has_value()) {
   const std::vector<std::string>& mine = serving_ ? serve_metrics() : run_metrics();
@@ -143,18 +114,17 @@ WorkloadMeter::WorkloadMeter(const DesignWorkload& workload, std::vector<std::st
                                                o.name));
     }
   }
-  const ServeSettings settings = serve_settings_of(*workload.serve);
-  load_ = requests_of(settings.load);
-  serve_options_ = settings.resolved();
-  serve_options_.limits.jobs = 1;  // the measurements are the parallelism
-  serve_options_.slo_ttft_ms = workload.slo_ttft_ms;
-  serve_options_.slo_tpot_ms = workload.slo_tpot_ms;
+  serve_settings_ = *workload.serve;
+  load_ = g5sim::requests_of(*serve_settings_);
+  serve_settings_->set("jobs", std::uint64_t{1});  // the measurements are the parallelism
+  if (workload.slo_ttft_ms) serve_settings_->set("slo_ttft_ms", *workload.slo_ttft_ms);
+  if (workload.slo_tpot_ms) serve_settings_->set("slo_tpot_ms", *workload.slo_tpot_ms);
 }
 
 Measurement WorkloadMeter::measure(const g5sim::Chip& chip, const g5sim::Request& request) const {
   Measurement m;
   if (serving_) {
-    const ServeReport report = serve(chip, workload_.model, request, load_, serve_options_);
+    const g5sim::ServeReport report = g5sim::serve(chip, workload_.model, request, load_, *serve_settings_);
     for (const std::string& metric : metrics_) m.metrics.push_back(serve_metric(metric, report.summary));
     m.deployment = report.memory.deployment;
   } else {
@@ -169,7 +139,8 @@ Measurement WorkloadMeter::measure(const g5sim::Chip& chip, const g5sim::Request
 }
 
 std::string WorkloadMeter::describe(const Measurement& base) const {
-  if (serving_) return "serve " + *workload_.serve;
+  if (serving_)
+    return "serve " + (workload_.serve_items.empty() ? given_items(*workload_.serve) : workload_.serve_items);
   const g5sim::Request& r = workload_.base;
   return !r.mix.empty()    ? "mix " + r.mix
          : !r.seqs.empty() ? "seqs " + r.seqs
@@ -204,3 +175,51 @@ g5sim::Request with_deployment(g5sim::Request request, const g5sim::Deployment& 
 }
 
 }  // namespace explore
+
+namespace g5sim {
+
+ChipText chip_text_of(const std::string& name_or_path) {
+  ChipText chip;
+  chip.source = chip_path(name_or_path);
+  try {
+    chip.text = hw::read_input_file(chip.source, hw::kMaxConfigFileBytes);
+  } catch (const hw::ConfigError& e) {
+    throw ConfigError(e.what(), chip.source, "", 0, 0);
+  }
+  return chip;
+}
+
+ServeSettings serve_settings_of(const std::string& items) {
+  return api::public_errors([&] {
+    ServeSettings settings;
+    std::set<std::string> given;
+    std::vector<std::string> keys;
+    for (const Knob& k : settings.table()) {
+      if (k.takes_in(kServeItem)) keys.push_back(k.name);
+    }
+    std::size_t start = 0;
+    while (start < items.size()) {
+      const std::size_t end = std::min(items.find(' ', start), items.size());
+      const std::string item = items.substr(start, end - start);
+      start = end + 1;
+      if (item.empty()) continue;
+      const std::size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw hw::InputError("serve",
+                             fmt::format("serve: '{}' is not key=value (keys: {})", item, explore::joined(keys)));
+      }
+      const std::string key = item.substr(0, eq);
+      if (!given.insert(key).second) throw hw::InputError("serve", fmt::format("serve: {} is given twice", key));
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        throw hw::InputError(key, fmt::format("not a serve keyword (keywords: {})", explore::joined(keys)));
+      }
+      settings.set_text(key, item.substr(eq + 1));
+    }
+    if (given.empty()) {
+      throw hw::InputError("serve", "serve: no key=value items (a load: rate=R or concurrency=N, ...)");
+    }
+    return settings;
+  });
+}
+
+}  // namespace g5sim

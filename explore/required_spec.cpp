@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -10,13 +11,22 @@
 #include "api/csv_cell.hpp"
 #include "api/json_text.hpp"
 #include "api/parallel_for.hpp"
+#include "api/public_errors.hpp"
 #include "hw/config_error.hpp"
 #include "hw/number_text.hpp"
 
-namespace explore {
+namespace g5sim {
 
 using api::csv_cell;
 using api::parallel_for;
+using explore::chip_fields_named;
+using explore::chip_with;
+using explore::Measurement;
+using explore::number_text;
+using explore::value_text;
+using explore::with_deployment;
+using explore::WorkloadMeter;
+using explore::write_design_json_head;
 namespace {
 
 std::optional<double> parse_number(std::string_view text) {
@@ -377,66 +387,74 @@ SolveReport Solver::run() {
 std::string Target::text() const { return fmt::format("{} {} {}", metric, at_most ? "<=" : ">=", value_text(bound)); }
 
 Target parse_target(const std::string& text) {
-  const std::size_t le = text.find("<="), ge = text.find(">=");
-  if ((le == std::string::npos) == (ge == std::string::npos)) {
-    throw hw::InputError("target", fmt::format("target: '{}' is not METRIC<=X or METRIC>=X", text));
-  }
-  const std::size_t at = le != std::string::npos ? le : ge;
-  Target t;
-  t.at_most = le != std::string::npos;
-  t.metric = text.substr(0, at);
-  while (!t.metric.empty() && t.metric.back() == ' ') t.metric.pop_back();
-  while (!t.metric.empty() && t.metric.front() == ' ') t.metric.erase(0, 1);
-  const std::optional<double> bound = parse_number(std::string_view(text).substr(at + 2));
-  if (t.metric.empty() || !bound || !(*bound > 0)) {
-    throw hw::InputError("target", fmt::format("target: '{}' is not METRIC<=X or METRIC>=X with X > 0", text));
-  }
-  t.bound = *bound;
-  return t;
+  return api::public_errors([&] {
+    const std::size_t le = text.find("<="), ge = text.find(">=");
+    if ((le == std::string::npos) == (ge == std::string::npos)) {
+      throw hw::InputError("target", fmt::format("target: '{}' is not METRIC<=X or METRIC>=X", text));
+    }
+    const std::size_t at = le != std::string::npos ? le : ge;
+    Target t;
+    t.at_most = le != std::string::npos;
+    t.metric = text.substr(0, at);
+    while (!t.metric.empty() && t.metric.back() == ' ') t.metric.pop_back();
+    while (!t.metric.empty() && t.metric.front() == ' ') t.metric.erase(0, 1);
+    const std::optional<double> bound = parse_number(std::string_view(text).substr(at + 2));
+    if (t.metric.empty() || !bound || !(*bound > 0)) {
+      throw hw::InputError("target", fmt::format("target: '{}' is not METRIC<=X or METRIC>=X with X > 0", text));
+    }
+    t.bound = *bound;
+    return t;
+  });
 }
 
 VariedField parse_varied_field(const std::string& text) {
-  VariedField v;
-  const std::size_t eq = text.find('=');
-  v.path = text.substr(0, eq);
-  if (v.path.empty()) throw hw::InputError("vary", fmt::format("vary: '{}' names no field", text));
-  if (eq == std::string::npos) return v;
-  const std::string range = text.substr(eq + 1);
-  const std::size_t colon = range.find(':');
-  const std::optional<double> low =
-      colon == std::string::npos ? std::nullopt : parse_number(std::string_view(range).substr(0, colon));
-  const std::optional<double> high =
-      colon == std::string::npos ? std::nullopt : parse_number(std::string_view(range).substr(colon + 1));
-  if (!low || !high || !(*low > 0) || !(*low < *high)) {
-    throw hw::InputError("vary", fmt::format("vary: '{}': the range is not LO:HI with 0 < LO < HI", text));
-  }
-  v.low = low;
-  v.high = high;
-  return v;
+  return api::public_errors([&] {
+    VariedField v;
+    const std::size_t eq = text.find('=');
+    v.path = text.substr(0, eq);
+    if (v.path.empty()) throw hw::InputError("vary", fmt::format("vary: '{}' names no field", text));
+    if (eq == std::string::npos) return v;
+    const std::string range = text.substr(eq + 1);
+    const std::size_t colon = range.find(':');
+    const std::optional<double> low =
+        colon == std::string::npos ? std::nullopt : parse_number(std::string_view(range).substr(0, colon));
+    const std::optional<double> high =
+        colon == std::string::npos ? std::nullopt : parse_number(std::string_view(range).substr(colon + 1));
+    if (!low || !high || !(*low > 0) || !(*low < *high)) {
+      throw hw::InputError("vary", fmt::format("vary: '{}': the range is not LO:HI with 0 < LO < HI", text));
+    }
+    v.low = low;
+    v.high = high;
+    return v;
+  });
 }
 
 void set_cost(std::vector<VariedField>& vary, const std::string& path, double weight) {
-  const auto it = std::find_if(vary.begin(), vary.end(), [&](const VariedField& v) { return v.path == path; });
-  if (it == vary.end()) throw hw::InputError("cost", fmt::format("cost: {} is not a varied field", path));
-  if (!(weight > 0 && weight <= 1e6)) {
-    throw hw::InputError("cost", fmt::format("cost: {}'s weight {} is not in (0, 1e6]", path, weight));
-  }
-  it->cost = weight;
+  return api::public_errors([&] {
+    const auto it = std::find_if(vary.begin(), vary.end(), [&](const VariedField& v) { return v.path == path; });
+    if (it == vary.end()) throw hw::InputError("cost", fmt::format("cost: {} is not a varied field", path));
+    if (!(weight > 0 && weight <= 1e6)) {
+      throw hw::InputError("cost", fmt::format("cost: {}'s weight {} is not in (0, 1e6]", path, weight));
+    }
+    it->cost = weight;
+  });
 }
 
 SolveReport solve(const SolveSpec& spec, const std::function<void(std::uint64_t)>& progress) {
-  std::vector<Target> targets = spec.targets;
-  const DesignWorkload& w = spec.workload;
-  // A run's SLO is its step's time: TPOT of a decode step, TTFT of a prompt's.
-  if (!w.serve) {
-    for (const std::optional<double>& slo : {w.slo_tpot_ms, w.slo_ttft_ms}) {
-      if (slo) {
-        if (!(*slo > 0)) throw hw::InputError("slo", fmt::format("slo: {} ms is not above 0", *slo));
-        targets.push_back(Target{"step_ms", true, *slo});
+  return api::public_errors([&] {
+    std::vector<Target> targets = spec.targets;
+    const DesignWorkload& w = spec.workload;
+    // A run's SLO is its step's time: TPOT of a decode step, TTFT of a prompt's.
+    if (!w.serve) {
+      for (const std::optional<double>& slo : {w.slo_tpot_ms, w.slo_ttft_ms}) {
+        if (slo) {
+          if (!(*slo > 0)) throw hw::InputError("slo", fmt::format("slo: {} ms is not above 0", *slo));
+          targets.push_back(Target{"step_ms", true, *slo});
+        }
       }
     }
-  }
-  return Solver(spec, std::move(targets), progress).run();
+    return Solver(spec, std::move(targets), progress).run();
+  });
 }
 
 void write_solve_table(std::ostream& out, const SolveReport& r) {
@@ -535,4 +553,67 @@ void write_solve_json(std::ostream& out, const SolveReport& r) {
   out << "\n  ]\n}\n";
 }
 
-}  // namespace explore
+namespace {
+
+std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; !text.empty() && start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+SolveSpec solve_spec_of(ChipText chip, Model model, Request base, const KnobItems& items) {
+  return api::public_errors([&] {
+    SolveSpec spec;
+    spec.workload.chip = std::move(chip);
+    spec.workload.model = std::move(model);
+    spec.workload.base = std::move(base);
+    DesignSettings design;
+    ServeSettings slo;
+    for (const auto& [key, value] : items) {
+      const Knob* own = design.find(key);
+      const Knob* serve = slo.find(key);
+      if (own && own->takes_in(kSolveKnob)) {
+        design.set_text(key, value);
+      } else if (serve && serve->takes_in(kSolveKnob)) {
+        slo.set_text(key, value);
+      } else {
+        std::vector<std::string> names;
+        for (const Knob* k : knobs_taking(kSolveKnob)) names.push_back(k->name);
+        throw hw::InputError(key, fmt::format("not a solve keyword (keywords: {})", fmt::join(names, ", ")));
+      }
+    }
+    DesignWorkload& w = spec.workload;
+    w.slo_ttft_ms = slo.optional_decimal("slo_ttft_ms");
+    w.slo_tpot_ms = slo.optional_decimal("slo_tpot_ms");
+    if (design.given("serve")) {
+      w.serve_items = design.text("serve");
+      w.serve = serve_settings_of(w.serve_items);
+    }
+    if (!design.given("target") && !w.slo_tpot_ms && !w.slo_ttft_ms) {
+      throw hw::InputError("target",
+                           "give a target (step_ms<=30, ...) or, for a run, an SLO (slo_tpot_ms, slo_ttft_ms)");
+    }
+    if (!design.given("vary")) throw hw::InputError("vary", "give the chip fields to vary");
+    for (const std::string& t : comma_items(design.text("target"))) spec.targets.push_back(parse_target(t));
+    for (const std::string& v : comma_items(design.text("vary"))) spec.vary.push_back(parse_varied_field(v));
+    for (const std::string& c : comma_items(design.text("cost"))) {
+      const std::size_t eq = c.find('=');
+      const std::optional<double> weight =
+          eq == std::string::npos ? std::nullopt : hw::read_decimal_number(std::string_view(c).substr(eq + 1));
+      if (!weight) throw hw::InputError("cost", fmt::format("'{}' is not FIELD=W", c));
+      set_cost(spec.vary, c.substr(0, eq), *weight);
+    }
+    spec.tolerance = design.decimal("tolerance_pct") / 100.0;
+    spec.max_runs = design.count("max_runs");
+    spec.jobs = static_cast<unsigned>(design.optional_count("jobs").value_or(api::default_jobs()));
+    return spec;
+  });
+}
+
+}  // namespace g5sim

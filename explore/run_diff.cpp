@@ -7,9 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include "api/json_text.hpp"
+#include "api/public_errors.hpp"
+#include "explore/grid_sweep.hpp"
+#include "g5sim/runs.hpp"
 #include "hw/config_error.hpp"
 
 namespace explore {
@@ -247,3 +251,19 @@ void write_diff_json(std::ostream& out, const RunDiff& d, std::size_t top) {
 }
 
 }  // namespace explore
+
+namespace g5sim {
+
+std::vector<std::string> sweep_nesting() { return explore::grid_nesting(); }
+
+std::string diff_json(const std::string& a, const std::string& a_name, const std::string& b, const std::string& b_name,
+                      std::size_t top) {
+  return api::public_errors([&] {
+    std::ostringstream out;
+    explore::write_diff_json(
+        out, explore::diff_runs(explore::read_run_file(a, a_name), explore::read_run_file(b, b_name)), top);
+    return out.str();
+  });
+}
+
+}  // namespace g5sim

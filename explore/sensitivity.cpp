@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,13 +11,23 @@
 #include "api/csv_cell.hpp"
 #include "api/json_text.hpp"
 #include "api/parallel_for.hpp"
+#include "api/public_errors.hpp"
+#include "explore/context_list.hpp"
 #include "hw/chip_fields.hpp"
 #include "hw/config_error.hpp"
 
-namespace explore {
+namespace g5sim {
 
 using api::csv_cell;
 using api::parallel_for;
+using explore::chip_fields_named;
+using explore::chip_with;
+using explore::Measurement;
+using explore::number_text;
+using explore::value_text;
+using explore::with_deployment;
+using explore::WorkloadMeter;
+using explore::write_design_json_head;
 namespace {
 
 std::string number(double v) { return number_text(v); }
@@ -94,151 +105,155 @@ void estimate(FieldSensitivity& f, double metric_base) {
 
 SensitivityReport sensitivity(const SensitivitySpec& spec,
                               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
-  if (!(spec.delta > 0 && spec.delta <= 0.5)) {
-    throw hw::InputError("delta", fmt::format("delta: {} is not in (0, 0.5] (a relative step)", spec.delta));
-  }
-  const DesignWorkload& workload = spec.workload;
-  const bool serving = workload.serve.has_value();
-  const std::string metric = !spec.metric.empty() ? spec.metric : serving ? "tpot_p50_ms" : "step_ms";
-  if (serving && !spec.contexts.empty()) {
-    throw hw::InputError("ctx", "ctx: a serve's load sets the contexts; a context list is a run's points");
-  }
-  const WorkloadMeter meter(workload, {metric}, "metric");
-  const ChipText& chip = workload.chip;
-  // By default every numeric field but the energy section's prices: they move no time.
-  std::vector<std::string> names = spec.fields;
-  if (names.empty()) {
-    for (std::string& f : hw::numeric_chip_fields(chip.text, chip.source)) {
-      if (f.rfind("energy.", 0) != 0) names.push_back(std::move(f));
+  return api::public_errors([&] {
+    if (!(spec.delta > 0 && spec.delta <= 0.5)) {
+      throw hw::InputError("delta", fmt::format("delta: {} is not in (0, 0.5] (a relative step)", spec.delta));
     }
-  }
-  if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
-  const std::vector<hw::ChipField> fields = chip_fields_named(chip, names, "fields");
-  const g5sim::Chip base_chip = g5sim::Chip::from_yaml(chip.text, chip.source);
-
-  // The workload's points, each with its own base request.
-  std::vector<g5sim::Request> requests;
-  if (serving || spec.contexts.empty()) {
-    requests.push_back(workload.base);
-  } else {
-    for (std::uint64_t ctx : spec.contexts) {
-      g5sim::Request r = workload.base;
-      r.ctx = ctx;
-      requests.push_back(r);
+    const DesignWorkload& workload = spec.workload;
+    const bool serving = workload.serve.has_value();
+    const std::string metric = !spec.metric.empty() ? spec.metric : serving ? "tpot_p50_ms" : "step_ms";
+    if (serving && !spec.contexts.empty()) {
+      throw hw::InputError("ctx", "ctx: a serve's load sets the contexts; a context list is a run's points");
     }
-  }
-
-  const std::size_t points = requests.size();
-  const std::uint64_t total = points * (1 + 2 * fields.size());
-  std::uint64_t done = 0;
-  std::mutex progress_mutex;
-  auto tick = [&] {
-    if (!progress) return;
-    const std::lock_guard<std::mutex> lock(progress_mutex);
-    progress(++done, total);
-  };
-  // A variant's measurement, or why there is none.
-  struct Outcome {
-    double metric = 0;
-    std::string note;
-    bool ok = false;
-  };
-
-  // The base runs: their errors are the user's (a bad request), thrown as they are.
-  std::vector<Measurement> base(points);
-  parallel_for(points, spec.jobs, [&](std::size_t p) {
-    base[p] = meter.measure(base_chip, requests[p]);
-    tick();
-  });
-  for (std::size_t p = 0; p < points; ++p) {
-    if (!(base[p].metrics[0] > 0)) {
-      throw hw::InputError("metric", fmt::format("metric: {} is {} in the base run: it has no elasticity", metric,
-                                                 number(base[p].metrics[0])));
-    }
-    // The deployment held: a variant changes the chip, not the sharding.
-    requests[p] = with_deployment(requests[p], base[p].deployment);
-  }
-
-  // Variants: each field down and up (made once, run at every point).
-  std::vector<Variant> variants(2 * fields.size());
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    if (!(fields[f].value > 0)) continue;
-    variants[2 * f] = make_variant(chip, fields[f], spec.delta, -1);
-    variants[2 * f + 1] = make_variant(chip, fields[f], spec.delta, +1);
-  }
-  std::vector<Outcome> outcomes(variants.size() * points);
-  parallel_for(outcomes.size(), spec.jobs, [&](std::size_t i) {
-    const Variant& variant = variants[i / points];
-    if (variant.chip) {
-      try {
-        outcomes[i].metric = meter.measure(*variant.chip, requests[i % points]).metrics[0];
-        outcomes[i].ok = outcomes[i].metric > 0;
-        if (!outcomes[i].ok) {
-          outcomes[i].note = fmt::format("{} is {} there: no logarithm", metric, number(outcomes[i].metric));
-        }
-      } catch (const g5sim::ConfigError& e) {
-        outcomes[i].note = e.what();
+    const WorkloadMeter meter(workload, {metric}, "metric");
+    const ChipText& chip = workload.chip;
+    // By default every numeric field but the energy section's prices: they move no time.
+    std::vector<std::string> names = spec.fields;
+    if (names.empty()) {
+      for (std::string& f : hw::numeric_chip_fields(chip.text, chip.source)) {
+        if (f.rfind("energy.", 0) != 0) names.push_back(std::move(f));
       }
     }
-    tick();
-  });
+    if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
+    const std::vector<hw::ChipField> fields = chip_fields_named(chip, names, "fields");
+    const g5sim::Chip base_chip = g5sim::Chip::from_yaml(chip.text, chip.source);
 
-  SensitivityReport report;
-  report.chip = base_chip.name();
-  report.chip_source = chip.source;
-  report.model = workload.model.name();
-  report.model_source = workload.model.source();
-  report.metric = metric;
-  report.delta = spec.delta;
-  report.deployment = base.front().deployment;
-  report.runs = total;
-  for (std::size_t p = 0; p < points; ++p) {
-    for (const std::string& w : base[p].warnings) {
-      if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end()) {
-        report.warnings.push_back(w);
+    // The workload's points, each with its own base request.
+    std::vector<g5sim::Request> requests;
+    if (serving || spec.contexts.empty()) {
+      requests.push_back(workload.base);
+    } else {
+      for (std::uint64_t ctx : spec.contexts) {
+        g5sim::Request r = workload.base;
+        r.ctx = ctx;
+        requests.push_back(r);
       }
     }
-  }
-  report.workload = meter.describe(base.front());
-  for (std::size_t p = 0; p < points; ++p) {
-    SensitivityPoint point;
-    if (!serving) point.ctx = requests[p].ctx;
-    point.metric_base = base[p].metrics[0];
-    point.bound_by = base[p].bound_by;
-    point.bound_share = base[p].bound_share;
+
+    const std::size_t points = requests.size();
+    const std::uint64_t total = points * (1 + 2 * fields.size());
+    std::uint64_t done = 0;
+    std::mutex progress_mutex;
+    auto tick = [&] {
+      if (!progress) return;
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      progress(++done, total);
+    };
+    // A variant's measurement, or why there is none.
+    struct Outcome {
+      double metric = 0;
+      std::string note;
+      bool ok = false;
+    };
+
+    // The base runs: their errors are the user's (a bad request), thrown as they are.
+    std::vector<Measurement> base(points);
+    parallel_for(points, spec.jobs, [&](std::size_t p) {
+      base[p] = meter.measure(base_chip, requests[p]);
+      tick();
+    });
+    for (std::size_t p = 0; p < points; ++p) {
+      if (!(base[p].metrics[0] > 0)) {
+        throw hw::InputError("metric", fmt::format("metric: {} is {} in the base run: it has no elasticity", metric,
+                                                   number(base[p].metrics[0])));
+      }
+      // The deployment held: a variant changes the chip, not the sharding.
+      requests[p] = with_deployment(requests[p], base[p].deployment);
+    }
+
+    // Variants: each field down and up (made once, run at every point).
+    std::vector<Variant> variants(2 * fields.size());
     for (std::size_t f = 0; f < fields.size(); ++f) {
-      FieldSensitivity s;
-      s.field = fields[f].path;
-      s.value = fields[f].value;
-      std::vector<std::string> notes;
-      if (!(fields[f].value > 0)) notes.push_back(fmt::format("the value is {}: no relative change", s.value));
-      for (int side = 0; side < 2; ++side) {
-        const Variant& variant = variants[2 * f + side];
-        const Outcome& o = outcomes[(2 * f + side) * points + p];
-        if (!variant.note.empty()) notes.push_back(variant.note);
-        if (!o.note.empty()) notes.push_back(o.note);
-        if (!variant.value || !o.ok) continue;
-        (side == 0 ? s.low_value : s.high_value) = variant.value;
-        (side == 0 ? s.metric_low : s.metric_high) = o.metric;
-      }
-      for (const std::string& n : notes) s.note += (s.note.empty() ? "" : "; ") + n;
-      estimate(s, point.metric_base);
-      point.fields.push_back(std::move(s));
+      if (!(fields[f].value > 0)) continue;
+      variants[2 * f] = make_variant(chip, fields[f], spec.delta, -1);
+      variants[2 * f + 1] = make_variant(chip, fields[f], spec.delta, +1);
     }
-    std::stable_sort(point.fields.begin(), point.fields.end(),
-                     [](const FieldSensitivity& a, const FieldSensitivity& b) {
-                       if (a.elasticity.has_value() != b.elasticity.has_value()) return a.elasticity.has_value();
-                       if (a.elasticity && std::fabs(*a.elasticity) != std::fabs(*b.elasticity)) {
-                         return std::fabs(*a.elasticity) > std::fabs(*b.elasticity);
-                       }
-                       return a.field < b.field;
-                     });
-    report.points.push_back(std::move(point));
-  }
-  return report;
+    std::vector<Outcome> outcomes(variants.size() * points);
+    parallel_for(outcomes.size(), spec.jobs, [&](std::size_t i) {
+      const Variant& variant = variants[i / points];
+      if (variant.chip) {
+        try {
+          outcomes[i].metric = meter.measure(*variant.chip, requests[i % points]).metrics[0];
+          outcomes[i].ok = outcomes[i].metric > 0;
+          if (!outcomes[i].ok) {
+            outcomes[i].note = fmt::format("{} is {} there: no logarithm", metric, number(outcomes[i].metric));
+          }
+        } catch (const g5sim::ConfigError& e) {
+          outcomes[i].note = e.what();
+        }
+      }
+      tick();
+    });
+
+    SensitivityReport report;
+    report.top = spec.top;
+    report.chip = base_chip.name();
+    report.chip_source = chip.source;
+    report.model = workload.model.name();
+    report.model_source = workload.model.source();
+    report.metric = metric;
+    report.delta = spec.delta;
+    report.deployment = base.front().deployment;
+    report.runs = total;
+    for (std::size_t p = 0; p < points; ++p) {
+      for (const std::string& w : base[p].warnings) {
+        if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end()) {
+          report.warnings.push_back(w);
+        }
+      }
+    }
+    report.workload = meter.describe(base.front());
+    for (std::size_t p = 0; p < points; ++p) {
+      SensitivityPoint point;
+      if (!serving) point.ctx = requests[p].ctx;
+      point.metric_base = base[p].metrics[0];
+      point.bound_by = base[p].bound_by;
+      point.bound_share = base[p].bound_share;
+      for (std::size_t f = 0; f < fields.size(); ++f) {
+        FieldSensitivity s;
+        s.field = fields[f].path;
+        s.value = fields[f].value;
+        std::vector<std::string> notes;
+        if (!(fields[f].value > 0)) notes.push_back(fmt::format("the value is {}: no relative change", s.value));
+        for (int side = 0; side < 2; ++side) {
+          const Variant& variant = variants[2 * f + side];
+          const Outcome& o = outcomes[(2 * f + side) * points + p];
+          if (!variant.note.empty()) notes.push_back(variant.note);
+          if (!o.note.empty()) notes.push_back(o.note);
+          if (!variant.value || !o.ok) continue;
+          (side == 0 ? s.low_value : s.high_value) = variant.value;
+          (side == 0 ? s.metric_low : s.metric_high) = o.metric;
+        }
+        for (const std::string& n : notes) s.note += (s.note.empty() ? "" : "; ") + n;
+        estimate(s, point.metric_base);
+        point.fields.push_back(std::move(s));
+      }
+      std::stable_sort(point.fields.begin(), point.fields.end(),
+                       [](const FieldSensitivity& a, const FieldSensitivity& b) {
+                         if (a.elasticity.has_value() != b.elasticity.has_value()) return a.elasticity.has_value();
+                         if (a.elasticity && std::fabs(*a.elasticity) != std::fabs(*b.elasticity)) {
+                           return std::fabs(*a.elasticity) > std::fabs(*b.elasticity);
+                         }
+                         return a.field < b.field;
+                       });
+      report.points.push_back(std::move(point));
+    }
+    return report;
+  });
 }
 
-void write_sensitivity_table(std::ostream& out, const SensitivityReport& r, std::size_t top) {
+void write_sensitivity_table(std::ostream& out, const SensitivityReport& r) {
+  const std::size_t top = r.top;
   const g5sim::Deployment& d = r.deployment;
   fmt::print(out,
              "sensitivity of {} to the fields of {}, {}, {} (tp {}, ep {}, dp {}): each field x (1 +- {} %), "
@@ -329,4 +344,50 @@ void write_sensitivity_json(std::ostream& out, const SensitivityReport& r) {
   out << "\n  ]\n}\n";
 }
 
-}  // namespace explore
+SensitivitySpec sensitivity_spec_of(ChipText chip, Model model, Request base, const KnobItems& items) {
+  return api::public_errors([&] {
+    SensitivitySpec spec;
+    spec.workload.chip = std::move(chip);
+    spec.workload.model = std::move(model);
+    spec.workload.base = std::move(base);
+    DesignSettings design;
+    ServeSettings slo;
+    for (const auto& [key, value] : items) {
+      const Knob* own = design.find(key);
+      const Knob* serve = slo.find(key);
+      if (own && own->takes_in(kSensitivityKnob)) {
+        design.set_text(key, value);
+      } else if (serve && serve->takes_in(kSensitivityKnob)) {
+        slo.set_text(key, value);
+      } else {
+        std::vector<std::string> names;
+        for (const Knob* k : knobs_taking(kSensitivityKnob)) names.push_back(k->name);
+        throw hw::InputError(key, fmt::format("not a sensitivity keyword (keywords: {})", fmt::join(names, ", ")));
+      }
+    }
+    DesignWorkload& w = spec.workload;
+    w.slo_ttft_ms = slo.optional_decimal("slo_ttft_ms");
+    w.slo_tpot_ms = slo.optional_decimal("slo_tpot_ms");
+    if (design.given("serve")) {
+      if (design.given("ctx")) throw hw::InputError("ctx", "with a serve the load sets the contexts (its input_len)");
+      w.serve_items = design.text("serve");
+      w.serve = serve_settings_of(w.serve_items);
+    } else if (w.slo_ttft_ms || w.slo_tpot_ms) {
+      throw hw::InputError(w.slo_ttft_ms ? "slo_ttft_ms" : "slo_tpot_ms", "an SLO is a serve's (give a serve)");
+    }
+    if (design.given("ctx")) spec.contexts = explore::parse_context_list(design.text("ctx"));
+    for (std::size_t start = 0; !design.text("fields").empty() && start <= design.text("fields").size();) {
+      const std::string& fields = design.text("fields");
+      const std::size_t comma = std::min(fields.find(',', start), fields.size());
+      spec.fields.push_back(fields.substr(start, comma - start));
+      start = comma + 1;
+    }
+    spec.metric = design.text("metric");
+    spec.delta = design.decimal("delta_pct") / 100.0;
+    spec.top = design.count("top");
+    spec.jobs = static_cast<unsigned>(design.optional_count("jobs").value_or(api::default_jobs()));
+    return spec;
+  });
+}
+
+}  // namespace g5sim

@@ -31,13 +31,15 @@
 #include "explore/required_spec.hpp"
 #include "explore/run_diff.hpp"
 #include "explore/sensitivity.hpp"
+#include "g5sim/design.hpp"
 #include "g5sim/g5sim.hpp"
+#include "g5sim/knobs.hpp"
 #include "g5sim/run_options.hpp"
-#include "hw/config_error.hpp"
-#include "serving/serve.hpp"
-#include "serving/serve_settings.hpp"
-#include "tools/cli.hpp"
-#include "tools/output_file.hpp"
+#include "g5sim/runs.hpp"
+#include "g5sim/search.hpp"
+#include "g5sim/sensitivity.hpp"
+#include "g5sim/serve.hpp"
+#include "g5sim/solve.hpp"
 
 namespace py = pybind11;
 
@@ -150,13 +152,6 @@ py::dict op_dict(const g5sim::OpRecord& o) {
   return d;
 }
 
-int run_cli(const std::vector<std::string>& args) {
-  std::vector<const char*> argv{"g5sim"};
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  py::gil_scoped_release release;
-  return tools::run_cli(static_cast<int>(argv.size()), argv.data());
-}
-
 py::object python_value(const g5sim::OptionValue& value) {
   return std::visit(
       [](const auto& v) -> py::object {
@@ -242,34 +237,52 @@ py::list run_option_dicts() {
   return out;
 }
 
-// A design command's workload (g5sim.sensitivity(), g5sim.solve()): the chip as its text.
-explore::DesignWorkload design_workload(const std::string& chip_text, const std::string& chip_source,
-                                        const g5sim::Model& model, const g5sim::Request& request,
-                                        std::optional<std::string> serve, std::optional<double> slo_ttft_ms,
-                                        std::optional<double> slo_tpot_ms) {
-  explore::DesignWorkload w;
-  w.chip = {chip_text, chip_source};
-  w.model = model;
-  w.base = request;
-  w.serve = std::move(serve);
-  w.slo_ttft_ms = slo_ttft_ms;
-  w.slo_tpot_ms = slo_tpot_ms;
-  return w;
+py::list knob_dicts() {
+  static const char* const kTypes[] = {"count", "decimal", "text", "path", "flag", "list"};
+  py::list out;
+  for (const std::vector<g5sim::Knob>* table : {&g5sim::serve_knobs(), &g5sim::design_knobs()}) {
+    for (const g5sim::Knob& k : *table) {
+      py::dict d;
+      d["name"] = k.name;
+      d["keyword"] = k.python();
+      d["flag"] = k.flag;
+      d["type"] = kTypes[static_cast<int>(k.type)];
+      d["min"] = k.min;
+      d["max"] = k.max;
+      d["low"] = k.low;
+      d["high"] = k.high;
+      d["low_open"] = k.low_open;
+      d["optional"] = k.optional;
+      d["choices"] = k.choices;
+      d["default"] = k.default_text;
+      d["default_doc"] = k.default_doc;
+      d["unit"] = k.unit;
+      d["doc"] = k.doc;
+      d["group"] = k.group;
+      d["pair"] = k.pair;
+      d["table"] = table == &g5sim::serve_knobs() ? "serve" : "design";
+      for (const auto& [use, name] : {std::pair{g5sim::kServeKnob, "serve"},
+                                      {g5sim::kServeItem, "serve_item"},
+                                      {g5sim::kSearchKnob, "search"},
+                                      {g5sim::kSearchList, "search_list"},
+                                      {g5sim::kSweepAxis, "sweep_axis"},
+                                      {g5sim::kSensitivityKnob, "sensitivity"},
+                                      {g5sim::kSolveKnob, "solve"}}) {
+        d[name] = k.takes_in(use);
+      }
+      out.append(d);
+    }
+  }
+  return out;
 }
 
-// A design command's table, CSV and JSON, written by `write` without the GIL; the tools layer's
-// errors as the public type (same message, the site as data).
+// Runs `write` without the GIL, its outputs as texts (the command line's bytes).
 template <class Write>
-std::tuple<std::string, std::string, std::string> design_texts(Write&& write) {
+std::tuple<std::string, std::string, std::string> texts(Write&& write) {
   std::ostringstream table, csv, json;
   {
     py::gil_scoped_release release;
-    try {
-      write(table, csv, json);
-    } catch (const hw::ConfigError& e) {
-      const hw::ErrorSite& site = e.site();
-      throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
-    }
+    write(table, csv, json);
   }
   return {table.str(), csv.str(), json.str()};
 }
@@ -297,186 +310,107 @@ void bind_functions(py::module_& m) {
   m.def(
       "diff_json",
       [](const std::string& a, const std::string& a_name, const std::string& b, const std::string& b_name,
-         std::size_t top) {
-        const explore::RunFile ra = explore::read_run_file(a, a_name);
-        const explore::RunFile rb = explore::read_run_file(b, b_name);
-        std::ostringstream out;
-        explore::write_diff_json(out, explore::diff_runs(ra, rb), top);
-        return out.str();
-      },
+         std::size_t top) { return g5sim::diff_json(a, a_name, b, b_name, top); },
       py::arg("a"), py::arg("a_name"), py::arg("b"), py::arg("b_name"), py::arg("top"),
       "`g5sim diff --json -` of two run JSON texts.");
+  m.def("knobs", &knob_dicts,
+        "The knob tables (g5sim/knobs.hpp, g5sim/design.hpp): one dict per knob of serve, search, sensitivity and "
+        "solve, in documentation order.");
   m.def(
       "serve_texts",
       [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request,
-         const std::string& trace_path, std::optional<std::string> trace_text, std::optional<double> rate,
-         std::uint64_t concurrency, std::optional<std::uint64_t> requests, const std::string& input_len,
-         const std::string& output_len, std::optional<std::uint64_t> seed, std::uint64_t max_seqs,
-         std::uint64_t max_batched_tokens, std::uint64_t chunk, std::uint64_t block_tokens, double memory_utilization,
-         std::uint64_t kv_tokens, const std::string& step_cache, std::optional<double> slo_ttft_ms,
-         std::optional<double> slo_tpot_ms, const std::string& disagg, std::uint64_t mtp, const std::string& accept,
-         std::optional<std::uint64_t> accept_draw, const std::string& perfetto, unsigned jobs,
-         const std::string& schedule) {
-        const g5sim::Request mine = request;
-        std::ostringstream csv, json;
+         const g5sim::KnobItems& items, std::optional<std::string> trace_text, bool perfetto) {
+        const g5sim::Request step = request;
+        std::ostringstream csv, json, trace;
         {
           py::gil_scoped_release release;
-          try {
-            serving::LoadSpec load;
-            load.trace_path = trace_path;
-            load.trace_text = std::move(trace_text);
-            load.rate = rate;
-            load.concurrency = concurrency;
-            load.requests = requests.value_or(load.requests);
-            load.requests_given = requests.has_value();
-            load.input_len = input_len;
-            load.output_len = output_len;
-            load.seed = seed.value_or(0);
-            load.seed_given = seed.has_value();
-            serving::ServeOptions options;
-            options.limits.max_seqs = max_seqs;
-            options.limits.max_batched_tokens = max_batched_tokens;
-            options.limits.chunk = chunk;
-            options.limits.block_tokens = block_tokens;
-            options.limits.concurrency = concurrency;
-            options.limits.kv_tokens = kv_tokens;
-            options.limits.bucket_percent = serving::parse_step_cache(step_cache);
-            options.limits.schedule = serving::parse_schedule(schedule);
-            options.limits.jobs = jobs;
-            serving::set_mtp(options.limits, mtp, accept, accept_draw);
-            if (!disagg.empty()) {
-              std::tie(options.limits.prefill_instances, options.limits.decode_instances) =
-                  serving::parse_disagg(disagg);
-            }
-            options.memory_utilization = memory_utilization;
-            options.slo_ttft_ms = slo_ttft_ms;
-            options.slo_tpot_ms = slo_tpot_ms;
-            const serving::ServeReport report = serving::serve(chip, model, mine, serving::requests_of(load), options);
-            serving::write_request_csv(csv, report);
-            serving::write_serve_json(json, report);
-            if (!perfetto.empty()) {
-              tools::OutputFile file(perfetto, "perfetto");
-              serving::write_serve_perfetto(file.stream(), report);
-              file.close();
-            }
-          } catch (const hw::ConfigError& e) {
-            // The serving layer's errors as the public type (same message, the site as data).
-            const hw::ErrorSite& site = e.site();
-            throw g5sim::ConfigError(e.what(), site.source, site.field, site.line, site.column);
-          }
+          g5sim::ServeSettings settings;
+          for (const auto& [knob, text] : items) settings.set_text(knob, text);
+          settings.trace_text = std::move(trace_text);
+          const g5sim::ServeReport report = g5sim::serve(chip, model, step, settings);
+          g5sim::write_request_csv(csv, report);
+          g5sim::write_serve_json(json, report);
+          if (perfetto) g5sim::write_serve_perfetto(trace, report);
         }
-        return std::make_pair(csv.str(), json.str());
+        return std::make_tuple(csv.str(), json.str(), trace.str());
       },
-      py::arg("chip"), py::arg("model"), py::arg("request"), py::arg("trace_path"), py::arg("trace_text"),
-      py::arg("rate"), py::arg("concurrency"), py::arg("requests"), py::arg("input_len"), py::arg("output_len"),
-      py::arg("seed"), py::arg("max_seqs"), py::arg("max_batched_tokens"), py::arg("chunk"), py::arg("block_tokens"),
-      py::arg("memory_utilization"), py::arg("kv_tokens"), py::arg("step_cache"), py::arg("slo_ttft_ms"),
-      py::arg("slo_tpot_ms"), py::arg("disagg") = "", py::arg("mtp") = 0, py::arg("accept") = "",
-      py::arg("accept_draw") = py::none(), py::arg("perfetto") = "", py::arg("jobs") = 1, py::arg("schedule") = "mixed",
-      "`g5sim serve`: the per-request CSV and the summary JSON, byte for byte the command line's (g5sim.serve() "
-      "reads them). Releases the GIL.");
+      py::arg("chip"), py::arg("model"), py::arg("request"), py::arg("items"), py::arg("trace_text"),
+      py::arg("perfetto"),
+      "`g5sim serve`: the per-request CSV, the summary JSON and (perfetto) the Chrome trace, byte for byte the "
+      "command line's; items: (knob, text) of the serve table (g5sim.knobs()). Releases the GIL.");
   m.def(
       "sensitivity_texts",
       [](const std::string& chip_text, const std::string& chip_source, const g5sim::Model& model,
-         const g5sim::Request& request, const std::vector<std::uint64_t>& contexts, std::optional<std::string> serve,
-         std::optional<double> slo_ttft_ms, std::optional<double> slo_tpot_ms, const std::vector<std::string>& fields,
-         const std::string& metric, double delta, unsigned jobs) {
-        explore::SensitivitySpec spec;
-        spec.workload =
-            design_workload(chip_text, chip_source, model, request, std::move(serve), slo_ttft_ms, slo_tpot_ms);
-        spec.contexts = contexts;
-        spec.fields = fields;
-        spec.metric = metric;
-        spec.delta = delta;
-        spec.jobs = jobs;
-        return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
-          const explore::SensitivityReport report = explore::sensitivity(spec);
-          explore::write_sensitivity_table(table, report, 10);
-          explore::write_sensitivity_csv(csv, report);
-          explore::write_sensitivity_json(json, report);
+         const g5sim::Request& request, const g5sim::KnobItems& items) {
+        const g5sim::SensitivitySpec spec =
+            g5sim::sensitivity_spec_of(g5sim::ChipText{chip_text, chip_source}, model, request, items);
+        return texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
+          const g5sim::SensitivityReport report = g5sim::sensitivity(spec);
+          g5sim::write_sensitivity_table(table, report);
+          g5sim::write_sensitivity_csv(csv, report);
+          g5sim::write_sensitivity_json(json, report);
         });
       },
-      py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("contexts"),
-      py::arg("serve"), py::arg("slo_ttft_ms"), py::arg("slo_tpot_ms"), py::arg("fields"), py::arg("metric"),
-      py::arg("delta"), py::arg("jobs"),
-      "`g5sim sensitivity`: its table (top 10), CSV and JSON, byte for byte the command line's (g5sim.sensitivity() "
+      py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("items"),
+      "`g5sim sensitivity`: its table, CSV and JSON, byte for byte the command line's (g5sim.sensitivity() "
       "reads them). Releases the GIL.");
   m.def(
       "search_texts",
       [](const std::vector<g5sim::Chip>& chips, const g5sim::Model& model, const g5sim::Request& request,
-         const std::vector<std::pair<std::string, std::string>>& keywords, std::optional<py::function> run_pass,
-         unsigned jobs) {
-        return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
-          explore::SearchSpec spec = explore::search_spec_of(chips, model, request, keywords);
-          spec.jobs = jobs;
-          explore::SearchReport report;
+         const g5sim::KnobItems& items, std::optional<py::function> run_pass) {
+        const g5sim::SearchSpec spec = g5sim::search_spec_of(chips, model, request, items);
+        return texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
+          g5sim::SearchReport report;
           if (run_pass) {
             // The points of each pass run where the Python caller sends them (Dask's workers),
             // their outcomes back as text.
-            report = explore::search_with(spec, [&](const std::vector<std::size_t>& pass) {
+            report = g5sim::search_with(spec, [&](const std::vector<std::size_t>& pass) {
               py::gil_scoped_acquire acquire;
-              const auto texts = (*run_pass)(pass).cast<std::vector<std::string>>();
-              std::vector<explore::PointOutcome> out;
-              for (const std::string& t : texts) out.push_back(explore::outcome_of_text(t));
+              const auto outcomes = (*run_pass)(pass).cast<std::vector<std::string>>();
+              std::vector<g5sim::PointOutcome> out;
+              for (const std::string& t : outcomes) out.push_back(g5sim::outcome_of_text(t));
               return out;
             });
           } else {
-            report = explore::search(spec);
+            report = g5sim::search(spec);
           }
-          explore::write_search_table(table, report);
-          explore::write_search_csv(csv, report);
-          explore::write_search_json(json, report);
+          g5sim::write_search_table(table, report);
+          g5sim::write_search_csv(csv, report);
+          g5sim::write_search_json(json, report);
         });
       },
-      py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("keywords"), py::arg("run_pass"), py::arg("jobs"),
+      py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("items"), py::arg("run_pass"),
       "`g5sim search`: its table, CSV and JSON, byte for byte the command line's; run_pass(indices) -> outcome "
-      "texts runs each pass's points elsewhere (None: on `jobs` threads). Releases the GIL.");
+      "texts runs each pass's points elsewhere (None: on the jobs keyword's threads). Releases the GIL.");
   m.def(
       "search_point_text",
       [](const std::vector<g5sim::Chip>& chips, const g5sim::Model& model, const g5sim::Request& request,
-         const std::vector<std::pair<std::string, std::string>>& keywords, std::size_t index) {
-        std::string text;
-        design_texts([&](std::ostream&, std::ostream&, std::ostream&) {
-          const explore::DeploymentSearch search(explore::search_spec_of(chips, model, request, keywords));
-          if (index >= search.grid_size()) throw std::out_of_range("search: no such point");
-          text = explore::outcome_text(search.run(index));
-        });
-        return text;
+         const g5sim::KnobItems& items, std::size_t index) {
+        const g5sim::DeploymentSearch search(g5sim::search_spec_of(chips, model, request, items));
+        if (index >= search.grid_size()) throw py::index_error("search: no such point");
+        py::gil_scoped_release release;
+        return g5sim::outcome_text(search.run(index));
       },
-      py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("keywords"), py::arg("index"),
+      py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("items"), py::arg("index"),
       "One point of a search served (where a Dask worker runs it): its outcome as text for search_texts.");
   m.def(
       "solve_texts",
       [](const std::string& chip_text, const std::string& chip_source, const g5sim::Model& model,
-         const g5sim::Request& request, std::optional<std::string> serve, std::optional<double> slo_ttft_ms,
-         std::optional<double> slo_tpot_ms, const std::vector<std::string>& targets,
-         const std::vector<std::string>& vary, const std::vector<std::pair<std::string, double>>& costs,
-         double tolerance, std::uint64_t max_runs, unsigned jobs) {
-        explore::SolveSpec spec;
-        spec.workload =
-            design_workload(chip_text, chip_source, model, request, std::move(serve), slo_ttft_ms, slo_tpot_ms);
-        spec.tolerance = tolerance;
-        spec.max_runs = max_runs;
-        spec.jobs = jobs;
-        return design_texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
-          for (const std::string& t : targets) spec.targets.push_back(explore::parse_target(t));
-          for (const std::string& v : vary) spec.vary.push_back(explore::parse_varied_field(v));
-          for (const auto& [path, weight] : costs) explore::set_cost(spec.vary, path, weight);
-          const explore::SolveReport report = explore::solve(spec);
-          explore::write_solve_table(table, report);
-          explore::write_solve_csv(csv, report);
-          explore::write_solve_json(json, report);
+         const g5sim::Request& request, const g5sim::KnobItems& items) {
+        const g5sim::SolveSpec spec =
+            g5sim::solve_spec_of(g5sim::ChipText{chip_text, chip_source}, model, request, items);
+        return texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
+          const g5sim::SolveReport report = g5sim::solve(spec);
+          g5sim::write_solve_table(table, report);
+          g5sim::write_solve_csv(csv, report);
+          g5sim::write_solve_json(json, report);
         });
       },
-      py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("serve"),
-      py::arg("slo_ttft_ms"), py::arg("slo_tpot_ms"), py::arg("targets"), py::arg("vary"), py::arg("costs"),
-      py::arg("tolerance"), py::arg("max_runs"), py::arg("jobs"),
+      py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("items"),
       "`g5sim solve`: its table, CSV and JSON, byte for byte the command line's (g5sim.solve() reads them). "
       "Releases the GIL.");
-  m.def("grid_nesting", &explore::grid_nesting,
+  m.def("grid_nesting", &g5sim::sweep_nesting,
         "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");
-  m.def("run_cli", &run_cli, py::arg("args"),
-        "Runs the g5sim command line with `args` (without the program name); returns its exit status.");
 }
 
 // Chip: a loaded chip config.

@@ -10,6 +10,7 @@
 // number, from 0). Rows may come in any order: requests are served by arrival, ties by their
 // order in the file. Unknown columns or keys, a missing one, a repeated id: errors naming the file,
 // line and column. Times become integer picoseconds on reading (rounded to the nearest).
+// (The limits, g5sim/serve.hpp: kMaxArrivalSeconds, kMaxServeRequests, kMaxRate, kMaxConcurrency.)
 //
 // A synthetic load draws from one seeded generator (std::mt19937_64, whose sequence the C++
 // standard fixes, and our own inverse-CDF draws: the same numbers on every machine):
@@ -24,18 +25,15 @@
 #include <string>
 #include <vector>
 
+#include "g5sim/serve.hpp"
+
 namespace serving {
 
-constexpr double kMaxArrivalSeconds = 1e6;              ///< about 11.6 days
-constexpr std::uint64_t kMaxServeRequests = 1'000'000;  ///< requests of one serve
-constexpr double kMaxRate = 1e6;                        ///< requests per second
-constexpr std::uint64_t kMaxConcurrency = 1u << 20;     ///< closed-loop clients
-
-struct ServeRequest {
-  std::string id;
-  std::uint64_t arrival_ps = 0;  ///< open loop; closed loop: set when its client's last request ends
-  std::uint64_t input_tokens = 0, output_tokens = 0;
-};
+using g5sim::kMaxArrivalSeconds;
+using g5sim::kMaxConcurrency;
+using g5sim::kMaxRate;
+using g5sim::kMaxServeRequests;
+using g5sim::ServeRequest;
 
 /// A trace file read whole (hw::read_input_file), sorted by arrival (stable).
 std::vector<ServeRequest> read_request_trace(const std::string& path);

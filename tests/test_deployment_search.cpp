@@ -3,6 +3,7 @@
 // same bytes however the points are run.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,24 +17,22 @@ namespace test_deployment_search {
 
 namespace {
 
-// Qwen2.5-1.5B (2 of its layers) on H100: quick serves.
-explore::SearchSpec small_spec() {
-  explore::SearchSpec spec;
-  spec.chips.push_back(g5sim::Chip::from_file(g5sim::chip_path("h100")));
-  spec.model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  spec.base.layers = 2;
-  spec.load.concurrency = 16;
-  spec.load.requests = 32;
-  spec.load.requests_given = true;
-  spec.load.input_len = "128";
-  spec.load.output_len = "16";
-  spec.engine.limits.concurrency = 16;
-  spec.engine.limits.bucket_percent = 10;
-  return spec;
+// Qwen2.5-1.5B (2 of its layers) on H100: quick serves; `items` add to its load's knobs.
+g5sim::SearchSpec small_spec(const g5sim::KnobItems& items = {}) {
+  g5sim::Request base;
+  base.layers = 2;
+  g5sim::KnobItems all{{"concurrency", "16"},
+                       {"requests", "32"},
+                       {"input_len", "128"},
+                       {"output_len", "16"},
+                       {"step_cache", "bucket:10"}};
+  all.insert(all.end(), items.begin(), items.end());
+  return g5sim::search_spec_of({g5sim::Chip::from_file(g5sim::chip_path("h100"))},
+                               g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b")), base, all);
 }
 
-explore::PointOutcome outcome(double per_chip, double per_user, double tpot) {
-  explore::PointOutcome o;
+g5sim::PointOutcome outcome(double per_chip, double per_user, double tpot) {
+  g5sim::PointOutcome o;
   o.chips = 1;
   o.tokens_per_s_per_chip = per_chip;
   o.tokens_per_s_per_user = per_user;
@@ -41,11 +40,11 @@ explore::PointOutcome outcome(double per_chip, double per_user, double tpot) {
   return o;
 }
 
-std::string texts(const explore::SearchReport& r) {
+std::string texts(const g5sim::SearchReport& r) {
   std::ostringstream out;
-  explore::write_search_csv(out, r);
-  explore::write_search_json(out, r);
-  explore::write_search_table(out, r);
+  g5sim::write_search_csv(out, r);
+  g5sim::write_search_json(out, r);
+  g5sim::write_search_table(out, r);
   return out.str();
 }
 
@@ -77,17 +76,22 @@ TEST_CASE("search: a knob's list is values and doubling ranges, sorted, each che
     many.append(std::to_string(v));
   }
   CHECK(error(many) == "max_seqs: more than 64 values in '" + many + "'");
-  CHECK(explore::parse_disagg_list("1:2,none,1:1") ==
-        std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 0}, {1, 1}, {1, 2}});
+  // A text knob's list: each value checked by the knob, in the order given, duplicates dropped.
+  const g5sim::Knob& disagg = *g5sim::ServeSettings().find("disagg");
+  CHECK(explore::parse_text_list("1:2,none,1:1,none", disagg) == std::vector<std::string>{"1:2", "none", "1:1"});
+  CHECK_THROWS_WITH(explore::parse_text_list("1:2,2", disagg),
+                    "expected P:D, prefill and decode instances 1..1024 "
+                    "each, got '2'");
 }
 
 TEST_CASE("search: the front is the undominated points, the best the most per chip meeting the SLO", "[search]") {
-  explore::SearchSpec spec = small_spec();
-  spec.space.tp = spec.space.ep = spec.space.dp = {1};
-  spec.space.max_seqs = {1, 2, 3, 4, 5, 6};
-  spec.exhaustive = true;
-  spec.engine.slo_tpot_ms = 30;
-  explore::DeploymentSearch search(spec);
+  const g5sim::SearchSpec spec = small_spec({{"tp", "1"},
+                                             {"ep", "1"},
+                                             {"dp", "1"},
+                                             {"max_seqs", "1,2,3,4,5,6"},
+                                             {"exhaustive", "true"},
+                                             {"slo_tpot_ms", "30"}});
+  g5sim::DeploymentSearch search(spec);
   const std::vector<std::size_t> pass = search.next_pass();
   REQUIRE(pass == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
   // Hand-made figures (x per chip, y per user, TPOT):
@@ -99,13 +103,13 @@ TEST_CASE("search: the front is the undominated points, the best the most per ch
   //   5 ( 40, 30, 30)  on the front: the most per user
   // Meeting TPOT <= 30 ms: 2..5 (0's 40 ms and 1's 35 ms miss). Best: the most per chip among them, 80, shared
   // by 2 and 3 with equal y: the earlier, 2.
-  const std::vector<explore::PointOutcome> figures{outcome(100, 10, 40), outcome(90, 5, 35),  outcome(80, 20, 25),
-                                                   outcome(80, 20, 25),  outcome(50, 15, 10), outcome(40, 30, 30)};
+  const std::vector<g5sim::PointOutcome> figures{outcome(100, 10, 40), outcome(90, 5, 35),  outcome(80, 20, 25),
+                                                 outcome(80, 20, 25),  outcome(50, 15, 10), outcome(40, 30, 30)};
   for (std::size_t i = 0; i < pass.size(); ++i) search.record(pass[i], figures[i]);
-  const explore::SearchReport r = search.report();
+  const g5sim::SearchReport r = search.report();
   REQUIRE(r.points.size() == 6);
   std::vector<bool> front, meets;
-  for (const explore::SearchPoint& p : r.points) {
+  for (const g5sim::SearchPoint& p : r.points) {
     front.push_back(p.on_front);
     meets.push_back(p.meets_slo);
   }
@@ -120,10 +124,8 @@ TEST_CASE("search: the front is the undominated points, the best the most per ch
 }
 
 TEST_CASE("search: a coarse pass, then the front's unrun neighbours", "[search]") {
-  explore::SearchSpec spec = small_spec();
-  spec.space.tp = spec.space.ep = spec.space.dp = {1};
-  spec.space.max_seqs = {1, 2, 3, 4, 5};
-  explore::DeploymentSearch search(spec);
+  const g5sim::SearchSpec spec = small_spec({{"tp", "1"}, {"ep", "1"}, {"dp", "1"}, {"max_seqs", "1,2,3,4,5"}});
+  g5sim::DeploymentSearch search(spec);
   // Every other value, the ends always: 1, 3, 5.
   const std::vector<std::size_t> coarse = search.next_pass();
   REQUIRE(coarse == std::vector<std::size_t>{0, 2, 4});
@@ -136,7 +138,7 @@ TEST_CASE("search: a coarse pass, then the front's unrun neighbours", "[search]"
   search.record(1, outcome(60, 45, 1));
   search.record(3, outcome(45, 45, 1));
   CHECK(search.next_pass().empty());
-  const explore::SearchReport r = search.report();
+  const g5sim::SearchReport r = search.report();
   CHECK(r.passes == 2);
   CHECK(r.points.size() == 5);
 }
@@ -145,21 +147,19 @@ TEST_CASE(
     "search: on a real serve every front point is undominated, every other dominated by one on it, and "
     "the best point served again meets the SLO",
     "[search][sim][slow]") {
-  explore::SearchSpec spec = small_spec();
-  spec.space.max_chips = 2;  // tp 1 dp 1, tp 1 dp 2, tp 2 dp 1
-  spec.space.max_seqs = {2, 4, 8, 16};
-  spec.engine.slo_tpot_ms = 2.0;
-  spec.jobs = 2;
-  const explore::SearchReport r = explore::search(spec);
+  // max_chips 2: tp 1 dp 1, tp 1 dp 2, tp 2 dp 1.
+  g5sim::SearchSpec spec =
+      small_spec({{"max_chips", "2"}, {"max_seqs", "2,4,8,16"}, {"slo_tpot_ms", "2"}, {"jobs", "2"}});
+  const g5sim::SearchReport r = g5sim::search(spec);
   REQUIRE(r.points.size() >= 6);
-  auto dominates = [](const explore::PointOutcome& p, const explore::PointOutcome& q) {
+  auto dominates = [](const g5sim::PointOutcome& p, const g5sim::PointOutcome& q) {
     return p.tokens_per_s_per_chip >= q.tokens_per_s_per_chip && p.tokens_per_s_per_user >= q.tokens_per_s_per_user &&
            (p.tokens_per_s_per_chip > q.tokens_per_s_per_chip || p.tokens_per_s_per_user > q.tokens_per_s_per_user);
   };
-  for (const explore::SearchPoint& q : r.points) {
+  for (const g5sim::SearchPoint& q : r.points) {
     REQUIRE(q.outcome.error.empty());
     bool dominated = false, by_front = false;
-    for (const explore::SearchPoint& p : r.points) {
+    for (const g5sim::SearchPoint& p : r.points) {
       if (!dominates(p.outcome, q.outcome)) continue;
       dominated = true;
       by_front = by_front || p.on_front;
@@ -168,67 +168,62 @@ TEST_CASE(
     if (!q.on_front) CHECK(by_front);
   }
   REQUIRE(r.best);
-  const explore::SearchPoint& best = r.points[*r.best];
+  const g5sim::SearchPoint& best = r.points[*r.best];
   CHECK(best.meets_slo);
   // The best point as `g5sim serve` runs it: the same figures, within the SLO.
   g5sim::Request base = spec.base;
   base.tp = best.knobs.tp;
   base.ep = best.knobs.ep;
   base.dp = best.knobs.dp;
-  serving::ServeOptions options = spec.engine;
-  options.limits.max_seqs = best.knobs.max_seqs;
-  options.limits.max_batched_tokens = best.knobs.max_batched_tokens;
-  options.limits.chunk = best.knobs.chunk;
-  const serving::ServeReport again =
-      serving::serve(spec.chips[0], spec.model, base, serving::requests_of(spec.load), options);
+  g5sim::ServeSettings settings = spec.serve;
+  for (std::size_t d = 0; d < r.dimensions.size(); ++d) {
+    if (!r.dimensions[d].knob->run_option) settings.set_text(r.dimensions[d].knob->name, best.knobs.values[d]);
+  }
+  const g5sim::ServeReport again = g5sim::serve(spec.chips[0], spec.model, base, settings);
   CHECK(again.summary.tpot_ms.p90 <= 2.0);
   CHECK(again.summary.tpot_ms.p90 == best.outcome.tpot_p90_ms);
   CHECK(again.summary.output_tokens_per_s_per_chip == best.outcome.tokens_per_s_per_chip);
   // No point meeting the SLO that has more tokens/s per chip.
-  for (const explore::SearchPoint& p : r.points) {
+  for (const g5sim::SearchPoint& p : r.points) {
     if (p.meets_slo) CHECK(p.outcome.tokens_per_s_per_chip <= best.outcome.tokens_per_s_per_chip);
   }
 
   // The same bytes on one thread, and with the points run elsewhere (outcomes sent as text).
-  spec.jobs = 1;
-  const std::string one_thread = texts(explore::search(spec));
+  spec.design.set("jobs", std::uint64_t{1});
+  const std::string one_thread = texts(g5sim::search(spec));
   CHECK(one_thread == texts(r));
-  const explore::DeploymentSearch worker(spec);
-  const explore::SearchReport remote = explore::search_with(spec, [&](const std::vector<std::size_t>& pass) {
-    std::vector<explore::PointOutcome> out;
-    for (std::size_t i : pass) out.push_back(explore::outcome_of_text(explore::outcome_text(worker.run(i))));
+  const g5sim::DeploymentSearch worker(spec);
+  const g5sim::SearchReport remote = g5sim::search_with(spec, [&](const std::vector<std::size_t>& pass) {
+    std::vector<g5sim::PointOutcome> out;
+    for (std::size_t i : pass) out.push_back(g5sim::outcome_of_text(g5sim::outcome_text(worker.run(i))));
     return out;
   });
   CHECK(texts(remote) == one_thread);
 }
 
 TEST_CASE("search: bad input names its knob", "[search]") {
-  explore::SearchSpec spec = small_spec();
-  auto error = [&](const std::function<void(explore::SearchSpec&)>& change) {
-    explore::SearchSpec s = spec;
-    change(s);
+  auto error = [&](const g5sim::KnobItems& items, const std::function<void(g5sim::SearchSpec&)>& change = {}) {
     try {
-      explore::DeploymentSearch search(s);
-    } catch (const hw::InputError& e) {
+      g5sim::SearchSpec s = small_spec(items);
+      if (change) change(s);
+      g5sim::DeploymentSearch search(s);
+    } catch (const g5sim::ConfigError& e) {
       return e.field() + ": " + e.what();
     }
     return std::string("no error");
   };
-  CHECK(error([](explore::SearchSpec& s) { s.slo_stat = "p95"; }) == "slo_stat: expected p50, p90 or p99, got 'p95'");
-  CHECK(error([](explore::SearchSpec& s) {
-          s.space.mtp = {0, 1};
-        }) == "mtp: an mtp above 0 needs --accept (0.8, or 0.9,0.8)");
-  CHECK(error([](explore::SearchSpec& s) { s.objective = "tokens"; }) ==
+  CHECK(error({{"slo_stat", "p95"}}) == "slo_stat: expected p50, p90 or p99, got 'p95'");
+  CHECK(error({{"mtp", "0,1"}}) == "mtp: an mtp above 0 needs --accept (0.8, or 0.9,0.8)");
+  CHECK(error({{"objective", "tokens"}}) ==
         "objective: expected tokens_per_s_per_chip or tokens_per_joule, got 'tokens'");
-  CHECK(error([](explore::SearchSpec& s) { s.base.tp = 2; }) ==
+  CHECK(error({}, [](g5sim::SearchSpec& s) { s.base.tp = 2; }) ==
         "tp: a search takes its shardings from --tp, --ep and --dp lists (the batch from the load)");
+  CHECK(error({{"max_seq", "8"}}).rfind("max_seq: not a search keyword (keywords: trace, rate, ", 0) == 0);
   // A given sharding the model does not divide over is a point that says why, not a failure.
-  spec.space.tp = {3};
-  spec.space.ep = spec.space.dp = {1};
-  explore::DeploymentSearch search(spec);
+  g5sim::DeploymentSearch search(small_spec({{"tp", "3"}, {"ep", "1"}, {"dp", "1"}}));
   const std::vector<std::size_t> pass = search.next_pass();
   REQUIRE(pass.size() == 1);
-  const explore::PointOutcome o = search.run(pass[0]);
+  const g5sim::PointOutcome o = search.run(pass[0]);
   CHECK(o.error.find("tp") != std::string::npos);
 }
 

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "api/parallel_for.hpp"
+#include "explore/context_list.hpp"
 #include "explore/grid_sweep.hpp"
 #include "g5sim/g5sim.hpp"
 #include "hw/config_error.hpp"
 #include "tools/cli.hpp"
-#include "tools/context_list.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_parallel_sweep {
@@ -306,7 +306,7 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
 }
 
 TEST_CASE("context ranges: lists, integer and decimal factors, steps", "[sweep][ctx]") {
-  using tools::parse_context_list;
+  using explore::parse_context_list;
   using V = std::vector<std::uint64_t>;
   CHECK(parse_context_list("1024,4096") == V{1024, 4096});
   CHECK(parse_context_list("1024:262144:x4") == V{1024, 4096, 16384, 65536, 262144});
@@ -319,15 +319,15 @@ TEST_CASE("context ranges: lists, integer and decimal factors, steps", "[sweep][
   CHECK(parse_context_list("1024:4096:+1024") == V{1024, 2048, 3072, 4096});
   CHECK(parse_context_list("1000:3500:+1000") == V{1000, 2000, 3000});
   CHECK_THROWS_WITH(parse_context_list("1:8:x1.1"),
-                    "--ctx: in '1:8:x1.1', 1 x 1.1 rounds to 1: the factor is too small to grow it");
+                    "in '1:8:x1.1', 1 x 1.1 rounds to 1: the factor is too small to grow it");
   CHECK_THROWS_WITH(parse_context_list("1:8:x1"),
-                    "--ctx: factor '1' in '1:8:x1' is not a decimal in (1, 1024] with at most 6 decimals");
+                    "factor '1' in '1:8:x1' is not a decimal in (1, 1024] with at most 6 decimals");
   CHECK_THROWS_WITH(parse_context_list("1:8:x1.0000001"), Catch::Contains("at most 6 decimals"));
   CHECK_THROWS_WITH(parse_context_list("1:8:x2."), Catch::Contains("at most 6 decimals"));
   CHECK_THROWS_WITH(parse_context_list("1:8:x-2"), Catch::Contains("at most 6 decimals"));
-  CHECK_THROWS_WITH(parse_context_list("1:8:/2"), "--ctx: '1:8:/2' is not START:STOP:xFACTOR or START:STOP:+STEP");
-  CHECK_THROWS_WITH(parse_context_list("1:16777216:+1"), "--ctx: '1:16777216:+1' lists more than 4096 contexts");
-  CHECK_THROWS_WITH(parse_context_list("1:8:+0"), "--ctx: '0' in '1:8:+0' is not a positive integer");
+  CHECK_THROWS_WITH(parse_context_list("1:8:/2"), "'1:8:/2' is not START:STOP:xFACTOR or START:STOP:+STEP");
+  CHECK_THROWS_WITH(parse_context_list("1:16777216:+1"), "'1:16777216:+1' lists more than 4096 contexts");
+  CHECK_THROWS_WITH(parse_context_list("1:8:+0"), "'0' in '1:8:+0' is not a positive integer");
 }
 
 TEST_CASE("a deployment, a query length and a core count are grid axes", "[sweep][grid]") {

@@ -18,19 +18,19 @@ namespace {
 
 // DDR at 10 GB/s under 4 GDMA engines of 1,000 GB/s, no latencies, a TIU at 10^12 Hz: the
 // step's time is its DDR bytes over the DDR bandwidth (test_sensitivity.cpp shows e = -1).
-explore::SolveSpec ddr_bound_solve(std::vector<std::string> vary) {
-  explore::SolveSpec spec;
+g5sim::SolveSpec ddr_bound_solve(std::vector<std::string> vary) {
+  g5sim::SolveSpec spec;
   spec.workload.chip = {test_configs::tiny_chip(4, 10, 4), "ddr-bound"};
   spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV2Lite, "v2-lite-test");
   spec.workload.base.layers = 1;
   spec.workload.base.tp = spec.workload.base.ep = spec.workload.base.dp = 1;
   spec.workload.base.ctx = 4096;
-  for (const std::string& v : vary) spec.vary.push_back(explore::parse_varied_field(v));
+  for (const std::string& v : vary) spec.vary.push_back(g5sim::parse_varied_field(v));
   return spec;
 }
 
 // The step's time on the DDR-bound chip at another DDR bandwidth, run directly.
-double step_ms_at(const explore::SolveSpec& spec, double ddr_gb_per_s) {
+double step_ms_at(const g5sim::SolveSpec& spec, double ddr_gb_per_s) {
   const g5sim::Chip chip = g5sim::Chip::from_yaml(test_configs::tiny_chip(4, ddr_gb_per_s, 4), "direct");
   return static_cast<double>(g5sim::simulate(chip, spec.workload.model, spec.workload.base).total_ps) / 1e9;
 }
@@ -41,8 +41,8 @@ TEST_CASE("solve finds the least DDR bandwidth that meets a step time, and 1 % l
   auto spec = ddr_bound_solve({"ddr.bandwidth_gb_per_s"});
   const double t10 = step_ms_at(spec, 10);
   // Asking for 80 % of the step's time at 10 GB/s: t = bytes / bw, so bw = 10 / 0.8 = 12.5 GB/s.
-  spec.targets = {explore::Target{"step_ms", true, 0.8 * t10}};
-  const explore::SolveReport r = explore::solve(spec);
+  spec.targets = {g5sim::Target{"step_ms", true, 0.8 * t10}};
+  const g5sim::SolveReport r = g5sim::solve(spec);
   REQUIRE(r.outcome == "met");
   REQUIRE(r.answer.size() == 1);
   const double bw = r.answer[0];
@@ -53,7 +53,7 @@ TEST_CASE("solve finds the least DDR bandwidth that meets a step time, and 1 % l
   CHECK(step_ms_at(spec, bw * 0.99) > 0.8 * t10);
   // The report's own check is that run at 1 % below.
   REQUIRE(r.check_trial.has_value());
-  const explore::SolveTrial& check = r.trials[*r.check_trial];
+  const g5sim::SolveTrial& check = r.trials[*r.check_trial];
   CHECK(check.values[0] == Approx(bw * 0.99).epsilon(1e-5));
   CHECK_FALSE(check.meets);
   // Trial 0 is the chip as it is; the range's ends follow (a tenth and ten times 10 GB/s).
@@ -65,8 +65,8 @@ TEST_CASE("solve finds the least DDR bandwidth that meets a step time, and 1 % l
 TEST_CASE("solve over several fields leaves a field that does not help alone", "[solve]") {
   auto spec = ddr_bound_solve({"ddr.bandwidth_gb_per_s", "engines.gdma.bandwidth_gb_per_s"});
   const double t10 = step_ms_at(spec, 10);
-  spec.targets = {explore::Target{"step_ms", true, 0.8 * t10}};
-  const explore::SolveReport r = explore::solve(spec);
+  spec.targets = {g5sim::Target{"step_ms", true, 0.8 * t10}};
+  const g5sim::SolveReport r = g5sim::solve(spec);
   REQUIRE(r.outcome == "met");
   // The GDMA's bandwidth does not move the step (its column of the Jacobian is 0), so the least
   // change is DDR's alone: 12.5 GB/s again, within the scaling's 0.1 % of the step's log change.
@@ -78,8 +78,8 @@ TEST_CASE("solve over several fields leaves a field that does not help alone", "
 TEST_CASE("solve says it cannot and names what binds", "[solve]") {
   // The GDMA engines are 100 times faster than DDR already: no GDMA bandwidth halves the step.
   auto spec = ddr_bound_solve({"engines.gdma.bandwidth_gb_per_s"});
-  spec.targets = {explore::Target{"step_ms", true, 0.5 * step_ms_at(spec, 10)}};
-  const explore::SolveReport r = explore::solve(spec);
+  spec.targets = {g5sim::Target{"step_ms", true, 0.5 * step_ms_at(spec, 10)}};
+  const g5sim::SolveReport r = g5sim::solve(spec);
   CHECK(r.outcome == "cannot");
   CHECK(r.answer.empty());
   CHECK_THAT(r.reason, Catch::Contains("no value of engines.gdma.bandwidth_gb_per_s in [100, 10000] meets") &&
@@ -91,29 +91,29 @@ TEST_CASE("solve says it cannot and names what binds", "[solve]") {
 TEST_CASE("solve is already met when the chip as it is meets, with the least it needs", "[solve]") {
   auto spec = ddr_bound_solve({"ddr.bandwidth_gb_per_s"});
   // 2.5 times the step at 10 GB/s: 4 GB/s would do.
-  spec.targets = {explore::Target{"step_ms", true, 2.5 * step_ms_at(spec, 10)}};
-  const explore::SolveReport r = explore::solve(spec);
+  spec.targets = {g5sim::Target{"step_ms", true, 2.5 * step_ms_at(spec, 10)}};
+  const g5sim::SolveReport r = g5sim::solve(spec);
   CHECK(r.outcome == "already");
   CHECK(std::fabs(r.answer[0] / 4.0 - 1) <= 0.001);
 }
 
 TEST_CASE("solve reads targets and ranges strictly", "[solve]") {
-  CHECK(explore::parse_target("step_ms<=30").at_most);
-  CHECK(explore::parse_target(" tokens_per_s_per_chip >= 2000 ").bound == 2000);
-  CHECK_THROWS_WITH(explore::parse_target("step_ms<30"), "target: 'step_ms<30' is not METRIC<=X or METRIC>=X");
-  CHECK_THROWS_WITH(explore::parse_target("step_ms<=-1"),
+  CHECK(g5sim::parse_target("step_ms<=30").at_most);
+  CHECK(g5sim::parse_target(" tokens_per_s_per_chip >= 2000 ").bound == 2000);
+  CHECK_THROWS_WITH(g5sim::parse_target("step_ms<30"), "target: 'step_ms<30' is not METRIC<=X or METRIC>=X");
+  CHECK_THROWS_WITH(g5sim::parse_target("step_ms<=-1"),
                     "target: 'step_ms<=-1' is not METRIC<=X or METRIC>=X with X > 0");
-  CHECK_THROWS_WITH(explore::parse_varied_field("ddr.latency_ns=200:100"),
+  CHECK_THROWS_WITH(g5sim::parse_varied_field("ddr.latency_ns=200:100"),
                     "vary: 'ddr.latency_ns=200:100': the range is not LO:HI with 0 < LO < HI");
   auto spec = ddr_bound_solve({"ddr.bandwidth_gb_per_s=20:40"});
-  spec.targets = {explore::Target{"step_ms", true, 1}};
-  CHECK_THROWS_WITH(explore::solve(spec), "vary: ddr.bandwidth_gb_per_s's range [20, 40] does not hold its value 10");
+  spec.targets = {g5sim::Target{"step_ms", true, 1}};
+  CHECK_THROWS_WITH(g5sim::solve(spec), "vary: ddr.bandwidth_gb_per_s's range [20, 40] does not hold its value 10");
   spec = ddr_bound_solve({"ddr.bandwidth_gb_per_s"});
-  spec.targets = {explore::Target{"tpot_p50_ms", true, 1}};
-  CHECK_THROWS_WITH(explore::solve(spec), Catch::Contains("target: tpot_p50_ms is a serve's: give a serve workload"));
-  spec.targets = {explore::Target{"step_ms", true, 1}};
-  spec.vary.push_back(explore::parse_varied_field("ddr.bandwidth_gb_per_s"));
-  CHECK_THROWS_WITH(explore::solve(spec), "vary: ddr.bandwidth_gb_per_s is given twice");
+  spec.targets = {g5sim::Target{"tpot_p50_ms", true, 1}};
+  CHECK_THROWS_WITH(g5sim::solve(spec), Catch::Contains("target: tpot_p50_ms is a serve's: give a serve workload"));
+  spec.targets = {g5sim::Target{"step_ms", true, 1}};
+  spec.vary.push_back(g5sim::parse_varied_field("ddr.bandwidth_gb_per_s"));
+  CHECK_THROWS_WITH(g5sim::solve(spec), "vary: ddr.bandwidth_gb_per_s is given twice");
 }
 
 }  // namespace test_required_spec

@@ -2,10 +2,13 @@
 // well formed, every row a flag of the subcommands that take it, values checked as documented.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "g5sim/run_options.hpp"
@@ -99,6 +102,42 @@ TEST_CASE("options are set as checked values, and errors name them", "[run_optio
   CHECK(g5sim::flag_of("replay") == "--no-replay");
   CHECK(g5sim::flag_of("sharding") == "--tp/--ep/--dp");
   CHECK(g5sim::flag_of("something_else") == "something_else");
+}
+
+TEST_CASE("command lines run at once share nothing: each writes what it writes alone", "[cli]") {
+  // Each call of run_cli owns its parser and its limits (tools/cli.hpp): eight threads running
+  // four command lines twice write byte for byte what each writes alone.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "g5sim_concurrent_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto run = [&](std::uint64_t batch, const std::string& name) {
+    const std::string b = std::to_string(batch), path = (dir / name).string();
+    const std::vector<const char*> argv{"g5sim", "run",  "--scope", "block",     "--batch", b.c_str(),
+                                        "--ctx", "8192", "--tp",    "1",         "--ep",    "1",
+                                        "--dp",  "1",    "--json",  path.c_str()};
+    return tools::run_cli(static_cast<int>(argv.size()), argv.data());
+  };
+  auto slurp = [&](const std::string& name) {
+    std::ifstream in(dir / name);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::uint64_t batches[4] = {1, 2, 4, 8};
+  std::vector<std::string> expected;
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(run(batches[i], "alone" + std::to_string(i)) == 0);
+    expected.push_back(slurp("alone" + std::to_string(i)));
+  }
+  std::vector<int> codes(8, -1);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 8; ++k) {
+    threads.emplace_back([&, k] { codes[k] = run(batches[k % 4], "together" + std::to_string(k)); });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(codes == std::vector<int>(8, 0));
+  for (int k = 0; k < 8; ++k) CHECK(slurp("together" + std::to_string(k)) == expected[k % 4]);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace test_run_options

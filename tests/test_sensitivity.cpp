@@ -23,8 +23,8 @@ namespace {
 // (1 cycle = 1 ps: its compute is a few ns of a ~59 ms step).
 const std::string kDdrBound = test_configs::tiny_chip(4, 10, 4);
 
-explore::SensitivitySpec ddr_bound_spec(std::vector<std::string> fields) {
-  explore::SensitivitySpec spec;
+g5sim::SensitivitySpec ddr_bound_spec(std::vector<std::string> fields) {
+  g5sim::SensitivitySpec spec;
   spec.workload.chip = {kDdrBound, "ddr-bound"};
   spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV2Lite, "v2-lite-test");
   spec.workload.base.layers = 1;
@@ -34,7 +34,7 @@ explore::SensitivitySpec ddr_bound_spec(std::vector<std::string> fields) {
   return spec;
 }
 
-const explore::FieldSensitivity& field(const explore::SensitivityPoint& p, const std::string& name) {
+const g5sim::FieldSensitivity& field(const g5sim::SensitivityPoint& p, const std::string& name) {
   for (const auto& f : p.fields) {
     if (f.field == name) return f;
   }
@@ -62,9 +62,9 @@ TEST_CASE("numeric_chip_fields lists every number of a chip config in document o
 TEST_CASE("Where DDR alone binds a decode step its elasticity is -1 and the TIU clock's 0", "[sensitivity]") {
   const auto spec =
       ddr_bound_spec({"ddr.bandwidth_gb_per_s", "engines.tiu.clock_mhz", "engines.gdma.bandwidth_gb_per_s"});
-  const explore::SensitivityReport r = explore::sensitivity(spec);
+  const g5sim::SensitivityReport r = g5sim::sensitivity(spec);
   REQUIRE(r.points.size() == 1);
-  const explore::SensitivityPoint& p = r.points[0];
+  const g5sim::SensitivityPoint& p = r.points[0];
   CHECK(p.bound_by == "DDR");
   // 1 base run + 3 fields x 2 sides.
   CHECK(r.runs == 7);
@@ -93,8 +93,8 @@ TEST_CASE("A refused side leaves a one-sided difference and a zero field none", 
   // whole command, to 0 (no logarithm) and 2; cdma.startup_ns is 0.
   const auto spec =
       ddr_bound_spec({"engines.tiu.cube_efficiency", "engines.sdma.outstanding", "engines.cdma.startup_ns"});
-  const explore::SensitivityReport r = explore::sensitivity(spec);
-  const explore::SensitivityPoint& p = r.points[0];
+  const g5sim::SensitivityReport r = g5sim::sensitivity(spec);
+  const g5sim::SensitivityPoint& p = r.points[0];
   const auto& eff = field(p, "engines.tiu.cube_efficiency");
   CHECK(eff.method == "backward");
   CHECK(eff.low_value == Approx(0.95).epsilon(0));
@@ -115,26 +115,24 @@ TEST_CASE("A refused side leaves a one-sided difference and a zero field none", 
 
 TEST_CASE("Sensitivity refuses what it cannot differentiate before any run", "[sensitivity]") {
   auto spec = ddr_bound_spec({"ddr.bandwith_gb_per_s"});
-  CHECK_THROWS_WITH(explore::sensitivity(spec),
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec),
                     Catch::Contains("ddr-bound: ddr.bandwith_gb_per_s: no such field in the chip config"));
   spec = ddr_bound_spec({"ddr.latency_ns", "ddr.latency_ns"});
-  CHECK_THROWS_WITH(explore::sensitivity(spec), "fields: ddr.latency_ns is given twice");
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec), "fields: ddr.latency_ns is given twice");
   spec = ddr_bound_spec({"engines.gdma.roles"});
-  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("not a number (a section or a list)"));
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec), Catch::Contains("not a number (a section or a list)"));
   spec = ddr_bound_spec({});
   spec.metric = "tpot_p50_ms";
-  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("is a serve's: give a serve workload"));
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec), Catch::Contains("is a serve's: give a serve workload"));
   spec.metric = "step_ms";
   spec.delta = 0.6;
-  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("delta: 0.6 is not in (0, 0.5]"));
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec), Catch::Contains("delta: 0.6 is not in (0, 0.5]"));
   spec.delta = 0.05;
   spec.metric.clear();
-  spec.workload.serve = "rate=1 requests=2 input_len=16";
+  spec.workload.serve = g5sim::serve_settings_of("rate=1 requests=2 input_len=16");
   spec.contexts = {1024};
-  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("ctx: a serve's load sets the contexts"));
-  spec.contexts.clear();
-  spec.workload.serve = "rate=1 requests";
-  CHECK_THROWS_WITH(explore::sensitivity(spec), Catch::Contains("'requests' is not key=value"));
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec), Catch::Contains("ctx: a serve's load sets the contexts"));
+  CHECK_THROWS_WITH(g5sim::serve_settings_of("rate=1 requests"), Catch::Contains("'requests' is not key=value"));
 }
 
 TEST_CASE("Sensitivity's outputs do not depend on the thread count", "[sensitivity]") {
@@ -142,9 +140,9 @@ TEST_CASE("Sensitivity's outputs do not depend on the thread count", "[sensitivi
   spec.contexts = {1024, 4096};
   std::ostringstream one, two;
   spec.jobs = 1;
-  explore::write_sensitivity_csv(one, explore::sensitivity(spec));
+  g5sim::write_sensitivity_csv(one, g5sim::sensitivity(spec));
   spec.jobs = 3;
-  explore::write_sensitivity_csv(two, explore::sensitivity(spec));
+  g5sim::write_sensitivity_csv(two, g5sim::sensitivity(spec));
   const std::string csv = one.str();
   CHECK(csv == two.str());
   // A row per point and field, behind the header.
@@ -152,14 +150,14 @@ TEST_CASE("Sensitivity's outputs do not depend on the thread count", "[sensitivi
 }
 
 TEST_CASE("A field the metric is not smooth in is marked uneven", "[sensitivity]") {
-  explore::SensitivitySpec spec;
+  g5sim::SensitivitySpec spec;
   spec.workload.chip = {test_configs::kSg2262, "sg2262-test"};
   spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV3, "v3-test");
   spec.workload.base.layers = 4;
   spec.workload.base.batch = 256;
   spec.fields = {"cores", "engines.gdma.bandwidth_gb_per_s"};
-  const explore::SensitivityReport r = explore::sensitivity(spec);
-  const explore::SensitivityPoint& p = r.points[0];
+  const g5sim::SensitivityReport r = g5sim::sensitivity(spec);
+  const g5sim::SensitivityPoint& p = r.points[0];
   // 64 cores x (1 -+ 5 %) = 60.8, 67.2: a count, so 61 and 67. The work's tiles split evenly over
   // 64 cores and not over 61 or 67: the step is slower both ways (checked below), so the two
   // one-sided slopes disagree in sign.

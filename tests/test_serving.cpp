@@ -23,10 +23,50 @@ namespace test_serving {
 
 namespace {
 
-using serving::ServeLimits;
 using serving::ServeRequest;
 using serving::StepGroups;
 using serving::StepTime;
+
+// The engine's knobs and set-up in one struct, as these tests give them: serve_requests below puts
+// each where the engine reads it (the settings by name, the serve's set-up).
+struct ServeLimits {
+  std::string schedule = "mixed";
+  std::uint64_t max_seqs = 256, max_batched_tokens = 8192, chunk = 0, block_tokens = 16, kv_tokens = 0;
+  std::uint64_t concurrency = 0, mtp = 0;
+  std::vector<double> accept;
+  bool accept_drawn = false;
+  std::uint64_t accept_seed = 0;
+  std::uint64_t bucket_percent = 0, bucket_samples = 16, dp = 1;
+  unsigned jobs = 1;
+  std::uint64_t prefill_instances = 0, decode_instances = 0;
+  g5sim::KvTransfer kv_transfer;
+};
+
+g5sim::ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l,
+                               const serving::StepTimer& timer,
+                               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {},
+                               const serving::StepTimer& draft_timer = {}) {
+  g5sim::ServeSettings s;
+  s.set("schedule", l.schedule);
+  s.set("max_seqs", l.max_seqs);
+  s.set("max_batched_tokens", l.max_batched_tokens);
+  s.set("chunk", l.chunk);
+  s.set("block_tokens", l.block_tokens);
+  if (l.kv_tokens > 0) s.set("kv_tokens", l.kv_tokens);
+  s.set("concurrency", l.concurrency);
+  s.set("mtp", l.mtp);
+  if (l.accept_drawn) s.set("accept_draw", l.accept_seed);
+  g5sim::ServeSetup setup;
+  setup.dp = l.dp;
+  setup.bucket_percent = l.bucket_percent;
+  setup.bucket_samples = l.bucket_samples;
+  setup.prefill_instances = l.prefill_instances;
+  setup.decode_instances = l.decode_instances;
+  setup.kv_transfer = l.kv_transfer;
+  setup.accept = l.accept;
+  setup.jobs = l.jobs;
+  return serving::serve_requests(std::move(requests), s, setup, timer, progress, draft_timer);
+}
 
 constexpr std::uint64_t kMs = 1'000'000'000;  // picoseconds
 constexpr std::uint64_t kUs = 1'000'000;
@@ -56,7 +96,7 @@ ServeLimits roomy() {
 
 TEST_CASE("serve: one request alone: TTFT is its prefill step, TPOT its decode steps", "[serve]") {
   HandTimer timer;
-  const serving::ServeRun run = serving::serve_requests({request("a", 0, 100, 4)}, roomy(), std::ref(timer));
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 100, 4)}, roomy(), std::ref(timer));
   // Prefill of 100 tokens: 1 ms + 100 us = 1.1 ms; then 3 decodes of 1.001 ms at histories 100,
   // 101, 102 (the token fed back each step).
   CHECK(timer.mixes == std::vector<std::string>{"1x100@0", "1x1@100", "1x1@101", "1x1@102"});
@@ -77,7 +117,7 @@ TEST_CASE("serve: chunked prefill splits a prompt over steps, and the first toke
   HandTimer timer;
   ServeLimits limits = roomy();
   limits.chunk = 40;
-  const serving::ServeRun run = serving::serve_requests({request("a", 0, 100, 2)}, limits, std::ref(timer));
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 100, 2)}, limits, std::ref(timer));
   // Chunks of 40, 40 and 20 after their history: 1.04 + 1.04 + 1.02 = 3.1 ms to the first token.
   CHECK(timer.mixes == std::vector<std::string>{"1x40@0", "1x40@40", "1x20@80", "1x1@100"});
   CHECK(run.requests[0].first_token_ps == 3'100'000'000);
@@ -92,8 +132,8 @@ TEST_CASE("serve: decodes go first and the token budget limits what a step compu
   // a arrives at 0 (10 in, 3 out); b at 0.5 ms with a 100-token prompt. Step 1 (t 0): a's
   // prompt, 1.01 ms. Step 2 (t 1.01 ms): a's decode first (1 token), then b's first 49 tokens of
   // the budget left. Step 3: a's decode and b's next 49. Step 4: b's last 2.
-  const serving::ServeRun run =
-      serving::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
+  const g5sim::ServeRun run =
+      serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x1@10,1x49@0", "1x1@11,1x49@49", "1x2@98"});
   // b's output is its first token only: TPOT has no value for it (vLLM leaves such requests out).
   const serving::ServeSummary s = serving::summarize(run, 1, std::nullopt, std::nullopt);
@@ -112,8 +152,7 @@ TEST_CASE("serve: a full KV cache preempts the newest request, which recomputes 
   // a decodes alone. Step 4: a's last token (7 blocks held; b's prompt of 4 + 2 generated = 6
   // does not fit the 3 free), a ends. Step 5: b recomputes 6 tokens and emits its third token.
   // Step 6: b's last decode at history 6.
-  const serving::ServeRun run =
-      serving::serve_requests({request("a", 0, 4, 4), request("b", 0, 4, 4)}, limits, std::ref(timer));
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 4, 4), request("b", 0, 4, 4)}, limits, std::ref(timer));
   // Six steps; the sixth is the fourth's mix again, timed once (the step cache).
   CHECK(timer.mixes == std::vector<std::string>{"2x4@0", "2x1@4", "1x1@5", "1x1@6", "1x6@0"});
   CHECK(run.steps.size() == 6);
@@ -142,7 +181,7 @@ TEST_CASE("serve: every output token is emitted once (conservation)", "[serve]")
   limits.chunk = 64;
   HandTimer timer;
   const std::vector<ServeRequest> requests = serving::synthetic_requests(load);
-  const serving::ServeRun run = serving::serve_requests(requests, limits, std::ref(timer));
+  const g5sim::ServeRun run = serve_requests(requests, limits, std::ref(timer));
   std::uint64_t wanted = 0, emitted = 0, decode_tokens = 0, preemptions = 0;
   for (const ServeRequest& r : requests) wanted += r.output_tokens;
   for (const serving::RequestOutcome& r : run.requests) {
@@ -169,7 +208,7 @@ TEST_CASE("serve: a closed loop keeps its clients busy (Little's law)", "[serve]
   limits.concurrency = 2;
   std::vector<ServeRequest> requests;
   for (int i = 0; i < 6; ++i) requests.push_back(request(std::to_string(i), 0, 10, 5));
-  const serving::ServeRun run = serving::serve_requests(requests, limits, std::ref(timer));
+  const g5sim::ServeRun run = serve_requests(requests, limits, std::ref(timer));
   for (const serving::RequestOutcome& r : run.requests) CHECK(r.finish_ps - r.arrival_ps == 5'028'000'000);
   CHECK(run.requests[2].arrival_ps == 5'028'000'000);
   const serving::ServeSummary s = serving::summarize(run, 1, std::nullopt, std::nullopt);
@@ -210,8 +249,7 @@ TEST_CASE("serve: a bucketed step interpolates its anchors: with a step time lin
   ServeLimits limits = roomy();
   limits.bucket_percent = 10;
   limits.bucket_samples = 4;
-  const serving::ServeRun run =
-      serving::serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
   CHECK(timer.mixes ==
         std::vector<std::string>{"2x20@0", "2x22@0", "2x1@20", "2x1@22", "1x21@0,1x22@0", "1x1@21,1x1@22"});
   CHECK(run.distinct_steps == 4);
@@ -264,17 +302,17 @@ TEST_CASE("serve: a request that can never fit the KV cache is an error naming i
   limits.kv_tokens = 64;
   limits.block_tokens = 16;
   // 60 in + 10 out needs 69 tokens at its end: 5 blocks of 16, the cache has 4.
-  CHECK_THROWS_WITH(serving::serve_requests({request("big", 0, 60, 10)}, limits, std::ref(timer)),
+  CHECK_THROWS_WITH(serve_requests({request("big", 0, 60, 10)}, limits, std::ref(timer)),
                     "request 'big' needs 69 tokens of KV cache (5 blocks of 16) at its end, but the deployment holds "
                     "4 blocks (64 tokens): it can never run");
   // With 2 MTP drafts its last verify holds 2 more: 50 in + 14 out - 1 + 2 = 65 tokens, 5 blocks.
   limits.mtp = 2;
   limits.accept = {0.5};
-  CHECK_THROWS_WITH(serving::serve_requests({request("drafts", 0, 50, 14)}, limits, std::ref(timer)),
+  CHECK_THROWS_WITH(serve_requests({request("drafts", 0, 50, 14)}, limits, std::ref(timer)),
                     "request 'drafts' needs 65 tokens of KV cache (5 blocks of 16) at its end, but the deployment "
                     "holds 4 blocks (64 tokens): it can never run");
   // One token less fits: 63 + 2 = 64 tokens, the 4 blocks, filled at the last verify.
-  CHECK_NOTHROW(serving::serve_requests({request("fits", 0, 50, 13)}, limits, std::ref(timer)));
+  CHECK_NOTHROW(serve_requests({request("fits", 0, 50, 13)}, limits, std::ref(timer)));
 }
 
 TEST_CASE("serve: the trace reader names the file, line and column of what is wrong", "[serve][trace]") {
@@ -389,8 +427,8 @@ TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a dec
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   g5sim::Request base;
   base.layers = 2;
-  serving::ServeOptions options;
-  const serving::ServeReport report = serving::serve(chip, model, base, {request("only", 0, 256, 3)}, options);
+  const g5sim::ServeReport report =
+      g5sim::serve(chip, model, base, {request("only", 0, 256, 3)}, g5sim::ServeSettings{});
   auto step_ps = [&](const std::string& mix) {
     g5sim::Request r = base;
     r.mix = mix;
@@ -403,7 +441,7 @@ TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a dec
   // The KV cache: (0.9 x 80 GiB - the weights) / (28 layers x 2 KV heads x 2 x 128 x 2 B = 28,672 B).
   CHECK(report.memory.kv_bytes_per_token == 28'672);
   const double usable = std::floor(0.9 * 85'899'345'920.0) - static_cast<double>(report.memory.weight_bytes);
-  CHECK(report.limits.kv_tokens == static_cast<std::uint64_t>(usable / 28'672.0));
+  CHECK(report.settings.count("kv_tokens") == static_cast<std::uint64_t>(usable / 28'672.0));
 }
 
 TEST_CASE("serve: energy is every step's dynamic energy on each chip plus static power over the serve",
@@ -415,7 +453,8 @@ TEST_CASE("serve: energy is every step's dynamic energy on each chip plus static
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   g5sim::Request base;
   base.layers = 2;
-  const serving::ServeReport report = serving::serve(chip, model, base, {request("only", 0, 256, 3)}, {});
+  const g5sim::ServeReport report =
+      g5sim::serve(chip, model, base, {request("only", 0, 256, 3)}, g5sim::ServeSettings{});
   REQUIRE(report.energy);
   REQUIRE(report.chips == 1);
   double dynamic_pj = 0, static_w = 0;
@@ -429,7 +468,7 @@ TEST_CASE("serve: energy is every step's dynamic energy on each chip plus static
     total_ps += s.total_ps;
     static_w = s.static_energy_pj / static_cast<double>(s.total_ps);  // W = pJ / ps
   }
-  const serving::ServeEnergy& e = *report.energy;
+  const g5sim::ServeEnergy& e = *report.energy;
   // The same three additions in the same order: exact.
   CHECK(e.dynamic_j == dynamic_pj * 1e-12);
   // Static: the chip's watts over the serve's duration (ps -> s: the summary's own division).
@@ -448,13 +487,15 @@ TEST_CASE("serve: a shared step store gives the same serve and simulates nothing
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   g5sim::Request base;
   base.layers = 2;
-  serving::ServeOptions options;
-  options.shared_steps = std::make_shared<serving::SharedStepTimes>();
+  g5sim::ServeControls shared;
+  shared.shared_steps = std::make_shared<g5sim::SharedStepTimes>();
   const std::vector<ServeRequest> load{request("a", 0, 256, 3), request("b", 1'000'000, 128, 4)};
-  const serving::ServeReport alone = serving::serve(chip, model, base, load, {});
-  const serving::ServeReport first = serving::serve(chip, model, base, load, options);
-  options.limits.max_seqs = 1;  // another engine, the same deployment: its steps are a subset
-  const serving::ServeReport second = serving::serve(chip, model, base, load, options);
+  const g5sim::ServeSettings settings;
+  const g5sim::ServeReport alone = g5sim::serve(chip, model, base, load, settings);
+  const g5sim::ServeReport first = g5sim::serve(chip, model, base, load, settings, shared);
+  g5sim::ServeSettings one_at_a_time;  // another engine, the same deployment: its steps are a subset
+  one_at_a_time.set("max_seqs", std::uint64_t{1});
+  const g5sim::ServeReport second = g5sim::serve(chip, model, base, load, one_at_a_time, shared);
   CHECK(first.simulated_commands == alone.simulated_commands);
   for (std::size_t i = 0; i < load.size(); ++i) {
     CHECK(first.run.requests[i].finish_ps == alone.run.requests[i].finish_ps);
@@ -464,9 +505,7 @@ TEST_CASE("serve: a shared step store gives the same serve and simulates nothing
   // max_seqs 1 runs a alone, then b: its first step (a's prompt, 1x256@0) is the first serve's
   // first step, found in the store, so it simulates less than the same serve without the store,
   // with the same times.
-  serving::ServeOptions own;
-  own.limits.max_seqs = 1;
-  const serving::ServeReport unshared = serving::serve(chip, model, base, load, own);
+  const g5sim::ServeReport unshared = g5sim::serve(chip, model, base, load, one_at_a_time);
   CHECK(second.simulated_commands < unshared.simulated_commands);
   CHECK(second.run.requests[1].finish_ps == unshared.run.requests[1].finish_ps);
 }
@@ -479,8 +518,8 @@ TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance 
   limits.decode_instances = 1;
   // 1,000 B per cached token over 1 GB/s (1 B per ns) after 500 ns: a 100-token prompt moves
   // 100,000 B in 500 + 100,000 ns = 100.5 us.
-  limits.kv_transfer = serving::KvTransfer{1000, 1.0, 500.0, "c2c"};
-  const serving::ServeRun run = serving::serve_requests({request("a", 0, 100, 3)}, limits, std::ref(timer));
+  limits.kv_transfer = g5sim::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 100, 3)}, limits, std::ref(timer));
   // The prefill instance: 1.1 ms; the token arrives with the cache at 1.2005 ms; the decode
   // instance then takes 2 steps of 1.001 ms at histories 100 and 101.
   CHECK(timer.mixes == std::vector<std::string>{"1x100@0", "1x1@100", "1x1@101"});
@@ -501,11 +540,11 @@ TEST_CASE("serve: disaggregated, finished prompts go to the decode instances rou
   ServeLimits limits = roomy();
   limits.prefill_instances = 1;
   limits.decode_instances = 2;
-  limits.kv_transfer = serving::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  limits.kv_transfer = g5sim::KvTransfer{1000, 1.0, 500.0, "c2c"};
   // a (10 in) and b (20 in) share the prefill step (1.03 ms); a's cache (10,000 B, 10.5 us) goes
   // to decode instance 1, b's (20,000 B, 20.5 us) to instance 2; each decodes there alone. A
   // request of one output token ends on the prefill instance: nothing moves.
-  const serving::ServeRun run = serving::serve_requests(
+  const g5sim::ServeRun run = serve_requests(
       {request("a", 0, 10, 2), request("b", 0, 20, 2), request("c", 5 * kMs, 30, 1)}, limits, std::ref(timer));
   REQUIRE(run.steps.size() == 4);
   CHECK(run.steps[1].instance == 1);
@@ -531,7 +570,7 @@ TEST_CASE("serve: MTP with every draft accepted emits K + 1 tokens a verify", "[
     CHECK(groups[0].q_len == 1);
     return StepTime{100 * kUs, false, 0, 0};
   };
-  const serving::ServeRun run = serving::serve_requests({request("a", 0, 10, 10)}, limits, std::ref(timer), {}, draft);
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 10, 10)}, limits, std::ref(timer), {}, draft);
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x3@10", "1x3@13", "1x3@16"});
   CHECK(run.mtp_verifies == 3);
   CHECK(run.mtp_tokens == 9);
@@ -549,34 +588,32 @@ TEST_CASE("serve: MTP's expected acceptance carries the fraction of a token to t
   // E = 0.5 + 0.25 = 0.75 drafts a verify: credits 0.75, 1.5, 1.25, 1.0 accept 0, 1, 1, 1 drafts:
   // 1, 2, 2, 2 tokens, so 8 output tokens take the prompt's step and 4 verifies; the cache keeps
   // only the fed and accepted tokens: histories 10, 11, 13, 15.
-  const serving::ServeRun run = serving::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer));
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer));
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x3@10", "1x3@11", "1x3@13", "1x3@15"});
   CHECK(run.mtp_tokens == 7);
   // Nothing drafts them (no draft timer): each verify is 1.003 ms.
   CHECK(run.requests[0].finish_ps == 1'010'000'000 + 4 * std::uint64_t{1'003'000'000});
   limits.accept = {0.5, 2.0};
-  CHECK_THROWS_WITH(serving::serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer)),
-                    "2 is not a rate in [0, 1]");
+  CHECK_THROWS_WITH(serve_requests({request("a", 0, 10, 8)}, limits, std::ref(timer)), "2 is not a rate in [0, 1]");
 }
 
 TEST_CASE("serve: prefill-first steps run prompts alone while decodes wait (SGLang's default)", "[serve]") {
   HandTimer timer;
   ServeLimits limits = roomy();
   limits.max_batched_tokens = 50;
-  limits.schedule = serving::Schedule::prefill_first;
+  limits.schedule = "prefill-first";
   // The set-up of "decodes go first" above. Step 1 (t 0): a's prompt, 1.01 ms. Step 2 (t 1.01):
   // b has arrived and fits: a prompt step, b's first 50 tokens alone (a's decode waits), 1.05 ms.
   // Step 3 (t 2.06): b's last 50, 1.05 ms; b's token at 3.11 ms. Steps 4 and 5: a's two decodes,
   // 1.001 ms each, at histories 10 and 11.
-  const serving::ServeRun run =
-      serving::serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
+  const g5sim::ServeRun run =
+      serve_requests({request("a", 0, 10, 3), request("b", kMs / 2, 100, 1)}, limits, std::ref(timer));
   CHECK(timer.mixes == std::vector<std::string>{"1x10@0", "1x50@0", "1x50@50", "1x1@10", "1x1@11"});
   // b: TTFT 3.11 - 0.5 = 2.61 ms (3.612 ms with mixed steps). a: its first gap spans b's prompt,
   // 4.111 - 1.01 = 3.101 ms, then 1.001 ms.
   CHECK(run.requests[1].first_token_ps - run.requests[1].arrival_ps == 2'610'000'000);
   CHECK(run.requests[0].itl_ps == std::vector<std::uint64_t>{3'101'000'000, 1'001'000'000});
-  CHECK(serving::parse_schedule("prefill-first") == serving::Schedule::prefill_first);
-  CHECK_THROWS_WITH(serving::parse_schedule("fifo"), "expected mixed or prefill-first, got 'fifo'");
+  CHECK_THROWS_WITH(g5sim::ServeSettings().set_text("schedule", "fifo"), "expected mixed or prefill-first, got 'fifo'");
 }
 
 }  // namespace test_serving

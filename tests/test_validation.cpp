@@ -13,10 +13,10 @@
 #include "explore/validation/calibration.hpp"
 #include "explore/validation/measured_rows.hpp"
 #include "explore/validation/validation_report.hpp"
+#include "g5sim/serve.hpp"
 #include "hw/chip.hpp"
 #include "hw/chip_fields.hpp"
 #include "hw/config_error.hpp"
-#include "serving/serve_settings.hpp"
 #include "test_configs.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
@@ -444,13 +444,11 @@ TEST_CASE("a serve row: its load and engine in options checked at its line and i
   options.jobs = 2;
   const v::ValidationReport report = v::validate_table(table, options);
   // The same serve run directly: the rows read exactly its figures.
-  serving::ServeSettings settings;
-  for (const auto& [key, value] : table.rows[0].options) serving::set_serve_keyword(settings, key, value);
-  serving::ServeOptions serve_options = settings.resolved();
-  const serving::ServeReport direct =
-      serving::serve(g5sim::Chip::from_file(g5sim::data_dir() + "/configs/chips/sg2262.yaml"),
-                     g5sim::Model::from_file(g5sim::data_dir() + "/configs/models/qwen2.5-1.5b.yaml"), g5sim::Request{},
-                     serving::requests_of(settings.load), serve_options);
+  g5sim::ServeSettings settings;
+  for (const auto& [key, value] : table.rows[0].options) settings.set_text(key, value);
+  const g5sim::ServeReport direct = g5sim::serve(
+      g5sim::Chip::from_file(g5sim::data_dir() + "/configs/chips/sg2262.yaml"),
+      g5sim::Model::from_file(g5sim::data_dir() + "/configs/models/qwen2.5-1.5b.yaml"), g5sim::Request{}, settings);
   REQUIRE(report.rows.size() == 3);
   for (const v::RowOutcome& o : report.rows) CHECK(o.status == "ok");
   CHECK(report.rows[0].predicted == direct.summary.ttft_ms.p50);
@@ -479,7 +477,7 @@ TEST_CASE("a serve row: its load and engine in options checked at its line and i
         "m.csv:2: column 'options': a serve row needs its load: rate=R (requests/s) or concurrency=N, with "
         "input_len= and output_len=");
   CHECK(serve_error("rate=x input_len=64 output_len=4", "tpot_ms") ==
-        "m.csv:2: column 'options': rate: expected a number, got 'x'");
+        "m.csv:2: column 'options': rate: expected a number in (0, 1000000], got 'x'");
   CHECK(serve_error("rate=1 input_len=64 output_len=4 schedule=fifo", "tpot_ms") ==
         "m.csv:2: column 'options': schedule: expected mixed or prefill-first, got 'fifo'");
   CHECK(serve_error("rate=1 input_len=64 output_len=4 mtp=1", "tpot_ms") ==

@@ -11,6 +11,7 @@
 // (`per_command`), with `events` of the event kernel per run.
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <functional>
 #include <malloc.h>
@@ -34,6 +35,7 @@
 #include "models/model_spec.hpp"
 #include "models/workload.hpp"
 #include "ops/lowering.hpp"
+#include "serving/request_load.hpp"
 #include "serving/serve.hpp"
 #include "serving/serving_engine.hpp"
 #include "sim/simulator.hpp"
@@ -231,18 +233,16 @@ void BM_Serve(benchmark::State& state, std::uint64_t requests, double rate, std:
   auto shipped = [](const std::string& length) {
     return length.find(".csv") == std::string::npos ? length : g5sim::data_dir() + "/configs/loads/" + length;
   };
-  serving::LoadSpec load;
-  load.rate = rate;
-  load.requests = requests;
-  load.input_len = shipped(input_len);
-  load.output_len = shipped(output_len);
-  serving::ServeOptions options;
-  options.limits.bucket_percent = bucket_percent;
-  options.limits.jobs = api::default_jobs();
+  g5sim::ServeSettings settings;
+  settings.set("rate", rate);
+  settings.set("requests", requests);
+  settings.set("input_len", shipped(input_len));
+  settings.set("output_len", shipped(output_len));
+  settings.set("step_cache", fmt::format("bucket:{}", bucket_percent));
   std::uint64_t steps = 0, simulated = 0, output = 0;
   double tpot_p50 = 0, tpot_p99 = 0;
   for (auto _ : state) {
-    const serving::ServeReport r = serving::serve(chip, model, g5sim::Request{}, serving::requests_of(load), options);
+    const g5sim::ServeReport r = g5sim::serve(chip, model, g5sim::Request{}, settings);
     steps = r.run.steps.size();
     simulated = r.run.distinct_steps;
     output = r.summary.output_tokens;
@@ -270,16 +270,18 @@ void BM_ServeEngineOnly(benchmark::State& state) {
   load.rate = 50;
   load.input = serving::LengthDistribution::range(16, 2048);
   load.output = serving::LengthDistribution::range(1, 400);
-  const std::vector<serving::ServeRequest> requests = serving::synthetic_requests(load);
-  serving::ServeLimits limits;
-  limits.kv_tokens = 2'000'000;
+  const std::vector<g5sim::ServeRequest> requests = serving::synthetic_requests(load);
+  g5sim::ServeSettings settings;
+  settings.set("kv_tokens", std::uint64_t{2'000'000});
+  const g5sim::ServeSetup setup;
   std::uint64_t steps = 0;
   for (auto _ : state) {
-    const serving::ServeRun run = serving::serve_requests(requests, limits, [](const serving::StepGroups& groups) {
-      std::uint64_t tokens = 0;
-      for (const auto& g : groups) tokens += g.count * g.q_len;
-      return serving::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
-    });
+    const g5sim::ServeRun run =
+        serving::serve_requests(requests, settings, setup, [](const serving::StepGroups& groups) {
+          std::uint64_t tokens = 0;
+          for (const auto& g : groups) tokens += g.count * g.q_len;
+          return g5sim::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
+        });
     steps = run.steps.size();
   }
   state.counters["steps"] = static_cast<double>(steps);
@@ -291,20 +293,20 @@ BENCHMARK(BM_ServeEngineOnly)->Unit(benchmark::kMillisecond);
 // The design-space commands on the README's journeys, on the machine's cores: g5sim sensitivity
 // of a V3 decode step (256 sequences, 4k and 32k, every numeric SG2262 field +-5 %) and g5sim
 // solve for 2,000 tokens/s per chip at 30 ms over three fields (512 sequences at 4k).
-explore::DesignWorkload v3_decode(std::uint64_t batch) {
-  explore::DesignWorkload w;
-  w.chip = explore::chip_text_of(g5sim::shipped_chip_path());
+g5sim::DesignWorkload v3_decode(std::uint64_t batch) {
+  g5sim::DesignWorkload w;
+  w.chip = g5sim::chip_text_of(g5sim::shipped_chip_path());
   w.base.batch = batch;
   return w;
 }
 
 void BM_Sensitivity(benchmark::State& state) {
-  explore::SensitivitySpec spec;
+  g5sim::SensitivitySpec spec;
   spec.workload = v3_decode(256);
   spec.contexts = {4096, 32768};
   spec.jobs = api::default_jobs();
   std::uint64_t runs = 0;
-  for (auto _ : state) runs = explore::sensitivity(spec).runs;
+  for (auto _ : state) runs = g5sim::sensitivity(spec).runs;
   state.counters["runs"] = static_cast<double>(runs);
   state.counters["per_run"] = benchmark::Counter(
       static_cast<double>(runs), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
@@ -312,15 +314,15 @@ void BM_Sensitivity(benchmark::State& state) {
 BENCHMARK(BM_Sensitivity)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 void BM_Solve(benchmark::State& state) {
-  explore::SolveSpec spec;
+  g5sim::SolveSpec spec;
   spec.workload = v3_decode(512);
-  spec.targets = {explore::parse_target("tokens_per_s_per_chip>=2000"), explore::parse_target("step_ms<=30")};
+  spec.targets = {g5sim::parse_target("tokens_per_s_per_chip>=2000"), g5sim::parse_target("step_ms<=30")};
   for (const char* f : {"engines.gdma.bandwidth_gb_per_s", "engines.tiu.clock_mhz", "ddr.bandwidth_gb_per_s"}) {
-    spec.vary.push_back(explore::parse_varied_field(f));
+    spec.vary.push_back(g5sim::parse_varied_field(f));
   }
   spec.jobs = api::default_jobs();
   std::uint64_t runs = 0;
-  for (auto _ : state) runs = explore::solve(spec).trials.size();
+  for (auto _ : state) runs = g5sim::solve(spec).trials.size();
   state.counters["runs"] = static_cast<double>(runs);
 }
 BENCHMARK(BM_Solve)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
@@ -328,7 +330,7 @@ BENCHMARK(BM_Solve)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 // The README's search: DeepSeek-V3 on SG2262 and H100, 16 clients, 32 requests of 1,024 in and 64
 // out, batch caps 4, 8, 16, TPOT p90 <= 50 ms; every sharding that fits.
 void BM_Search(benchmark::State& state) {
-  const explore::SearchSpec spec = explore::search_spec_of(
+  const g5sim::SearchSpec spec = g5sim::search_spec_of(
       {g5sim::Chip::from_file(g5sim::chip_path("sg2262")), g5sim::Chip::from_file(g5sim::chip_path("h100"))},
       g5sim::Model::from_file(g5sim::shipped_model_path()), g5sim::Request{},
       {{"concurrency", "16"},
@@ -337,10 +339,10 @@ void BM_Search(benchmark::State& state) {
        {"output_len", "64"},
        {"max_seqs", "4,8,16"},
        {"slo_tpot_ms", "50"}});
-  explore::SearchSpec threaded = spec;
-  threaded.jobs = api::default_jobs();
+  g5sim::SearchSpec threaded = spec;
+  threaded.design.set("jobs", std::uint64_t{api::default_jobs()});
   std::size_t points = 0;
-  for (auto _ : state) points = explore::search(threaded).points.size();
+  for (auto _ : state) points = g5sim::search(threaded).points.size();
   state.counters["points"] = static_cast<double>(points);
 }
 BENCHMARK(BM_Search)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();

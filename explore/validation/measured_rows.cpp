@@ -9,18 +9,13 @@
 
 #include "g5sim/g5sim.hpp"
 #include "g5sim/run_options.hpp"
+#include "g5sim/serve.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 #include "hw/number_text.hpp"
-#include "serving/serve_settings.hpp"
 
 namespace explore::validation {
 
-using serving::LoadSpec;
-using serving::requests_of;
-using serving::serve_keywords;
-using serving::ServeSettings;
-using serving::set_serve_keyword;
 namespace {
 
 constexpr std::size_t kMaxRows = 100000;
@@ -51,7 +46,7 @@ const std::vector<OptionRule>& rules_of(WorkloadKind k) {
   static const std::vector<OptionRule> matmul{
       {"m", 1, std::uint64_t{1} << 24}, {"n", 1, std::uint64_t{1} << 24}, {"k", 1, std::uint64_t{1} << 24}, {"dtype"}};
   // A serve row takes the run options `g5sim serve` takes for every step and the table marks for
-  // validation, serve's own keywords (values checked by serving/serve_settings.hpp) and
+  // validation, the serve's knobs (g5sim/knobs.hpp: the kServeItem rows) and
   // `stat` (which statistic a latency metric reads).
   static const std::vector<OptionRule> serve = [] {
     std::vector<OptionRule> rules;
@@ -59,7 +54,9 @@ const std::vector<OptionRule>& rules_of(WorkloadKind k) {
       if ((o.takes & g5sim::kValidation) == 0 || (o.takes & g5sim::kServe) == 0) continue;
       rules.push_back(o.type == g5sim::OptionType::count ? OptionRule{o.name, o.min, o.max} : OptionRule{o.name});
     }
-    for (const std::string& key : serve_keywords()) rules.push_back({key});
+    for (const g5sim::Knob& knob : g5sim::serve_knobs()) {
+      if (knob.takes_in(g5sim::kServeItem)) rules.push_back({knob.name});
+    }
     rules.push_back({"stat"});
     return rules;
   }();
@@ -196,7 +193,7 @@ std::string length_path(const std::string& text, const std::string& table) {
 // A serve row's load and engine, checked now as `g5sim serve` checks them (its keywords, one
 // source of requests, both lengths, MTP's pair), so that a bad row is an error at its line.
 void check_serve_options(const RowReader& r, std::map<std::string, std::string>& options) {
-  ServeSettings settings;
+  g5sim::ServeSettings settings;
   for (auto& [key, value] : options) {
     if (key == "input_len" || key == "output_len") value = length_path(value, r.source());
     if (key == "stat") {
@@ -205,29 +202,28 @@ void check_serve_options(const RowReader& r, std::map<std::string, std::string>&
       }
       continue;
     }
-    const auto& keys = serve_keywords();
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;  // a run option, checked at its run
+    const g5sim::Knob* knob = settings.find(key);
+    if (knob == nullptr || !knob->takes_in(g5sim::kServeItem)) continue;  // a run option, checked at its run
     try {
-      set_serve_keyword(settings, key, value);
-    } catch (const hw::InputError& e) {
+      settings.set_text(key, value);
+    } catch (const g5sim::ConfigError& e) {
       r.fail("options", fmt::format("{}: {}", key, e.what()));
     }
   }
-  if (!settings.load.rate && settings.load.concurrency == 0) {
+  if (!settings.optional_decimal("rate") && settings.count("concurrency") == 0) {
     r.fail("options",
            "a serve row needs its load: rate=R (requests/s) or concurrency=N, with input_len= and output_len=");
   }
   try {
-    settings.resolved();
+    g5sim::check_pairs(settings);
     // The load's shape checked on one request (its count is checked already): a table of many
     // large loads costs nothing to read.
-    LoadSpec one = settings.load;
-    one.requests = 1;
-    requests_of(one);
-  } catch (const hw::InputError& e) {
-    r.fail("options", fmt::format("{}: {}", e.field(), e.what()));
-  } catch (const hw::ConfigError& e) {
-    r.fail("options", e.what());
+    g5sim::ServeSettings one = settings;
+    one.set("requests", std::uint64_t{1});
+    g5sim::requests_of(one);
+  } catch (const g5sim::ConfigError& e) {
+    r.fail("options", e.source().empty() && !e.field().empty() ? fmt::format("{}: {}", e.field(), e.what())
+                                                               : std::string(e.what()));
   }
 }
 

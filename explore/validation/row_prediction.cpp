@@ -8,9 +8,9 @@
 #include "api/op_run.hpp"
 #include "api/result_state.hpp"
 #include "g5sim/run_options.hpp"
+#include "g5sim/serve.hpp"
 #include "hw/config_error.hpp"
 #include "hw/number_text.hpp"
-#include "serving/serve_settings.hpp"
 
 namespace explore::validation {
 namespace {
@@ -88,12 +88,12 @@ double metric_of_run(const MeasuredRow& row, const g5sim::Result& r) {
   }
 }
 
-double statistic(const MeasuredRow& row, const serving::Distribution& d) {
+double statistic(const MeasuredRow& row, const g5sim::Distribution& d) {
   const std::string stat = stat_of(row);
   return stat == "mean" ? d.mean : stat == "p90" ? d.p90 : stat == "p99" ? d.p99 : d.p50;
 }
 
-double metric_of_serve(const MeasuredRow& row, const serving::ServeSummary& s) {
+double metric_of_serve(const MeasuredRow& row, const g5sim::ServeSummary& s) {
   switch (row.metric) {
     case Metric::ttft_ms: return statistic(row, s.ttft_ms);
     case Metric::tpot_ms:
@@ -110,25 +110,22 @@ double metric_of_serve(const MeasuredRow& row, const serving::ServeSummary& s) {
 }
 
 // A serve row: the step's run options from the row's columns and options, the load and the engine
-// from serve's keywords (serving/serve_settings.hpp), on one thread (validate runs rows in
-// parallel).
-serving::ServeReport serve_row(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model& model,
-                               std::uint64_t max_commands) {
+// from the serve's knobs (g5sim/knobs.hpp), on one thread (validate runs rows in parallel).
+g5sim::ServeReport serve_row(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model& model,
+                             std::uint64_t max_commands) {
   g5sim::Request base;
   set_deployment(row, base);  // none given: serve's own choice of sharding, as `g5sim serve`'s
-  serving::ServeSettings settings;
-  const auto& keywords = serving::serve_keywords();
+  g5sim::ServeSettings settings;
   for (const auto& [key, value] : row.options) {
-    if (std::find(keywords.begin(), keywords.end(), key) != keywords.end()) {
-      serving::set_serve_keyword(settings, key, value);
+    if (const g5sim::Knob* k = settings.find(key); k && k->takes_in(g5sim::kServeItem)) {
+      settings.set_text(key, value);
     } else if (const g5sim::RunOption* o = g5sim::find_run_option(key); o && (o->takes & g5sim::kServe)) {
       g5sim::set_option_text(base, *o, value);
     }
   }
   base.max_commands = max_commands;
-  serving::ServeOptions options = settings.resolved();
-  options.limits.jobs = 1;
-  return serving::serve(chip, model, base, serving::requests_of(settings.load), options);
+  settings.set("jobs", std::uint64_t{1});
+  return g5sim::serve(chip, model, base, settings);
 }
 
 double metric_of_op(const MeasuredRow& row, const api::OpRunResult& r) {
@@ -243,7 +240,7 @@ std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows,
         break;
       }
       case WorkloadKind::serve: {
-        const serving::ServeReport r = serve_row(row, chip, *model, max_commands);
+        const g5sim::ServeReport r = serve_row(row, chip, *model, max_commands);
         each([&](const MeasuredRow& x) { return metric_of_serve(x, r.summary); }, r.simulated_commands);
         break;
       }

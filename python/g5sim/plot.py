@@ -297,8 +297,10 @@ def plot_serve_sweep(rows: Any, path: PathLike, size: Tuple[int, int] = (1400, 6
     if width < 100 or height < 100 or width > 20000 or height > 20000:
         raise ValueError(f"size {width}x{height}: each side must be 100..20000 pixels")
     fig, (front_ax, good_ax) = plt.subplots(1, 2, figsize=(width / _DPI, height / _DPI), dpi=_DPI)
-    keys = [c for c in ("chip", "model", "tp", "ep", "dp", "max_seqs", "max_batched_tokens", "chunk")
-            if c in frame.columns and c != load]
+    from .serving import _SWEEP_AXES
+    from . import _knobs
+    loads = {k["keyword"] for k in _knobs.taking("sweep_axis") if k["group"] == "load"}
+    keys = [c for c in _SWEEP_AXES if c in frame.columns and c != load and c not in loads]
     if not keys:
         series = [((), frame)]
     elif len(keys) == 1:  # a single grouper: pandas' keys are the values themselves
@@ -449,6 +451,9 @@ def plot_search(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 700)
     plt, fig, axes = _figure(size, 1)
     ax = axes[0]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    # The searched knobs with more than one value label the front's points.
+    listed = [name for name, values in document["space"].items()
+              if name not in ("tp", "ep", "dp", "max_chips") and isinstance(values, list) and len(values) > 1]
     for c, front in enumerate(document["fronts"]):
         colour = colours[c % len(colours)]
         mine = [p for p in points if p["chip"] == front["chip"]]
@@ -459,7 +464,8 @@ def plot_search(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 700)
         ax.plot([p["tokens_per_s_per_user"] for p in on], [p["tokens_per_s_per_chip"] for p in on], marker="o",
                 color=colour, linewidth=1.6, label=f"{front['chip']} front ({len(on)} of {len(mine)} points)")
         for p in on:
-            ax.annotate(f"tp{p['tp']} ep{p['ep']} dp{p['dp']} s{p['max_seqs']}",
+            varied = "".join(f" {name}={p[name]}" for name in listed)
+            ax.annotate(f"tp{p['tp']} ep{p['ep']} dp{p['dp']}{varied}",
                         (p["tokens_per_s_per_user"], p["tokens_per_s_per_chip"]), fontsize=7,
                         textcoords="offset points", xytext=(4, 4))
     best = document.get("best")

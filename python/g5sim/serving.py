@@ -8,68 +8,27 @@
 
 `requests` is a trace: a pandas DataFrame or a path (CSV or .jsonl) with the columns
 arrival_s, input_tokens, output_tokens and optionally id; or leave it out and give a synthetic
-load: rate= (Poisson, requests/s) or concurrency= (closed loop), num_requests= (the CLI's
---requests), input_len= and output_len= (N, "LO:HI", a (LO, HI) pair, or a histogram file's path: CSV
-low,high,weight), seed=. The engine's
-keywords are the CLI's flags (schedule="mixed" or "prefill-first", max_seqs, max_batched_tokens, chunk, block_tokens,
-memory_utilization, kv_tokens, step_cache, slo_ttft_ms, slo_tpot_ms; disagg="P:D" or (P, D); mtp=K with
-accept=P or [P1, ...], accept_draw=SEED to draw acceptances; perfetto=PATH writes the Chrome trace;
-jobs=N threads for a bucketed step's new anchors, default the machine's cores, the same results);
-every step option of the
-run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp, kv_dtype, layers, ...).
-Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
+load. The keywords are the serve table's knobs (g5sim.knobs(): their flags with '_', a (LO, HI) or
+(P, D) pair as LO:HI, a list of rates as 'P1,P2'), listed with their defaults in help(g5sim.serve);
+every step option of the run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp,
+kv_dtype, layers, ...). Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
 """
 
+import difflib
+import inspect
 import io
 import json
 import os
-from typing import Any, Dict, Optional, Tuple, Union
+import tempfile
+from typing import Any, Dict, Optional, Tuple
 
+from . import _knobs
 from ._errors import ConfigError
 from ._g5sim import Request, serve_texts
 from ._g5sim import run_options as _run_options
 
 _SERVE_OPTIONS = {o["name"] for o in _run_options() if o["serve"]}
-
-
-def _length(name: str, value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        return f"{int(value[0])}:{int(value[1])}"
-    if isinstance(value, bool):
-        raise ConfigError(f"{name}: expected N, 'LO:HI', (LO, HI) or a histogram file, got {value!r}", field=name)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    raise ConfigError(f"{name}: expected N, 'LO:HI', (LO, HI) or a histogram file, got {value!r}", field=name)
-
-
-def _disagg(value: Any) -> str:
-    """--disagg's text from "P:D" or (P, D); "" for none."""
-    if value is None:
-        return ""
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        return f"{int(value[0])}:{int(value[1])}"
-    if isinstance(value, str):
-        return value
-    raise ConfigError(f"disagg: expected 'P:D' or (P, D), got {value!r}", field="disagg")
-
-
-def _rates(value: Any) -> str:
-    """--accept's text from a rate or a list of rates; "" for none."""
-    if value is None:
-        return ""
-    if isinstance(value, (tuple, list)):
-        return ",".join(repr(float(v)) for v in value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return repr(float(value))
-    if isinstance(value, str):
-        return value
-    raise ConfigError(f"accept: expected a rate or a list of rates, got {value!r}", field="accept")
+_SERVE_KNOBS = _knobs.by_keyword("serve")
 
 
 def _trace(requests: Any) -> Tuple[str, Optional[str]]:
@@ -88,44 +47,78 @@ def _trace(requests: Any) -> Tuple[str, Optional[str]]:
     return "<DataFrame>", to_csv(index=False, float_format="%.12g", lineterminator="\n")
 
 
-def serve(chip: Any, model: Any, requests: Any = None, *, rate: Optional[float] = None,
-          concurrency: Optional[int] = None, num_requests: Optional[int] = None, input_len: Any = None,
-          output_len: Any = None, seed: Optional[int] = None, max_seqs: int = 256, max_batched_tokens: int = 8192,
-          chunk: Optional[int] = None, block_tokens: int = 16, memory_utilization: float = 0.9,
-          kv_tokens: Optional[int] = None, step_cache: str = "exact", slo_ttft_ms: Optional[float] = None,
-          slo_tpot_ms: Optional[float] = None, disagg: Any = None, mtp: Optional[int] = None,
-          accept: Any = None, accept_draw: Optional[int] = None, perfetto: Any = None, jobs: Optional[int] = None,
-          schedule: str = "mixed", **options: Any) -> Tuple[Any, Dict[str, Any]]:
+def _write_atomically(path: Any, text: str) -> None:
+    """`text` at `path` whole or not at all (a temporary beside it, renamed)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def _split_serve_keywords(keywords: Dict[str, Any]) -> Tuple[list, Dict[str, Any]]:
+    """(the serve knobs' items, the step options): any other keyword is an error naming it."""
+    items, rest = _knobs.items_of("serve", keywords)
+    for name in rest:
+        if name not in _SERVE_OPTIONS:
+            near = difflib.get_close_matches(name, list(_SERVE_KNOBS) + sorted(_SERVE_OPTIONS), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ConfigError(f"{name}: not a serve() keyword{hint}: the serve's knobs are {sorted(_SERVE_KNOBS)}, its "
+                              f"step options {sorted(_SERVE_OPTIONS)}; the engine makes each step's sequences",
+                              field=name)
+    return items, rest
+
+
+def serve(chip: Any, model: Any, requests: Any = None, *, perfetto: Any = None,
+          **keywords: Any) -> Tuple[Any, Dict[str, Any]]:
     import pandas as pd
 
     from . import _request, load_chip, load_model
-    from .grid import _check_jobs
 
-    for name in options:
-        if name not in _SERVE_OPTIONS:
-            raise ConfigError(f"{name}: serve() takes the step options {sorted(_SERVE_OPTIONS)}; the engine makes "
-                              "each step's sequences", field=name)
-    request: Request = _request(**options)
+    items, options = _split_serve_keywords(keywords)
     path, text = _trace(requests)
-    for name, value in (("concurrency", concurrency), ("kv_tokens", kv_tokens), ("chunk", chunk)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ConfigError(f"{name}: expected a whole number >= 1, got {value!r}", field=name)
-    csv_text, json_text = serve_texts(
-        load_chip(chip), load_model(model), request, path, text,
-        None if rate is None else float(rate), concurrency or 0, num_requests, _length("input_len", input_len),
-        _length("output_len", output_len), seed, max_seqs, max_batched_tokens, chunk or 0, block_tokens,
-        float(memory_utilization), kv_tokens or 0, step_cache,
-        None if slo_ttft_ms is None else float(slo_ttft_ms), None if slo_tpot_ms is None else float(slo_tpot_ms),
-        _disagg(disagg), mtp or 0, _rates(accept), accept_draw, "" if perfetto is None else os.fspath(perfetto),
-        _check_jobs(jobs), schedule)
+    if path:
+        if "trace" in keywords:
+            raise ConfigError("trace: give the trace once: requests= or trace=", field="trace")
+        items.insert(0, ("trace", path))
+    request: Request = _request(**options)
+    csv_text, json_text, trace_text = serve_texts(load_chip(chip), load_model(model), request, items, text,
+                                                  perfetto is not None)
+    if perfetto is not None:
+        _write_atomically(perfetto, trace_text)
     frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
                         na_values={c: [""] for c in ("tpot_ms", "itl_p50_ms", "itl_max_ms")})
     return frame, json.loads(json_text)
 
 
-# A serve sweep's axes in nesting order (the last the fastest): the deployment, then the engine's
-# limits, then the load.
-_SWEEP_AXES = ("chip", "model", "tp", "ep", "dp", "max_seqs", "max_batched_tokens", "chunk", "concurrency", "rate")
+serve.__doc__ = __doc__.split("\n\n", 1)[0] + """
+
+Keywords (the serve table, g5sim.knobs(); the command line's flags with '_'):
+""" + _knobs.docs("serve") + """
+
+    perfetto: a path: also write the Chrome trace-event JSON (Perfetto) there
+Every step option of the run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp,
+kv_dtype, layers, ...). Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
+"""
+_knobs.signature(serve, "serve", [inspect.Parameter("chip", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                  inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                  inspect.Parameter("requests", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                    default=None)],
+                 [_knobs.optional_keyword("perfetto"),
+                  inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)])
+
+
+# A serve sweep's axes in nesting order (the last the fastest): the chip and model, the sharding,
+# then the knobs a sweep may list (the table's sweep_axis rows), the engine's before the load's.
+_SWEEP_KNOBS = [k["keyword"] for k in _knobs.taking("sweep_axis") if k["group"] != "load"] + \
+    [k["keyword"] for k in _knobs.taking("sweep_axis") if k["group"] == "load"]
+_SWEEP_AXES = ("chip", "model", "tp", "ep", "dp", *_SWEEP_KNOBS)
 # The summary figures a sweep row keeps, as (column, path in `g5sim serve --json`).
 _SWEEP_FIGURES = (
     ("chips", ("deployment", "chips")), ("deployment_tp", ("deployment", "tp")), ("deployment_ep", ("deployment", "ep")),
@@ -178,8 +171,9 @@ def serve_sweep(grid: Dict[str, Any], *, client: Optional[Any] = None, jobs: Opt
         g5sim.plot_serve_sweep(rows, "rates.png")   # throughput per chip against TPOT, per chip
 
     Axes (lists), nested in this order with the last the fastest: chip, model (names or paths; an
-    axis or a keyword, default the shipped SG2262 and DeepSeek-V3), tp, ep, dp, max_seqs, max_batched_tokens, chunk,
-    concurrency, rate. Every other keyword goes to every serve() (the load's lengths, seed,
+    axis or a keyword, default the shipped SG2262 and DeepSeek-V3), tp, ep, dp, then the serve knobs
+    a sweep may list (g5sim.knobs() with sweep_axis: the engine's, then the load's; their order is
+    serve_sweep.axes). Every other keyword goes to every serve() (the load's lengths, seed,
     requests, SLOs, step_cache, ...). A row: the point's values, the chip and model names, and the
     summary's figures (deployment, throughput per chip and per user, TTFT/TPOT p50 and p99,
     goodput, batch, KV peak, steps). progress(done, total) is called as points finish, in order.
@@ -234,3 +228,6 @@ def serve_sweep(grid: Dict[str, Any], *, client: Optional[Any] = None, jobs: Opt
     frame = pd.DataFrame(rows)
     frame.insert(0, "point", range(len(frame)))
     return frame
+
+
+serve_sweep.axes = _SWEEP_AXES

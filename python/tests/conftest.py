@@ -139,3 +139,17 @@ def block(chip, model, **kwargs):
 def pytest_configure(config):
     # The tiers: `-m "not slow"` is the quick loop (tools/bootstrap.sh check); CI runs everything.
     config.addinivalue_line("markers", "slow: a test that reruns the README's journeys or whole serves (seconds each)")
+
+
+@pytest.fixture
+def run_cli():
+    """The g5sim program with `args` (what `python3 -m g5sim` runs): its exit status; its output
+    goes to this process's stdout and stderr (capfd sees it)."""
+    import subprocess
+
+    from g5sim._program import program
+
+    def run(args):
+        sys.stdout.flush()
+        return subprocess.run([program(), *args]).returncode
+    return run

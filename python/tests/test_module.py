@@ -317,9 +317,9 @@ def test_weight_group_changes_the_int4_bytes(chip, v2_lite):
     assert error.value.field == "weight_group"
 
 
-def test_chrome_trace_is_the_clis_trace_byte_for_byte(tmp_path):
+def test_chrome_trace_is_the_clis_trace_byte_for_byte(run_cli, tmp_path):
     path = tmp_path / "t.json"
-    assert g5sim._g5sim.run_cli(["run", "--layers", "4", "--ctx", "1024", "--trace", str(path),
+    assert run_cli(["run", "--layers", "4", "--ctx", "1024", "--trace", str(path),
                                  "--trace-layers", "3"]) == 0
     text = g5sim.chrome_trace(g5sim.shipped_chip_path(), g5sim.shipped_model_path(), trace_layers=(3, 3), layers=4,
                               ctx=1024)
@@ -327,10 +327,10 @@ def test_chrome_trace_is_the_clis_trace_byte_for_byte(tmp_path):
     assert json.loads(text)["traceEvents"]
 
 
-def test_one_op_alone_is_the_clis_op_byte_for_byte(tmp_path, capfd):
+def test_one_op_alone_is_the_clis_op_byte_for_byte(run_cli, tmp_path, capfd):
     capfd.readouterr()
     path = tmp_path / "mm.json"
-    assert g5sim._g5sim.run_cli(["op", "matmul", "--m", "64", "--n", "32", "--k", "128", "--json", str(path)]) == 0
+    assert run_cli(["op", "matmul", "--m", "64", "--n", "32", "--k", "128", "--json", str(path)]) == 0
     table = capfd.readouterr().out
     mm = g5sim.simulate_matmul(g5sim.shipped_chip_path(), 64, 32, 128)
     assert mm.json() == path.read_text() and mm.table() == table
@@ -343,10 +343,10 @@ def test_one_op_alone_is_the_clis_op_byte_for_byte(tmp_path, capfd):
         g5sim.simulate_attention(g5sim.shipped_chip_path(), kv_len=64, heads=3, kv_heads=2, qk_dim=64, v_dim=64)
 
 
-def test_a_collective_alone_is_the_clis_op(tmp_path, capfd, chip):
+def test_a_collective_alone_is_the_clis_op(run_cli, tmp_path, capfd, chip):
     capfd.readouterr()
     path = tmp_path / "ar.json"
-    assert g5sim._g5sim.run_cli(["op", "all_reduce", "--bytes", "8388608", "--chips", "4", "--json", str(path)]) == 0
+    assert run_cli(["op", "all_reduce", "--bytes", "8388608", "--chips", "4", "--json", str(path)]) == 0
     table = capfd.readouterr().out
     ar = g5sim.simulate_collective(g5sim.shipped_chip_path(), "all_reduce", bytes=8388608, chips=4)
     assert ar.json() == path.read_text() and ar.table() == table
@@ -360,9 +360,9 @@ def test_a_collective_alone_is_the_clis_op(tmp_path, capfd, chip):
         g5sim.simulate_collective(chip, "all_reduce", bytes=1024, chips=1)
 
 
-def test_check_report_is_what_g5sim_check_prints(capfd):
+def test_check_report_is_what_g5sim_check_prints(run_cli, capfd):
     capfd.readouterr()
-    assert g5sim._g5sim.run_cli(["check"]) == 0
+    assert run_cli(["check"]) == 0
     printed = capfd.readouterr().out
     report = g5sim.check_report(g5sim.load_chip(g5sim.shipped_chip_path()),
                                        g5sim.load_model(g5sim.shipped_model_path()))

@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 
 import pytest
 
@@ -85,29 +84,6 @@ def test_the_json_workload_echo_and_its_schema_follow_the_table(chip, v3):
     with open(os.path.join(ROOT, "docs", "schema", "run.schema.json")) as f:
         schema = json.load(f)["properties"]["workload"]
     assert sorted(schema["required"]) == sorted(keys) and sorted(schema["properties"]) == sorted(keys)
-
-
-def test_concurrent_command_lines_share_nothing(tmp_path):
-    # Each call of run_cli owns its parser and its limits: threads running at once write what the
-    # same calls write one after another.
-    args = [["run", "--scope", "block", "--batch", str(b), "--ctx", "8192", "--tp", "1", "--ep", "1", "--dp", "1",
-             "--json"] for b in (1, 2, 4, 8)]
-    expected = []
-    for i, a in enumerate(args):
-        path = tmp_path / f"alone{i}.json"
-        assert g5sim._g5sim.run_cli(a + [str(path)]) == 0
-        expected.append(path.read_text())
-    codes = [None] * 8
-    def one(k):
-        codes[k] = g5sim._g5sim.run_cli(args[k % 4] + [str(tmp_path / f"together{k}.json")])
-    threads = [threading.Thread(target=one, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert codes == [0] * 8
-    for k in range(8):
-        assert (tmp_path / f"together{k}.json").read_text() == expected[k % 4]
 
 
 def test_a_runs_identity_is_the_tables_column_rows(chip, v3):

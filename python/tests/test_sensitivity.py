@@ -13,9 +13,9 @@ _FIELDS = ["ddr.bandwidth_gb_per_s", "engines.tma.bandwidth_gb_per_s", "engines.
            "engines.tensor.cube_efficiency", "engines.nvlink.startup_ns"]
 
 
-def test_sensitivity_matches_the_command_line(tmp_path):
+def test_sensitivity_matches_the_command_line(run_cli, tmp_path):
     csv_path, json_path = tmp_path / "s.csv", tmp_path / "s.json"
-    rc = g5sim._g5sim.run_cli(["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2",
+    rc = run_cli(["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2",
                                "--batch", "16", "--ctx", "1024,8192", "--fields", ",".join(_FIELDS), "--jobs", "2",
                                "--csv", str(csv_path), "--json", str(json_path)])
     assert rc == 0
@@ -57,7 +57,7 @@ def test_sensitivity_refuses_what_it_cannot_differentiate():
     with pytest.raises(g5sim.ConfigError, match="with a serve workload the load makes"):
         g5sim.sensitivity("h100", "qwen2.5-1.5b", batch=4, serve={"rate": 1, "num_requests": 2, "input_len": 16,
                                                                   "output_len": 4})
-    with pytest.raises(g5sim.ConfigError, match="ctx: expected a context length"):
+    with pytest.raises(g5sim.ConfigError, match="ctx: '0' in '0' is not a positive integer"):
         g5sim.sensitivity("h100", "qwen2.5-1.5b", ctx=[0])
     with pytest.raises(g5sim.ConfigError, match="delta_pct"):
         g5sim.sensitivity("h100", "qwen2.5-1.5b", delta_pct=60)
@@ -72,9 +72,9 @@ def test_a_serve_is_differentiated_through_its_summary():
     assert rows.loc[0, "metric"] == "output_tokens_per_s_per_chip"
 
 
-def test_plot_sensitivity_draws_a_tornado_per_point(tmp_path):
+def test_plot_sensitivity_draws_a_tornado_per_point(run_cli, tmp_path):
     json_path, out = tmp_path / "s.json", tmp_path / "tornado.png"
-    assert g5sim._g5sim.run_cli(["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2",
+    assert run_cli(["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2",
                                  "--ctx", "1024,8192", "--fields", ",".join(_FIELDS), "--json", str(json_path)]) == 0
     completed = subprocess.run([sys.executable, "-m", "g5sim", "plot", str(json_path), "-o", str(out)],
                                capture_output=True, text=True)

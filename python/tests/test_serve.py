@@ -11,9 +11,9 @@ import g5sim
 SMALL = dict(layers=2)  # every step of Qwen2.5-1.5B on 2 layers: fast, and every time a real simulation's
 
 
-def test_serve_matches_the_command_line(tmp_path):
+def test_serve_matches_the_command_line(run_cli, tmp_path):
     csv_path, json_path = tmp_path / "r.csv", tmp_path / "s.json"
-    rc = g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "4",
+    rc = run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "4",
                                "--requests", "12", "--input-len", "100:300", "--output-len", "8", "--seed", "1",
                                "--slo-ttft-ms", "1", "--csv", str(csv_path), "--json", str(json_path)])
     assert rc == 0
@@ -115,11 +115,11 @@ def test_mtp_with_every_draft_accepted_takes_a_third_of_the_verifies():
     assert error.value.field == "mtp"
 
 
-def test_the_perfetto_trace_is_the_command_line_one(tmp_path):
+def test_the_perfetto_trace_is_the_command_line_one(run_cli, tmp_path):
     ours, theirs = tmp_path / "ours.json", tmp_path / "theirs.json"
     g5sim.serve("h100", "qwen2.5-1.5b", concurrency=2, num_requests=4, input_len=64, output_len=3, perfetto=ours,
                 **SMALL)
-    assert g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2",
+    assert run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2",
                                  "--concurrency", "2", "--requests", "4", "--input-len", "64", "--output-len", "3",
                                  "--perfetto", str(theirs)]) == 0
     assert ours.read_text() == theirs.read_text()
@@ -130,14 +130,14 @@ def test_the_perfetto_trace_is_the_command_line_one(tmp_path):
     assert sum(1 for e in events if e.get("name") == "prefill") == 4
 
 
-def test_a_length_histogram_file_draws_lengths_from_its_bins(tmp_path):
+def test_a_length_histogram_file_draws_lengths_from_its_bins(run_cli, tmp_path):
     histogram = tmp_path / "prompts.csv"
     histogram.write_text("# two bins, the second three times as likely\nlow,high,weight\n100,100,1\n300,320,3\n")
     frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=20, input_len=histogram,
                                  output_len=4, seed=2, **SMALL)
     assert set(frame.input_tokens) <= {100} | set(range(300, 321))
     json_path = tmp_path / "s.json"
-    rc = g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "4",
+    rc = run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "4",
                                "--requests", "20", "--input-len", str(histogram), "--output-len", "4", "--seed", "2",
                                "--json", str(json_path)])
     assert rc == 0 and summary == json.loads(json_path.read_text())
@@ -198,9 +198,9 @@ def test_a_serve_sweep_refuses_what_it_cannot_sweep():
     assert "needs a load" in str(error.value)
 
 
-def test_prefill_first_steps_match_the_command_line_and_shorten_ttft(tmp_path):
+def test_prefill_first_steps_match_the_command_line_and_shorten_ttft(run_cli, tmp_path):
     json_path = tmp_path / "s.json"
-    rc = g5sim._g5sim.run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "20",
+    rc = run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "20",
                                "--requests", "16", "--input-len", "200:600", "--output-len", "16", "--seed", "2",
                                "--schedule", "prefill-first", "--json", str(json_path)])
     assert rc == 0

@@ -10,9 +10,9 @@ import pytest
 import g5sim
 
 
-def test_solve_matches_the_command_line(tmp_path):
+def test_solve_matches_the_command_line(run_cli, tmp_path):
     csv_path, json_path = tmp_path / "s.csv", tmp_path / "s.json"
-    assert g5sim._g5sim.run_cli(["solve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--batch",
+    assert run_cli(["solve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--batch",
                                  "64", "--ctx", "8192", "--target", "step_ms<=0.5", "--vary",
                                  "ddr.bandwidth_gb_per_s,engines.tensor.clock_mhz", "--cost",
                                  "engines.tensor.clock_mhz=2", "--jobs", "2", "--csv", str(csv_path), "--json",
@@ -54,9 +54,9 @@ def test_solve_refuses_bad_requests():
         g5sim.solve("h100", "qwen2.5-1.5b", targets="step_ms<=1", vary={"ddr.bandwidth_gb_per_s": 5})
 
 
-def test_plot_solve_draws_the_runs(tmp_path):
+def test_plot_solve_draws_the_runs(run_cli, tmp_path):
     json_path, out = tmp_path / "s.json", tmp_path / "solve.png"
-    assert g5sim._g5sim.run_cli(["solve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--target",
+    assert run_cli(["solve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--target",
                                  "step_ms<=0.2", "--vary", "ddr.bandwidth_gb_per_s", "--json", str(json_path)]) == 0
     completed = subprocess.run([sys.executable, "-m", "g5sim", "plot", str(json_path), "-o", str(out)],
                                capture_output=True, text=True)

@@ -10,7 +10,7 @@
 #include "hw/config_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  namespace v = explore::validation;
+  namespace v = hw;
   const std::string text = fuzz::text_of(data, size);
   try {
     const std::vector<std::string> fields = v::numeric_chip_fields(text, "fuzz.yaml");

@@ -8,8 +8,8 @@
 
 #include "explore/validation/measured_rows.hpp"
 #include "fuzz_common.hpp"
+#include "g5sim/serve.hpp"
 #include "hw/config_error.hpp"
-#include "serving/serve_settings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = fuzz::text_of(data, size);
@@ -20,12 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const v::MeasuredRow& row : table.rows) {
       if (!ids.insert(row.id).second || !(row.measured > 0) || !std::isfinite(row.measured)) std::abort();
       if (row.workload != v::WorkloadKind::serve) continue;
-      serving::ServeSettings settings;
-      const auto& keys = serving::serve_keywords();
+      // A serve row's options were checked when read: setting them again cannot fail.
+      g5sim::ServeSettings settings;
       for (const auto& [key, value] : row.options) {
-        if (std::find(keys.begin(), keys.end(), key) != keys.end()) serving::set_serve_keyword(settings, key, value);
+        if (const g5sim::Knob* k = settings.find(key); k && k->takes_in(g5sim::kServeItem))
+          settings.set_text(key, value);
       }
-      settings.resolved();
+      g5sim::check_pairs(settings);
     }
   } catch (const hw::ConfigError&) {
   }

@@ -7,6 +7,7 @@
 #include "explore/run_diff.hpp"
 #include "fuzz_common.hpp"
 #include "g5sim/config_error.hpp"
+#include "hw/config_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = fuzz::text_of(data, size);
@@ -21,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     explore::write_diff_table(sink, d, 10);
     explore::write_diff_json(sink, d, 10);
   } catch (const g5sim::ConfigError&) {
+  } catch (const hw::ConfigError&) {
   }
   return 0;
 }

@@ -19,37 +19,40 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto requests = serving::parse_request_trace(text, json_lines ? "fuzz.jsonl" : "fuzz.csv");
     if (requests.size() > 64) return 0;
     std::uint64_t wanted = 0;
-    for (const serving::ServeRequest& r : requests) {
+    for (const g5sim::ServeRequest& r : requests) {
       if (r.input_tokens > 4096 || r.output_tokens > 256) return 0;
       wanted += r.output_tokens;
     }
-    serving::ServeLimits limits;
-    limits.block_tokens = 1 + (data[1] & 15);
-    limits.kv_tokens = 4096 + 256 * std::uint64_t{data[1]};
-    limits.max_seqs = 1 + (data[1] >> 4);
-    limits.max_batched_tokens = 64 + data[1];
-    limits.chunk = data[0] >> 3;
-    limits.bucket_percent = data[0] & 2 ? 5 : 0;
-    limits.dp = 1 + (data[1] >> 6);  // bucketing keys a step by its fullest of dp ranks
-    if (data[1] & 8) {               // MTP: 1 + (data[0] >> 6) drafts at 0.7, expected or drawn
-      limits.mtp = 1 + (data[0] >> 6);
-      limits.accept = {0.7};
-      limits.accept_drawn = (data[1] & 4) != 0;
+    g5sim::ServeSettings settings;
+    g5sim::ServeSetup setup;
+    settings.set("block_tokens", std::uint64_t{1} + (data[1] & 15));
+    settings.set("kv_tokens", 4096 + 256 * std::uint64_t{data[1]});
+    settings.set("max_seqs", std::uint64_t{1} + (data[1] >> 4));
+    settings.set("max_batched_tokens", std::uint64_t{64} + data[1]);
+    settings.set("chunk", std::uint64_t{data[0]} >> 3);
+    setup.bucket_percent = data[0] & 2 ? 5 : 0;
+    setup.dp = 1 + (data[1] >> 6);  // bucketing keys a step by its fullest of dp ranks
+    if (data[1] & 8) {              // MTP: 1 + (data[0] >> 6) drafts at 0.7, expected or drawn
+      settings.set("mtp", std::uint64_t{1} + (data[0] >> 6));
+      setup.accept = {0.7};
+      if (data[1] & 4) settings.set("accept_draw", std::uint64_t{0});
     }
     if (data[0] & 4) {  // disaggregated: 1 prefill, 2 decode instances
-      limits.prefill_instances = 1;
-      limits.decode_instances = 2;
-      limits.kv_transfer = serving::KvTransfer{1000, 1.0, 100.0, "c2c"};
+      setup.prefill_instances = 1;
+      setup.decode_instances = 2;
+      setup.kv_transfer = g5sim::KvTransfer{1000, 1.0, 100.0, "c2c"};
     }
-    const serving::ServeRun run = serving::serve_requests(requests, limits, [](const serving::StepGroups& groups) {
-      std::uint64_t tokens = 0;
-      for (const auto& g : groups) tokens += g.count * g.q_len;
-      return serving::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
-    });
+    const g5sim::ServeRun run =
+        serving::serve_requests(requests, settings, setup, [](const serving::StepGroups& groups) {
+          std::uint64_t tokens = 0;
+          for (const auto& g : groups) tokens += g.count * g.q_len;
+          return g5sim::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
+        });
     std::uint64_t emitted = run.mtp_tokens - run.mtp_verifies;  // a verify's tokens beyond its one gap
-    for (const serving::RequestOutcome& r : run.requests) emitted += 1 + r.itl_ps.size();
+    for (const g5sim::RequestOutcome& r : run.requests) emitted += 1 + r.itl_ps.size();
     if (emitted != wanted) std::abort();
   } catch (const hw::ConfigError&) {
+  } catch (const g5sim::ConfigError&) {
   }
   return 0;
 }

@@ -12,7 +12,9 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/first" >/dev/null
 mv "$work/first" "$work/prefix"   # a relocated install must still find its configs
 prefix="$work/prefix"
-for f in bin/g5sim include/g5sim/g5sim.hpp include/g5sim/config_error.hpp lib/cmake/g5sim/g5simConfig.cmake \
+for f in bin/g5sim include/g5sim/g5sim.hpp include/g5sim/config_error.hpp include/g5sim/serve.hpp \
+         include/g5sim/knobs.hpp include/g5sim/search.hpp include/g5sim/sensitivity.hpp include/g5sim/solve.hpp \
+         include/g5sim/design.hpp lib/cmake/g5sim/g5simConfig.cmake \
          share/g5sim/configs/chips/sg2262.yaml share/g5sim/configs/models/deepseek-v3.yaml; do
   [ -e "$prefix/$f" ] || { echo "not installed: $f" >&2; exit 1; }
 done
@@ -35,6 +37,9 @@ cmake --build consumer-build >/dev/null
 grep -qx "kv_cache_read_bytes 4718592" consumer.txt
 grep -qx "matmul_unique_bytes 28672" consumer.txt
 grep -qx "error_field hidden_size line 1" consumer.txt
+grep -qx "serve_output_tokens 3" consumer.txt
+grep -qx "knob_error block_tokens: expected a whole number 1..65536, got '0'" consumer.txt
+grep -qx "search_grid 3" consumer.txt
 grep -qx "version $("$prefix/bin/g5sim" --version | cut -d' ' -f2)" consumer.txt
 
 # The Python module, when built: imported from the installed tree, finding the installed configs.

@@ -1,23 +1,23 @@
 #include "tools/commands/command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
 #include <limits>
 
 #include "api/parallel_for.hpp"
+#include "explore/context_list.hpp"
 #include "hw/config_error.hpp"
 #include "hw/number_text.hpp"
 #include "tools/cli_error.hpp"
-#include "tools/context_list.hpp"
 
 namespace tools {
 
+using explore::parse_context_list;
+
 using explore::check_grid_values;
-using explore::chip_text_of;
-using explore::DesignWorkload;
-using explore::number_text;
 using explore::point_request;
 using explore::SweepGrid;
 using explore::SweepPoint;
@@ -229,41 +229,84 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
   }
 }
 
-void DesignFlags::add_to(CLI::App* cmd, const std::string& slo_ttft_help, const std::string& slo_tpot_help,
-                         const std::string& csv_help) {
-  cmd->add_option("--serve", serve,
-                  "a serve workload instead of a run: g5sim serve's settings as key=value items, space separated "
-                  "('rate=2 requests=100 input_len=4096 output_len=1024'; keys as g5sim.serve()'s)");
-  cmd->add_option("--slo-ttft-ms", slo_ttft_ms, slo_ttft_help);
-  cmd->add_option("--slo-tpot-ms", slo_tpot_ms, slo_tpot_help);
-  cmd->add_option("--jobs", jobs, "runs at once, on as many threads (default: the machine's cores; same results)")
-      ->check(count_in(1, g5sim::run_limits().max_jobs));
-  cmd->add_option("--json", json, "also write the JSON to PATH ('-' for stdout only)")->check(non_empty_path());
-  cmd->add_option("--csv", csv, csv_help)->check(non_empty_path());
-}
+namespace {
 
-DesignWorkload DesignFlags::workload(const std::string& chip, const std::string& model, const g5sim::Request& base,
-                                     const std::vector<std::string>& given) const {
-  DesignWorkload w;
-  w.base = base;
-  if (!serve.empty()) {
-    refuse_step_shape_beside_serve(given);
-    w.serve = serve;
+// A knob's help line: its doc, the words it takes, a search list's syntax, and its default.
+std::string help_of(const g5sim::Knob& k, bool list) {
+  std::string help = k.doc;
+  if (!k.choices.empty() && k.doc.find(k.choices.substr(0, k.choices.find(','))) == std::string::npos) {
+    std::string words = k.choices;
+    std::replace(words.begin(), words.end(), ',', '|');
+    help += fmt::format(" ({})", words);
   }
-  w.chip = chip_text_of(chip.empty() ? g5sim::shipped_chip_path() : chip);
-  w.model = model_of(model);
-  w.slo_ttft_ms = slo_ttft_ms;
-  w.slo_tpot_ms = slo_tpot_ms;
-  return w;
+  if (list) help += ": a list (64,128,256 or LO:HI, doubling)";
+  if (k.type == g5sim::KnobType::flag) return help;
+  const std::string& default_doc = !k.default_doc.empty() ? k.default_doc : k.default_text;
+  if (!default_doc.empty()) help += fmt::format(" [default: {}]", default_doc);
+  return help;
 }
 
-std::unique_ptr<OutputSet> DesignFlags::open() const {
-  return std::make_unique<OutputSet>(
-      std::vector<std::pair<std::string, std::string>>{{"--csv", csv}, {"--json", json}});
+}  // namespace
+
+KnobFlags::KnobFlags(CLI::App* cmd, unsigned use, const std::vector<std::string>& except) {
+  for (const g5sim::Knob* k : g5sim::knobs_taking(use)) {
+    if (k->flag.empty() || std::find(except.begin(), except.end(), k->name) != except.end()) continue;
+    const bool list = (use & g5sim::kSearchList) != 0 && k->takes_in(g5sim::kSearchList);
+    Entry& e = entries_.emplace_back();
+    e.knob = k;
+    if (k->type == g5sim::KnobType::flag) {
+      e.cli = cmd->add_flag(k->flag, e.on, help_of(*k, false));
+    } else if (k->type == g5sim::KnobType::list) {
+      e.cli = cmd->add_option(k->flag, e.texts, help_of(*k, false))->delimiter(',');
+    } else {
+      e.cli = cmd->add_option(k->flag, e.text, help_of(*k, list));
+      if (k->type == g5sim::KnobType::count && !list) e.cli->check(count_in(k->min, k->max));
+      if (k->type == g5sim::KnobType::path) e.cli->check(non_empty_path());
+    }
+  }
 }
 
-void DesignFlags::write(OutputSet& outputs, const std::function<void(std::ostream&)>& table,
-                        const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json) {
+g5sim::KnobItems KnobFlags::items() const {
+  g5sim::KnobItems out;
+  for (const Entry& e : entries_) {
+    if (e.cli->count() == 0) continue;
+    std::string text = e.text;
+    if (e.knob->type == g5sim::KnobType::flag) {
+      text = e.on ? "true" : "false";
+    } else if (e.knob->type == g5sim::KnobType::list) {
+      text = fmt::format("{}", fmt::join(e.texts, ","));
+    }
+    out.emplace_back(e.knob->name, text);
+  }
+  return out;
+}
+
+bool KnobFlags::given(const std::string& name) const {
+  for (const Entry& e : entries_) {
+    if (e.knob->name == name) return e.cli->count() > 0;
+  }
+  return false;
+}
+
+void throw_as_command_line(const std::string& command, unsigned use, const g5sim::ConfigError& e) {
+  const std::string& field = e.field();
+  if (!e.source().empty() || field.empty()) throw e;
+  const std::string message = e.what();
+  const std::string rest = message.rfind(field + ": ", 0) == 0 ? message.substr(field.size() + 2) : message;
+  if (field == "requests" || field == "trace" || field == "sharding") throw CliError(command + ": " + rest);
+  for (const g5sim::Knob* k : g5sim::knobs_taking(use)) {
+    if (k->name == field && !k->flag.empty()) throw CliError(k->flag + ": " + rest);
+  }
+  if (g5sim::find_run_option(field) != nullptr) throw CliError(g5sim::flag_of(field) + ": " + rest);
+  const g5sim::ServeSettings serve;
+  if ((use & (g5sim::kSensitivityKnob | g5sim::kSolveKnob)) != 0 && serve.find(field) != nullptr) {
+    throw CliError("--serve: " + field + ": " + rest);
+  }
+  throw CliError(fmt::format("{}: {}: {}", command, field, rest));
+}
+
+void write_outputs(OutputSet& outputs, const std::function<void(std::ostream&)>& table,
+                   const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json) {
   if (!outputs.on_stdout()) table(std::cout);
   if (OutputFile* file = outputs.get("--csv")) csv(file->stream());
   if (OutputFile* file = outputs.get("--json")) json(file->stream());
@@ -280,16 +323,6 @@ void refuse_step_shape_beside_serve(const std::vector<std::string>& given) {
                       o->flag));
     }
   }
-}
-
-void throw_design_input_error(const std::string& field, const std::string& message,
-                              const std::vector<std::pair<std::string, std::string>>& flags) {
-  for (const auto& [name, flag] : flags) {
-    if (name != field) continue;
-    const std::string rest = message.rfind(field + ": ", 0) == 0 ? message.substr(field.size() + 2) : message;
-    throw CliError(fmt::format("{}: {}", flag, rest));
-  }
-  throw CliError(fmt::format("--serve: {}", message));
 }
 
 unsigned jobs_or_default(unsigned jobs) { return jobs == 0 ? default_jobs() : jobs; }

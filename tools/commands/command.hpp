@@ -20,9 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "explore/design_workload.hpp"
 #include "explore/grid_sweep.hpp"
+#include "g5sim/design.hpp"
 #include "g5sim/g5sim.hpp"
+#include "g5sim/knobs.hpp"
 #include "g5sim/run_options.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_error.hpp"
@@ -127,37 +128,41 @@ void refuse_options_without_effect(const std::vector<std::string>& given, const 
 std::string why_no_point_feels(const std::string& option, const std::vector<g5sim::Model>& models,
                                const std::vector<explore::SweepPoint>& points, const g5sim::Request& base);
 
-/// What the design commands (sensitivity, solve) take alike: a serve workload instead of a run
-/// (--serve and its SLOs), --jobs, and the JSON and CSV beside the table.
-struct DesignFlags {
-  std::string serve, json, csv;
-  std::optional<double> slo_ttft_ms, slo_tpot_ms;
-  unsigned jobs = 0;
+/// The knobs a subcommand takes, registered from the knob tables (g5sim/knobs.hpp: the serve's;
+/// g5sim/design.hpp: search's, sensitivity's and solve's): each row taking `use` is a flag with
+/// the row's help and default. In search (kSearchList) a searchable knob takes a list. What was
+/// given goes to the library as (knob, text) items, as Python's keywords do.
+class KnobFlags {
+ public:
+  /// `except`: knobs the command registers itself.
+  KnobFlags(CLI::App* cmd, unsigned use, const std::vector<std::string>& except = {});
+  /// The knobs given, in table order; a repeated or list flag's values joined by commas.
+  g5sim::KnobItems items() const;
+  bool given(const std::string& name) const;
 
-  /// Registers --serve, --slo-ttft-ms, --slo-tpot-ms, --jobs, --json and --csv (with the SLO
-  /// flags' and the CSV's meaning in this command).
-  void add_to(CLI::App* cmd, const std::string& slo_ttft_help, const std::string& slo_tpot_help,
-              const std::string& csv_help);
-  /// The workload: the chip (its text) and model by name, `base`, --serve and the SLOs. With
-  /// --serve the run's step-shape flags among `given` are refused.
-  explore::DesignWorkload workload(const std::string& chip, const std::string& model, const g5sim::Request& base,
-                                   const std::vector<std::string>& given) const;
-  /// The outputs (--csv, --json), checked together and opened before the long part.
-  std::unique_ptr<OutputSet> open() const;
-  /// Writes the table (when standard output is its), the CSV and the JSON, then closes them.
-  static void write(OutputSet& outputs, const std::function<void(std::ostream&)>& table,
-                    const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json);
+ private:
+  struct Entry {
+    const g5sim::Knob* knob = nullptr;
+    CLI::Option* cli = nullptr;
+    std::string text;
+    std::vector<std::string> texts;  // a list knob's values (repeatable, comma separated)
+    bool on = false;                 // a flag knob
+  };
+  std::deque<Entry> entries_;  // stable addresses: CLI11 writes into them
 };
+
+/// A library error as the command line says it, behind the flag it came from: a knob `command`
+/// takes (`use`), a run option, a serve item inside --serve; the load as a whole ("requests",
+/// "trace") and the sharding as a whole behind the command's name. Always throws.
+[[noreturn]] void throw_as_command_line(const std::string& command, unsigned use, const g5sim::ConfigError& error);
+
+/// A command's table, CSV and JSON: the table on standard output unless an output is there.
+void write_outputs(OutputSet& outputs, const std::function<void(std::ostream&)>& table,
+                   const std::function<void(std::ostream&)>& csv, const std::function<void(std::ostream&)>& json);
 
 /// The design commands (sensitivity, solve) with --serve: a run's shape options given beside it
 /// (the ones `g5sim serve` does not take: --batch, --ctx, ...) are refused, naming the flag.
 void refuse_step_shape_beside_serve(const std::vector<std::string>& given);
-/// A design library's InputError as the command line says it: a field of `flags` (field, flag)
-/// behind its flag, the message's leading "field: " replaced; any other, a serve keyword's, inside
-/// --serve. Always throws CliError.
-[[noreturn]] void throw_design_input_error(const std::string& field, const std::string& message,
-                                           const std::vector<std::pair<std::string, std::string>>& flags);
-
 /// The machine's cores when `jobs` is 0.
 unsigned jobs_or_default(unsigned jobs);
 

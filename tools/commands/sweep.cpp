@@ -30,7 +30,6 @@ using explore::grid_points;
 using explore::grid_size;
 using explore::GridAxis;
 using explore::GridHeader;
-using explore::number_text;
 using explore::point_request;
 using explore::SweepColumns;
 using explore::SweepGrid;

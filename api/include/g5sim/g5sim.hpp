@@ -114,6 +114,16 @@ class Model {
   std::shared_ptr<const Data> data_;
 };
 
+/// One group of the step's sequences (the JSON "sequences" entries): `count` sequences of `q_len`
+/// new tokens after `history` tokens read from the KV cache, on the "decode" or "prefill" path.
+struct SequenceRecord {
+  std::uint64_t count = 0, q_len = 0, history = 0;
+  std::string path;
+};
+
+/// The groups as --mix writes them: "64x1@4096,1x2048@0".
+std::string mix_text(const std::vector<SequenceRecord>& groups);
+
 /// One run, with the CLI's defaults (README, "Flags"): every field is checked by simulate(), and
 /// a bad one is a ConfigError whose field() is the member's name. Each member is a row of the
 /// run-option table (g5sim/run_options.hpp), which front ends read to take, check and echo it.
@@ -127,6 +137,10 @@ struct Request {
   /// count,q_len,history rows. At most one of the two.
   std::string mix;
   std::string seqs;
+  /// The step's groups as values (a serving engine's steps), as --mix would give them without
+  /// its text (each group's path is the mix's rule's, by decode_max_q). At most one of mix, seqs
+  /// and groups. Not a row of the run-option table: the command line and Python give a mix.
+  std::vector<SequenceRecord> groups;
   std::uint64_t decode_max_q = 8;            ///< a mix's group with history and q_len <= this is a decode (or verify)
   std::string prefill_attention = "causal";  ///< prefill and chunk attention: "causal" or "full"
   std::string kv_dtype = "bf16";             ///< "bf16", "fp8" or "fp8-flashmla"
@@ -179,16 +193,6 @@ struct OpRecord {
   double op_start_ns() const { return static_cast<double>(op_start_ps) / 1000.0; }
   double op_end_ns() const { return static_cast<double>(op_end_ps) / 1000.0; }
 };
-
-/// One group of the step's sequences (the JSON "sequences" entries): `count` sequences of `q_len`
-/// new tokens after `history` tokens read from the KV cache, on the "decode" or "prefill" path.
-struct SequenceRecord {
-  std::uint64_t count = 0, q_len = 0, history = 0;
-  std::string path;
-};
-
-/// The groups as --mix writes them: "64x1@4096,1x2048@0".
-std::string mix_text(const std::vector<SequenceRecord>& groups);
 
 /// All ops of one kind (the JSON "kinds" entries); busy = the union of their intervals.
 struct KindRecord {

@@ -1,6 +1,11 @@
 // Uses the installed library as any program would: the shipped configs, one decode block, one op, a bad
-// config caught as g5sim::ConfigError. Prints what tests/install/test_install.sh checks.
+// config caught as g5sim::ConfigError, a serve, a knob refused, a search's grid. Prints what
+// tests/install/test_install.sh checks.
 #include <g5sim/g5sim.hpp>
+#include <g5sim/search.hpp>
+#include <g5sim/sensitivity.hpp>
+#include <g5sim/serve.hpp>
+#include <g5sim/solve.hpp>
 #include <iostream>
 
 int main() {
@@ -24,5 +29,31 @@ int main() {
   } catch (const g5sim::ConfigError& e) {
     std::cout << "error_field " << e.field() << " line " << e.line() << "\n";
   }
+  // A serve: one request of 64 tokens in and 3 out on a one-layer step, its three tokens out.
+  g5sim::ServeSettings settings;
+  settings.set_text("concurrency", "1");
+  settings.set_text("requests", "1");
+  settings.set_text("input_len", "64");
+  settings.set_text("output_len", "3");
+  g5sim::Request step;
+  step.layers = 1;
+  const g5sim::ServeReport served = g5sim::serve(chip, model, step, settings);
+  std::cout << "serve_output_tokens " << served.summary.output_tokens << "\n";
+  try {
+    settings.set_text("block_tokens", "0");
+  } catch (const g5sim::ConfigError& e) {
+    std::cout << "knob_error " << e.field() << ": " << e.what() << "\n";
+  }
+  // A search's grid: three batch caps on the one sharding given.
+  const g5sim::DeploymentSearch search(g5sim::search_spec_of({chip}, model, step,
+                                                             {{"concurrency", "1"},
+                                                              {"requests", "1"},
+                                                              {"input_len", "64"},
+                                                              {"output_len", "3"},
+                                                              {"tp", "1"},
+                                                              {"ep", "1"},
+                                                              {"dp", "1"},
+                                                              {"max_seqs", "1,2,4"}}));
+  std::cout << "search_grid " << search.grid_size() << "\n";
   return 0;
 }

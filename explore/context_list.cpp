@@ -1,11 +1,11 @@
-#include "tools/context_list.hpp"
+#include "explore/context_list.hpp"
 
 #include <fmt/format.h>
 
+#include "hw/config_error.hpp"
 #include "hw/number_text.hpp"
-#include "tools/cli_error.hpp"
 
-namespace tools {
+namespace explore {
 
 namespace {
 
@@ -13,9 +13,9 @@ std::uint64_t parse_positive(std::string_view s, const std::string& whole) {
   const std::optional<std::uint64_t> v = hw::read_whole_number(s);
   const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
   if (digits && (!v || *v > kMaxContext)) {
-    throw CliError(fmt::format("--ctx: {} in '{}' is outside 1..{}", s, whole, kMaxContext));
+    throw hw::InputError("ctx", fmt::format("{} in '{}' is outside 1..{}", s, whole, kMaxContext));
   }
-  if (!v || *v == 0) throw CliError(fmt::format("--ctx: '{}' in '{}' is not a positive integer", s, whole));
+  if (!v || *v == 0) throw hw::InputError("ctx", fmt::format("'{}' in '{}' is not a positive integer", s, whole));
   return *v;
 }
 
@@ -25,8 +25,8 @@ constexpr std::uint64_t kMaxFactor = 1024;
 
 std::uint64_t parse_factor(std::string_view s, const std::string& whole) {
   const auto bad = [&] {
-    return CliError(fmt::format("--ctx: factor '{}' in '{}' is not a decimal in (1, {}] with at most 6 decimals", s,
-                                whole, kMaxFactor));
+    return hw::InputError("ctx", fmt::format("factor '{}' in '{}' is not a decimal in (1, {}] with at most 6 decimals",
+                                             s, whole, kMaxFactor));
   };
   const auto point = s.find('.');
   const std::string_view integer = s.substr(0, point);
@@ -53,7 +53,7 @@ std::uint64_t parse_factor(std::string_view s, const std::string& whole) {
 
 void check_length(const std::vector<std::uint64_t>& out, const std::string& whole) {
   if (out.size() > kMaxContexts) {
-    throw CliError(fmt::format("--ctx: '{}' lists more than {} contexts", whole, kMaxContexts));
+    throw hw::InputError("ctx", fmt::format("'{}' lists more than {} contexts", whole, kMaxContexts));
   }
 }
 
@@ -65,16 +65,16 @@ std::vector<std::uint64_t> parse_context_list(const std::string& text) {
     const auto a = text.find(':');
     const auto b = text.find(':', a + 1);
     if (b == std::string::npos || b + 1 >= text.size() || (text[b + 1] != 'x' && text[b + 1] != '+')) {
-      throw CliError(fmt::format("--ctx: '{}' is not START:STOP:xFACTOR or START:STOP:+STEP", text));
+      throw hw::InputError("ctx", fmt::format("'{}' is not START:STOP:xFACTOR or START:STOP:+STEP", text));
     }
     const std::uint64_t start = parse_positive(std::string_view(text).substr(0, a), text);
     const std::uint64_t stop = parse_positive(std::string_view(text).substr(a + 1, b - a - 1), text);
-    if (stop < start) throw CliError(fmt::format("--ctx: STOP < START in '{}'", text));
+    if (stop < start) throw hw::InputError("ctx", fmt::format("STOP < START in '{}'", text));
     const std::string_view step = std::string_view(text).substr(b + 2);
     if (text[b + 1] == '+') {
       const std::uint64_t by = parse_positive(step, text);
       if ((stop - start) / by + 1 > kMaxContexts) {
-        throw CliError(fmt::format("--ctx: '{}' lists more than {} contexts", text, kMaxContexts));
+        throw hw::InputError("ctx", fmt::format("'{}' lists more than {} contexts", text, kMaxContexts));
       }
       for (std::uint64_t v = start; v <= stop; v += by) out.push_back(v);  // v + by <= 2 x kMaxContext: no wrap
       return out;
@@ -86,8 +86,8 @@ std::vector<std::uint64_t> parse_context_list(const std::string& text) {
       check_length(out, text);
       const std::uint64_t next = (v * factor + kFactorScale / 2) / kFactorScale;
       if (next <= v) {
-        throw CliError(fmt::format("--ctx: in '{}', {} x {} rounds to {}: the factor is too small to grow it", text, v,
-                                   step, next));
+        throw hw::InputError("ctx", fmt::format("in '{}', {} x {} rounds to {}: the factor is too small to grow it",
+                                                text, v, step, next));
       }
       v = next;
     }
@@ -105,4 +105,4 @@ std::vector<std::uint64_t> parse_context_list(const std::string& text) {
   return out;
 }
 
-}  // namespace tools
+}  // namespace explore

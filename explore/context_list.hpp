@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "hw/config_error.hpp"
 #include "models/run_limits.hpp"
-#include "tools/cli_error.hpp"
 
-namespace tools {
+namespace explore {
 
 using models::kMaxContext;
 constexpr std::size_t kMaxContexts = models::kMaxContextList;
 
-/// Throws CliError naming --ctx on malformed input.
+/// Throws hw::InputError naming ctx on malformed input.
 std::vector<std::uint64_t> parse_context_list(const std::string& text);
 
-}  // namespace tools
+}  // namespace explore

@@ -1,0 +1,72 @@
+#pragma once
+// The state the serving engine's parts share (serving/serving_engine.hpp states the model): each
+// request's progress, each instance's queues, running list, KV blocks and clock.
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace serving {
+
+/// A request's progress on the instance that holds it.
+struct Live {
+  std::uint64_t prompt = 0;  ///< tokens to compute before the next token: input + generated at preemption
+  std::uint64_t computed = 0, generated = 0, blocks = 0;
+  std::uint64_t last_token_ps = 0;
+  double credit = 0;  ///< MTP, expected acceptance: the fraction of a token carried to the next step
+  bool started = false;
+  bool leaving = false;  ///< done on its instance this step (finished, or its cache in transfer)
+
+  bool in_prompt() const { return computed < prompt; }
+};
+
+/// One instance's KV cache: whole blocks of block_tokens tokens, taken and given back.
+class KvBlockPool {
+ public:
+  KvBlockPool(std::uint64_t blocks, std::uint64_t block_tokens)
+      : blocks_(blocks), free_(blocks), block_tokens_(block_tokens) {}
+  /// ceil(tokens / block_tokens).
+  std::uint64_t blocks_for(std::uint64_t tokens) const {
+    return tokens / block_tokens_ + (tokens % block_tokens_ != 0 ? 1 : 0);
+  }
+  std::uint64_t free() const { return free_; }
+  std::uint64_t used() const { return blocks_ - free_; }
+  /// Takes n blocks; the caller checked that n <= free().
+  void take(std::uint64_t n) { free_ -= n; }
+  void give_back(std::uint64_t n) { free_ += n; }
+
+ private:
+  std::uint64_t blocks_, free_, block_tokens_;
+};
+
+/// One engine instance: its queue, its running requests, its KV blocks and its clock.
+struct Instance {
+  enum class Role { colocated, prefill, decode } role = Role::colocated;
+  std::multimap<std::pair<std::uint64_t, std::uint64_t>, std::size_t> pending;  // (arrival, seq) -> request
+  std::deque<std::size_t> waiting;                                              // arrived, head first
+  std::vector<std::size_t> running;                                             // admission order
+  KvBlockPool pool;
+  std::uint64_t now = 0;
+
+  Instance(std::uint64_t blocks, std::uint64_t block_tokens) : pool(blocks, block_tokens) {}
+  bool busy() const { return !running.empty() || !waiting.empty(); }
+  /// When its next step can start, or nothing when it has nothing to do.
+  std::optional<std::uint64_t> next_start() const {
+    if (busy()) return now;
+    if (pending.empty()) return std::nullopt;
+    return std::max(now, pending.begin()->first.first);
+  }
+  /// The pending requests that have arrived by `now` join the queue, in arrival order.
+  void admit_arrivals() {
+    while (!pending.empty() && pending.begin()->first.first <= now) {
+      waiting.push_back(pending.begin()->second);
+      pending.erase(pending.begin());
+    }
+  }
+};
+
+}  // namespace serving

@@ -1,0 +1,239 @@
+#pragma once
+// Serving from C++: requests in, TTFT / TPOT / ITL / goodput per request and per chip out, each
+// distinct step simulated once on the instruction-level model (`g5sim serve`, g5sim.serve()).
+//
+//   #include <g5sim/serve.hpp>
+//   g5sim::ServeSettings s;                         // the knobs (g5sim/knobs.hpp), at their defaults
+//   s.set_text("rate", "2");
+//   s.set_text("input_len", "1024");
+//   s.set_text("output_len", "128");
+//   const g5sim::ServeReport r = g5sim::serve(chip, model, g5sim::Request{}, s);
+//   r.summary.tpot_ms.p50;                          // ms
+//   g5sim::write_serve_json(std::cout, r);          // `g5sim serve --json -`, byte for byte
+//
+// The model of the engine is stated in serving/serving_engine.hpp, the KV cache's sizing in
+// serving/serve.hpp, bucketing in serving/step_bucketing.hpp. Every input error throws
+// g5sim::ConfigError whose field() names the knob or the run option (source empty) or the file
+// (a trace, a length histogram); any other exception is a bug.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "g5sim/knobs.hpp"
+
+namespace g5sim {
+
+inline constexpr int kServeSchemaVersion = 1;
+
+// The limits of a serve (the knobs' ranges, g5sim/knobs.hpp).
+constexpr std::uint64_t kMaxServeSeqs = 4096;          ///< sequences of a step
+constexpr std::uint64_t kMaxBatchedTokens = 1u << 24;  ///< tokens of a step, of a prompt chunk
+constexpr std::uint64_t kMaxBlockTokens = 1u << 16;    ///< tokens of a KV cache block
+constexpr std::uint64_t kMaxServeSteps = 100'000'000;  ///< a serve that takes more steps is an error
+/// Drafts of a verify: 1 + 7 tokens is the mixed step's decode at most (decode_max_q 8).
+constexpr std::uint64_t kMaxMtpDrafts = 7;
+constexpr std::uint64_t kMaxServeInstances = 1024;      ///< prefill or decode instances (disagg)
+constexpr double kMaxArrivalSeconds = 1e6;              ///< about 11.6 days
+constexpr std::uint64_t kMaxServeRequests = 1'000'000;  ///< requests of one serve
+constexpr double kMaxRate = 1e6;                        ///< requests per second
+constexpr std::uint64_t kMaxConcurrency = 1u << 20;     ///< closed-loop clients
+
+struct ServeRequest {
+  std::string id;
+  std::uint64_t arrival_ps = 0;  ///< open loop; closed loop: set when its client's last request ends
+  std::uint64_t input_tokens = 0, output_tokens = 0;
+};
+
+/// The requests the settings' load makes: exactly one of a trace (a file, or trace_text named by
+/// the trace knob), a rate and a concurrency; a synthetic load needs both lengths. Throws
+/// ConfigError naming the knob ("trace", "input_len", ...) or the trace's file, line and column.
+std::vector<ServeRequest> requests_of(const ServeSettings& settings);
+
+/// A step's time and its error band (the simulation's, when the chip has one), and the dynamic
+/// energy of the chip it simulated (the fullest DP rank's; 0 without the chip's `energy` section).
+struct StepTime {
+  std::uint64_t ps = 0;
+  bool has_band = false;
+  std::uint64_t band_low_ps = 0, band_high_ps = 0;
+  double dynamic_pj = 0;
+};
+
+/// Step times shared by the serves of one chip, model and step options (g5sim search's points):
+/// a step one serve simulated is not simulated again by another with the same deployment and
+/// micro-batches (both are in the key). Thread-safe. The times are the simulation's, so a serve's
+/// results are the same with or without it; its simulated_commands, simulate_seconds and band
+/// basis then count only the simulations it ran itself.
+class SharedStepTimes {
+ public:
+  std::optional<StepTime> find(const std::string& key) const;
+  void put(const std::string& key, const StepTime& time);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, StepTime> times_;
+};
+
+/// How a finished prompt's KV cache moves from a prefill instance to a decode one: the bytes the
+/// chip holding the sequence keeps per cached token (all layers), over a link of
+/// `bandwidth_gb_per_s` after `latency_ns`.
+struct KvTransfer {
+  std::uint64_t bytes_per_token = 0;
+  double bandwidth_gb_per_s = 0, latency_ns = 0;
+  std::string link;  ///< "rdma" or "c2c": which of the chip's links (for the report)
+  /// latency + bytes / bandwidth, rounded to the nearest picosecond.
+  std::uint64_t picoseconds(std::uint64_t bytes) const;
+};
+
+/// What a serve derives from its settings, the chip and the deployment, beside the settings the
+/// engine reads by name.
+struct ServeSetup {
+  std::uint64_t dp = 1;               ///< the DP ranks a step is dealt over (bucketing keys a step by its fullest)
+  std::uint64_t bucket_percent = 0;   ///< step_cache: 0 exact, else bucket:PCT's PCT
+  std::uint64_t bucket_samples = 16;  ///< bucketed steps re-simulated exactly to measure the error
+  std::uint64_t prefill_instances = 0, decode_instances = 0;  ///< disagg P:D; 0 and 0: one instance
+  KvTransfer kv_transfer;                                     ///< with disagg
+  std::vector<double> accept;                                 ///< mtp's acceptance rates, one or one per draft
+  unsigned jobs = 1;                         ///< threads for a bucketed step's new anchors and the samples
+  std::uint64_t max_steps = kMaxServeSteps;  ///< more is an error (the load never drains, or a caller's bound)
+};
+
+/// The bucketing's error, from steps re-simulated exactly: (bucketed - exact) / exact.
+struct BucketError {
+  std::uint64_t samples = 0;
+  double mean_abs = 0, max_abs = 0;
+};
+
+struct RequestOutcome {
+  std::string id;
+  std::uint64_t arrival_ps = 0, first_token_ps = 0, finish_ps = 0;
+  std::uint64_t first_step_ps = 0;  ///< the start of the first step that ran it (its queueing ends)
+  std::uint64_t input_tokens = 0, output_tokens = 0, preemptions = 0;
+  std::uint64_t kv_transfer_bytes = 0;  ///< moved prefill -> decode (disaggregation)
+  std::vector<std::uint64_t> itl_ps;    ///< gaps between successive tokens after the first
+};
+
+struct StepLog {
+  std::uint64_t instance = 0;  ///< which instance ran it (disaggregation: prefill ones first)
+  std::uint64_t start_ps = 0, duration_ps = 0;
+  std::uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
+  std::uint64_t kv_blocks_used = 0;  ///< after the step's allocation
+  std::uint64_t waiting = 0;         ///< arrived, not admitted, at the step's start
+};
+
+struct ServeRun {
+  std::vector<RequestOutcome> requests;  ///< by arrival (stable); the closed loop: as given
+  std::vector<StepLog> steps;
+  std::uint64_t kv_blocks = 0;
+  std::uint64_t distinct_steps = 0;         ///< steps the timer was asked for (samples aside)
+  std::optional<BucketError> bucket_error;  ///< with bucketing
+  std::uint64_t preemptions = 0;
+  std::uint64_t kv_transfer_bytes = 0;             ///< over every request (disaggregation)
+  std::uint64_t mtp_verifies = 0, mtp_tokens = 0;  ///< MTP: verify steps of a request, the tokens they gave
+  /// The step times' bands summed along the run's steps (every request's times scale with them):
+  /// the ratio band / time applied to each metric. Absent when a step had none.
+  std::optional<double> band_low_ratio, band_high_ratio;
+  /// One chip's dynamic energy summed over the steps taken (each step's simulated chip, drafts
+  /// included), in picojoules; 0 without an `energy` section.
+  double dynamic_energy_pj = 0;
+};
+
+/// One metric's summary.
+struct Distribution {
+  std::uint64_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+struct ServeSummary {
+  std::uint64_t requests = 0, input_tokens = 0, output_tokens = 0;
+  double duration_s = 0;
+  Distribution ttft_ms, tpot_ms, itl_ms, e2e_s;
+  double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;
+  double output_tokens_per_s_per_chip = 0, input_tokens_per_s_per_chip = 0;
+  double output_tokens_per_s_per_user = 0;  ///< the mean over requests of (output - 1) / (finish - first token)
+  std::optional<double> slo_ttft_ms, slo_tpot_ms;
+  std::uint64_t slo_met = 0;
+  double goodput_requests_per_s = 0;
+  double kv_utilisation_mean = 0, kv_utilisation_peak = 0;  ///< blocks used / blocks, time-weighted mean
+  double batch_mean = 0;                                    ///< sequences per step, time-weighted
+  std::uint64_t batch_max = 0;
+};
+
+/// A serve's energy (a chip with an `energy` section): every chip of the deployment spends, each
+/// step, the dynamic energy of the chip the step simulated (its fullest DP rank's: an upper bound
+/// for the others), and its static power from the first arrival to the last finish, idle or not:
+///     total_j = chips_per_instance x sum over steps of dynamic_j + chips x static_w x duration_s
+/// joules_per_token over the output tokens; average_w per chip.
+struct ServeEnergy {
+  double dynamic_j = 0, static_j = 0, total_j = 0;
+  double joules_per_token = 0, tokens_per_joule = 0, average_w = 0;
+  std::optional<double> tdp_w;
+};
+
+struct ServeReport {
+  std::string chip, model, chip_source, model_source;
+  Request step;  ///< what every step ran with (its mix aside)
+  ServingMemory memory;
+  /// As served: the given knobs, kv_tokens sized from the chip when not given, chunk the budget
+  /// when 0, jobs the threads used.
+  ServeSettings settings;
+  ServeSetup setup;
+  ServeRun run;
+  ServeSummary summary;
+  std::uint64_t chips = 0;  ///< the deployment's chips x its instances (disaggregation)
+  std::string band_basis;   ///< the steps' band basis (g5sim::Result::band_basis)
+  double band_coverage = 0;
+  std::uint64_t simulated_commands = 0;  ///< over the distinct steps
+  double simulate_seconds = 0;           ///< wall time of the distinct steps' simulations
+  std::optional<ServeEnergy> energy;     ///< a chip with an `energy` section
+};
+
+/// How a serve runs, beside what it computes: who is told of progress, what bounds it, and step
+/// times shared with other serves.
+struct ServeControls {
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;  ///< after each finished request
+  std::uint64_t max_steps = kMaxServeSteps;
+  std::shared_ptr<SharedStepTimes> shared_steps;  ///< none: this serve's own cache alone
+};
+
+/// Serves `requests` on `chip` running `model`, each step as `step` (its run options; its
+/// sequences are the engine's) with `settings`' engine. The deployment is `step`'s tp, ep, dp
+/// when given, else the smallest whose KV cache holds the longest request.
+ServeReport serve(const Chip& chip, const Model& model, const Request& step, std::vector<ServeRequest> requests,
+                  const ServeSettings& settings, const ServeControls& controls = {});
+/// The same with the requests the settings' load makes (requests_of).
+ServeReport serve(const Chip& chip, const Model& model, const Request& step, const ServeSettings& settings,
+                  const ServeControls& controls = {});
+
+/// Checks what the knobs' ranges alone do not: mtp and accept go together (accept_draw with them).
+/// Throws ConfigError naming mtp.
+void check_pairs(const ServeSettings& settings);
+
+/// Why `step`'s deployment (its tp, ep and dp, each 1 when not given) cannot serve `requests`:
+/// the model does not divide over it, or its weights leave no KV cache at the settings' memory
+/// utilization, or the cache of a DP rank cannot hold the longest request; none when it can.
+std::optional<std::string> deployment_refusal(const Chip& chip, const Model& model, const Request& step,
+                                              const std::vector<ServeRequest>& requests, const ServeSettings& settings);
+
+/// The per-request CSV (columns id,arrival_s,first_token_s,finish_s,ttft_ms,tpot_ms,itl_p50_ms,
+/// itl_max_ms,e2e_s,input_tokens,output_tokens,preemptions; tpot and itl empty for one output token).
+void write_request_csv(std::ostream& out, const ServeReport& report);
+/// The summary JSON (schema_version, the set-up, the metrics, the steps over time).
+void write_serve_json(std::ostream& out, const ServeReport& report);
+/// A Chrome trace-event JSON (Perfetto, chrome://tracing) of the serve: process "steps" with a
+/// track per instance and a slice per step (its sequences and tokens), process "requests" with
+/// a track per request slot (a request takes the lowest slot free at its arrival) and a slice
+/// per phase of each request: queued (arrival to its first step), prefill (to its first token),
+/// decode (to its end). Times in microseconds, as the format has them.
+void write_serve_perfetto(std::ostream& out, const ServeReport& report);
+/// The summary as the terminal shows it.
+void write_serve_table(std::ostream& out, const ServeReport& report);
+
+}  // namespace g5sim

@@ -1,0 +1,325 @@
+// The serve table (g5sim/knobs.hpp): one row per knob of a serve, its load, engine, step cache,
+// SLOs, disaggregation and MTP, in documentation order. Ranges are the engine's and the load's
+// limits (g5sim/serve.hpp); a text knob's check is the parser that reads it where it acts.
+
+#include <limits>
+
+#include "g5sim/knobs.hpp"
+#include "g5sim/run_options.hpp"
+#include "g5sim/serve.hpp"
+#include "serving/serve.hpp"
+
+namespace g5sim {
+namespace {
+
+void check_length(const std::string& text) { serving::check_length_text(text); }
+void check_step_cache(const std::string& text) { serving::parse_step_cache(text); }
+void check_disagg(const std::string& text) { serving::parse_disagg_or_none(text); }
+void check_accept(const std::string& text) { serving::parse_accept(text); }
+
+// chunk 0 defers to the step's token budget.
+KnobValue budget_chunk(const Settings& s) {
+  return s.count("chunk") == 0 ? s.value("max_batched_tokens") : s.value("chunk");
+}
+
+constexpr unsigned kAnyServe = kServeKnob | kServeItem | kSearchKnob;
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+using T = KnobType;
+
+// Each row names only the fields it sets (designated initializers); the rest keep Knob's defaults,
+// which GCC's -Wextra would report as missing.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+// A search list of one of the step's run options: its type, range and help are the run-option
+// table's.
+Knob run_option_list(const std::string& name) {
+  const RunOption* o = find_run_option(name);
+  Knob k{.name = name,
+         .flag = o->flag,
+         .type = T::count,
+         .min = o->min,
+         .max = o->max,
+         .default_text = "1",
+         .doc = o->doc,
+         .group = "run",
+         .takes = kSearchList,
+         .run_option = true,
+         .label = "mb",
+         .width = 3};
+  return k;
+}
+
+std::vector<Knob> load_rows() {
+  return {
+      {.name = "trace",
+       .flag = "--trace",
+       .type = T::path,
+       .optional = true,
+       .doc = "requests: a CSV (arrival_s,input_tokens,output_tokens[,id]) or JSON-lines (.jsonl) file",
+       .group = "load",
+       .takes = kServeKnob | kSearchKnob},
+      {.name = "rate",
+       .flag = "--rate",
+       .type = T::decimal,
+       .low = 0,
+       .high = kMaxRate,
+       .low_open = true,
+       .optional = true,
+       .unit = "requests/s",
+       .doc = "requests: an open loop of Poisson arrivals at R requests/s",
+       .group = "load",
+       .takes = kAnyServe | kSweepAxis},
+      {.name = "concurrency",
+       .flag = "--concurrency",
+       .type = T::count,
+       .min = 0,
+       .max = kMaxConcurrency,
+       .default_text = "0",
+       .default_doc = "0: none (a rate or a trace)",
+       .unit = "clients",
+       .doc = "requests: a closed loop of N clients, each sending on its last reply",
+       .group = "load",
+       .takes = kAnyServe | kSweepAxis,
+       .engine_echo = 6},
+      {.name = "requests",
+       .flag = "--requests",
+       .keyword = "num_requests",
+       .type = T::count,
+       .min = 1,
+       .max = kMaxServeRequests,
+       .default_text = "100",
+       .doc = "synthetic load: how many requests",
+       .group = "load",
+       .takes = kAnyServe},
+      {.name = "input_len",
+       .flag = "--input-len",
+       .type = T::text,
+       .optional = true,
+       .unit = "tokens",
+       .doc = "synthetic load: prompt tokens, N, a uniform range LO:HI, or a histogram file (CSV low,high,weight)",
+       .group = "load",
+       .takes = kAnyServe,
+       .pair = true,
+       .check = check_length},
+      {.name = "output_len",
+       .flag = "--output-len",
+       .type = T::text,
+       .optional = true,
+       .unit = "tokens",
+       .doc = "synthetic load: output tokens, N, a uniform range LO:HI, or a histogram file (CSV low,high,weight)",
+       .group = "load",
+       .takes = kAnyServe,
+       .pair = true,
+       .check = check_length},
+      {.name = "seed",
+       .flag = "--seed",
+       .type = T::count,
+       .min = 0,
+       .max = std::numeric_limits<std::uint64_t>::max(),
+       .default_text = "0",
+       .doc = "synthetic load: the generator's seed",
+       .group = "load",
+       .takes = kAnyServe},
+  };
+}
+
+std::vector<Knob> engine_rows() {
+  std::vector<Knob> rows{
+      {.name = "schedule",
+       .flag = "--schedule",
+       .type = T::text,
+       .choices = "mixed,prefill-first",
+       .default_text = "mixed",
+       .doc = "how a step is formed: mixed (vLLM v1: decodes and prompt chunks in one step) or prefill-first "
+              "(SGLang's default: a step of prompts whenever one can run, else a step of decodes)",
+       .group = "engine",
+       .takes = kAnyServe,
+       .engine_echo = 1},
+      {.name = "max_seqs",
+       .flag = "--max-seqs",
+       .type = T::count,
+       .min = 1,
+       .max = kMaxServeSeqs,
+       .default_text = "256",
+       .unit = "sequences",
+       .doc = "sequences a step runs at most (vLLM's max_num_seqs)",
+       .group = "engine",
+       .takes = kAnyServe | kSearchList | kSweepAxis,
+       .engine_echo = 2,
+       .engine_line = true,
+       .width = 8},
+      {.name = "max_batched_tokens",
+       .flag = "--max-batched-tokens",
+       .type = T::count,
+       .min = 1,
+       .max = kMaxBatchedTokens,
+       .default_text = "8192",
+       .unit = "tokens",
+       .doc = "tokens a step computes at most (vLLM's max_num_batched_tokens)",
+       .group = "engine",
+       .takes = kAnyServe | kSearchList | kSweepAxis,
+       .engine_echo = 3,
+       .engine_line = true,
+       .label = "mbt",
+       .width = 6},
+      {.name = "chunk",
+       .flag = "--chunk",
+       .type = T::count,
+       .min = 0,
+       .max = kMaxBatchedTokens,
+       .default_text = "0",
+       .default_doc = "0: the budget, max_batched_tokens",
+       .unit = "tokens",
+       .doc = "a prompt's tokens per step at most (chunked prefill)",
+       .group = "engine",
+       .takes = kAnyServe | kSearchList | kSweepAxis,
+       .resolved = budget_chunk,
+       .engine_echo = 4,
+       .engine_line = true,
+       .width = 6},
+  };
+  rows.push_back(run_option_list("micro_batches"));
+  return rows;
+}
+
+std::vector<Knob> cache_rows() {
+  return {
+      {.name = "block_tokens",
+       .flag = "--block-tokens",
+       .type = T::count,
+       .min = 1,
+       .max = kMaxBlockTokens,
+       .default_text = "16",
+       .unit = "tokens",
+       .doc = "tokens per KV cache block (paged attention)",
+       .group = "engine",
+       .takes = kAnyServe,
+       .engine_echo = 5},
+      {.name = "memory_utilization",
+       .flag = "--memory-utilization",
+       .type = T::decimal,
+       .low = 0,
+       .high = 1,
+       .low_open = true,
+       .default_text = "0.9",
+       .doc = "share of the chip's DDR for weights and KV cache (vLLM's gpu_memory_utilization)",
+       .group = "engine",
+       .takes = kAnyServe},
+      {.name = "kv_tokens",
+       .flag = "--kv-tokens",
+       .type = T::count,
+       .min = 1,
+       .max = std::uint64_t{1} << 50,
+       .optional = true,
+       .default_doc = "sized from the chip's DDR after the weights",
+       .unit = "tokens",
+       .doc = "the deployment's KV cache in tokens, instead of sizing it from DDR",
+       .group = "engine",
+       .takes = kServeKnob | kServeItem},
+      {.name = "step_cache",
+       .flag = "--step-cache",
+       .type = T::text,
+       .default_text = "exact",
+       .default_doc = "exact (search: bucket:10; a search serves many times)",
+       .doc = "exact: every distinct step simulated; bucket:PCT: a step interpolated from anchor steps on a PCT % "
+              "grid (its fullest DP rank's decodes, their mean history and its mean prompt chunk)",
+       .group = "cache",
+       .takes = kAnyServe,
+       .check = check_step_cache},
+  };
+}
+
+std::vector<Knob> slo_and_mode_rows() {
+  return {
+      {.name = "slo_ttft_ms",
+       .flag = "--slo-ttft-ms",
+       .type = T::decimal,
+       .low = 0,
+       .high = kUnbounded,
+       .low_open = true,
+       .optional = true,
+       .unit = "ms",
+       .doc = "the TTFT SLO: goodput counts requests whose TTFT is at most this (search: a point meets it at "
+              "--slo-stat)",
+       .group = "slo",
+       .takes = kServeKnob | kSearchKnob | kSensitivityKnob | kSolveKnob},
+      {.name = "slo_tpot_ms",
+       .flag = "--slo-tpot-ms",
+       .type = T::decimal,
+       .low = 0,
+       .high = kUnbounded,
+       .low_open = true,
+       .optional = true,
+       .unit = "ms",
+       .doc = "the TPOT SLO: goodput counts requests whose TPOT is at most this (search: a point meets it at "
+              "--slo-stat)",
+       .group = "slo",
+       .takes = kServeKnob | kSearchKnob | kSensitivityKnob | kSolveKnob},
+      {.name = "disagg",
+       .flag = "--disagg",
+       .type = T::text,
+       .default_text = "none",
+       .doc = "P:D prefill and decode instances of the deployment each; prompts' KV caches move between them "
+              "(none: one instance doing both)",
+       .group = "disagg",
+       .takes = kAnyServe | kSearchList,
+       .pair = true,
+       .check = check_disagg,
+       .width = 6},
+      {.name = "mtp",
+       .flag = "--mtp",
+       .type = T::count,
+       .min = 0,
+       .max = kMaxMtpDrafts,
+       .default_text = "0",
+       .doc = "MTP / speculative decoding: drafts each decode verifies a step (0: none); above 0 needs --accept",
+       .group = "mtp",
+       .takes = kAnyServe | kSearchList,
+       .width = 3},
+      {.name = "accept",
+       .flag = "--accept",
+       .type = T::text,
+       .optional = true,
+       .doc = "with --mtp: each draft's acceptance rate, one or one per draft (0.8 or 0.9,0.8)",
+       .group = "mtp",
+       .takes = kAnyServe,
+       .check = check_accept},
+      {.name = "accept_draw",
+       .flag = "--accept-draw",
+       .type = T::count,
+       .min = 0,
+       .max = std::numeric_limits<std::uint64_t>::max(),
+       .optional = true,
+       .default_doc = "the expected tokens, no randomness",
+       .doc = "with --mtp: draw acceptances with this seed",
+       .group = "mtp",
+       .takes = kServeKnob | kServeItem},
+      {.name = "jobs",
+       .flag = "--jobs",
+       .type = T::count,
+       .min = 1,
+       .max = run_limits().max_jobs,
+       .optional = true,
+       .default_doc = "the machine's cores; the results are the same",
+       .doc = "with bucket:PCT: a step's new anchor steps simulated at once, on as many threads",
+       .group = "cache",
+       .takes = kServeKnob},
+  };
+}
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+const std::vector<Knob>& serve_knobs() {
+  static const std::vector<Knob> table = [] {
+    std::vector<Knob> out;
+    for (auto&& part : {load_rows(), engine_rows(), cache_rows(), slo_and_mode_rows()}) {
+      out.insert(out.end(), part.begin(), part.end());
+    }
+    return out;
+  }();
+  return table;
+}
+
+}  // namespace g5sim

@@ -1,0 +1,114 @@
+// The requests a serve's load makes, and the readers of its text knobs (serving/serve.hpp).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+
+#include "api/public_errors.hpp"
+#include "g5sim/serve.hpp"
+#include "hw/config_error.hpp"
+#include "hw/number_text.hpp"
+#include "serving/request_load.hpp"
+#include "serving/serve.hpp"
+
+namespace serving {
+
+using g5sim::ServeSettings;
+
+namespace {
+
+std::vector<ServeRequest> requests_of_load(const ServeSettings& s) {
+  const std::string& trace = s.text("trace");
+  const bool traced = !trace.empty() || s.trace_text.has_value();
+  const bool rate = s.optional_decimal("rate").has_value(), closed = s.count("concurrency") > 0;
+  if ((traced ? 1 : 0) + (rate ? 1 : 0) + (closed ? 1 : 0) != 1) {
+    throw hw::InputError("trace", "give the requests once: a trace, a rate or a concurrency");
+  }
+  if (traced) {
+    if (s.given("input_len") || s.given("output_len") || s.given("requests") || s.given("seed")) {
+      throw hw::InputError("trace", "requests, input_len, output_len and seed shape a synthetic load, not a trace");
+    }
+    return s.trace_text ? parse_request_trace(*s.trace_text, trace) : read_request_trace(trace);
+  }
+  for (const char* name : {"input_len", "output_len"}) {
+    if (s.text(name).empty())
+      throw hw::InputError(name, "a synthetic load needs both lengths: N, LO:HI tokens or a histogram file");
+  }
+  SyntheticLoad load;
+  load.requests = s.count("requests");
+  load.rate = s.optional_decimal("rate").value_or(0);
+  load.concurrency = s.count("concurrency");
+  load.input = LengthDistribution::parse(s.text("input_len"), "input_len");
+  load.output = LengthDistribution::parse(s.text("output_len"), "output_len");
+  load.seed = s.count("seed");
+  return synthetic_requests(load);
+}
+
+}  // namespace
+
+std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  std::uint64_t counts[2] = {0, 0};
+  bool ok = colon != std::string::npos;
+  for (int side = 0; ok && side < 2; ++side) {
+    const std::optional<std::uint64_t> count =
+        hw::read_whole_number(side == 0 ? text.substr(0, colon) : text.substr(colon + 1));
+    ok = count && *count >= 1 && *count <= g5sim::kMaxServeInstances;
+    if (ok) counts[side] = *count;
+  }
+  if (!ok) {
+    throw hw::InputError("disagg", fmt::format("expected P:D, prefill and decode instances 1..{} each, got '{}'",
+                                               g5sim::kMaxServeInstances, text));
+  }
+  return {counts[0], counts[1]};
+}
+
+std::pair<std::uint64_t, std::uint64_t> parse_disagg_or_none(const std::string& text) {
+  return text == "none" ? std::pair<std::uint64_t, std::uint64_t>{0, 0} : parse_disagg(text);
+}
+
+std::vector<double> parse_accept(const std::string& text) {
+  std::vector<double> out;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::optional<double> p = hw::read_decimal_number(std::string_view(text).substr(begin, comma - begin));
+    if (!p || !(*p >= 0 && *p <= 1) || out.size() == g5sim::kMaxMtpDrafts) {
+      throw hw::InputError("accept", fmt::format("expected acceptance rates in [0, 1], one or one per draft (at most "
+                                                 "{}), comma separated, got '{}'",
+                                                 g5sim::kMaxMtpDrafts, text));
+    }
+    out.push_back(*p);
+    if (comma == text.size()) return out;
+    begin = comma + 1;
+  }
+}
+
+std::uint64_t parse_step_cache(const std::string& text) {
+  if (text == "exact") return 0;
+  const std::string prefix = "bucket:";
+  if (text.rfind(prefix, 0) == 0) {
+    const std::optional<std::uint64_t> pct = hw::read_whole_number(std::string_view(text).substr(prefix.size()));
+    if (pct && *pct >= 1 && *pct <= 100) return *pct;
+  }
+  throw hw::InputError("step_cache",
+                       fmt::format("expected exact or bucket:PCT (a whole percent 1..100), got '{}'", text));
+}
+
+void check_length_text(const std::string& text) {
+  // A histogram file is read when the load is made; N and LO:HI are checked now. The knob names
+  // the field (an InputError with none).
+  if (!text.empty() && text.find_first_not_of("0123456789:") == std::string::npos) {
+    LengthDistribution::parse(text, "");
+  } else if (text.empty()) {
+    throw hw::InputError("", "'' is not a length N, a range LO:HI or a histogram file");
+  }
+}
+
+}  // namespace serving
+
+std::vector<g5sim::ServeRequest> g5sim::requests_of(const ServeSettings& settings) {
+  return api::public_errors([&] { return serving::requests_of_load(settings); });
+}

@@ -1,0 +1,99 @@
+// A serve's metrics from its requests' times and steps (the definitions in
+// serving/serving_engine.hpp, "Metrics").
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "serving/serving_engine.hpp"
+
+namespace serving {
+namespace {
+
+constexpr std::uint64_t kNone = ~std::uint64_t{0};
+
+}  // namespace
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Distribution distribution(std::vector<double> values) {
+  Distribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  d.count = values.size();
+  d.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  d.p50 = percentile(values, 50);
+  d.p90 = percentile(values, 90);
+  d.p99 = percentile(values, 99);
+  d.max = values.back();
+  return d;
+}
+
+ServeSummary summarize(const ServeRun& run, std::uint64_t chips, std::optional<double> slo_ttft_ms,
+                       std::optional<double> slo_tpot_ms) {
+  ServeSummary s;
+  s.requests = run.requests.size();
+  s.slo_ttft_ms = slo_ttft_ms;
+  s.slo_tpot_ms = slo_tpot_ms;
+  std::vector<double> ttft, tpot, itl, e2e, per_user;
+  std::uint64_t first_arrival = kNone, last_finish = 0;
+  for (const RequestOutcome& r : run.requests) {
+    s.input_tokens += r.input_tokens;
+    s.output_tokens += r.output_tokens;
+    first_arrival = std::min(first_arrival, r.arrival_ps);
+    last_finish = std::max(last_finish, r.finish_ps);
+    const double t = static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9;
+    ttft.push_back(t);
+    e2e.push_back(static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12);
+    bool met = !slo_ttft_ms || t <= *slo_ttft_ms;
+    if (r.output_tokens > 1) {
+      const double span_ps = static_cast<double>(r.finish_ps - r.first_token_ps);
+      const double p = span_ps / static_cast<double>(r.output_tokens - 1) / 1e9;
+      tpot.push_back(p);
+      per_user.push_back(static_cast<double>(r.output_tokens - 1) / (span_ps / 1e12));
+      met = met && (!slo_tpot_ms || p <= *slo_tpot_ms);
+    }
+    for (std::uint64_t gap : r.itl_ps) itl.push_back(static_cast<double>(gap) / 1e9);
+    if (met) ++s.slo_met;
+  }
+  s.duration_s = static_cast<double>(last_finish - first_arrival) / 1e12;
+  s.ttft_ms = distribution(ttft);
+  s.tpot_ms = distribution(tpot);
+  s.itl_ms = distribution(itl);
+  s.e2e_s = distribution(e2e);
+  if (!per_user.empty()) {
+    s.output_tokens_per_s_per_user =
+        std::accumulate(per_user.begin(), per_user.end(), 0.0) / static_cast<double>(per_user.size());
+  }
+  if (s.duration_s > 0) {
+    s.requests_per_s = static_cast<double>(s.requests) / s.duration_s;
+    s.input_tokens_per_s = static_cast<double>(s.input_tokens) / s.duration_s;
+    s.output_tokens_per_s = static_cast<double>(s.output_tokens) / s.duration_s;
+    s.goodput_requests_per_s = static_cast<double>(s.slo_met) / s.duration_s;
+  }
+  s.input_tokens_per_s_per_chip = s.input_tokens_per_s / static_cast<double>(chips);
+  s.output_tokens_per_s_per_chip = s.output_tokens_per_s / static_cast<double>(chips);
+  double busy = 0, kv = 0, batch = 0;
+  for (const StepLog& step : run.steps) {
+    const double d = static_cast<double>(step.duration_ps);
+    busy += d;
+    const double used = static_cast<double>(step.kv_blocks_used) / static_cast<double>(run.kv_blocks);
+    kv += used * d;
+    batch += static_cast<double>(step.sequences) * d;
+    s.kv_utilisation_peak = std::max(s.kv_utilisation_peak, used);
+    s.batch_max = std::max(s.batch_max, step.sequences);
+  }
+  if (busy > 0) {
+    s.kv_utilisation_mean = kv / busy;
+    s.batch_mean = batch / busy;
+  }
+  return s;
+}
+
+}  // namespace serving

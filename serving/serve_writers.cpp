@@ -1,0 +1,346 @@
+// The serve's outputs (g5sim/serve.hpp): the per-request CSV, the summary JSON and table, the
+// Perfetto trace. The engine's knobs are echoed from the knob table (g5sim/knobs.hpp): the JSON's
+// "engine" object by each row's place, the table's "engine" line by its rows so marked.
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "api/csv_cell.hpp"
+#include "api/json_text.hpp"
+#include "g5sim/serve.hpp"
+#include "serving/serving_engine.hpp"
+
+namespace g5sim {
+
+using api::csv_cell;
+using serving::distribution;
+
+namespace {
+
+std::string ms(double v) { return fmt::format("{:.3f}", v); }
+
+// A knob's value in a JSON echo: a word quoted, a number as it is, nothing null.
+std::string json_value(const KnobValue& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "null";
+  if (const auto* s = std::get_if<std::string>(&v)) return api::json_string(*s);
+  return knob_text(v);
+}
+
+// serve's JSON "engine" object: the rows with a place there, by their place.
+std::string engine_echo_json(const ServeSettings& s) {
+  std::vector<const Knob*> rows;
+  for (const Knob& k : s.table()) {
+    if (k.engine_echo > 0) rows.push_back(&k);
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Knob* a, const Knob* b) { return a->engine_echo < b->engine_echo; });
+  std::string out;
+  for (const Knob* k : rows) {
+    out += fmt::format("{}\"{}\": {}", out.empty() ? "" : ", ", k->name, json_value(effective_value(s, *k)));
+  }
+  return out;
+}
+
+// The table's "engine" line: each marked row's name and value in effect, comma separated.
+std::string engine_line(const ServeSettings& s) {
+  std::string out;
+  for (const Knob& k : s.table()) {
+    if (k.engine_line) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", k.name, knob_text(effective_value(s, k)));
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_request_csv(std::ostream& out, const ServeReport& report) {
+  out << "id,arrival_s,first_token_s,finish_s,ttft_ms,tpot_ms,itl_p50_ms,itl_max_ms,e2e_s,input_tokens,output_tokens,"
+         "preemptions\n";
+  for (const RequestOutcome& r : report.run.requests) {
+    std::string tpot, itl_p50, itl_max;
+    if (r.output_tokens > 1) {
+      tpot = ms(static_cast<double>(r.finish_ps - r.first_token_ps) / static_cast<double>(r.output_tokens - 1) / 1e9);
+      std::vector<double> gaps;
+      for (std::uint64_t g : r.itl_ps) gaps.push_back(static_cast<double>(g) / 1e9);
+      const Distribution d = distribution(gaps);
+      itl_p50 = ms(d.p50);
+      itl_max = ms(d.max);
+    }
+    fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{},{},{},{},{:.6f},{},{},{}\n", csv_cell(r.id),
+               static_cast<double>(r.arrival_ps) / 1e12, static_cast<double>(r.first_token_ps) / 1e12,
+               static_cast<double>(r.finish_ps) / 1e12, ms(static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9),
+               tpot, itl_p50, itl_max, static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12, r.input_tokens,
+               r.output_tokens, r.preemptions);
+  }
+}
+
+namespace {
+
+std::string json_number(double v) { return fmt::format("{}", v); }
+
+std::string json_distribution(const Distribution& d, const std::optional<double>& low,
+                              const std::optional<double>& high) {
+  std::string out =
+      fmt::format(R"({{"count": {}, "mean": {}, "p50": {}, "p90": {}, "p99": {}, "max": {})", d.count,
+                  json_number(d.mean), json_number(d.p50), json_number(d.p90), json_number(d.p99), json_number(d.max));
+  if (low && high && d.count > 0) {
+    out += fmt::format(
+        R"(, "band_low": {{"mean": {}, "p50": {}, "p99": {}}}, "band_high": {{"mean": {}, "p50": {}, "p99": {}}})",
+        json_number(d.mean * *low), json_number(d.p50 * *low), json_number(d.p99 * *low), json_number(d.mean * *high),
+        json_number(d.p50 * *high), json_number(d.p99 * *high));
+  }
+  return out + "}";
+}
+
+std::string json_optional(const std::optional<double>& v) { return v ? json_number(*v) : "null"; }
+
+}  // namespace
+
+void write_serve_json(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
+  const g5sim::Deployment& d = r.memory.deployment;
+  const std::optional<double>& lo = r.run.band_low_ratio;
+  const std::optional<double>& hi = r.run.band_high_ratio;
+  fmt::print(out, "{{\n  \"schema_version\": {},\n", kServeSchemaVersion);
+  fmt::print(out, "  \"chip\": {},\n  \"model\": {},\n", api::json_string(r.chip), api::json_string(r.model));
+  fmt::print(out, "  \"chip_source\": {},\n  \"model_source\": {},\n", api::json_string(r.chip_source),
+             api::json_string(r.model_source));
+  fmt::print(out, "  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n", d.tp,
+             d.ep, d.dp, d.chips(), d.automatic ? "true" : "false");
+  if (r.setup.prefill_instances > 0) {
+    const KvTransfer& t = r.setup.kv_transfer;
+    fmt::print(out,
+               "  \"disaggregation\": {{\"prefill_instances\": {}, \"decode_instances\": {}, \"chips\": {}, "
+               "\"link\": {}, \"bandwidth_gb_per_s\": {}, \"latency_ns\": {}, \"kv_transfer_bytes\": {}}},\n",
+               r.setup.prefill_instances, r.setup.decode_instances, r.chips, api::json_string(t.link),
+               json_number(t.bandwidth_gb_per_s), json_number(t.latency_ns), r.run.kv_transfer_bytes);
+  } else {
+    out << "  \"disaggregation\": null,\n";
+  }
+  if (r.settings.count("mtp") > 0) {
+    std::string rates;
+    for (double p : r.setup.accept) rates += (rates.empty() ? "" : ", ") + json_number(p);
+    fmt::print(
+        out,
+        "  \"mtp\": {{\"draft_tokens\": {}, \"accept\": [{}], \"mode\": \"{}\", \"seed\": {}, "
+        "\"verifies\": {}, \"tokens_per_verify\": {}}},\n",
+        r.settings.count("mtp"), rates, r.settings.optional_count("accept_draw").has_value() ? "drawn" : "expected",
+        r.settings.optional_count("accept_draw").has_value() ? std::to_string(r.settings.count("accept_draw")) : "null",
+        r.run.mtp_verifies,
+        json_number(r.run.mtp_verifies > 0
+                        ? static_cast<double>(r.run.mtp_tokens) / static_cast<double>(r.run.mtp_verifies)
+                        : 0.0));
+  } else {
+    out << "  \"mtp\": null,\n";
+  }
+  fmt::print(out, "  \"engine\": {{{}}},\n", engine_echo_json(r.settings));
+  fmt::print(out,
+             "  \"kv_cache\": {{\"tokens\": {}, \"blocks\": {}, \"bytes_per_token\": {}, \"weight_bytes\": {}, "
+             "\"capacity_bytes\": {}, \"memory_utilization\": {}}},\n",
+             r.settings.count("kv_tokens"), r.run.kv_blocks, r.memory.kv_bytes_per_token, r.memory.weight_bytes,
+             r.memory.capacity_bytes, json_number(r.settings.decimal("memory_utilization")));
+  fmt::print(out, "  \"requests\": {},\n  \"input_tokens\": {},\n  \"output_tokens\": {},\n  \"duration_s\": {},\n",
+             s.requests, s.input_tokens, s.output_tokens, json_number(s.duration_s));
+  fmt::print(out, "  \"ttft_ms\": {},\n", json_distribution(s.ttft_ms, lo, hi));
+  fmt::print(out, "  \"tpot_ms\": {},\n", json_distribution(s.tpot_ms, lo, hi));
+  fmt::print(out, "  \"itl_ms\": {},\n", json_distribution(s.itl_ms, lo, hi));
+  fmt::print(out, "  \"e2e_s\": {},\n", json_distribution(s.e2e_s, lo, hi));
+  fmt::print(out,
+             "  \"throughput\": {{\"requests_per_s\": {}, \"input_tokens_per_s\": {}, \"output_tokens_per_s\": {}, "
+             "\"input_tokens_per_s_per_chip\": {}, \"output_tokens_per_s_per_chip\": {}, "
+             "\"output_tokens_per_s_per_user\": {}}},\n",
+             json_number(s.requests_per_s), json_number(s.input_tokens_per_s), json_number(s.output_tokens_per_s),
+             json_number(s.input_tokens_per_s_per_chip), json_number(s.output_tokens_per_s_per_chip),
+             json_number(s.output_tokens_per_s_per_user));
+  fmt::print(out,
+             "  \"goodput\": {{\"slo_ttft_ms\": {}, \"slo_tpot_ms\": {}, \"requests_met\": {}, \"requests_per_s\": "
+             "{}}},\n",
+             json_optional(s.slo_ttft_ms), json_optional(s.slo_tpot_ms), s.slo_met,
+             json_number(s.goodput_requests_per_s));
+  if (const std::optional<ServeEnergy>& e = r.energy) {
+    fmt::print(out,
+               "  \"energy\": {{\"total_j\": {}, \"dynamic_j\": {}, \"static_j\": {}, \"joules_per_token\": {}, "
+               "\"tokens_per_joule\": {}, \"average_w_per_chip\": {}, \"tdp_w\": {}}},\n",
+               json_number(e->total_j), json_number(e->dynamic_j), json_number(e->static_j),
+               json_number(e->joules_per_token), json_number(e->tokens_per_joule), json_number(e->average_w),
+               json_optional(e->tdp_w));
+  }
+  fmt::print(out, "  \"band\": {{\"low_ratio\": {}, \"high_ratio\": {}, \"coverage\": {}, \"basis\": {}}},\n",
+             json_optional(lo), json_optional(hi), lo ? json_number(r.band_coverage) : "null",
+             api::json_string(r.band_basis));
+  fmt::print(
+      out, "  \"kv_utilisation\": {{\"mean\": {}, \"peak\": {}}},\n  \"batch\": {{\"mean\": {}, \"max\": {}}},\n",
+      json_number(s.kv_utilisation_mean), json_number(s.kv_utilisation_peak), json_number(s.batch_mean), s.batch_max);
+  fmt::print(out, "  \"steps_taken\": {},\n  \"steps_simulated\": {},\n  \"preemptions\": {},\n", r.run.steps.size(),
+             r.run.distinct_steps, r.run.preemptions);
+  if (const std::optional<BucketError>& e = r.run.bucket_error) {
+    fmt::print(out,
+               "  \"step_cache\": {{\"mode\": \"bucket\", \"percent\": {}, \"error_samples\": {}, "
+               "\"error_mean_abs\": {}, \"error_max_abs\": {}}},\n",
+               r.setup.bucket_percent, e->samples, json_number(e->mean_abs), json_number(e->max_abs));
+  } else {
+    out << "  \"step_cache\": {\"mode\": \"exact\"},\n";
+  }
+  // Each request's TTFT, TPOT (null for one output token) and E2E, for CDFs (python3 -m g5sim plot).
+  out << "  \"per_request\": [";
+  for (std::size_t i = 0; i < r.run.requests.size(); ++i) {
+    const RequestOutcome& q = r.run.requests[i];
+    const std::string tpot = q.output_tokens > 1 ? json_number(static_cast<double>(q.finish_ps - q.first_token_ps) /
+                                                               static_cast<double>(q.output_tokens - 1) / 1e9)
+                                                 : "null";
+    fmt::print(out, "{}\n    {{\"id\": {}, \"ttft_ms\": {}, \"tpot_ms\": {}, \"e2e_s\": {}}}", i == 0 ? "" : ",",
+               api::json_string(q.id), json_number(static_cast<double>(q.first_token_ps - q.arrival_ps) / 1e9), tpot,
+               json_number(static_cast<double>(q.finish_ps - q.arrival_ps) / 1e12));
+  }
+  out << "\n  ],\n";
+  out << "  \"steps\": [";
+  for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
+    const StepLog& st = r.run.steps[i];
+    fmt::print(out,
+               "{}\n    {{\"instance\": {}, \"start_s\": {}, \"duration_ms\": {}, \"sequences\": {}, "
+               "\"prefill_tokens\": {}, \"decode_tokens\": {}, \"kv_blocks_used\": {}, \"waiting\": {}}}",
+               i == 0 ? "" : ",", st.instance, json_number(static_cast<double>(st.start_ps) / 1e12),
+               json_number(static_cast<double>(st.duration_ps) / 1e9), st.sequences, st.prefill_tokens,
+               st.decode_tokens, st.kv_blocks_used, st.waiting);
+  }
+  out << "\n  ]\n}\n";
+}
+
+void write_serve_perfetto(std::ostream& out, const ServeReport& r) {
+  auto us = [](std::uint64_t ps) { return json_number(static_cast<double>(ps) / 1e6); };
+  out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  out << R"(  {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "steps"}},)"
+      << "\n";
+  out << R"(  {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "requests"}})";
+  const std::uint64_t instances =
+      r.setup.prefill_instances > 0 ? r.setup.prefill_instances + r.setup.decode_instances : 1;
+  for (std::uint64_t k = 0; k < instances; ++k) {
+    const std::string name = r.setup.prefill_instances == 0 ? std::string("engine")
+                             : k < r.setup.prefill_instances
+                                 ? fmt::format("prefill instance {}", k)
+                                 : fmt::format("decode instance {}", k - r.setup.prefill_instances);
+    fmt::print(out,
+               ",\n  {{\"ph\": \"M\", \"pid\": 1, \"tid\": {}, \"name\": \"thread_name\", \"args\": {{\"name\": {}}}}}",
+               k, api::json_string(name));
+  }
+  for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
+    const StepLog& st = r.run.steps[i];
+    fmt::print(out,
+               ",\n  {{\"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"{} seqs\", "
+               "\"args\": {{\"step\": {}, \"prefill_tokens\": {}, \"decode_tokens\": {}, \"kv_blocks_used\": {}, "
+               "\"waiting\": {}}}}}",
+               st.instance, us(st.start_ps), us(st.duration_ps), st.sequences, i, st.prefill_tokens, st.decode_tokens,
+               st.kv_blocks_used, st.waiting);
+  }
+  // Slots: requests by arrival (stable), each into the lowest slot free at its arrival.
+  std::vector<std::size_t> order(r.run.requests.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return r.run.requests[a].arrival_ps < r.run.requests[b].arrival_ps;
+  });
+  std::size_t slots = 0;
+  std::set<std::size_t> free_slots;
+  std::multimap<std::uint64_t, std::size_t> busy;  // end -> slot
+  for (std::size_t i : order) {
+    const RequestOutcome& q = r.run.requests[i];
+    while (!busy.empty() && busy.begin()->first <= q.arrival_ps) {
+      free_slots.insert(busy.begin()->second);
+      busy.erase(busy.begin());
+    }
+    std::size_t slot = slots;
+    if (!free_slots.empty()) {
+      slot = *free_slots.begin();
+      free_slots.erase(free_slots.begin());
+    } else {
+      ++slots;
+      fmt::print(out,
+                 ",\n  {{\"ph\": \"M\", \"pid\": 2, \"tid\": {}, \"name\": \"thread_name\", \"args\": {{\"name\": "
+                 "\"slot {}\"}}}}",
+                 slot, slot);
+    }
+    busy.emplace(q.finish_ps, slot);
+    const std::string args = fmt::format(R"({{"id": {}, "input_tokens": {}, "output_tokens": {}, "preemptions": {}}})",
+                                         api::json_string(q.id), q.input_tokens, q.output_tokens, q.preemptions);
+    const std::uint64_t bounds[4] = {q.arrival_ps, q.first_step_ps, q.first_token_ps, q.finish_ps};
+    static constexpr const char* kPhases[3] = {"queued", "prefill", "decode"};
+    for (int p = 0; p < 3; ++p) {
+      if (bounds[p + 1] <= bounds[p]) continue;
+      fmt::print(out,
+                 ",\n  {{\"ph\": \"X\", \"pid\": 2, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"{}\", "
+                 "\"args\": {}}}",
+                 slot, us(bounds[p]), us(bounds[p + 1] - bounds[p]), kPhases[p], args);
+    }
+  }
+  out << "\n]}\n";
+}
+
+void write_serve_table(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
+  const g5sim::Deployment& d = r.memory.deployment;
+  fmt::print(out, "g5sim serve: {} on {} (tp {} ep {} dp {}, {} chips), {} requests, {} in / {} out tokens\n", r.model,
+             r.chip, d.tp, d.ep, d.dp, r.chips, s.requests, s.input_tokens, s.output_tokens);
+  if (r.setup.prefill_instances > 0) {
+    const KvTransfer& t = r.setup.kv_transfer;
+    fmt::print(
+        out,
+        "disagg        {} prefill + {} decode instances ({} chips); {} bytes of KV cache moved over {} ({} GB/s, "
+        "{} ns)\n",
+        r.setup.prefill_instances, r.setup.decode_instances, r.chips, r.run.kv_transfer_bytes, t.link,
+        t.bandwidth_gb_per_s, t.latency_ns);
+  }
+  if (r.settings.count("mtp") > 0) {
+    fmt::print(
+        out, "mtp           {} drafts a step, acceptance {} ({}): {:.3f} tokens per verify over {} verifies\n",
+        r.settings.count("mtp"), fmt::join(r.setup.accept, ","),
+        r.settings.optional_count("accept_draw").has_value() ? "drawn" : "expected",
+        r.run.mtp_verifies > 0 ? static_cast<double>(r.run.mtp_tokens) / static_cast<double>(r.run.mtp_verifies) : 0.0,
+        r.run.mtp_verifies);
+  }
+  fmt::print(out, "engine        {}{}, KV {} tokens ({} blocks of {})\n",
+             r.settings.text("schedule") == "prefill-first" ? "prefill-first steps, " : "", engine_line(r.settings),
+             r.settings.count("kv_tokens"), r.run.kv_blocks, r.settings.count("block_tokens"));
+  fmt::print(out, "steps         {} taken, {} simulated, {} preemptions; duration {:.3f} s\n", r.run.steps.size(),
+             r.run.distinct_steps, r.run.preemptions, s.duration_s);
+  if (const std::optional<BucketError>& e = r.run.bucket_error) {
+    fmt::print(out,
+               "step cache    bucket:{}: {} bucketed steps simulated exactly differ by {:.2f} % on average, {:.2f} % "
+               "at most\n",
+               r.setup.bucket_percent, e->samples, 100 * e->mean_abs, 100 * e->max_abs);
+  }
+  fmt::print(out, "{:<13} {:>10} {:>10} {:>10} {:>10}\n", "metric", "mean", "p50", "p90", "p99");
+  for (const auto& [name, dist] :
+       {std::pair{"ttft_ms", &s.ttft_ms}, {"tpot_ms", &s.tpot_ms}, {"itl_ms", &s.itl_ms}, {"e2e_s", &s.e2e_s}}) {
+    fmt::print(out, "{:<13} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", name, dist->mean, dist->p50, dist->p90,
+               dist->p99);
+  }
+  fmt::print(
+      out, "throughput    {:.3f} requests/s, {:.1f} in + {:.1f} out tokens/s ({:.1f} out per chip, {:.1f} per user)\n",
+      s.requests_per_s, s.input_tokens_per_s, s.output_tokens_per_s, s.output_tokens_per_s_per_chip,
+      s.output_tokens_per_s_per_user);
+  if (s.slo_ttft_ms || s.slo_tpot_ms) {
+    fmt::print(out, "goodput       {:.3f} requests/s ({} of {} meet{}{})\n", s.goodput_requests_per_s, s.slo_met,
+               s.requests, s.slo_ttft_ms ? fmt::format(" TTFT <= {} ms", *s.slo_ttft_ms) : "",
+               s.slo_tpot_ms ? fmt::format(" TPOT <= {} ms", *s.slo_tpot_ms) : "");
+  }
+  if (const std::optional<ServeEnergy>& e = r.energy) {
+    fmt::print(out,
+               "energy        {:.3f} J (dynamic {:.3f}, static {:.3f}), {:.3f} mJ/token, {:.2f} tokens/J; "
+               "{:.1f} W a chip on average{}\n",
+               e->total_j, e->dynamic_j, e->static_j, e->joules_per_token * 1e3, e->tokens_per_joule, e->average_w,
+               e->tdp_w ? fmt::format(" of {:.0f} W TDP", *e->tdp_w) : std::string(" (no TDP stated)"));
+  }
+  fmt::print(out, "kv cache      {:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
+             100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean, s.batch_max);
+  if (r.run.band_low_ratio) {
+    fmt::print(out, "band          the step times' band: x{:.3f} .. x{:.3f} on every time above ({})\n",
+               *r.run.band_low_ratio, *r.run.band_high_ratio, r.band_basis);
+  } else {
+    fmt::print(out, "band          {}\n", r.band_basis.empty() ? "none" : r.band_basis);
+  }
+}
+
+}  // namespace g5sim
