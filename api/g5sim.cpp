@@ -142,7 +142,7 @@ OpRecord record_of(const ops::OpTiming& t) {
   o.regime = std::string(ops::regime_name(t.regime));
   o.bound_by = t.bound_by;
   o.bound_share = t.bound_share;
-  o.energy_pj = t.energy_pj;
+  o.energy_j = t.energy_pj * 1e-12;
   o.idle_gap_ps = t.idle_gap;
   return o;
 }
@@ -217,17 +217,17 @@ void fill(Result& r, const Result::State& s) {
   for (const ops::OpTiming& t : tl.ops) r.ops.push_back(record_of(t));
   for (const api::KindSummary& k : api::summarize_by_kind(tl)) {
     r.kinds.push_back(KindRecord{std::string(ops::kind_name(k.kind)), k.ops, k.busy, k.hbm_bytes, k.c2c_bytes, k.flops,
-                                 std::string(ops::regime_name(k.regime)), k.bound_by, k.energy_pj});
+                                 std::string(ops::regime_name(k.regime)), k.bound_by, k.energy_pj * 1e-12});
   }
   for (std::size_t e = 0; e < chip.engines.size(); ++e) {
-    r.commands.push_back(EngineCommands{chip.engines[e].name, tl.commands[e], tl.engine_energy_pj[e]});
+    r.commands.push_back(EngineCommands{chip.engines[e].name, tl.commands[e], tl.engine_energy_pj[e] * 1e-12});
     r.command_count += tl.commands[e];
   }
   if (const std::optional<api::RunEnergy> e = api::run_energy(s.description(), tl)) {
     r.has_energy = true;
-    r.energy_pj = e->total_pj;
-    r.dynamic_energy_pj = e->dynamic_pj;
-    r.static_energy_pj = e->static_pj;
+    r.energy_j = e->total_pj * 1e-12;
+    r.dynamic_energy_j = e->dynamic_pj * 1e-12;
+    r.static_energy_j = e->static_pj * 1e-12;
     r.average_power_w = e->average_w;
     r.tdp_w = e->tdp_w.value_or(0);
     r.joules_per_token = e->joules_per_token.value_or(0);

@@ -44,9 +44,12 @@ OpRunResult simulate_alone(const hw::Chip& chip, const ops::OpGraph& graph, hw::
       tl.total == 0 ? 0.0 : static_cast<double>(r.flops) / (static_cast<double>(tl.total) * 1e-12 * peak);
   if (chip.energy) {
     r.has_energy = true;
-    r.dynamic_energy_pj = tl.dynamic_energy_pj;
-    r.static_energy_pj = chip.energy->static_w(chip.cores) * static_cast<double>(tl.total);  // W x ps = pJ
-    r.energy_pj = r.dynamic_energy_pj + r.static_energy_pj;
+    // W x ps = pJ; the simulator counts pJ, its outputs joules.
+    const double dynamic_pj = tl.dynamic_energy_pj;
+    const double static_pj = chip.energy->static_w(chip.cores) * static_cast<double>(tl.total);
+    r.dynamic_energy_j = dynamic_pj * 1e-12;
+    r.static_energy_j = static_pj * 1e-12;
+    r.energy_j = (dynamic_pj + static_pj) * 1e-12;
   }
   return r;
 }
@@ -137,14 +140,14 @@ OpRunResult run_collective(const hw::Chip& chip, const g5sim::CollectiveOp& q) {
 
 void write_op_json(std::ostream& out, const OpRunResult& r) {
   fmt::print(out,
-             "{{\"schema_version\": 1, \"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, "
+             "{{\"schema_version\": 2, \"op\": {}, \"shape\": {}, \"cores\": {}, \"total_ns\": {}, \"ddr_bytes\": {}, "
              "\"c2c_bytes\": {}, "
              "\"unique_bytes\": {}, \"tiu_utilization\": {:.6f}, \"peak_lmem_bytes\": {}, \"flops\": {}, "
              "\"commands\": {}{}}}\n",
              json_string(r.op), json_string(r.shape), r.cores, format_ns(r.total_ps), r.ddr_bytes, r.c2c_bytes,
              r.unique_bytes, r.tiu_utilization, r.peak_lmem_bytes, r.flops, r.commands,
-             r.has_energy ? fmt::format(", \"energy_pj\": {}, \"dynamic_energy_pj\": {}, \"static_energy_pj\": {}",
-                                        r.energy_pj, r.dynamic_energy_pj, r.static_energy_pj)
+             r.has_energy ? fmt::format(", \"energy_j\": {}, \"dynamic_energy_j\": {}, \"static_energy_j\": {}",
+                                        r.energy_j, r.dynamic_energy_j, r.static_energy_j)
                           : std::string());
 }
 
@@ -160,8 +163,7 @@ void write_op_table(std::ostream& out, const OpRunResult& r) {
   fmt::print(out, "flops            {}\n", r.flops);
   fmt::print(out, "commands         {}\n", r.commands);
   if (r.has_energy) {
-    fmt::print(out, "energy_pj        {} (dynamic {}, static {})\n", r.energy_pj, r.dynamic_energy_pj,
-               r.static_energy_pj);
+    fmt::print(out, "energy_j         {} (dynamic {}, static {})\n", r.energy_j, r.dynamic_energy_j, r.static_energy_j);
   }
 }
 

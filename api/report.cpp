@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "api/json_text.hpp"
+#include "g5sim/report_fields.hpp"
 #include "models/kv_cache.hpp"
 
 namespace api {
 namespace {
 
-constexpr int kJsonSchemaVersion = 2;
+constexpr int kJsonSchemaVersion = 3;
 
 std::string kv_engine_name(const RunDescription& run) { return kv_read_engine_name(run.chip, run.options); }
 
@@ -120,9 +121,10 @@ std::optional<RunEnergy> run_energy(const RunDescription& run, const ops::Timeli
 
 namespace {
 
-// ", \"energy_pj\": X" for an op or a kind on a chip with energy, else nothing.
+// ", \"energy_j\": X" for an op or a kind on a chip with energy, else nothing: the simulator counts
+// picojoules, every output joules.
 std::string energy_field(const hw::Chip& chip, double pj) {
-  return chip.energy ? fmt::format(", \"energy_pj\": {}", pj) : std::string();
+  return chip.energy ? fmt::format(", \"energy_j\": {}", pj * 1e-12) : std::string();
 }
 
 }  // namespace
@@ -281,8 +283,7 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
            fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.c2c_bytes), fmt::format("{}", k.flops),
            std::string(ops::regime_name(k.regime)), k.bound_by});
     }
-    write_aligned(out, {"kind", "ops", "busy_ns", "share_%", "hbm_bytes", "c2c_bytes", "flops", "regime", "bound_by"},
-                  rows, 1);
+    write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_kinds").column_names(), rows, 1);
     out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100)\n";
   } else {
     std::vector<std::vector<std::string>> rows;
@@ -291,10 +292,7 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
                       fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops), fmt::format("{:.3f}", t.roofline_ns),
                       std::string(ops::regime_name(t.regime)), t.bound_by});
     }
-    write_aligned(out,
-                  {"op", "kind", "engines", "op_start_ns", "op_end_ns", "hbm_bytes", "flops", "roofline_ns", "regime",
-                   "bound_by"},
-                  rows, 3);
+    write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_ops").column_names(), rows, 3);
   }
   out << '\n';
   fmt::print(out, "total_ns      {}\n", format_ns(tl.total));
@@ -413,12 +411,14 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   if (const std::optional<RunEnergy> e = run_energy(run, tl)) {
     std::string engines;
     for (std::size_t i = 0; i < run.chip.engines.size(); ++i) {
-      engines += fmt::format("{}{}: {}", i ? ", " : "", json_string(run.chip.engines[i].name), tl.engine_energy_pj[i]);
+      engines +=
+          fmt::format("{}{}: {}", i ? ", " : "", json_string(run.chip.engines[i].name), tl.engine_energy_pj[i] * 1e-12);
     }
     fmt::print(out,
-               "  \"energy\": {{\"total_pj\": {}, \"dynamic_pj\": {}, \"static_pj\": {}, \"average_w\": {}, "
-               "\"tdp_w\": {}, \"joules_per_token\": {}, \"tokens_per_joule\": {}, \"by_engine_pj\": {{{}}}}},\n",
-               e->total_pj, e->dynamic_pj, e->static_pj, e->average_w, e->tdp_w ? fmt::format("{}", *e->tdp_w) : "null",
+               "  \"energy\": {{\"total_j\": {}, \"dynamic_j\": {}, \"static_j\": {}, \"average_w\": {}, "
+               "\"tdp_w\": {}, \"joules_per_token\": {}, \"tokens_per_joule\": {}, \"by_engine_j\": {{{}}}}},\n",
+               e->total_pj * 1e-12, e->dynamic_pj * 1e-12, e->static_pj * 1e-12, e->average_w,
+               e->tdp_w ? fmt::format("{}", *e->tdp_w) : "null",
                e->joules_per_token ? fmt::format("{}", *e->joules_per_token) : "null",
                e->joules_per_token ? fmt::format("{}", 1.0 / *e->joules_per_token) : "null", engines);
   }

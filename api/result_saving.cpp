@@ -72,9 +72,9 @@ void each_field(R& r, F&& field) {
   field("bound_share", r.bound_share);
   field("idle_gap_ps", r.idle_gap_ps);
   field("has_energy", r.has_energy);
-  field("energy_pj", r.energy_pj);
-  field("dynamic_energy_pj", r.dynamic_energy_pj);
-  field("static_energy_pj", r.static_energy_pj);
+  field("energy_j", r.energy_j);
+  field("dynamic_energy_j", r.dynamic_energy_j);
+  field("static_energy_j", r.static_energy_j);
   field("average_power_w", r.average_power_w);
   field("tdp_w", r.tdp_w);
   field("joules_per_token", r.joules_per_token);
@@ -103,7 +103,7 @@ void each_op_field(O& o, F&& field) {
   field("bound_by", o.bound_by);
   field("bound_share", o.bound_share);
   field("idle_gap_ps", o.idle_gap_ps);
-  field("energy_pj", o.energy_pj);
+  field("energy_j", o.energy_j);
 }
 
 template <class K, class F>
@@ -116,7 +116,7 @@ void each_kind_field(K& k, F&& field) {
   field("flops", k.flops);
   field("regime", k.regime);
   field("bound_by", k.bound_by);
-  field("energy_pj", k.energy_pj);
+  field("energy_j", k.energy_j);
 }
 
 template <class S, class F>
@@ -145,7 +145,7 @@ std::string Result::saved() const {
     each_kind_field(k, [&](const char* name, const auto& v) { kind[name] = v; });
     doc["kinds"].push_back(std::move(kind));
   }
-  for (const EngineCommands& e : commands) doc["commands"].push_back({e.engine, e.commands, e.energy_pj});
+  for (const EngineCommands& e : commands) doc["commands"].push_back({e.engine, e.commands, e.energy_j});
   for (const auto& [key, list] : {std::pair{"sequences", &sequences}, {"chip_sequences", &chip_sequences}}) {
     doc[key] = nlohmann::json::array();
     for (const SequenceRecord& g : *list) {

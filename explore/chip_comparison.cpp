@@ -8,6 +8,7 @@
 
 #include "api/csv_cell.hpp"
 #include "api/report.hpp"
+#include "g5sim/reports.hpp"
 
 namespace explore {
 
@@ -105,14 +106,22 @@ void write_comparison_csv(std::ostream& out, const std::string& grid_line,
                           const std::vector<std::vector<ComparedRun>>& rows) {
   out << grid_line << '\n';
   if (rows.empty()) return;
-  out << "model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype";
+  // The report table's columns (explore/explore_reports.cpp): the workload's, then each chip's
+  // (the rows named "<chip>_X", the chip's label for <chip>; those with a `when`, the speedups,
+  // for every chip after the first).
+  const g5sim::Report& report = g5sim::report_named(g5sim::explore_reports(), "compare");
+  const std::string kEach = "<chip>_";
+  bool first = true;
+  for (const g5sim::ReportField& f : report.fields) {
+    if (f.path.rfind(kEach, 0) == 0) continue;
+    out << (first ? "" : ",") << f.path;
+    first = false;
+  }
   for (std::size_t c = 0; c < rows.front().size(); ++c) {
-    const std::string& chip = rows.front()[c].chip;
-    for (const char* column : {"total_ns", "band_low_ns", "band_high_ns", "tokens_per_s", "tokens_per_s_per_chip", "tp",
-                               "ep", "dp", "chips", "bound_by"}) {
-      out << ',' << csv_cell(chip + "_" + column);
+    for (const g5sim::ReportField& f : report.fields) {
+      if (f.path.rfind(kEach, 0) != 0 || (c == 0 && !f.when.empty())) continue;
+      out << ',' << csv_cell(rows.front()[c].chip + "_" + f.path.substr(kEach.size()));
     }
-    if (c > 0) out << ',' << csv_cell(chip + "_speedup") << ',' << csv_cell(chip + "_speedup_per_chip");
   }
   out << '\n';
   for (const auto& row : rows) {

@@ -12,6 +12,7 @@
 #include "api/csv_cell.hpp"
 #include "api/json_text.hpp"
 #include "api/report.hpp"
+#include "g5sim/reports.hpp"
 #include "g5sim/run_options.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
@@ -304,11 +305,18 @@ std::vector<std::pair<std::string, std::string>> failed_point_identity(const Swe
   return out;
 }
 
+// The columns: the report table's (explore/explore_reports.cpp), which the row writer's fields must
+// match name for name: a field without its row is a bug, caught by the first sweep that writes.
 void write_sweep_csv_header(std::ostream& out, const GridHeader& grid, const SweepColumns& columns) {
-  out << grid.line() << "\npoint";
+  std::vector<std::string> present;
+  if (columns.head_split) present.emplace_back("--head-split");
+  if (columns.error) present.emplace_back("--keep-going");
+  const g5sim::Report& report = g5sim::report_named(g5sim::explore_reports(), "sweep");
+  std::vector<std::string> written{"point"};
   const SweepRow none;
-  for (const Field& f : fields(none, columns)) out << ',' << f.name;
-  out << '\n';
+  for (const Field& f : fields(none, columns)) written.push_back(f.name);
+  g5sim::check_columns(report, written, present);
+  out << grid.line() << '\n' << g5sim::csv_header(report, present) << '\n';
 }
 
 void write_sweep_csv_row(std::ostream& out, const SweepRow& row, const SweepColumns& columns) {

@@ -12,6 +12,7 @@
 #include "api/json_text.hpp"
 #include "api/parallel_for.hpp"
 #include "api/public_errors.hpp"
+#include "g5sim/reports.hpp"
 #include "hw/config_error.hpp"
 #include "hw/number_text.hpp"
 
@@ -501,10 +502,15 @@ void write_solve_table(std::ostream& out, const SolveReport& r) {
 }
 
 void write_solve_csv(std::ostream& out, const SolveReport& r) {
-  out << "trial,stage";
-  for (const SolveField& f : r.fields) out << ',' << csv_cell(f.path);
-  for (const Target& t : r.targets) out << ',' << t.metric;
-  out << ",meets,shortfall,bound_by,note\n";
+  // The report table's columns (explore/design_reports.cpp) with, after `stage`, a column per
+  // varied field and one per target.
+  for (const std::string& column : report_named(design_reports(), "solve_runs").column_names()) {
+    out << (column == "trial" ? "" : ",") << column;
+    if (column != "stage") continue;
+    for (const SolveField& f : r.fields) out << ',' << csv_cell(f.path);
+    for (const Target& t : r.targets) out << ',' << t.metric;
+  }
+  out << '\n';
   for (std::size_t k = 0; k < r.trials.size(); ++k) {
     const SolveTrial& t = r.trials[k];
     out << k << ',' << t.stage;

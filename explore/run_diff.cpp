@@ -92,9 +92,10 @@ RunFile read_run_file(const std::string& text, const std::string& source) {
   RunFile f;
   f.source = source;
   if (!doc.is_object()) r.fail("(top level)", "expected an object");
-  // Version 2 added the step's sequences and prefill_attention, which diff does not compare.
+  // Version 2 added the step's sequences and prefill_attention, version 3 put energy in joules: diff
+  // compares neither.
   const std::uint64_t version = r.count(doc, "schema_version");
-  if (version != 1 && version != 2) r.fail("schema_version", "this g5sim reads versions 1 and 2");
+  if (version < 1 || version > 3) r.fail("schema_version", "this g5sim reads versions 1 to 3");
   f.chip = r.text(doc, "chip");
   f.model = r.text(doc, "model");
   f.scope = r.text(doc, "scope");

@@ -11,6 +11,7 @@
 #include "api/json_text.hpp"
 #include "explore/deployment_search.hpp"
 #include "explore/design_workload.hpp"
+#include "g5sim/reports.hpp"
 
 namespace g5sim {
 namespace {
@@ -36,10 +37,9 @@ std::string knobs_text(const SearchReport& r, const SearchKnobs& k) {
 }  // namespace
 
 void write_search_csv(std::ostream& out, const SearchReport& r) {
-  out << "point,chip,tp,ep,dp,chips";
-  for (const SearchDimension& d : r.dimensions) out << ',' << d.knob->name;
-  out << ",pass,status,tokens_per_s_per_chip,tokens_per_s_per_user,ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,tpot_p50_ms,"
-         "tpot_p90_ms,tpot_p99_ms,goodput_requests_per_s,joules_per_token,meets_slo,on_front,best\n";
+  // The columns: the report table's (explore/design_reports.cpp), whose knob columns are the
+  // searchable knobs in table order: the grid's dimensions.
+  out << csv_header(report_named(design_reports(), "search_points")) << '\n';
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     const SearchPoint& p = r.points[i];
     const SearchKnobs& k = p.knobs;

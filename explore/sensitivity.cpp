@@ -13,6 +13,7 @@
 #include "api/parallel_for.hpp"
 #include "api/public_errors.hpp"
 #include "explore/context_list.hpp"
+#include "g5sim/reports.hpp"
 #include "hw/chip_fields.hpp"
 #include "hw/config_error.hpp"
 
@@ -298,8 +299,7 @@ void write_sensitivity_table(std::ostream& out, const SensitivityReport& r) {
 }
 
 void write_sensitivity_csv(std::ostream& out, const SensitivityReport& r) {
-  out << "ctx,field,value,low_value,high_value,metric,metric_base,metric_low,metric_high,elasticity,elasticity_down,"
-         "elasticity_up,uneven,method,rank,bound_by,note\n";
+  out << csv_header(report_named(design_reports(), "sensitivity_points")) << '\n';
   for (const SensitivityPoint& p : r.points) {
     std::size_t rank = 0;
     for (const FieldSensitivity& f : p.fields) {

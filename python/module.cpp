@@ -34,6 +34,7 @@
 #include "g5sim/design.hpp"
 #include "g5sim/g5sim.hpp"
 #include "g5sim/knobs.hpp"
+#include "g5sim/reports.hpp"
 #include "g5sim/run_options.hpp"
 #include "g5sim/runs.hpp"
 #include "g5sim/search.hpp"
@@ -260,6 +261,7 @@ py::list knob_dicts() {
       d["doc"] = k.doc;
       d["group"] = k.group;
       d["pair"] = k.pair;
+      d["run_option"] = k.run_option;
       d["table"] = table == &g5sim::serve_knobs() ? "serve" : "design";
       for (const auto& [use, name] : {std::pair{g5sim::kServeKnob, "serve"},
                                       {g5sim::kServeItem, "serve_item"},
@@ -272,6 +274,35 @@ py::list knob_dicts() {
       }
       out.append(d);
     }
+  }
+  return out;
+}
+
+// g5sim.reports(): every report's fields (g5sim/reports.hpp), one dict per report.
+py::list report_dicts() {
+  py::list out;
+  for (const g5sim::Report& r : g5sim::all_reports()) {
+    py::list fields;
+    for (const g5sim::ReportField& f : r.fields) {
+      py::dict d;
+      d["path"] = f.path;
+      d["type"] = std::string(g5sim::name_of(f.type));
+      d["unit"] = f.unit;
+      d["description"] = f.description;
+      d["choices"] = f.choices;
+      d["minimum"] = f.minimum ? py::object(py::float_(*f.minimum)) : py::object(py::none());
+      d["nullable"] = f.nullable;
+      d["when"] = f.when;
+      fields.append(d);
+    }
+    py::dict d;
+    d["name"] = r.name;
+    d["format"] = std::string(g5sim::name_of(r.format));
+    d["command"] = r.command;
+    d["schema_version"] = r.schema_version;
+    d["description"] = r.description;
+    d["fields"] = fields;
+    out.append(d);
   }
   return out;
 }
@@ -313,6 +344,9 @@ void bind_functions(py::module_& m) {
          std::size_t top) { return g5sim::diff_json(a, a_name, b, b_name, top); },
       py::arg("a"), py::arg("a_name"), py::arg("b"), py::arg("b_name"), py::arg("top"),
       "`g5sim diff --json -` of two run JSON texts.");
+  m.def("reports", &report_dicts,
+        "Every report's fields (g5sim/report_fields.hpp): a dict per report (name, format, command, schema_version, "
+        "description, fields), each field a dict (path, type, unit, description, choices, minimum, nullable, when).");
   m.def("knobs", &knob_dicts,
         "The knob tables (g5sim/knobs.hpp, g5sim/design.hpp): one dict per knob of serve, search, sensitivity and "
         "solve, in documentation order.");
@@ -518,8 +552,8 @@ void bind_records(py::module_& m) {
       .def_readonly("bound_share", &g5sim::OpRecord::bound_share, "How busy that resource was, 0..1.")
       .def_readonly("idle_gap_ps", &g5sim::OpRecord::idle_gap_ps,
                     "The tensor engine's idle time before its first instruction (largest over cores), ps.")
-      .def_readonly("energy_pj", &g5sim::OpRecord::energy_pj,
-                    "Its dynamic energy, pJ, on a chip with an `energy` section (else 0; the JSON entry's energy_pj).")
+      .def_readonly("energy_j", &g5sim::OpRecord::energy_j,
+                    "Its dynamic energy, J, on a chip with an `energy` section (else 0; the JSON entry's energy_j).")
       .def("to_dict", &op_dict, "The JSON entry's keys and values.")
       .def("__repr__", [](const g5sim::OpRecord& o) {
         return "<g5sim.Op " + o.name + (o.layer >= 0 ? " layer " + std::to_string(o.layer) : std::string()) + " " +
@@ -549,7 +583,7 @@ void bind_records(py::module_& m) {
       .def_readonly("flops", &g5sim::KindRecord::flops)
       .def_readonly("regime", &g5sim::KindRecord::regime)
       .def_readonly("bound_by", &g5sim::KindRecord::bound_by)
-      .def_readonly("energy_pj", &g5sim::KindRecord::energy_pj, "Its ops' dynamic energy, pJ (0 without `energy`).")
+      .def_readonly("energy_j", &g5sim::KindRecord::energy_j, "Its ops' dynamic energy, J (0 without `energy`).")
       .def("__repr__", [](const g5sim::KindRecord& k) {
         return "<g5sim.Kind " + k.kind + " x" + std::to_string(k.ops) + " busy " + std::to_string(k.busy_ps) + " ps>";
       });
@@ -570,10 +604,10 @@ void bind_op_runs(py::module_& m) {
       .def_readonly("tiu_utilization", &g5sim::OpResult::tiu_utilization)
       .def_readonly("c2c_bytes", &g5sim::OpResult::c2c_bytes, "Bytes a collective sent to other chips.")
       .def_readonly("has_energy", &g5sim::OpResult::has_energy, "The chip has an `energy` section.")
-      .def_readonly("energy_pj", &g5sim::OpResult::energy_pj, "Dynamic + static energy over total_ps, pJ.")
-      .def_readonly("dynamic_energy_pj", &g5sim::OpResult::dynamic_energy_pj,
+      .def_readonly("energy_j", &g5sim::OpResult::energy_j, "Dynamic + static energy over total_ps, J.")
+      .def_readonly("dynamic_energy_j", &g5sim::OpResult::dynamic_energy_j,
                     "MACs x pJ/MAC + vector elements x pJ/element + bytes x pJ/byte at each resource crossed.")
-      .def_readonly("static_energy_pj", &g5sim::OpResult::static_energy_pj, "The cores' static power x total_ps.")
+      .def_readonly("static_energy_j", &g5sim::OpResult::static_energy_j, "The cores' static power x total_ps.")
       .def("json", &g5sim::OpResult::json, "`g5sim op ... --json`, byte for byte.")
       .def("table", &g5sim::OpResult::table, "The table `g5sim op` prints, byte for byte.")
       .def("__repr__", [](const g5sim::OpResult& r) {
@@ -694,9 +728,9 @@ void bind_result(py::module_& m) {
       .def_readonly("bound_share", &g5sim::Result::bound_share)
       .def_readonly("idle_gap_ps", &g5sim::Result::idle_gap_ps, "The ops' idle gaps summed, ps.")
       .def_readonly("has_energy", &g5sim::Result::has_energy, "The chip has an `energy` section (hw/energy.hpp).")
-      .def_readonly("energy_pj", &g5sim::Result::energy_pj, "The run's energy: dynamic + static, pJ.")
-      .def_readonly("dynamic_energy_pj", &g5sim::Result::dynamic_energy_pj, "The ops' dynamic energy summed, pJ.")
-      .def_readonly("static_energy_pj", &g5sim::Result::static_energy_pj, "The chip's static power over the run, pJ.")
+      .def_readonly("energy_j", &g5sim::Result::energy_j, "The run's energy: dynamic + static, J.")
+      .def_readonly("dynamic_energy_j", &g5sim::Result::dynamic_energy_j, "The ops' dynamic energy summed, J.")
+      .def_readonly("static_energy_j", &g5sim::Result::static_energy_j, "The chip's static power over the run, J.")
       .def_readonly("average_power_w", &g5sim::Result::average_power_w, "energy / time, W.")
       .def_readonly("tdp_w", &g5sim::Result::tdp_w, "The chip's stated TDP, W (0: not stated).")
       .def_readonly("joules_per_token", &g5sim::Result::joules_per_token,
@@ -706,10 +740,10 @@ void bind_result(py::module_& m) {
           "energy_by_engine",
           [](const g5sim::Result& r) {
             py::dict d;
-            for (const g5sim::EngineCommands& e : r.commands) d[py::str(e.engine)] = e.energy_pj;
+            for (const g5sim::EngineCommands& e : r.commands) d[py::str(e.engine)] = e.energy_j;
             return d;
           },
-          "Dynamic energy per engine, pJ: the tensor engine's arithmetic, each DMA engine's bytes.")
+          "Dynamic energy per engine, J: the tensor engine's arithmetic, each DMA engine's bytes.")
       .def_readonly("ops", &g5sim::Result::ops, "Every op, in emission order (a new list each access).")
       .def_readonly("kinds", &g5sim::Result::kinds, "Per op kind, busiest first.")
       .def_property_readonly(

@@ -125,7 +125,7 @@ std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim
   // W x s = J; the static power of the cores the steps run on.
   const std::uint32_t cores = report.step.cores ? static_cast<std::uint32_t>(*report.step.cores) : chip.cores();
   g5sim::ServeEnergy e;
-  e.dynamic_j = report.run.dynamic_energy_pj * 1e-12 * static_cast<double>(report.memory.deployment.chips());
+  e.dynamic_j = report.run.dynamic_energy_j * static_cast<double>(report.memory.deployment.chips());
   e.static_j = price->static_w(cores) * static_cast<double>(report.chips) * report.summary.duration_s;
   e.total_j = e.dynamic_j + e.static_j;
   if (report.summary.output_tokens > 0 && e.total_j > 0) {
@@ -190,15 +190,14 @@ class StepSimulation {
       report_.band_basis = result.band_basis;
       report_.band_coverage = result.band_coverage;
     }
-    return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps,
-                    result.dynamic_energy_pj};
+    return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps, result.dynamic_energy_j};
   }
   StepTime draft(const StepGroups& groups) {
     const g5sim::Result result = simulated(groups);
     const std::lock_guard<std::mutex> lock(tally_);
     report_.simulated_commands += result.simulated_commands;
     return StepTime{result.total_ps / result.layers, false, 0, 0,
-                    result.dynamic_energy_pj / static_cast<double>(result.layers)};
+                    result.dynamic_energy_j / static_cast<double>(result.layers)};
   }
 
   const g5sim::Chip& chip_;

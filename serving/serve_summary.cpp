@@ -41,7 +41,7 @@ ServeSummary summarize(const ServeRun& run, std::uint64_t chips, std::optional<d
   s.requests = run.requests.size();
   s.slo_ttft_ms = slo_ttft_ms;
   s.slo_tpot_ms = slo_tpot_ms;
-  std::vector<double> ttft, tpot, itl, e2e, per_user;
+  std::vector<double> ttft, tpot, itl, e2e, e2el, per_user;
   std::uint64_t first_arrival = kNone, last_finish = 0;
   for (const RequestOutcome& r : run.requests) {
     s.input_tokens += r.input_tokens;
@@ -51,6 +51,7 @@ ServeSummary summarize(const ServeRun& run, std::uint64_t chips, std::optional<d
     const double t = static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9;
     ttft.push_back(t);
     e2e.push_back(static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12);
+    e2el.push_back(static_cast<double>(r.finish_ps - r.arrival_ps) / 1e9);
     bool met = !slo_ttft_ms || t <= *slo_ttft_ms;
     if (r.output_tokens > 1) {
       const double span_ps = static_cast<double>(r.finish_ps - r.first_token_ps);
@@ -67,6 +68,7 @@ ServeSummary summarize(const ServeRun& run, std::uint64_t chips, std::optional<d
   s.tpot_ms = distribution(tpot);
   s.itl_ms = distribution(itl);
   s.e2e_s = distribution(e2e);
+  s.e2el_ms = distribution(e2el);
   if (!per_user.empty()) {
     s.output_tokens_per_s_per_user =
         std::accumulate(per_user.begin(), per_user.end(), 0.0) / static_cast<double>(per_user.size());

@@ -12,6 +12,7 @@
 
 #include "api/csv_cell.hpp"
 #include "api/json_text.hpp"
+#include "g5sim/report_fields.hpp"
 #include "g5sim/serve.hpp"
 #include "serving/serving_engine.hpp"
 
@@ -58,8 +59,7 @@ std::string engine_line(const ServeSettings& s) {
 }  // namespace
 
 void write_request_csv(std::ostream& out, const ServeReport& report) {
-  out << "id,arrival_s,first_token_s,finish_s,ttft_ms,tpot_ms,itl_p50_ms,itl_max_ms,e2e_s,input_tokens,output_tokens,"
-         "preemptions\n";
+  out << csv_header(report_named(serve_reports(), "serve_requests")) << '\n';
   for (const RequestOutcome& r : report.run.requests) {
     std::string tpot, itl_p50, itl_max;
     if (r.output_tokens > 1) {
@@ -70,11 +70,12 @@ void write_request_csv(std::ostream& out, const ServeReport& report) {
       itl_p50 = ms(d.p50);
       itl_max = ms(d.max);
     }
-    fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{},{},{},{},{:.6f},{},{},{}\n", csv_cell(r.id),
+    fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{},{},{},{},{:.6f},{},{},{},{}\n", csv_cell(r.id),
                static_cast<double>(r.arrival_ps) / 1e12, static_cast<double>(r.first_token_ps) / 1e12,
                static_cast<double>(r.finish_ps) / 1e12, ms(static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9),
-               tpot, itl_p50, itl_max, static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12, r.input_tokens,
-               r.output_tokens, r.preemptions);
+               tpot, itl_p50, itl_max, static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12,
+               ms(static_cast<double>(r.finish_ps - r.arrival_ps) / 1e9), r.input_tokens, r.output_tokens,
+               r.preemptions);
   }
 }
 
@@ -149,6 +150,7 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
   fmt::print(out, "  \"tpot_ms\": {},\n", json_distribution(s.tpot_ms, lo, hi));
   fmt::print(out, "  \"itl_ms\": {},\n", json_distribution(s.itl_ms, lo, hi));
   fmt::print(out, "  \"e2e_s\": {},\n", json_distribution(s.e2e_s, lo, hi));
+  fmt::print(out, "  \"e2el_ms\": {},\n", json_distribution(s.e2el_ms, lo, hi));
   fmt::print(out,
              "  \"throughput\": {{\"requests_per_s\": {}, \"input_tokens_per_s\": {}, \"output_tokens_per_s\": {}, "
              "\"input_tokens_per_s_per_chip\": {}, \"output_tokens_per_s_per_chip\": {}, "
@@ -192,9 +194,11 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
     const std::string tpot = q.output_tokens > 1 ? json_number(static_cast<double>(q.finish_ps - q.first_token_ps) /
                                                                static_cast<double>(q.output_tokens - 1) / 1e9)
                                                  : "null";
-    fmt::print(out, "{}\n    {{\"id\": {}, \"ttft_ms\": {}, \"tpot_ms\": {}, \"e2e_s\": {}}}", i == 0 ? "" : ",",
-               api::json_string(q.id), json_number(static_cast<double>(q.first_token_ps - q.arrival_ps) / 1e9), tpot,
-               json_number(static_cast<double>(q.finish_ps - q.arrival_ps) / 1e12));
+    fmt::print(out, "{}\n    {{\"id\": {}, \"ttft_ms\": {}, \"tpot_ms\": {}, \"e2e_s\": {}, \"e2el_ms\": {}}}",
+               i == 0 ? "" : ",", api::json_string(q.id),
+               json_number(static_cast<double>(q.first_token_ps - q.arrival_ps) / 1e9), tpot,
+               json_number(static_cast<double>(q.finish_ps - q.arrival_ps) / 1e12),
+               json_number(static_cast<double>(q.finish_ps - q.arrival_ps) / 1e9));
   }
   out << "\n  ],\n";
   out << "  \"steps\": [";
@@ -312,8 +316,11 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
                r.setup.bucket_percent, e->samples, 100 * e->mean_abs, 100 * e->max_abs);
   }
   fmt::print(out, "{:<13} {:>10} {:>10} {:>10} {:>10}\n", "metric", "mean", "p50", "p90", "p99");
-  for (const auto& [name, dist] :
-       {std::pair{"ttft_ms", &s.ttft_ms}, {"tpot_ms", &s.tpot_ms}, {"itl_ms", &s.itl_ms}, {"e2e_s", &s.e2e_s}}) {
+  for (const auto& [name, dist] : {std::pair{"ttft_ms", &s.ttft_ms},
+                                   {"tpot_ms", &s.tpot_ms},
+                                   {"itl_ms", &s.itl_ms},
+                                   {"e2e_s", &s.e2e_s},
+                                   {"e2el_ms", &s.e2el_ms}}) {
     fmt::print(out, "{:<13} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", name, dist->mean, dist->p50, dist->p90,
                dist->p99);
   }

@@ -249,7 +249,7 @@ std::uint64_t Engine::time_step(const FormedStep& step, StepLog& log, StepTime& 
   verify = cost_.step(exact);
   if (verify.ps == 0) throw std::logic_error("serve: a step took no time");
   std::uint64_t step_ps = verify.ps;
-  run_.dynamic_energy_pj += verify.dynamic_pj;
+  run_.dynamic_energy_j += verify.dynamic_j;
   if (mtp_ == 0 || !cost_.has_draft_timer() || log.decode_tokens == 0) return step_ps;
   // The drafts: mtp passes of the draft module over the step's decodes (one token each).
   std::map<std::uint64_t, std::uint64_t> histories;
@@ -260,7 +260,7 @@ std::uint64_t Engine::time_step(const FormedStep& step, StepLog& log, StepTime& 
   for (const auto& [history, count] : histories) drafts.push_back(g5sim::SequenceRecord{count, 1, history, ""});
   if (drafts.empty()) return step_ps;
   const StepTime draft = cost_.drafts(drafts);
-  run_.dynamic_energy_pj += draft.dynamic_pj * static_cast<double>(mtp_);
+  run_.dynamic_energy_j += draft.dynamic_j * static_cast<double>(mtp_);
   return hw::checked("the step's time in picoseconds", [&] { return (hw::Count(draft.ps) * mtp_ + step_ps).value(); });
 }
 

@@ -457,20 +457,20 @@ TEST_CASE("serve: energy is every step's dynamic energy on each chip plus static
       g5sim::serve(chip, model, base, {request("only", 0, 256, 3)}, g5sim::ServeSettings{});
   REQUIRE(report.energy);
   REQUIRE(report.chips == 1);
-  double dynamic_pj = 0, static_w = 0;
+  double dynamic_j = 0, static_w = 0;
   std::uint64_t total_ps = 0;
   for (const char* mix : {"1x256@0", "1x1@256", "1x1@257"}) {
     g5sim::Request r = base;
     r.mix = mix;
     r.tp = r.ep = r.dp = 1;
     const g5sim::Result s = g5sim::simulate(chip, model, r);
-    dynamic_pj += s.dynamic_energy_pj;
+    dynamic_j += s.dynamic_energy_j;
     total_ps += s.total_ps;
-    static_w = s.static_energy_pj / static_cast<double>(s.total_ps);  // W = pJ / ps
+    static_w = s.static_energy_j * 1e12 / static_cast<double>(s.total_ps);  // W = pJ / ps
   }
   const g5sim::ServeEnergy& e = *report.energy;
   // The same three additions in the same order: exact.
-  CHECK(e.dynamic_j == dynamic_pj * 1e-12);
+  CHECK(e.dynamic_j == dynamic_j);
   // Static: the chip's watts over the serve's duration (ps -> s: the summary's own division).
   CHECK(report.summary.duration_s == static_cast<double>(total_ps) / 1e12);
   CHECK(e.static_j == Approx(static_w * static_cast<double>(total_ps) / 1e12).epsilon(1e-12));

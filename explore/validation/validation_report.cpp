@@ -14,10 +14,17 @@
 #include "api/json_text.hpp"
 #include "api/parallel_for.hpp"
 #include "api/result_state.hpp"
+#include "g5sim/reports.hpp"
 #include "hw/config_error.hpp"
 #include "hw/strict_config.hpp"
 
 namespace explore::validation {
+
+namespace {
+// The validate JSON's layout: 1 since it has a version (rows' empty cells null, mape_pct null
+// when no row ran).
+constexpr int kValidationSchemaVersion = 1;
+}  // namespace
 
 using api::parallel_for;
 namespace {
@@ -254,8 +261,7 @@ void write_validation_table(std::ostream& out, const ValidationReport& report) {
 }
 
 void write_validation_csv(std::ostream& out, const ValidationReport& report) {
-  out << "id,hardware,chip,chip_config,model,phase,workload,metric,measured,predicted,error_pct,status,reason,kind,"
-         "source,stat\n";
+  out << g5sim::csv_header(g5sim::report_named(g5sim::explore_reports(), "validate_rows")) << '\n';
   for (const RowOutcome& o : report.rows) {
     const MeasuredRow& r = o.row;
     const bool ok = o.status == "ok";
@@ -270,8 +276,11 @@ void write_validation_csv(std::ostream& out, const ValidationReport& report) {
 
 void write_validation_json(std::ostream& out, const ValidationReport& report) {
   using api::json_string;
-  fmt::print(out, "{{\n  \"table\": {},\n  \"calibrated\": {},\n  \"rows\": [", json_string(report.table_path),
-             report.calibrated ? "true" : "false");
+  // A cell the row leaves empty (an op row's model and phase, a row that ran's reason) is null,
+  // as the CSV's empty cell.
+  const auto text_or_null = [](const std::string& text) { return text.empty() ? "null" : json_string(text); };
+  fmt::print(out, "{{\n  \"schema_version\": {},\n  \"table\": {},\n  \"calibrated\": {},\n  \"rows\": [",
+             kValidationSchemaVersion, json_string(report.table_path), report.calibrated ? "true" : "false");
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
     const RowOutcome& o = report.rows[i];
     const MeasuredRow& r = o.row;
@@ -280,10 +289,10 @@ void write_validation_json(std::ostream& out, const ValidationReport& report) {
                "{}\n    {{\"id\": {}, \"chip\": {}, \"chip_config\": {}, \"model\": {}, \"phase\": {}, \"workload\": "
                "\"{}\", \"metric\": \"{}\", \"measured\": {}, \"predicted\": {}, \"error_pct\": {}, \"status\": "
                "\"{}\", \"reason\": {}, \"kind\": \"{}\", \"source\": {}, \"stat\": {}}}",
-               i == 0 ? "" : ",", json_string(r.id), json_string(r.chip), json_string(o.chip_config),
-               json_string(r.model), json_string(r.phase), name_of(r.workload), name_of(r.metric), number(r.measured),
+               i == 0 ? "" : ",", json_string(r.id), json_string(r.chip), text_or_null(o.chip_config),
+               text_or_null(r.model), text_or_null(r.phase), name_of(r.workload), name_of(r.metric), number(r.measured),
                ok ? number(o.predicted) : "null", ok ? fmt::format("{:.4f}", o.error_pct) : "null", o.status,
-               json_string(o.reason), r.kind, json_string(r.source),
+               text_or_null(o.reason), r.kind, json_string(r.source),
                takes_stat(r.metric) ? json_string(stat_of(r)) : "null");
   }
   fmt::print(out, "\n  ],\n  \"chips\": [");
@@ -301,7 +310,8 @@ void write_validation_json(std::ostream& out, const ValidationReport& report) {
                pct(c.held_out ? c.held_out->setups : std::nullopt));
   }
   const ServingSummary& serving = report.serving;
-  fmt::print(out, "\n  ],\n  \"rows_ran\": {},\n  \"mape_pct\": {:.4f},\n", report.ran, report.mape);
+  fmt::print(out, "\n  ],\n  \"rows_ran\": {},\n  \"mape_pct\": {},\n", report.ran,
+             report.ran > 0 ? fmt::format("{:.4f}", report.mape) : "null");
   fmt::print(out, "  \"serving\": {{\"rows\": {}, \"skipped\": {}, \"excluded\": {}, \"mape_pct\": {}, \"metrics\": [",
              serving.rows, serving.skipped, serving.excluded,
              serving.rows > 0 ? fmt::format("{:.4f}", serving.mape) : "null");

@@ -28,12 +28,14 @@ import os
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from . import _reports
 from ._errors import ConfigError
 from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result, SequenceGroup
 from ._g5sim import OpResult, check_report, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import chip_path, model_path, shipped_chips, shipped_models
 from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
 from ._g5sim import simulate_collective as _simulate_collective
+from ._g5sim import reports
 from ._g5sim import run_options as _run_options
 from ._g5sim import version as _version
 from .grid import sweep, sweep_rows
@@ -44,7 +46,7 @@ from .serving import serve, serve_sweep
 __version__ = _version()
 
 __all__ = [
-    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "SequenceGroup", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff",
+    "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "SequenceGroup", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff", "reports",
     "load_chip", "load_model", "model_path", "plot_compare", "plot_search", "plot_sensitivity", "plot_serve", "plot_serve_sweep", "plot_solve", "plot_sweep", "plot_timeline", "shipped_chip_path", "shipped_chips",
     "search", "sensitivity", "serve", "serve_sweep", "shipped_model_path", "shipped_models", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "solve", "sweep", "sweep_rows",
 ]
@@ -254,10 +256,7 @@ def _to_dataframe(self: Result):
         import pandas
     except ImportError as error:
         raise ImportError("Result.to_dataframe needs pandas (Debian: apt-get install python3-pandas)") from error
-    columns = ["id", "name", "layer", "kind", "shape", "engines", "op_start_ns", "op_end_ns", "op_start_ps",
-               "op_end_ps", "hbm_bytes", "unique_bytes", "c2c_bytes", "flops", "kv_bytes", "peak_lmem_bytes",
-               "roofline_ns", "regime", "bound_by", "bound_share", "idle_gap_ns", "idle_gap_ps"]
-    frame = pandas.DataFrame.from_records([op.to_dict() for op in self.ops], columns=columns)
+    frame = pandas.DataFrame.from_records([op.to_dict() for op in self.ops], columns=_reports.columns("ops"))
     # Layers outside the decoder (embedding, lm_head) are None: keep the column integral.
     frame["layer"] = frame["layer"].astype("Int64")
     return frame
@@ -271,9 +270,7 @@ def _per_layer(self: Result):
         import pandas
     except ImportError as error:
         raise ImportError("Result.per_layer needs pandas (Debian: apt-get install python3-pandas)") from error
-    frame = pandas.DataFrame.from_records(self.per_layer_records(),
-                                          columns=["layer", "ops", "start_ns", "end_ns", "span_ns", "busy_ns",
-                                                   "start_ps", "end_ps", "hbm_bytes", "flops"])
+    frame = pandas.DataFrame.from_records(self.per_layer_records(), columns=_reports.columns("layers"))
     frame["layer"] = frame["layer"].astype("Int64")
     return frame
 

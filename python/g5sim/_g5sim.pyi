@@ -11,6 +11,7 @@ def chip_path(name_or_path: str) -> str: ...
 def model_path(name_or_path: str) -> str: ...
 def grid_nesting() -> List[str]: ...
 def diff_json(a: str, a_name: str, b: str, b_name: str, top: int) -> str: ...
+def reports() -> List[Dict[str, Any]]: ...
 def run_limits() -> Dict[str, int]: ...
 def knobs() -> List[Dict[str, Any]]: ...
 def serve_texts(chip: Chip, model: Model, request: Request, items: List[Tuple[str, str]], trace_text: Optional[str],
@@ -149,7 +150,7 @@ class Op:
     bound_by: str
     bound_share: float
     idle_gap_ps: int
-    energy_pj: float
+    energy_j: float
     def to_dict(self) -> Dict[str, Any]: ...
 
 class Kind:
@@ -162,7 +163,7 @@ class Kind:
     flops: int
     regime: str
     bound_by: str
-    energy_pj: float
+    energy_j: float
 
 class Result:
     chip: str
@@ -226,9 +227,9 @@ class Result:
     bound_share: float
     idle_gap_ps: int
     has_energy: bool
-    energy_pj: float
-    dynamic_energy_pj: float
-    static_energy_pj: float
+    energy_j: float
+    dynamic_energy_j: float
+    static_energy_j: float
     average_power_w: float
     tdp_w: float
     joules_per_token: float
@@ -261,9 +262,9 @@ class OpResult:
     commands: int
     tiu_utilization: float
     has_energy: bool
-    energy_pj: float
-    dynamic_energy_pj: float
-    static_energy_pj: float
+    energy_j: float
+    dynamic_energy_j: float
+    static_energy_j: float
     def json(self) -> str: ...
     def table(self) -> str: ...
 

@@ -129,6 +129,7 @@ _SWEEP_FIGURES = (
     ("output_tokens_per_s_per_user", ("throughput", "output_tokens_per_s_per_user")),
     ("ttft_p50_ms", ("ttft_ms", "p50")), ("ttft_p99_ms", ("ttft_ms", "p99")), ("tpot_p50_ms", ("tpot_ms", "p50")),
     ("tpot_p99_ms", ("tpot_ms", "p99")), ("itl_p99_ms", ("itl_ms", "p99")), ("e2e_p50_s", ("e2e_s", "p50")),
+    ("e2el_p50_ms", ("e2el_ms", "p50")),
     ("goodput_requests_per_s", ("goodput", "requests_per_s")), ("requests_met", ("goodput", "requests_met")),
     ("batch_mean", ("batch", "mean")), ("kv_peak", ("kv_utilisation", "peak")), ("preemptions", ("preemptions",)),
     ("steps_taken", ("steps_taken",)), ("steps_simulated", ("steps_simulated",)),

@@ -17,7 +17,11 @@ KNOBS = g5sim._g5sim.knobs()
 def test_every_knob_is_a_keyword_of_the_functions_that_take_it(use, function):
     parameters = inspect.signature(function).parameters
     for knob in KNOBS:
-        if knob[use]:
+        if knob[use] and knob["run_option"]:
+            # A step's run option (micro_batches): simulate()'s keyword, taken with the others.
+            assert knob["keyword"] in [o["name"] for o in g5sim._g5sim.run_options()]
+            assert parameters["options"].kind == inspect.Parameter.VAR_KEYWORD
+        elif knob[use]:
             assert knob["keyword"] in parameters, (use, knob["name"])
             assert parameters[knob["keyword"]].kind == inspect.Parameter.KEYWORD_ONLY
 

@@ -23,7 +23,7 @@ def test_serve_matches_the_command_line(run_cli, tmp_path):
     cli = pd.read_csv(csv_path, dtype={"id": str})
     pd.testing.assert_frame_equal(frame, cli)
     assert list(frame.columns) == ["id", "arrival_s", "first_token_s", "finish_s", "ttft_ms", "tpot_ms", "itl_p50_ms",
-                                   "itl_max_ms", "e2e_s", "input_tokens", "output_tokens", "preemptions"]
+                                   "itl_max_ms", "e2e_s", "e2el_ms", "input_tokens", "output_tokens", "preemptions"]
     assert summary["schema_version"] == 1
     # Conservation: every request's output tokens were emitted, 12 x 8.
     assert summary["output_tokens"] == 96 == frame.output_tokens.sum()

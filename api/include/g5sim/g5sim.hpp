@@ -186,9 +186,9 @@ struct OpRecord {
   double bound_share = 0;
   /// The tensor engine's idle time before its first instruction (largest over the cores).
   std::uint64_t idle_gap_ps = 0;
-  /// Its dynamic energy in picojoules (a chip with an `energy` section; else 0): its arithmetic
+  /// Its dynamic energy in joules (a chip with an `energy` section; else 0): its arithmetic
   /// and its bytes at each resource they crossed (hw/energy.hpp).
-  double energy_pj = 0;
+  double energy_j = 0;
   /// Nanoseconds as the JSON prints them: the double nearest to ps / 1000.
   double op_start_ns() const { return static_cast<double>(op_start_ps) / 1000.0; }
   double op_end_ns() const { return static_cast<double>(op_end_ps) / 1000.0; }
@@ -199,13 +199,13 @@ struct KindRecord {
   std::string kind;
   std::uint64_t ops = 0, busy_ps = 0, hbm_bytes = 0, c2c_bytes = 0, flops = 0;
   std::string regime, bound_by;
-  double energy_pj = 0;  ///< the kind's ops' dynamic energy (0 without an `energy` section)
+  double energy_j = 0;  ///< the kind's ops' dynamic energy (0 without an `energy` section)
 };
 
 struct EngineCommands {
   std::string engine;
   std::uint64_t commands = 0;
-  double energy_pj = 0;  ///< the dynamic energy it spent (0 without an `energy` section)
+  double energy_j = 0;  ///< the dynamic energy it spent (0 without an `energy` section)
 };
 
 /// One decoder layer of a run, or (layer -1) the ops outside the layers (embedding, lm_head):
@@ -267,7 +267,7 @@ class Result {
   /// the chip's share of a step (0 for a block); tdp_w 0 when the config states none. has_energy
   /// false and all 0 without the section.
   bool has_energy = false;
-  double energy_pj = 0, dynamic_energy_pj = 0, static_energy_pj = 0, average_power_w = 0, tdp_w = 0;
+  double energy_j = 0, dynamic_energy_j = 0, static_energy_j = 0, average_power_w = 0, tdp_w = 0;
   double joules_per_token = 0, tokens_per_joule = 0;
   std::vector<OpRecord> ops;             ///< in emission (topological) order
   std::vector<KindRecord> kinds;         ///< busiest first

@@ -44,11 +44,11 @@ struct OpResult {
                 commands = 0;
   std::uint32_t cores = 0;
   double tiu_utilization = 0;
-  /// Energy on a chip with an `energy` section (hw/energy.hpp), picojoules: the op's dynamic
+  /// Energy on a chip with an `energy` section (hw/energy.hpp), joules: the op's dynamic
   /// energy (its MACs, vector elements and bytes at each resource crossed) and the static power
   /// of its cores over total_ps; has_energy false and 0 without the section.
   bool has_energy = false;
-  double energy_pj = 0, dynamic_energy_pj = 0, static_energy_pj = 0;
+  double energy_j = 0, dynamic_energy_j = 0, static_energy_j = 0;
   /// `g5sim op ... --json` and the table it prints, byte for byte.
   std::string json() const;
   std::string table() const;

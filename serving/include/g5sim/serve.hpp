@@ -28,6 +28,7 @@
 
 #include "g5sim/g5sim.hpp"
 #include "g5sim/knobs.hpp"
+#include "g5sim/report_fields.hpp"
 
 namespace g5sim {
 
@@ -63,7 +64,7 @@ struct StepTime {
   std::uint64_t ps = 0;
   bool has_band = false;
   std::uint64_t band_low_ps = 0, band_high_ps = 0;
-  double dynamic_pj = 0;
+  double dynamic_j = 0;
 };
 
 /// Step times shared by the serves of one chip, model and step options (g5sim search's points):
@@ -141,8 +142,8 @@ struct ServeRun {
   /// the ratio band / time applied to each metric. Absent when a step had none.
   std::optional<double> band_low_ratio, band_high_ratio;
   /// One chip's dynamic energy summed over the steps taken (each step's simulated chip, drafts
-  /// included), in picojoules; 0 without an `energy` section.
-  double dynamic_energy_pj = 0;
+  /// included), in joules; 0 without an `energy` section.
+  double dynamic_energy_j = 0;
 };
 
 /// One metric's summary.
@@ -154,7 +155,9 @@ struct Distribution {
 struct ServeSummary {
   std::uint64_t requests = 0, input_tokens = 0, output_tokens = 0;
   double duration_s = 0;
-  Distribution ttft_ms, tpot_ms, itl_ms, e2e_s;
+  /// e2e_s and e2el_ms: one latency, arrival to last token, in seconds and (as vLLM's benchmarks
+  /// report it) in milliseconds.
+  Distribution ttft_ms, tpot_ms, itl_ms, e2e_s, e2el_ms;
   double requests_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0;
   double output_tokens_per_s_per_chip = 0, input_tokens_per_s_per_chip = 0;
   double output_tokens_per_s_per_user = 0;  ///< the mean over requests of (output - 1) / (finish - first token)
@@ -222,8 +225,12 @@ void check_pairs(const ServeSettings& settings);
 std::optional<std::string> deployment_refusal(const Chip& chip, const Model& model, const Request& step,
                                               const std::vector<ServeRequest>& requests, const ServeSettings& settings);
 
-/// The per-request CSV (columns id,arrival_s,first_token_s,finish_s,ttft_ms,tpot_ms,itl_p50_ms,
-/// itl_max_ms,e2e_s,input_tokens,output_tokens,preemptions; tpot and itl empty for one output token).
+/// The reports a serve writes (g5sim/report_fields.hpp): "serve" (--json), "serve_requests"
+/// (--csv), "serve_sweep" (g5sim.serve_sweep()'s DataFrame); serving/serve_reports.cpp.
+const std::vector<Report>& serve_reports();
+
+/// The per-request CSV: the columns of serve_reports()'s "serve_requests", a row per request in
+/// the order given (tpot and itl empty for one output token).
 void write_request_csv(std::ostream& out, const ServeReport& report);
 /// The summary JSON (schema_version, the set-up, the metrics, the steps over time).
 void write_serve_json(std::ostream& out, const ServeReport& report);
