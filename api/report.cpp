@@ -227,9 +227,8 @@ void write_aligned(std::ostream& out, const std::vector<std::string>& header,
   for (const auto& r : rows) print_row(r);
 }
 
-}  // namespace
-
-void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
+// The table's first line: model, what ran (a step or a block), workload, weights, chip.
+void write_table_title(std::ostream& out, const RunDescription& run) {
   const models::Workload& w = run.workload;
   const bool step = run.scope == Scope::step;
   const std::string batch_text =
@@ -248,6 +247,12 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
                  : fmt::format("MLA attention block ({})", models::name_of(w.compute_mode())))
           : std::string("attention block"),
       phase_name(w), batch_text, models::name_of(w.kv_format), weights_label(w), run.chip.name, run.chip.cores);
+}
+
+// The table's settings lines: MLA modes, prefill attention, KV routes, sharding, memory per chip.
+void write_table_settings(std::ostream& out, const RunDescription& run) {
+  const models::Workload& w = run.workload;
+  const bool step = run.scope == Scope::step;
   if (run.model.attention == models::AttentionKind::mla) {
     fmt::print(out, "mla mode: {} (cache and decode), prefill compute {}\n", models::name_of(w.mla_mode),
                models::name_of(w.prefill_mla_mode));
@@ -273,28 +278,37 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
                run.footprint.weight_bytes / 1073741824.0, run.footprint.kv_cache_bytes / 1073741824.0,
                run.footprint.total() / 1073741824.0, run.chip.ddr_capacity_bytes / 1073741824.0);
   }
-  out << '\n';
-  if (step) {
-    std::vector<std::vector<std::string>> rows;
-    for (const KindSummary& k : summarize_by_kind(tl)) {
-      rows.push_back(
-          {std::string(ops::kind_name(k.kind)), fmt::format("{}", k.ops), format_ns(k.busy),
-           fmt::format("{:.1f}", tl.total ? 100.0 * static_cast<double>(k.busy) / static_cast<double>(tl.total) : 0.0),
-           fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.c2c_bytes), fmt::format("{}", k.flops),
-           std::string(ops::regime_name(k.regime)), k.bound_by});
-    }
-    write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_kinds").column_names(), rows, 1);
-    out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100)\n";
-  } else {
-    std::vector<std::vector<std::string>> rows;
-    for (const ops::OpTiming& t : tl.ops) {
-      rows.push_back({t.name, std::string(ops::kind_name(t.kind)), t.engines, format_ns(t.start), format_ns(t.end),
-                      fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops), fmt::format("{:.3f}", t.roofline_ns),
-                      std::string(ops::regime_name(t.regime)), t.bound_by});
-    }
-    write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_ops").column_names(), rows, 3);
+}
+
+// A step's table body: one row per op kind, busiest first.
+void write_kind_rows(std::ostream& out, const ops::Timeline& tl) {
+  std::vector<std::vector<std::string>> rows;
+  for (const KindSummary& k : summarize_by_kind(tl)) {
+    rows.push_back(
+        {std::string(ops::kind_name(k.kind)), fmt::format("{}", k.ops), format_ns(k.busy),
+         fmt::format("{:.1f}", tl.total ? 100.0 * static_cast<double>(k.busy) / static_cast<double>(tl.total) : 0.0),
+         fmt::format("{}", k.hbm_bytes), fmt::format("{}", k.c2c_bytes), fmt::format("{}", k.flops),
+         std::string(ops::regime_name(k.regime)), k.bound_by});
   }
-  out << '\n';
+  write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_kinds").column_names(), rows, 1);
+  out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100)\n";
+}
+
+// A block's table body: one row per op, in emission order.
+void write_op_rows(std::ostream& out, const ops::Timeline& tl) {
+  std::vector<std::vector<std::string>> rows;
+  for (const ops::OpTiming& t : tl.ops) {
+    rows.push_back({t.name, std::string(ops::kind_name(t.kind)), t.engines, format_ns(t.start), format_ns(t.end),
+                    fmt::format("{}", t.hbm_bytes), fmt::format("{}", t.flops), fmt::format("{:.3f}", t.roofline_ns),
+                    std::string(ops::regime_name(t.regime)), t.bound_by});
+  }
+  write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_ops").column_names(), rows, 3);
+}
+
+// The table's totals: time and its band, tokens per second (a step), bytes and FLOPs.
+void write_table_totals(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
+  const models::Workload& w = run.workload;
+  const bool step = run.scope == Scope::step;
   fmt::print(out, "total_ns      {}\n", format_ns(tl.total));
   {
     const RunBand band = run_band(run, tl.total);
@@ -311,6 +325,10 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   }
   fmt::print(out, "hbm_bytes     {}\n", tl.hbm_bytes);
   fmt::print(out, "flops         {}\n", tl.flops);
+}
+
+// The table's energy lines, on a chip with an energy section: the run's joules and per engine.
+void write_table_energy(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   if (const std::optional<RunEnergy> e = run_energy(run, tl)) {
     const std::string per_token =
         e->joules_per_token
@@ -326,6 +344,10 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
     }
     fmt::print(out, "energy_by     {} J (dynamic, by engine)\n", engines);
   }
+}
+
+// The table's last lines: roofline, the limiting resource, idle gaps, commands and replay.
+void write_table_resources(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
              ops::regime_name(tl.regime));
   fmt::print(out, "bound_by      {} (the busiest resource is busy {:.1f} % of the run)\n", tl.bound_by,
@@ -342,9 +364,8 @@ void write_table(std::ostream& out, const RunDescription& run, const ops::Timeli
   }
 }
 
-void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
-  const models::Workload& w = run.workload;
-  out << "{\n";
+// run JSON's first keys: versions, chip and model with their sources, scope and layers.
+void write_json_identity(std::ostream& out, const RunDescription& run) {
   // docs/schema/run.schema.json describes this document; its version moves with any change of
   // a key's meaning or type (added keys keep it).
   fmt::print(out, "  \"schema_version\": {},\n", kJsonSchemaVersion);
@@ -360,6 +381,21 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"layers\": {},\n", run.layers);
   fmt::print(out, "  \"micro_batches\": {},\n", run.micro_batches);
   fmt::print(out, "  \"host_launch_ns\": {},\n", run.host_launch_ns);
+}
+
+// A workload's sequence groups as JSON objects, comma separated.
+std::string sequence_groups_json(const models::Workload& of) {
+  std::string text;
+  for (const models::SequenceGroup& g : of.groups) {
+    text += fmt::format("{}{{\"count\": {}, \"q_len\": {}, \"history\": {}, \"path\": \"{}\"}}",
+                        text.empty() ? "" : ", ", g.count, g.q_len, g.history, g.decode ? "decode" : "prefill");
+  }
+  return text;
+}
+
+// run JSON's "workload", sequences, "parallelism" and "memory".
+void write_json_workload(std::ostream& out, const RunDescription& run) {
+  const models::Workload& w = run.workload;
   fmt::print(out,
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, "
              "\"prefill_attention\": \"{}\", \"kv_dtype\": \"{}\", "
@@ -373,16 +409,8 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              run.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head", models::name_of(w.kv_append),
              models::name_of(w.lm_head_weights), run.options.prefetch_weights ? "true" : "false");
   // The step's sequences over all chips, and the simulated chip's share (its DP rank's).
-  auto groups_json = [](const models::Workload& of) {
-    std::string text;
-    for (const models::SequenceGroup& g : of.groups) {
-      text += fmt::format("{}{{\"count\": {}, \"q_len\": {}, \"history\": {}, \"path\": \"{}\"}}",
-                          text.empty() ? "" : ", ", g.count, g.q_len, g.history, g.decode ? "decode" : "prefill");
-    }
-    return text;
-  };
-  fmt::print(out, "  \"sequences\": [{}],\n", groups_json(w));
-  fmt::print(out, "  \"chip_sequences\": [{}],\n", groups_json(models::chip_workload(w, run.parallelism)));
+  fmt::print(out, "  \"sequences\": [{}],\n", sequence_groups_json(w));
+  fmt::print(out, "  \"chip_sequences\": [{}],\n", sequence_groups_json(models::chip_workload(w, run.parallelism)));
   fmt::print(out, "  \"parallelism\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n",
              run.parallelism.tp, run.parallelism.ep, run.parallelism.dp, run.parallelism.chips(),
              run.automatic_sharding ? "true" : "false");
@@ -390,6 +418,11 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
              "  \"memory\": {{\"weight_bytes\": {}, \"kv_cache_bytes\": {}, \"capacity_bytes\": {}, \"fits\": {}}},\n",
              run.footprint.weight_bytes, run.footprint.kv_cache_bytes, run.chip.ddr_capacity_bytes,
              run.footprint.total() <= run.chip.ddr_capacity_bytes ? "true" : "false");
+}
+
+// run JSON's totals: time and its band, tokens per second, the limiting resource, bytes, FLOPs.
+void write_json_totals(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
+  const models::Workload& w = run.workload;
   fmt::print(out, "  \"total_ns\": {},\n", format_ns(tl.total));
   fmt::print(out, "  \"total_ps\": {},\n", tl.total);
   {
@@ -408,6 +441,10 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"idle_gap_ps\": {},\n", tl.idle_gap);
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
+}
+
+// run JSON's "energy" object, on a chip with an energy section.
+void write_json_energy(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   if (const std::optional<RunEnergy> e = run_energy(run, tl)) {
     std::string engines;
     for (std::size_t i = 0; i < run.chip.engines.size(); ++i) {
@@ -422,17 +459,23 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
                e->joules_per_token ? fmt::format("{}", *e->joules_per_token) : "null",
                e->joules_per_token ? fmt::format("{}", 1.0 / *e->joules_per_token) : "null", engines);
   }
-  {
-    // The cache one chip keeps: bytes per token per layer in the mode and format (attention's
-    // cache plus DSA's indexer keys), and in all for its sequences, the context and every layer
-    // of the model: total = batch x kv_len x layers x bytes_per_token_per_layer.
-    const std::uint64_t attention = models::kv_bytes_per_token_per_layer(run.model, w, run.parallelism.tp);
-    const std::uint64_t indexer = models::indexer_bytes_per_token_per_layer(run.model);
-    fmt::print(out,
-               "  \"kv_cache\": {{\"bytes_per_token_per_layer\": {}, \"attention_bytes_per_token_per_layer\": {}, "
-               "\"indexer_bytes_per_token_per_layer\": {}, \"total_bytes\": {}}},\n",
-               attention + indexer, attention, indexer, run.footprint.kv_cache_bytes);
-  }
+}
+
+// run JSON's "kv_cache" object: the cache one chip keeps: bytes per token per layer in the mode
+// and format (attention's cache plus DSA's indexer keys), and in all for its sequences, the
+// context and every layer of the model: total = batch x kv_len x layers x bytes_per_token_per_layer.
+void write_json_kv_cache(std::ostream& out, const RunDescription& run) {
+  const models::Workload& w = run.workload;
+  const std::uint64_t attention = models::kv_bytes_per_token_per_layer(run.model, w, run.parallelism.tp);
+  const std::uint64_t indexer = models::indexer_bytes_per_token_per_layer(run.model);
+  fmt::print(out,
+             "  \"kv_cache\": {{\"bytes_per_token_per_layer\": {}, \"attention_bytes_per_token_per_layer\": {}, "
+             "\"indexer_bytes_per_token_per_layer\": {}, \"total_bytes\": {}}},\n",
+             attention + indexer, attention, indexer, run.footprint.kv_cache_bytes);
+}
+
+// run JSON's "kinds" array: one entry per op kind, busiest first.
+void write_json_kinds(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   out << "  \"kinds\": [\n";
   const auto kinds = summarize_by_kind(tl);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
@@ -445,6 +488,10 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
         json_string(k.bound_by), energy_field(run.chip, k.energy_pj), i + 1 < kinds.size() ? "," : "");
   }
   out << "  ],\n";
+}
+
+// run JSON's "ops" array: one entry per op, in emission order.
+void write_json_ops(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   out << "  \"ops\": [\n";
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const ops::OpTiming& t = tl.ops[i];
@@ -462,6 +509,10 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
         i + 1 < tl.ops.size() ? "," : "");
   }
   out << "  ],\n";
+}
+
+// run JSON's last keys: "commands" per engine and "replay".
+void write_json_commands(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   fmt::print(out, "  \"commands\": {{{}}},\n", command_counts(run.chip, tl, true));
   // Layer replay (api/simulation.hpp): the commands the kernel ran and those derived; the one
   // line that differs between a replayed run and --no-replay.
@@ -469,6 +520,35 @@ void write_json(std::ostream& out, const RunDescription& run, const ops::Timelin
   fmt::print(out, "  \"replay\": {{\"simulated_commands\": {}, \"replayed_commands\": {}, \"not_replayed\": {}}}\n",
              tl.simulated_commands, represented - tl.simulated_commands,
              tl.replay_note.empty() ? std::string("null") : json_string(tl.replay_note));
+}
+
+}  // namespace
+
+void write_table(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
+  write_table_title(out, run);
+  write_table_settings(out, run);
+  out << '\n';
+  if (run.scope == Scope::step) {
+    write_kind_rows(out, tl);
+  } else {
+    write_op_rows(out, tl);
+  }
+  out << '\n';
+  write_table_totals(out, run, tl);
+  write_table_energy(out, run, tl);
+  write_table_resources(out, run, tl);
+}
+
+void write_json(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
+  out << "{\n";
+  write_json_identity(out, run);
+  write_json_workload(out, run);
+  write_json_totals(out, run, tl);
+  write_json_energy(out, run, tl);
+  write_json_kv_cache(out, run);
+  write_json_kinds(out, run, tl);
+  write_json_ops(out, run, tl);
+  write_json_commands(out, run, tl);
   out << "}\n";
 }
 

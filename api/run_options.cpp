@@ -139,8 +139,9 @@ using T = OptionType;
 // GCC's -Wextra would report as missing.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-const std::vector<Row>& rows() {
-  static const std::vector<Row> table{
+// A uniform step's shape: its phase, batch, context and query length.
+std::vector<Row> uniform_step_rows() {
+  return {
       {{.name = "phase",
         .flag = "--phase",
         .type = T::text,
@@ -192,6 +193,12 @@ const std::vector<Row>& rows() {
        &Request::q_len,
        uniform_only,
        number<&Result::q_len>},
+  };
+}
+
+// A mixed step's sequences, as groups (--mix) or from a file (--seqs), and how a group is classified.
+std::vector<Row> mixed_step_rows() {
+  return {
       {{.name = "mix",
         .flag = "--mix",
         .type = T::text,
@@ -228,6 +235,12 @@ const std::vector<Row>& rows() {
        &Request::decode_max_q,
        mixed_only,
        nullptr},
+  };
+}
+
+// The formats and modes: the KV cache's format, MLA's modes, prefill's mask, the weights' format.
+std::vector<Row> format_rows() {
+  return {
       {{.name = "kv_dtype",
         .flag = "--kv-dtype",
         .type = T::text,
@@ -295,6 +308,12 @@ const std::vector<Row>& rows() {
         .json_key = "weight_group_size"},
        &Request::weight_group,
        grouped_weights_only},
+  };
+}
+
+// The lowering switches: the KV history's engine, decode's split and append, the output layer's weights.
+std::vector<Row> lowering_rows() {
+  return {
       {{.name = "kv_read_engine",
         .flag = "--kv-read-engine",
         .type = T::text,
@@ -339,6 +358,12 @@ const std::vector<Row>& rows() {
        &Request::lm_head_weights,
        step_only,
        nullptr},
+  };
+}
+
+// What part of the model runs and how: a step or a block, its layers, micro-batches, host launches.
+std::vector<Row> extent_rows() {
+  return {
       {{.name = "scope",
         .flag = "--scope",
         .type = T::text,
@@ -383,6 +408,12 @@ const std::vector<Row>& rows() {
        &Request::host_launch_ns,
        whole_step_only,
        number<&Result::host_launch_ns>},
+  };
+}
+
+// The deployment: the cores used, the sharding over chips and the experts' routing.
+std::vector<Row> deployment_rows() {
+  return {
       {{.name = "cores",
         .flag = "--cores",
         .type = T::count,
@@ -443,6 +474,12 @@ const std::vector<Row>& rows() {
         .doc = "step: measured routing, a CSV of layer,expert,tokens",
         .takes = kFixed | kServe},
        &Request::expert_load},
+  };
+}
+
+// The simulation's checks and switches: DDR capacity, the command limit, weight prefetch, replay.
+std::vector<Row> control_rows() {
+  return {
       {{.name = "strict_capacity",
         .flag = "--strict-capacity",
         .type = T::flag,
@@ -477,6 +514,18 @@ const std::vector<Row>& rows() {
        replayable,
        yes_no<&Result::replay>},
   };
+}
+
+// The whole table: the groups above, in order.
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table = [] {
+    std::vector<Row> all;
+    for (const std::vector<Row>& group : {uniform_step_rows(), mixed_step_rows(), format_rows(), lowering_rows(),
+                                          extent_rows(), deployment_rows(), control_rows()}) {
+      all.insert(all.end(), group.begin(), group.end());
+    }
+    return all;
+  }();
   return table;
 }
 #pragma GCC diagnostic pop

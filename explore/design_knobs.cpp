@@ -73,7 +73,8 @@ std::vector<Knob> search_rows() {
   return rows;
 }
 
-std::vector<Knob> design_rows() {
+// What sensitivity and solve measure: a serve instead of a run, or the run's context lengths.
+std::vector<Knob> workload_rows() {
   return {
       {.name = "serve",
        .flag = "--serve",
@@ -93,6 +94,12 @@ std::vector<Knob> design_rows() {
        .group = "workload",
        .takes = kSensitivityKnob,
        .check = check_contexts},
+  };
+}
+
+// The sensitivity's knobs: the fields varied, the metric, the step and the table's length.
+std::vector<Knob> sensitivity_rows() {
+  return {
       {.name = "fields",
        .flag = "--fields",
        .type = T::list,
@@ -130,6 +137,12 @@ std::vector<Knob> design_rows() {
        .doc = "fields the table lists per point (the JSON and CSV have every one)",
        .group = "sensitivity",
        .takes = kSensitivityKnob},
+  };
+}
+
+// The solve's knobs: the targets, the fields changed and their costs, the precision and the budget.
+std::vector<Knob> solve_rows() {
+  return {
       {.name = "target",
        .flag = "--target",
        .keyword = "targets",
@@ -176,6 +189,12 @@ std::vector<Knob> design_rows() {
        .doc = "give up after this many runs",
        .group = "solve",
        .takes = kSolveKnob},
+  };
+}
+
+// The knob search, sensitivity and solve share: how many points or runs at once.
+std::vector<Knob> shared_rows() {
+  return {
       {.name = "jobs",
        .flag = "--jobs",
        .type = T::count,
@@ -187,6 +206,15 @@ std::vector<Knob> design_rows() {
        .group = "run",
        .takes = kSearchKnob | kSensitivityKnob | kSolveKnob},
   };
+}
+
+// The rows after search's: the workload, then sensitivity's, solve's, and the shared ones.
+std::vector<Knob> design_rows() {
+  std::vector<Knob> rows = workload_rows();
+  for (Knob& k : sensitivity_rows()) rows.push_back(std::move(k));
+  for (Knob& k : solve_rows()) rows.push_back(std::move(k));
+  for (Knob& k : shared_rows()) rows.push_back(std::move(k));
+  return rows;
 }
 #pragma GCC diagnostic pop
 

@@ -51,8 +51,9 @@ std::vector<ReportField> sweep_option_columns() {
   return rows;
 }
 
-std::vector<ReportField> sweep_fields() {
-  std::vector<ReportField> f{
+// The point's number, its chip and its model.
+std::vector<ReportField> sweep_identity_columns() {
+  return {
       {.path = "point",
        .type = T::integer,
        .description = "the point's index in the whole grid (mixed radix, the context fastest); a shard holds every "
@@ -64,9 +65,11 @@ std::vector<ReportField> sweep_fields() {
                       "of the grid share a name"},
       {.path = "model", .type = T::text, .description = "the model config's name"},
   };
-  for (ReportField& row : sweep_option_columns()) f.push_back(std::move(row));
-  const std::string failed = "; empty on a point that failed (--keep-going)";
-  std::vector<ReportField> rest{
+}
+
+// The deployment's chips and the config files the point ran on; `failed` ends an empty cell's note.
+std::vector<ReportField> sweep_deployment_columns(const std::string& failed) {
+  return {
       {.path = "chips",
        .type = T::integer,
        .description = "chips of the deployment (tp x dp)" + failed,
@@ -76,6 +79,12 @@ std::vector<ReportField> sweep_fields() {
       {.path = "chip_sha256", .type = T::text, .description = "SHA-256 of the chip config file's text, in hex"},
       {.path = "model_source", .type = T::text, .description = "the model config file the point ran on"},
       {.path = "model_sha256", .type = T::text, .description = "SHA-256 of the model config file's text, in hex"},
+  };
+}
+
+// The point's results: its time and error band, throughput, KV cache reads, attention time and limits.
+std::vector<ReportField> sweep_result_columns(const std::string& failed) {
+  return {
       {.path = "total_ns",
        .type = T::number,
        .unit = "ns",
@@ -140,6 +149,12 @@ std::vector<ReportField> sweep_fields() {
                       "C2C, L2, latency, ...)" +
                       failed,
        .nullable = true},
+  };
+}
+
+// The columns of --head-split and --keep-going.
+std::vector<ReportField> sweep_flag_columns() {
+  return {
       {.path = "head_split_total_ns",
        .type = T::number,
        .unit = "ns",
@@ -162,14 +177,24 @@ std::vector<ReportField> sweep_fields() {
        .nullable = true,
        .when = "--keep-going"},
   };
-  for (ReportField& row : rest) f.push_back(std::move(row));
+}
+
+// The columns of a sweep row (`g5sim sweep --csv`, one --json line's keys), in the order grid_sweep writes them.
+std::vector<ReportField> sweep_fields() {
+  std::vector<ReportField> f = sweep_identity_columns();
+  for (ReportField& row : sweep_option_columns()) f.push_back(std::move(row));
+  const std::string failed = "; empty on a point that failed (--keep-going)";
+  for (ReportField& row : sweep_deployment_columns(failed)) f.push_back(std::move(row));
+  for (ReportField& row : sweep_result_columns(failed)) f.push_back(std::move(row));
+  for (ReportField& row : sweep_flag_columns()) f.push_back(std::move(row));
   return f;
 }
 
 // ---- compare -----------------------------------------------------------------------------------
 
-std::vector<ReportField> compare_fields() {
-  std::vector<ReportField> f{
+// The workload's columns: the model and the step as the first chip's run resolved it.
+std::vector<ReportField> compare_workload_columns() {
+  return {
       {.path = "model", .type = T::text, .description = "the model config's name"},
       {.path = "phase",
        .type = T::text,
@@ -203,10 +228,14 @@ std::vector<ReportField> compare_fields() {
        .description = "the projection weights' format the first chip's run used",
        .choices = "bf16,fp16,fp8,int8,int4"},
   };
+}
+
+// The columns each chip adds: its time and error band, throughput, sharding, limit and speedups.
+std::vector<ReportField> compare_chip_columns() {
   // One group of columns per chip of --chip, in its order; <chip> is the chip's label (its name,
   // with its file's stem or path when two chips share a name).
   const std::string each = "; one column per chip, <chip> its label";
-  std::vector<ReportField> per_chip{
+  return {
       {.path = "<chip>_total_ns",
        .type = T::number,
        .unit = "ns",
@@ -274,7 +303,12 @@ std::vector<ReportField> compare_fields() {
        .minimum = 0,
        .when = "each chip after the first"},
   };
-  for (ReportField& row : per_chip) f.push_back(std::move(row));
+}
+
+// The columns of `g5sim compare --csv`: the workload's, then a group per chip.
+std::vector<ReportField> compare_fields() {
+  std::vector<ReportField> f = compare_workload_columns();
+  for (ReportField& row : compare_chip_columns()) f.push_back(std::move(row));
   return f;
 }
 

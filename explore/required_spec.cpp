@@ -43,6 +43,40 @@ double shortfall_of(const Target& t, double metric) {
   return std::max(0.0, gap);
 }
 
+// Several fields' log space: u_i = ln(x_i / x0_i), x0 the chip as it is, each u_i within its
+// range's logs [lo_i, hi_i], and w_i the cost of a relative change of field i.
+struct LogSpace {
+  std::vector<double> x0, lo, hi, w;
+  // The fields' values at u: x_i = x0_i e^{u_i}.
+  std::vector<double> values_at(const Eigen::VectorXd& u) const {
+    const std::size_t n = x0.size();
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = x0[i] * std::exp(u[static_cast<Eigen::Index>(i)]);
+    return v;
+  }
+};
+
+// The violated targets A, linearised at the current point: J_A u' = r_A + J_A u (rows of J, and r
+// the log distance to each bound with a 0.1 % margin).
+struct LinearisedTargets {
+  Eigen::MatrixXd a;
+  Eigen::VectorXd r;
+};
+
+// The least-cost step that meets the linearised targets, du = W^-1 J_A^T (J_A W^-1 J_A^T)^-1 r_A;
+// none when J_A W^-1 J_A^T is 0 (no varied field moves the missed targets' metrics).
+std::optional<Eigen::VectorXd> least_cost_step(const LinearisedTargets& targets, const std::vector<double>& w) {
+  const Eigen::VectorXd w_inv =
+      Eigen::Map<const Eigen::VectorXd>(w.data(), static_cast<Eigen::Index>(w.size())).cwiseInverse();
+  const Eigen::MatrixXd gram = targets.a * w_inv.asDiagonal() * targets.a.transpose();
+  if (gram.norm() == 0) return std::nullopt;
+  const Eigen::VectorXd lambda = gram.completeOrthogonalDecomposition().solve(targets.r);
+  return Eigen::VectorXd(w_inv.asDiagonal() * targets.a.transpose() * lambda);
+}
+
+// How a step's halvings ended: a point closer to the targets, or none.
+enum class StepOutcome { closer, ranges_exhausted, not_closer };
+
 // What one solve needs while it runs: the chip's fields, the meter, the trials so far.
 class Solver {
  public:
@@ -80,6 +114,12 @@ class Solver {
   }
   void one_field();
   void several_fields();
+  // The steps of several_fields (see there).
+  LogSpace log_space() const;
+  Eigen::MatrixXd jacobian_at(const Eigen::VectorXd& u, const LogSpace& space);
+  LinearisedTargets linearised_targets(const SolveTrial& at, const Eigen::MatrixXd& jacobian) const;
+  StepOutcome take_step(Eigen::VectorXd& u, std::size_t& current, Eigen::VectorXd step, const LogSpace& space);
+  void scale_back(const Eigen::VectorXd& u, std::size_t current, const LogSpace& space);
   void cannot(const std::string& why);
   std::size_t best_trial() const;
 
@@ -217,106 +257,102 @@ void Solver::one_field() {
   report_.check_trial = try_point({beyond}, "check");
 }
 
-// Several fields: least weighted change in log space, by linearised steps, then scaled back.
-void Solver::several_fields() {
+// Several fields, step 1: the log space of the varied fields about the chip as it is.
+LogSpace Solver::log_space() const {
   const std::size_t n = fields_.size();
-  std::vector<double> x0(n), lo(n), hi(n), w(n);
+  LogSpace space{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
   for (std::size_t i = 0; i < n; ++i) {
-    x0[i] = fields_[i].value;
-    lo[i] = std::log(fields_[i].low / x0[i]);
-    hi[i] = std::log(fields_[i].high / x0[i]);
-    w[i] = fields_[i].cost;
+    space.x0[i] = fields_[i].value;
+    space.lo[i] = std::log(fields_[i].low / space.x0[i]);
+    space.hi[i] = std::log(fields_[i].high / space.x0[i]);
+    space.w[i] = fields_[i].cost;
   }
-  const auto values_at = [&](const Eigen::VectorXd& u) {
-    std::vector<double> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = x0[i] * std::exp(u[static_cast<Eigen::Index>(i)]);
-    return v;
-  };
-  const std::size_t base = 0;
-  if (report_.trials[base].meets) {
-    report_.outcome = "already";
-    report_.answer_trial = base;
-    report_.answer = report_.trials[base].values;
-    return;
-  }
-  Eigen::VectorXd u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
-  std::size_t current = base;
-  const double h = std::log(1.05);
+  return space;
+}
+
+// Several fields, step 2: the Jacobian J = d ln M_t / d u_i at u, by central differences (+-5 %, each
+// side clamped to the range), the 2n points run together; a column stays 0 where a side did not run
+// or the field did not move, an entry where a metric is not above 0.
+Eigen::MatrixXd Solver::jacobian_at(const Eigen::VectorXd& u, const LogSpace& space) {
+  const std::size_t n = fields_.size();
   const std::size_t m = targets_.size();
-  constexpr int kSteps = 12;
-  for (int iteration = 0; iteration < kSteps; ++iteration) {
-    // The Jacobian of ln M at u, by central differences (each side clamped to the range).
-    std::vector<std::vector<double>> points;
-    for (std::size_t i = 0; i < n; ++i) {
-      for (int side : {-1, 1}) {
-        Eigen::VectorXd v = u;
-        v[static_cast<Eigen::Index>(i)] = std::clamp(u[static_cast<Eigen::Index>(i)] + side * h, lo[i], hi[i]);
-        points.push_back(values_at(v));
-      }
+  const double h = std::log(1.05);
+  std::vector<std::vector<double>> points;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int side : {-1, 1}) {
+      Eigen::VectorXd v = u;
+      v[static_cast<Eigen::Index>(i)] =
+          std::clamp(u[static_cast<Eigen::Index>(i)] + side * h, space.lo[i], space.hi[i]);
+      points.push_back(space.values_at(v));
     }
-    const std::vector<std::size_t> ids = try_points(points, "gradient");
-    Eigen::MatrixXd jacobian = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(n));
-    for (std::size_t i = 0; i < n; ++i) {
-      const SolveTrial& down = report_.trials[ids[2 * i]];
-      const SolveTrial& up = report_.trials[ids[2 * i + 1]];
-      const double span = std::log(up.values[i] / down.values[i]);
-      if (down.metrics.empty() || up.metrics.empty() || span == 0) continue;
-      for (std::size_t j = 0; j < m; ++j) {
-        if (!(down.metrics[j] > 0 && up.metrics[j] > 0)) continue;
-        jacobian(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(i)) =
-            (std::log(up.metrics[j]) - std::log(down.metrics[j])) / span;
-      }
-    }
-    // The violated targets, linearised: J_A u' = r_A + J_A u (in ln M, with a 0.1 % margin).
-    const SolveTrial& at = report_.trials[current];
-    std::vector<Eigen::Index> active;
+  }
+  const std::vector<std::size_t> ids = try_points(points, "gradient");
+  Eigen::MatrixXd jacobian = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    const SolveTrial& down = report_.trials[ids[2 * i]];
+    const SolveTrial& up = report_.trials[ids[2 * i + 1]];
+    const double span = std::log(up.values[i] / down.values[i]);
+    if (down.metrics.empty() || up.metrics.empty() || span == 0) continue;
     for (std::size_t j = 0; j < m; ++j) {
-      if (shortfall_of(targets_[j], at.metrics[j]) > 0) active.push_back(static_cast<Eigen::Index>(j));
+      if (!(down.metrics[j] > 0 && up.metrics[j] > 0)) continue;
+      jacobian(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(i)) =
+          (std::log(up.metrics[j]) - std::log(down.metrics[j])) / span;
     }
-    Eigen::MatrixXd a(static_cast<Eigen::Index>(active.size()), static_cast<Eigen::Index>(n));
-    Eigen::VectorXd r(static_cast<Eigen::Index>(active.size()));
-    for (std::size_t k = 0; k < active.size(); ++k) {
-      const Target& t = targets_[static_cast<std::size_t>(active[k])];
-      const double now = std::log(at.metrics[static_cast<std::size_t>(active[k])]);
-      const double goal = t.at_most ? std::log(t.bound) - 0.001 : std::log(t.bound) + 0.001;
-      a.row(static_cast<Eigen::Index>(k)) = jacobian.row(active[k]);
-      r[static_cast<Eigen::Index>(k)] = goal - now;
-    }
-    const Eigen::VectorXd w_inv =
-        Eigen::Map<const Eigen::VectorXd>(w.data(), static_cast<Eigen::Index>(n)).cwiseInverse();
-    const Eigen::MatrixXd gram = a * w_inv.asDiagonal() * a.transpose();
-    if (gram.norm() == 0) return cannot("no varied field moves the missed targets' metrics");
-    // The least-cost step from here that meets the linearised targets; halved while it does not
-    // bring the shortfall down (a bottleneck that moves makes the linearisation short-sighted).
-    const Eigen::VectorXd lambda = gram.completeOrthogonalDecomposition().solve(r);
-    Eigen::VectorXd step = w_inv.asDiagonal() * a.transpose() * lambda;
-    bool improved = false;
-    for (int halving = 0; halving < 4 && !improved; ++halving, step /= 2) {
-      Eigen::VectorXd next = u + step;
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto e = static_cast<Eigen::Index>(i);
-        next[e] = std::clamp(next[e], lo[i], hi[i]);
-      }
-      if ((next - u).norm() < 1e-9) return cannot("the fields' ranges are exhausted");
-      const std::size_t tried = try_point(values_at(next), "step");
-      if (report_.trials[tried].shortfall < report_.trials[current].shortfall) {
-        u = next;
-        current = tried;
-        improved = true;
-      }
-    }
-    if (!improved) return cannot("no step along the linearised targets brings them closer");
-    if (report_.trials[current].meets) break;
   }
-  if (!report_.trials[current].meets) {
-    return cannot(fmt::format("{} linearised steps did not meet the targets", kSteps));
+  return jacobian;
+}
+
+// Several fields, step 3: the targets `at` misses, linearised (J_A and r_A, in ln M).
+LinearisedTargets Solver::linearised_targets(const SolveTrial& at, const Eigen::MatrixXd& jacobian) const {
+  const std::size_t n = fields_.size();
+  const std::size_t m = targets_.size();
+  std::vector<Eigen::Index> active;
+  for (std::size_t j = 0; j < m; ++j) {
+    if (shortfall_of(targets_[j], at.metrics[j]) > 0) active.push_back(static_cast<Eigen::Index>(j));
   }
-  // Scaled back along the ray: the least t u that meets.
+  LinearisedTargets lin{Eigen::MatrixXd(static_cast<Eigen::Index>(active.size()), static_cast<Eigen::Index>(n)),
+                        Eigen::VectorXd(static_cast<Eigen::Index>(active.size()))};
+  for (std::size_t k = 0; k < active.size(); ++k) {
+    const Target& t = targets_[static_cast<std::size_t>(active[k])];
+    const double now = std::log(at.metrics[static_cast<std::size_t>(active[k])]);
+    const double goal = t.at_most ? std::log(t.bound) - 0.001 : std::log(t.bound) + 0.001;
+    lin.a.row(static_cast<Eigen::Index>(k)) = jacobian.row(active[k]);
+    lin.r[static_cast<Eigen::Index>(k)] = goal - now;
+  }
+  return lin;
+}
+
+// Several fields, step 4: u + step clamped to the ranges, halved (up to 3 times) while it does not
+// bring the shortfall down (a bottleneck that moves makes the linearisation short-sighted); u and
+// `current` move to the first point that does.
+StepOutcome Solver::take_step(Eigen::VectorXd& u, std::size_t& current, Eigen::VectorXd step, const LogSpace& space) {
+  const std::size_t n = fields_.size();
+  bool improved = false;
+  for (int halving = 0; halving < 4 && !improved; ++halving, step /= 2) {
+    Eigen::VectorXd next = u + step;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto e = static_cast<Eigen::Index>(i);
+      next[e] = std::clamp(next[e], space.lo[i], space.hi[i]);
+    }
+    if ((next - u).norm() < 1e-9) return StepOutcome::ranges_exhausted;
+    const std::size_t tried = try_point(space.values_at(next), "step");
+    if (report_.trials[tried].shortfall < report_.trials[current].shortfall) {
+      u = next;
+      current = tried;
+      improved = true;
+    }
+  }
+  return improved ? StepOutcome::closer : StepOutcome::not_closer;
+}
+
+// Several fields, step 5: the change that met (`current`, at u) scaled back along its ray, u(t) = t u
+// with t bisected in [0, 1] to the tolerance: the least t u that meets is the answer.
+void Solver::scale_back(const Eigen::VectorXd& u, std::size_t current, const LogSpace& space) {
   double fail_t = 0, meet_t = 1;
   std::size_t meet_trial = current;
   while (meet_t - fail_t > spec_.tolerance) {
     const double t = (fail_t + meet_t) / 2;
-    const std::size_t id = try_point(values_at(t * u), "scale");
+    const std::size_t id = try_point(space.values_at(t * u), "scale");
     if (report_.trials[id].meets) {
       meet_t = t;
       meet_trial = id;
@@ -327,6 +363,35 @@ void Solver::several_fields() {
   report_.outcome = "met";
   report_.answer_trial = meet_trial;
   report_.answer = report_.trials[meet_trial].values;
+}
+
+// Several fields: least weighted change in log space, by linearised steps, then scaled back.
+void Solver::several_fields() {
+  const LogSpace space = log_space();
+  const std::size_t base = 0;
+  if (report_.trials[base].meets) {
+    report_.outcome = "already";
+    report_.answer_trial = base;
+    report_.answer = report_.trials[base].values;
+    return;
+  }
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(fields_.size()));
+  std::size_t current = base;
+  constexpr int kSteps = 12;
+  for (int iteration = 0; iteration < kSteps; ++iteration) {
+    const Eigen::MatrixXd jacobian = jacobian_at(u, space);
+    const std::optional<Eigen::VectorXd> step =
+        least_cost_step(linearised_targets(report_.trials[current], jacobian), space.w);
+    if (!step) return cannot("no varied field moves the missed targets' metrics");
+    const StepOutcome taken = take_step(u, current, *step, space);
+    if (taken == StepOutcome::ranges_exhausted) return cannot("the fields' ranges are exhausted");
+    if (taken == StepOutcome::not_closer) return cannot("no step along the linearised targets brings them closer");
+    if (report_.trials[current].meets) break;
+  }
+  if (!report_.trials[current].meets) {
+    return cannot(fmt::format("{} linearised steps did not meet the targets", kSteps));
+  }
+  scale_back(u, current, space);
 }
 
 SolveReport Solver::run() {

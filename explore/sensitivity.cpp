@@ -102,118 +102,214 @@ void estimate(FieldSensitivity& f, double metric_base) {
   }
 }
 
+// Step 1, the spec: delta a relative step in (0, 0.5], and a serve's contexts its load's; the metric,
+// the spec's or the workload's default.
+std::string sensitivity_metric(const SensitivitySpec& spec, bool serving) {
+  if (!(spec.delta > 0 && spec.delta <= 0.5)) {
+    throw hw::InputError("delta", fmt::format("delta: {} is not in (0, 0.5] (a relative step)", spec.delta));
+  }
+  const std::string metric = !spec.metric.empty() ? spec.metric : serving ? "tpot_p50_ms" : "step_ms";
+  if (serving && !spec.contexts.empty()) {
+    throw hw::InputError("ctx", "ctx: a serve's load sets the contexts; a context list is a run's points");
+  }
+  return metric;
+}
+
+// Step 2, the fields x: the spec's, or by default every numeric field but the energy section's
+// prices (they move no time).
+std::vector<hw::ChipField> fields_to_vary(const SensitivitySpec& spec, const ChipText& chip) {
+  std::vector<std::string> names = spec.fields;
+  if (names.empty()) {
+    for (std::string& f : hw::numeric_chip_fields(chip.text, chip.source)) {
+      if (f.rfind("energy.", 0) != 0) names.push_back(std::move(f));
+    }
+  }
+  if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
+  return chip_fields_named(chip, names, "fields");
+}
+
+// Step 3, the workload's points, each with its own base request: a serve's one, or a run's at each
+// context length of the list (its base's alone without one).
+std::vector<g5sim::Request> point_requests(const SensitivitySpec& spec, bool serving) {
+  std::vector<g5sim::Request> requests;
+  if (serving || spec.contexts.empty()) {
+    requests.push_back(spec.workload.base);
+  } else {
+    for (std::uint64_t ctx : spec.contexts) {
+      g5sim::Request r = spec.workload.base;
+      r.ctx = ctx;
+      requests.push_back(r);
+    }
+  }
+  return requests;
+}
+
+// The caller's progress, one tick per run finished (runs finish on any thread).
+class SensitivityProgress {
+ public:
+  SensitivityProgress(const std::function<void(std::uint64_t, std::uint64_t)>& progress, std::uint64_t total)
+      : progress_(progress), total_(total) {}
+  void tick() {
+    if (!progress_) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    progress_(++done_, total_);
+  }
+
+ private:
+  const std::function<void(std::uint64_t, std::uint64_t)>& progress_;
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+  std::mutex mutex_;
+};
+
+// Step 4, the base runs M(x) at each point (in parallel): their errors are the user's (a bad request),
+// thrown as they are; a metric that is not above 0 has no logarithm. Each point's request then holds
+// the base run's deployment: a variant changes the chip, not the sharding.
+std::vector<Measurement> run_base_points(const SensitivitySpec& spec, const WorkloadMeter& meter,
+                                         const g5sim::Chip& base_chip, const std::string& metric,
+                                         std::vector<g5sim::Request>& requests, SensitivityProgress& progress) {
+  const std::size_t points = requests.size();
+  std::vector<Measurement> base(points);
+  parallel_for(points, spec.jobs, [&](std::size_t p) {
+    base[p] = meter.measure(base_chip, requests[p]);
+    progress.tick();
+  });
+  for (std::size_t p = 0; p < points; ++p) {
+    if (!(base[p].metrics[0] > 0)) {
+      throw hw::InputError("metric", fmt::format("metric: {} is {} in the base run: it has no elasticity", metric,
+                                                 number(base[p].metrics[0])));
+    }
+    requests[p] = with_deployment(requests[p], base[p].deployment);
+  }
+  return base;
+}
+
+// Step 5, the variants x(1 -+ delta): each field down (2f) and up (2f + 1), made once, run at every
+// point; a field whose value is not above 0 has none.
+std::vector<Variant> make_variants(const ChipText& chip, const std::vector<hw::ChipField>& fields, double delta) {
+  std::vector<Variant> variants(2 * fields.size());
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    if (!(fields[f].value > 0)) continue;
+    variants[2 * f] = make_variant(chip, fields[f], delta, -1);
+    variants[2 * f + 1] = make_variant(chip, fields[f], delta, +1);
+  }
+  return variants;
+}
+
+// A variant's measurement M(x-+) at one point, or why there is none.
+struct VariantOutcome {
+  double metric = 0;
+  std::string note;
+  bool ok = false;
+};
+
+// Step 6, the variant runs (in parallel): outcome i is variant i / points at point i % points.
+std::vector<VariantOutcome> run_variants(const SensitivitySpec& spec, const WorkloadMeter& meter,
+                                         const std::string& metric, const std::vector<Variant>& variants,
+                                         const std::vector<g5sim::Request>& requests, SensitivityProgress& progress) {
+  const std::size_t points = requests.size();
+  std::vector<VariantOutcome> outcomes(variants.size() * points);
+  parallel_for(outcomes.size(), spec.jobs, [&](std::size_t i) {
+    const Variant& variant = variants[i / points];
+    if (variant.chip) {
+      try {
+        outcomes[i].metric = meter.measure(*variant.chip, requests[i % points]).metrics[0];
+        outcomes[i].ok = outcomes[i].metric > 0;
+        if (!outcomes[i].ok) {
+          outcomes[i].note = fmt::format("{} is {} there: no logarithm", metric, number(outcomes[i].metric));
+        }
+      } catch (const g5sim::ConfigError& e) {
+        outcomes[i].note = e.what();
+      }
+    }
+    progress.tick();
+  });
+  return outcomes;
+}
+
+// Step 7, the report's head: the chip, model, metric, delta, deployment and runs, the base runs'
+// warnings (each once, in order) and the workload as the first base run describes it.
+SensitivityReport sensitivity_report_head(const SensitivitySpec& spec, const WorkloadMeter& meter,
+                                          const g5sim::Chip& base_chip, const std::string& metric,
+                                          const std::vector<Measurement>& base, std::uint64_t runs) {
+  const DesignWorkload& workload = spec.workload;
+  SensitivityReport report;
+  report.top = spec.top;
+  report.chip = base_chip.name();
+  report.chip_source = workload.chip.source;
+  report.model = workload.model.name();
+  report.model_source = workload.model.source();
+  report.metric = metric;
+  report.delta = spec.delta;
+  report.deployment = base.front().deployment;
+  report.runs = runs;
+  for (const Measurement& m : base) {
+    for (const std::string& w : m.warnings) {
+      if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end()) {
+        report.warnings.push_back(w);
+      }
+    }
+  }
+  report.workload = meter.describe(base.front());
+  return report;
+}
+
+// Step 8a, one field's elasticity at point p: its sides that ran, the notes of those that did not
+// (in order: the value, then down, then up), and the estimate from them.
+FieldSensitivity field_elasticity_at(const hw::ChipField& field, std::size_t f, std::size_t p, std::size_t points,
+                                     const std::vector<Variant>& variants, const std::vector<VariantOutcome>& outcomes,
+                                     double metric_base) {
+  FieldSensitivity s;
+  s.field = field.path;
+  s.value = field.value;
+  std::vector<std::string> notes;
+  if (!(field.value > 0)) notes.push_back(fmt::format("the value is {}: no relative change", s.value));
+  for (int side = 0; side < 2; ++side) {
+    const Variant& variant = variants[2 * f + side];
+    const VariantOutcome& o = outcomes[(2 * f + side) * points + p];
+    if (!variant.note.empty()) notes.push_back(variant.note);
+    if (!o.note.empty()) notes.push_back(o.note);
+    if (!variant.value || !o.ok) continue;
+    (side == 0 ? s.low_value : s.high_value) = variant.value;
+    (side == 0 ? s.metric_low : s.metric_high) = o.metric;
+  }
+  for (const std::string& n : notes) s.note += (s.note.empty() ? "" : "; ") + n;
+  estimate(s, metric_base);
+  return s;
+}
+
+// Step 8b, a point's ranking: largest |elasticity| first, then by field; fields without one last.
+bool ranks_before(const FieldSensitivity& a, const FieldSensitivity& b) {
+  if (a.elasticity.has_value() != b.elasticity.has_value()) return a.elasticity.has_value();
+  if (a.elasticity && std::fabs(*a.elasticity) != std::fabs(*b.elasticity)) {
+    return std::fabs(*a.elasticity) > std::fabs(*b.elasticity);
+  }
+  return a.field < b.field;
+}
+
 }  // namespace
 
 SensitivityReport sensitivity(const SensitivitySpec& spec,
                               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   return api::public_errors([&] {
-    if (!(spec.delta > 0 && spec.delta <= 0.5)) {
-      throw hw::InputError("delta", fmt::format("delta: {} is not in (0, 0.5] (a relative step)", spec.delta));
-    }
     const DesignWorkload& workload = spec.workload;
     const bool serving = workload.serve.has_value();
-    const std::string metric = !spec.metric.empty() ? spec.metric : serving ? "tpot_p50_ms" : "step_ms";
-    if (serving && !spec.contexts.empty()) {
-      throw hw::InputError("ctx", "ctx: a serve's load sets the contexts; a context list is a run's points");
-    }
+    const std::string metric = sensitivity_metric(spec, serving);
     const WorkloadMeter meter(workload, {metric}, "metric");
     const ChipText& chip = workload.chip;
-    // By default every numeric field but the energy section's prices: they move no time.
-    std::vector<std::string> names = spec.fields;
-    if (names.empty()) {
-      for (std::string& f : hw::numeric_chip_fields(chip.text, chip.source)) {
-        if (f.rfind("energy.", 0) != 0) names.push_back(std::move(f));
-      }
-    }
-    if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
-    const std::vector<hw::ChipField> fields = chip_fields_named(chip, names, "fields");
+    const std::vector<hw::ChipField> fields = fields_to_vary(spec, chip);
     const g5sim::Chip base_chip = g5sim::Chip::from_yaml(chip.text, chip.source);
-
-    // The workload's points, each with its own base request.
-    std::vector<g5sim::Request> requests;
-    if (serving || spec.contexts.empty()) {
-      requests.push_back(workload.base);
-    } else {
-      for (std::uint64_t ctx : spec.contexts) {
-        g5sim::Request r = workload.base;
-        r.ctx = ctx;
-        requests.push_back(r);
-      }
-    }
+    std::vector<g5sim::Request> requests = point_requests(spec, serving);
 
     const std::size_t points = requests.size();
     const std::uint64_t total = points * (1 + 2 * fields.size());
-    std::uint64_t done = 0;
-    std::mutex progress_mutex;
-    auto tick = [&] {
-      if (!progress) return;
-      const std::lock_guard<std::mutex> lock(progress_mutex);
-      progress(++done, total);
-    };
-    // A variant's measurement, or why there is none.
-    struct Outcome {
-      double metric = 0;
-      std::string note;
-      bool ok = false;
-    };
+    SensitivityProgress run_progress(progress, total);
+    const std::vector<Measurement> base = run_base_points(spec, meter, base_chip, metric, requests, run_progress);
+    const std::vector<Variant> variants = make_variants(chip, fields, spec.delta);
+    const std::vector<VariantOutcome> outcomes = run_variants(spec, meter, metric, variants, requests, run_progress);
 
-    // The base runs: their errors are the user's (a bad request), thrown as they are.
-    std::vector<Measurement> base(points);
-    parallel_for(points, spec.jobs, [&](std::size_t p) {
-      base[p] = meter.measure(base_chip, requests[p]);
-      tick();
-    });
-    for (std::size_t p = 0; p < points; ++p) {
-      if (!(base[p].metrics[0] > 0)) {
-        throw hw::InputError("metric", fmt::format("metric: {} is {} in the base run: it has no elasticity", metric,
-                                                   number(base[p].metrics[0])));
-      }
-      // The deployment held: a variant changes the chip, not the sharding.
-      requests[p] = with_deployment(requests[p], base[p].deployment);
-    }
-
-    // Variants: each field down and up (made once, run at every point).
-    std::vector<Variant> variants(2 * fields.size());
-    for (std::size_t f = 0; f < fields.size(); ++f) {
-      if (!(fields[f].value > 0)) continue;
-      variants[2 * f] = make_variant(chip, fields[f], spec.delta, -1);
-      variants[2 * f + 1] = make_variant(chip, fields[f], spec.delta, +1);
-    }
-    std::vector<Outcome> outcomes(variants.size() * points);
-    parallel_for(outcomes.size(), spec.jobs, [&](std::size_t i) {
-      const Variant& variant = variants[i / points];
-      if (variant.chip) {
-        try {
-          outcomes[i].metric = meter.measure(*variant.chip, requests[i % points]).metrics[0];
-          outcomes[i].ok = outcomes[i].metric > 0;
-          if (!outcomes[i].ok) {
-            outcomes[i].note = fmt::format("{} is {} there: no logarithm", metric, number(outcomes[i].metric));
-          }
-        } catch (const g5sim::ConfigError& e) {
-          outcomes[i].note = e.what();
-        }
-      }
-      tick();
-    });
-
-    SensitivityReport report;
-    report.top = spec.top;
-    report.chip = base_chip.name();
-    report.chip_source = chip.source;
-    report.model = workload.model.name();
-    report.model_source = workload.model.source();
-    report.metric = metric;
-    report.delta = spec.delta;
-    report.deployment = base.front().deployment;
-    report.runs = total;
-    for (std::size_t p = 0; p < points; ++p) {
-      for (const std::string& w : base[p].warnings) {
-        if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end()) {
-          report.warnings.push_back(w);
-        }
-      }
-    }
-    report.workload = meter.describe(base.front());
+    // Step 8, each point's elasticities, ranked.
+    SensitivityReport report = sensitivity_report_head(spec, meter, base_chip, metric, base, total);
     for (std::size_t p = 0; p < points; ++p) {
       SensitivityPoint point;
       if (!serving) point.ctx = requests[p].ctx;
@@ -221,32 +317,9 @@ SensitivityReport sensitivity(const SensitivitySpec& spec,
       point.bound_by = base[p].bound_by;
       point.bound_share = base[p].bound_share;
       for (std::size_t f = 0; f < fields.size(); ++f) {
-        FieldSensitivity s;
-        s.field = fields[f].path;
-        s.value = fields[f].value;
-        std::vector<std::string> notes;
-        if (!(fields[f].value > 0)) notes.push_back(fmt::format("the value is {}: no relative change", s.value));
-        for (int side = 0; side < 2; ++side) {
-          const Variant& variant = variants[2 * f + side];
-          const Outcome& o = outcomes[(2 * f + side) * points + p];
-          if (!variant.note.empty()) notes.push_back(variant.note);
-          if (!o.note.empty()) notes.push_back(o.note);
-          if (!variant.value || !o.ok) continue;
-          (side == 0 ? s.low_value : s.high_value) = variant.value;
-          (side == 0 ? s.metric_low : s.metric_high) = o.metric;
-        }
-        for (const std::string& n : notes) s.note += (s.note.empty() ? "" : "; ") + n;
-        estimate(s, point.metric_base);
-        point.fields.push_back(std::move(s));
+        point.fields.push_back(field_elasticity_at(fields[f], f, p, points, variants, outcomes, point.metric_base));
       }
-      std::stable_sort(point.fields.begin(), point.fields.end(),
-                       [](const FieldSensitivity& a, const FieldSensitivity& b) {
-                         if (a.elasticity.has_value() != b.elasticity.has_value()) return a.elasticity.has_value();
-                         if (a.elasticity && std::fabs(*a.elasticity) != std::fabs(*b.elasticity)) {
-                           return std::fabs(*a.elasticity) > std::fabs(*b.elasticity);
-                         }
-                         return a.field < b.field;
-                       });
+      std::stable_sort(point.fields.begin(), point.fields.end(), ranks_before);
       report.points.push_back(std::move(point));
     }
     return report;

@@ -62,9 +62,8 @@ void wait_for_launch(ops::OpGraph& graph, ops::OpId first) {
   }
 }
 
-}  // namespace
-
-ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, const StepOptions& options) {
+// Checks the step's host launch time and layer count; returns how many layers to build.
+std::uint64_t checked_step_layers(const ModelSpec& m, const StepOptions& options) {
   if (options.host_launch_ns > kMaxHostLaunchNs) {
     throw hw::InputError("host_launch_ns",
                          fmt::format("expected 0..{} ns, got {}", kMaxHostLaunchNs, options.host_launch_ns));
@@ -74,10 +73,13 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
     throw hw::InputError("layers", fmt::format("expected 1..{} ({} has {} layers), got {}", m.num_hidden_layers, m.name,
                                                m.num_hidden_layers, layers));
   }
-  const Parallelism& p = options.parallelism;
-  validate_parallelism(p, m, global);
-  const Workload w = chip_workload(global, p);
-  const std::uint64_t T = w.tokens();
+  return layers;
+}
+
+// The measured expert load (StepOptions::expert_load) in token slots of this chip's step, checked;
+// none when the run gives none.
+std::optional<ExpertLoad> step_expert_load(const ModelSpec& m, const Workload& w, const Parallelism& p,
+                                           const StepOptions& options) {
   std::optional<ExpertLoad> load;  // the measured load in token slots of this step
   if (options.expert_load) {
     if (!m.moe) throw hw::InputError("expert_load", fmt::format("{} has no MoE layers", m.name));
@@ -87,6 +89,12 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
         m.num_hidden_layers, [&m](std::uint64_t l) { return m.why_dense(l); }, m.moe->n_routed_experts,
         m.moe->num_experts_per_tok, step_tokens);
   }
+  return load;
+}
+
+// How many micro-batches the step runs: the asked count, checked against the chip's sequences,
+// or for dealt groups at most one per sequence.
+std::uint64_t step_micro_batches(const Workload& w, const StepOptions& options) {
   // A uniform batch splits into N equal micro-batches (N divides it). Groups (a mix, a serving
   // step) are dealt round robin over min(N, sequences) micro-batches, each group's deal going on
   // where the previous one stopped: their counts differ by one at most, so a step of unlike
@@ -109,6 +117,11 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
   if (N > 1 && options.expert_load) {
     throw hw::InputError("micro_batches", "a measured expert load describes the whole step: use one micro-batch");
   }
+  return N;
+}
+
+// The chip's sequences dealt into N micro-batches, group after group, round robin.
+std::vector<Workload> deal_micro_batches(const Workload& w, std::uint64_t N) {
   std::vector<Workload> parts(N, w);  // micro-batch i's sequences
   for (Workload& part : parts) part.groups.clear();
   std::uint64_t next = 0;
@@ -121,6 +134,20 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
     }
     next = (next + g.count % N) % N;
   }
+  return parts;
+}
+
+}  // namespace
+
+ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, const StepOptions& options) {
+  const std::uint64_t layers = checked_step_layers(m, options);
+  const Parallelism& p = options.parallelism;
+  validate_parallelism(p, m, global);
+  const Workload w = chip_workload(global, p);
+  const std::uint64_t T = w.tokens();
+  const std::optional<ExpertLoad> load = step_expert_load(m, w, p, options);
+  const std::uint64_t N = step_micro_batches(w, options);
+  const std::vector<Workload> parts = deal_micro_batches(w, N);
   std::vector<std::optional<ExpertShare>> uniform(N);
   if (m.moe) {
     for (std::uint64_t i = 0; i < N; ++i) uniform[i] = expert_share(m, parts[i], p, nullptr);

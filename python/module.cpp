@@ -318,8 +318,8 @@ std::tuple<std::string, std::string, std::string> texts(Write&& write) {
   return {table.str(), csv.str(), json.str()};
 }
 
-// The module-level functions: paths, version, option rules, the command line.
-void bind_functions(py::module_& m) {
+// The version and where configs are: the shipped folder, chips and models, names to paths.
+void bind_path_functions(py::module_& m) {
   m.def("version", &g5sim::version, "The version, 'MAJOR.MINOR.PATCH'.");
   m.def("data_dir", &g5sim::data_dir,
         "The folder of the shipped configs (G5SIM_DATA_DIR, else share/g5sim above this module).");
@@ -331,6 +331,10 @@ void bind_functions(py::module_& m) {
         "The file a chip is named by: a path as it is, or a shipped config's stem ('h100').");
   m.def("model_path", &g5sim::model_path, py::arg("name_or_path"),
         "The file a model is named by: a path as it is, or a shipped config's stem ('deepseek-v3').");
+}
+
+// Questions about inputs and outputs: option rules, check, diff, the report and knob tables.
+void bind_inspection_functions(py::module_& m) {
   m.def("why_option_does_not_apply", &g5sim::why_option_does_not_apply, py::arg("field"), py::arg("model"),
         py::arg("request"),
         "Why the Request field changes nothing for this model and request ('' when it applies): "
@@ -350,6 +354,10 @@ void bind_functions(py::module_& m) {
   m.def("knobs", &knob_dicts,
         "The knob tables (g5sim/knobs.hpp, g5sim/design.hpp): one dict per knob of serve, search, sensitivity and "
         "solve, in documentation order.");
+}
+
+// The serve and sensitivity commands, their outputs as the command line's texts.
+void bind_serve_sensitivity_texts(py::module_& m) {
   m.def(
       "serve_texts",
       [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request,
@@ -388,6 +396,10 @@ void bind_functions(py::module_& m) {
       py::arg("chip_text"), py::arg("chip_source"), py::arg("model"), py::arg("request"), py::arg("items"),
       "`g5sim sensitivity`: its table, CSV and JSON, byte for byte the command line's (g5sim.sensitivity() "
       "reads them). Releases the GIL.");
+}
+
+// The search and solve commands, their outputs as the command line's texts, and the grid's nesting.
+void bind_search_solve_texts(py::module_& m) {
   m.def(
       "search_texts",
       [](const std::vector<g5sim::Chip>& chips, const g5sim::Model& model, const g5sim::Request& request,
@@ -445,6 +457,14 @@ void bind_functions(py::module_& m) {
       "Releases the GIL.");
   m.def("grid_nesting", &g5sim::sweep_nesting,
         "The grid axes but the context, outermost first, as `g5sim sweep` nests them (the context innermost).");
+}
+
+// The module-level functions: paths, version, option rules, the command line.
+void bind_functions(py::module_& m) {
+  bind_path_functions(m);
+  bind_inspection_functions(m);
+  bind_serve_sensitivity_texts(m);
+  bind_search_solve_texts(m);
 }
 
 // Chip: a loaded chip config.
@@ -646,10 +666,9 @@ void bind_op_runs(py::module_& m) {
       "the GIL.");
 }
 
-// Result: totals, per op, per kind, per engine.
-void bind_result(py::module_& m) {
-  py::class_<g5sim::Result>(m, "Result", "What a run took: totals, per op, per kind, per engine.")
-      .def_readonly("chip", &g5sim::Result::chip)
+// Result's identity: chip, model and their sources, the workload, the sharding.
+void bind_result_identity(py::class_<g5sim::Result>& result) {
+  result.def_readonly("chip", &g5sim::Result::chip)
       .def_readonly("model", &g5sim::Result::model)
       .def_readonly("scope", &g5sim::Result::scope)
       .def_readonly("layers", &g5sim::Result::layers)
@@ -684,8 +703,12 @@ void bind_result(py::module_& m) {
       .def_readonly("ep", &g5sim::Result::ep)
       .def_readonly("dp", &g5sim::Result::dp)
       .def_readonly("chips", &g5sim::Result::chips)
-      .def_readonly("automatic_sharding", &g5sim::Result::automatic_sharding)
-      .def_readonly("weight_bytes", &g5sim::Result::weight_bytes)
+      .def_readonly("automatic_sharding", &g5sim::Result::automatic_sharding);
+}
+
+// Result's totals: memory, time and its band, throughput, the limiting resource.
+void bind_result_totals(py::class_<g5sim::Result>& result) {
+  result.def_readonly("weight_bytes", &g5sim::Result::weight_bytes)
       .def_readonly("kv_cache_bytes", &g5sim::Result::kv_cache_bytes)
       .def_readonly("capacity_bytes", &g5sim::Result::capacity_bytes)
       .def_readonly("total_ps", &g5sim::Result::total_ps, "End of the last command, exact integer picoseconds.")
@@ -726,8 +749,12 @@ void bind_result(py::module_& m) {
       .def_readonly("regime", &g5sim::Result::regime)
       .def_readonly("bound_by", &g5sim::Result::bound_by, "The limiting resource over the whole run.")
       .def_readonly("bound_share", &g5sim::Result::bound_share)
-      .def_readonly("idle_gap_ps", &g5sim::Result::idle_gap_ps, "The ops' idle gaps summed, ps.")
-      .def_readonly("has_energy", &g5sim::Result::has_energy, "The chip has an `energy` section (hw/energy.hpp).")
+      .def_readonly("idle_gap_ps", &g5sim::Result::idle_gap_ps, "The ops' idle gaps summed, ps.");
+}
+
+// Result's energy, on a chip with an `energy` section.
+void bind_result_energy(py::class_<g5sim::Result>& result) {
+  result.def_readonly("has_energy", &g5sim::Result::has_energy, "The chip has an `energy` section (hw/energy.hpp).")
       .def_readonly("energy_j", &g5sim::Result::energy_j, "The run's energy: dynamic + static, J.")
       .def_readonly("dynamic_energy_j", &g5sim::Result::dynamic_energy_j, "The ops' dynamic energy summed, J.")
       .def_readonly("static_energy_j", &g5sim::Result::static_energy_j, "The chip's static power over the run, J.")
@@ -743,8 +770,12 @@ void bind_result(py::module_& m) {
             for (const g5sim::EngineCommands& e : r.commands) d[py::str(e.engine)] = e.energy_j;
             return d;
           },
-          "Dynamic energy per engine, J: the tensor engine's arithmetic, each DMA engine's bytes.")
-      .def_readonly("ops", &g5sim::Result::ops, "Every op, in emission order (a new list each access).")
+          "Dynamic energy per engine, J: the tensor engine's arithmetic, each DMA engine's bytes.");
+}
+
+// Result's records: per op, per kind, per engine, per layer, one op by name.
+void bind_result_records(py::class_<g5sim::Result>& result) {
+  result.def_readonly("ops", &g5sim::Result::ops, "Every op, in emission order (a new list each access).")
       .def_readonly("kinds", &g5sim::Result::kinds, "Per op kind, busiest first.")
       .def_property_readonly(
           "commands",
@@ -787,7 +818,12 @@ void bind_result(py::module_& m) {
           },
           py::arg("name"), py::arg("layer") = py::none(),
           "The op named `name` (in `layer` if given); KeyError when none, or when several layers have one "
-          "and no layer is given.")
+          "and no layer is given.");
+}
+
+// Result's identity fields, texts, comparison, hashing, pickling and repr.
+void bind_result_methods(py::class_<g5sim::Result>& result) {
+  result
       .def(
           "identity",
           [](const g5sim::Result& r) {
@@ -823,7 +859,10 @@ void bind_result(py::module_& m) {
         return "<g5sim.Result " + r.model + " " + r.phase + " " + r.scope + " on " + r.chip + ": " +
                std::to_string(r.total_ps) + " ps>";
       });
+}
 
+// The module-level runs of a Request: simulate it, or write its Chrome trace.
+void bind_request_runs(py::module_& m) {
   m.def(
       "simulate_request",
       [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request, py::object progress) {
@@ -864,6 +903,17 @@ void bind_result(py::module_& m) {
       py::arg("chip"), py::arg("model"), py::arg("request"), py::arg("layers") = py::none(),
       "`g5sim run --trace`: the Chrome trace-event JSON of a Request's run (every command simulated), only "
       "decoder layers first..last when `layers` is given. Releases the GIL.");
+}
+
+// Result: totals, per op, per kind, per engine.
+void bind_result(py::module_& m) {
+  py::class_<g5sim::Result> result(m, "Result", "What a run took: totals, per op, per kind, per engine.");
+  bind_result_identity(result);
+  bind_result_totals(result);
+  bind_result_energy(result);
+  bind_result_records(result);
+  bind_result_methods(result);
+  bind_request_runs(m);
 }
 
 }  // namespace

@@ -2,9 +2,11 @@
 // per-request CSV (`--csv`) and the Python serve sweep's DataFrame, one row per key or column in
 // the order the writers (serving/serve_writers.cpp, python/g5sim/serving.py) emit them.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "g5sim/knobs.hpp"
 #include "g5sim/report_fields.hpp"
 #include "g5sim/serve.hpp"
 
@@ -70,8 +72,14 @@ void add_distribution(std::vector<ReportField>& rows, const std::string& key, co
   }
 }
 
-std::vector<ReportField> serve_json_fields() {
-  std::vector<ReportField> rows = {
+// Appends `more` to `rows`.
+void append(std::vector<ReportField>& rows, const std::vector<ReportField>& more) {
+  rows.insert(rows.end(), more.begin(), more.end());
+}
+
+// The document's version, the chip and model served, and one instance's sharding.
+std::vector<ReportField> serve_identity_rows() {
+  return {
       {.path = "schema_version",
        .type = F::integer,
        .description = "version of this document's layout, raised when a key changes meaning or goes",
@@ -97,6 +105,12 @@ std::vector<ReportField> serve_json_fields() {
       {.path = "deployment.automatic",
        .type = F::flag,
        .description = "true when g5sim picked the smallest sharding that holds the load (no --tp, --ep, --dp given)"},
+  };
+}
+
+// Prefill/decode disaggregation: its instances and the KV cache moved between them.
+std::vector<ReportField> serve_disaggregation_rows() {
+  return {
       {.path = "disaggregation",
        .type = F::object,
        .description = "prefill/decode disaggregation: its instances and the KV cache moved between them; null "
@@ -133,6 +147,12 @@ std::vector<ReportField> serve_json_fields() {
        .unit = "bytes",
        .description = "KV cache bytes moved from prefill to decode instances, summed over all requests",
        .minimum = 0},
+  };
+}
+
+// Multi-token prediction: its drafts and how they were accepted.
+std::vector<ReportField> serve_mtp_rows() {
+  return {
       {.path = "mtp",
        .type = F::object,
        .description = "multi-token prediction (speculative decoding): its drafts and how they were accepted; null "
@@ -165,39 +185,41 @@ std::vector<ReportField> serve_json_fields() {
        .unit = "tokens",
        .description = "tokens a verify yielded on average (0 when there was none)",
        .minimum = 0},
-      // The knob table's rows with engine_echo > 0, by engine_echo (serving/serve_knobs.cpp).
-      {.path = "engine",
-       .type = F::object,
-       .description = "the engine's knobs in effect, echoed from the serve knob table"},
-      {.path = "engine.schedule",
-       .type = F::text,
-       .description = "how a step is formed: decodes and prompt chunks together, or prompts first",
-       .choices = "mixed,prefill-first"},
-      {.path = "engine.max_seqs",
-       .type = F::integer,
-       .unit = "sequences",
-       .description = "sequences one step runs at most",
-       .minimum = 1},
-      {.path = "engine.max_batched_tokens",
-       .type = F::integer,
-       .unit = "tokens",
-       .description = "tokens one step computes at most",
-       .minimum = 1},
-      {.path = "engine.chunk",
-       .type = F::integer,
-       .unit = "tokens",
-       .description = "a prompt's tokens per step at most, as in effect (--chunk 0 shows max_batched_tokens)",
-       .minimum = 1},
-      {.path = "engine.block_tokens",
-       .type = F::integer,
-       .unit = "tokens",
-       .description = "tokens held by one KV cache block",
-       .minimum = 1},
-      {.path = "engine.concurrency",
-       .type = F::integer,
-       .unit = "clients",
-       .description = "closed-loop clients (0 for a rate or a trace)",
-       .minimum = 0},
+  };
+}
+
+// The engine's knobs in effect.
+std::vector<ReportField> serve_engine_rows() {
+  // The knob table's rows with engine_echo > 0, by engine_echo (serving/serve_knobs.cpp), each as
+  // its row declares it: an echoed knob brings its key with it.
+  std::vector<const Knob*> echoed;
+  for (const Knob& k : serve_knobs()) {
+    if (k.engine_echo > 0) echoed.push_back(&k);
+  }
+  std::stable_sort(echoed.begin(), echoed.end(),
+                   [](const Knob* a, const Knob* b) { return a->engine_echo < b->engine_echo; });
+  std::vector<ReportField> rows{{.path = "engine",
+                                 .type = F::object,
+                                 .description = "the engine's knobs in effect, echoed from the serve knob table"}};
+  for (const Knob* k : echoed) {
+    ReportField f{.path = "engine." + k->name, .unit = k->unit, .description = k->doc, .choices = k->choices};
+    f.type = k->type == KnobType::count     ? F::integer
+             : k->type == KnobType::decimal ? F::number
+             : k->type == KnobType::flag    ? F::flag
+                                            : F::text;
+    if (k->type == KnobType::count) f.minimum = static_cast<double>(k->min);
+    if (k->resolved != nullptr) {
+      f.description += " (as in effect)";
+      f.minimum = std::max<double>(1, static_cast<double>(k->min));
+    }
+    rows.push_back(std::move(f));
+  }
+  return rows;
+}
+
+// How the KV cache was sized.
+std::vector<ReportField> serve_kv_cache_rows() {
+  return {
       {.path = "kv_cache", .type = F::object, .description = "how the KV cache was sized"},
       {.path = "kv_cache.tokens",
        .type = F::integer,
@@ -229,6 +251,12 @@ std::vector<ReportField> serve_json_fields() {
        .unit = "ratio",
        .description = "share of a chip's DDR allowed for weights plus KV cache",
        .minimum = 0},
+  };
+}
+
+// What was served: the requests, their tokens, and the serve's duration.
+std::vector<ReportField> serve_volume_rows() {
+  return {
       {.path = "requests", .type = F::integer, .description = "requests served", .minimum = 1},
       {.path = "input_tokens",
        .type = F::integer,
@@ -246,13 +274,23 @@ std::vector<ReportField> serve_json_fields() {
        .description = "serve clock from the first request's arrival to the last one's finish",
        .minimum = 0},
   };
+}
+
+// The latency distributions over requests: TTFT, TPOT, ITL and end-to-end.
+std::vector<ReportField> serve_latency_rows() {
+  std::vector<ReportField> rows;
   add_distribution(rows, "ttft_ms", "ms", "time to first token", "requests");
   add_distribution(rows, "tpot_ms", "ms", "time per output token after the first",
                    "requests with more than one output token");
   add_distribution(rows, "itl_ms", "ms", "inter-token latency", "gaps between successive tokens of every request");
   add_distribution(rows, "e2e_s", "s", "end-to-end latency (arrival to last token)", "requests");
   add_distribution(rows, "e2el_ms", "ms", "end-to-end latency (arrival to last token, vLLM's E2EL)", "requests");
-  const std::vector<ReportField> rest = {
+  return rows;
+}
+
+// The rates over the serve's duration, and the requests meeting the latency SLOs.
+std::vector<ReportField> serve_throughput_rows() {
+  return {
       {.path = "throughput", .type = F::object, .description = "rates over duration_s"},
       {.path = "throughput.requests_per_s",
        .type = F::number,
@@ -307,6 +345,12 @@ std::vector<ReportField> serve_json_fields() {
        .unit = "requests/s",
        .description = "requests_met over duration_s",
        .minimum = 0},
+  };
+}
+
+// The energy over the serve, every chip of every instance.
+std::vector<ReportField> serve_energy_rows() {
+  return {
       {.path = "energy",
        .type = F::object,
        .description = "energy over the serve, every chip of every instance: the steps' dynamic energy plus static "
@@ -348,6 +392,12 @@ std::vector<ReportField> serve_json_fields() {
        .description = "the chip's thermal design power from its config; null where the config states none",
        .minimum = 0,
        .nullable = true},
+  };
+}
+
+// The error band applied to every latency.
+std::vector<ReportField> serve_band_rows() {
+  return {
       {.path = "band",
        .type = F::object,
        .description = "the error band applied to every latency above, from the chip's calibration"},
@@ -372,6 +422,12 @@ std::vector<ReportField> serve_json_fields() {
        .minimum = 0,
        .nullable = true},
       {.path = "band.basis", .type = F::text, .description = "where the band comes from, or why there is none"},
+  };
+}
+
+// How the engine ran: KV cache use, batch sizes, steps, preemptions and the step cache.
+std::vector<ReportField> serve_engine_run_rows() {
+  return {
       {.path = "kv_utilisation", .type = F::object, .description = "share of KV cache blocks in use"},
       {.path = "kv_utilisation.mean",
        .type = F::number,
@@ -431,6 +487,12 @@ std::vector<ReportField> serve_json_fields() {
        .description = "largest |bucketed - exact| / exact over those samples",
        .minimum = 0,
        .when = "--step-cache bucket:N"},
+  };
+}
+
+// One record per request, for latency CDFs.
+std::vector<ReportField> serve_per_request_rows() {
+  return {
       {.path = "per_request",
        .type = F::records,
        .description = "one object per request in serve order, for latency CDFs"},
@@ -459,6 +521,12 @@ std::vector<ReportField> serve_json_fields() {
        .unit = "ms",
        .description = "the request's time from arrival to its last token, in ms",
        .minimum = 0},
+  };
+}
+
+// One record per engine step taken.
+std::vector<ReportField> serve_step_rows() {
+  return {
       {.path = "steps", .type = F::records, .description = "one object per engine step taken, in order"},
       {.path = "steps[].instance",
        .type = F::integer,
@@ -495,7 +563,23 @@ std::vector<ReportField> serve_json_fields() {
        .description = "requests arrived but not yet admitted at the step's start",
        .minimum = 0},
   };
-  rows.insert(rows.end(), rest.begin(), rest.end());
+}
+
+// The keys of `g5sim serve --json`, in the order write_serve_json emits them.
+std::vector<ReportField> serve_json_fields() {
+  std::vector<ReportField> rows = serve_identity_rows();
+  append(rows, serve_disaggregation_rows());
+  append(rows, serve_mtp_rows());
+  append(rows, serve_engine_rows());
+  append(rows, serve_kv_cache_rows());
+  append(rows, serve_volume_rows());
+  append(rows, serve_latency_rows());
+  append(rows, serve_throughput_rows());
+  append(rows, serve_energy_rows());
+  append(rows, serve_band_rows());
+  append(rows, serve_engine_run_rows());
+  append(rows, serve_per_request_rows());
+  append(rows, serve_step_rows());
   return rows;
 }
 
@@ -567,21 +651,24 @@ std::vector<ReportField> request_csv_fields() {
   };
 }
 
-std::vector<ReportField> sweep_frame_fields() {
-  const auto axis = [](const std::string& name, FieldType type, const std::string& what) {
-    return ReportField{.path = name,
-                       .type = type,
-                       .description = "the point's " + what + " as the grid lists it",
-                       .minimum = type == F::integer ? std::optional<double>(1) : std::nullopt,
-                       .when = name + " is a grid axis"};
-  };
+// A grid axis's column of the serve sweep's frame: the point's value as the grid lists it.
+ReportField grid_axis_column(const std::string& name, FieldType type, const std::string& what) {
+  return ReportField{.path = name,
+                     .type = type,
+                     .description = "the point's " + what + " as the grid lists it",
+                     .minimum = type == F::integer ? std::optional<double>(1) : std::nullopt,
+                     .when = name + " is a grid axis"};
+}
+
+// The point: its number, its grid axis values, the served chip and model and the sharding it ran with.
+std::vector<ReportField> sweep_point_columns() {
   return {
       {.path = "point", .type = F::integer, .description = "the point's place in point order, from 0", .minimum = 0},
-      axis("chip", F::text, "chip (a shipped name, a path, or a chip object's text)"),
-      axis("model", F::text, "model (a shipped name, a path, or a model object's text)"),
-      axis("tp", F::integer, "tensor-parallel chips"),
-      axis("ep", F::integer, "expert-parallel chips"),
-      axis("dp", F::integer, "data-parallel ranks"),
+      grid_axis_column("chip", F::text, "chip (a shipped name, a path, or a chip object's text)"),
+      grid_axis_column("model", F::text, "model (a shipped name, a path, or a model object's text)"),
+      grid_axis_column("tp", F::integer, "tensor-parallel chips"),
+      grid_axis_column("ep", F::integer, "expert-parallel chips"),
+      grid_axis_column("dp", F::integer, "data-parallel ranks"),
       // Each swept serve knob (serve_sweep.axes after dp) adds its column here.
       {.path = "chip_name", .type = F::text, .description = "the served chip config's name (the summary's chip)"},
       {.path = "model_name", .type = F::text, .description = "the served model config's name (the summary's model)"},
@@ -598,6 +685,12 @@ std::vector<ReportField> sweep_frame_fields() {
        .type = F::integer,
        .description = "data-parallel ranks the serve ran with",
        .minimum = 1},
+  };
+}
+
+// What the point's serve served and its rates.
+std::vector<ReportField> sweep_throughput_columns() {
+  return {
       {.path = "requests", .type = F::integer, .description = "requests served", .minimum = 1},
       {.path = "output_tokens",
        .type = F::integer,
@@ -629,6 +722,12 @@ std::vector<ReportField> sweep_frame_fields() {
        .unit = "tokens/s",
        .description = "mean decode speed one request sees after its first token",
        .minimum = 0},
+  };
+}
+
+// The point's latency percentiles and goodput.
+std::vector<ReportField> sweep_latency_columns() {
+  return {
       {.path = "ttft_p50_ms",
        .type = F::number,
        .unit = "ms",
@@ -673,6 +772,12 @@ std::vector<ReportField> sweep_frame_fields() {
        .type = F::integer,
        .description = "requests meeting every SLO given (all when none is)",
        .minimum = 0},
+  };
+}
+
+// How the point's engine ran: batch size, KV cache peak, preemptions and steps.
+std::vector<ReportField> sweep_engine_columns() {
+  return {
       {.path = "batch_mean",
        .type = F::number,
        .unit = "sequences",
@@ -692,6 +797,12 @@ std::vector<ReportField> sweep_frame_fields() {
        .type = F::integer,
        .description = "distinct steps the point's serve simulated",
        .minimum = 0},
+  };
+}
+
+// The point's energy per token and tokens per joule.
+std::vector<ReportField> sweep_energy_columns() {
+  return {
       {.path = "joules_per_token",
        .type = F::number,
        .unit = "J/token",
@@ -705,6 +816,16 @@ std::vector<ReportField> sweep_frame_fields() {
        .minimum = 0,
        .nullable = true},
   };
+}
+
+// The columns of g5sim.serve_sweep()'s DataFrame, in the order python/g5sim/serving.py makes them.
+std::vector<ReportField> sweep_frame_fields() {
+  std::vector<ReportField> rows = sweep_point_columns();
+  append(rows, sweep_throughput_columns());
+  append(rows, sweep_latency_columns());
+  append(rows, sweep_engine_columns());
+  append(rows, sweep_energy_columns());
+  return rows;
 }
 
 #pragma GCC diagnostic pop

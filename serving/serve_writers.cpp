@@ -99,19 +99,19 @@ std::string json_distribution(const Distribution& d, const std::optional<double>
 
 std::string json_optional(const std::optional<double>& v) { return v ? json_number(*v) : "null"; }
 
-}  // namespace
-
-void write_serve_json(std::ostream& out, const ServeReport& r) {
-  const ServeSummary& s = r.summary;
+// serve JSON's first keys: the schema, the chip and model with their sources, the deployment.
+void write_serve_json_identity(std::ostream& out, const ServeReport& r) {
   const g5sim::Deployment& d = r.memory.deployment;
-  const std::optional<double>& lo = r.run.band_low_ratio;
-  const std::optional<double>& hi = r.run.band_high_ratio;
   fmt::print(out, "{{\n  \"schema_version\": {},\n", kServeSchemaVersion);
   fmt::print(out, "  \"chip\": {},\n  \"model\": {},\n", api::json_string(r.chip), api::json_string(r.model));
   fmt::print(out, "  \"chip_source\": {},\n  \"model_source\": {},\n", api::json_string(r.chip_source),
              api::json_string(r.model_source));
   fmt::print(out, "  \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, \"chips\": {}, \"automatic\": {}}},\n", d.tp,
              d.ep, d.dp, d.chips(), d.automatic ? "true" : "false");
+}
+
+// serve JSON's "disaggregation" object (null without prefill instances).
+void write_serve_json_disaggregation(std::ostream& out, const ServeReport& r) {
   if (r.setup.prefill_instances > 0) {
     const KvTransfer& t = r.setup.kv_transfer;
     fmt::print(out,
@@ -122,6 +122,10 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
   } else {
     out << "  \"disaggregation\": null,\n";
   }
+}
+
+// serve JSON's "mtp" object (null without multi-token prediction).
+void write_serve_json_mtp(std::ostream& out, const ServeReport& r) {
   if (r.settings.count("mtp") > 0) {
     std::string rates;
     for (double p : r.setup.accept) rates += (rates.empty() ? "" : ", ") + json_number(p);
@@ -138,12 +142,23 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
   } else {
     out << "  \"mtp\": null,\n";
   }
+}
+
+// serve JSON's engine echo and "kv_cache" object: the knobs in effect and the cache's size.
+void write_serve_json_engine(std::ostream& out, const ServeReport& r) {
   fmt::print(out, "  \"engine\": {{{}}},\n", engine_echo_json(r.settings));
   fmt::print(out,
              "  \"kv_cache\": {{\"tokens\": {}, \"blocks\": {}, \"bytes_per_token\": {}, \"weight_bytes\": {}, "
              "\"capacity_bytes\": {}, \"memory_utilization\": {}}},\n",
              r.settings.count("kv_tokens"), r.run.kv_blocks, r.memory.kv_bytes_per_token, r.memory.weight_bytes,
              r.memory.capacity_bytes, json_number(r.settings.decimal("memory_utilization")));
+}
+
+// serve JSON's request totals and latency distributions (TTFT, TPOT, ITL, E2E).
+void write_serve_json_latencies(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
+  const std::optional<double>& lo = r.run.band_low_ratio;
+  const std::optional<double>& hi = r.run.band_high_ratio;
   fmt::print(out, "  \"requests\": {},\n  \"input_tokens\": {},\n  \"output_tokens\": {},\n  \"duration_s\": {},\n",
              s.requests, s.input_tokens, s.output_tokens, json_number(s.duration_s));
   fmt::print(out, "  \"ttft_ms\": {},\n", json_distribution(s.ttft_ms, lo, hi));
@@ -151,6 +166,11 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
   fmt::print(out, "  \"itl_ms\": {},\n", json_distribution(s.itl_ms, lo, hi));
   fmt::print(out, "  \"e2e_s\": {},\n", json_distribution(s.e2e_s, lo, hi));
   fmt::print(out, "  \"e2el_ms\": {},\n", json_distribution(s.e2el_ms, lo, hi));
+}
+
+// serve JSON's "throughput", "goodput" and (on a chip with energy) "energy" objects.
+void write_serve_json_throughput(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
   fmt::print(out,
              "  \"throughput\": {{\"requests_per_s\": {}, \"input_tokens_per_s\": {}, \"output_tokens_per_s\": {}, "
              "\"input_tokens_per_s_per_chip\": {}, \"output_tokens_per_s_per_chip\": {}, "
@@ -171,6 +191,13 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
                json_number(e->joules_per_token), json_number(e->tokens_per_joule), json_number(e->average_w),
                json_optional(e->tdp_w));
   }
+}
+
+// serve JSON's band, cache and batch use, step counts and "step_cache" object.
+void write_serve_json_run_state(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
+  const std::optional<double>& lo = r.run.band_low_ratio;
+  const std::optional<double>& hi = r.run.band_high_ratio;
   fmt::print(out, "  \"band\": {{\"low_ratio\": {}, \"high_ratio\": {}, \"coverage\": {}, \"basis\": {}}},\n",
              json_optional(lo), json_optional(hi), lo ? json_number(r.band_coverage) : "null",
              api::json_string(r.band_basis));
@@ -187,7 +214,11 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
   } else {
     out << "  \"step_cache\": {\"mode\": \"exact\"},\n";
   }
-  // Each request's TTFT, TPOT (null for one output token) and E2E, for CDFs (python3 -m g5sim plot).
+}
+
+// serve JSON's "per_request" array: each request's TTFT, TPOT (null for one output token) and
+// E2E, for CDFs (python3 -m g5sim plot).
+void write_serve_json_per_request(std::ostream& out, const ServeReport& r) {
   out << "  \"per_request\": [";
   for (std::size_t i = 0; i < r.run.requests.size(); ++i) {
     const RequestOutcome& q = r.run.requests[i];
@@ -201,6 +232,10 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
                json_number(static_cast<double>(q.finish_ps - q.arrival_ps) / 1e9));
   }
   out << "\n  ],\n";
+}
+
+// serve JSON's last key, the "steps" array of every step taken, and the document's closing brace.
+void write_serve_json_steps(std::ostream& out, const ServeReport& r) {
   out << "  \"steps\": [";
   for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
     const StepLog& st = r.run.steps[i];
@@ -212,6 +247,20 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
                st.decode_tokens, st.kv_blocks_used, st.waiting);
   }
   out << "\n  ]\n}\n";
+}
+
+}  // namespace
+
+void write_serve_json(std::ostream& out, const ServeReport& r) {
+  write_serve_json_identity(out, r);
+  write_serve_json_disaggregation(out, r);
+  write_serve_json_mtp(out, r);
+  write_serve_json_engine(out, r);
+  write_serve_json_latencies(out, r);
+  write_serve_json_throughput(out, r);
+  write_serve_json_run_state(out, r);
+  write_serve_json_per_request(out, r);
+  write_serve_json_steps(out, r);
 }
 
 void write_serve_perfetto(std::ostream& out, const ServeReport& r) {

@@ -37,21 +37,22 @@ std::string one_line(std::string text) {
   return text;
 }
 
-}  // namespace
+// A row's simulation inputs, loaded on one thread before the runs: its chip and, if it names one, its model.
+struct RowJob {
+  std::optional<g5sim::Chip> chip;
+  std::optional<g5sim::Model> model;
+};
 
-ValidationReport validate_table(const MeasuredTable& table, const ValidateOptions& options) {
-  ValidationReport report;
-  report.table_path = table.path;
-  report.calibrated = options.calibrated;
-  ConfigResolver resolver(table.path, options.calibrated);
-  struct Job {
-    std::optional<g5sim::Chip> chip;
-    std::optional<g5sim::Model> model;
-  };
-  std::vector<Job> jobs(table.rows.size());
+// What loading the rows gives the runs and the summary.
+struct LoadedRows {
+  std::vector<RowJob> jobs;                         // by table row
   std::map<std::string, hw::HeldOutMape> held_out;  // chip cell -> its calibration record's figures
   std::vector<std::size_t> index;                   // report row -> table row
-  // A chip no row names would validate nothing: refused, naming the table's chips.
+};
+
+// Step 1, the filters: a chip no row names would validate nothing: refused, naming the table's chips;
+// a workload that is not one is refused, naming the workloads.
+void refuse_unknown_filters(const MeasuredTable& table, const ValidateOptions& options) {
   std::vector<std::string> known;
   for (const MeasuredRow& row : table.rows) {
     if (std::find(known.begin(), known.end(), row.chip) == known.end()) known.push_back(row.chip);
@@ -70,18 +71,32 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
           fmt::format("--workload: '{}' is not a workload ({})", w, fmt::join(workload_names(), ", ")));
     }
   }
+}
+
+// Whether --chip and --workload keep the row.
+bool row_selected(const MeasuredRow& row, const ValidateOptions& options) {
+  if (!options.only_chips.empty() &&
+      std::find(options.only_chips.begin(), options.only_chips.end(), row.chip) == options.only_chips.end()) {
+    return false;
+  }
+  if (!options.only_workloads.empty() && std::find(options.only_workloads.begin(), options.only_workloads.end(),
+                                                   name_of(row.workload)) == options.only_workloads.end()) {
+    return false;
+  }
+  return true;
+}
+
+// Step 2, loading: each selected row becomes a report row, excluded, skipped (its configs missing or
+// broken) or pending (its configs loaded into `loaded`).
+LoadedRows load_rows(const MeasuredTable& table, const ValidateOptions& options, ConfigResolver& resolver,
+                     ValidationReport& report) {
+  LoadedRows loaded;
+  loaded.jobs.resize(table.rows.size());
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const MeasuredRow& row = table.rows[i];
     RowOutcome o;
     o.row = row;
-    if (!options.only_chips.empty() &&
-        std::find(options.only_chips.begin(), options.only_chips.end(), row.chip) == options.only_chips.end()) {
-      continue;
-    }
-    if (!options.only_workloads.empty() && std::find(options.only_workloads.begin(), options.only_workloads.end(),
-                                                     name_of(row.workload)) == options.only_workloads.end()) {
-      continue;
-    }
+    if (!row_selected(row, options)) continue;
     if (!row.exclude.empty()) {
       o.status = "excluded";
       o.reason = row.exclude;
@@ -89,10 +104,10 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
       // Configs are loaded here, on one thread; a missing or broken one skips the row.
       try {
         o.chip_config = resolver.chip_path(row.chip);
-        jobs[i].chip = resolver.chip(row.chip);
-        const hw::Chip& data = jobs[i].chip->data().chip;
-        if (data.calibrated) held_out[row.chip] = data.held_out_mape;
-        if (!row.model.empty()) jobs[i].model = resolver.model(row.model);
+        loaded.jobs[i].chip = resolver.chip(row.chip);
+        const hw::Chip& data = loaded.jobs[i].chip->data().chip;
+        if (data.calibrated) loaded.held_out[row.chip] = data.held_out_mape;
+        if (!row.model.empty()) loaded.jobs[i].model = resolver.model(row.model);
         o.status = "pending";
       } catch (const hw::ConfigError& e) {
         o.status = "skipped";
@@ -103,9 +118,14 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
       }
     }
     report.rows.push_back(std::move(o));
-    index.push_back(i);
+    loaded.index.push_back(i);
   }
-  // Rows with the same run (e.g. a step's time and one of its ops' time) share one simulation.
+  return loaded;
+}
+
+// Step 3, grouping: the pending report rows by run; rows with the same run (e.g. a step's time and
+// one of its ops' time) share one simulation.
+std::vector<std::vector<std::size_t>> group_by_run(const ValidationReport& report) {
   std::vector<std::vector<std::size_t>> groups;
   std::map<std::string, std::size_t> group_of;
   for (std::size_t k = 0; k < report.rows.size(); ++k) {
@@ -114,24 +134,34 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(k);
   }
+  return groups;
+}
+
+// The progress line, counted after a group's runs however they end.
+struct GroupProgress {
+  std::atomic<std::size_t>& finished;
+  std::mutex& print;
+  std::size_t total;
+  bool on;
+  ~GroupProgress() {
+    const std::size_t n = ++finished;
+    if (!on) return;
+    const std::lock_guard<std::mutex> lock(print);
+    std::cerr << fmt::format("\rvalidate: {}/{} runs   ", n, total) << (n == total ? "\n" : "") << std::flush;
+  }
+};
+
+// Step 4, the runs: each group simulated once (groups in parallel), its rows given their prediction
+// and error, or skipped.
+void run_groups(const std::vector<std::vector<std::size_t>>& groups, const LoadedRows& loaded,
+                const ValidateOptions& options, ValidationReport& report) {
   std::atomic<std::size_t> finished{0};
   std::mutex print;
   parallel_for(groups.size(), options.jobs, [&](std::size_t g) {
-    struct Progress {  // after the group's runs, however they end
-      std::atomic<std::size_t>& finished;
-      std::mutex& print;
-      std::size_t total;
-      bool on;
-      ~Progress() {
-        const std::size_t n = ++finished;
-        if (!on) return;
-        const std::lock_guard<std::mutex> lock(print);
-        std::cerr << fmt::format("\rvalidate: {}/{} runs   ", n, total) << (n == total ? "\n" : "") << std::flush;
-      }
-    } progress{finished, print, groups.size(), options.progress};
+    GroupProgress progress{finished, print, groups.size(), options.progress};
     std::vector<const MeasuredRow*> rows;
     for (std::size_t k : groups[g]) rows.push_back(&report.rows[k].row);
-    const Job& job = jobs[index[groups[g].front()]];
+    const RowJob& job = loaded.jobs[loaded.index[groups[g].front()]];
     const std::vector<Prediction> predictions =
         predict_all(rows, *job.chip, job.model ? &*job.model : nullptr, options.max_commands);
     for (std::size_t j = 0; j < rows.size(); ++j) {
@@ -148,44 +178,61 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
       o.error_pct = (o.predicted - o.row.measured) / o.row.measured * 100.0;
     }
   });
+}
+
+// Step 5a, a serving row counted in the serving summary (its MAPE sums, per metric too).
+void tally_serving_row(ServingSummary& serving, const RowOutcome& o) {
+  if (o.status == "ok") {
+    ++serving.rows;
+    serving.mape += std::abs(o.error_pct);
+    const std::string metric = name_of(o.row.metric);
+    auto m = std::find_if(serving.metrics.begin(), serving.metrics.end(),
+                          [&](const MetricSummary& x) { return x.metric == metric; });
+    if (m == serving.metrics.end()) m = serving.metrics.insert(m, MetricSummary{metric, 0, 0});
+    ++m->rows;
+    m->mape += std::abs(o.error_pct);
+  } else if (o.status == "skipped") {
+    ++serving.skipped;
+  } else {
+    ++serving.excluded;
+  }
+}
+
+// Step 5b, a step or op row's chip summary, made at the chip's first row (with its held-out figures).
+ChipSummary& chip_summary_of(ValidationReport& report, const RowOutcome& o,
+                             const std::map<std::string, hw::HeldOutMape>& held_out) {
+  auto it = std::find_if(report.chips.begin(), report.chips.end(),
+                         [&](const ChipSummary& c) { return c.chip == o.row.chip; });
+  if (it == report.chips.end()) {
+    ChipSummary summary;
+    summary.chip = o.row.chip;
+    report.chips.push_back(summary);
+    it = report.chips.end() - 1;
+    if (const auto h = held_out.find(o.row.chip); h != held_out.end()) it->held_out = h->second;
+  }
+  return *it;
+}
+
+// Step 5, the summary: the rows' absolute errors summed in row order per chip, per serving metric and
+// overall, then averaged into MAPEs.
+void summarise_mape(ValidationReport& report, const std::map<std::string, hw::HeldOutMape>& held_out) {
   double total = 0;
   ServingSummary& serving = report.serving;
   for (const RowOutcome& o : report.rows) {
     if (o.row.workload == WorkloadKind::serve) {
-      if (o.status == "ok") {
-        ++serving.rows;
-        serving.mape += std::abs(o.error_pct);
-        const std::string metric = name_of(o.row.metric);
-        auto m = std::find_if(serving.metrics.begin(), serving.metrics.end(),
-                              [&](const MetricSummary& x) { return x.metric == metric; });
-        if (m == serving.metrics.end()) m = serving.metrics.insert(m, MetricSummary{metric, 0, 0});
-        ++m->rows;
-        m->mape += std::abs(o.error_pct);
-      } else if (o.status == "skipped") {
-        ++serving.skipped;
-      } else {
-        ++serving.excluded;
-      }
+      tally_serving_row(serving, o);
       continue;
     }
-    auto it = std::find_if(report.chips.begin(), report.chips.end(),
-                           [&](const ChipSummary& c) { return c.chip == o.row.chip; });
-    if (it == report.chips.end()) {
-      ChipSummary summary;
-      summary.chip = o.row.chip;
-      report.chips.push_back(summary);
-      it = report.chips.end() - 1;
-      if (const auto h = held_out.find(o.row.chip); h != held_out.end()) it->held_out = h->second;
-    }
+    ChipSummary& chip = chip_summary_of(report, o, held_out);
     if (o.status == "ok") {
-      ++it->rows;
-      it->mape += std::abs(o.error_pct);
+      ++chip.rows;
+      chip.mape += std::abs(o.error_pct);
       total += std::abs(o.error_pct);
       ++report.ran;
     } else if (o.status == "skipped") {
-      ++it->skipped;
+      ++chip.skipped;
     } else {
-      ++it->excluded;
+      ++chip.excluded;
     }
   }
   for (ChipSummary& c : report.chips) {
@@ -194,6 +241,19 @@ ValidationReport validate_table(const MeasuredTable& table, const ValidateOption
   for (MetricSummary& m : serving.metrics) m.mape /= static_cast<double>(m.rows);
   if (serving.rows > 0) serving.mape /= static_cast<double>(serving.rows);
   if (report.ran > 0) report.mape = total / static_cast<double>(report.ran);
+}
+
+}  // namespace
+
+ValidationReport validate_table(const MeasuredTable& table, const ValidateOptions& options) {
+  ValidationReport report;
+  report.table_path = table.path;
+  report.calibrated = options.calibrated;
+  ConfigResolver resolver(table.path, options.calibrated);
+  refuse_unknown_filters(table, options);
+  const LoadedRows loaded = load_rows(table, options, resolver, report);
+  run_groups(group_by_run(report), loaded, options, report);
+  summarise_mape(report, loaded.held_out);
   return report;
 }
 

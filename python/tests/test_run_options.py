@@ -1,6 +1,6 @@
 """Every Python front end agrees with the run-option table (g5sim/run_options.hpp): simulate()'s
 keywords and defaults, the extension's Request properties and their stub, the grid's axes, the
-README's keyword list, the JSON "workload" echo and its schema. A new option that one of them
+guide's keyword list (docs/guide.md), the JSON "workload" echo and its schema. A new option that one of them
 misses fails here."""
 
 import ast
@@ -69,8 +69,8 @@ def test_the_grid_axes_are_the_tables():
     assert set(grid._SCOPED) == {o["name"] for o in OPTIONS if o["scoped"]}
 
 
-def test_the_readme_lists_the_keywords_of_simulate():
-    with open(os.path.join(ROOT, "README.md")) as f:
+def test_the_guide_lists_the_keywords_of_simulate():
+    with open(os.path.join(ROOT, "docs", "guide.md")) as f:
         text = f.read()
     listed = re.search(r"`simulate\(chip, model, \*, ([^`]*)\)`", text).group(1)
     assert [k.strip() for k in listed.split(",")] == NAMES
