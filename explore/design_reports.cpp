@@ -354,8 +354,8 @@ Report search_csv() {
            .command = "g5sim search --csv PATH",
            .description =
                "one row per point run, in grid order: the point's chip, sharding and value of every "
-               "searchable knob (max_seqs, max_batched_tokens, chunk, micro_batches, disagg, mtp: each "
-               "a column whether its list is given or not), then its serve's figures and its marks; a "
+               "searchable knob (the knob tables' rows that search may list, in table order: each a "
+               "column whether its list is given or not), then its serve's figures and its marks; a "
                "point that could not run has its error in status and empty figures"};
   std::vector<ReportField>& f = r.fields;
   append(f, {

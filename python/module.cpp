@@ -26,11 +26,6 @@
 #include <variant>
 #include <vector>
 
-#include "explore/deployment_search.hpp"
-#include "explore/grid_sweep.hpp"
-#include "explore/required_spec.hpp"
-#include "explore/run_diff.hpp"
-#include "explore/sensitivity.hpp"
 #include "g5sim/design.hpp"
 #include "g5sim/g5sim.hpp"
 #include "g5sim/knobs.hpp"

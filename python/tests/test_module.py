@@ -462,3 +462,13 @@ def test_simulate_tells_its_progress_and_stops_when_the_callback_raises():
         g5sim.simulate("sg2262", "deepseek-v3", scope="block", progress=stop)
     with pytest.raises(g5sim.ConfigError, match="progress: expected a callable"):
         g5sim.simulate("sg2262", "deepseek-v3", progress="yes")
+
+
+def test_the_module_binds_only_the_public_api():
+    # The extension is a front end over the installed headers (<g5sim/...>), as a consumer of
+    # find_package(g5sim) is: no floor's internals, no tools/.
+    import re
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module.cpp")
+    with open(source, encoding="utf-8") as f:
+        quoted = re.findall(r'^#include "([^"]+)"', f.read(), re.M)
+    assert quoted and all(path.startswith("g5sim/") for path in quoted), quoted
