@@ -7,10 +7,9 @@
 // Table: workload (model, phase, batch, ctx, formats), then per chip: latency (ms), tokens/s,
 // tokens/s per chip, deployment (tp/ep/dp), chips, bound_by, and (after the first) "x first" and,
 // when some workload's deployments differ, "x/chip".
-// CSV: a grid line (as a sweep's, explore/grid_sweep.hpp), then
-//   model,phase,batch,ctx,q_len,kv_dtype,mla_mode,weight_dtype, then per chip C (its label):
-//   C_total_ns,C_tokens_per_s,C_tokens_per_s_per_chip,C_tp,C_ep,C_dp,C_chips,C_bound_by, and after
-//   the first C_speedup,C_speedup_per_chip.
+// CSV: a grid line (as a sweep's, explore/grid_sweep.hpp), then the columns of the report table
+// "compare" (explore/explore_reports.cpp, docs/reference.md): the workload's, then each chip's
+// (its label for <chip>), the speedups after the first chip.
 
 #include <cstdint>
 #include <ostream>

@@ -8,13 +8,10 @@
 // grid of mixes (--mix A;B, or one --seqs file) has no context axis: each point's sequences are
 // its mix.
 //
-// CSV columns (tidy: one row per point, units in the names):
-//   point,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,
-//   weight_dtype,kv_read_engine,attn_split,scope,layers,micro_batches,host_launch_ns,cores,tp,ep,dp,prefetch,replay,chips,
-//   chip_source,chip_sha256,model_source,model_sha256,total_ns,tokens_per_s,tokens_per_s_per_chip,
-//   kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by
-//   [,head_split_total_ns,head_split_kv_cache_read_bytes]   (--head-split; empty for prefill
-//                                                            points, whose attention has no such split)
+// CSV columns (tidy: one row per point, units in the names): the report table "sweep"
+// (explore/explore_reports.cpp, docs/reference.md): the point, chip and model, the run-option
+// table's column options, the deployment and configs' identities, the figures, then
+// --head-split's two and --keep-going's `error`.
 // (ctx and q_len: the largest of a mix's groups; mix: the groups as --mix writes them, one group
 // for a uniform batch.) kv_cache_read_* and fa2_ns add up over the layers of a step. JSON lines
 // (--json) hold the same fields, one object per point. A shard I/N (0 <= I < N) holds the points

@@ -154,7 +154,8 @@ void write_serve_json_engine(std::ostream& out, const ServeReport& r) {
              r.memory.capacity_bytes, json_number(r.settings.decimal("memory_utilization")));
 }
 
-// serve JSON's request totals and latency distributions (TTFT, TPOT, ITL, E2E).
+// serve JSON's request totals and latency distributions (TTFT, TPOT, ITL, E2E in s, and in ms
+// as vLLM names it, e2el_ms).
 void write_serve_json_latencies(std::ostream& out, const ServeReport& r) {
   const ServeSummary& s = r.summary;
   const std::optional<double>& lo = r.run.band_low_ratio;
@@ -217,7 +218,7 @@ void write_serve_json_run_state(std::ostream& out, const ServeReport& r) {
 }
 
 // serve JSON's "per_request" array: each request's TTFT, TPOT (null for one output token) and
-// E2E, for CDFs (python3 -m g5sim plot).
+// E2E (s, and ms: e2el_ms), for CDFs (python3 -m g5sim plot).
 void write_serve_json_per_request(std::ostream& out, const ServeReport& r) {
   out << "  \"per_request\": [";
   for (std::size_t i = 0; i < r.run.requests.size(); ++i) {
