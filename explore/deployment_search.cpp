@@ -462,21 +462,17 @@ SearchSpec search_spec_of(std::vector<Chip> chips, Model model, Request base, co
     spec.model = std::move(model);
     spec.base = std::move(base);
     spec.serve.set_text("step_cache", "bucket:10");  // a search serves many times: bucketed unless given
+    // A knob search may list is a dimension of its grid; the others set every point.
+    KnobItems single;
     for (const auto& [key, value] : items) {
       const Knob* serve = spec.serve.find(key);
-      const Knob* own = spec.design.find(key);
       if (serve && serve->takes_in(kSearchList)) {
         spec.lists.emplace_back(key, value);
-      } else if (serve && serve->takes_in(kSearchKnob)) {
-        spec.serve.set_text(key, value);
-      } else if (own && own->takes_in(kSearchKnob)) {
-        spec.design.set_text(key, value);
       } else {
-        std::vector<std::string> names;
-        for (const Knob* k : knobs_taking(kSearchKnob | kSearchList)) names.push_back(k->name);
-        throw hw::InputError(key, fmt::format("not a search keyword (keywords: {})", fmt::join(names, ", ")));
+        single.emplace_back(key, value);
       }
     }
+    explore::take_design_items(single, kSearchKnob, kSearchKnob | kSearchList, "search", spec.design, spec.serve);
     return spec;
   });
 }

@@ -71,6 +71,23 @@ g5sim::Chip chip_with(const ChipText& chip, const std::vector<hw::ChipField>& fi
   return g5sim::Chip::from_yaml(hw::with_field_values(chip.text, fields, values), chip.source);
 }
 
+void take_design_items(const g5sim::KnobItems& items, unsigned use, unsigned named_use, const std::string& command,
+                       g5sim::DesignSettings& design, g5sim::ServeSettings& serve) {
+  for (const auto& [key, value] : items) {
+    const g5sim::Knob* own = design.find(key);
+    const g5sim::Knob* served = serve.find(key);
+    if (own && own->takes_in(use)) {
+      design.set_text(key, value);
+    } else if (served && served->takes_in(use)) {
+      serve.set_text(key, value);
+    } else {
+      std::vector<std::string> names;
+      for (const g5sim::Knob* k : g5sim::knobs_taking(named_use)) names.push_back(k->name);
+      throw hw::InputError(key, fmt::format("not a {} keyword (keywords: {})", command, fmt::join(names, ", ")));
+    }
+  }
+}
+
 const std::vector<std::string>& run_metrics() {
   static const std::vector<std::string> names = {"step_ms", "tokens_per_s_per_chip"};
   return names;

@@ -26,6 +26,12 @@ std::vector<hw::ChipField> chip_fields_named(const ChipText& chip, const std::ve
 g5sim::Chip chip_with(const ChipText& chip, const std::vector<hw::ChipField>& fields,
                       const std::vector<double>& values);
 
+/// Takes a design command's KEY=VALUE items: each into the settings whose table has a row of its
+/// name taking `use` (its own `design` knobs, else the serve's `serve` knobs; no name is both for
+/// one use). Throws InputError naming the item and the keywords of `named_use` for any other.
+void take_design_items(const g5sim::KnobItems& items, unsigned use, unsigned named_use, const std::string& command,
+                       g5sim::DesignSettings& design, g5sim::ServeSettings& serve);
+
 const std::vector<std::string>& run_metrics();
 const std::vector<std::string>& serve_metrics();
 

@@ -646,19 +646,7 @@ SolveSpec solve_spec_of(ChipText chip, Model model, Request base, const KnobItem
     spec.workload.base = std::move(base);
     DesignSettings design;
     ServeSettings slo;
-    for (const auto& [key, value] : items) {
-      const Knob* own = design.find(key);
-      const Knob* serve = slo.find(key);
-      if (own && own->takes_in(kSolveKnob)) {
-        design.set_text(key, value);
-      } else if (serve && serve->takes_in(kSolveKnob)) {
-        slo.set_text(key, value);
-      } else {
-        std::vector<std::string> names;
-        for (const Knob* k : knobs_taking(kSolveKnob)) names.push_back(k->name);
-        throw hw::InputError(key, fmt::format("not a solve keyword (keywords: {})", fmt::join(names, ", ")));
-      }
-    }
+    explore::take_design_items(items, kSolveKnob, kSolveKnob, "solve", design, slo);
     DesignWorkload& w = spec.workload;
     w.slo_ttft_ms = slo.optional_decimal("slo_ttft_ms");
     w.slo_tpot_ms = slo.optional_decimal("slo_tpot_ms");

@@ -425,19 +425,7 @@ SensitivitySpec sensitivity_spec_of(ChipText chip, Model model, Request base, co
     spec.workload.base = std::move(base);
     DesignSettings design;
     ServeSettings slo;
-    for (const auto& [key, value] : items) {
-      const Knob* own = design.find(key);
-      const Knob* serve = slo.find(key);
-      if (own && own->takes_in(kSensitivityKnob)) {
-        design.set_text(key, value);
-      } else if (serve && serve->takes_in(kSensitivityKnob)) {
-        slo.set_text(key, value);
-      } else {
-        std::vector<std::string> names;
-        for (const Knob* k : knobs_taking(kSensitivityKnob)) names.push_back(k->name);
-        throw hw::InputError(key, fmt::format("not a sensitivity keyword (keywords: {})", fmt::join(names, ", ")));
-      }
-    }
+    explore::take_design_items(items, kSensitivityKnob, kSensitivityKnob, "sensitivity", design, slo);
     DesignWorkload& w = spec.workload;
     w.slo_ttft_ms = slo.optional_decimal("slo_ttft_ms");
     w.slo_tpot_ms = slo.optional_decimal("slo_tpot_ms");
