@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "g5sim/runtime.hpp"
 #include "hw/config_error.hpp"
 #include "hw/strict_config.hpp"
 
@@ -126,5 +127,7 @@ std::vector<std::string> shipped_chips() { return stems_in("chips"); }
 std::vector<std::string> shipped_models() { return stems_in("models"); }
 std::string chip_path(const std::string& name_or_path) { return config_path(name_or_path, "chips", "chip"); }
 std::string model_path(const std::string& name_or_path) { return config_path(name_or_path, "models", "model"); }
+std::vector<std::string> shipped_runtimes() { return stems_in("runtimes"); }
+std::string runtime_path(const std::string& name_or_path) { return config_path(name_or_path, "runtimes", "runtime"); }
 
 }  // namespace g5sim

@@ -15,8 +15,11 @@
 #include "api/public_errors.hpp"
 #include "api/report.hpp"
 #include "api/result_state.hpp"
+#include "api/runtime_charge.hpp"
 #include "api/simulation.hpp"
 #include "api/trace_writer.hpp"
+#include "g5sim/run_options.hpp"
+#include "g5sim/runtime.hpp"
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
 #include "models/expert_routing.hpp"
@@ -69,6 +72,7 @@ models::Workload workload_of(const Request& r, const models::ModelSpec& model, s
       : !r.seqs.empty()
           ? models::make_mixed_workload(models::read_sequence_file(r.seqs, r.decode_max_q), format, "seqs")
           : models::make_workload(models::parse_phase(r.phase), batch, r.ctx, r.q_len, format);
+  // simulate() has filled these from the runtime or the defaults (resolved_with_runtime).
   w.prefill_attention = models::parse_prefill_attention(r.prefill_attention);
   w.kv_append = models::parse_kv_append(r.kv_append);
   w.lm_head_weights = models::parse_lm_head_weights(r.lm_head_weights);
@@ -193,6 +197,18 @@ void fill(Result& r, const Result::State& s) {
   r.kv_cache_bytes = s.footprint.kv_cache_bytes;
   r.capacity_bytes = chip.ddr_capacity_bytes;
   r.total_ps = tl.total;
+  r.chip_ps = tl.total;
+  r.step_ps = tl.total;
+  if (s.runtime) {
+    r.runtime = s.runtime->name;
+    r.runtime_version = s.runtime->version;
+    r.runtime_source = s.runtime->source;
+    r.runtime_sha256 = s.runtime->sha256;
+    r.runtime_adds = s.runtime->adds;
+    r.runtime_parts = s.runtime->parts;
+    r.chip_ps = tl.total - s.runtime->parts.layer_launch_ps;
+    r.step_ps = r.chip_ps + s.runtime->parts.total_ps();
+  }
   {
     const api::RunBand band = api::run_band(s.description(), tl.total);
     r.has_band = band.low.has_value();
@@ -204,8 +220,8 @@ void fill(Result& r, const Result::State& s) {
   r.hbm_bytes = tl.hbm_bytes;
   r.c2c_bytes = tl.c2c_bytes;
   r.flops = tl.flops;
-  r.tokens_per_s = api::tokens_per_s(w, tl.total);
-  r.tokens_per_s_per_chip = api::tokens_per_s_per_chip(w, tl.total, s.parallelism);
+  r.tokens_per_s = api::tokens_per_s(w, r.step_ps);
+  r.tokens_per_s_per_chip = api::tokens_per_s_per_chip(w, r.step_ps, s.parallelism);
   r.compute_ns = tl.compute_ns;
   r.memory_ns = tl.memory_ns;
   r.regime = std::string(ops::regime_name(tl.regime));
@@ -234,6 +250,47 @@ void fill(Result& r, const Result::State& s) {
     r.tokens_per_joule = e->joules_per_token ? 1.0 / *e->joules_per_token : 0;
   }
   r.replayed_commands = r.command_count - r.simulated_commands;
+}
+
+// The runtime a request names: "" for the chip alone ("none" is the same, and reports nothing).
+std::string runtime_name(const Request& r) { return r.runtime == "none" ? std::string() : r.runtime; }
+
+// The request with the options not given filled: from the runtime where it sets them and they
+// apply to this run (why_option_does_not_apply), else the option's fallback.
+Request resolved_with_runtime(const Request& given, const Runtime& runtime, const Model& model) {
+  Request r = given;
+  const auto fill = [&](std::string Request::*member, const std::string& from_runtime, const char* option) {
+    if (!(r.*member).empty()) return;
+    const bool applies = !from_runtime.empty() && why_option_does_not_apply(option, model, r).empty();
+    r.*member = applies ? from_runtime : find_run_option(option)->fallback;
+  };
+  fill(&Request::kv_append, runtime.kv_append, "kv_append");
+  fill(&Request::lm_head_weights, runtime.lm_head_weights, "lm_head_weights");
+  fill(&Request::prefill_attention, runtime.prefill_attention, "prefill_attention");
+  if (!r.host_launch_ns) r.host_launch_ns = r.scope == "block" ? 0 : runtime.host_launch_ns;
+  return r;
+}
+
+// The request as a run takes it: its runtime read (once per process) and its options filled.
+Request resolved(const Request& given, const Model& model) {
+  return resolved_with_runtime(given, runtime_named(runtime_name(given)), model);
+}
+
+// What the runtime adds to the simulated step (g5sim/runtime.hpp): its device side from the
+// ops, its scheduling CPU from the step's sequences and tokens (the chip's DP rank's when the
+// runtime runs a scheduler per rank), overlapped with the step's own device time when it overlaps.
+api::RuntimeReport runtime_report(const Runtime& runtime, const Result::State& s) {
+  const models::Workload chip_share = models::chip_workload(s.workload, s.parallelism);
+  const models::Workload& scheduled = runtime.scheduler_per_dp_rank ? chip_share : s.workload;
+  api::RuntimeReport report{runtime.name, runtime.version, runtime.source, runtime.sha256, runtime.adds, {}};
+  report.parts = api::device_charge(runtime, s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences());
+  if (s.scope == api::Scope::step) {
+    const std::uint64_t device = s.timeline.total + report.parts.total_ps() - report.parts.layer_launch_ps;
+    std::uint64_t tokens = 0;
+    for (const models::SequenceGroup& g : scheduled.groups) tokens += g.count * g.q_len;
+    report.parts.step_cpu_ps = api::step_cpu_ps(runtime, scheduled.sequences(), tokens, device);
+  }
+  return report;
 }
 
 }  // namespace
@@ -396,7 +453,9 @@ void Result::write_chrome_trace(std::ostream& out, std::optional<std::pair<int, 
                           api::TraceFilter{layer_range});
 }
 
-Result simulate(const Chip& whole_chip, const Model& model, const Request& request) {
+Result simulate(const Chip& whole_chip, const Model& model, const Request& given) {
+  const Runtime& runtime = public_errors([&]() -> const Runtime& { return runtime_named(runtime_name(given)); });
+  const Request request = public_errors([&] { return resolved_with_runtime(given, runtime, model); });
   if (request.cores && *request.cores > models::kMaxCores) {
     throw ConfigError(fmt::format("{} is outside 1..{}", *request.cores, models::kMaxCores), "", "cores", 0, 0);
   }
@@ -411,7 +470,7 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
     if (state->scope == api::Scope::block && request.micro_batches != 1) {
       throw hw::InputError("micro_batches", "micro-batches need scope step (a block is one attention)");
     }
-    if (state->scope == api::Scope::block && request.host_launch_ns != 0) {
+    if (state->scope == api::Scope::block && request.host_launch_ns.value_or(0) != 0) {
       throw hw::InputError("host_launch_ns", "a host launch per layer needs scope step (a block is one attention)");
     }
     state->options.kv_read_engine = request.kv_read_engine;
@@ -433,15 +492,16 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& reque
       models::StepOptions step;
       step.layers = request.layers;
       step.micro_batches = request.micro_batches;
-      step.host_launch_ns = request.host_launch_ns;
+      step.host_launch_ns = *request.host_launch_ns;
       step.expert_load = load ? &*load : nullptr;
       step.parallelism = state->parallelism;
       state->layers = request.layers.value_or(m.num_hidden_layers);
       state->micro_batches = request.micro_batches;
-      state->host_launch_ns = request.host_launch_ns;
+      state->host_launch_ns = *request.host_launch_ns;
       sim = api::simulate_step(c, m, state->workload, step, state->options, request.replay && !request.keep_commands);
     }
     state->timeline = std::move(sim.timeline);
+    if (!runtime_name(given).empty()) state->runtime = runtime_report(runtime, *state);
     if (request.keep_commands) state->simulation = std::move(sim);
     fill(result, *state);
     result.replay = request.replay;
@@ -485,16 +545,18 @@ ScopedProgress::ScopedProgress(void (*report)(void*, const char*, std::uint64_t,
 
 ScopedProgress::~ScopedProgress() = default;
 
-Deployment deployment(const Chip& chip, const Model& model, const Request& request) {
+Deployment deployment(const Chip& chip, const Model& model, const Request& given) {
   return public_errors([&] {
+    const Request request = resolved(given, model);
     const ChosenDeployment chosen = choose_deployment(chip.data().chip, model.data().spec, request);
     const models::Parallelism& p = chosen.parallelism;
     return Deployment{p.tp, p.ep, p.dp, chosen.workload.sequences(), chosen.automatic};
   });
 }
 
-ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& request) {
+ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& given) {
   return public_errors([&] {
+    const Request request = resolved(given, model);
     const hw::Chip& c = chip.data().chip;
     const models::ModelSpec& m = model.data().spec;
     const ChosenDeployment chosen = choose_deployment(c, m, request);

@@ -135,6 +135,11 @@ std::string phase_name(const models::Workload& w) {
   return w.has_decode() && w.has_prefill() ? "mixed" : w.decode() ? "decode" : "prefill";
 }
 
+sim::Tick step_time(const RunDescription& run, const ops::Timeline& timeline) {
+  if (!run.runtime) return timeline.total;
+  return timeline.total + run.runtime->parts.total_ps() - run.runtime->parts.layer_launch_ps;
+}
+
 double tokens_per_s(const models::Workload& w, sim::Tick total) {
   const double tokens = static_cast<double>(w.tokens());
   return total == 0 ? 0.0 : tokens / (static_cast<double>(total) * 1e-12);
@@ -305,6 +310,23 @@ void write_op_rows(std::ostream& out, const ops::Timeline& tl) {
   write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_ops").column_names(), rows, 3);
 }
 
+// The table's runtime lines: what the runtime added, by part, the step it makes and what no
+// runtime models.
+void write_table_runtime(std::ostream& out, const RuntimeReport& rt, const ops::Timeline& tl) {
+  const g5sim::RuntimeParts& p = rt.parts;
+  const sim::Tick chip = tl.total - p.layer_launch_ps;
+  fmt::print(out, "runtime       {} {}: {}\n", rt.name, rt.version, rt.adds);
+  fmt::print(out,
+             "runtime_ns    {} = kernel floors {} + gaps {} ({} kernels, {}) + collectives {} ({}) + layer launches "
+             "{} ({}) + step CPU {}\n",
+             format_ns(p.total_ps()), format_ns(p.kernel_floor_ps), format_ns(p.kernel_gap_ps), p.kernels,
+             p.kernel_mode, format_ns(p.collective_ps), p.collectives, format_ns(p.layer_launch_ps), p.layer_launches,
+             format_ns(p.step_cpu_ps));
+  fmt::print(out, "step_ns       {} = chip {} + runtime {}\n", format_ns(chip + p.total_ps()), format_ns(chip),
+             format_ns(p.total_ps()));
+  fmt::print(out, "not modelled  activation memory, the network stack, kernels on concurrent streams\n");
+}
+
 // The table's totals: time and its band, tokens per second (a step), bytes and FLOPs.
 void write_table_totals(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   const models::Workload& w = run.workload;
@@ -318,10 +340,12 @@ void write_table_totals(std::ostream& out, const RunDescription& run, const ops:
       fmt::print(out, "band_ns       {}\n", band.basis);
     }
   }
+  if (run.runtime) write_table_runtime(out, *run.runtime, tl);
   if (step) {
-    fmt::print(out, "tokens_per_s  {:.1f} over {} chip{}: {:.1f} per chip\n", tokens_per_s(w, tl.total),
+    const sim::Tick t = step_time(run, tl);
+    fmt::print(out, "tokens_per_s  {:.1f} over {} chip{}: {:.1f} per chip\n", tokens_per_s(w, t),
                run.parallelism.chips(), run.parallelism.chips() == 1 ? "" : "s",
-               tokens_per_s_per_chip(w, tl.total, run.parallelism));
+               tokens_per_s_per_chip(w, t, run.parallelism));
   }
   fmt::print(out, "hbm_bytes     {}\n", tl.hbm_bytes);
   fmt::print(out, "flops         {}\n", tl.flops);
@@ -420,6 +444,22 @@ void write_json_workload(std::ostream& out, const RunDescription& run) {
              run.footprint.total() <= run.chip.ddr_capacity_bytes ? "true" : "false");
 }
 
+// run JSON's "runtime": the runtime, its charge by part, the chip's time and the step's.
+void write_json_runtime(std::ostream& out, const RuntimeReport& rt, const ops::Timeline& tl) {
+  const g5sim::RuntimeParts& p = rt.parts;
+  const sim::Tick chip = tl.total - p.layer_launch_ps;
+  fmt::print(out,
+             "  \"runtime\": {{\"name\": {}, \"version\": {}, \"source\": {}, \"sha256\": \"{}\", \"adds\": {}, "
+             "\"chip_ns\": {}, \"runtime_ns\": {}, \"step_ns\": {}, \"kernel_mode\": \"{}\", \"kernels\": {}, "
+             "\"collectives\": {}, \"layer_launches\": {}, \"parts\": {{\"kernel_floor_ns\": {}, "
+             "\"kernel_gap_ns\": {}, \"collective_ns\": {}, \"layer_launch_ns\": {}, \"step_cpu_ns\": {}}}, "
+             "\"not_modelled\": \"activation memory, the network stack, kernels on concurrent streams\"}},\n",
+             json_string(rt.name), json_string(rt.version), json_string(rt.source), rt.sha256, json_string(rt.adds),
+             format_ns(chip), format_ns(p.total_ps()), format_ns(chip + p.total_ps()), p.kernel_mode, p.kernels,
+             p.collectives, p.layer_launches, format_ns(p.kernel_floor_ps), format_ns(p.kernel_gap_ps),
+             format_ns(p.collective_ps), format_ns(p.layer_launch_ps), format_ns(p.step_cpu_ps));
+}
+
 // run JSON's totals: time and its band, tokens per second, the limiting resource, bytes, FLOPs.
 void write_json_totals(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
   const models::Workload& w = run.workload;
@@ -432,8 +472,10 @@ void write_json_totals(std::ostream& out, const RunDescription& run, const ops::
     fmt::print(out, "  \"band_coverage\": {},\n", band.low ? fmt::format("{}", band.coverage) : "null");
     fmt::print(out, "  \"band_basis\": {},\n", json_string(band.basis));
   }
-  fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, tl.total));
-  fmt::print(out, "  \"tokens_per_s_per_chip\": {:.3f},\n", tokens_per_s_per_chip(w, tl.total, run.parallelism));
+  if (run.runtime) write_json_runtime(out, *run.runtime, tl);
+  fmt::print(out, "  \"tokens_per_s\": {:.3f},\n", tokens_per_s(w, step_time(run, tl)));
+  fmt::print(out, "  \"tokens_per_s_per_chip\": {:.3f},\n",
+             tokens_per_s_per_chip(w, step_time(run, tl), run.parallelism));
   fmt::print(out, "  \"regime\": \"{}\",\n", ops::regime_name(tl.regime));
   fmt::print(out, "  \"bound_by\": {},\n", json_string(tl.bound_by));
   fmt::print(out, "  \"bound_share\": {:.3f},\n", tl.bound_share);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "g5sim/g5sim.hpp"
 #include "hw/chip.hpp"
 #include "models/memory_footprint.hpp"
 #include "models/model_spec.hpp"
@@ -25,6 +26,12 @@ namespace api {
 
 enum class Scope { block, step };
 
+/// The runtime a run was charged (g5sim/runtime.hpp), for the outputs.
+struct RuntimeReport {
+  std::string name, version, source, sha256, adds;
+  g5sim::RuntimeParts parts;
+};
+
 struct RunDescription {
   const hw::Chip& chip;
   const models::ModelSpec& model;
@@ -36,8 +43,13 @@ struct RunDescription {
   bool automatic_sharding = false;
   models::MemoryFootprint footprint{};
   std::uint64_t micro_batches = 1;
-  std::uint64_t host_launch_ns = 0;  ///< the host's launch of each layer (StepOptions)
+  std::uint64_t host_launch_ns = 0;        ///< the host's launch of each layer (StepOptions)
+  const RuntimeReport* runtime = nullptr;  ///< the runtime's charge; none: the chip alone
 };
+
+/// The step as its software runs it: the simulated timeline plus the runtime's charge beyond its
+/// layer launches (which are on the timeline); the timeline alone without a runtime.
+sim::Tick step_time(const RunDescription& run, const ops::Timeline& timeline);
 
 /// Time, bytes and work of all ops of one kind.
 struct KindSummary {

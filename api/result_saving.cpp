@@ -52,6 +52,22 @@ void each_field(R& r, F&& field) {
   field("kv_cache_bytes", r.kv_cache_bytes);
   field("capacity_bytes", r.capacity_bytes);
   field("total_ps", r.total_ps);
+  field("runtime", r.runtime);
+  field("runtime_version", r.runtime_version);
+  field("runtime_source", r.runtime_source);
+  field("runtime_sha256", r.runtime_sha256);
+  field("runtime_adds", r.runtime_adds);
+  field("kernel_mode", r.runtime_parts.kernel_mode);
+  field("kernels", r.runtime_parts.kernels);
+  field("collectives", r.runtime_parts.collectives);
+  field("layer_launches", r.runtime_parts.layer_launches);
+  field("kernel_floor_ps", r.runtime_parts.kernel_floor_ps);
+  field("kernel_gap_ps", r.runtime_parts.kernel_gap_ps);
+  field("collective_ps", r.runtime_parts.collective_ps);
+  field("layer_launch_ps", r.runtime_parts.layer_launch_ps);
+  field("step_cpu_ps", r.runtime_parts.step_cpu_ps);
+  field("chip_ps", r.chip_ps);
+  field("step_ps", r.step_ps);
   field("has_band", r.has_band);
   field("band_low_ps", r.band_low_ps);
   field("band_high_ps", r.band_high_ps);
@@ -127,7 +143,7 @@ void each_sequence_field(S& s, F&& field) {
   field("path", s.path);
 }
 
-constexpr int kSavedVersion = 3;
+constexpr int kSavedVersion = 4;
 
 }  // namespace
 

@@ -47,6 +47,7 @@ struct Result::State {
   bool automatic_sharding = false;
   models::MemoryFootprint footprint;
   ops::Timeline timeline;
+  std::optional<api::RuntimeReport> runtime;  ///< a runtime's charge (Request::runtime), none for the chip alone
   /// The op graph, commands and their records: only with Request::keep_commands.
   std::optional<api::Simulation> simulation;
 
@@ -55,6 +56,7 @@ struct Result::State {
                           layers,           parallelism,       automatic_sharding, footprint};
     d.micro_batches = micro_batches;
     d.host_launch_ns = host_launch_ns;
+    d.runtime = runtime ? &*runtime : nullptr;
     return d;
   }
 };

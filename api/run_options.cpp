@@ -275,7 +275,10 @@ std::vector<Row> format_rows() {
       {{.name = "prefill_attention",
         .flag = "--prefill-attention",
         .type = T::text,
+        .optional = true,
         .choices = "causal,full",
+        .default_doc = "the runtime's, else causal",
+        .fallback = "causal",
         .doc = "prefill and chunk attention: causal (each query sees the keys up to itself) or full (every key, a "
                "padded static mask as Sophgo's compiled demos run)",
         .takes = kFixed | kValidation | kServe,
@@ -338,7 +341,10 @@ std::vector<Row> lowering_rows() {
       {{.name = "kv_append",
         .flag = "--kv-append",
         .type = T::text,
+        .optional = true,
         .choices = "in-place,concat",
+        .default_doc = "the runtime's, else in-place",
+        .fallback = "in-place",
         .doc = "decode: the new K/V written into the cache the attention reads (in-place), or concat: a static "
                "graph's torch.cat(past, new) copies the history into a fresh tensor first (Sophgo's exported "
                "demos), reading it twice and writing it once",
@@ -350,7 +356,10 @@ std::vector<Row> lowering_rows() {
       {{.name = "lm_head_weights",
         .flag = "--lm-head-weights",
         .type = T::text,
+        .optional = true,
         .choices = "bf16,projections",
+        .default_doc = "the runtime's, else bf16",
+        .fallback = "bf16",
         .doc = "the output layer's weights: bf16, or stored as the projections are (--weight-dtype; Sophgo's Qwen, "
                "GLM-4 and MiniCPM demos compile it so)",
         .takes = kFixed | kValidation | kServe,
@@ -401,6 +410,9 @@ std::vector<Row> extent_rows() {
         .type = T::count,
         .min = 0,
         .max = models::kMaxHostLaunchNs,
+        .optional = true,
+        .default_doc = "the runtime's, else 0",
+        .fallback = "0",
         .unit = "ns",
         .doc = "step: the host launches each decoder layer as a program of its own, the chip idle meanwhile "
                "(Sophgo's demos: one network per block; 0: the step is one program)",
@@ -408,6 +420,16 @@ std::vector<Row> extent_rows() {
        &Request::host_launch_ns,
        whole_step_only,
        number<&Result::host_launch_ns>},
+      {{.name = "runtime",
+        .flag = "--runtime",
+        .type = T::text,
+        .optional = true,
+        .default_doc = "none: the chip alone",
+        .doc = "the software that runs the model (configs/runtimes/: vllm, sglang, trtllm, sophgo-demo-cpp, ...; "
+               "or a YAML path): its kernel, collective, layer and step costs added to the chip's time and "
+               "reported apart, its graph choices for the options not given",
+        .takes = kFixed | kValidation | kServe},
+       &Request::runtime},
   };
 }
 

@@ -285,7 +285,8 @@ std::vector<ReportField> run_totals_rows() {
       {.path = "tokens_per_s",
        .type = FieldType::number,
        .unit = "tokens/s",
-       .description = "the step's tokens over all chips divided by total_ns (a block: as if the step took that long)",
+       .description = "the step's tokens over all chips divided by total_ns, or by runtime.step_ns with a runtime (a "
+                      "block: as if the step took that long)",
        .minimum = 0},
       {.path = "tokens_per_s_per_chip",
        .type = FieldType::number,
@@ -324,6 +325,48 @@ std::vector<ReportField> run_totals_rows() {
        .unit = "FLOPs",
        .description = "arithmetic the simulated chip did, over all ops",
        .minimum = 0},
+  };
+}
+
+// What the runtime added (g5sim/runtime.hpp): present when the run names one other than none.
+std::vector<ReportField> run_runtime_rows() {
+  const char* const when = "the run names a runtime other than none (--runtime)";
+  const auto ns = [](const char* path, const char* description) {
+    return ReportField{.path = path, .type = FieldType::number, .unit = "ns", .description = description, .minimum = 0};
+  };
+  const auto count = [](const char* path, const char* description) {
+    return ReportField{.path = path, .type = FieldType::integer, .description = description, .minimum = 0};
+  };
+  const auto text = [](const char* path, const char* description) {
+    return ReportField{.path = path, .type = FieldType::text, .description = description};
+  };
+  return {
+      {.path = "runtime",
+       .type = FieldType::object,
+       .description = "the software that runs the model and what it added to the chip's time",
+       .when = when},
+      text("runtime.name", "the runtime config's name (configs/runtimes/)"),
+      text("runtime.version", "the engine version its numbers are for"),
+      text("runtime.source", "the runtime config file"),
+      text("runtime.sha256", "SHA-256 of the runtime config's text"),
+      text("runtime.adds", "what the runtime adds, in one line"),
+      ns("runtime.chip_ns", "the chip's time: total_ns less the layer launches"),
+      ns("runtime.runtime_ns", "the runtime's whole charge, the sum of its parts"),
+      ns("runtime.step_ns", "the step as its software runs it: chip_ns + runtime_ns"),
+      {.path = "runtime.kernel_mode",
+       .type = FieldType::text,
+       .description = "the kernel costs the step took: graph (decodes alone within the graph batch) or eager",
+       .choices = "graph,eager"},
+      count("runtime.kernels", "ops launched as kernels (all but the runtime's fused kinds and host launches)"),
+      count("runtime.collectives", "collective ops charged their library latency"),
+      count("runtime.layer_launches", "host launches of a layer's program"),
+      {.path = "runtime.parts", .type = FieldType::object, .description = "runtime_ns by part"},
+      ns("runtime.parts.kernel_floor_ns", "the kernels' time raised to the runtime's floor, summed"),
+      ns("runtime.parts.kernel_gap_ns", "the gap between kernels times the kernels"),
+      ns("runtime.parts.collective_ns", "the collectives' fixed latency by size"),
+      ns("runtime.parts.layer_launch_ns", "the host launches of layers (graph ops on the chip's timeline)"),
+      ns("runtime.parts.step_cpu_ns", "the scheduler's CPU not hidden behind device time"),
+      text("runtime.not_modelled", "what no runtime config models"),
   };
 }
 
@@ -606,6 +649,7 @@ std::vector<ReportField> run_json_fields() {
   append(f, run_sequence_rows());
   append(f, run_deployment_rows());
   append(f, run_totals_rows());
+  append(f, run_runtime_rows());
   append(f, run_energy_rows());
   append(f, run_kv_cache_rows());
   append(f, run_kind_rows());

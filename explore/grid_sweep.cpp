@@ -14,6 +14,7 @@
 #include "api/report.hpp"
 #include "g5sim/reports.hpp"
 #include "g5sim/run_options.hpp"
+#include "g5sim/runtime.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 #include "hw/number_text.hpp"
@@ -259,9 +260,16 @@ std::string grid_fingerprint(const SweepGrid& grid, const std::vector<g5sim::Chi
   for (const GridAxis& a : grid.axes) text += fmt::format("axis {} {}\n", a.option, fmt::join(a.values, ","));
   text += fmt::format("ctx {}\n", fmt::join(grid.contexts, ","));
   for (const g5sim::RunOption& o : g5sim::run_options()) {
-    if (grid.axis(o.name) == nullptr && o.name != "ctx") {
-      text += fmt::format("option {} {}\n", o.name, g5sim::option_text(g5sim::get_option(base, o)));
+    if (grid.axis(o.name) != nullptr || o.name == "ctx") continue;
+    std::string value = g5sim::option_text(g5sim::get_option(base, o));
+    if (o.name == "runtime") {
+      // The runtime's text, as a chip's: the same name may hold other numbers.
+      if (!value.empty() && value != "none") text += "runtime " + g5sim::runtime_named(value).sha256 + "\n";
+      continue;
     }
+    // Not given: the value a run without a runtime takes (grids of before the runtime keep their hash).
+    if (value.empty() && !o.fallback.empty()) value = o.fallback;
+    text += fmt::format("option {} {}\n", o.name, value);
   }
   text += fmt::format("head_split {}\n", head_split);
   return hw::sha256_hex(text);

@@ -365,6 +365,23 @@ ConfigMap ConfigMap::map(std::string_view key) {
   throw ConfigError(fmt::format("{}: missing required section '{}'", where(), path_of(key)), site(key));
 }
 
+std::vector<ConfigMap> ConfigMap::map_list(std::string_view key) {
+  read_.emplace(key);
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() != key) continue;
+    if (!kv.second.IsSequence() || kv.second.size() == 0) fail(key, "expected a list of mappings, e.g. [{a: 1}]");
+    std::vector<ConfigMap> rows;
+    std::size_t i = 0;
+    for (const auto& item : kv.second) {
+      const std::string path = fmt::format("{}[{}]", path_of(key), i++);
+      if (!item.IsMap()) fail(key, fmt::format("{}: expected a mapping", path));
+      rows.push_back(ConfigMap(doc_, item, path));
+    }
+    return rows;
+  }
+  throw ConfigError(fmt::format("{}: missing required section '{}'", where(), path_of(key)), site(key));
+}
+
 void ConfigMap::finish() const {
   if (doc_->policy == UnknownKeys::ignore) return;
   const std::vector<std::string> valid(read_.begin(), read_.end());

@@ -69,6 +69,8 @@ class ConfigMap {
   std::optional<std::uint64_t> positive_int_or_null(std::string_view key);
   /// A required nested mapping.
   ConfigMap map(std::string_view key);
+  /// A required, non-empty sequence of mappings (a table's rows): each named "key[i]" in errors.
+  std::vector<ConfigMap> map_list(std::string_view key);
   /// Throws ConfigError at `key`'s position: for cross-field checks made by callers.
   [[noreturn]] void fail(std::string_view key, const std::string& message) const;
 

@@ -103,6 +103,7 @@ std::vector<OpTiming> op_records(const OpGraph& graph, const Lowered& lowered, c
     t.layer = graph[v].layer;
     t.kind = graph[v].kind;
     t.shape = graph[v].shape;
+    if (traits_of(t.kind).payload == PayloadKind::collective) t.message_bytes = graph[v].collective().bytes;
     t.flops = graph[v].flops + lowered_op.split_flops;
     t.kv_bytes = graph[v].kv_bytes;
     t.streamed_in_bytes = lowered_op.streamed_in_bytes;

@@ -45,8 +45,9 @@ struct OpTiming {
   std::string shape;
   sim::Tick start = 0, end = 0;  ///< picoseconds
   std::uint64_t hbm_bytes = 0;
-  std::uint64_t unique_bytes = 0;  ///< bytes it must move at least once (see unique_bytes())
-  std::uint64_t c2c_bytes = 0;     ///< bytes its CDMA commands sent to other chips
+  std::uint64_t unique_bytes = 0;   ///< bytes it must move at least once (see unique_bytes())
+  std::uint64_t c2c_bytes = 0;      ///< bytes its CDMA commands sent to other chips
+  std::uint64_t message_bytes = 0;  ///< a collective's message (CollectiveShape::bytes); 0 for other kinds
   std::uint64_t flops = 0;
   std::uint64_t kv_bytes = 0;
   std::uint64_t streamed_in_bytes = 0;

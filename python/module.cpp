@@ -32,6 +32,7 @@
 #include "g5sim/reports.hpp"
 #include "g5sim/run_options.hpp"
 #include "g5sim/runs.hpp"
+#include "g5sim/runtime.hpp"
 #include "g5sim/search.hpp"
 #include "g5sim/sensitivity.hpp"
 #include "g5sim/serve.hpp"
@@ -313,6 +314,67 @@ std::tuple<std::string, std::string, std::string> texts(Write&& write) {
   return {table.str(), csv.str(), json.str()};
 }
 
+// A runtime config's fields, as the YAML groups them.
+py::dict runtime_dict(const std::string& name_or_path) {
+  const g5sim::Runtime& r = g5sim::runtime_named(name_or_path);
+  const auto costs = [](const g5sim::KernelCosts& k) {
+    py::dict d;
+    d["floor_ns"] = k.floor_ns;
+    d["gap_ns"] = k.gap_ns;
+    return d;
+  };
+  const auto table = [](const std::vector<g5sim::CollectiveLatency>& rows) {
+    py::list out;
+    for (const g5sim::CollectiveLatency& row : rows) {
+      py::dict d;
+      d["up_to_bytes"] = row.up_to_bytes ? py::object(py::int_(*row.up_to_bytes)) : py::object(py::none());
+      d["algorithm"] = row.algorithm;
+      d["latency_ns"] = row.latency_ns;
+      out.append(d);
+    }
+    return out;
+  };
+  py::dict kernels, collectives, step, request, graph, scheduler, d;
+  kernels["graph_max_batch"] = r.graph_max_batch;
+  kernels["graph"] = costs(r.graph);
+  kernels["eager"] = costs(r.eager);
+  kernels["fused_kinds"] = r.fused_kinds;
+  collectives["all_reduce"] = table(r.all_reduce);
+  collectives["all_to_all"] = table(r.all_to_all);
+  step["cpu_ns"] = r.cpu_ns;
+  step["cpu_ns_per_sequence"] = r.cpu_ns_per_sequence;
+  step["cpu_ns_per_token"] = r.cpu_ns_per_token;
+  step["overlap"] = r.overlap;
+  request["before_scheduler_ns"] = r.before_scheduler_ns;
+  request["per_input_token_ns"] = r.per_input_token_ns;
+  request["after_token_ns"] = r.after_token_ns;
+  graph["kv_append"] = r.kv_append;
+  graph["lm_head_weights"] = r.lm_head_weights;
+  graph["prefill_attention"] = r.prefill_attention;
+  scheduler["schedule"] = r.schedule;
+  scheduler["max_seqs"] = r.max_seqs;
+  scheduler["max_batched_tokens"] = r.max_batched_tokens;
+  scheduler["per_dp_rank"] = r.scheduler_per_dp_rank;
+  scheduler["first_token"] = r.first_token;
+  py::dict layers;
+  layers["host_launch_ns"] = r.host_launch_ns;
+  for (auto [key, value] : {std::pair<const char*, py::object>{"name", py::str(r.name)},
+                            {"version", py::str(r.version)},
+                            {"adds", py::str(r.adds)},
+                            {"source", py::str(r.source)},
+                            {"sha256", py::str(r.sha256)},
+                            {"kernels", kernels},
+                            {"collectives", collectives},
+                            {"layers", layers},
+                            {"step", step},
+                            {"request", request},
+                            {"graph", graph},
+                            {"scheduler", scheduler}}) {
+    d[key] = value;
+  }
+  return d;
+}
+
 // The version and where configs are: the shipped folder, chips and models, names to paths.
 void bind_path_functions(py::module_& m) {
   m.def("version", &g5sim::version, "The version, 'MAJOR.MINOR.PATCH'.");
@@ -322,6 +384,13 @@ void bind_path_functions(py::module_& m) {
   m.def("shipped_model_path", &g5sim::shipped_model_path, "The shipped DeepSeek-V3 model config.");
   m.def("shipped_chips", &g5sim::shipped_chips, "The shipped chip configs' stems, sorted ('h100', ...).");
   m.def("shipped_models", &g5sim::shipped_models, "The shipped model configs' stems, sorted ('deepseek-v3', ...).");
+  m.def("shipped_runtimes", &g5sim::shipped_runtimes,
+        "The shipped runtime configs' stems, sorted ('none', 'sglang', ...): configs/runtimes/.");
+  m.def("runtime_path", &g5sim::runtime_path, py::arg("name_or_path"),
+        "The file a runtime is named by: a path as it is, or a shipped config's stem ('sglang').");
+  m.def("runtime", &runtime_dict, py::arg("name_or_path"),
+        "A runtime config's fields as a dict (g5sim/runtime.hpp): its kernel, collective, layer, step and "
+        "request costs, its graph choices and scheduler. Raises ConfigError naming the file, line and field.");
   m.def("chip_path", &g5sim::chip_path, py::arg("name_or_path"),
         "The file a chip is named by: a path as it is, or a shipped config's stem ('h100').");
   m.def("model_path", &g5sim::model_path, py::arg("name_or_path"),
@@ -575,6 +644,19 @@ void bind_records(py::module_& m) {
                std::to_string(o.op_start_ps) + ".." + std::to_string(o.op_end_ps) + " ps>";
       });
 
+  py::class_<g5sim::RuntimeParts>(m, "RuntimeParts",
+                                  "What a runtime added to a run (g5sim/runtime.hpp), by part, in picoseconds.")
+      .def_readonly("kernel_mode", &g5sim::RuntimeParts::kernel_mode)
+      .def_readonly("kernels", &g5sim::RuntimeParts::kernels)
+      .def_readonly("collectives", &g5sim::RuntimeParts::collectives)
+      .def_readonly("layer_launches", &g5sim::RuntimeParts::layer_launches)
+      .def_readonly("kernel_floor_ps", &g5sim::RuntimeParts::kernel_floor_ps)
+      .def_readonly("kernel_gap_ps", &g5sim::RuntimeParts::kernel_gap_ps)
+      .def_readonly("collective_ps", &g5sim::RuntimeParts::collective_ps)
+      .def_readonly("layer_launch_ps", &g5sim::RuntimeParts::layer_launch_ps)
+      .def_readonly("step_cpu_ps", &g5sim::RuntimeParts::step_cpu_ps)
+      .def_property_readonly("total_ps", &g5sim::RuntimeParts::total_ps);
+
   py::class_<g5sim::SequenceRecord>(m, "SequenceGroup",
                                     "One group of a step's sequences: count sequences of q_len new tokens after "
                                     "history cached tokens, on the decode or prefill path.")
@@ -707,6 +789,17 @@ void bind_result_totals(py::class_<g5sim::Result>& result) {
       .def_readonly("kv_cache_bytes", &g5sim::Result::kv_cache_bytes)
       .def_readonly("capacity_bytes", &g5sim::Result::capacity_bytes)
       .def_readonly("total_ps", &g5sim::Result::total_ps, "End of the last command, exact integer picoseconds.")
+      .def_readonly("runtime", &g5sim::Result::runtime, "The runtime's name ('' for the chip alone).")
+      .def_readonly("runtime_version", &g5sim::Result::runtime_version)
+      .def_readonly("runtime_source", &g5sim::Result::runtime_source)
+      .def_readonly("runtime_sha256", &g5sim::Result::runtime_sha256)
+      .def_readonly("runtime_adds", &g5sim::Result::runtime_adds)
+      .def_readonly("runtime_parts", &g5sim::Result::runtime_parts, "What the runtime added, by part (ps).")
+      .def_readonly("chip_ps", &g5sim::Result::chip_ps, "The chip's time: total_ps less the layer launches.")
+      .def_readonly("step_ps", &g5sim::Result::step_ps, "chip_ps + the runtime's charge (total_ps without one).")
+      .def_property_readonly(
+          "runtime_ps", [](const g5sim::Result& r) { return r.runtime_parts.total_ps(); },
+          "The runtime's whole charge, ps (0 for the chip alone).")
       .def_property_readonly("total_ns", &g5sim::Result::total_ns, "total_ps / 1000, as the JSON prints it.")
       .def_readonly("hbm_bytes", &g5sim::Result::hbm_bytes)
       .def_readonly("c2c_bytes", &g5sim::Result::c2c_bytes)

@@ -17,6 +17,7 @@ struct Live {
   std::uint64_t prompt = 0;  ///< tokens to compute before the next token: input + generated at preemption
   std::uint64_t computed = 0, generated = 0, blocks = 0;
   std::uint64_t last_token_ps = 0;
+  std::size_t first_instance = 0, last_instance = 0;  ///< where its first token and its last came from
   double credit = 0;  ///< MTP, expected acceptance: the fraction of a token carried to the next step
   bool started = false;
   bool leaving = false;  ///< done on its instance this step (finished, or its cache in transfer)
@@ -51,6 +52,7 @@ struct Instance {
   std::vector<std::size_t> running;                                             // admission order
   KvBlockPool pool;
   std::uint64_t now = 0;
+  std::uint64_t last_step_end = 0, last_device_ps = 0;  ///< its last step's end and device time (overlap)
 
   Instance(std::uint64_t blocks, std::uint64_t block_tokens) : pool(blocks, block_tokens) {}
   bool busy() const { return !running.empty() || !waiting.empty(); }

@@ -112,6 +112,7 @@ ServeSetup setup_of(const g5sim::Chip& chip, const ServeSettings& settings, cons
                                             "decode_max_q to {} at least",
                                             mtp, 1 + mtp));
   }
+  if (!step.runtime.empty() && step.runtime != "none") setup.runtime = g5sim::runtime_named(step.runtime);
   setup.jobs = static_cast<unsigned>(settings.optional_count("jobs").value_or(api::default_jobs()));
   setup.max_steps = max_steps;
   return setup;
@@ -150,8 +151,8 @@ class StepSimulation {
       : chip_(chip), model_(model), report_(report), shared_(std::move(shared)) {
     const g5sim::Request& s = report.step;
     // A step's key in a store shared with other serves: the deployment and micro-batches first.
-    prefix_ =
-        fmt::format("tp{} ep{} dp{} mb{} ", s.tp.value_or(1), s.ep.value_or(1), s.dp.value_or(1), s.micro_batches);
+    prefix_ = fmt::format("tp{} ep{} dp{} mb{} {} ", s.tp.value_or(1), s.ep.value_or(1), s.dp.value_or(1),
+                          s.micro_batches, report.setup.runtime ? report.setup.runtime->sha256 : "-");
   }
   StepTimer timer() {
     return [this](const StepGroups& groups) { return shared(g5sim::mix_text(groups), [&] { return step(groups); }); };
@@ -190,14 +191,28 @@ class StepSimulation {
       report_.band_basis = result.band_basis;
       report_.band_coverage = result.band_coverage;
     }
-    return StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps, result.dynamic_energy_j};
+    return step_time(result);
+  }
+  // The step's device time: the chip's and its runtime's device-side charge (the scheduler's CPU
+  // is the engine's); the band is the chip's, the runtime's charge added to both ends.
+  static StepTime step_time(const g5sim::Result& result) {
+    const std::uint64_t device_runtime = result.runtime_parts.total_ps() - result.runtime_parts.step_cpu_ps;
+    const std::uint64_t extra = device_runtime - result.runtime_parts.layer_launch_ps;  // beyond total_ps
+    return StepTime{result.total_ps + extra,
+                    result.has_band,
+                    result.has_band ? result.band_low_ps + extra : 0,
+                    result.has_band ? result.band_high_ps + extra : 0,
+                    result.dynamic_energy_j,
+                    device_runtime};
   }
   StepTime draft(const StepGroups& groups) {
     const g5sim::Result result = simulated(groups);
     const std::lock_guard<std::mutex> lock(tally_);
     report_.simulated_commands += result.simulated_commands;
-    return StepTime{result.total_ps / result.layers, false, 0, 0,
-                    result.dynamic_energy_j / static_cast<double>(result.layers)};
+    const StepTime step = step_time(result);
+    return StepTime{
+        step.ps / result.layers,        false, 0, 0, result.dynamic_energy_j / static_cast<double>(result.layers),
+        step.runtime_ps / result.layers};
   }
 
   const g5sim::Chip& chip_;
@@ -209,8 +224,22 @@ class StepSimulation {
   std::optional<std::string> band_step_;
 };
 
+// The scheduler knobs a runtime sets (g5sim/runtime.hpp), where the user gave none: its schedule
+// and limits, each rank's with a scheduler per DP rank (dp times the deployment's).
+ServeSettings with_runtime_knobs(ServeSettings settings, const g5sim::Request& step, std::uint64_t dp) {
+  if (step.runtime.empty() || step.runtime == "none") return settings;
+  const g5sim::Runtime& rt = g5sim::runtime_named(step.runtime);
+  const std::uint64_t ranks = rt.scheduler_per_dp_rank ? dp : 1;
+  if (!settings.given("schedule")) settings.set_text("schedule", rt.schedule);
+  if (!settings.given("max_seqs")) settings.set("max_seqs", std::min(rt.max_seqs * ranks, g5sim::kMaxServeSeqs));
+  if (!settings.given("max_batched_tokens")) {
+    settings.set("max_batched_tokens", std::min(rt.max_batched_tokens * ranks, g5sim::kMaxBatchedTokens));
+  }
+  return settings;
+}
+
 g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Request step,
-                               std::vector<ServeRequest> requests, const ServeSettings& settings,
+                               std::vector<ServeRequest> requests, const ServeSettings& given_settings,
                                const g5sim::ServeControls& controls) {
   check_step(step);
   g5sim::ServeReport report;
@@ -218,7 +247,7 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   report.model = model.name();
   report.chip_source = chip.source();
   report.model_source = model.source();
-  report.memory = serving_deployment(chip, model, step, requests, settings);
+  report.memory = serving_deployment(chip, model, step, requests, given_settings);
   // Every step runs on the deployment sized once, whatever its sequences.
   step.tp = report.memory.deployment.tp;
   step.ep = report.memory.deployment.ep;
@@ -226,6 +255,7 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   step.batch.reset();
   step.q_len.reset();
   report.step = step;
+  const ServeSettings settings = with_runtime_knobs(given_settings, step, report.memory.deployment.dp);
   report.settings = settings;
   if (!settings.given("kv_tokens")) {
     report.settings.set("kv_tokens", kv_tokens_of(report.memory, settings.decimal("memory_utilization"), report.chip));

@@ -348,6 +348,45 @@ std::vector<ReportField> serve_throughput_rows() {
   };
 }
 
+// With a runtime (g5sim/runtime.hpp): what it is and the TTFT and TPOT means split.
+std::vector<ReportField> serve_runtime_rows() {
+  const auto ms = [](const char* path, const char* description) {
+    return ReportField{.path = path, .type = F::number, .unit = "ms", .description = description};
+  };
+  const auto text = [](const char* path, const char* description) {
+    return ReportField{.path = path, .type = F::text, .description = description};
+  };
+  return {
+      {.path = "runtime",
+       .type = F::object,
+       .description = "the software that runs the model and its share of the latencies",
+       .when = "the serve names a runtime other than none (--runtime)"},
+      text("runtime.name", "the runtime config's name (configs/runtimes/)"),
+      text("runtime.version", "the engine version its numbers are for"),
+      text("runtime.source", "the runtime config file"),
+      text("runtime.sha256", "SHA-256 of the runtime config's text"),
+      text("runtime.adds", "what the runtime adds, in one line"),
+      {.path = "runtime.ttft_ms", .type = F::object, .description = "ttft_ms.mean split"},
+      ms("runtime.ttft_ms.chip", "the mean TTFT less the runtime's part (may be below 0 only by rounding)"),
+      ms("runtime.ttft_ms.runtime",
+         "the mean over requests of the front end plus the runtime's share of every step while it waited or ran"),
+      {.path = "runtime.tpot_ms", .type = F::object, .description = "tpot_ms.mean split"},
+      ms("runtime.tpot_ms.chip", "the mean TPOT less the runtime's part"),
+      ms("runtime.tpot_ms.runtime", "the mean over requests of the runtime's share of its decode span per token"),
+      {.path = "runtime.steps_runtime_s",
+       .type = F::number,
+       .unit = "s",
+       .description = "the runtime's charge summed over the steps taken (device side and scheduler CPU)",
+       .minimum = 0},
+      {.path = "runtime.steps_cpu_s",
+       .type = F::number,
+       .unit = "s",
+       .description = "of it, the scheduler CPU not hidden behind the step before",
+       .minimum = 0},
+      text("runtime.not_modelled", "what no runtime config models"),
+  };
+}
+
 // The energy over the serve, every chip of every instance.
 std::vector<ReportField> serve_energy_rows() {
   return {
@@ -572,6 +611,7 @@ std::vector<ReportField> serve_json_fields() {
   append(rows, serve_mtp_rows());
   append(rows, serve_engine_rows());
   append(rows, serve_kv_cache_rows());
+  append(rows, serve_runtime_rows());
   append(rows, serve_volume_rows());
   append(rows, serve_latency_rows());
   append(rows, serve_throughput_rows());

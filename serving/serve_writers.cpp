@@ -154,6 +154,25 @@ void write_serve_json_engine(std::ostream& out, const ServeReport& r) {
              r.memory.capacity_bytes, json_number(r.settings.decimal("memory_utilization")));
 }
 
+// serve JSON's "runtime" object, with a runtime: what it is and the means of TTFT and TPOT split
+// between the chip and it.
+void write_serve_json_runtime(std::ostream& out, const ServeReport& r) {
+  if (!r.setup.runtime) return;
+  const Runtime& rt = *r.setup.runtime;
+  const ServeSummary& s = r.summary;
+  std::uint64_t cpu_ps = 0, runtime_ps = 0;
+  for (const StepLog& st : r.run.steps) cpu_ps += st.cpu_ps, runtime_ps += st.runtime_ps;
+  fmt::print(out,
+             "  \"runtime\": {{\"name\": {}, \"version\": {}, \"source\": {}, \"sha256\": \"{}\", \"adds\": {}, "
+             "\"ttft_ms\": {{\"chip\": {}, \"runtime\": {}}}, \"tpot_ms\": {{\"chip\": {}, \"runtime\": {}}}, "
+             "\"steps_runtime_s\": {}, \"steps_cpu_s\": {}, \"not_modelled\": \"activation memory, the network "
+             "stack, kernels on concurrent streams\"}},\n",
+             api::json_string(rt.name), api::json_string(rt.version), api::json_string(rt.source), rt.sha256,
+             api::json_string(rt.adds), json_number(s.ttft_chip_ms), json_number(s.ttft_runtime_ms),
+             json_number(s.tpot_chip_ms), json_number(s.tpot_runtime_ms),
+             json_number(static_cast<double>(runtime_ps) / 1e12), json_number(static_cast<double>(cpu_ps) / 1e12));
+}
+
 // serve JSON's request totals and latency distributions (TTFT, TPOT, ITL, E2E in s, and in ms
 // as vLLM names it, e2el_ms).
 void write_serve_json_latencies(std::ostream& out, const ServeReport& r) {
@@ -257,11 +276,44 @@ void write_serve_json(std::ostream& out, const ServeReport& r) {
   write_serve_json_disaggregation(out, r);
   write_serve_json_mtp(out, r);
   write_serve_json_engine(out, r);
+  write_serve_json_runtime(out, r);
   write_serve_json_latencies(out, r);
   write_serve_json_throughput(out, r);
   write_serve_json_run_state(out, r);
   write_serve_json_per_request(out, r);
   write_serve_json_steps(out, r);
+}
+
+// With a runtime, a host track per instance beside its steps (process 3): each step's scheduler
+// CPU at its start, then its device-side runtime charge (kernel floors and gaps, collectives,
+// layer launches), which is spread through the step on the chip and drawn here as one slice.
+void write_runtime_tracks(std::ostream& out, const ServeReport& r, std::uint64_t instances) {
+  if (!r.setup.runtime) return;
+  auto us = [](std::uint64_t ps) { return json_number(static_cast<double>(ps) / 1e6); };
+  fmt::print(out, ",\n  {{\"ph\": \"M\", \"pid\": 3, \"name\": \"process_name\", \"args\": {{\"name\": {}}}}}",
+             api::json_string("host: " + r.setup.runtime->name));
+  for (std::uint64_t k = 0; k < instances; ++k) {
+    fmt::print(out,
+               ",\n  {{\"ph\": \"M\", \"pid\": 3, \"tid\": {}, \"name\": \"thread_name\", \"args\": {{\"name\": "
+               "\"instance {}\"}}}}",
+               k, k);
+  }
+  for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
+    const StepLog& st = r.run.steps[i];
+    const std::uint64_t device = st.runtime_ps - st.cpu_ps;
+    if (st.cpu_ps > 0) {
+      fmt::print(out,
+                 ",\n  {{\"ph\": \"X\", \"pid\": 3, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"scheduler "
+                 "CPU\", \"args\": {{\"step\": {}}}}}",
+                 st.instance, us(st.start_ps), us(st.cpu_ps), i);
+    }
+    if (device > 0) {
+      fmt::print(out,
+                 ",\n  {{\"ph\": \"X\", \"pid\": 3, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"kernel and "
+                 "collective overheads\", \"args\": {{\"step\": {}}}}}",
+                 st.instance, us(st.start_ps + st.cpu_ps), us(device), i);
+    }
+  }
 }
 
 void write_serve_perfetto(std::ostream& out, const ServeReport& r) {
@@ -281,6 +333,7 @@ void write_serve_perfetto(std::ostream& out, const ServeReport& r) {
                ",\n  {{\"ph\": \"M\", \"pid\": 1, \"tid\": {}, \"name\": \"thread_name\", \"args\": {{\"name\": {}}}}}",
                k, api::json_string(name));
   }
+  write_runtime_tracks(out, r, instances);
   for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
     const StepLog& st = r.run.steps[i];
     fmt::print(out,
@@ -357,6 +410,10 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
   fmt::print(out, "engine        {}{}, KV {} tokens ({} blocks of {})\n",
              r.settings.text("schedule") == "prefill-first" ? "prefill-first steps, " : "", engine_line(r.settings),
              r.settings.count("kv_tokens"), r.run.kv_blocks, r.settings.count("block_tokens"));
+  if (r.setup.runtime) {
+    const Runtime& rt = *r.setup.runtime;
+    fmt::print(out, "runtime       {} {}: {}\n", rt.name, rt.version, rt.adds);
+  }
   fmt::print(out, "steps         {} taken, {} simulated, {} preemptions; duration {:.3f} s\n", r.run.steps.size(),
              r.run.distinct_steps, r.run.preemptions, s.duration_s);
   if (const std::optional<BucketError>& e = r.run.bucket_error) {
@@ -373,6 +430,13 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
                                    {"e2el_ms", &s.e2el_ms}}) {
     fmt::print(out, "{:<13} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", name, dist->mean, dist->p50, dist->p90,
                dist->p99);
+  }
+  if (s.has_runtime) {
+    fmt::print(out,
+               "split         TTFT mean {:.3f} ms = chip {:.3f} + runtime {:.3f}; TPOT mean {:.3f} ms = chip {:.3f} + "
+               "runtime {:.3f}\n",
+               s.ttft_ms.mean, s.ttft_chip_ms, s.ttft_runtime_ms, s.tpot_ms.mean, s.tpot_chip_ms, s.tpot_runtime_ms);
+    fmt::print(out, "not modelled  activation memory, the network stack, kernels on concurrent streams\n");
   }
   fmt::print(
       out, "throughput    {:.3f} requests/s, {:.1f} in + {:.1f} out tokens/s ({:.1f} out per chip, {:.1f} per user)\n",

@@ -74,6 +74,8 @@ class Engine {
   /// Forms, times and runs `in`'s next step; false when it only preempted.
   bool take_step(Instance& in);
   std::uint64_t time_step(const FormedStep& step, StepLog& log, StepTime& verify);
+  std::uint64_t scheduler_cpu(const Instance& in, const StepLog& log) const;
+  void attribute_runtime();
   void emit_tokens(Instance& in, const FormedStep& step, std::uint64_t end);
   void verify_drafts(Instance& in, std::size_t i, std::uint64_t end);
   void send_to_decode(Instance& in, std::size_t i, std::uint64_t end);
@@ -99,6 +101,10 @@ class Engine {
   std::uint64_t finished_ = 0;
   double band_low_ = 0, band_high_ = 0, time_sum_ = 0;
   bool every_step_banded_ = true;
+  // The runtime's front end: a request reaches the scheduler request_in_ns after its client
+  // sends it; every token reaches the client after_ps after its step.
+  const g5sim::Runtime* runtime_ = nullptr;
+  std::uint64_t after_ps_ = 0;
 };
 
 Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
@@ -112,7 +118,9 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
       mtp_(settings.count("mtp")),
       block_tokens_(settings.count("block_tokens")),
       formation_(StepFormation::of(settings)),
-      cost_(setup, 1 + settings.count("mtp"), timer, draft_timer) {
+      cost_(setup, 1 + settings.count("mtp"), timer, draft_timer),
+      runtime_(setup.runtime ? &*setup.runtime : nullptr),
+      after_ps_(setup.runtime ? setup.runtime->after_token_ns * 1000 : 0) {
   check_setup(settings, setup);
   if (requests_.empty()) throw hw::InputError("requests", "no requests to serve");
   if (mtp_ > 0) acceptance_.emplace(mtp_, setup.accept, settings.optional_count("accept_draw"));
@@ -168,8 +176,12 @@ void Engine::set_up_instances() {
   next_client_ = first_clients;
 }
 
+// The client sends it at `at`; the scheduler has it after the runtime's front end.
 void Engine::arrive(std::size_t request, std::uint64_t at) {
-  instances_[request % entry_instances_].pending.emplace(std::pair{at, sequence_++}, request);
+  const std::uint64_t front_ps = runtime_ ? runtime_->request_in_ns(requests_[request].input_tokens) * 1000 : 0;
+  const std::uint64_t queued =
+      hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(at) + front_ps).value(); });
+  instances_[request % entry_instances_].pending.emplace(std::pair{queued, sequence_++}, request);
 }
 
 // The instance whose next step starts first (then the lowest index): a step can only add arrivals
@@ -194,6 +206,8 @@ ServeRun Engine::run() {
     if (run_.steps.size() == max_steps) throw hw::InputError("requests", fmt::format("more than {} steps", max_steps));
     take_step(in);
   }
+  if (runtime_) attribute_runtime();
+  run_.has_runtime = runtime_ != nullptr;
   run_.distinct_steps = cost_.distinct_steps();
   run_.bucket_error = cost_.bucket_error();
   if (every_step_banded_ && time_sum_ > 0) {
@@ -213,7 +227,12 @@ bool Engine::take_step(Instance& in) {
   // queue. A queue that cannot be admitted with every block free cannot happen: each request fits alone.
   if (step.scheduled.empty()) return false;
   StepTime verify;
-  const std::uint64_t step_ps = time_step(step, log, verify);
+  const std::uint64_t device_ps = time_step(step, log, verify);
+  log.sequences = step.scheduled.size();
+  log.cpu_ps = scheduler_cpu(in, log);
+  log.runtime_ps += log.cpu_ps;
+  const std::uint64_t step_ps = device_ps + log.cpu_ps;
+  in.last_device_ps = device_ps;
   log.duration_ps = step_ps;
   log.sequences = step.scheduled.size();
   log.kv_blocks_used = in.pool.used();
@@ -228,6 +247,7 @@ bool Engine::take_step(Instance& in) {
     every_step_banded_ = false;
   }
   in.now = hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(in.now) + step_ps).value(); });
+  in.last_step_end = in.now;
   run_.steps.push_back(log);
   emit_tokens(in, step, in.now);
   in.running.erase(std::remove_if(in.running.begin(), in.running.end(),
@@ -249,6 +269,7 @@ std::uint64_t Engine::time_step(const FormedStep& step, StepLog& log, StepTime& 
   verify = cost_.step(exact);
   if (verify.ps == 0) throw std::logic_error("serve: a step took no time");
   std::uint64_t step_ps = verify.ps;
+  log.runtime_ps = verify.runtime_ps;
   run_.dynamic_energy_j += verify.dynamic_j;
   if (mtp_ == 0 || !cost_.has_draft_timer() || log.decode_tokens == 0) return step_ps;
   // The drafts: mtp passes of the draft module over the step's decodes (one token each).
@@ -261,7 +282,64 @@ std::uint64_t Engine::time_step(const FormedStep& step, StepLog& log, StepTime& 
   if (drafts.empty()) return step_ps;
   const StepTime draft = cost_.drafts(drafts);
   run_.dynamic_energy_j += draft.dynamic_j * static_cast<double>(mtp_);
+  log.runtime_ps += draft.runtime_ps * mtp_;
   return hw::checked("the step's time in picoseconds", [&] { return (hw::Count(draft.ps) * mtp_ + step_ps).value(); });
+}
+
+// The runtime's scheduling CPU before the step (g5sim/runtime.hpp): for its sequences and tokens
+// (a DP rank's share, rounded up, when each rank has its own scheduler); with an overlapping
+// runtime, less the device time of the instance's step just before (none after an idle gap).
+std::uint64_t Engine::scheduler_cpu(const Instance& in, const StepLog& log) const {
+  if (!runtime_) return 0;
+  std::uint64_t sequences = log.sequences, tokens = log.prefill_tokens + log.decode_tokens;
+  if (runtime_->scheduler_per_dp_rank) {
+    sequences = (sequences + setup_.dp - 1) / setup_.dp;
+    tokens = (tokens + setup_.dp - 1) / setup_.dp;
+  }
+  const std::uint64_t cpu_ps = runtime_->step_cpu_ns(sequences, tokens) * 1000;
+  if (!runtime_->overlap) return cpu_ps;
+  const std::uint64_t hidden = in.last_step_end == log.start_ps ? in.last_device_ps : 0;
+  return cpu_ps - std::min(cpu_ps, hidden);
+}
+
+// Each request's runtime share: its front end, and of every step of the instance it waited or
+// ran on, the runtime's part pro rata to the overlap with its TTFT (arrival at the scheduler ..
+// first token's step end) and with its decode span (first token .. last token's step end).
+void Engine::attribute_runtime() {
+  // Per instance: its steps' starts and ends and the runtime time before each.
+  struct Track {
+    std::vector<std::uint64_t> start, end;
+    std::vector<double> before, runtime;
+  };
+  std::vector<Track> tracks(instances_.size());
+  for (const StepLog& s : run_.steps) {
+    Track& t = tracks[s.instance];
+    t.before.push_back(t.before.empty() ? 0.0 : t.before.back() + t.runtime.back());
+    t.start.push_back(s.start_ps);
+    t.end.push_back(s.start_ps + s.duration_ps);
+    t.runtime.push_back(static_cast<double>(s.runtime_ps));
+  }
+  // The runtime's time on track t up to `at` (linear within a step).
+  const auto upto = [](const Track& t, std::uint64_t at) {
+    const auto k = std::upper_bound(t.start.begin(), t.start.end(), at) - t.start.begin();
+    if (k == 0) return 0.0;
+    const std::size_t i = static_cast<std::size_t>(k - 1);
+    const double span = static_cast<double>(t.end[i] - t.start[i]);
+    const double into = static_cast<double>(std::min(at, t.end[i]) - t.start[i]);
+    return t.before[i] + t.runtime[i] * into / span;
+  };
+  for (std::size_t i = 0; i < run_.requests.size(); ++i) {
+    RequestOutcome& o = run_.requests[i];
+    const Live& l = live_[i];
+    const std::uint64_t front_ps = runtime_->request_in_ns(o.input_tokens) * 1000;
+    const std::uint64_t first_end = o.first_token_ps - after_ps_, last_end = o.finish_ps - after_ps_;
+    const Track& first = tracks[l.first_instance];
+    const Track& last = tracks[l.last_instance];
+    const double ttft = upto(first, first_end) - upto(first, o.arrival_ps + front_ps);
+    const double decode = upto(last, last_end) - upto(last, first_end);
+    o.ttft_runtime_ps = front_ps + after_ps_ + static_cast<std::uint64_t>(std::llround(std::max(0.0, ttft)));
+    o.decode_runtime_ps = static_cast<std::uint64_t>(std::llround(std::max(0.0, decode)));
+  }
 }
 
 // The step's tokens, at its end.
@@ -281,8 +359,10 @@ void Engine::emit_tokens(Instance& in, const FormedStep& step, std::uint64_t end
       send_to_decode(in, i, end);
       continue;
     }
+    l.last_instance = static_cast<std::size_t>(&in - instances_.data());
     if (l.generated == 1) {
-      o.first_token_ps = end;
+      o.first_token_ps = end + after_ps_;
+      l.first_instance = l.last_instance;
     } else {
       o.itl_ps.push_back(end - l.last_token_ps);
     }
@@ -308,6 +388,7 @@ void Engine::verify_drafts(Instance& in, std::size_t i, std::uint64_t end) {
   l.blocks = keep;
   o.itl_ps.push_back(end - l.last_token_ps);
   l.last_token_ps = end;
+  l.last_instance = static_cast<std::size_t>(&in - instances_.data());
   run_.mtp_tokens += tokens;
   ++run_.mtp_verifies;
   if (l.generated == o.output_tokens) {
@@ -327,8 +408,12 @@ void Engine::send_to_decode(Instance& in, std::size_t i, std::uint64_t end) {
   run_.kv_transfer_bytes += bytes;
   const std::uint64_t arrival = hw::checked("the serve's time in picoseconds",
                                             [&] { return (hw::Count(end) + link.picoseconds(bytes)).value(); });
-  if (l.generated == 1) o.first_token_ps = arrival;
-  l.last_token_ps = arrival;
+  l.first_instance = static_cast<std::size_t>(&in - instances_.data());
+  // The first token reaches the client from the prefill instance at once, or with the cache
+  // from the decode one (the runtime's first_token; the chip alone: with the cache).
+  const bool from_prefill = runtime_ && runtime_->first_token == "prefill";
+  if (l.generated == 1) o.first_token_ps = (from_prefill ? end : arrival) + after_ps_;
+  l.last_token_ps = from_prefill ? end : arrival;
   leave(in, l);  // it holds blocks on no instance until a decode one admits it
   Instance& to = instances_[setup_.prefill_instances + transferred_++ % setup_.decode_instances];
   to.pending.emplace(std::pair{arrival, sequence_++}, i);
@@ -341,7 +426,9 @@ void Engine::leave(Instance& in, Live& l) {
   l.leaving = true;
 }
 
-void Engine::finish(std::size_t i, std::uint64_t at) {
+// Its last token's step ended at `end`; the client has it after the runtime's front end.
+void Engine::finish(std::size_t i, std::uint64_t end) {
+  const std::uint64_t at = end + after_ps_;
   run_.requests[i].finish_ps = at;
   ++finished_;
   if (progress_) progress_(finished_, requests_.size());

@@ -50,7 +50,7 @@ g5sim::StepTime StepCost::timed(const StepGroups& exact, bool draft, const StepT
     if (!draft) ++distinct_steps_;
   }
   // Summed in the anchors' order (bucketed_step's): the same doubles on every run.
-  double ps = 0, low = 0, high = 0, joules = 0;
+  double ps = 0, low = 0, high = 0, joules = 0, runtime = 0;
   bool banded = true;
   for (const StepAnchor& a : anchors) {
     const g5sim::StepTime& t = cache_.at(Key{draft, a.groups});
@@ -58,11 +58,12 @@ g5sim::StepTime StepCost::timed(const StepGroups& exact, bool draft, const StepT
     low += a.weight * static_cast<double>(t.band_low_ps);
     high += a.weight * static_cast<double>(t.band_high_ps);
     joules += a.weight * t.dynamic_j;
+    runtime += a.weight * static_cast<double>(t.runtime_ps);
     banded = banded && t.has_band;
   }
-  const g5sim::StepTime interpolated{static_cast<std::uint64_t>(std::llround(ps)), banded,
-                                     static_cast<std::uint64_t>(std::llround(low)),
-                                     static_cast<std::uint64_t>(std::llround(high)), joules};
+  const g5sim::StepTime interpolated{
+      static_cast<std::uint64_t>(std::llround(ps)),   banded, static_cast<std::uint64_t>(std::llround(low)),
+      static_cast<std::uint64_t>(std::llround(high)), joules, static_cast<std::uint64_t>(std::llround(runtime))};
   const bool own_anchor = anchors.size() == 1 && !(Key{false, anchors[0].groups} < Key{false, exact}) &&
                           !(Key{false, exact} < Key{false, anchors[0].groups});
   if (!fresh.empty() && !own_anchor && !draft) first_exact_.emplace_back(interpolated.ps, exact);

@@ -7,6 +7,9 @@ def shipped_chip_path() -> str: ...
 def shipped_model_path() -> str: ...
 def shipped_chips() -> List[str]: ...
 def shipped_models() -> List[str]: ...
+def shipped_runtimes() -> List[str]: ...
+def runtime_path(name_or_path: str) -> str: ...
+def runtime(name_or_path: str) -> Dict[str, Any]: ...
 def chip_path(name_or_path: str) -> str: ...
 def model_path(name_or_path: str) -> str: ...
 def grid_nesting() -> List[str]: ...
@@ -98,17 +101,18 @@ class Request:
     kv_dtype: str
     mla_mode: str
     prefill_mla_mode: str
-    prefill_attention: str
+    prefill_attention: Optional[str]
     weight_dtype: Optional[str]
     weight_group: Optional[int]
     kv_read_engine: Optional[str]
     attn_split: str
-    kv_append: str
-    lm_head_weights: str
+    kv_append: Optional[str]
+    lm_head_weights: Optional[str]
     scope: str
     layers: Optional[int]
     micro_batches: int
-    host_launch_ns: int
+    host_launch_ns: Optional[int]
+    runtime: Optional[str]
     cores: Optional[int]
     tp: Optional[int]
     ep: Optional[int]
@@ -165,6 +169,18 @@ class Kind:
     bound_by: str
     energy_j: float
 
+class RuntimeParts:
+    kernel_mode: str
+    kernels: int
+    collectives: int
+    layer_launches: int
+    kernel_floor_ps: int
+    kernel_gap_ps: int
+    collective_ps: int
+    layer_launch_ps: int
+    step_cpu_ps: int
+    total_ps: int
+
 class Result:
     chip: str
     model: str
@@ -205,6 +221,15 @@ class Result:
     capacity_bytes: int
     total_ps: int
     total_ns: float
+    runtime: str
+    runtime_version: str
+    runtime_source: str
+    runtime_sha256: str
+    runtime_adds: str
+    runtime_parts: RuntimeParts
+    chip_ps: int
+    step_ps: int
+    runtime_ps: int
     hbm_bytes: int
     c2c_bytes: int
     flops: int

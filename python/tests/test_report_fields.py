@@ -68,13 +68,15 @@ def outputs(tmp_path_factory):
     (d / "measured.csv").write_text(MEASURED)
     runs = {
         "run": [["run", "--chip", "sg2262", "--model", "qwen3-8b", "--layers", "2", "--json", "a.json"],
-                ["run", "--chip", "h100.calibrated", "--model", "qwen3-8b", "--scope", "block", "--json", "b.json"]],
+                ["run", "--chip", "h100.calibrated", "--model", "qwen3-8b", "--scope", "block", "--json", "b.json"],
+                ["run", "--chip", "h100", "--model", "qwen3-8b", "--layers", "2", "--runtime", "vllm", "--json",
+                 "r.json"]],
         "op": [["op", "matmul", "--chip", "sg2262", "--m", "64", "--n", "64", "--k", "64", "--json", "op.json"]],
         "serve": [["serve", "--chip", "sg2262", *SERVE, "--json", "s1.json"],
                   ["serve", "--chip", "h100.calibrated", *SERVE, "--tp", "1", "--dp", "2", "--disagg", "1:1",
                    "--json", "s2.json"],
                   ["serve", "--chip", "h100", *SERVE, "--mtp", "1", "--accept", "0.8", "--step-cache", "bucket:20",
-                   "--json", "s3.json"]],
+                   "--runtime", "sglang", "--json", "s3.json"]],
         "search": [["search", *SEARCH, "--tp", "1,8", "--ep", "1", "--dp", "1", "--max-seqs", "2,4",
                     "--json", "search.json"]],
         "sensitivity": [["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "1", "--batch", "4",

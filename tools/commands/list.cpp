@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "g5sim/runtime.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 
@@ -14,8 +15,8 @@ namespace {
 class ListCommand final : public Command {
  public:
   explicit ListCommand(CLI::App& parent)
-      : Command(
-            parent.add_subcommand("list", "list the shipped chips and models by the names --chip and --model take")) {}
+      : Command(parent.add_subcommand(
+            "list", "list the shipped chips, models and runtimes by the names --chip, --model and --runtime take")) {}
 
   int run(const CliLimits&) override {
     // Every config is loaded: a line is what the file says, and a broken shipped file is an error.
@@ -26,6 +27,10 @@ class ListCommand final : public Command {
     out += fmt::format("models ({}/configs/models; --model NAME):\n", g5sim::data_dir());
     for (const std::string& stem : g5sim::shipped_models()) {
       out += fmt::format("  {:<20} {}\n", stem, model_of(stem).summary());
+    }
+    out += fmt::format("runtimes ({}/configs/runtimes; --runtime NAME):\n", g5sim::data_dir());
+    for (const std::string& stem : g5sim::shipped_runtimes()) {
+      out += fmt::format("  {:<20} {}\n", stem, g5sim::runtime_named(stem).summary());
     }
     std::cout << out;
     check_stdout();

@@ -141,22 +141,27 @@ struct Request {
   /// its text (each group's path is the mix's rule's, by decode_max_q). At most one of mix, seqs
   /// and groups. Not a row of the run-option table: the command line and Python give a mix.
   std::vector<SequenceRecord> groups;
-  std::uint64_t decode_max_q = 8;            ///< a mix's group with history and q_len <= this is a decode (or verify)
-  std::string prefill_attention = "causal";  ///< prefill and chunk attention: "causal" or "full"
-  std::string kv_dtype = "bf16";             ///< "bf16", "fp8" or "fp8-flashmla"
-  std::string mla_mode = "absorb";           ///< decode compute and cache: absorb, standard, expanded
+  std::uint64_t decode_max_q = 8;   ///< a mix's group with history and q_len <= this is a decode (or verify)
+  std::string prefill_attention;    ///< prefill and chunk attention: "causal" or "full"; "": the runtime's, else causal
+  std::string kv_dtype = "bf16";    ///< "bf16", "fp8" or "fp8-flashmla"
+  std::string mla_mode = "absorb";  ///< decode compute and cache: absorb, standard, expanded
   std::string prefill_mla_mode = "expanded";
   std::string weight_dtype;  ///< bf16, fp16, fp8, int8, int4; "" = the model config's, else bf16
   std::optional<std::uint64_t>
-      weight_group;                    ///< int8/int4 scale group along k (0: per column); default the model's, else 128
-  std::string kv_read_engine;          ///< "" = the chip's first kv_stream engine (SG2262: gdma)
-  std::string attn_split = "seq";      ///< decode attention over cores: "seq" or "head"
-  std::string kv_append = "in-place";  ///< decode: "in-place", or "concat" (a static graph's copy of the history)
-  std::string lm_head_weights = "bf16";                 ///< "bf16", or "projections" (stored as --weight-dtype)
-  std::string scope = "step";                           ///< "block" (one attention block) or "step" (the decoder)
-  std::optional<std::uint64_t> layers;                  ///< step: only the first N decoder layers
-  std::uint64_t micro_batches = 1;                      ///< step: the chip's sequences in N overlapping groups (1..64)
-  std::uint64_t host_launch_ns = 0;                     ///< step: the host's launch of each layer (0: one program)
+      weight_group;                ///< int8/int4 scale group along k (0: per column); default the model's, else 128
+  std::string kv_read_engine;      ///< "" = the chip's first kv_stream engine (SG2262: gdma)
+  std::string attn_split = "seq";  ///< decode attention over cores: "seq" or "head"
+  /// decode: "in-place", or "concat" (a static graph's copy of the history); "": the runtime's, else in-place
+  std::string kv_append;
+  std::string lm_head_weights;  ///< "bf16", or "projections" (stored as --weight-dtype); "": the runtime's, else bf16
+  /// The software that runs the model (g5sim/runtime.hpp): a shipped runtime's name or a path;
+  /// "" (or "none"): the chip alone. Its graph choices fill the options not given.
+  std::string runtime;
+  std::string scope = "step";           ///< "block" (one attention block) or "step" (the decoder)
+  std::optional<std::uint64_t> layers;  ///< step: only the first N decoder layers
+  std::uint64_t micro_batches = 1;      ///< step: the chip's sequences in N overlapping groups (1..64)
+  /// step: the host's launch of each layer (0: one program); not given: the runtime's
+  std::optional<std::uint64_t> host_launch_ns;
   std::optional<std::uint64_t> cores;                   ///< run on the chip's first N cores; none = all
   std::optional<std::uint64_t> tp, ep, dp;              ///< none given: the smallest sharding that fits DDR
   std::string expert_load;                              ///< step: measured routing CSV (layer,expert,tokens) path
@@ -168,6 +173,18 @@ struct Request {
   /// derived from a proven repetition); false simulates every command. Same results either way;
   /// keep_commands simulates every command.
   bool replay = true;
+};
+
+/// What the run's runtime added (g5sim/runtime.hpp states the sums), in picoseconds.
+struct RuntimeParts {
+  std::string kernel_mode;  ///< "graph" or "eager": which kernel costs the step took
+  std::uint64_t kernels = 0, collectives = 0, layer_launches = 0;
+  std::uint64_t kernel_floor_ps = 0, kernel_gap_ps = 0, collective_ps = 0, layer_launch_ps = 0, step_cpu_ps = 0;
+  /// The runtime's whole charge (layer launches included).
+  std::uint64_t total_ps() const {
+    return kernel_floor_ps + kernel_gap_ps + collective_ps + layer_launch_ps + step_cpu_ps;
+  }
+  bool operator==(const RuntimeParts&) const = default;
 };
 
 /// One op of the run (the CLI's JSON "ops" entries), times in exact integer picoseconds.
@@ -237,7 +254,14 @@ class Result {
   /// The config files: Chip::source() / Model::source() and the SHA-256 of their text.
   std::string chip_source, chip_sha256, model_source, model_sha256;
   std::uint64_t layers = 0, batch = 0, q_len = 0, kv_len = 0, micro_batches = 1, weight_group = 0;
-  std::uint64_t host_launch_ns = 0;     ///< Request::host_launch_ns as the run took it
+  std::uint64_t host_launch_ns = 0;  ///< Request::host_launch_ns as the run took it (its runtime's when not given)
+  /// The runtime (Request::runtime): "" for the chip alone (none), else its config's name and
+  /// version, file and text's SHA-256; runtime_parts what it added. chip_ps is the chip's time
+  /// (total_ps less the layer launches, which are graph ops), step_ps = chip_ps + the runtime's
+  /// total: the step as its software runs it (total_ps without a runtime).
+  std::string runtime, runtime_version, runtime_source, runtime_sha256, runtime_adds;
+  RuntimeParts runtime_parts;
+  std::uint64_t chip_ps = 0, step_ps = 0;
   std::uint64_t cores = 0;              ///< the chip's cores the run used (Request::cores, else all)
   bool prefetch = true, replay = true;  ///< Request::prefetch and Request::replay as the run took them
   std::uint64_t tp = 1, ep = 1, dp = 1, chips = 1;

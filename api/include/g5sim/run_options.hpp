@@ -50,11 +50,14 @@ struct RunOption {
   bool optional = false;           ///< "not given" is a value of its own (Python None, "" on the C++ side)
   std::string choices;             ///< text: the accepted words, comma separated ("" = the chip's or model's names)
   std::string default_doc;         ///< what not giving it means (a row without one: its default value)
-  std::string unit;                ///< of a count ("tokens", "sequences", "chips"), or ""
-  std::string doc;                 ///< one line, the command line's help and Python's docstring
-  unsigned takes = 0;              ///< OptionUse bits
-  char list_delimiter = ',';       ///< between a grid axis's values on the command line (a mix holds commas)
-  std::string json_key;            ///< the key of the resolved value in the JSON "workload" echo, or ""
+  /// An option a runtime may set (g5sim/runtime.hpp): the value a run takes when neither the
+  /// request nor its runtime gives one ("" for the others).
+  std::string fallback;
+  std::string unit;           ///< of a count ("tokens", "sequences", "chips"), or ""
+  std::string doc;            ///< one line, the command line's help and Python's docstring
+  unsigned takes = 0;         ///< OptionUse bits
+  char list_delimiter = ',';  ///< between a grid axis's values on the command line (a mix holds commas)
+  std::string json_key;       ///< the key of the resolved value in the JSON "workload" echo, or ""
   /// The names the layers below give it in their errors (a workload's "kv_len" is the option ctx).
   std::vector<std::string> library_names;
   /// Some runs do not feel it (why_option_does_not_apply says which): given to one, it is refused.

@@ -29,6 +29,7 @@
 #include "g5sim/g5sim.hpp"
 #include "g5sim/knobs.hpp"
 #include "g5sim/report_fields.hpp"
+#include "g5sim/runtime.hpp"
 
 namespace g5sim {
 
@@ -60,11 +61,15 @@ std::vector<ServeRequest> requests_of(const ServeSettings& settings);
 
 /// A step's time and its error band (the simulation's, when the chip has one), and the dynamic
 /// energy of the chip it simulated (the fullest DP rank's; 0 without the chip's `energy` section).
+/// With a runtime, ps holds the runtime's device-side charge (kernels, collectives, layer
+/// launches: runtime_ps of it) and the band is the chip's band plus that charge; the scheduler's
+/// CPU is the engine's to add, as it depends on the step before.
 struct StepTime {
   std::uint64_t ps = 0;
   bool has_band = false;
   std::uint64_t band_low_ps = 0, band_high_ps = 0;
   double dynamic_j = 0;
+  std::uint64_t runtime_ps = 0;
 };
 
 /// Step times shared by the serves of one chip, model and step options (g5sim search's points):
@@ -102,6 +107,10 @@ struct ServeSetup {
   std::uint64_t prefill_instances = 0, decode_instances = 0;  ///< disagg P:D; 0 and 0: one instance
   KvTransfer kv_transfer;                                     ///< with disagg
   std::vector<double> accept;                                 ///< mtp's acceptance rates, one or one per draft
+  /// The runtime (Request::runtime other than none): its request front end, its scheduler's CPU
+  /// per step and whether it overlaps the step before, its schedulers per DP rank, where a
+  /// disaggregated request's first token is streamed from. None: the chip alone.
+  std::optional<Runtime> runtime;
   unsigned jobs = 1;                         ///< threads for a bucketed step's new anchors and the samples
   std::uint64_t max_steps = kMaxServeSteps;  ///< more is an error (the load never drains, or a caller's bound)
 };
@@ -119,6 +128,9 @@ struct RequestOutcome {
   std::uint64_t input_tokens = 0, output_tokens = 0, preemptions = 0;
   std::uint64_t kv_transfer_bytes = 0;  ///< moved prefill -> decode (disaggregation)
   std::vector<std::uint64_t> itl_ps;    ///< gaps between successive tokens after the first
+  /// With a runtime: what of its TTFT and of its first token .. finish span the runtime took (its
+  /// front end, and the runtime's share of every step while it waited or ran, pro rata).
+  std::uint64_t ttft_runtime_ps = 0, decode_runtime_ps = 0;
 };
 
 struct StepLog {
@@ -127,6 +139,8 @@ struct StepLog {
   std::uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
   std::uint64_t kv_blocks_used = 0;  ///< after the step's allocation
   std::uint64_t waiting = 0;         ///< arrived, not admitted, at the step's start
+  /// Of duration_ps, the runtime's: its scheduler CPU (first: cpu_ps) and its device-side charge.
+  std::uint64_t runtime_ps = 0, cpu_ps = 0;
 };
 
 struct ServeRun {
@@ -136,6 +150,7 @@ struct ServeRun {
   std::uint64_t distinct_steps = 0;         ///< steps the timer was asked for (samples aside)
   std::optional<BucketError> bucket_error;  ///< with bucketing
   std::uint64_t preemptions = 0;
+  bool has_runtime = false;                        ///< a runtime's shares are in the requests and steps
   std::uint64_t kv_transfer_bytes = 0;             ///< over every request (disaggregation)
   std::uint64_t mtp_verifies = 0, mtp_tokens = 0;  ///< MTP: verify steps of a request, the tokens they gave
   /// The step times' bands summed along the run's steps (every request's times scale with them):
@@ -165,7 +180,11 @@ struct ServeSummary {
   std::uint64_t slo_met = 0;
   double goodput_requests_per_s = 0;
   double kv_utilisation_mean = 0, kv_utilisation_peak = 0;  ///< blocks used / blocks, time-weighted mean
-  double batch_mean = 0;                                    ///< sequences per step, time-weighted
+  /// With a runtime: the means of TTFT and TPOT split into the chip's part and the runtime's
+  /// (RequestOutcome's shares), ms; ttft_ms.mean = ttft_chip_ms + ttft_runtime_ms.
+  bool has_runtime = false;
+  double ttft_chip_ms = 0, ttft_runtime_ms = 0, tpot_chip_ms = 0, tpot_runtime_ms = 0;
+  double batch_mean = 0;  ///< sequences per step, time-weighted
   std::uint64_t batch_max = 0;
 };
 

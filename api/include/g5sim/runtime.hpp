@@ -1,0 +1,107 @@
+#pragma once
+// The software that runs the model, as data (configs/runtimes/*.yaml): what a serving runtime adds
+// to the chip's time, and the choices it makes for the graph and the scheduler. The chip's
+// simulation stays the chip's; the runtime's charge is added to it and reported apart.
+//
+// A step of K launched kernels (every op except the kinds the runtime fuses into a neighbour and
+// the host launches), kernel k taking t_k on the simulated chip, C collectives of message sizes
+// b_c, L layers and the step's S sequences and T new tokens (its DP rank's with a scheduler per
+// rank, else the deployment's):
+//
+//   kernel_floor = sum_k max(0, floor - t_k)       each kernel lasts at least `floor` (launch, fill, drain)
+//   kernel_gap   = K x gap                         the idle time between one kernel's end and the next's start
+//   collective   = sum_c latency(kind_c, b_c)      the library's fixed cost of a collective (first row
+//                                                  of its kind's table whose up_to_bytes >= b_c)
+//   layer_launch = L x host_launch                 the host launching each layer's program (a graph op:
+//                                                  the chip idles meanwhile; already inside the chip's timeline)
+//   step_cpu     = cpu + S x cpu_per_sequence + T x cpu_per_token   scheduling, input preparation, sampling
+//                  hidden behind the previous step's device time when the runtime overlaps them:
+//                  max(0, step_cpu - previous step's device time) (a lone run: its own device time)
+//   runtime      = kernel_floor + kernel_gap + collective + layer_launch + step_cpu
+//   step time    = chip time + runtime        (chip time = the simulated timeline less layer_launch)
+//
+// floor and gap are the `graph` pair for a step of decodes alone with at most graph.max_batch
+// sequences on the chip (CUDA graphs are captured for decode batches up to a size), else `eager`.
+// A request adds `before_scheduler` + input_tokens x per_input_token before it reaches the
+// scheduler (HTTP, tokenisation) and `after_token` between a token's step and the client (detoken-
+// isation, streaming): TTFT grows by both, TPOT and ITL by neither (every token is delayed alike).
+//
+// Not modelled by any runtime: activation memory (the KV cache is sized from weights alone), the
+// network stack between client and server, kernels the runtime runs concurrently on several streams
+// (the charge is additive: an upper bound where micro-batches overlap).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "g5sim/config_error.hpp"
+
+namespace g5sim {
+
+inline constexpr std::uint64_t kMaxRuntimeNs = 10'000'000'000;  ///< any one runtime duration: 10 s
+inline constexpr std::uint64_t kMaxRuntimeBatch = 65536;        ///< graph.max_batch
+
+struct KernelCosts {
+  std::uint64_t floor_ns = 0;  ///< a kernel lasts at least this long
+  std::uint64_t gap_ns = 0;    ///< idle between successive kernels
+};
+
+/// One row of a collective's latency table: messages of at most up_to_bytes (none: any size).
+struct CollectiveLatency {
+  std::optional<std::uint64_t> up_to_bytes;
+  std::string algorithm;  ///< what the runtime uses at that size ("custom one-shot", "nccl ring"), for reports
+  std::uint64_t latency_ns = 0;
+};
+
+struct Runtime {
+  std::string name;     ///< "SGLang"
+  std::string version;  ///< the engine version its numbers are for ("0.4.6")
+  std::string source, sha256;
+  // Per kernel.
+  std::uint64_t graph_max_batch = 0;  ///< decode steps of at most this many sequences replay a graph
+  KernelCosts graph, eager;
+  std::vector<std::string> fused_kinds;  ///< op kinds never launched on their own (part of a neighbour)
+  // Per collective, ascending up_to_bytes, the last row unbounded.
+  std::vector<CollectiveLatency> all_reduce, all_to_all;
+  // Per layer.
+  std::uint64_t host_launch_ns = 0;
+  // Per step.
+  std::uint64_t cpu_ns = 0, cpu_ns_per_sequence = 0, cpu_ns_per_token = 0;
+  bool overlap = false;
+  // Per request.
+  std::uint64_t before_scheduler_ns = 0, per_input_token_ns = 0, after_token_ns = 0;
+  // The graph it runs (run options; an option given to a run overrides its runtime's).
+  std::string kv_append, lm_head_weights, prefill_attention;
+  // The scheduler (serve knobs; a knob given overrides).
+  std::string schedule;
+  std::uint64_t max_seqs = 0, max_batched_tokens = 0;
+  bool scheduler_per_dp_rank = false;  ///< one scheduler per DP rank (SGLang's DP attention), else one
+  std::string first_token;             ///< disaggregation: "prefill" (streamed from it) or "after-transfer"
+  std::string adds;                    ///< one line: what it adds, for tables
+
+  /// A YAML file (configs/runtimes/ holds the shipped ones); errors name file, line and field.
+  static Runtime from_file(const std::string& path);
+  static Runtime from_yaml(const std::string& text, const std::string& source_name);
+  /// The (floor, gap) pair a step uses: graph when it is decodes alone of at most graph_max_batch
+  /// sequences on the chip, else eager.
+  const KernelCosts& kernels_for(bool decode_only, std::uint64_t chip_sequences) const;
+  /// The latency of a collective of `kind` ("all_reduce", "all_to_all") of `bytes`.
+  const CollectiveLatency& collective(const std::string& kind, std::uint64_t bytes) const;
+  /// Scheduling CPU of a step of `sequences` and `tokens`, before any overlap.
+  std::uint64_t step_cpu_ns(std::uint64_t sequences, std::uint64_t tokens) const;
+  /// before_scheduler + input_tokens x per_input_token.
+  std::uint64_t request_in_ns(std::uint64_t input_tokens) const;
+  /// One line (g5sim list): "SGLang 0.4-0.5: kernels floor 2.0 us, gap 0.6 us (graphs to 512) / 4.5 us, ...".
+  std::string summary() const;
+};
+
+/// The shipped runtimes by stem, sorted ("none", "sglang", ...), and the file a name means (a
+/// path, or a shipped stem: data_dir()/configs/runtimes/NAME.yaml; a did-you-mean otherwise).
+std::vector<std::string> shipped_runtimes();
+std::string runtime_path(const std::string& name_or_path);
+/// A runtime by name or path, read once per process and kept (thread-safe): serving and sweeps
+/// name it for every step. "" and "none" are the chip alone (configs/runtimes/none.yaml).
+const Runtime& runtime_named(const std::string& name_or_path);
+
+}  // namespace g5sim

@@ -1,0 +1,27 @@
+#pragma once
+// What a runtime adds to one simulated step (the model: g5sim/runtime.hpp): its kernels' floors
+// and gaps, its collectives' fixed latency, its host launches of layers (graph ops, already on
+// the chip's timeline) and its scheduling CPU. The device part depends on the step's ops alone
+// (a serving engine caches it with the step); the CPU part on the steps around it.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "g5sim/runtime.hpp"
+#include "ops/timeline.hpp"
+
+namespace api {
+
+/// The device side of a step's charge: kernel floors and gaps, collectives, layer launches.
+/// `decode_only` and `chip_sequences` choose the graph or eager kernel costs.
+g5sim::RuntimeParts device_charge(const g5sim::Runtime& runtime, const std::vector<ops::OpTiming>& ops,
+                                  bool decode_only, std::uint64_t chip_sequences);
+
+/// The scheduling CPU a step adds in picoseconds: step_cpu_ns(sequences, tokens), less the
+/// device time of the step it overlaps (`overlapped_device_ps`) when the runtime overlaps them.
+std::uint64_t step_cpu_ps(const g5sim::Runtime& runtime, std::uint64_t sequences, std::uint64_t tokens,
+                          std::uint64_t overlapped_device_ps);
+
+}  // namespace api

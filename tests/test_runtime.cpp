@@ -1,0 +1,289 @@
+// Runtime configs (g5sim/runtime.hpp): read strictly, and what a runtime adds to a run and to a
+// serve, derived by hand from the chip's own times.
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "g5sim/runtime.hpp"
+#include "g5sim/serve.hpp"
+
+namespace test_runtime {
+namespace {
+
+// A runtime of the given sections (the others all zero), as YAML text.
+struct Sections {
+  std::string kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: []}\n";
+  std::string collectives =
+      "collectives:\n  all_reduce: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n"
+      "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
+  std::string layers = "layers: {host_launch_ns: 0}\n";
+  std::string step = "step: {cpu_ns: 0, cpu_ns_per_sequence: 0, cpu_ns_per_token: 0, overlap: false}\n";
+  std::string request = "request: {before_scheduler_ns: 0, per_input_token_ns: 0, after_token_ns: 0}\n";
+  std::string graph = "graph: {kv_append: in-place, lm_head_weights: bf16, prefill_attention: causal}\n";
+  std::string scheduler =
+      "scheduler: {schedule: mixed, max_seqs: 256, max_batched_tokens: 8192, per_dp_rank: false, "
+      "first_token: after-transfer}\n";
+  std::string text() const {
+    return "name: test\nversion: '1'\nadds: a test\n" + kernels + collectives + layers + step + request + graph +
+           scheduler;
+  }
+};
+
+// The runtime written to a file of its own (simulate() takes a runtime by name or path).
+class RuntimeFile {
+ public:
+  explicit RuntimeFile(const std::string& text) {
+    char name[] = "/tmp/g5sim-runtime-XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    close(fd);
+    path_ = std::string(name) + ".yaml";
+    std::rename(name, path_.c_str());
+    std::ofstream(path_) << text;
+  }
+  ~RuntimeFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)g5sim::Runtime::from_yaml(text, "rt");
+  } catch (const g5sim::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("runtime: every shipped runtime reads, and none adds nothing", "[runtime]") {
+  const std::vector<std::string> shipped = g5sim::shipped_runtimes();
+  for (const char* name : {"none", "vllm", "sglang", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"}) {
+    CHECK(std::find(shipped.begin(), shipped.end(), name) != shipped.end());
+  }
+  for (const std::string& name : shipped) {
+    const g5sim::Runtime r = g5sim::Runtime::from_file(g5sim::runtime_path(name));
+    CHECK(!r.version.empty());
+  }
+  const g5sim::Runtime none = g5sim::Runtime::from_file(g5sim::runtime_path("none"));
+  CHECK(none.step_cpu_ns(100, 1000) == 0);
+  CHECK(none.request_in_ns(100000) == 0);
+  CHECK(none.collective("all_reduce", 1 << 30).latency_ns == 0);
+}
+
+TEST_CASE("runtime: a config is read strictly, errors naming the line and the field", "[runtime]") {
+  Sections s;
+  CHECK(error_of(s.text()) == "no error");
+  Sections typo = s;
+  typo.step = "step: {cpu_ns: 0, cpu_ns_per_seqence: 0, cpu_ns_per_token: 0, overlap: false}\n";
+  // Line 9 (name, version, adds, kernels, collectives: three lines, layers, then step), column 19.
+  CHECK_THAT(error_of(typo.text()),
+             Catch::StartsWith("<memory:rt>:9:19: step.cpu_ns_per_seqence: unknown key (did you mean "
+                               "'cpu_ns_per_sequence'?)"));
+  Sections range = s;
+  range.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 20000000, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: []}\n";
+  CHECK_THAT(error_of(range.text()), Catch::Contains("kernels.graph.floor_ns") && Catch::Contains("10000000"));
+  Sections kind = s;
+  kind.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: [kv_cache_reed]}\n";
+  CHECK_THAT(error_of(kind.text()), Catch::Contains("did you mean 'kv_cache_read'"));
+  Sections order = s;
+  order.collectives =
+      "collectives:\n  all_reduce: [{up_to_bytes: 100, algorithm: a, latency_ns: 1}, "
+      "{up_to_bytes: 50, algorithm: b, latency_ns: 2}, {up_to_bytes: null, algorithm: c, latency_ns: 3}]\n"
+      "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
+  CHECK_THAT(error_of(order.text()), Catch::Contains("collectives.all_reduce[1]") && Catch::Contains("ascend"));
+  Sections open_end = s;
+  open_end.collectives =
+      "collectives:\n  all_reduce: [{up_to_bytes: 100, algorithm: a, latency_ns: 1}]\n"
+      "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
+  CHECK_THAT(error_of(open_end.text()), Catch::Contains("the last row must be null"));
+  Sections missing = s;
+  missing.request = "request: {before_scheduler_ns: 0, after_token_ns: 0}\n";
+  CHECK_THAT(error_of(missing.text()), Catch::Contains("per_input_token_ns"));
+  CHECK_THROWS_WITH(g5sim::runtime_path("sglan"), Catch::Contains("did you mean 'sglang'"));
+}
+
+TEST_CASE("runtime: a collective's latency is the first row of its table that holds its message", "[runtime]") {
+  Sections s;
+  s.collectives =
+      "collectives:\n  all_reduce: [{up_to_bytes: 32768, algorithm: one-shot, latency_ns: 5000}, "
+      "{up_to_bytes: null, algorithm: ring, latency_ns: 30000}]\n"
+      "  all_to_all: [{up_to_bytes: null, algorithm: deepep, latency_ns: 40000}]\n";
+  const g5sim::Runtime r = g5sim::Runtime::from_yaml(s.text(), "rt");
+  CHECK(r.collective("all_reduce", 32768).latency_ns == 5000);
+  CHECK(r.collective("all_reduce", 32769).latency_ns == 30000);
+  CHECK(r.collective("all_to_all", 1).algorithm == "deepep");
+}
+
+TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raised to the floor, plus N gaps",
+          "[runtime][sim]") {
+  // Qwen2.5-1.5B, 2 layers, one chip (no collectives), decode batch 4 at 1,024 on H100; eager
+  // costs (graph_max_batch 0) floor f = 500 us, longer than every op of this step, and gap g =
+  // 3 us, nothing fused: the runtime adds sum_k (f - t_k) + N x g over the N ops of the run
+  // without it, exactly.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.batch = 4;
+  base.ctx = 1024;
+  base.tp = base.ep = base.dp = 1;
+  const g5sim::Result alone = g5sim::simulate(chip, model, base);
+  Sections s;
+  s.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 1, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
+      "fused_kinds: []}\n";
+  const RuntimeFile file(s.text());
+  g5sim::Request with = base;
+  with.runtime = file.path();
+  const g5sim::Result charged = g5sim::simulate(chip, model, with);
+  std::uint64_t raised = 0;
+  for (const g5sim::OpRecord& op : alone.ops) {
+    REQUIRE(op.op_end_ps - op.op_start_ps < 500'000'000);
+    raised += 500'000'000 - (op.op_end_ps - op.op_start_ps);
+  }
+  const std::uint64_t n = alone.ops.size();
+  CHECK(charged.total_ps == alone.total_ps);  // the chip's timeline is the chip's
+  CHECK(charged.runtime_parts.kernels == n);
+  CHECK(charged.runtime_parts.kernel_mode == "eager");
+  CHECK(charged.runtime_parts.kernel_floor_ps == raised);
+  CHECK(charged.runtime_parts.kernel_gap_ps == n * 3'000'000);
+  CHECK(charged.step_ps == alone.total_ps + raised + n * 3'000'000);
+  CHECK(charged.chip_ps == alone.total_ps);
+  // A decode batch of 4 within graph_max_batch 4 takes the graph pair (1 ns, 1 ns) instead.
+  Sections g = s;
+  g.kernels =
+      "kernels: {graph_max_batch: 4, graph: {floor_ns: 0, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
+      "fused_kinds: [kv_cache_read]}\n";
+  const RuntimeFile graphed(g.text());
+  with.runtime = graphed.path();
+  const g5sim::Result replayed = g5sim::simulate(chip, model, with);
+  const auto reads = static_cast<std::uint64_t>(std::count_if(
+      alone.ops.begin(), alone.ops.end(), [](const g5sim::OpRecord& o) { return o.kind == "kv_cache_read"; }));
+  CHECK(reads == 2);  // one a layer
+  CHECK(replayed.runtime_parts.kernel_mode == "graph");
+  CHECK(replayed.runtime_parts.kernels == n - reads);
+  CHECK(replayed.step_ps == alone.total_ps + (n - reads) * 1'000);
+}
+
+TEST_CASE("runtime: collectives, the step's CPU and host launches are charged as stated", "[runtime][sim]") {
+  // Qwen2.5-1.5B, 2 layers, tp 2: two all-reduces a layer of 1 x 1,536 x 2 B = 3,072 B messages.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.batch = 3;
+  base.ctx = 512;
+  base.tp = 2;
+  base.ep = base.dp = 1;
+  Sections s;
+  s.collectives =
+      "collectives:\n  all_reduce: [{up_to_bytes: 1000, algorithm: tiny, latency_ns: 1}, "
+      "{up_to_bytes: 10000, algorithm: one-shot, latency_ns: 7000}, {up_to_bytes: null, algorithm: ring, "
+      "latency_ns: 30000}]\n  all_to_all: [{up_to_bytes: null, algorithm: deepep, latency_ns: 40000}]\n";
+  // Scheduler CPU 100 us + 10 us a sequence + 1 us a token, not overlapped: 100 + 3 x 10 + 3 x 1 = 133 us.
+  s.step = "step: {cpu_ns: 100000, cpu_ns_per_sequence: 10000, cpu_ns_per_token: 1000, overlap: false}\n";
+  const RuntimeFile file(s.text());
+  g5sim::Request with = base;
+  with.runtime = file.path();
+  const g5sim::Result r = g5sim::simulate(chip, model, with);
+  CHECK(r.runtime_parts.collectives == 4);
+  CHECK(r.runtime_parts.collective_ps == 4 * 7'000'000);
+  CHECK(r.runtime_parts.step_cpu_ps == 133'000'000);
+  CHECK(r.step_ps == r.total_ps + 4 * 7'000'000 + 133'000'000);
+  // Overlapped, the CPU hides behind the step's own device time (well above 133 us here).
+  Sections o = s;
+  o.step = "step: {cpu_ns: 100000, cpu_ns_per_sequence: 10000, cpu_ns_per_token: 1000, overlap: true}\n";
+  const RuntimeFile overlapped(o.text());
+  with.runtime = overlapped.path();
+  REQUIRE(r.total_ps > 133'000'000);
+  CHECK(g5sim::simulate(chip, model, with).runtime_parts.step_cpu_ps == 0);
+  // A host launch of 200 us before each layer: 2 launches on the chip's timeline, reported apart.
+  Sections l = s;
+  l.layers = "layers: {host_launch_ns: 200000}\n";
+  const RuntimeFile launched(l.text());
+  with.runtime = launched.path();
+  const g5sim::Result h = g5sim::simulate(chip, model, with);
+  CHECK(h.host_launch_ns == 200'000);
+  CHECK(h.runtime_parts.layer_launches == 2);
+  CHECK(h.runtime_parts.layer_launch_ps == 400'000'000);
+  CHECK(h.chip_ps == h.total_ps - 400'000'000);
+  // The option given overrides the runtime's.
+  with.host_launch_ns = 0;
+  CHECK(g5sim::simulate(chip, model, with).runtime_parts.layer_launches == 0);
+}
+
+TEST_CASE("runtime: its graph choices fill the options not given, where they apply", "[runtime][sim]") {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("bm1684x"));
+  const g5sim::Model gqa = g5sim::Model::from_file(g5sim::model_path("qwen1.5-7b"));
+  const g5sim::Model mla = g5sim::Model::from_file(g5sim::model_path("deepseek-v2-lite"));
+  g5sim::Request r;
+  r.layers = 1;
+  r.ctx = 512;
+  r.batch = 1;
+  r.tp = r.ep = r.dp = 1;
+  r.runtime = "sophgo-demo-cpp";
+  const g5sim::Result demo = g5sim::simulate(chip, gqa, r);
+  CHECK(demo.kv_append == "concat");
+  CHECK(demo.lm_head_weights == "projections");
+  CHECK(demo.host_launch_ns == 200'000);
+  // An MLA model reads its latent cache in place: the runtime's concat does not apply to it.
+  CHECK(g5sim::simulate(chip, mla, r).kv_append == "in-place");
+  r.kv_append = "in-place";
+  CHECK(g5sim::simulate(chip, gqa, r).kv_append == "in-place");
+}
+
+TEST_CASE("runtime: one request served: TTFT = prefill + o + r and TPOT = step + o", "[runtime][serve][sim]") {
+  // Qwen2.5-1.5B, 2 layers, H100, one request of 256 in and 3 out. The runtime charges a
+  // scheduler step o = 300 us (not overlapped) and a front end r = 2 ms before the scheduler + 1 us
+  // a prompt token (256 us) + 50 us after each token; nothing per kernel.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  Sections s;
+  s.step = "step: {cpu_ns: 300000, cpu_ns_per_sequence: 0, cpu_ns_per_token: 0, overlap: false}\n";
+  s.request = "request: {before_scheduler_ns: 2000000, per_input_token_ns: 1000, after_token_ns: 50000}\n";
+  const RuntimeFile file(s.text());
+  g5sim::Request base;
+  base.layers = 2;
+  base.runtime = file.path();
+  const g5sim::ServeRequest only{"only", 0, 256, 3};
+  const g5sim::ServeReport report = g5sim::serve(chip, model, base, {only}, g5sim::ServeSettings{});
+  auto step_ps = [&](const std::string& mix) {
+    g5sim::Request r;
+    r.layers = 2;
+    r.mix = mix;
+    r.tp = r.ep = r.dp = 1;
+    return g5sim::simulate(chip, model, r).total_ps;
+  };
+  constexpr std::uint64_t o = 300'000'000, r = 2'000'000'000ULL + 256'000'000 + 50'000'000;
+  const g5sim::RequestOutcome& q = report.run.requests.at(0);
+  CHECK(q.first_token_ps - q.arrival_ps == step_ps("1x256@0") + o + r);
+  CHECK(q.itl_ps == std::vector<std::uint64_t>{step_ps("1x1@256") + o, step_ps("1x1@257") + o});
+  // TPOT = (finish - first token) / 2: the two decode steps and their o each.
+  CHECK(q.finish_ps - q.first_token_ps == step_ps("1x1@256") + step_ps("1x1@257") + 2 * o);
+  // The split: TTFT's runtime part is r + o (the front end and the prompt step's CPU), TPOT's is o.
+  CHECK(q.ttft_runtime_ps == r + o);
+  CHECK(q.decode_runtime_ps == 2 * o);
+  CHECK(report.summary.has_runtime);
+  CHECK(report.summary.ttft_runtime_ms == Approx(static_cast<double>(r + o) / 1e9).epsilon(1e-12));
+  CHECK(report.summary.tpot_runtime_ms == Approx(static_cast<double>(o) / 1e9).epsilon(1e-12));
+}
+
+}  // namespace test_runtime
