@@ -139,6 +139,7 @@ OpRecord record_of(const ops::OpTiming& t) {
   o.hbm_bytes = t.hbm_bytes;
   o.unique_bytes = t.unique_bytes;
   o.c2c_bytes = t.c2c_bytes;
+  o.message_bytes = t.message_bytes;
   o.flops = t.flops;
   o.kv_bytes = t.kv_bytes;
   o.peak_lmem_bytes = t.peak_lmem_bytes;
@@ -283,7 +284,8 @@ api::RuntimeReport runtime_report(const Runtime& runtime, const Result::State& s
   const models::Workload chip_share = models::chip_workload(s.workload, s.parallelism);
   const models::Workload& scheduled = runtime.scheduler_per_dp_rank ? chip_share : s.workload;
   api::RuntimeReport report{runtime.name, runtime.version, runtime.source, runtime.sha256, runtime.adds, {}};
-  report.parts = api::device_charge(runtime, s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences());
+  report.parts =
+      device_charge(runtime, api::step_ops(s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences()));
   if (s.scope == api::Scope::step) {
     const std::uint64_t device = s.timeline.total + report.parts.total_ps() - report.parts.layer_launch_ps;
     std::uint64_t tokens = 0;

@@ -111,6 +111,7 @@ void each_op_field(O& o, F&& field) {
   field("hbm_bytes", o.hbm_bytes);
   field("unique_bytes", o.unique_bytes);
   field("c2c_bytes", o.c2c_bytes);
+  field("message_bytes", o.message_bytes);
   field("flops", o.flops);
   field("kv_bytes", o.kv_bytes);
   field("peak_lmem_bytes", o.peak_lmem_bytes);

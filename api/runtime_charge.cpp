@@ -11,29 +11,15 @@ namespace {
 constexpr std::uint64_t kPsPerNs = 1000;
 }
 
-g5sim::RuntimeParts device_charge(const g5sim::Runtime& runtime, const std::vector<ops::OpTiming>& ops,
-                                  bool decode_only, std::uint64_t chip_sequences) {
-  g5sim::RuntimeParts parts;
-  const g5sim::KernelCosts& costs = runtime.kernels_for(decode_only, chip_sequences);
-  parts.kernel_mode = &costs == &runtime.graph ? "graph" : "eager";
-  const std::uint64_t floor_ps = costs.floor_ns * kPsPerNs;
+g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences) {
+  g5sim::StepOps step;
+  step.decode_only = decode_only;
+  step.chip_sequences = chip_sequences;
+  step.ops.reserve(ops.size());
   for (const ops::OpTiming& op : ops) {
-    const std::string_view kind = ops::kind_name(op.kind);
-    if (op.kind == ops::OpKind::host_launch) {
-      parts.layer_launches += 1;
-      parts.layer_launch_ps += op.end - op.start;
-      continue;
-    }
-    if (std::find(runtime.fused_kinds.begin(), runtime.fused_kinds.end(), kind) != runtime.fused_kinds.end()) continue;
-    parts.kernels += 1;
-    parts.kernel_floor_ps += floor_ps - std::min(floor_ps, op.end - op.start);
-    if (ops::traits_of(op.kind).payload == ops::PayloadKind::collective) {
-      parts.collectives += 1;
-      parts.collective_ps += runtime.collective(std::string(kind), op.message_bytes).latency_ns * kPsPerNs;
-    }
+    step.ops.push_back({static_cast<std::uint8_t>(op.kind), op.end - op.start, op.message_bytes});
   }
-  parts.kernel_gap_ps = parts.kernels * costs.gap_ns * kPsPerNs;
-  return parts;
+  return step;
 }
 
 std::uint64_t step_cpu_ps(const g5sim::Runtime& runtime, std::uint64_t sequences, std::uint64_t tokens,
@@ -44,3 +30,66 @@ std::uint64_t step_cpu_ps(const g5sim::Runtime& runtime, std::uint64_t sequences
 }
 
 }  // namespace api
+
+namespace g5sim {
+
+const std::vector<std::string>& StepOps::kind_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (std::size_t k = 0; k < ops::kOpKindCount; ++k) out.emplace_back(ops::kind_name(static_cast<ops::OpKind>(k)));
+    return out;
+  }();
+  return names;
+}
+
+StepOps step_ops_of(const Result& result) {
+  const std::vector<std::string>& names = StepOps::kind_names();
+  StepOps step;
+  step.decode_only = std::none_of(result.chip_sequences.begin(), result.chip_sequences.end(),
+                                  [](const SequenceRecord& g) { return g.path == "prefill"; });
+  for (const SequenceRecord& g : result.chip_sequences) step.chip_sequences += g.count;
+  step.ops.reserve(result.ops.size());
+  for (const OpRecord& op : result.ops) {
+    const auto kind = static_cast<std::uint8_t>(std::find(names.begin(), names.end(), op.kind) - names.begin());
+    step.ops.push_back({kind, op.op_end_ps - op.op_start_ps, op.message_bytes});
+  }
+  return step;
+}
+
+// The model's sums (g5sim/runtime.hpp) over the step's ops.
+RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
+  constexpr std::uint64_t kPsPerNs = 1000;
+  const std::vector<std::string>& names = StepOps::kind_names();
+  // Per kind: launched as a kernel (not fused, not a host launch), and a collective's table.
+  std::vector<std::uint8_t> launched(names.size()), collective(names.size()), host(names.size());
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const auto kind = static_cast<ops::OpKind>(k);
+    host[k] = kind == ops::OpKind::host_launch;
+    launched[k] = !host[k] && std::find(runtime.fused_kinds.begin(), runtime.fused_kinds.end(), names[k]) ==
+                                  runtime.fused_kinds.end();
+    collective[k] = ops::traits_of(kind).payload == ops::PayloadKind::collective;
+  }
+  RuntimeParts parts;
+  const KernelCosts& costs = runtime.kernels_for(step.decode_only, step.chip_sequences);
+  parts.kernel_mode = &costs == &runtime.graph ? "graph" : "eager";
+  const std::uint64_t floor_ps = costs.floor_ns * kPsPerNs;
+  for (const StepOps::Op& op : step.ops) {
+    if (op.kind >= names.size()) continue;  // a kind this build does not know: not charged
+    if (host[op.kind]) {
+      parts.layer_launches += 1;
+      parts.layer_launch_ps += op.duration_ps;
+      continue;
+    }
+    if (!launched[op.kind]) continue;
+    parts.kernels += 1;
+    parts.kernel_floor_ps += floor_ps - std::min(floor_ps, op.duration_ps);
+    if (collective[op.kind]) {
+      parts.collectives += 1;
+      parts.collective_ps += runtime.collective(names[op.kind], op.message_bytes).latency_ns * kPsPerNs;
+    }
+  }
+  parts.kernel_gap_ps = parts.kernels * costs.gap_ns * kPsPerNs;
+  return parts;
+}
+
+}  // namespace g5sim

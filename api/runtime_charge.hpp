@@ -14,10 +14,8 @@
 
 namespace api {
 
-/// The device side of a step's charge: kernel floors and gaps, collectives, layer launches.
-/// `decode_only` and `chip_sequences` choose the graph or eager kernel costs.
-g5sim::RuntimeParts device_charge(const g5sim::Runtime& runtime, const std::vector<ops::OpTiming>& ops,
-                                  bool decode_only, std::uint64_t chip_sequences);
+/// The step's ops as a runtime charges them (g5sim::StepOps), from the simulated timeline.
+g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences);
 
 /// The scheduling CPU a step adds in picoseconds: step_cpu_ns(sequences, tokens), less the
 /// device time of the step it overlaps (`overlapped_device_ps`) when the runtime overlaps them.

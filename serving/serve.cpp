@@ -143,35 +143,58 @@ std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim
 // The step timers over the simulation: a step of the model, and one pass of the MTP draft module.
 // They run on up to setup.jobs threads at once (a bucketed step's new anchors): the report's
 // tallies under a lock; the band's basis and coverage are those of the simulated step whose mix
-// text sorts first (whatever the threads' order).
+// text sorts first (whatever the threads' order). A step is simulated once as the chip runs it
+// (g5sim::ChipStep) and priced with the serve's runtime (its device side; the scheduler's CPU is
+// the engine's).
 class StepSimulation {
  public:
   StepSimulation(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::ServeReport& report,
                  std::shared_ptr<g5sim::SharedStepTimes> shared)
       : chip_(chip), model_(model), report_(report), shared_(std::move(shared)) {
     const g5sim::Request& s = report.step;
-    // A step's key in a store shared with other serves: the deployment and micro-batches first.
-    prefix_ = fmt::format("tp{} ep{} dp{} mb{} {} ", s.tp.value_or(1), s.ep.value_or(1), s.dp.value_or(1),
-                          s.micro_batches, report.setup.runtime ? report.setup.runtime->sha256 : "-");
+    const g5sim::Runtime& rt = g5sim::runtime_named(s.runtime == "none" ? std::string() : s.runtime);
+    runtime_ = report.setup.runtime ? &*report.setup.runtime : nullptr;
+    // A step's key in a store shared with other serves: the configs, the deployment,
+    // micro-batches and what of the step's graph the runtime sets (its costs are priced apart).
+    prefix_ = fmt::format("{} {} tp{} ep{} dp{} mb{} {} {} {} {} ", chip.sha256(), model.sha256(), s.tp.value_or(1),
+                          s.ep.value_or(1), s.dp.value_or(1), s.micro_batches, rt.kv_append, rt.lm_head_weights,
+                          rt.prefill_attention, s.host_launch_ns.value_or(rt.host_launch_ns));
   }
   StepTimer timer() {
-    return [this](const StepGroups& groups) { return shared(g5sim::mix_text(groups), [&] { return step(groups); }); };
+    return [this](const StepGroups& groups) {
+      return priced(*shared(g5sim::mix_text(groups), [&] { return step(groups); }));
+    };
   }
   // DeepSeek's MTP module is one decoder layer with the model's embedding and head, priced as the
-  // mean layer of the same decodes' step (its time and energy over its layers).
+  // mean layer of the same decodes' step (its time, energy and runtime charge over its layers).
   StepTimer draft_timer() {
     return [this](const StepGroups& groups) {
-      return shared("draft " + g5sim::mix_text(groups), [&] { return draft(groups); });
+      return priced(*shared("draft " + g5sim::mix_text(groups), [&] { return draft(groups); }));
     };
   }
 
  private:
   template <class Simulate>
-  StepTime shared(const std::string& key, const Simulate& simulate) {
-    if (!shared_) return simulate();
-    if (const std::optional<StepTime> t = shared_->find(prefix_ + key)) return *t;
-    const StepTime t = simulate();
-    shared_->put(prefix_ + key, t);
+  std::shared_ptr<const g5sim::ChipStep> shared(const std::string& key, const Simulate& simulate) {
+    if (shared_) {
+      if (std::shared_ptr<const g5sim::ChipStep> s = shared_->find(prefix_ + key)) return s;
+    }
+    auto s = std::make_shared<const g5sim::ChipStep>(simulate());
+    if (shared_) shared_->put(prefix_ + key, s);
+    return s;
+  }
+  // The step's device time under the serve's runtime: the chip's timeline (layer launches in it)
+  // and the runtime's kernel and collective charge; the band is the chip's, the charge added to
+  // both ends. A draft pass is its step's share (ChipStep::parts).
+  StepTime priced(const g5sim::ChipStep& s) const {
+    const std::uint64_t layers = s.parts;
+    StepTime t = s.chip;
+    if (!runtime_) return t;
+    const g5sim::RuntimeParts p = g5sim::device_charge(*runtime_, s.ops);
+    const std::uint64_t extra = (p.total_ps() - p.layer_launch_ps) / layers;
+    t.ps += extra;
+    if (t.has_band) t.band_low_ps += extra, t.band_high_ps += extra;
+    t.runtime_ps = extra + p.layer_launch_ps / layers;
     return t;
   }
   g5sim::Result simulated(const StepGroups& groups) const {
@@ -179,7 +202,7 @@ class StepSimulation {
     r.groups = groups;
     return g5sim::simulate(chip_, model_, r);
   }
-  StepTime step(const StepGroups& groups) {
+  g5sim::ChipStep step(const StepGroups& groups) {
     const auto started = std::chrono::steady_clock::now();
     const g5sim::Result result = simulated(groups);
     const std::lock_guard<std::mutex> lock(tally_);
@@ -191,34 +214,24 @@ class StepSimulation {
       report_.band_basis = result.band_basis;
       report_.band_coverage = result.band_coverage;
     }
-    return step_time(result);
+    return {
+        StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps, result.dynamic_energy_j, 0},
+        g5sim::step_ops_of(result)};
   }
-  // The step's device time: the chip's and its runtime's device-side charge (the scheduler's CPU
-  // is the engine's); the band is the chip's, the runtime's charge added to both ends.
-  static StepTime step_time(const g5sim::Result& result) {
-    const std::uint64_t device_runtime = result.runtime_parts.total_ps() - result.runtime_parts.step_cpu_ps;
-    const std::uint64_t extra = device_runtime - result.runtime_parts.layer_launch_ps;  // beyond total_ps
-    return StepTime{result.total_ps + extra,
-                    result.has_band,
-                    result.has_band ? result.band_low_ps + extra : 0,
-                    result.has_band ? result.band_high_ps + extra : 0,
-                    result.dynamic_energy_j,
-                    device_runtime};
-  }
-  StepTime draft(const StepGroups& groups) {
+  g5sim::ChipStep draft(const StepGroups& groups) {
     const g5sim::Result result = simulated(groups);
     const std::lock_guard<std::mutex> lock(tally_);
     report_.simulated_commands += result.simulated_commands;
-    const StepTime step = step_time(result);
-    return StepTime{
-        step.ps / result.layers,        false, 0, 0, result.dynamic_energy_j / static_cast<double>(result.layers),
-        step.runtime_ps / result.layers};
+    return {StepTime{result.total_ps / result.layers, false, 0, 0,
+                     result.dynamic_energy_j / static_cast<double>(result.layers), 0},
+            g5sim::step_ops_of(result), result.layers};
   }
 
   const g5sim::Chip& chip_;
   const g5sim::Model& model_;
   g5sim::ServeReport& report_;
   std::shared_ptr<g5sim::SharedStepTimes> shared_;
+  const g5sim::Runtime* runtime_ = nullptr;
   std::string prefix_;
   std::mutex tally_;
   std::optional<std::string> band_step_;
@@ -320,16 +333,15 @@ std::uint64_t KvTransfer::picoseconds(std::uint64_t bytes) const {
       std::llround(latency_ns * 1000.0 + static_cast<double>(bytes) * 1000.0 / bandwidth_gb_per_s));
 }
 
-std::optional<StepTime> SharedStepTimes::find(const std::string& key) const {
+std::shared_ptr<const ChipStep> SharedStepTimes::find(const std::string& key) const {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = times_.find(key);
-  if (it == times_.end()) return std::nullopt;
-  return it->second;
+  const auto it = steps_.find(key);
+  return it == steps_.end() ? nullptr : it->second;
 }
 
-void SharedStepTimes::put(const std::string& key, const StepTime& time) {
+void SharedStepTimes::put(const std::string& key, std::shared_ptr<const ChipStep> step) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  times_.emplace(key, time);
+  steps_.emplace(key, std::move(step));
 }
 
 void check_pairs(const ServeSettings& settings) {

@@ -10,12 +10,16 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <unistd.h>
 
 #include "api/parallel_for.hpp"
 #include "api/result_state.hpp"
 #include "explore/validation/row_prediction.hpp"
 #include "g5sim/g5sim.hpp"
+#include "g5sim/runtime.hpp"
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 #include "hw/number_text.hpp"
@@ -48,9 +52,16 @@ std::string utc_now() {
   return text;
 }
 
+// Loads a config's text as what is calibrated (a chip, or a runtime), or throws naming the field.
+using ConfigCheck = void (*)(const std::string& text, const std::string& source);
+void check_chip(const std::string& text, const std::string& source) { (void)g5sim::Chip::from_yaml(text, source); }
+void check_runtime(const std::string& text, const std::string& source) {
+  (void)g5sim::Runtime::from_yaml(text, source);
+}
+
 // "FIELD" or "FIELD=LO:HI" -> the field with its bounds. Defaults: an efficiency in [0.05, 1];
 // another positive value within a factor of 10 either way; a zero needs explicit bounds.
-FittedField parse_fit(const std::string& spec, const std::string& text, const std::string& source) {
+FittedField parse_fit(const std::string& spec, const std::string& text, const std::string& source, ConfigCheck check) {
   const std::size_t eq = spec.find('=');
   FittedField f;
   f.field = find_chip_field(text, source, spec.substr(0, eq));
@@ -92,7 +103,7 @@ FittedField parse_fit(const std::string& spec, const std::string& text, const st
     ChipField probe = f.field;
     probe.integer = false;
     try {
-      g5sim::Chip::from_yaml(with_field_values(text, {probe}, {v == 0 ? 0.5 : v * 0.999}), source);
+      check(with_field_values(text, {probe}, {v == 0 ? 0.5 : v * 0.999}), source);
       f.field.integer = false;
     } catch (const g5sim::ConfigError&) {
     }
@@ -101,10 +112,10 @@ FittedField parse_fit(const std::string& spec, const std::string& text, const st
   // fail half-way on a trial value.
   for (const double bound : {f.lower, f.upper}) {
     try {
-      g5sim::Chip::from_yaml(with_field_values(text, {f.field}, {bound}), source);
+      check(with_field_values(text, {f.field}, {bound}), source);
     } catch (const g5sim::ConfigError& e) {
-      fail(fmt::format("{} {} is outside what the chip config accepts there ({})", bound == f.lower ? "LO" : "HI",
-                       format_field_value(f.field, bound), e.what()));
+      fail(fmt::format("{} {} is outside what the {} config accepts there ({})", bound == f.lower ? "LO" : "HI",
+                       format_field_value(f.field, bound), check == check_chip ? "chip" : "runtime", e.what()));
     }
   }
   return f;
@@ -112,6 +123,12 @@ FittedField parse_fit(const std::string& spec, const std::string& text, const st
 
 struct Problem {
   std::string base_text, source;
+  ConfigCheck check = check_chip;
+  // A runtime's fit (check_runtime): each row on its own chip, its runtime the trial text written
+  // to trial_path, the serves' chip steps shared across trials (only the runtime's prices change).
+  std::vector<std::optional<g5sim::Chip>> chips;
+  std::string trial_path;
+  std::shared_ptr<g5sim::SharedStepTimes> shared;
   std::vector<FittedField> fields;
   std::vector<const MeasuredRow*> rows;
   std::vector<std::optional<g5sim::Model>> models;
@@ -140,7 +157,15 @@ struct Problem {
   // Predictions of the rows in `which` at z (a config the reader refuses is an error naming the values).
   std::vector<double> predict_rows(const Eigen::VectorXd& z, const std::vector<std::size_t>& which) {
     const std::string text = text_at(z);
-    const g5sim::Chip chip = g5sim::Chip::from_yaml(text, source);
+    std::optional<g5sim::Chip> chip;
+    RowOverrides overrides;
+    if (check == check_runtime) {
+      check_runtime(text, source);
+      std::ofstream(trial_path, std::ios::binary | std::ios::trunc) << text;
+      overrides = RowOverrides{trial_path, shared};
+    } else {
+      chip = g5sim::Chip::from_yaml(text, source);
+    }
     std::vector<double> out(which.size());
     std::vector<std::string> failures(which.size());
     // Rows of one run (row_prediction.hpp, run_key) share a simulation.
@@ -160,8 +185,8 @@ struct Problem {
       // times the limit rather than ending the fit.
       const std::uint64_t trial_limit =
           max_commands > ~std::uint64_t{0} / kTrialCommandFactor ? max_commands : max_commands * kTrialCommandFactor;
-      const std::vector<Prediction> p =
-          predict_all(group_rows, chip, models[first] ? &*models[first] : nullptr, trial_limit);
+      const std::vector<Prediction> p = predict_all(group_rows, chip ? *chip : *chips[first],
+                                                    models[first] ? &*models[first] : nullptr, trial_limit, overrides);
       for (std::size_t j = 0; j < p.size(); ++j) {
         const std::size_t k = groups[g][j];
         if (p[j].value) {
@@ -335,7 +360,7 @@ namespace {
 // The fields to fit, each once, from their --fit specs.
 void add_fields(Problem& problem, const std::vector<std::string>& specs, const std::string& chip_path) {
   for (const std::string& spec : specs) {
-    FittedField f = parse_fit(spec, problem.base_text, chip_path);
+    FittedField f = parse_fit(spec, problem.base_text, chip_path, problem.check);
     for (const FittedField& g : problem.fields) {
       if (g.field.path == f.field.path) throw hw::ConfigError(fmt::format("--fit: {} is named twice", f.field.path));
     }
@@ -396,6 +421,87 @@ std::vector<double> select_rows(Problem& problem, const MeasuredTable& table, co
   if (problem.rows.size() < problem.fields.size()) {
     throw hw::ConfigError(fmt::format("{} rows of chip '{}' ran in {}, fewer than the {} fields to fit",
                                       problem.rows.size(), stem, table.path, problem.fields.size()));
+  }
+  return before;
+}
+
+// A scratch file for a runtime fit's trial configs (rows name a runtime by path), removed after.
+class TrialFile {
+ public:
+  TrialFile() {
+    char name[] = "/tmp/g5sim-runtime-trial-XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd < 0) throw hw::ConfigError("calibrate: cannot create a scratch file for the trial runtimes in /tmp");
+    close(fd);
+    path_ = name;
+  }
+  ~TrialFile() { std::remove(path_.c_str()); }
+  TrialFile(const TrialFile&) = delete;
+  TrialFile& operator=(const TrialFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Whether a row runs with this runtime: its options name it (a shipped name or a path), and it
+// is a serve or a step (what a runtime changes).
+bool names_runtime(const MeasuredRow& row, const std::string& runtime_path) {
+  const auto it = row.options.find("runtime");
+  if (it == row.options.end() || !row.exclude.empty()) return false;
+  if (row.workload != WorkloadKind::serve && row.workload != WorkloadKind::step) return false;
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(g5sim::runtime_path(it->second), ec) ==
+         std::filesystem::weakly_canonical(runtime_path, ec);
+}
+
+// The rows that name this runtime, each on its chip as validate --calibrated runs it (the chips'
+// own fits stand: the runtime is fitted on top of them), running at the starting values: they join
+// the problem with their starting predictions (returned); the others are dropped with the reason.
+std::vector<double> select_runtime_rows(Problem& problem, const MeasuredTable& table, const std::string& runtime_path,
+                                        const CalibrationOptions& options, CalibrationResult& result) {
+  ConfigResolver resolver(table.path, true);
+  std::vector<const MeasuredRow*> candidates;
+  std::vector<std::optional<g5sim::Model>> models;
+  std::vector<std::optional<g5sim::Chip>> chips;
+  for (const MeasuredRow& row : table.rows) {
+    if (!names_runtime(row, runtime_path)) continue;
+    if (!options.rows.empty() && std::find(options.rows.begin(), options.rows.end(), row.id) == options.rows.end()) {
+      continue;
+    }
+    try {
+      chips.emplace_back(resolver.chip(row.chip));
+      models.emplace_back(resolver.model(row.model));
+      candidates.push_back(&row);
+    } catch (const std::exception& e) {
+      result.dropped.push_back(fmt::format("{}: {}", row.id, e.what()));
+    }
+  }
+  std::vector<std::string> failure(candidates.size());
+  std::vector<double> first(candidates.size()), before;
+  const RowOverrides at_start{runtime_path, problem.shared};
+  parallel_for(candidates.size(), options.jobs, [&](std::size_t i) {
+    const Prediction p = predict(*candidates[i], *chips[i], &*models[i], options.max_commands, at_start);
+    if (p.value) {
+      first[i] = *p.value;
+    } else {
+      failure[i] = p.skipped;
+    }
+  });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!failure[i].empty()) {
+      result.dropped.push_back(fmt::format("{}: {}", candidates[i]->id, failure[i]));
+      continue;
+    }
+    problem.rows.push_back(candidates[i]);
+    problem.models.push_back(models[i]);
+    problem.chips.push_back(chips[i]);
+    before.push_back(first[i]);
+  }
+  problem.simulations = candidates.size();
+  if (problem.rows.size() < problem.fields.size()) {
+    throw hw::ConfigError(fmt::format("{} rows naming runtime {} ran in {}, fewer than the {} fields to fit",
+                                      problem.rows.size(), runtime_path, table.path, problem.fields.size()));
   }
   return before;
 }
@@ -540,13 +646,14 @@ namespace {
 
 // The problem's starting config (which must load) and limits, and the names the record gives.
 Problem start_problem(const std::string& chip_path, const MeasuredTable& table, const CalibrationOptions& options,
-                      CalibrationResult& result) {
+                      CalibrationResult& result, ConfigCheck check = check_chip) {
   Problem problem;
+  problem.check = check;
   problem.source = chip_path;
   problem.base_text = without_record(hw::read_input_file(chip_path));
   problem.jobs = options.jobs;
   problem.max_commands = options.max_commands;
-  g5sim::Chip::from_yaml(problem.base_text, chip_path);
+  check(problem.base_text, chip_path);
   result.chip_path = options.chip_label.empty() ? chip_path : options.chip_label;
   result.table_path = options.table_label.empty() ? table.path : options.table_label;
   result.date = options.date.empty() ? utc_now() : options.date;
@@ -578,7 +685,7 @@ void finish(const Problem& problem, const std::vector<double>& before, const std
   result.rms_log_before = rms_log(before, problem.rows);
   result.rms_log_after = rms_log(after, problem.rows);
   result.calibrated_yaml = calibrated_yaml(problem, result, chip_path);
-  g5sim::Chip::from_yaml(result.calibrated_yaml, chip_path);
+  problem.check(result.calibrated_yaml, chip_path);
 }
 
 // The dotted paths of the fields a calibrated config's record lists as fitted (each entry starts
@@ -624,7 +731,7 @@ CalibrationResult transfer(const std::string& chip_path, const MeasuredTable& ta
   }
   Eigen::VectorXd z(0);
   for (const std::string& path : fitted_paths(source_text, options.transfer_from)) {
-    FittedField f = parse_fit(path, problem.base_text, chip_path);
+    FittedField f = parse_fit(path, problem.base_text, chip_path, problem.check);
     f.fitted = find_chip_field(source_text, options.transfer_from, path).value;
     problem.fields.push_back(f);
     z.conservativeResize(z.size() + 1);
@@ -660,6 +767,42 @@ CalibrationResult transfer(const std::string& chip_path, const MeasuredTable& ta
   return result;
 }
 
+// The fit from the config's values over every row, the fitted values as the config holds them,
+// the predictions there, the row folds and the group cross-validations; the error bands (a
+// chip's, per kind of work) when `bands`.
+void fit_and_check(Problem& problem, const std::vector<double>& before, const CalibrationOptions& options,
+                   CalibrationResult& result, bool bands) {
+  std::vector<std::size_t> all(problem.rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Eigen::VectorXd z0(static_cast<Eigen::Index>(problem.fields.size()));
+  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
+    z0[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].field.value);
+  }
+  const Eigen::VectorXd z = problem.fit(z0, all, options.max_iterations, &result.iterations);
+  const Eigen::VectorXd written = as_written(problem, z);
+  const std::vector<double> p = problem.values(z);
+  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
+    problem.fields[j].fitted = held_value(problem.fields[j].field, p[j]);
+  }
+  result.after_predictions = problem.predict_rows(written, all);
+  record_rows(problem, before, result.after_predictions, result);
+  cross_validate(problem, written, options, result);
+  if (!options.leave_one_out) return;
+  for (const std::string& g : options.cv_groups) {
+    if (g == "model") {
+      result.leave_model_out =
+          leave_groups_out(problem, written, options, result, &CalibratedRow::model_group, &CalibratedRow::model_out);
+    } else if (g == "setup") {
+      result.leave_setup_out =
+          leave_groups_out(problem, written, options, result, &CalibratedRow::setup_group, &CalibratedRow::setup_out);
+    } else {
+      throw hw::ConfigError(fmt::format("--cv: '{}' is not a group; valid: model, setup", g),
+                            hw::ErrorSite{"", "cv", 0, 0});
+    }
+  }
+  if (bands) result.bands = bands_of(problem, result);
+}
+
 }  // namespace
 
 CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
@@ -679,39 +822,30 @@ CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& t
   Problem problem = start_problem(chip_path, table, options, result);
   add_fields(problem, options.fit, chip_path);
   const std::vector<double> before = select_rows(problem, table, chip_path, options, result);
+  fit_and_check(problem, before, options, result, true);
+  finish(problem, before, result.after_predictions, chip_path, result);
+  return result;
+}
 
-  std::vector<std::size_t> all(problem.rows.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  Eigen::VectorXd z0(static_cast<Eigen::Index>(problem.fields.size()));
-  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
-    z0[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].field.value);
+CalibrationResult calibrate_runtime(const std::string& runtime_path, const MeasuredTable& table,
+                                    const CalibrationOptions& options) {
+  if (options.fit.empty()) {
+    throw hw::ConfigError("--fit: name at least one runtime field (step.cpu_ns, kernels.graph.gap_ns, ...)",
+                          hw::ErrorSite{"", "fit", 0, 0});
   }
-  const Eigen::VectorXd z = problem.fit(z0, all, options.max_iterations, &result.iterations);
-  // The fitted values as the config holds them (rounded), and the predictions there.
-  const Eigen::VectorXd written = as_written(problem, z);
-  const std::vector<double> p = problem.values(z);
-  for (std::size_t j = 0; j < problem.fields.size(); ++j) {
-    problem.fields[j].fitted = held_value(problem.fields[j].field, p[j]);
+  if (!options.transfer_from.empty()) {
+    throw hw::ConfigError("--transfer-from: a chip's fit; a runtime is fitted to its own rows",
+                          hw::ErrorSite{"", "transfer_from", 0, 0});
   }
-  const std::vector<double> after = problem.predict_rows(written, all);
-  record_rows(problem, before, after, result);
-  cross_validate(problem, written, options, result);
-  if (options.leave_one_out) {
-    for (const std::string& g : options.cv_groups) {
-      if (g == "model") {
-        result.leave_model_out =
-            leave_groups_out(problem, written, options, result, &CalibratedRow::model_group, &CalibratedRow::model_out);
-      } else if (g == "setup") {
-        result.leave_setup_out =
-            leave_groups_out(problem, written, options, result, &CalibratedRow::setup_group, &CalibratedRow::setup_out);
-      } else {
-        throw hw::ConfigError(fmt::format("--cv: '{}' is not a group; valid: model, setup", g),
-                              hw::ErrorSite{"", "cv", 0, 0});
-      }
-    }
-    result.bands = bands_of(problem, result);
-  }
-  finish(problem, before, after, chip_path, result);
+  CalibrationResult result;
+  Problem problem = start_problem(runtime_path, table, options, result, check_runtime);
+  const TrialFile trial;
+  problem.trial_path = trial.path();
+  problem.shared = std::make_shared<g5sim::SharedStepTimes>();
+  add_fields(problem, options.fit, runtime_path);
+  const std::vector<double> before = select_runtime_rows(problem, table, runtime_path, options, result);
+  fit_and_check(problem, before, options, result, false);
+  finish(problem, before, result.after_predictions, runtime_path, result);
   return result;
 }
 

@@ -94,13 +94,23 @@ struct CalibrationResult {
   /// Per band (in bands->bands order): the share of its rows inside a band built from its other
   /// rows alone (leave-one-out over the ratios): what the coverage is worth on the next row.
   std::vector<double> band_row_coverage;
-  std::string calibrated_yaml;   ///< the chip config with the fitted values and a `calibration` record
-  std::string transferred_from;  ///< non-empty: the fit came from this calibrated config, not from the rows
+  std::vector<double> after_predictions;  ///< each row's prediction with the fitted values (rows' order)
+  std::string calibrated_yaml;            ///< the chip config with the fitted values and a `calibration` record
+  std::string transferred_from;           ///< non-empty: the fit came from this calibrated config, not from the rows
 };
 
 /// Throws hw::ConfigError on bad fields, bounds, rows or configs.
 CalibrationResult calibrate(const std::string& chip_path, const MeasuredTable& table,
                             const CalibrationOptions& options);
+
+/// A runtime's fields fitted the same way (the model above) to the rows whose options name it
+/// (serve and step rows), each row on its chip as `validate --calibrated` runs it: the chips keep
+/// their own fits (kernel and step rows), the runtime takes what the software adds. A trial
+/// runtime prices the serves' chip steps without simulating them again (g5sim::ChipStep), so a
+/// trial costs the serving engine's loops. No error bands (a runtime's rows are latencies, not a
+/// kind of work). Throws hw::ConfigError as calibrate().
+CalibrationResult calibrate_runtime(const std::string& runtime_path, const MeasuredTable& table,
+                                    const CalibrationOptions& options);
 
 void write_calibration_report(std::ostream& out, const CalibrationResult& result);
 

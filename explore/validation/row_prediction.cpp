@@ -40,7 +40,7 @@ void set_deployment(const MeasuredRow& row, g5sim::Request& r) {
   r.dp = row.dp;
 }
 
-g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
+g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands, const RowOverrides& overrides) {
   g5sim::Request r;
   r.scope = row.workload == WorkloadKind::step ? "step" : "block";
   r.phase = row.phase;
@@ -56,6 +56,7 @@ g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
       g5sim::set_option_text(r, *o, value);
     }
   }
+  if (!overrides.runtime.empty()) r.runtime = overrides.runtime;
   r.max_commands = max_commands;
   return r;
 }
@@ -63,7 +64,7 @@ g5sim::Request request_of(const MeasuredRow& row, std::uint64_t max_commands) {
 double seconds(std::uint64_t ps) { return static_cast<double>(ps) * 1e-12; }
 
 double metric_of_run(const MeasuredRow& row, const g5sim::Result& r) {
-  const double t = seconds(r.total_ps);
+  const double t = seconds(r.step_ps);
   switch (row.metric) {
     case Metric::step_ms: return t * 1e3;
     case Metric::first_token_s: return t;
@@ -112,7 +113,7 @@ double metric_of_serve(const MeasuredRow& row, const g5sim::ServeSummary& s) {
 // A serve row: the step's run options from the row's columns and options, the load and the engine
 // from the serve's knobs (g5sim/knobs.hpp), on one thread (validate runs rows in parallel).
 g5sim::ServeReport serve_row(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model& model,
-                             std::uint64_t max_commands) {
+                             std::uint64_t max_commands, const RowOverrides& overrides) {
   g5sim::Request base;
   set_deployment(row, base);  // none given: serve's own choice of sharding, as `g5sim serve`'s
   g5sim::ServeSettings settings;
@@ -123,9 +124,12 @@ g5sim::ServeReport serve_row(const MeasuredRow& row, const g5sim::Chip& chip, co
       g5sim::set_option_text(base, *o, value);
     }
   }
+  if (!overrides.runtime.empty()) base.runtime = overrides.runtime;
   base.max_commands = max_commands;
   settings.set("jobs", std::uint64_t{1});
-  return g5sim::serve(chip, model, base, settings);
+  g5sim::ServeControls controls;
+  controls.shared_steps = overrides.shared_steps;
+  return g5sim::serve(chip, model, base, settings, controls);
 }
 
 double metric_of_op(const MeasuredRow& row, const api::OpRunResult& r) {
@@ -204,7 +208,8 @@ std::string run_key(const MeasuredRow& row) {
 }
 
 std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows, const g5sim::Chip& chip,
-                                    const g5sim::Model* model, std::uint64_t max_commands) {
+                                    const g5sim::Model* model, std::uint64_t max_commands,
+                                    const RowOverrides& overrides) {
   std::vector<Prediction> out(rows.size());
   if (rows.empty()) return out;
   const MeasuredRow& row = *rows.front();
@@ -224,7 +229,7 @@ std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows,
     switch (row.workload) {
       case WorkloadKind::step:
       case WorkloadKind::block: {
-        const g5sim::Result r = g5sim::simulate(chip, *model, request_of(row, max_commands));
+        const g5sim::Result r = g5sim::simulate(chip, *model, request_of(row, max_commands, overrides));
         each([&](const MeasuredRow& x) { return metric_of_run(x, r); }, r.command_count);
         break;
       }
@@ -240,7 +245,7 @@ std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows,
         break;
       }
       case WorkloadKind::serve: {
-        const g5sim::ServeReport r = serve_row(row, chip, *model, max_commands);
+        const g5sim::ServeReport r = serve_row(row, chip, *model, max_commands, overrides);
         each([&](const MeasuredRow& x) { return metric_of_serve(x, r.summary); }, r.simulated_commands);
         break;
       }
@@ -272,8 +277,8 @@ std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows,
 }
 
 Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,
-                   std::uint64_t max_commands) {
-  return predict_all({&row}, chip, model, max_commands).front();
+                   std::uint64_t max_commands, const RowOverrides& overrides) {
+  return predict_all({&row}, chip, model, max_commands, overrides).front();
 }
 
 hw::BandKind band_kind_of(const MeasuredRow& row) {

@@ -6,12 +6,14 @@
 //                micro_batches, layers)
 //   matmul, fa2  the op alone (g5sim op) on the row's cores, shape from the options
 // Metrics (T = the run's time, in s):
+// (T: the step as its runtime runs it, Result::step_ps: the chip's time without one.)
 //   step_ms 1e3 T;  first_token_s T;  kernel_us 1e6 T;  tflops FLOPs / T / 1e12;
 //   tokens_per_s    the simulated chip's tokens / T = batch x q_len / dp / T;
 //   op_us           the mean interval, in us, of the ops named `op` in the run.
 // A row whose run raises ConfigError (a feature or config the simulator lacks, a shape it refuses)
 // is "skipped" with that message; so is a row whose chip or model config does not exist.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "api/parallel_for.hpp"
 #include "explore/validation/measured_rows.hpp"
 #include "g5sim/g5sim.hpp"
+#include "g5sim/serve.hpp"
 #include "hw/error_band.hpp"
 
 namespace explore::validation {
@@ -61,14 +64,23 @@ hw::BandKind band_kind_of(const MeasuredRow& row);
 /// rate (tokens_per_s, tflops).
 double time_ratio(const MeasuredRow& row, double predicted);
 
+/// What a prediction may change of the rows it runs: the runtime of step, block and serve rows
+/// (a name or path; "" keeps each row's own), and a step store the serves share (a fit's trials
+/// price the same chip steps under each trial runtime).
+struct RowOverrides {
+  std::string runtime;
+  std::shared_ptr<g5sim::SharedStepTimes> shared_steps;
+};
+
 /// Predicts one row with the given chip (and, for step and block rows, model).
 Prediction predict(const MeasuredRow& row, const g5sim::Chip& chip, const g5sim::Model* model,
-                   std::uint64_t max_commands);
+                   std::uint64_t max_commands, const RowOverrides& overrides = {});
 /// What decides a row's run (all but its identity, metric, value and the `op` it reads): rows
 /// with the same key share one simulation.
 std::string run_key(const MeasuredRow& row);
 /// Predicts rows that share one run key with a single simulation.
 std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows, const g5sim::Chip& chip,
-                                    const g5sim::Model* model, std::uint64_t max_commands);
+                                    const g5sim::Model* model, std::uint64_t max_commands,
+                                    const RowOverrides& overrides = {});
 
 }  // namespace explore::validation

@@ -163,7 +163,8 @@ void run_groups(const std::vector<std::vector<std::size_t>>& groups, const Loade
     for (std::size_t k : groups[g]) rows.push_back(&report.rows[k].row);
     const RowJob& job = loaded.jobs[loaded.index[groups[g].front()]];
     const std::vector<Prediction> predictions =
-        predict_all(rows, *job.chip, job.model ? &*job.model : nullptr, options.max_commands);
+        predict_all(rows, *job.chip, job.model ? &*job.model : nullptr, options.max_commands,
+                    RowOverrides{options.runtime, nullptr});
     for (std::size_t j = 0; j < rows.size(); ++j) {
       RowOutcome& o = report.rows[groups[g][j]];
       const Prediction& p = predictions[j];

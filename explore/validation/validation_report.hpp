@@ -67,6 +67,9 @@ struct ValidateOptions {
   /// whole serve, about a minute each: `--workload serve` runs them alone, the others without them.
   std::vector<std::string> only_workloads;
   bool progress = false;  ///< a progress line on stderr
+  /// Non-empty: every step, block and serve row runs with this runtime (a name or path; "none": the
+  /// chip alone) instead of the one its options name.
+  std::string runtime;
 };
 
 ValidationReport validate_table(const MeasuredTable& table, const ValidateOptions& options);

@@ -51,9 +51,11 @@ def test_a_file_of_that_name_is_a_path(tmp_path, monkeypatch):
 
 def test_list_shows_every_shipped_config_in_one_line():
     out = run_module(["list"]).stdout.splitlines()
-    chips, models = stems("chips"), stems("models")
-    assert len(out) == 2 + len(chips) + len(models)
+    chips, models, runtimes = stems("chips"), stems("models"), stems("runtimes")
+    assert len(out) == 3 + len(chips) + len(models) + len(runtimes)
     assert out[0].startswith("chips (") and out[1 + len(chips)].startswith("models (")
+    assert out[2 + len(chips) + len(models)].startswith("runtimes (")
+    assert [line.split()[0] for line in out[3 + len(chips) + len(models):]] == runtimes == g5sim.shipped_runtimes()
     for line, stem in zip(out[1:], chips):
         assert line == f"  {stem:<20} {g5sim.load_chip(stem).summary}"
     for line, stem in zip(out[2 + len(chips):], models):

@@ -7,19 +7,19 @@
 #   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
 #   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
 #                                                       # pipeline cli run_json sequences serve_trace
-#                                                       # length_histogram measured_table chip_fields), e.g. two at a time
+#                                                       # length_histogram measured_table chip_fields runtime), e.g. two at a time
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
 mode="${1:-smoke}"
 seconds="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 selected=("$@")
-[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table chip_fields)
+[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table chip_fields runtime)
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tree="${G5SIM_FUZZ_TREE:-$root/build-fuzz}"
 bin="$tree/tests/fuzz"
 work="$tree/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
-rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table,chip_fields} "$tree/findings"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table,chip_fields,runtime} "$tree/findings"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip_fields/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
@@ -44,6 +44,8 @@ printf '\x07\x05count,q_len,history\n3,1,4096\n1,512,1024\n1,256,0\n' > "$work/s
 # Serve traces: CSV (first byte even) and JSON lines (odd); the second byte sizes the engine.
 { printf '\x00\x31'; cat "$root/tests/golden/serve-trace.csv"; } > "$work/serve_trace/csv"
 printf '\x03\x10{"id": "a", "arrival_s": 0, "input_tokens": 300, "output_tokens": 5}\n{"arrival_s": 0.001, "input_tokens": 40, "output_tokens": 9}\n' > "$work/serve_trace/jsonl"
+# Runtime configs: the shipped ones.
+cp "$root"/configs/runtimes/*.yaml "$work/runtime/"
 # Length histograms: the shipped ones (the first byte seeds the draws).
 for h in "$root"/configs/loads/*.csv; do { printf '\x05'; cat "$h"; } > "$work/length_histogram/$(basename "$h")"; done
 # Measurement tables: the shipped one's header with a serve row, a step row and an op row each.

@@ -8,6 +8,7 @@
 #include "explore/validation/calibration.hpp"
 #include "explore/validation/row_prediction.hpp"
 #include "g5sim/run_options.hpp"
+#include "g5sim/runtime.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 
@@ -18,16 +19,26 @@ class CalibrateCommand final : public Command {
  public:
   explicit CalibrateCommand(CLI::App& parent)
       : Command(
-            parent.add_subcommand("calibrate", "fit chip fields to measurements (Levenberg-Marquardt on log error)")) {
-    app()->add_option("--chip", chip_, "chip config YAML, or a shipped chip's stem (bm1684x)")->required();
+            parent.add_subcommand("calibrate",
+                                  "fit chip fields (kernel and step rows) or runtime fields (the serve and step rows "
+                                  "naming the runtime) to measurements (Levenberg-Marquardt on log error)")) {
+    CLI::Option* chip = app()->add_option("--chip", chip_, "chip config YAML, or a shipped chip's stem (bm1684x)");
+    CLI::Option* runtime =
+        app()
+            ->add_option("--runtime", runtime_,
+                         "instead of --chip: a runtime config (configs/runtimes/ name or YAML path), fitted to the "
+                         "rows whose options name it, each on its calibrated chip")
+            ->excludes(chip);
+    chip->excludes(runtime);
     app()
         ->add_option("--measured", measured_,
                      "measurement table (default: the shipped validation/measured.csv); rows of this chip are fitted")
         ->check(non_empty_path());
     app()
         ->add_option("--fit", fit_,
-                     "chip fields to fit, dotted (ddr.efficiency,engines.tiu.cube_efficiency), each optionally "
-                     "=LO:HI; default bounds: an efficiency 0.05..1, another value x/10..10x")
+                     "fields to fit, dotted (ddr.efficiency,engines.tiu.cube_efficiency; a runtime's step.cpu_ns,"
+                     "kernels.graph.gap_ns), each optionally =LO:HI; default bounds: an efficiency 0.05..1, another "
+                     "value x/10..10x")
         ->delimiter(',');
     app()
         ->add_option("--transfer-from", transfer_from_,
@@ -66,12 +77,17 @@ class CalibrateCommand final : public Command {
 
   int run(const CliLimits& limits) override {
     namespace v = explore::validation;
+    if (chip_.empty() == runtime_.empty()) {
+      throw CliError("calibrate: give --chip (a chip's fit) or --runtime (a runtime's fit)");
+    }
     v::MeasuredTable table = v::read_measured_file(v::measured_path_or_shipped(measured_));
     if (table.rows.size() > limits.max_table_rows) table.rows.resize(limits.max_table_rows);
     // A file that exists as given (from the working directory) is that file; otherwise a stem
     // names a shipped config, and a path is the table's, as in its chip column.
-    const std::string chip_path =
-        std::filesystem::is_regular_file(chip_) ? chip_ : v::ConfigResolver(table.path, false).chip_path(chip_);
+    const std::string chip_path = !runtime_.empty() ? g5sim::runtime_path(runtime_)
+                                  : std::filesystem::is_regular_file(chip_)
+                                      ? chip_
+                                      : v::ConfigResolver(table.path, false).chip_path(chip_);
     // As --chip: a file as given, else a shipped config's stem.
     const std::string transfer_path = transfer_from_.empty() || std::filesystem::is_regular_file(transfer_from_)
                                           ? transfer_from_
@@ -85,12 +101,13 @@ class CalibrateCommand final : public Command {
     options.leave_one_out = !no_leave_one_out_;
     options.folds = folds_;
     if (!cv_.empty()) options.cv_groups = cv_;
-    options.chip_label = chip_;
+    options.chip_label = runtime_.empty() ? chip_ : runtime_;
     options.table_label = measured_.empty() ? "validation/measured.csv (shipped)" : measured_;
     options.max_commands = std::min(max_commands_, limits.max_commands);
     options.transfer_from = transfer_path;
     options.transfer_label = transfer_from_;
-    const v::CalibrationResult result = v::calibrate(chip_path, table, options);
+    const v::CalibrationResult result =
+        runtime_.empty() ? v::calibrate(chip_path, table, options) : v::calibrate_runtime(chip_path, table, options);
     outputs.get("--out")->stream() << result.calibrated_yaml;
     outputs.close();
     v::write_calibration_report(outputs.on_stdout() ? std::cerr : std::cout, result);
@@ -99,7 +116,7 @@ class CalibrateCommand final : public Command {
   }
 
  private:
-  std::string chip_, measured_, out_, transfer_from_;
+  std::string chip_, runtime_, measured_, out_, transfer_from_;
   std::vector<std::string> cv_;
   std::vector<std::string> fit_, rows_;
   unsigned jobs_ = 0;

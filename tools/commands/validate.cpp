@@ -7,6 +7,7 @@
 
 #include "explore/validation/validation_report.hpp"
 #include "g5sim/run_options.hpp"
+#include "g5sim/runtime.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
 
@@ -22,6 +23,11 @@ class ValidateCommand final : public Command {
         ->check(non_empty_path());
     app()->add_flag("--calibrated", calibrated_, "use CHIP.calibrated.yaml where one is shipped");
     app()->add_option("--chip", chips_, "only rows of this chip (repeatable)");
+    app()
+        ->add_option("--runtime", runtime_,
+                     "run every step, block and serve row with this runtime (configs/runtimes/ name or a YAML path; "
+                     "none: the chip alone) instead of the one its options name")
+        ->check(non_empty_path());
     app()
         ->add_option("--workload", workloads_,
                      "only rows of these workloads: step, block, matmul, fa2, serve (a comma list; a serve row is a "
@@ -50,6 +56,8 @@ class ValidateCommand final : public Command {
     options.only_chips = chips_;
     options.only_workloads = workloads_;
     options.progress = isatty(STDERR_FILENO) != 0;
+    if (!runtime_.empty()) g5sim::runtime_path(runtime_);  // an unknown name fails before any row runs
+    options.runtime = runtime_;
     const v::ValidationReport report = v::validate_table(table, options);
     if (!outputs.on_stdout()) v::write_validation_table(std::cout, report);
     if (OutputFile* csv = outputs.get("--csv")) v::write_validation_csv(csv->stream(), report);
@@ -59,7 +67,7 @@ class ValidateCommand final : public Command {
   }
 
  private:
-  std::string measured_, csv_path_, json_path_;
+  std::string measured_, csv_path_, json_path_, runtime_;
   std::vector<std::string> chips_, workloads_;
   bool calibrated_ = false;
   unsigned jobs_ = 0;

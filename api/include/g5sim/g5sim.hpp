@@ -195,6 +195,7 @@ struct OpRecord {
   std::string kind, shape, engines;
   std::uint64_t op_start_ps = 0, op_end_ps = 0;
   std::uint64_t hbm_bytes = 0, unique_bytes = 0, c2c_bytes = 0, flops = 0, kv_bytes = 0, peak_lmem_bytes = 0;
+  std::uint64_t message_bytes = 0;  ///< a collective's message (the bytes it reduces or exchanges); 0 otherwise
   double roofline_ns = 0;
   std::string regime;  ///< "compute", "memory" or "comm": the roofline's verdict
   /// What the simulation says limited it: "TIU", a DMA engine ("GDMA"), "DDR", "C2C", "L2", or

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "g5sim/config_error.hpp"
+#include "g5sim/g5sim.hpp"
 
 namespace g5sim {
 
@@ -95,6 +96,29 @@ struct Runtime {
   /// One line (g5sim list): "SGLang 0.4-0.5: kernels floor 2.0 us, gap 0.6 us (graphs to 512) / 4.5 us, ...".
   std::string summary() const;
 };
+
+/// A step's ops as a runtime charges them, for any runtime: each op's kind, its duration on the
+/// simulated chip and a collective's message; and whether the step is decodes alone, on how many
+/// sequences of the chip (which kernel pair applies). Kept beside a step's chip time, it prices
+/// the step under another runtime without simulating it again (a serve's step store, calibrate).
+struct StepOps {
+  struct Op {
+    std::uint8_t kind = 0;  ///< index in kind_names
+    std::uint64_t duration_ps = 0, message_bytes = 0;
+  };
+  std::vector<Op> ops;
+  bool decode_only = true;
+  std::uint64_t chip_sequences = 0;
+  /// The op kinds' names by index ("matmul", "all_reduce", "host_launch", ...).
+  static const std::vector<std::string>& kind_names();
+};
+
+/// The step's ops of a result (its ops' kinds, intervals and collective messages).
+StepOps step_ops_of(const Result& result);
+
+/// The device side of the runtime's charge of a step (g5sim/runtime.hpp's sums): kernel floors
+/// and gaps, collectives' latency, layer launches (which are ops of the step); no scheduler CPU.
+RuntimeParts device_charge(const Runtime& runtime, const StepOps& step);
 
 /// The shipped runtimes by stem, sorted ("none", "sglang", ...), and the file a name means (a
 /// path, or a shipped stem: data_dir()/configs/runtimes/NAME.yaml; a did-you-mean otherwise).

@@ -72,19 +72,29 @@ struct StepTime {
   std::uint64_t runtime_ps = 0;
 };
 
-/// Step times shared by the serves of one chip, model and step options (g5sim search's points):
-/// a step one serve simulated is not simulated again by another with the same deployment and
-/// micro-batches (both are in the key). Thread-safe. The times are the simulation's, so a serve's
-/// results are the same with or without it; its simulated_commands, simulate_seconds and band
-/// basis then count only the simulations it ran itself.
+/// A step as the chip ran it: its simulated time (layer launches included: they are ops of the
+/// step), band and dynamic energy, and its ops as any runtime charges them (g5sim::StepOps), so
+/// that the step is priced under another runtime without simulating it again.
+struct ChipStep {
+  StepTime chip;  ///< runtime_ps 0: the chip's timeline alone
+  StepOps ops;
+  std::uint64_t parts = 1;  ///< chip is the step's time over this many (a draft pass: one of its layers)
+};
+
+/// Steps shared by serves (g5sim search's points, calibrate's trials): a step one serve simulated
+/// is not simulated again by another with the same chip, model, deployment, micro-batches and
+/// graph (the keys hold them; a runtime's costs are not in the key: each serve prices a shared
+/// step with its own runtime). Thread-safe. The times are the simulation's, so a serve's results
+/// are the same with or without it; its simulated_commands, simulate_seconds and band basis then
+/// count only the simulations it ran itself.
 class SharedStepTimes {
  public:
-  std::optional<StepTime> find(const std::string& key) const;
-  void put(const std::string& key, const StepTime& time);
+  std::shared_ptr<const ChipStep> find(const std::string& key) const;
+  void put(const std::string& key, std::shared_ptr<const ChipStep> step);
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, StepTime> times_;
+  std::map<std::string, std::shared_ptr<const ChipStep>> steps_;
 };
 
 /// How a finished prompt's KV cache moves from a prefill instance to a decode one: the bytes the

@@ -1,0 +1,24 @@
+// Fuzzes the runtime config reader (g5sim/runtime.hpp) and what a read runtime answers: its
+// kernel pair, its collectives' latency at any size, its step CPU and request front end at the
+// largest counts a serve allows.
+#include <limits>
+
+#include "fuzz_common.hpp"
+#include "g5sim/runtime.hpp"
+#include "g5sim/serve.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    const g5sim::Runtime r = g5sim::Runtime::from_yaml(fuzz::text_of(data, size), "fuzz-runtime");
+    volatile std::uint64_t sink = r.kernels_for(true, 1).gap_ns + r.kernels_for(false, 1 << 20).floor_ns;
+    for (std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()}) {
+      sink = sink + r.collective("all_reduce", bytes).latency_ns + r.collective("all_to_all", bytes).latency_ns;
+    }
+    sink = sink + r.step_cpu_ns(g5sim::kMaxServeSeqs, g5sim::kMaxBatchedTokens) +
+           r.request_in_ns(g5sim::kMaxBatchedTokens);
+    (void)sink;
+    (void)r.summary();
+  } catch (const g5sim::ConfigError&) {
+  }
+  return 0;
+}
