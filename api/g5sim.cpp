@@ -452,7 +452,7 @@ void Result::write_chrome_trace(std::ostream& out, std::optional<std::pair<int, 
   check_trace_layers(layer_range, layers);
   const api::Simulation& s = *state_->simulation;
   api::write_chrome_trace(out, state_->chip.data().chip, s.graph, s.lowered, s.trace, state_->timeline,
-                          api::TraceFilter{layer_range});
+                          api::TraceFilter{layer_range}, state_->runtime ? &*state_->runtime : nullptr);
 }
 
 Result simulate(const Chip& whole_chip, const Model& model, const Request& given) {

@@ -99,8 +99,11 @@ void read_step(hw::ConfigMap m, Runtime& r) {
 }
 
 void read_request(hw::ConfigMap m, Runtime& r) {
-  m.expect_keys({"before_scheduler_ns", "per_input_token_ns", "after_token_ns"});
+  m.expect_keys(
+      {"before_scheduler_ns", "per_input_token_ns", "serial_ns", "serial_ns_per_input_token", "after_token_ns"});
   r.before_scheduler_ns = m.int_in("before_scheduler_ns", 0, kMaxRuntimeNs);
+  r.serial_ns = m.int_in("serial_ns", 0, kMaxPerItemNs * 100);
+  r.serial_ns_per_input_token = m.int_in("serial_ns_per_input_token", 0, kMaxPerItemNs);
   r.per_input_token_ns = m.int_in("per_input_token_ns", 0, kMaxPerItemNs);
   r.after_token_ns = m.int_in("after_token_ns", 0, kMaxRuntimeNs);
   m.finish();
@@ -178,6 +181,10 @@ const CollectiveLatency& Runtime::collective(const std::string& kind, std::uint6
 std::uint64_t Runtime::step_cpu_ns(std::uint64_t sequences, std::uint64_t tokens) const {
   // Each term is at most 10 s (cpu) or 10 ms x 2^24 (per item x a step's tokens): no wrap.
   return cpu_ns + sequences * cpu_ns_per_sequence + tokens * cpu_ns_per_token;
+}
+
+std::uint64_t Runtime::serial_in_ns(std::uint64_t input_tokens) const {
+  return serial_ns + input_tokens * serial_ns_per_input_token;
 }
 
 std::uint64_t Runtime::request_in_ns(std::uint64_t input_tokens) const {

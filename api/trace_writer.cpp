@@ -210,8 +210,36 @@ std::uint64_t trace_bytes_estimate(std::uint64_t commands, std::uint64_t ops) {
   return commands * 250 + ops * 180 + 4096;
 }
 
+// The runtime's host track (process `pid`): the layer launches as they ran, then its other parts
+// one after another from the chip timeline's end.
+void write_runtime_track(TraceEvents& events, const ops::Timeline& timeline, const RuntimeReport& runtime,
+                         std::size_t pid) {
+  events.add(fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": {}}}}})", pid,
+                         api::json_string("host: " + runtime.name + " " + runtime.version)));
+  events.add(
+      fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": 0, "args": {{"name": "runtime"}}}})", pid));
+  const auto slice = [&](const char* name, sim::Tick start, sim::Tick length) {
+    if (length == 0) return;
+    events.add(fmt::format(R"({{"name": "{}", "cat": "runtime", "ph": "X", "pid": {}, "tid": 0, "ts": {}, "dur": {}}})",
+                           name, pid, us(start), us(length)));
+  };
+  for (const ops::OpTiming& t : timeline.ops) {
+    if (t.kind == ops::OpKind::host_launch) slice("layer launch", t.start, t.end - t.start);
+  }
+  const g5sim::RuntimeParts& p = runtime.parts;
+  sim::Tick at = timeline.total;
+  for (const auto& [name, length] : {std::pair{"kernel floors", p.kernel_floor_ps},
+                                     {"kernel gaps", p.kernel_gap_ps},
+                                     {"collective latency", p.collective_ps},
+                                     {"scheduler CPU", p.step_cpu_ps}}) {
+    slice(name, at, length);
+    at += length;
+  }
+}
+
 void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGraph& graph, const ops::Lowered& lowered,
-                        const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter) {
+                        const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter,
+                        const RuntimeReport* runtime) {
   out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
   TraceEvents events(out);
   const CommandSlots placed = place_commands(chip, graph, lowered, trace, filter);
@@ -219,6 +247,7 @@ void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGr
   write_command_events(events, chip, graph, lowered, trace, filter, placed);
   const std::size_t ops_pid = lowered.program.cores.size();  // the ops' process follows the cores'
   write_op_tracks(events, timeline, filter, ops_pid);
+  if (runtime) write_runtime_track(events, timeline, *runtime, ops_pid + 1);
   out << "\n]}\n";
 }
 

@@ -19,6 +19,7 @@
 #include <ostream>
 #include <utility>
 
+#include "api/report.hpp"
 #include "hw/chip.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
@@ -34,7 +35,12 @@ struct TraceFilter {
 /// About how many bytes a trace of `commands` commands and `ops` ops takes (for a size warning).
 std::uint64_t trace_bytes_estimate(std::uint64_t commands, std::uint64_t ops);
 
+/// With a runtime (`runtime` not null), a host process follows the ops': its layer launches where
+/// they ran, then after the chip's timeline the rest of its charge, part by part (kernel floors,
+/// gaps, collectives, scheduler CPU), so that the trace ends where the step as the software runs
+/// it ends (step_ns).
 void write_chrome_trace(std::ostream& out, const hw::Chip& chip, const ops::OpGraph& graph, const ops::Lowered& lowered,
-                        const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter);
+                        const sim::Trace& trace, const ops::Timeline& timeline, const TraceFilter& filter,
+                        const RuntimeReport* runtime = nullptr);
 
 }  // namespace api

@@ -346,6 +346,8 @@ py::dict runtime_dict(const std::string& name_or_path) {
   step["cpu_ns_per_token"] = r.cpu_ns_per_token;
   step["overlap"] = r.overlap;
   request["before_scheduler_ns"] = r.before_scheduler_ns;
+  request["serial_ns"] = r.serial_ns;
+  request["serial_ns_per_input_token"] = r.serial_ns_per_input_token;
   request["per_input_token_ns"] = r.per_input_token_ns;
   request["after_token_ns"] = r.after_token_ns;
   graph["kv_append"] = r.kv_append;

@@ -105,6 +105,8 @@ class Engine {
   // sends it; every token reaches the client after_ps after its step.
   const g5sim::Runtime* runtime_ = nullptr;
   std::uint64_t after_ps_ = 0;
+  std::uint64_t serial_free_ps_ = 0;     // when the serial front end is free
+  std::vector<std::uint64_t> front_ps_;  // each request's front end, its queue at the serial part included
 };
 
 Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
@@ -132,6 +134,7 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
   check_every_request_fits();
   const std::size_t n = requests_.size();
   live_.resize(n);
+  front_ps_.resize(n);
   run_.requests.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     RequestOutcome& o = run_.requests[i];
@@ -176,11 +179,20 @@ void Engine::set_up_instances() {
   next_client_ = first_clients;
 }
 
-// The client sends it at `at`; the scheduler has it after the runtime's front end.
+// The client sends it at `at`; the scheduler has it after the runtime's front end: its turn at
+// the serial part (one request at a time, in the order they come), then the rest.
 void Engine::arrive(std::size_t request, std::uint64_t at) {
-  const std::uint64_t front_ps = runtime_ ? runtime_->request_in_ns(requests_[request].input_tokens) * 1000 : 0;
+  std::uint64_t front_ps = 0;
+  if (runtime_) {
+    const std::uint64_t input = requests_[request].input_tokens;
+    serial_free_ps_ = hw::checked("the serve's time in picoseconds", [&] {
+      return (hw::Count(std::max(at, serial_free_ps_)) + runtime_->serial_in_ns(input) * 1000).value();
+    });
+    front_ps = serial_free_ps_ - at + runtime_->request_in_ns(input) * 1000;
+  }
   const std::uint64_t queued =
       hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(at) + front_ps).value(); });
+  front_ps_[request] = front_ps;
   instances_[request % entry_instances_].pending.emplace(std::pair{queued, sequence_++}, request);
 }
 
@@ -331,7 +343,7 @@ void Engine::attribute_runtime() {
   for (std::size_t i = 0; i < run_.requests.size(); ++i) {
     RequestOutcome& o = run_.requests[i];
     const Live& l = live_[i];
-    const std::uint64_t front_ps = runtime_->request_in_ns(o.input_tokens) * 1000;
+    const std::uint64_t front_ps = front_ps_[i];
     const std::uint64_t first_end = o.first_token_ps - after_ps_, last_end = o.finish_ps - after_ps_;
     const Track& first = tracks[l.first_instance];
     const Track& last = tracks[l.last_instance];

@@ -28,7 +28,9 @@ struct Sections {
       "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
   std::string layers = "layers: {host_launch_ns: 0}\n";
   std::string step = "step: {cpu_ns: 0, cpu_ns_per_sequence: 0, cpu_ns_per_token: 0, overlap: false}\n";
-  std::string request = "request: {before_scheduler_ns: 0, per_input_token_ns: 0, after_token_ns: 0}\n";
+  std::string request =
+      "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "after_token_ns: 0}\n";
   std::string graph = "graph: {kv_append: in-place, lm_head_weights: bf16, prefill_attention: causal}\n";
   std::string scheduler =
       "scheduler: {schedule: mixed, max_seqs: 256, max_batched_tokens: 8192, per_dp_rank: false, "
@@ -115,7 +117,8 @@ TEST_CASE("runtime: a config is read strictly, errors naming the line and the fi
       "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
   CHECK_THAT(error_of(open_end.text()), Catch::Contains("the last row must be null"));
   Sections missing = s;
-  missing.request = "request: {before_scheduler_ns: 0, after_token_ns: 0}\n";
+  missing.request =
+      "request: {before_scheduler_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, after_token_ns: 0}\n";
   CHECK_THAT(error_of(missing.text()), Catch::Contains("per_input_token_ns"));
   CHECK_THROWS_WITH(g5sim::runtime_path("sglan"), Catch::Contains("did you mean 'sglang'"));
 }
@@ -258,7 +261,9 @@ TEST_CASE("runtime: one request served: TTFT = prefill + o + r and TPOT = step +
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   Sections s;
   s.step = "step: {cpu_ns: 300000, cpu_ns_per_sequence: 0, cpu_ns_per_token: 0, overlap: false}\n";
-  s.request = "request: {before_scheduler_ns: 2000000, per_input_token_ns: 1000, after_token_ns: 50000}\n";
+  s.request =
+      "request: {before_scheduler_ns: 2000000, per_input_token_ns: 1000, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "after_token_ns: 50000}\n";
   const RuntimeFile file(s.text());
   g5sim::Request base;
   base.layers = 2;
@@ -284,6 +289,39 @@ TEST_CASE("runtime: one request served: TTFT = prefill + o + r and TPOT = step +
   CHECK(report.summary.has_runtime);
   CHECK(report.summary.ttft_runtime_ms == Approx(static_cast<double>(r + o) / 1e9).epsilon(1e-12));
   CHECK(report.summary.tpot_runtime_ms == Approx(static_cast<double>(o) / 1e9).epsilon(1e-12));
+}
+
+}  // namespace test_runtime
+
+namespace test_runtime {
+
+TEST_CASE("runtime: a burst queues at the serial front end, one request at a time", "[runtime][serve][sim]") {
+  // Three requests of 64 prompt tokens and one output token, all sent at 0; the front end's serial
+  // part takes 10 ms + 10 us a prompt token = 10.64 ms a request. Request k (1-based) leaves it at
+  // k x 10.64 ms, its prefill alone takes far less than 10.64 ms, so its TTFT is k x 10.64 ms plus
+  // its prefill step, exactly.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  Sections s;
+  s.request =
+      "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 10000000, serial_ns_per_input_token: "
+      "10000, after_token_ns: 0}\n";
+  const RuntimeFile file(s.text());
+  g5sim::Request base;
+  base.layers = 2;
+  base.runtime = file.path();
+  const g5sim::ServeReport report =
+      g5sim::serve(chip, model, base, {{"a", 0, 64, 1}, {"b", 0, 64, 1}, {"c", 0, 64, 1}}, g5sim::ServeSettings{});
+  g5sim::Request step;
+  step.layers = 2;
+  step.mix = "1x64@0";
+  step.tp = step.ep = step.dp = 1;
+  const std::uint64_t prefill = g5sim::simulate(chip, model, step).total_ps;
+  REQUIRE(prefill < 10'640'000'000ULL);
+  for (std::uint64_t k = 1; k <= 3; ++k) {
+    const g5sim::RequestOutcome& q = report.run.requests.at(k - 1);
+    CHECK(q.first_token_ps - q.arrival_ps == k * 10'640'000'000ULL + prefill);
+  }
 }
 
 }  // namespace test_runtime

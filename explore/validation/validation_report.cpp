@@ -15,6 +15,7 @@
 #include "api/parallel_for.hpp"
 #include "api/result_state.hpp"
 #include "g5sim/reports.hpp"
+#include "g5sim/runtime.hpp"
 #include "hw/config_error.hpp"
 #include "hw/strict_config.hpp"
 
@@ -137,6 +138,17 @@ std::vector<std::vector<std::size_t>> group_by_run(const ValidationReport& repor
   return groups;
 }
 
+// The runtime a row runs with: --runtime's when given, else its own; with --calibrated, a shipped
+// runtime's NAME.calibrated.yaml where one is shipped ("" keeps the row's own).
+std::string runtime_of(const MeasuredRow& row, const ValidateOptions& options) {
+  if (!options.runtime.empty()) return options.runtime;
+  const auto it = row.options.find("runtime");
+  if (!options.calibrated || it == row.options.end()) return {};
+  const std::vector<std::string> shipped = g5sim::shipped_runtimes();
+  const std::string calibrated = it->second + ".calibrated";
+  return std::find(shipped.begin(), shipped.end(), calibrated) != shipped.end() ? calibrated : std::string();
+}
+
 // The progress line, counted after a group's runs however they end.
 struct GroupProgress {
   std::atomic<std::size_t>& finished;
@@ -164,7 +176,7 @@ void run_groups(const std::vector<std::vector<std::size_t>>& groups, const Loade
     const RowJob& job = loaded.jobs[loaded.index[groups[g].front()]];
     const std::vector<Prediction> predictions =
         predict_all(rows, *job.chip, job.model ? &*job.model : nullptr, options.max_commands,
-                    RowOverrides{options.runtime, nullptr});
+                    RowOverrides{runtime_of(*rows.front(), options), nullptr});
     for (std::size_t j = 0; j < rows.size(); ++j) {
       RowOutcome& o = report.rows[groups[g][j]];
       const Prediction& p = predictions[j];

@@ -59,7 +59,7 @@ struct ValidationReport {
 };
 
 struct ValidateOptions {
-  bool calibrated = false;  ///< use STEM.calibrated.yaml where one exists
+  bool calibrated = false;  ///< use STEM.calibrated.yaml where one exists (chips, and the runtimes rows name)
   unsigned jobs = 1;
   std::uint64_t max_commands = std::uint64_t{1} << 26;
   std::vector<std::string> only_chips;  ///< non-empty: only rows of these chip cells (each must be one)

@@ -21,7 +21,8 @@ class ValidateCommand final : public Command {
     app()
         ->add_option("--measured", measured_, "measurement table (default: the shipped validation/measured.csv)")
         ->check(non_empty_path());
-    app()->add_flag("--calibrated", calibrated_, "use CHIP.calibrated.yaml where one is shipped");
+    app()->add_flag("--calibrated", calibrated_,
+                    "use CHIP.calibrated.yaml and a row's RUNTIME.calibrated.yaml where one is shipped");
     app()->add_option("--chip", chips_, "only rows of this chip (repeatable)");
     app()
         ->add_option("--runtime", runtime_,

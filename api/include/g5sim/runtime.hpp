@@ -25,6 +25,11 @@
 // A request adds `before_scheduler` + input_tokens x per_input_token before it reaches the
 // scheduler (HTTP, tokenisation) and `after_token` between a token's step and the client (detoken-
 // isation, streaming): TTFT grows by both, TPOT and ITL by neither (every token is delayed alike).
+// Of the front end, `serial` + input_tokens x serial_per_input_token is done by one process for one
+// request at a time, in arrival order: request n leaves it at
+//   f_n = max(arrival_n, f_{n-1}) + serial + input_n x serial_per_input_token
+// and reaches the scheduler at f_n + before_scheduler + input_n x per_input_token (a burst of
+// requests queues at the tokenizer, as 1,000 requests sent at once do).
 //
 // Not modelled by any runtime: activation memory (the KV cache is sized from weights alone), the
 // network stack between client and server, kernels the runtime runs concurrently on several streams
@@ -72,6 +77,9 @@ struct Runtime {
   bool overlap = false;
   // Per request.
   std::uint64_t before_scheduler_ns = 0, per_input_token_ns = 0, after_token_ns = 0;
+  /// The front end's part one process does for one request at a time (an API server's, a
+  /// tokenizer manager's: chat template, tokenisation): requests queue for it in arrival order.
+  std::uint64_t serial_ns = 0, serial_ns_per_input_token = 0;
   // The graph it runs (run options; an option given to a run overrides its runtime's).
   std::string kv_append, lm_head_weights, prefill_attention;
   // The scheduler (serve knobs; a knob given overrides).
@@ -93,6 +101,8 @@ struct Runtime {
   std::uint64_t step_cpu_ns(std::uint64_t sequences, std::uint64_t tokens) const;
   /// before_scheduler + input_tokens x per_input_token.
   std::uint64_t request_in_ns(std::uint64_t input_tokens) const;
+  /// serial + input_tokens x serial_per_input_token: the request's turn at the serial front end.
+  std::uint64_t serial_in_ns(std::uint64_t input_tokens) const;
   /// One line (g5sim list): "SGLang 0.4-0.5: kernels floor 2.0 us, gap 0.6 us (graphs to 512) / 4.5 us, ...".
   std::string summary() const;
 };
