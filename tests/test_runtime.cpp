@@ -325,3 +325,64 @@ TEST_CASE("runtime: a burst queues at the serial front end, one request at a tim
 }
 
 }  // namespace test_runtime
+
+#include <filesystem>
+
+#include "explore/validation/calibration.hpp"
+#include "explore/validation/measured_rows.hpp"
+#include "explore/validation/validation_report.hpp"
+
+namespace test_runtime {
+
+TEST_CASE("calibrate --runtime recovers a front end from serves measured on the simulator", "[runtime][calibrate]") {
+  // The truth: a front end of 5 ms before the scheduler. Two serve rows "measured" with it (TTFT
+  // and TPOT of 3 closed-loop requests, Qwen2.5-1.5B on 2 layers of an H100); the rows name a
+  // runtime that says 1 ms. The fit of request.before_scheduler_ns over the two rows finds 5 ms
+  // again (TTFT moves with it one for one; TPOT does not move).
+  namespace v = explore::validation;
+  const auto dir = std::filesystem::temp_directory_path() / "g5sim_test_runtime_calibrate";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Sections truth, start;
+  truth.request =
+      "request: {before_scheduler_ns: 5000000, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "after_token_ns: 0}\n";
+  start.request =
+      "request: {before_scheduler_ns: 1000000, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "after_token_ns: 0}\n";
+  std::ofstream(dir / "truth.yaml") << truth.text();
+  std::ofstream(dir / "rt.yaml") << start.text();
+  const std::string header =
+      "id,hardware,chip,model,phase,batch,ctx,q_len,weight_dtype,weight_group,kv_dtype,tp,ep,dp,cores,workload,"
+      "options,metric,measured,kind,source,note,exclude\n";
+  const auto row = [&](const char* id, const char* runtime, const char* metric, double measured) {
+    return fmt::format(
+        "{},test,h100,qwen2.5-1.5b,,,,,,,,1,1,1,,serve,concurrency=1 requests=3 input_len=128 output_len=4 "
+        "layers=2 runtime={},{},{:.17g},U,test,,\n",
+        id, (dir / runtime).string(), metric, measured);
+  };
+  std::ofstream(dir / "probe.csv") << header + row("a", "truth.yaml", "ttft_ms", 1) +
+                                          row("b", "truth.yaml", "tpot_ms", 1);
+  v::ValidateOptions calibrated;
+  calibrated.calibrated = true;  // as the fit runs each row: on its calibrated chip
+  const v::ValidationReport probe = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), calibrated);
+  REQUIRE(probe.rows.size() == 2);
+  REQUIRE(probe.rows[0].status == "ok");
+  std::ofstream(dir / "measured.csv") << header + row("a", "rt.yaml", "ttft_ms", probe.rows[0].predicted) +
+                                             row("b", "rt.yaml", "tpot_ms", probe.rows[1].predicted);
+  v::CalibrationOptions options;
+  options.fit = {"request.before_scheduler_ns=0:20000000"};
+  options.leave_one_out = false;
+  const v::CalibrationResult r =
+      v::calibrate_runtime((dir / "rt.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options);
+  REQUIRE(r.fields.size() == 1);
+  // Within 1 us of 5 ms: the fit stops when a step changes the error by less than 1e-6.
+  CHECK(std::abs(r.fields[0].fitted - 5'000'000) < 1'000);
+  CHECK(r.mape_after < 0.1);
+  CHECK(r.calibrated_yaml.find("calibration:") != std::string::npos);
+  // The written config reads back (its record is not read).
+  CHECK(g5sim::Runtime::from_yaml(r.calibrated_yaml, "calibrated").before_scheduler_ns == r.fields[0].fitted);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace test_runtime

@@ -219,11 +219,14 @@ struct Problem {
   // taken downwards when upwards would leave the bounds.
   double step(std::size_t j, double z) const {
     double h = relative_step;
-    if (fields[j].field.integer) {
-      const double p = to_p(j, z);
-      h = fields[j].log_scale ? std::max(h, std::log((p + 1.0) / p) * 1.01) : std::max(h, 1.01);
-    } else if (!fields[j].log_scale) {
+    if (!fields[j].log_scale) {
+      // A field from 0 moves by a share of its range (at least one unit when whole): a step of
+      // one nanosecond on a field of milliseconds would see no change.
       h = relative_step * (fields[j].upper - fields[j].lower);
+      if (fields[j].field.integer) h = std::max(h, 1.01);
+    } else if (fields[j].field.integer) {
+      const double p = to_p(j, z);
+      h = std::max(h, std::log((p + 1.0) / p) * 1.01);
     }
     return z + h <= z_hi(j) ? h : -h;
   }
@@ -344,11 +347,11 @@ std::string record_of(const CalibrationResult& r) {
     }
   }
   return fmt::format(
-      "calibration:                     # written by g5sim calibrate: a record; only `bands` is read (a result's "
-      "band)\n"
+      "calibration:                     # written by g5sim calibrate: a record; {}\n"
       "  g5sim: {}\n  date: {}\n  base: {}\n  measured: {}\n  rows: [{}]\n{}  fitted:\n{}"
       "  mape_before_pct: {:.2f}\n  mape_after_pct: {:.2f}\n  leave_one_out_mape_pct: {:.2f}\n{}",
-      quoted(g5sim::version()), quoted(r.date), quoted(r.chip_path), quoted(r.table_path), ids,
+      r.runtime_fit ? "not read back" : "only `bands` is read (a result's band)", quoted(g5sim::version()),
+      quoted(r.date), quoted(r.chip_path), quoted(r.table_path), ids,
       r.transferred_from.empty() ? std::string() : fmt::format("  transferred_from: {}\n", quoted(r.transferred_from)),
       fitted, r.mape_before, r.mape_after, r.mape_leave_one_out, extra);
 }
@@ -838,6 +841,7 @@ CalibrationResult calibrate_runtime(const std::string& runtime_path, const Measu
                           hw::ErrorSite{"", "transfer_from", 0, 0});
   }
   CalibrationResult result;
+  result.runtime_fit = true;
   Problem problem = start_problem(runtime_path, table, options, result, check_runtime);
   const TrialFile trial;
   problem.trial_path = trial.path();

@@ -97,6 +97,7 @@ struct CalibrationResult {
   std::vector<double> after_predictions;  ///< each row's prediction with the fitted values (rows' order)
   std::string calibrated_yaml;            ///< the chip config with the fitted values and a `calibration` record
   std::string transferred_from;           ///< non-empty: the fit came from this calibrated config, not from the rows
+  bool runtime_fit = false;               ///< a runtime's fit (calibrate_runtime): its record is not read back
 };
 
 /// Throws hw::ConfigError on bad fields, bounds, rows or configs.
