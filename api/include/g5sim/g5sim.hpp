@@ -184,7 +184,6 @@ struct RuntimeParts {
   std::uint64_t total_ps() const {
     return kernel_floor_ps + kernel_gap_ps + collective_ps + layer_launch_ps + step_cpu_ps;
   }
-  bool operator==(const RuntimeParts&) const = default;
 };
 
 /// One op of the run (the CLI's JSON "ops" entries), times in exact integer picoseconds.
