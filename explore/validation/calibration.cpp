@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <unistd.h>
 
@@ -371,6 +372,37 @@ void add_fields(Problem& problem, const std::vector<std::string>& specs, const s
   }
 }
 
+// The candidate rows that run at the starting values join the problem (with their model, and
+// their chip for a runtime's fit: `chips` empty for a chip's), their predictions returned; the
+// others are dropped with the reason. `predict_one` runs candidate i, on `jobs` threads.
+std::vector<double> admit_rows(Problem& problem, const std::vector<const MeasuredRow*>& candidates,
+                               const std::vector<std::optional<g5sim::Model>>& models,
+                               const std::vector<std::optional<g5sim::Chip>>& chips, const CalibrationOptions& options,
+                               CalibrationResult& result, const std::function<Prediction(std::size_t)>& predict_one) {
+  std::vector<std::string> failure(candidates.size());
+  std::vector<double> first(candidates.size()), before;
+  parallel_for(candidates.size(), options.jobs, [&](std::size_t i) {
+    const Prediction p = predict_one(i);
+    if (p.value) {
+      first[i] = *p.value;
+    } else {
+      failure[i] = p.skipped;
+    }
+  });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!failure[i].empty()) {
+      result.dropped.push_back(fmt::format("{}: {}", candidates[i]->id, failure[i]));
+      continue;
+    }
+    problem.rows.push_back(candidates[i]);
+    problem.models.push_back(models[i]);
+    if (!chips.empty()) problem.chips.push_back(chips[i]);
+    before.push_back(first[i]);
+  }
+  problem.simulations = candidates.size();
+  return before;
+}
+
 // The rows of this chip (by config stem), loadable, and running at the starting values: they join
 // the problem with their starting predictions (returned); the others are dropped with the reason.
 std::vector<double> select_rows(Problem& problem, const MeasuredTable& table, const std::string& chip_path,
@@ -401,26 +433,9 @@ std::vector<double> select_rows(Problem& problem, const MeasuredTable& table, co
     }
   }
   const g5sim::Chip start = g5sim::Chip::from_yaml(problem.base_text, chip_path);
-  std::vector<std::string> failure(candidates.size());
-  std::vector<double> first(candidates.size()), before;
-  parallel_for(candidates.size(), options.jobs, [&](std::size_t i) {
-    const Prediction p = predict(*candidates[i], start, models[i] ? &*models[i] : nullptr, options.max_commands);
-    if (p.value) {
-      first[i] = *p.value;
-    } else {
-      failure[i] = p.skipped;
-    }
+  const std::vector<double> before = admit_rows(problem, candidates, models, {}, options, result, [&](std::size_t i) {
+    return predict(*candidates[i], start, models[i] ? &*models[i] : nullptr, options.max_commands);
   });
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (!failure[i].empty()) {
-      result.dropped.push_back(fmt::format("{}: {}", candidates[i]->id, failure[i]));
-      continue;
-    }
-    problem.rows.push_back(candidates[i]);
-    problem.models.push_back(models[i]);
-    before.push_back(first[i]);
-  }
-  problem.simulations = candidates.size();
   if (problem.rows.size() < problem.fields.size()) {
     throw hw::ConfigError(fmt::format("{} rows of chip '{}' ran in {}, fewer than the {} fields to fit",
                                       problem.rows.size(), stem, table.path, problem.fields.size()));
@@ -480,28 +495,10 @@ std::vector<double> select_runtime_rows(Problem& problem, const MeasuredTable& t
       result.dropped.push_back(fmt::format("{}: {}", row.id, e.what()));
     }
   }
-  std::vector<std::string> failure(candidates.size());
-  std::vector<double> first(candidates.size()), before;
   const RowOverrides at_start{runtime_path, problem.shared};
-  parallel_for(candidates.size(), options.jobs, [&](std::size_t i) {
-    const Prediction p = predict(*candidates[i], *chips[i], &*models[i], options.max_commands, at_start);
-    if (p.value) {
-      first[i] = *p.value;
-    } else {
-      failure[i] = p.skipped;
-    }
-  });
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (!failure[i].empty()) {
-      result.dropped.push_back(fmt::format("{}: {}", candidates[i]->id, failure[i]));
-      continue;
-    }
-    problem.rows.push_back(candidates[i]);
-    problem.models.push_back(models[i]);
-    problem.chips.push_back(chips[i]);
-    before.push_back(first[i]);
-  }
-  problem.simulations = candidates.size();
+  const std::vector<double> before = admit_rows(
+      problem, candidates, models, chips, options, result,
+      [&](std::size_t i) { return predict(*candidates[i], *chips[i], &*models[i], options.max_commands, at_start); });
   if (problem.rows.size() < problem.fields.size()) {
     throw hw::ConfigError(fmt::format("{} rows naming runtime {} ran in {}, fewer than the {} fields to fit",
                                       problem.rows.size(), runtime_path, table.path, problem.fields.size()));
