@@ -20,6 +20,8 @@ struct Item {
   std::uint64_t q_begin = 0;     ///< prefill: the item's first query token in its sequence
   std::uint64_t key_offset = 0;  ///< prefill: keys before the sequence's first query (kv_len - q_len)
   std::uint64_t row_heads = 0;   ///< prefill: query heads per token in the rows (0: all heads_per_kv)
+  std::uint64_t row_begin = 0;   ///< row tiles: the item's first query row in its sequence
+  std::uint64_t kv_begin = 0;    ///< decode: the first history token of the item's slice
 };
 
 __extension__ using Wide = unsigned __int128;
@@ -120,7 +122,7 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
   auto add_range = [&](std::uint64_t c, Range range) {
     for_each_piece(runs, range, [&](const StreamRun& r, std::uint64_t seq, std::uint64_t b, std::uint64_t e) {
       if (s.decode) {
-        items[c].push_back({seq, r.q_len * hpk, e - b});
+        items[c].push_back({seq, r.q_len * hpk, e - b, 0, 0, 0, 0, b});
       } else {
         items[c].push_back({seq, (e - b) * hpk, r.kv_len, b, r.kv_len - r.q_len});
       }
@@ -167,6 +169,28 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
   return items;
 }
 
+// Row tiles (attention_plan.hpp): the history cut into `parts` balanced ranges, range p to the
+// p-th group of cores / parts cores, whose cores take the range's (slice, row tile) items in turn.
+std::vector<std::vector<Item>> split_row_tiles(const AttentionShape& s, std::uint64_t cores, std::uint64_t parts,
+                                               std::uint64_t row_block) {
+  std::vector<std::vector<Item>> items(cores);
+  const std::vector<StreamRun> runs = stream_runs(s, false);
+  const std::uint64_t total = runs.empty() ? 0 : runs.back().first_position + runs.back().streams * runs.back().length;
+  const std::uint64_t group = cores / parts;
+  for (std::uint64_t p = 0; p < parts; ++p) {
+    std::uint64_t turn = 0;
+    for_each_piece(runs, balanced_part(total, parts, p),
+                   [&](const StreamRun& r, std::uint64_t seq, std::uint64_t b, std::uint64_t e) {
+                     const std::uint64_t rows = r.q_len * s.heads_per_kv();
+                     for (std::uint64_t r0 = 0; r0 < rows; r0 += row_block, ++turn) {
+                       items[p * group + turn % group].push_back(
+                           {seq, std::min(row_block, rows - r0), e - b, 0, 0, 0, r0, b});
+                     }
+                   });
+  }
+  return items;
+}
+
 std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64_t tk, std::uint64_t buffers,
                         std::uint64_t resident_tokens) {
   std::uint64_t bytes =
@@ -192,20 +216,22 @@ Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape&
   return c;
 }
 
-std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip, bool partials_may_use_l2) {
-  const std::uint64_t cores = chip.cores;
-  if (!s.decode || cores <= 1) return cores;
-  std::uint64_t rows = 1;
-  for (const QueryGroup& g : s.groups) rows = std::max(rows, g.q_len * s.heads_per_kv());
+namespace {
+
+// P* of decode_split_parts, at most `cores` parts: a core works on `core_rows` query rows of a
+// token, and each part leaves `piece_rows` partial rows (a sequence's rows; with row tiles, the
+// part's group of cores shares them).
+std::uint64_t split_parts(const AttentionShape& s, const hw::Chip& chip, bool partials_may_use_l2,
+                          std::uint64_t core_rows, std::uint64_t piece_rows, std::uint64_t cores) {
   const hw::CostModel cost(chip);
   // t_tok: a history token's time on one core, its transfer alone or the tensor engine's work on
-  // it for `rows` query rows (a 64-token chunk's instructions, as the lowering emits them, / 64).
+  // it for its query rows (a 64-token chunk's instructions, as the lowering emits them, / 64).
   constexpr std::uint64_t kChunk = 64;
-  const std::uint64_t chunk_cycles = fa2_chunk_cycles(cost, s, rows, kChunk).total();
+  const std::uint64_t chunk_cycles = fa2_chunk_cycles(cost, s, core_rows, kChunk).total();
   const double token_ns =
       std::max(cost.cycles_ns(chunk_cycles) / kChunk,
                static_cast<double>(s.kv_token_bytes) / cost.alone_gb_per_s(chip.default_kv_engine()));
-  const double piece_bytes = static_cast<double>(rows * partial_row_bytes(s));
+  const double piece_bytes = static_cast<double>(piece_rows) * static_cast<double>(partial_row_bytes(s));
   const double tokens = static_cast<double>(s.kv_heads) * static_cast<double>(s.keys());
   auto parts_at = [&](double bytes_per_ns) {
     const double best = std::sqrt(tokens * token_ns * bytes_per_ns / (2 * piece_bytes));
@@ -218,6 +244,48 @@ std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip, 
     if (pieces * piece_bytes <= static_cast<double>(chip.l2->capacity_bytes)) return parts;
   }
   return parts_at(cost.roofline_bytes_per_s() / 1e9);
+}
+
+std::uint64_t rows_per_sequence(const AttentionShape& s) {
+  std::uint64_t rows = 1;
+  for (const QueryGroup& g : s.groups) rows = std::max(rows, g.q_len * s.heads_per_kv());
+  return rows;
+}
+
+// Row tiles: the tile for R rows a sequence when a block holds at most `row_block`: of the lane
+// multiples up to it and the balanced ceil(R / ceil(R / row_block)), the one that leaves a core
+// the fewest lane-padded rows per history token, ceil(t / lanes) lanes x ceil(M / G) tiles x
+// (N / P), with M = ceil(R / t) tiles, P = max(1, floor(cores / M)) parts and G = floor(cores /
+// P) cores a part (FlashMLA's 64-row tiles are one of them); on a tie the larger tile (fewer
+// partials).
+std::uint64_t choose_row_tile(std::uint64_t rows, std::uint64_t row_block, std::uint64_t lanes, std::uint64_t cores) {
+  std::vector<std::uint64_t> options{ceil_div(rows, ceil_div(rows, row_block))};
+  lanes = std::max<std::uint64_t>(1, lanes);
+  for (std::uint64_t t = lanes; t <= row_block; t += lanes) options.push_back(t);
+  std::uint64_t best = 0;
+  double best_cost = 0;
+  for (const std::uint64_t t : options) {
+    const std::uint64_t tiles = ceil_div(rows, t), parts = std::max<std::uint64_t>(1, cores / tiles);
+    const std::uint64_t per_core = ceil_div(tiles, cores / parts);  // tiles a core walks in turn
+    const double cost = static_cast<double>(ceil_div(t, lanes) * lanes * per_core) / static_cast<double>(parts);
+    if (best == 0 || cost < best_cost || (cost == best_cost && t > best)) best = t, best_cost = cost;
+  }
+  return best;
+}
+
+// Row tiles: the parts, at most one per group of `tiles` cores (each core a row block of a token).
+std::uint64_t row_tile_parts(const AttentionShape& s, const hw::Chip& chip, bool partials_may_use_l2,
+                             std::uint64_t row_block, std::uint64_t tiles) {
+  const std::uint64_t cores = std::max<std::uint64_t>(1, chip.cores / tiles);
+  return split_parts(s, chip, partials_may_use_l2, row_block, rows_per_sequence(s), cores);
+}
+
+}  // namespace
+
+std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip, bool partials_may_use_l2) {
+  if (!s.decode || chip.cores <= 1) return chip.cores;
+  const std::uint64_t rows = rows_per_sequence(s);
+  return split_parts(s, chip, partials_may_use_l2, rows, rows, chip.cores);
 }
 
 std::uint64_t partial_row_bytes(const AttentionShape& s) { return s.v_dim * kAccumulatorBytes + kStatBytesPerRow; }
@@ -277,7 +345,7 @@ AttentionTiles choose_tiles(const AttentionShape& s, std::uint64_t lmem, std::ui
 }
 
 double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip, bool resident, bool staged,
-                                   AttentionSplit split) {
+                                   AttentionSplit split, bool tile_rows) {
   using LD = long double;
   const std::uint64_t cores = chip.cores, seqs = s.sequences(), hpk = s.heads_per_kv();
   // The largest item (the split's balanced ranges), and how many items there are.
@@ -290,8 +358,8 @@ double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip
   const std::uint64_t positions = s.kv_heads * (by_history ? s.keys()
                                                 : s.decode ? s.query_tokens() * hpk
                                                            : s.query_tokens());
-  const std::uint64_t parts = by_history ? decode_split_parts(s, chip, chip.l2.has_value() && !staged) : cores;
-  const LD items =
+  std::uint64_t parts = by_history ? decode_split_parts(s, chip, chip.l2.has_value() && !staged) : cores;
+  LD items =
       static_cast<LD>(std::min(parts, s.kv_heads * (s.decode ? s.keys() : s.query_tokens()))) + static_cast<LD>(seqs);
   std::uint64_t max_rows = 0, max_tokens = 0, max_resident = 0;
   if (by_history) {
@@ -303,9 +371,20 @@ double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip
     max_rows = s.decode ? std::min(rows_per_seq, share) : std::min(max_q, share) * hpk;
     max_tokens = max_kv, max_resident = max_kv * ceil_div(share, s.decode ? min_q * hpk : min_q);
   }
-  const AttentionTiles tiles = choose_tiles(s, chip.lmem_bytes_per_core, std::max<std::uint64_t>(1, max_rows),
-                                            std::max<std::uint64_t>(1, max_tokens), max_resident, resident);
+  AttentionTiles tiles = choose_tiles(s, chip.lmem_bytes_per_core, std::max<std::uint64_t>(1, max_rows),
+                                      std::max<std::uint64_t>(1, max_tokens), max_resident, resident);
   if (tiles.row_block == 0) return 0;  // the plan will say what does not fit
+  if (by_history && tile_rows && !resident && tiles.row_block < max_rows) {
+    // Row tiles: fewer, shorter slices, each walked once per tile (on the tiles' cores).
+    const std::uint64_t rows =
+        choose_row_tile(rows_per_seq, tiles.row_block, chip.tensor_unit().lanes_per_core, chip.cores);
+    const std::uint64_t tiles_per_sequence = ceil_div(rows_per_seq, rows);
+    parts = row_tile_parts(s, chip, chip.l2.has_value() && !staged, rows, tiles_per_sequence);
+    items = static_cast<LD>(std::min(parts, s.kv_heads * s.keys())) + static_cast<LD>(seqs);
+    tiles = choose_tiles(s, chip.lmem_bytes_per_core, rows, std::max<std::uint64_t>(1, std::min(max_kv, ceil_div(positions, parts))),
+                         0, false);
+    if (tiles.row_block == 0) return 0;
+  }
   const LD chunk = static_cast<LD>(tiles.chunk_tokens), row_block = static_cast<LD>(tiles.row_block);
   // By history: each item's row blocks stream only its slice (all slices add up to the history);
   // otherwise each row block streams its sequence's whole KV (an upper bound when causal).
@@ -385,6 +464,7 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
   out.lmem_bytes = plan.lmem_bytes;
   out.partials_per_sequence = plan.partials_per_sequence;
   out.partials_in_l2 = plan.partials_in_l2;
+  out.row_tiles = plan.row_tiles;
   out.cores.resize(plan.cores.size());
   for (std::size_t c = 0; c < plan.cores.size(); ++c) {
     const CoreAttention& from = plan.cores[c];
@@ -394,7 +474,7 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
     to.blocks.reserve(from.blocks.size());
     for (std::size_t b = 0; b < from.blocks.size(); ++b) {
       const AttentionBlock& block = from.blocks[b];
-      AttentionBlock cut{block.sequence, block.rows, {}, block.first_pass};
+      AttentionBlock cut{block.sequence, block.rows, {}, block.first_pass, block.row_begin, block.kv_begin};
       const std::vector<std::uint64_t>& t = block.chunk_tokens;
       const std::uint64_t d = dropped[b];
       const std::uint64_t cut_at = d > 0 ? t.size() - tail - d : t.size();  // the kept alike ones end here
@@ -407,24 +487,39 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
 }
 
 AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool resident, bool partials_may_use_l2,
-                             AttentionSplit split) {
+                             AttentionSplit split, bool tile_rows) {
   const bool by_history = s.decode && split == AttentionSplit::seq;
   const std::uint64_t parts = by_history ? decode_split_parts(s, chip, partials_may_use_l2) : chip.cores;
-  const auto items = split_items(s, chip.cores, parts, split);
+  auto items = split_items(s, chip.cores, parts, split);
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
-  for (const auto& core : items) {
-    std::uint64_t share = 0;
-    for (const Item& it : core) {
-      max_rows = std::max(max_rows, it.rows);
-      max_tokens = std::max(max_tokens, it.kv_tokens);
-      share += it.kv_tokens;
+  auto measure = [&] {
+    max_rows = 1, max_tokens = 1, max_resident = 0;
+    for (const auto& core : items) {
+      std::uint64_t share = 0;
+      for (const Item& it : core) {
+        max_rows = std::max(max_rows, it.rows);
+        max_tokens = std::max(max_tokens, it.kv_tokens);
+        share += it.kv_tokens;
+      }
+      max_resident = std::max(max_resident, share);
     }
-    max_resident = std::max(max_resident, share);
-  }
+  };
+  measure();
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
   AttentionPlan plan;
   plan.resident = resident;
-  const AttentionTiles tiles = choose_tiles(s, lmem, max_rows, max_tokens, max_resident, resident);
+  AttentionTiles tiles = choose_tiles(s, lmem, max_rows, max_tokens, max_resident, resident);
+  if (by_history && tile_rows && !resident && tiles.row_block != 0 && tiles.row_block < max_rows) {
+    // Row tiles (attention_plan.hpp): the rows of a sequence over a group of cores, in M alike tiles.
+    const std::uint64_t row_block =
+        choose_row_tile(max_rows, tiles.row_block, chip.tensor_unit().lanes_per_core, chip.cores);
+    const std::uint64_t tiles_per_sequence = ceil_div(max_rows, row_block);
+    items = split_row_tiles(s, chip.cores, row_tile_parts(s, chip, partials_may_use_l2, row_block, tiles_per_sequence),
+                            row_block);
+    measure();
+    tiles = choose_tiles(s, lmem, max_rows, max_tokens, 0, false);
+    plan.row_tiles = true;
+  }
   const bool found = tiles.row_block != 0;
   plan.row_block = tiles.row_block, plan.chunk_tokens = tiles.chunk_tokens, plan.buffers = tiles.buffers;
   plan.lmem_bytes = tiles.lmem_bytes;
@@ -447,13 +542,18 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   if (s.decode) plan.partials_per_sequence.assign(s.sequences(), 0);
   for (std::uint64_t c = 0; c < chip.cores; ++c) {
     for (const Item& it : items[c]) {
-      if (s.decode) ++plan.partials_per_sequence[it.sequence];
-      plan.cores[c].first_pass_tokens += it.kv_tokens;
+      // A slice's other row tiles read it again: it is one partial, and read once, by its first.
+      if (it.row_begin == 0) {
+        if (s.decode) ++plan.partials_per_sequence[it.sequence];
+        plan.cores[c].first_pass_tokens += it.kv_tokens;
+      }
       for (std::uint64_t r0 = 0; r0 < it.rows; r0 += plan.row_block) {
         AttentionBlock block;
         block.sequence = it.sequence;
         block.rows = std::min(plan.row_block, it.rows - r0);
-        block.first_pass = r0 == 0;
+        block.first_pass = r0 == 0 && it.row_begin == 0;
+        block.row_begin = it.row_begin + r0;
+        block.kv_begin = it.kv_begin;
         // Causal prefill: rows are tokens x heads (heads inner: row_heads of them, or all); the
         // block's last token sees keys up to itself (plus the kv_len - q_len before its first query).
         const std::uint64_t keys =

@@ -28,6 +28,23 @@
 // then up to four buffers, that fit. Only the first row block of an item reads the history as
 // kv_cache_read; further blocks (when the rows do not fit at once) re-read it as fa2 traffic.
 //
+// Row tiles (`tile_rows`, the stream route). When a sequence's query rows R = q_len * heads /
+// kv_heads (a speculative verify, a prompt chunk over its history, many heads on MLA's one latent
+// stream) take M = ceil(R / row_block) > 1 blocks, one core per slice would walk its slice M
+// times in turn, and every slice would leave R partial rows. The published MLA kernels instead
+// launch a grid of row tiles x history parts (FlashMLA: num_sm_parts = SMs / kv_heads / M, each
+// CTA 64 query rows of one part): here the rows go in M = ceil(R / t) tiles of t rows, t the
+// lane multiple up to the row block (or the balanced ceil(R / ceil(R / row_block))) that leaves a
+// core the fewest lane-padded rows per history token (attention_plan.cpp, choose_row_tile); the
+// history is cut into
+//   P = min(P*(t), max(1, floor(cores / M)))
+// parts (P* of decode_split_parts with a core's tile of rows per token and R partial rows a
+// part), part p goes to the p-th group
+// of floor(cores / P) cores, and the group's cores take the part's (slice, row tile) items in
+// turn. A slice's first tile is the history read; its other tiles read the same slice at about the
+// same time on other cores, from the L2 when the chip's L2 caches reads (attention_unit.cpp), and
+// each slice leaves R partial rows over its M tiles instead of over one core.
+//
 // Resident (the kv_resident route): the core's whole share when some tiles leave room for it;
 // otherwise rounds. A round is up to round_tokens history tokens (a whole number of chunks), read
 // whole into one of round_buffers round buffers (two when they fit: the next round reads while
@@ -50,7 +67,11 @@ struct AttentionBlock {
   std::uint64_t sequence = 0;  ///< batch entry x KV head
   std::uint64_t rows = 0;      ///< query rows (tokens x heads per KV head) in this block
   std::vector<std::uint64_t> chunk_tokens;
-  bool first_pass = false;  ///< first row block of its item: its reads are the history read
+  /// Its reads are the history read: the first row block of an item that holds the sequence's
+  /// first rows (with row tiles, the other tiles of the slice read it again).
+  bool first_pass = false;
+  std::uint64_t row_begin = 0;  ///< its first query row within the sequence's rows
+  std::uint64_t kv_begin = 0;   ///< decode: the first history token of the item's slice
 };
 
 /// One piece of a resident round: `tokens` history tokens of block `block`, its chunks
@@ -77,6 +98,7 @@ struct AttentionPlan {
   std::vector<CoreAttention> cores;
   std::vector<std::uint64_t> partials_per_sequence;  ///< decode: items per sequence (B * kv_heads)
   bool partials_in_l2 = false;  ///< decode split: fa2 stores its partials to the L2, fa2_combine reads them there
+  bool row_tiles = false;       ///< decode: a sequence's rows cut into row tiles over cores (see above)
 };
 
 enum class AttentionSplit : std::uint8_t { seq, head };
@@ -138,7 +160,7 @@ AttentionTiles choose_tiles(const AttentionShape& shape, std::uint64_t lmem, std
 /// the plan holds the history in local memory. Returns 0 when no tiles fit: the plan then reports
 /// what does not fit.
 double estimate_attention_commands(const AttentionShape& shape, const hw::Chip& chip, bool resident, bool staged,
-                                   AttentionSplit split);
+                                   AttentionSplit split, bool tile_rows = false);
 
 /// The first-pass chunks of `blocks`, in order, cut into rounds of at most `round_tokens` tokens
 /// (a chunk never straddles two rounds).
@@ -159,7 +181,9 @@ std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::
 AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped);
 
 /// `partials_may_use_l2`: as for decode_split_parts; the plan's partials_in_l2 says where they go.
+/// `tile_rows`: decode by history cuts a sequence's rows into row tiles over cores when they take
+/// more than one row block (the rule above; the stream route).
 AttentionPlan plan_attention(const AttentionShape& shape, const hw::Chip& chip, bool resident, bool partials_may_use_l2,
-                             AttentionSplit split = AttentionSplit::seq);
+                             AttentionSplit split = AttentionSplit::seq, bool tile_rows = false);
 
 }  // namespace ops

@@ -89,12 +89,35 @@ std::vector<std::vector<std::uint8_t>> query_hits_l2(const AttentionShape& s, co
   q_bytes *= kActivationBytes;
   if (q_bytes > l2.capacity_bytes) return {};
   std::vector<std::vector<std::uint8_t>> hits(plan.cores.size());
-  std::set<std::pair<std::uint64_t, std::uint64_t>> read;  // (sequence, block of it on a core)
+  std::set<std::pair<std::uint64_t, std::uint64_t>> read;  // (sequence, the block's first row in its item)
   for (std::size_t c = 0; c < plan.cores.size(); ++c) {
-    std::map<std::uint64_t, std::uint64_t> nth;  // this core's blocks of each sequence so far
     for (const AttentionBlock& b : plan.cores[c].blocks) {
-      const std::uint64_t k = b.first_pass ? (nth[b.sequence] = 0) : ++nth[b.sequence];
-      hits[c].push_back(read.insert({b.sequence, k}).second ? 0 : 1);
+      hits[c].push_back(read.insert({b.sequence, b.row_begin}).second ? 0 : 1);
+    }
+  }
+  return hits;
+}
+
+// AttentionUnit::history_hits_l2 (row tiles on the stream route): a block that reads its slice
+// again hits the L2 when another core reads the slice at about the same time (the slice's first
+// tile, its history read), or when the whole history stays in the L2.
+std::vector<std::vector<std::uint8_t>> history_hits_l2(const AttentionShape& s, const AttentionPlan& plan,
+                                                       const hw::Chip::L2& l2) {
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> reader;  // (sequence, kv_begin) -> core
+  for (std::size_t c = 0; c < plan.cores.size(); ++c) {
+    for (const AttentionBlock& b : plan.cores[c].blocks) {
+      if (b.first_pass) reader.emplace(std::pair{b.sequence, b.kv_begin}, c);
+    }
+  }
+  const bool stays = static_cast<double>(s.kv_heads) * static_cast<double>(s.keys()) *
+                         static_cast<double>(s.kv_token_bytes) <=
+                     static_cast<double>(l2.capacity_bytes);
+  std::vector<std::vector<std::uint8_t>> hits(plan.cores.size());
+  for (std::size_t c = 0; c < plan.cores.size(); ++c) {
+    for (const AttentionBlock& b : plan.cores[c].blocks) {
+      const auto found = reader.find({b.sequence, b.kv_begin});
+      const bool other = found != reader.end() && found->second != c;
+      hits[c].push_back(!b.first_pass && (other || stays) ? 1 : 0);
     }
   }
   return hits;
@@ -146,7 +169,10 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   // merges another fa2's (attention_plan.hpp).
   const bool partials_may_use_l2 =
       ctx.chip.l2.has_value() && unit.history != HistoryRoute::staged && !unit.merges_another_part;
-  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident, partials_may_use_l2);
+  // Row tiles where fa2 streams the history chunk by chunk itself (an fa2 alone reads it plainly).
+  const bool tile_rows = unit.history == HistoryRoute::stream || unit.history == HistoryRoute::none;
+  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident, partials_may_use_l2,
+                                  tile_rows);
   if (ctx.options.loop_kept > 0 && unit.history == HistoryRoute::none) {
     // Loop replay: fa2's own loads only (prefill), where iteration i of a block is one unit of
     // the chip's program when every core runs the same blocks (ops/loop_replay.hpp).
@@ -183,8 +209,11 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   }
   unit.prefetched.resize(ctx.chip.cores);
   unit.round_reads.resize(ctx.chip.cores);
-  if (ctx.chip.l2 && ctx.chip.l2->caches_reads)
+  if (ctx.chip.l2 && ctx.chip.l2->caches_reads) {
     unit.q_hits_l2 = query_hits_l2(g[*unit.fa2].attn(), *unit.plan, *ctx.chip.l2);
+    if (unit.plan->row_tiles)
+      unit.history_hits_l2 = history_hits_l2(g[*unit.fa2].attn(), *unit.plan, *ctx.chip.l2);
+  }
   return unit;
 }
 

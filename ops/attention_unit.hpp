@@ -63,6 +63,9 @@ struct AttentionUnit {
   /// rows of the same sequence: the pieces of a split sequence all load its Q at about the same
   /// time). Empty: every Q load comes from DDR.
   std::vector<std::vector<std::uint8_t>> q_hits_l2;
+  /// Row tiles on a chip whose L2 caches DDR reads: per core, per block, whether its reads of its
+  /// history slice (not the history read itself) hit the L2. Empty: such reads come from DDR.
+  std::vector<std::vector<std::uint8_t>> history_hits_l2;
 
   /// fa2 waits for the read on every core (resident and gather routes).
   bool history_barrier() const {

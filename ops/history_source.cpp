@@ -17,6 +17,9 @@ HistorySource::HistorySource(LoweringContext& ctx, AttentionUnit& unit, OpId op,
 std::size_t HistorySource::queued(std::size_t, std::vector<CmdRef>&) const { return 0; }
 
 CmdRef HistorySource::plain_load(std::size_t b, std::size_t i, CmdRef after) {
+  const auto& hits = unit_.history_hits_l2;
+  if (!hits.empty() && hits[core_][b] != 0)
+    return emit_.load_from_l2(chunk_bytes(blocks_[b].chunk_tokens[i]), after, kv_row_);
   return emit_.load(chunk_bytes(blocks_[b].chunk_tokens[i]), after, kv_row_);
 }
 
@@ -58,6 +61,7 @@ class StreamHistory final : public HistorySource {
 
   void read() override {
     const AttentionBlock& first = blocks_.front();
+    if (!first.first_pass) return;  // a row tile that reads its slice again, in fa2
     const std::size_t ahead = std::min<std::size_t>(unit_.plan->buffers, first.chunk_tokens.size());
     for (std::size_t i = 0; i < ahead; ++i) {
       unit_.prefetched[core_].push_back(emit_.load_on(unit_.history_engine, chunk_bytes(first.chunk_tokens[i]), {}));
@@ -65,7 +69,7 @@ class StreamHistory final : public HistorySource {
   }
 
   std::size_t queued(std::size_t b, std::vector<CmdRef>& chunk) const override {
-    if (b != 0) return 0;
+    if (b != 0 || !blocks_[b].first_pass) return 0;
     const std::vector<CmdRef>& prefetched = unit_.prefetched[core_];
     std::copy(prefetched.begin(), prefetched.end(), chunk.begin());
     return prefetched.size();

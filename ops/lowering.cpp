@@ -27,11 +27,13 @@ LoweringContext::LoweringContext(const OpGraph& g, const hw::Chip& c, const Lowe
   kv_resident_ = c.engine(kv_engine_).serves(hw::DmaRole::kv_resident);
 }
 
-const AttentionPlan& LoweringContext::attention_plan(const AttentionShape& s, bool resident, bool partials_may_use_l2) {
-  const auto key = std::make_tuple(s, resident, partials_may_use_l2);
+const AttentionPlan& LoweringContext::attention_plan(const AttentionShape& s, bool resident, bool partials_may_use_l2,
+                                                     bool tile_rows) {
+  const auto key = std::make_tuple(s, resident, partials_may_use_l2, tile_rows);
   auto found = plans_.find(key);
   if (found == plans_.end()) {
-    found = plans_.emplace(key, plan_attention(s, chip, resident, partials_may_use_l2, options.attn_split)).first;
+    found = plans_.emplace(key, plan_attention(s, chip, resident, partials_may_use_l2, options.attn_split, tile_rows))
+                .first;
   }
   return found->second;
 }

@@ -79,7 +79,8 @@ class LoweringContext {
   }
 
   /// The attention plan of a shape, computed once for every layer that shares it.
-  const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident, bool partials_may_use_l2);
+  const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident, bool partials_may_use_l2,
+                                     bool tile_rows);
 
   /// The kv_cache_read / fa2 / fa2_combine unit `op` belongs to (built once, on first use).
   AttentionUnit& attention_unit(OpId op);
@@ -138,7 +139,7 @@ class LoweringContext {
   EngineId tiles_ = 0;
   EngineId kv_engine_ = 0;
   bool kv_resident_ = false;
-  std::map<std::tuple<AttentionShape, bool, bool>, AttentionPlan> plans_;
+  std::map<std::tuple<AttentionShape, bool, bool, bool>, AttentionPlan> plans_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, hw::DType, std::uint64_t>, MatmulTiling> tilings_;
   std::vector<std::vector<LastIds>> last_;  ///< [op][core]
   std::vector<std::vector<Entry>> entry_;   ///< [op][core]

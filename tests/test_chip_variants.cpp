@@ -313,6 +313,68 @@ TEST_CASE("decode split partials go through a free L2, and the split is priced a
   CHECK(cached.timeline.op(OpKind::fa2).hbm_bytes == 147'456);
 }
 
+TEST_CASE("row tiles: a sequence's query rows over a group of cores, its history read once", "[ops][split][l2]") {
+  // V3 absorb with 16 query tokens a sequence (a speculative verify): B = 1, q_len 16, 4,096
+  // tokens of history, 128 heads on the one latent stream: R = 16 x 128 = 2,048 query rows.
+  // On the 64-core test chip (2 MiB local memory) a block of r rows and c-token chunks in b
+  // buffers takes 3,208 r + 4 r c + 1,152 b c bytes (Q r x 576 x 2, O r x 514 x 4, scores
+  // r x c x 4, chunks): 2,048 and 1,024 rows do not fit with any chunk (3,208 x 1,024 alone is
+  // 3,284,992), 512 do with 64-token chunks (1,642,496 + 131,072 + 147,456 = 1,921,024; 128 would
+  // need 2,199,552), and with 4 buffers (2,068,480). The tile t: of the 16-lane multiples up to
+  // 512, each leaves a core t x ceil(M / G) / P rows per history token with M = 2,048 / t tiles,
+  // P = max(1, 64 / M) parts and G = 64 / P cores a part: 16 -> 16 x 2 / 1 = 32, 64 -> 64 / 2,
+  // 512 -> 512 / 16, all 32; the tie goes to the largest: M = 4 tiles of 512 rows.
+  ops::AttentionShape s;
+  s.groups = {ops::QueryGroup{1, 16, 4096}};
+  s.heads = 128, s.kv_heads = 1, s.qk_dim = 576, s.v_dim = 512, s.kv_elements = 576, s.kv_token_bytes = 1152;
+  s.decode = true;
+  const hw::Chip chip = test_configs::sg2262();
+  const ops::AttentionPlan plan = ops::plan_attention(s, chip, false, false, ops::AttentionSplit::seq, true);
+  CHECK(plan.row_tiles);
+  CHECK(plan.row_block == 512);
+  CHECK(plan.chunk_tokens == 64);
+  CHECK(plan.buffers == 4);
+  // Parts: P* for a core's 512 rows of a token (t_tok at least the 76.656 ns of test_lowering's
+  // 128-row token) and a part's 2,048 partial rows, b_p = 2,048 x 2,056 = 4,210,688:
+  // sqrt(4,096 x t_tok x 7,741.44 / 8,421,376) >= sqrt(4,096 x 76.656 x 0.91925) = 537, so the
+  // cap floor(64 / 4) = 16 parts binds: 16 groups of 4 cores, 256 tokens a slice.
+  // Core c takes row tile c mod 4 of slice c / 4, four 64-token chunks; the tile holding rows
+  // 0..511 reads the slice as the history read, the other three read it again.
+  for (std::uint64_t c = 0; c < 64; ++c) {
+    INFO("core " << c);
+    const ops::CoreAttention& core = plan.cores[c];
+    REQUIRE(core.blocks.size() == 1);
+    const ops::AttentionBlock& b = core.blocks[0];
+    CHECK(b.rows == 512);
+    CHECK(b.row_begin == c % 4 * 512);
+    CHECK(b.kv_begin == c / 4 * 256);
+    CHECK(b.chunk_tokens == std::vector<std::uint64_t>{64, 64, 64, 64});
+    CHECK(b.first_pass == (c % 4 == 0));
+    CHECK(core.first_pass_tokens == (c % 4 == 0 ? 256 : 0));
+  }
+  // One partial per slice (over its four tiles), merged by fa2_combine: 16 x 4,210,688 bytes.
+  CHECK(plan.partials_per_sequence == std::vector<std::uint64_t>{16});
+  CHECK(ops::decode_partial_bytes(s, plan) == 16 * 4'210'688);
+  // Without row tiles each of the slices' cores walks its slice four times, one block at a time.
+  const ops::AttentionPlan untiled = ops::plan_attention(s, chip, false, false);
+  CHECK_FALSE(untiled.row_tiles);
+  for (const ops::CoreAttention& core : untiled.cores) CHECK((core.blocks.empty() || core.blocks.size() == 4));
+
+  // The op alone on the chip with a 128 MiB L2 that caches reads: the slice's other tiles and the
+  // Q loads of the other slices hit it and the 67,371,008 bytes of partials (16 x 4,210,688, which
+  // fit) go through it, so the DDR moves each unique byte once: Q 16 x 128 x 576 x 2 = 2,359,296,
+  // the history 4,096 x 1,152 = 4,718,592 and the output 16 x 128 x 512 x 2 = 2,097,152, 9,175,040.
+  const hw::Chip cache = hw::chip_from_yaml(
+      replaced(test_configs::kSg2262, "engines:",
+               "l2: {capacity_bytes: 134217728, bandwidth_gb_per_s: 8192, latency_ns: 50, caches_reads: true}\n"
+               "engines:"),
+      "sg2262-l2-cache");
+  const api::Fa2Request q{1, 16, 4096, 128, 1, 576, 512, true, false};
+  const auto cached = api::run_fa2(cache, q, 0);
+  CHECK(cached.unique_bytes == 9'175'040);
+  CHECK(cached.ddr_bytes == 9'175'040);
+}
+
 TEST_CASE("an L2 that caches reads serves operand blocks other cores already read", "[hw][engines][variants][l2]") {
   // The SG2262 test chip with an L2 on the GDMA's path: a scratchpad (caches_reads false), then a
   // cache (true). A 1024 x 4096 x 4096 bf16 matmul on its 64 cores: the work split gives several
