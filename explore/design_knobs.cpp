@@ -104,8 +104,9 @@ std::vector<Knob> sensitivity_rows() {
        .flag = "--fields",
        .type = T::list,
        .optional = true,
-       .default_doc = "every numeric field of the chip",
-       .doc = "the chip fields to vary, dotted as errors name them (ddr.bandwidth_gb_per_s,engines.tiu.clock_mhz)",
+       .default_doc = "every numeric field of the chip, and of the runtime when --runtime names one",
+       .doc = "the chip fields to vary, dotted as errors name them (ddr.bandwidth_gb_per_s,engines.tiu.clock_mhz), "
+              "and the runtime's as runtime. and its path (runtime.step.cpu_ns,runtime.kernels.graph.gap_ns)",
        .group = "sensitivity",
        .takes = kSensitivityKnob},
       {.name = "metric",

@@ -429,6 +429,15 @@ Report search_csv() {
 // The sensitivity's set-up: the metric, the step, the runs made and the base runs' warnings.
 std::vector<ReportField> sensitivity_setup_rows() {
   return {
+      {.path = "runtime",
+       .type = F::text,
+       .description = "the runtime the runs name (its name and version; its fields are varied as "
+                      "runtime.PATH); null for the chip alone",
+       .nullable = true},
+      {.path = "runtime_source",
+       .type = F::text,
+       .description = "the path of the runtime config read; null for the chip alone",
+       .nullable = true},
       {.path = "metric",
        .type = F::text,
        .description = "the metric differentiated (step_ms for a run and tpot_p50_ms for a serve unless "
@@ -483,7 +492,8 @@ std::vector<ReportField> sensitivity_field_rows() {
        .description = "every field varied, by decreasing absolute elasticity, those without one last"},
       {.path = "points[].fields[].field",
        .type = F::text,
-       .description = "the chip field, dotted as in the config (ddr.bandwidth_gb_per_s)"},
+       .description = "the chip field, dotted as in the config (ddr.bandwidth_gb_per_s), or the runtime's "
+                      "as runtime. and its path (runtime.step.cpu_ns)"},
       {.path = "points[].fields[].value",
        .type = F::number,
        .description = "the field's value in the config, in the field's own unit"},

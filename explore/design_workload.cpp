@@ -38,7 +38,8 @@ std::string given_items(const g5sim::ServeSettings& s) {
 }
 
 double run_metric(const std::string& metric, const g5sim::Result& r) {
-  if (metric == "step_ms") return static_cast<double>(r.total_ps) / 1e9;
+  // The step as its software runs it (the chip's time plus the runtime's; the chip's alone without one).
+  if (metric == "step_ms") return static_cast<double>(r.step_ps) / 1e9;
   return r.tokens_per_s_per_chip;  // tokens_per_s_per_chip: the names are checked when made
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <mutex>
 
 #include "api/csv_cell.hpp"
@@ -13,9 +14,12 @@
 #include "api/parallel_for.hpp"
 #include "api/public_errors.hpp"
 #include "explore/context_list.hpp"
+#include "explore/scratch_file.hpp"
 #include "g5sim/reports.hpp"
+#include "g5sim/runtime.hpp"
 #include "hw/chip_fields.hpp"
 #include "hw/config_error.hpp"
+#include "hw/input_file.hpp"
 
 namespace g5sim {
 
@@ -35,26 +39,53 @@ std::string number(double v) { return number_text(v); }
 std::string number(const std::optional<double>& v) { return v ? number_text(*v) : std::string(); }
 std::string json_or_null(const std::optional<double>& v) { return v ? number_text(*v) : std::string("null"); }
 
-// One variant of the chip: a field at another value, or the config's refusal of it.
+// A field varied: the chip's, or (named "runtime." + its path) the runtime's the run names.
+struct SensitiveField {
+  hw::ChipField field;
+  std::string name;  ///< as the report names it
+  bool runtime = false;
+};
+
+// The configs the fields come from: the chip's and, when the run names one, the runtime's.
+struct VariedConfigs {
+  const ChipText& chip;
+  std::optional<ChipText> runtime;
+};
+
+constexpr std::string_view kRuntimePrefix = "runtime.";
+
+// One variant: a field at another value (the chip so changed, or the runtime so changed written to
+// a scratch file the variant's runs name), or the config's refusal of it.
 struct Variant {
   std::optional<double> value;  ///< as the config holds it; none when there is no such side
   std::optional<g5sim::Chip> chip;
+  std::shared_ptr<const explore::ScratchFile> runtime;
   std::string note;
+  bool made() const { return chip.has_value() || runtime != nullptr; }
 };
 
-// The field at `value`: its chip, or the config's refusal (the variant's note).
-Variant variant_at(const ChipText& chip, const hw::ChipField& field, double value, int sign) {
+// The field at `value`: its chip or runtime, or the config's refusal (the variant's note).
+Variant variant_at(const VariedConfigs& configs, const SensitiveField& varied, const hw::ChipField& field, double value,
+                   int sign) {
   Variant v;
   if (!(value > 0)) {
-    v.note = fmt::format("{} {} would be {}: no logarithm", field.path, sign < 0 ? "-" : "+",
+    v.note = fmt::format("{} {} would be {}: no logarithm", varied.name, sign < 0 ? "-" : "+",
                          hw::format_field_value(field, value));
     return v;
   }
   try {
-    v.chip = chip_with(chip, {field}, {value});
+    if (varied.runtime) {
+      const std::string text = hw::with_field_values(configs.runtime->text, {field}, {value});
+      (void)g5sim::Runtime::from_yaml(text, configs.runtime->source);  // refused here, named by its field
+      auto file = std::make_shared<explore::ScratchFile>("sensitivity: a runtime variant");
+      file->write(text);
+      v.runtime = std::move(file);
+    } else {
+      v.chip = chip_with(configs.chip, {field}, {value});
+    }
     v.value = value;
   } catch (const g5sim::ConfigError& e) {
-    v.note = fmt::format("{} = {}: {}", field.path, hw::format_field_value(field, value), e.what());
+    v.note = fmt::format("{} = {}: {}", varied.name, hw::format_field_value(field, value), e.what());
   }
   return v;
 }
@@ -63,20 +94,21 @@ Variant variant_at(const ChipText& chip, const hw::ChipField& field, double valu
 // number may be a count (cores) or a real that happens to be whole (an efficiency of 1): the
 // exact fraction is tried first, and where the config wants a whole number the move rounds, by
 // at least 1 (5 % of 8 rounds back to 8).
-Variant make_variant(const ChipText& chip, const hw::ChipField& field, double delta, int sign) {
+Variant make_variant(const VariedConfigs& configs, const SensitiveField& varied, double delta, int sign) {
+  const hw::ChipField& field = varied.field;
   const double target = field.value * (1.0 + sign * delta);
   hw::ChipField real = field;
   real.integer = false;
-  if (!field.integer) return variant_at(chip, real, hw::held_value(real, target), sign);
+  if (!field.integer) return variant_at(configs, varied, real, hw::held_value(real, target), sign);
   // Written whole: a whole target stays whole (2^37 bytes x 0.95), else the fraction first.
-  if (target == std::floor(target)) return variant_at(chip, field, target, sign);
-  Variant fraction = variant_at(chip, real, hw::held_value(real, target), sign);
-  if (fraction.chip) return fraction;
+  if (target == std::floor(target)) return variant_at(configs, varied, field, target, sign);
+  Variant fraction = variant_at(configs, varied, real, hw::held_value(real, target), sign);
+  if (fraction.made()) return fraction;
   double whole = hw::held_value(field, target);
   if (whole == field.value) whole = field.value + sign;
-  Variant counted = variant_at(chip, field, whole, sign);
+  Variant counted = variant_at(configs, varied, field, whole, sign);
   // Refused either way: the refusal of the change asked for says most.
-  return counted.chip ? counted : fraction;
+  return counted.made() ? counted : fraction;
 }
 
 // The elasticity from the sides that exist: central with both, else one-sided against the base.
@@ -115,17 +147,52 @@ std::string sensitivity_metric(const SensitivitySpec& spec, bool serving) {
   return metric;
 }
 
-// Step 2, the fields x: the spec's, or by default every numeric field but the energy section's
-// prices (they move no time).
-std::vector<hw::ChipField> fields_to_vary(const SensitivitySpec& spec, const ChipText& chip) {
+// The runtime the run names, read whole; none for the chip alone.
+std::optional<ChipText> runtime_text(const g5sim::Request& base) {
+  if (base.runtime.empty() || base.runtime == "none") return std::nullopt;
+  const std::string path = g5sim::runtime_path(base.runtime);
+  return ChipText{hw::read_input_file(path), path};
+}
+
+// Step 2, the fields x: the spec's (a runtime's named "runtime." + its path), or by default every
+// numeric field of the chip but the energy section's prices (they move no time), then every one of
+// the runtime's when the run names one.
+std::vector<SensitiveField> fields_to_vary(const SensitivitySpec& spec, const VariedConfigs& configs) {
   std::vector<std::string> names = spec.fields;
   if (names.empty()) {
-    for (std::string& f : hw::numeric_chip_fields(chip.text, chip.source)) {
+    for (std::string& f : hw::numeric_chip_fields(configs.chip.text, configs.chip.source)) {
       if (f.rfind("energy.", 0) != 0) names.push_back(std::move(f));
     }
+    if (configs.runtime) {
+      for (const std::string& f : hw::numeric_chip_fields(configs.runtime->text, configs.runtime->source)) {
+        names.push_back(std::string(kRuntimePrefix) + f);
+      }
+    }
   }
-  if (names.empty()) throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", chip.source));
-  return chip_fields_named(chip, names, "fields");
+  if (names.empty()) {
+    throw hw::InputError("fields", fmt::format("{}: the chip has no numeric field", configs.chip.source));
+  }
+  std::vector<std::string> chip_names, runtime_names;
+  for (const std::string& name : names) {
+    (name.rfind(kRuntimePrefix, 0) == 0 ? runtime_names : chip_names).push_back(name);
+  }
+  if (!runtime_names.empty() && !configs.runtime) {
+    throw hw::InputError("fields", fmt::format("fields: {} is a runtime's field, but the run names no runtime (give "
+                                               "--runtime NAME|PATH, g5sim list shows them)",
+                                               runtime_names.front()));
+  }
+  std::vector<SensitiveField> fields;
+  for (hw::ChipField& f : chip_fields_named(configs.chip, chip_names, "fields")) {
+    std::string name = f.path;
+    fields.push_back({std::move(f), std::move(name), false});
+  }
+  std::vector<std::string> paths;
+  for (const std::string& name : runtime_names) paths.push_back(name.substr(kRuntimePrefix.size()));
+  if (!paths.empty()) {
+    const std::vector<hw::ChipField> found = chip_fields_named(*configs.runtime, paths, "fields");
+    for (std::size_t i = 0; i < found.size(); ++i) fields.push_back({found[i], runtime_names[i], true});
+  }
+  return fields;
 }
 
 // Step 3, the workload's points, each with its own base request: a serve's one, or a run's at each
@@ -186,12 +253,13 @@ std::vector<Measurement> run_base_points(const SensitivitySpec& spec, const Work
 
 // Step 5, the variants x(1 -+ delta): each field down (2f) and up (2f + 1), made once, run at every
 // point; a field whose value is not above 0 has none.
-std::vector<Variant> make_variants(const ChipText& chip, const std::vector<hw::ChipField>& fields, double delta) {
+std::vector<Variant> make_variants(const VariedConfigs& configs, const std::vector<SensitiveField>& fields,
+                                   double delta) {
   std::vector<Variant> variants(2 * fields.size());
   for (std::size_t f = 0; f < fields.size(); ++f) {
-    if (!(fields[f].value > 0)) continue;
-    variants[2 * f] = make_variant(chip, fields[f], delta, -1);
-    variants[2 * f + 1] = make_variant(chip, fields[f], delta, +1);
+    if (!(fields[f].field.value > 0)) continue;
+    variants[2 * f] = make_variant(configs, fields[f], delta, -1);
+    variants[2 * f + 1] = make_variant(configs, fields[f], delta, +1);
   }
   return variants;
 }
@@ -205,15 +273,18 @@ struct VariantOutcome {
 
 // Step 6, the variant runs (in parallel): outcome i is variant i / points at point i % points.
 std::vector<VariantOutcome> run_variants(const SensitivitySpec& spec, const WorkloadMeter& meter,
-                                         const std::string& metric, const std::vector<Variant>& variants,
+                                         const g5sim::Chip& base_chip, const std::string& metric,
+                                         const std::vector<Variant>& variants,
                                          const std::vector<g5sim::Request>& requests, SensitivityProgress& progress) {
   const std::size_t points = requests.size();
   std::vector<VariantOutcome> outcomes(variants.size() * points);
   parallel_for(outcomes.size(), spec.jobs, [&](std::size_t i) {
     const Variant& variant = variants[i / points];
-    if (variant.chip) {
+    if (variant.made()) {
       try {
-        outcomes[i].metric = meter.measure(*variant.chip, requests[i % points]).metrics[0];
+        g5sim::Request request = requests[i % points];
+        if (variant.runtime) request.runtime = variant.runtime->path();
+        outcomes[i].metric = meter.measure(variant.chip ? *variant.chip : base_chip, request).metrics[0];
         outcomes[i].ok = outcomes[i].metric > 0;
         if (!outcomes[i].ok) {
           outcomes[i].note = fmt::format("{} is {} there: no logarithm", metric, number(outcomes[i].metric));
@@ -239,6 +310,11 @@ SensitivityReport sensitivity_report_head(const SensitivitySpec& spec, const Wor
   report.chip_source = workload.chip.source;
   report.model = workload.model.name();
   report.model_source = workload.model.source();
+  if (!workload.base.runtime.empty() && workload.base.runtime != "none") {
+    const g5sim::Runtime& rt = g5sim::runtime_named(workload.base.runtime);
+    report.runtime = rt.version.empty() ? rt.name : rt.name + " " + rt.version;
+    report.runtime_source = g5sim::runtime_path(workload.base.runtime);
+  }
   report.metric = metric;
   report.delta = spec.delta;
   report.deployment = base.front().deployment;
@@ -256,14 +332,14 @@ SensitivityReport sensitivity_report_head(const SensitivitySpec& spec, const Wor
 
 // Step 8a, one field's elasticity at point p: its sides that ran, the notes of those that did not
 // (in order: the value, then down, then up), and the estimate from them.
-FieldSensitivity field_elasticity_at(const hw::ChipField& field, std::size_t f, std::size_t p, std::size_t points,
+FieldSensitivity field_elasticity_at(const SensitiveField& varied, std::size_t f, std::size_t p, std::size_t points,
                                      const std::vector<Variant>& variants, const std::vector<VariantOutcome>& outcomes,
                                      double metric_base) {
   FieldSensitivity s;
-  s.field = field.path;
-  s.value = field.value;
+  s.field = varied.name;
+  s.value = varied.field.value;
   std::vector<std::string> notes;
-  if (!(field.value > 0)) notes.push_back(fmt::format("the value is {}: no relative change", s.value));
+  if (!(varied.field.value > 0)) notes.push_back(fmt::format("the value is {}: no relative change", s.value));
   for (int side = 0; side < 2; ++side) {
     const Variant& variant = variants[2 * f + side];
     const VariantOutcome& o = outcomes[(2 * f + side) * points + p];
@@ -297,7 +373,8 @@ SensitivityReport sensitivity(const SensitivitySpec& spec,
     const std::string metric = sensitivity_metric(spec, serving);
     const WorkloadMeter meter(workload, {metric}, "metric");
     const ChipText& chip = workload.chip;
-    const std::vector<hw::ChipField> fields = fields_to_vary(spec, chip);
+    const VariedConfigs configs{chip, runtime_text(workload.base)};
+    const std::vector<SensitiveField> fields = fields_to_vary(spec, configs);
     const g5sim::Chip base_chip = g5sim::Chip::from_yaml(chip.text, chip.source);
     std::vector<g5sim::Request> requests = point_requests(spec, serving);
 
@@ -305,8 +382,9 @@ SensitivityReport sensitivity(const SensitivitySpec& spec,
     const std::uint64_t total = points * (1 + 2 * fields.size());
     SensitivityProgress run_progress(progress, total);
     const std::vector<Measurement> base = run_base_points(spec, meter, base_chip, metric, requests, run_progress);
-    const std::vector<Variant> variants = make_variants(chip, fields, spec.delta);
-    const std::vector<VariantOutcome> outcomes = run_variants(spec, meter, metric, variants, requests, run_progress);
+    const std::vector<Variant> variants = make_variants(configs, fields, spec.delta);
+    const std::vector<VariantOutcome> outcomes =
+        run_variants(spec, meter, base_chip, metric, variants, requests, run_progress);
 
     // Step 8, each point's elasticities, ranked.
     SensitivityReport report = sensitivity_report_head(spec, meter, base_chip, metric, base, total);
@@ -330,9 +408,10 @@ void write_sensitivity_table(std::ostream& out, const SensitivityReport& r) {
   const std::size_t top = r.top;
   const g5sim::Deployment& d = r.deployment;
   fmt::print(out,
-             "sensitivity of {} to the fields of {}, {}, {} (tp {}, ep {}, dp {}): each field x (1 +- {} %), "
+             "sensitivity of {} to the fields of {}{}, {}, {} (tp {}, ep {}, dp {}): each field x (1 +- {} %), "
              "{} runs\n",
-             r.metric, r.chip, r.model, r.workload, d.tp, d.ep, d.dp, number(r.delta * 100), r.runs);
+             r.metric, r.chip, r.runtime.empty() ? std::string() : " and of runtime " + r.runtime, r.model, r.workload,
+             d.tp, d.ep, d.dp, number(r.delta * 100), r.runs);
   for (const SensitivityPoint& p : r.points) {
     const std::string where = p.ctx ? fmt::format("ctx {}", *p.ctx) : std::string("serve");
     const std::string bound =
@@ -390,6 +469,9 @@ void write_sensitivity_json(std::ostream& out, const SensitivityReport& r) {
   using api::json_string;
   write_design_json_head(out, kSensitivitySchemaVersion, "sensitivity", r.chip, r.chip_source, r.model, r.model_source,
                          r.workload, r.deployment);
+  fmt::print(out, "  \"runtime\": {},\n  \"runtime_source\": {},\n",
+             r.runtime.empty() ? "null" : json_string(r.runtime),
+             r.runtime_source.empty() ? "null" : json_string(r.runtime_source));
   fmt::print(out, "  \"metric\": {},\n  \"delta\": {},\n  \"runs\": {},\n", json_string(r.metric), number(r.delta),
              r.runs);
   out << "  \"warnings\": [";

@@ -63,7 +63,8 @@ void collect_numeric(const YAML::Node& map, const std::string& prefix, std::vect
     if (prefix.empty() && (key == "calibration" || key == "name")) continue;
     if (entry.second.IsMap()) {
       collect_numeric(entry.second, path, out);
-    } else if (entry.second.IsScalar() && is_number(entry.second.Scalar())) {
+    } else if (entry.second.IsScalar() && entry.second.Tag() != "!" && is_number(entry.second.Scalar())) {
+      // (a quoted scalar, tagged "!", is text that reads as a number: a version "0.11")
       out.push_back(path);
     }
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -13,7 +14,9 @@
 
 #include "g5sim/g5sim.hpp"
 #include "g5sim/runtime.hpp"
+#include "g5sim/sensitivity.hpp"
 #include "g5sim/serve.hpp"
+#include "test_configs.hpp"
 
 namespace test_runtime {
 namespace {
@@ -383,6 +386,51 @@ TEST_CASE("calibrate --runtime recovers a front end from serves measured on the 
   // The written config reads back (its record is not read).
   CHECK(g5sim::Runtime::from_yaml(r.calibrated_yaml, "calibrated").before_scheduler_ns == r.fields[0].fitted);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("sensitivity varies a runtime's fields as it varies the chip's", "[runtime][sensitivity]") {
+  // One V2-Lite layer on the DDR-bound tiny chip under a runtime whose only cost is 1 ms of
+  // scheduler CPU a step, not overlapped: step_ms = chip + 1 ms. Moved by 5 %, the field is
+  // 950,000 and 1,050,000 ns and the step chip + 0.95 ms and chip + 1.05 ms, exactly (integer ps);
+  // the elasticity ln(M+ / M-) / ln(1.05 / 0.95).
+  Sections s;
+  s.step = "step: {cpu_ns: 1000000, cpu_ns_per_sequence: 0, cpu_ns_per_token: 0, overlap: false}\n";
+  const RuntimeFile rt(s.text());
+  g5sim::SensitivitySpec spec;
+  spec.workload.chip = {test_configs::tiny_chip(4, 10, 4), "ddr-bound"};
+  spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV2Lite, "v2-lite-test");
+  spec.workload.base.layers = 1;
+  spec.workload.base.tp = spec.workload.base.ep = spec.workload.base.dp = 1;
+  spec.workload.base.ctx = 4096;
+  spec.workload.base.runtime = rt.path();
+  spec.fields = {"runtime.step.cpu_ns", "ddr.bandwidth_gb_per_s"};
+  const g5sim::Result base = g5sim::simulate(g5sim::Chip::from_yaml(spec.workload.chip.text, "ddr-bound"),
+                                             spec.workload.model, spec.workload.base);
+  REQUIRE(base.step_ps == base.chip_ps + 1'000'000'000);
+  const g5sim::SensitivityReport r = g5sim::sensitivity(spec);
+  CHECK(r.runtime == "test 1");
+  CHECK(r.runs == 5);  // the base run and two per field
+  REQUIRE(r.points.size() == 1);
+  const auto& fields = r.points[0].fields;
+  const auto cpu = std::find_if(fields.begin(), fields.end(),
+                                [](const g5sim::FieldSensitivity& f) { return f.field == "runtime.step.cpu_ns"; });
+  REQUIRE(cpu != fields.end());
+  CHECK(r.points[0].metric_base == static_cast<double>(base.step_ps) / 1e9);
+  CHECK(cpu->value == 1'000'000);
+  CHECK(cpu->low_value == 950'000);
+  CHECK(cpu->high_value == 1'050'000);
+  CHECK(cpu->metric_low == static_cast<double>(base.chip_ps + 950'000'000) / 1e9);
+  CHECK(cpu->metric_high == static_cast<double>(base.chip_ps + 1'050'000'000) / 1e9);
+  CHECK(cpu->method == "central");
+  CHECK(*cpu->elasticity == Approx(std::log(*cpu->metric_high / *cpu->metric_low) / std::log(1.05 / 0.95)));
+  // The chip's field is still the chip's: the DDR sets the chip's part of the step only.
+  CHECK(fields[0].field == "ddr.bandwidth_gb_per_s");
+  CHECK(*fields[0].elasticity < 0);
+  // A runtime's field without a runtime: one line naming the fix.
+  spec.workload.base.runtime = "";
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec),
+                    "fields: runtime.step.cpu_ns is a runtime's field, but the run names no runtime (give --runtime "
+                    "NAME|PATH, g5sim list shows them)");
 }
 
 }  // namespace test_runtime

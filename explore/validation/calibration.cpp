@@ -11,13 +11,12 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <unistd.h>
 
 #include "api/parallel_for.hpp"
 #include "api/result_state.hpp"
+#include "explore/scratch_file.hpp"
 #include "explore/validation/row_prediction.hpp"
 #include "g5sim/g5sim.hpp"
 #include "g5sim/runtime.hpp"
@@ -126,9 +125,9 @@ struct Problem {
   std::string base_text, source;
   ConfigCheck check = check_chip;
   // A runtime's fit (check_runtime): each row on its own chip, its runtime the trial text written
-  // to trial_path, the serves' chip steps shared across trials (only the runtime's prices change).
+  // to `trial`, the serves' chip steps shared across trials (only the runtime's prices change).
   std::vector<std::optional<g5sim::Chip>> chips;
-  std::string trial_path;
+  const explore::ScratchFile* trial = nullptr;
   std::shared_ptr<g5sim::SharedStepTimes> shared;
   std::vector<FittedField> fields;
   std::vector<const MeasuredRow*> rows;
@@ -162,8 +161,8 @@ struct Problem {
     RowOverrides overrides;
     if (check == check_runtime) {
       check_runtime(text, source);
-      std::ofstream(trial_path, std::ios::binary | std::ios::trunc) << text;
-      overrides = RowOverrides{trial_path, shared};
+      trial->write(text);
+      overrides = RowOverrides{trial->path(), shared};
     } else {
       chip = g5sim::Chip::from_yaml(text, source);
     }
@@ -442,25 +441,6 @@ std::vector<double> select_rows(Problem& problem, const MeasuredTable& table, co
   }
   return before;
 }
-
-// A scratch file for a runtime fit's trial configs (rows name a runtime by path), removed after.
-class TrialFile {
- public:
-  TrialFile() {
-    char name[] = "/tmp/g5sim-runtime-trial-XXXXXX";
-    const int fd = mkstemp(name);
-    if (fd < 0) throw hw::ConfigError("calibrate: cannot create a scratch file for the trial runtimes in /tmp");
-    close(fd);
-    path_ = name;
-  }
-  ~TrialFile() { std::remove(path_.c_str()); }
-  TrialFile(const TrialFile&) = delete;
-  TrialFile& operator=(const TrialFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Whether a row runs with this runtime: its options name it (a shipped name or a path), and it
 // is a serve or a step (what a runtime changes).
@@ -840,8 +820,8 @@ CalibrationResult calibrate_runtime(const std::string& runtime_path, const Measu
   CalibrationResult result;
   result.runtime_fit = true;
   Problem problem = start_problem(runtime_path, table, options, result, check_runtime);
-  const TrialFile trial;
-  problem.trial_path = trial.path();
+  const explore::ScratchFile trial("calibrate: the trial runtimes");
+  problem.trial = &trial;
   problem.shared = std::make_shared<g5sim::SharedStepTimes>();
   add_fields(problem, options.fit, runtime_path);
   const std::vector<double> before = select_runtime_rows(problem, table, runtime_path, options, result);

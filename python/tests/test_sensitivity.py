@@ -82,3 +82,21 @@ def test_plot_sensitivity_draws_a_tornado_per_point(run_cli, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="top must be"):
         g5sim.plot_sensitivity(str(json_path), tmp_path / "x.png", top=0)
+
+
+def test_a_runtimes_fields_rank_beside_the_chips(run_cli, tmp_path):
+    # runtime= names the software; its fields are "runtime." and their path, varied like the chip's.
+    fields = ["ddr.bandwidth_gb_per_s", "runtime.step.cpu_ns", "runtime.kernels.graph.gap_ns"]
+    json_path = tmp_path / "s.json"
+    rc = run_cli(["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--batch", "1",
+                  "--ctx", "1024", "--runtime", "vllm", "--fields", ",".join(fields), "--json", str(json_path)])
+    assert rc == 0
+    rows = g5sim.sensitivity("h100", "qwen2.5-1.5b", layers=2, batch=1, ctx=1024, runtime="vllm", fields=fields)
+    assert rows.attrs["sensitivity"] == json.loads(json_path.read_text())
+    assert rows.attrs["sensitivity"]["runtime"].startswith("vLLM")
+    cpu = rows[rows.field == "runtime.step.cpu_ns"].iloc[0]
+    # vllm.yaml's 1 ms scheduler step x (1 -+ 5 %), not overlapped: it adds to every step.
+    assert (cpu.value, cpu.low_value, cpu.high_value) == (1000000, 950000, 1050000)
+    assert cpu.elasticity > 0
+    with pytest.raises(g5sim.ConfigError, match="the run names no runtime"):
+        g5sim.sensitivity("h100", "qwen2.5-1.5b", layers=2, fields=["runtime.step.cpu_ns"])

@@ -1,7 +1,9 @@
 #pragma once
 // g5sim sensitivity: which chip field would buy the most. For a metric M of a workload (a step's
 // time or throughput at each context length, or a serve's latency or throughput) and each numeric
-// field x of the chip config, the elasticity
+// field x of the chip config (and, when the run names a runtime, of the runtime's: "runtime." and
+// its path, as runtime.step.cpu_ns; the variant is written to a scratch file the run names), the
+// elasticity
 //
 //     e = d ln M / d ln x  ~  (ln M(x+) - ln M(x-)) / (ln x+ - ln x-),   x+- = x (1 +- delta)
 //
@@ -43,9 +45,10 @@ inline constexpr int kSensitivitySchemaVersion = 1;
 struct SensitivitySpec {
   DesignWorkload workload;              ///< a run (its base request) or a serve
   std::vector<std::uint64_t> contexts;  ///< a run's points: these context lengths (empty: base.ctx once)
-  std::vector<std::string> fields;      ///< empty: every numeric field of the chip but `energy`'s
-  std::string metric;                   ///< empty: step_ms for a run, tpot_p50_ms for a serve
-  double delta = 0.05;                  ///< the relative step, (0, 0.5]
+  std::vector<std::string>
+      fields;  ///< empty: every numeric field of the chip but `energy`'s, then the runtime's ("runtime.step.cpu_ns")
+  std::string metric;   ///< empty: step_ms for a run, tpot_p50_ms for a serve
+  double delta = 0.05;  ///< the relative step, (0, 0.5]
   unsigned jobs = 1;
   std::size_t top = 10;  ///< fields the table lists per point (the JSON and CSV have every one)
 };
@@ -72,6 +75,7 @@ struct SensitivityPoint {
 
 struct SensitivityReport {
   std::string chip, model, chip_source, model_source, metric, workload;  ///< workload: one line
+  std::string runtime, runtime_source;  ///< the run's runtime (name and version, its file); "" for none
   double delta = 0;
   Deployment deployment;
   std::uint64_t runs = 0;             ///< simulations (or serves), the base ones included
