@@ -179,14 +179,14 @@ std::vector<std::vector<Item>> split_row_tiles(const AttentionShape& s, std::uin
   const std::uint64_t group = cores / parts;
   for (std::uint64_t p = 0; p < parts; ++p) {
     std::uint64_t turn = 0;
-    for_each_piece(runs, balanced_part(total, parts, p),
-                   [&](const StreamRun& r, std::uint64_t seq, std::uint64_t b, std::uint64_t e) {
-                     const std::uint64_t rows = r.q_len * s.heads_per_kv();
-                     for (std::uint64_t r0 = 0; r0 < rows; r0 += row_block, ++turn) {
-                       items[p * group + turn % group].push_back(
-                           {seq, std::min(row_block, rows - r0), e - b, 0, 0, 0, r0, b});
-                     }
-                   });
+    for_each_piece(
+        runs, balanced_part(total, parts, p),
+        [&](const StreamRun& r, std::uint64_t seq, std::uint64_t b, std::uint64_t e) {
+          const std::uint64_t rows = r.q_len * s.heads_per_kv();
+          for (std::uint64_t r0 = 0; r0 < rows; r0 += row_block, ++turn) {
+            items[p * group + turn % group].push_back({seq, std::min(row_block, rows - r0), e - b, 0, 0, 0, r0, b});
+          }
+        });
   }
   return items;
 }
@@ -381,8 +381,8 @@ double estimate_attention_commands(const AttentionShape& s, const hw::Chip& chip
     const std::uint64_t tiles_per_sequence = ceil_div(rows_per_seq, rows);
     parts = row_tile_parts(s, chip, chip.l2.has_value() && !staged, rows, tiles_per_sequence);
     items = static_cast<LD>(std::min(parts, s.kv_heads * s.keys())) + static_cast<LD>(seqs);
-    tiles = choose_tiles(s, chip.lmem_bytes_per_core, rows, std::max<std::uint64_t>(1, std::min(max_kv, ceil_div(positions, parts))),
-                         0, false);
+    tiles = choose_tiles(s, chip.lmem_bytes_per_core, rows,
+                         std::max<std::uint64_t>(1, std::min(max_kv, ceil_div(positions, parts))), 0, false);
     if (tiles.row_block == 0) return 0;
   }
   const LD chunk = static_cast<LD>(tiles.chunk_tokens), row_block = static_cast<LD>(tiles.row_block);

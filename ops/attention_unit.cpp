@@ -109,9 +109,9 @@ std::vector<std::vector<std::uint8_t>> history_hits_l2(const AttentionShape& s, 
       if (b.first_pass) reader.emplace(std::pair{b.sequence, b.kv_begin}, c);
     }
   }
-  const bool stays = static_cast<double>(s.kv_heads) * static_cast<double>(s.keys()) *
-                         static_cast<double>(s.kv_token_bytes) <=
-                     static_cast<double>(l2.capacity_bytes);
+  const bool stays =
+      static_cast<double>(s.kv_heads) * static_cast<double>(s.keys()) * static_cast<double>(s.kv_token_bytes) <=
+      static_cast<double>(l2.capacity_bytes);
   std::vector<std::vector<std::uint8_t>> hits(plan.cores.size());
   for (std::size_t c = 0; c < plan.cores.size(); ++c) {
     for (const AttentionBlock& b : plan.cores[c].blocks) {
@@ -171,8 +171,8 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
       ctx.chip.l2.has_value() && unit.history != HistoryRoute::staged && !unit.merges_another_part;
   // Row tiles where fa2 streams the history chunk by chunk itself (an fa2 alone reads it plainly).
   const bool tile_rows = unit.history == HistoryRoute::stream || unit.history == HistoryRoute::none;
-  unit.plan = &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident, partials_may_use_l2,
-                                  tile_rows);
+  unit.plan =
+      &ctx.attention_plan(g[*unit.fa2].attn(), unit.history == HistoryRoute::resident, partials_may_use_l2, tile_rows);
   if (ctx.options.loop_kept > 0 && unit.history == HistoryRoute::none) {
     // Loop replay: fa2's own loads only (prefill), where iteration i of a block is one unit of
     // the chip's program when every core runs the same blocks (ops/loop_replay.hpp).
@@ -211,8 +211,7 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   unit.round_reads.resize(ctx.chip.cores);
   if (ctx.chip.l2 && ctx.chip.l2->caches_reads) {
     unit.q_hits_l2 = query_hits_l2(g[*unit.fa2].attn(), *unit.plan, *ctx.chip.l2);
-    if (unit.plan->row_tiles)
-      unit.history_hits_l2 = history_hits_l2(g[*unit.fa2].attn(), *unit.plan, *ctx.chip.l2);
+    if (unit.plan->row_tiles) unit.history_hits_l2 = history_hits_l2(g[*unit.fa2].attn(), *unit.plan, *ctx.chip.l2);
   }
   return unit;
 }

@@ -80,7 +80,7 @@ class LoweringContext {
 
   /// The attention plan of a shape, computed once for every layer that shares it.
   const AttentionPlan& attention_plan(const AttentionShape& shape, bool resident, bool partials_may_use_l2,
-                                     bool tile_rows);
+                                      bool tile_rows);
 
   /// The kv_cache_read / fa2 / fa2_combine unit `op` belongs to (built once, on first use).
   AttentionUnit& attention_unit(OpId op);

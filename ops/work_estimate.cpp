@@ -92,10 +92,9 @@ class Estimator {
   Estimate attention(const AttentionShape& a) {
     const bool resident_engine = chip_.engine(detail::history_engine(chip_, options_)).serves(hw::DmaRole::kv_resident);
     const detail::HistoryRoute route = detail::history_route(a.decode, a.gather, resident_engine, chip_.l2.has_value());
-    const Estimate full = estimate_attention_commands(a, chip_, route == detail::HistoryRoute::resident,
-                                                      route == detail::HistoryRoute::staged, options_.attn_split,
-                                                      route == detail::HistoryRoute::stream ||
-                                                          route == detail::HistoryRoute::none);
+    const Estimate full = estimate_attention_commands(
+        a, chip_, route == detail::HistoryRoute::resident, route == detail::HistoryRoute::staged, options_.attn_split,
+        route == detail::HistoryRoute::stream || route == detail::HistoryRoute::none);
     if (options_.loop_kept == 0 || route != detail::HistoryRoute::none) return full;
     // The cut estimate builds the plan, whose chunk lists hold about an eighth of the full
     // commands: past kMostPlannedCommands it would itself eat memory; the full count (refused by
