@@ -14,6 +14,7 @@
 
 #include "api/public_errors.hpp"
 #include "g5sim/runtime.hpp"
+#include "hw/calibration_record.hpp"
 #include "hw/strict_config.hpp"
 #include "models/run_limits.hpp"
 #include "ops/op_kinds.hpp"
@@ -147,8 +148,18 @@ Runtime read_runtime(hw::ConfigMap doc) {
   read_request(doc.map("request"), r);
   read_graph(doc.map("graph"), r);
   read_scheduler(doc.map("scheduler"), r);
-  // What g5sim calibrate wrote (its fit, its errors): a record for readers, not read here.
-  if (doc.has("calibration")) (void)doc.map("calibration");
+  // What g5sim calibrate wrote: a record of its fit, of which only the bands are read (they
+  // change no time, only the band a serve carries).
+  if (doc.has("calibration")) {
+    hw::HeldOutMape held_out;
+    if (const std::optional<hw::ErrorBands> bands = hw::read_calibration_record(doc.map("calibration"), held_out)) {
+      r.band_coverage = bands->coverage;
+      r.band_basis = bands->basis;
+      for (const hw::ErrorBand& b : bands->bands) {
+        r.bands.push_back(Runtime::Band{std::string(hw::name_of(b.kind)), b.rows, b.low_ratio, b.high_ratio});
+      }
+    }
+  }
   doc.finish();
   r.source = doc.source();
   r.sha256 = doc.sha256();
@@ -164,6 +175,15 @@ Runtime Runtime::from_file(const std::string& path) {
 Runtime Runtime::from_yaml(const std::string& text, const std::string& source_name) {
   return api::public_errors(
       [&] { return read_runtime(hw::ConfigMap::from_string(text, source_name, hw::UnknownKeys::reject)); });
+}
+
+const Runtime::Band* Runtime::band_for(const std::string& kind) const {
+  const Band* all = nullptr;
+  for (const Band& b : bands) {
+    if (b.kind == kind) return &b;
+    if (b.kind == "all") all = &b;
+  }
+  return all;
 }
 
 const KernelCosts& Runtime::kernels_for(bool decode_only, std::uint64_t chip_sequences) const {

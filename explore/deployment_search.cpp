@@ -389,6 +389,11 @@ SearchReport DeploymentSearch::report() const {
   r.slo_stat = spec.design.text("slo_stat");
   r.objective = spec.design.text("objective");
   r.step_cache = spec.serve.text("step_cache");
+  if (!spec.base.runtime.empty() && spec.base.runtime != "none") {
+    const Runtime& rt = runtime_named(spec.base.runtime);
+    r.runtime = rt.version.empty() ? rt.name : rt.name + " " + rt.version;
+    r.runtime_bands = runtime_bands_of(rt);
+  }
   for (const auto& [degree, list] : {std::pair{"tp", &r.tp}, {"ep", &r.ep}, {"dp", &r.dp}}) {
     if (!spec.design.text(degree).empty()) *list = explore::degrees(spec, degree);
   }

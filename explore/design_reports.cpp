@@ -91,7 +91,7 @@ std::vector<ReportField> search_knob_rows(const std::string& prefix, bool space)
 
 // The search's set-up: the model, the chips searched, the load, the SLO, the objective and the step cache.
 std::vector<ReportField> search_setup_rows() {
-  return {
+  std::vector<ReportField> rows{
       {.path = "schema_version",
        .type = F::integer,
        .description = "the layout's version of this search JSON",
@@ -130,7 +130,13 @@ std::vector<ReportField> search_setup_rows() {
       {.path = "step_cache",
        .type = F::text,
        .description = "the serves' step cache: 'exact' or 'bucket:PCT' (bucket:10 unless given)"},
+      {.path = "runtime",
+       .type = F::text,
+       .description = "the runtime every point's steps name (its name and version); null for the chip alone",
+       .nullable = true},
   };
+  for (ReportField& f : runtime_band_rows()) rows.push_back(std::move(f));
+  return rows;
 }
 
 // The grid's lists of shardings (the searchable knobs' lists follow).

@@ -74,6 +74,8 @@ void write_search_json(std::ostream& out, const SearchReport& r) {
              optional(r.slo_tpot_ms), api::json_string(r.slo_stat));
   fmt::print(out, "  \"objective\": {},\n  \"step_cache\": {},\n", api::json_string(r.objective),
              api::json_string(r.step_cache));
+  fmt::print(out, "  \"runtime\": {},\n  \"runtime_bands\": {},\n",
+             r.runtime.empty() ? "null" : api::json_string(r.runtime), runtime_bands_json(r.runtime_bands));
   auto given = [](const std::optional<std::vector<std::uint64_t>>& v) {
     return v ? fmt::format("[{}]", fmt::join(*v, ", ")) : std::string("null");
   };
@@ -136,6 +138,11 @@ void write_search_table(std::ostream& out, const SearchReport& r) {
              "grid          {} points; {} run in {} passes ({} coarse, {} refining the fronts), {} could not run\n",
              r.grid_points, r.points.size(), r.passes, coarse, r.points.size() - coarse, failed);
   fmt::print(out, "step cache    {} (every point serves the same requests)\n", r.step_cache);
+  if (!r.runtime.empty()) {
+    fmt::print(out, "runtime       {}{}\n", r.runtime,
+               r.runtime_bands ? "; its bands on every point: " + runtime_bands_text(*r.runtime_bands)
+                               : std::string("; not calibrated: no band"));
+  }
   auto row = [&](std::size_t i) {
     const SearchPoint& p = r.points[i];
     const SearchKnobs& k = p.knobs;

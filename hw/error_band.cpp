@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 
 namespace hw {
 namespace {
 
-constexpr std::array<std::string_view, kBandKindCount> kNames{"kernel", "block", "decode", "prefill", "all"};
+constexpr std::array<std::string_view, kBandKindCount> kNames{"kernel", "block", "decode",     "prefill",
+                                                              "ttft",   "tpot",  "throughput", "all"};
 
 }  // namespace
 
@@ -18,6 +20,14 @@ std::optional<BandKind> band_kind_named(std::string_view name) {
     if (kNames[i] == name) return static_cast<BandKind>(i);
   }
   return std::nullopt;
+}
+
+std::string band_kind_names() {
+  std::string out;
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == kNames.size() ? " or " : ", ") + std::string(kNames[i]);
+  }
+  return out;
 }
 
 const ErrorBand* ErrorBands::band_for(BandKind kind) const {

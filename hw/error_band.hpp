@@ -23,11 +23,15 @@
 
 namespace hw {
 
-/// The work a prediction is of, as the bands group measured rows.
-enum class BandKind : std::uint8_t { kernel, block, decode, prefill, all };
-inline constexpr std::size_t kBandKindCount = 5;
+/// The work a prediction is of, as the bands group measured rows: a chip's kinds, then a
+/// runtime's serving metrics (its fit's serve rows: time to first token, time per output token
+/// with the inter-token latency, output throughput), then every row.
+enum class BandKind : std::uint8_t { kernel, block, decode, prefill, ttft, tpot, throughput, all };
+inline constexpr std::size_t kBandKindCount = 8;
 std::string_view name_of(BandKind k);
 std::optional<BandKind> band_kind_named(std::string_view name);
+/// "kernel, block, ... or all", for messages.
+std::string band_kind_names();
 
 struct ErrorBand {
   BandKind kind = BandKind::all;

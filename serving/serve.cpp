@@ -283,6 +283,7 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   report.chips = report.memory.deployment.chips() * instances;
   report.summary = summarize(report.run, report.chips, settings.optional_decimal("slo_ttft_ms"),
                              settings.optional_decimal("slo_tpot_ms"));
+  if (setup.runtime) report.summary.runtime_bands = g5sim::runtime_bands_of(*setup.runtime);
   report.energy = energy_of(chip, report);
   return report;
 }
@@ -326,6 +327,25 @@ g5sim::KvTransfer kv_transfer_link(const g5sim::Chip& chip, std::uint64_t kv_byt
 }  // namespace serving
 
 namespace g5sim {
+
+std::optional<RuntimeBands> runtime_bands_of(const g5sim::Runtime& runtime) {
+  if (runtime.bands.empty()) return std::nullopt;
+  RuntimeBands out;
+  out.coverage = runtime.band_coverage;
+  out.basis = runtime.band_basis;
+  // A time t measured within [t / high_ratio, t / low_ratio]; a rate r (time's inverse) within
+  // [r low_ratio, r high_ratio].
+  auto band = [&](const std::string& kind, bool rate) {
+    const g5sim::Runtime::Band* b = runtime.band_for(kind);
+    if (b == nullptr) return MetricBand{"", 0, 1, 1};
+    return rate ? MetricBand{b->kind, b->rows, b->low_ratio, b->high_ratio}
+                : MetricBand{b->kind, b->rows, 1 / b->high_ratio, 1 / b->low_ratio};
+  };
+  out.ttft = band("ttft", false);
+  out.tpot = band("tpot", false);
+  out.throughput = band("throughput", true);
+  return out;
+}
 
 std::uint64_t KvTransfer::picoseconds(std::uint64_t bytes) const {
   // GB/s is bytes per nanosecond: bytes / bandwidth ns, x 1,000 ps.

@@ -52,7 +52,9 @@ void add_distribution(std::vector<ReportField>& rows, const std::string& key, co
                   .minimum = 0});
   rows.push_back(
       {.path = key + ".max", .type = F::number, .unit = unit, .description = "largest " + what + empty, .minimum = 0});
-  const std::string band_when = "the steps have an error band (a calibrated chip) and count is above 0";
+  const std::string band_when =
+      "the steps have an error band (a calibrated chip) or the runtime one (a calibrated runtime: its ttft band on "
+      "ttft_ms, its tpot band on the others) and count is above 0";
   for (const auto& [side, ratio] :
        {std::pair<std::string, std::string>{"band_low", "band.low_ratio"}, {"band_high", "band.high_ratio"}}) {
     const std::string bound = side == "band_low" ? "lower" : "upper";
@@ -434,9 +436,53 @@ std::vector<ReportField> serve_energy_rows() {
   };
 }
 
+// A calibrated runtime's bands (g5sim::RuntimeBands), as serve's and search's JSON hold them.
+std::vector<ReportField> band_rows_of_runtime() {
+  std::vector<ReportField> rows{
+      {.path = "runtime_bands",
+       .type = F::object,
+       .description = "a calibrated runtime's held-out bands (g5sim calibrate --runtime) on TTFT, TPOT (and ITL, "
+                      "E2E) and output throughput; they replace the chip's band on the latencies; null without a "
+                      "runtime or with one not calibrated",
+       .nullable = true},
+      {.path = "runtime_bands.coverage",
+       .type = F::number,
+       .unit = "ratio",
+       .description = "share of the runtime fit's held-out rows each band held",
+       .minimum = 0},
+      {.path = "runtime_bands.basis", .type = F::text, .description = "how those rows were held out (2 folds)"},
+  };
+  for (const std::string metric : {"ttft", "tpot", "throughput"}) {
+    const std::string key = "runtime_bands." + metric;
+    rows.push_back({.path = key,
+                    .type = F::object,
+                    .description = "the band on " + metric +
+                                   ": measured within [low, high] times the value; null "
+                                   "when the fit had no " +
+                                   metric + " or all band",
+                    .nullable = true});
+    rows.push_back({.path = key + ".kind",
+                    .type = F::text,
+                    .description = "the band recorded for it: its own, else all",
+                    .choices = metric + ",all"});
+    rows.push_back({.path = key + ".rows", .type = F::integer, .description = "held-out rows behind it", .minimum = 1});
+    rows.push_back({.path = key + ".low",
+                    .type = F::number,
+                    .unit = "ratio",
+                    .description = "the lower multiplier",
+                    .minimum = 0});
+    rows.push_back({.path = key + ".high",
+                    .type = F::number,
+                    .unit = "ratio",
+                    .description = "the upper multiplier",
+                    .minimum = 0});
+  }
+  return rows;
+}
+
 // The error band applied to every latency.
 std::vector<ReportField> serve_band_rows() {
-  return {
+  std::vector<ReportField> rows{
       {.path = "band",
        .type = F::object,
        .description = "the error band applied to every latency above, from the chip's calibration"},
@@ -462,6 +508,8 @@ std::vector<ReportField> serve_band_rows() {
        .nullable = true},
       {.path = "band.basis", .type = F::text, .description = "where the band comes from, or why there is none"},
   };
+  for (ReportField& f : band_rows_of_runtime()) rows.push_back(std::move(f));
+  return rows;
 }
 
 // How the engine ran: KV cache use, batch sizes, steps, preemptions and the step cache.
@@ -871,6 +919,8 @@ std::vector<ReportField> sweep_frame_fields() {
 #pragma GCC diagnostic pop
 
 }  // namespace
+
+std::vector<ReportField> runtime_band_rows() { return band_rows_of_runtime(); }
 
 const std::vector<Report>& serve_reports() {
   static const std::vector<Report> reports = {

@@ -177,11 +177,15 @@ void write_serve_json_runtime(std::ostream& out, const ServeReport& r) {
 // as vLLM names it, e2el_ms).
 void write_serve_json_latencies(std::ostream& out, const ServeReport& r) {
   const ServeSummary& s = r.summary;
-  const std::optional<double>& lo = r.run.band_low_ratio;
-  const std::optional<double>& hi = r.run.band_high_ratio;
+  std::optional<double> lo = r.run.band_low_ratio, hi = r.run.band_high_ratio;
+  std::optional<double> ttft_lo = lo, ttft_hi = hi;
+  if (const std::optional<RuntimeBands>& b = s.runtime_bands) {
+    // A calibrated runtime's bands replace the chip steps' (its fit ran the chip under it).
+    ttft_lo = b->ttft.low, ttft_hi = b->ttft.high, lo = b->tpot.low, hi = b->tpot.high;
+  }
   fmt::print(out, "  \"requests\": {},\n  \"input_tokens\": {},\n  \"output_tokens\": {},\n  \"duration_s\": {},\n",
              s.requests, s.input_tokens, s.output_tokens, json_number(s.duration_s));
-  fmt::print(out, "  \"ttft_ms\": {},\n", json_distribution(s.ttft_ms, lo, hi));
+  fmt::print(out, "  \"ttft_ms\": {},\n", json_distribution(s.ttft_ms, ttft_lo, ttft_hi));
   fmt::print(out, "  \"tpot_ms\": {},\n", json_distribution(s.tpot_ms, lo, hi));
   fmt::print(out, "  \"itl_ms\": {},\n", json_distribution(s.itl_ms, lo, hi));
   fmt::print(out, "  \"e2e_s\": {},\n", json_distribution(s.e2e_s, lo, hi));
@@ -221,6 +225,7 @@ void write_serve_json_run_state(std::ostream& out, const ServeReport& r) {
   fmt::print(out, "  \"band\": {{\"low_ratio\": {}, \"high_ratio\": {}, \"coverage\": {}, \"basis\": {}}},\n",
              json_optional(lo), json_optional(hi), lo ? json_number(r.band_coverage) : "null",
              api::json_string(r.band_basis));
+  fmt::print(out, "  \"runtime_bands\": {},\n", runtime_bands_json(s.runtime_bands));
   fmt::print(
       out, "  \"kv_utilisation\": {{\"mean\": {}, \"peak\": {}}},\n  \"batch\": {{\"mean\": {}, \"max\": {}}},\n",
       json_number(s.kv_utilisation_mean), json_number(s.kv_utilisation_peak), json_number(s.batch_mean), s.batch_max);
@@ -456,12 +461,35 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
   }
   fmt::print(out, "kv cache      {:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
              100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean, s.batch_max);
-  if (r.run.band_low_ratio) {
+  if (const std::optional<RuntimeBands>& b = s.runtime_bands) {
+    fmt::print(out, "band          the runtime's: {}\n", runtime_bands_text(*b));
+  } else if (r.run.band_low_ratio) {
     fmt::print(out, "band          the step times' band: x{:.3f} .. x{:.3f} on every time above ({})\n",
                *r.run.band_low_ratio, *r.run.band_high_ratio, r.band_basis);
   } else {
     fmt::print(out, "band          {}\n", r.band_basis.empty() ? "none" : r.band_basis);
   }
+}
+
+std::string runtime_bands_json(const std::optional<RuntimeBands>& bands) {
+  if (!bands) return "null";
+  auto one = [](const MetricBand& m) {
+    return m.rows == 0 ? std::string("null")
+                       : fmt::format(R"({{"kind": {}, "rows": {}, "low": {}, "high": {}}})", api::json_string(m.kind),
+                                     m.rows, json_number(m.low), json_number(m.high));
+  };
+  return fmt::format(R"({{"coverage": {}, "basis": {}, "ttft": {}, "tpot": {}, "throughput": {}}})",
+                     json_number(bands->coverage), api::json_string(bands->basis), one(bands->ttft), one(bands->tpot),
+                     one(bands->throughput));
+}
+
+std::string runtime_bands_text(const RuntimeBands& b) {
+  auto one = [](const char* what, const MetricBand& m) {
+    return m.rows == 0 ? fmt::format("{} none", what)
+                       : fmt::format("{} x{:.3f} .. x{:.3f} ({} {} rows)", what, m.low, m.high, m.rows, m.kind);
+  };
+  return fmt::format("{:.0f} % of its held-out rows ({}): {}; {} (also ITL, E2E); {}", 100 * b.coverage, b.basis,
+                     one("TTFT", b.ttft), one("TPOT", b.tpot), one("throughput", b.throughput));
 }
 
 }  // namespace g5sim

@@ -82,7 +82,7 @@ TEST_CASE("calibration.bands is read strictly", "[band][config]") {
         "<memory:chip.yaml>:42:33: calibration.bands.decode.high: 1.1 is outside the plausible range 1.2..100");
   CHECK(error_of(calibrated_chip("    serving: {rows: 8, low: 0.9, high: 1.1}\n")) ==
         "<memory:chip.yaml>:42:5: calibration.bands.serving: unknown key; valid keys: all, basis, block, coverage, "
-        "decode, kernel, prefill");
+        "decode, kernel, prefill, throughput, tpot, ttft");
   CHECK_THAT(error_of(calibrated_chip("")), Catch::Contains("bands: record at least one kind"));
   CHECK_THAT(error_of(calibrated_chip("    all: {rows: 0, low: 0.9, high: 1.1}\n")),
              Catch::Contains("calibration.bands.all.rows"));

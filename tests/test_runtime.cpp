@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -431,6 +432,55 @@ TEST_CASE("sensitivity varies a runtime's fields as it varies the chip's", "[run
   CHECK_THROWS_WITH(g5sim::sensitivity(spec),
                     "fields: runtime.step.cpu_ns is a runtime's field, but the run names no runtime (give --runtime "
                     "NAME|PATH, g5sim list shows them)");
+}
+
+TEST_CASE("runtime: a calibrated runtime's bands reach the serve, per metric", "[runtime][serve][bands]") {
+  // The record g5sim calibrate --runtime writes: ttft and tpot bands of their own, no throughput
+  // band (it takes all's). A time t measured within [t / high, t / low], a rate r within [r low,
+  // r high]: TTFT x[1 / 1.25, 1 / 0.8] = x[0.8, 1.25], TPOT x[1 / 1.1, 1 / 0.95], throughput
+  // (all: 0.9 .. 1.2) x[0.9, 1.2].
+  Sections s;
+  const std::string record =
+      "calibration:\n  g5sim: '0'\n  date: d\n  base: b\n  measured: m\n  rows: [a]\n  fitted: []\n"
+      "  mape_before_pct: 30\n  mape_after_pct: 10\n  leave_one_out_mape_pct: 12\n"
+      "  bands:\n    coverage: 0.8\n    basis: 2 folds\n    ttft: {rows: 7, low: 0.8, high: 1.25}\n"
+      "    tpot: {rows: 6, low: 0.95, high: 1.1}\n    all: {rows: 21, low: 0.9, high: 1.2}\n";
+  const g5sim::Runtime rt = g5sim::Runtime::from_yaml(s.text() + record, "rt");
+  REQUIRE(rt.bands.size() == 3);
+  CHECK(rt.band_basis == "2 folds");
+  CHECK(rt.band_for("throughput")->kind == "all");
+  const std::optional<g5sim::RuntimeBands> b = g5sim::runtime_bands_of(rt);
+  REQUIRE(b);
+  CHECK(b->ttft.kind == "ttft");
+  CHECK(b->ttft.low == 1 / 1.25);
+  CHECK(b->ttft.high == 1 / 0.8);
+  CHECK(b->tpot.low == 1 / 1.1);
+  CHECK(b->tpot.high == 1 / 0.95);
+  CHECK(b->throughput.kind == "all");
+  CHECK(b->throughput.rows == 21);
+  CHECK(b->throughput.low == 0.9);
+  CHECK(b->throughput.high == 1.2);
+  // A bad band is the record's error, with its line.
+  CHECK_THAT(error_of(s.text() + record + "    tpot2: {rows: 1, low: 1, high: 1}\n"),
+             Catch::Contains("calibration.bands.tpot2: unknown key"));
+
+  // A serve under it: the summary carries them, the JSON's TTFT band is TTFT's, TPOT's TPOT's.
+  const RuntimeFile file(s.text() + record);
+  g5sim::Request base;
+  base.layers = 2;
+  base.runtime = file.path();
+  const g5sim::ServeReport report =
+      g5sim::serve(g5sim::Chip::from_file(g5sim::chip_path("h100")),
+                   g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b")), base, {{"only", 0, 64, 3}}, {});
+  REQUIRE(report.summary.runtime_bands);
+  CHECK(report.summary.runtime_bands->tpot.high == 1 / 0.95);
+  std::ostringstream json;
+  g5sim::write_serve_json(json, report);
+  CHECK_THAT(json.str(),
+             Catch::Contains(fmt::format(R"("band_high": {{"mean": {})", report.summary.ttft_ms.mean * (1 / 0.8))));
+  CHECK_THAT(json.str(), Catch::Contains(R"("runtime_bands": {"coverage": 0.8, "basis": "2 folds", "ttft": )"));
+  // Without a record: none.
+  CHECK_FALSE(g5sim::runtime_bands_of(g5sim::Runtime::from_yaml(s.text(), "rt")));
 }
 
 }  // namespace test_runtime

@@ -350,8 +350,8 @@ std::string record_of(const CalibrationResult& r) {
       "calibration:                     # written by g5sim calibrate: a record; {}\n"
       "  g5sim: {}\n  date: {}\n  base: {}\n  measured: {}\n  rows: [{}]\n{}  fitted:\n{}"
       "  mape_before_pct: {:.2f}\n  mape_after_pct: {:.2f}\n  leave_one_out_mape_pct: {:.2f}\n{}",
-      r.runtime_fit ? "not read back" : "only `bands` is read (a result's band)", quoted(g5sim::version()),
-      quoted(r.date), quoted(r.chip_path), quoted(r.table_path), ids,
+      "only `bands` is read (a result's band)", quoted(g5sim::version()), quoted(r.date), quoted(r.chip_path),
+      quoted(r.table_path), ids,
       r.transferred_from.empty() ? std::string() : fmt::format("  transferred_from: {}\n", quoted(r.transferred_from)),
       fitted, r.mape_before, r.mape_after, r.mape_leave_one_out, extra);
 }
@@ -825,7 +825,7 @@ CalibrationResult calibrate_runtime(const std::string& runtime_path, const Measu
   problem.shared = std::make_shared<g5sim::SharedStepTimes>();
   add_fields(problem, options.fit, runtime_path);
   const std::vector<double> before = select_runtime_rows(problem, table, runtime_path, options, result);
-  fit_and_check(problem, before, options, result, false);
+  fit_and_check(problem, before, options, result, true);
   finish(problem, before, result.after_predictions, runtime_path, result);
   return result;
 }

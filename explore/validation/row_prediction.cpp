@@ -286,6 +286,17 @@ hw::BandKind band_kind_of(const MeasuredRow& row) {
     return hw::BandKind::kernel;
   }
   if (row.workload == WorkloadKind::block) return hw::BandKind::block;
+  if (row.workload == WorkloadKind::serve) {
+    // A serve's metrics: the first token, the tokens after it (their mean gap, every gap, a whole
+    // request's span), the rates.
+    switch (row.metric) {
+      case Metric::ttft_ms: return hw::BandKind::ttft;
+      case Metric::tpot_ms:
+      case Metric::itl_ms:
+      case Metric::e2e_ms: return hw::BandKind::tpot;
+      default: return hw::BandKind::throughput;
+    }
+  }
   return row.phase == "prefill" ? hw::BandKind::prefill : hw::BandKind::decode;
 }
 

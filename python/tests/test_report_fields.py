@@ -24,6 +24,23 @@ SEARCH = ["--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "1", "--concu
           "--input-len", "128", "--output-len", "16", "--slo-tpot-ms", "50"]
 # A validation table of each kind of row: a step, a kernel, a row whose chip is not shipped
 # (skipped), serve rows (the serving section).
+BANDS = """calibration:
+  g5sim: "0"
+  date: "2026-12-05"
+  base: "vllm"
+  measured: "test"
+  rows: ["a"]
+  fitted: []
+  mape_before_pct: 30
+  mape_after_pct: 10
+  leave_one_out_mape_pct: 12
+  bands:
+    coverage: 0.8
+    basis: "2 folds"
+    ttft: {rows: 7, low: 0.8, high: 1.25}
+    tpot: {rows: 6, low: 0.95, high: 1.1}
+    all: {rows: 21, low: 0.9, high: 1.2}
+"""
 MEASURED = """id,hardware,chip,model,phase,batch,ctx,q_len,weight_dtype,weight_group,kv_dtype,tp,ep,dp,cores,workload,options,metric,measured,kind,source,note,exclude
 S,"H100",h100,qwen2.5-1.5b,decode,4,512,,,,bf16,1,1,1,,step,,tokens_per_s,900,M,test,,
 K,"H100",h100,,,128,4096,1,,,,,,,,fa2,heads=16 kv_heads=1 qk_dim=576 v_dim=512 shared_kv=1,kernel_us,215.0,M,test,,
@@ -66,6 +83,10 @@ def outputs(tmp_path_factory):
     """Every JSON report, written in the ways that make each of its optional keys appear."""
     d = tmp_path_factory.mktemp("reports")
     (d / "measured.csv").write_text(MEASURED)
+    # A calibrated runtime's bands (ttft and tpot of their own, throughput from all's), for the
+    # serve's and the search's runtime_bands.
+    vllm = open(os.path.join(g5sim.data_dir(), "configs", "runtimes", "vllm.yaml")).read()
+    (d / "banded.yaml").write_text(vllm + BANDS)
     runs = {
         "run": [["run", "--chip", "sg2262", "--model", "qwen3-8b", "--layers", "2", "--json", "a.json"],
                 ["run", "--chip", "h100.calibrated", "--model", "qwen3-8b", "--scope", "block", "--json", "b.json"],
@@ -76,11 +97,17 @@ def outputs(tmp_path_factory):
                   ["serve", "--chip", "h100.calibrated", *SERVE, "--tp", "1", "--dp", "2", "--disagg", "1:1",
                    "--json", "s2.json"],
                   ["serve", "--chip", "h100", *SERVE, "--mtp", "1", "--accept", "0.8", "--step-cache", "bucket:20",
-                   "--runtime", "sglang", "--json", "s3.json"]],
+                   "--runtime", "sglang", "--json", "s3.json"],
+                  ["serve", "--chip", "h100", *SERVE, "--runtime", str(d / "banded.yaml"), "--json", "s4.json"]],
         "search": [["search", *SEARCH, "--tp", "1,8", "--ep", "1", "--dp", "1", "--max-seqs", "2,4",
-                    "--json", "search.json"]],
+                    "--json", "search.json"],
+                   ["search", *SEARCH, "--tp", "1", "--ep", "1", "--dp", "1", "--runtime", str(d / "banded.yaml"),
+                    "--json", "search2.json"]],
         "sensitivity": [["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "1", "--batch", "4",
-                         "--ctx", "1024", "--fields", "ddr.bandwidth_gb_per_s", "--json", "sens.json"]],
+                         "--ctx", "1024", "--fields", "ddr.bandwidth_gb_per_s", "--json", "sens.json"],
+                        ["sensitivity", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "1", "--batch", "4",
+                         "--ctx", "1024", "--runtime", "vllm", "--fields", "runtime.step.cpu_ns", "--json",
+                         "sens2.json"]],
         "solve": [["solve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "1", "--batch", "4",
                    "--target", "step_ms<=0.15", "--vary", "ddr.bandwidth_gb_per_s", "--json", "solve.json"]],
         "diff": [["diff", "a.json", "c.json", "--top", "3", "--json", "diff.json"]],

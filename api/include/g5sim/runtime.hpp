@@ -88,6 +88,22 @@ struct Runtime {
   bool scheduler_per_dp_rank = false;  ///< one scheduler per DP rank (SGLang's DP attention), else one
   std::string first_token;             ///< disaggregation: "prefill" (streamed from it) or "after-transfer"
   std::string adds;                    ///< one line: what it adds, for tables
+  /// A calibrated runtime's held-out errors (the `calibration` record g5sim calibrate --runtime
+  /// writes): per kind of row it was fitted to (ttft, tpot, throughput for serve rows; decode,
+  /// prefill for step rows; all), the quantiles low_ratio and high_ratio of predicted / measured
+  /// time (a rate's inverse) that held `band_coverage` of its rows, each predicted by a fit that
+  /// did not see it. A prediction t of that kind then has the band [t / high_ratio, t /
+  /// low_ratio] (a rate r: [r low_ratio, r high_ratio]). Empty: not calibrated.
+  struct Band {
+    std::string kind;
+    std::uint64_t rows = 0;
+    double low_ratio = 1, high_ratio = 1;
+  };
+  std::vector<Band> bands;
+  double band_coverage = 0;
+  std::string band_basis;  ///< how its rows were held out ("2 folds")
+  /// The band of `kind`, else the `all` band; null when neither was recorded.
+  const Band* band_for(const std::string& kind) const;
 
   /// A YAML file (configs/runtimes/ holds the shipped ones); errors name file, line and field.
   static Runtime from_file(const std::string& path);

@@ -108,6 +108,10 @@ struct SearchReport {
   std::vector<std::string> chips, chip_sources;
   std::optional<double> slo_ttft_ms, slo_tpot_ms;
   std::string slo_stat, objective, step_cache;
+  std::string runtime;  ///< the runtime every point's steps name (its name and version); "" for the chip alone
+  /// Its calibrated bands on TTFT, TPOT and throughput (the same ratios at every point): how far
+  /// each point's figures may be from a measurement.
+  std::optional<RuntimeBands> runtime_bands;
   std::optional<std::vector<std::uint64_t>> tp, ep, dp;  ///< the sharding lists given
   std::optional<std::uint64_t> max_chips;
   std::vector<SearchDimension> dimensions;

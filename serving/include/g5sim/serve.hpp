@@ -171,6 +171,31 @@ struct ServeRun {
   double dynamic_energy_j = 0;
 };
 
+/// A calibrated runtime's held-out band on one of a serve's metrics (g5sim::Runtime::bands): the
+/// multipliers [low, high] of the metric's values within which `coverage` of the runtime's fit's
+/// rows of that kind measured (a time's [1 / high_ratio, 1 / low_ratio], a rate's [low_ratio,
+/// high_ratio]); `kind` the band's (the metric's own, else "all"), `rows` how many rows it held.
+struct MetricBand {
+  std::string kind;
+  std::uint64_t rows = 0;
+  double low = 1, high = 1;
+};
+/// The three a serve carries: TTFT's, TPOT's (also ITL's and E2E's: the rows of a request's later
+/// tokens) and the output throughput's, with the runtime's coverage and how its rows were held out.
+struct RuntimeBands {
+  double coverage = 0;
+  std::string basis;
+  MetricBand ttft, tpot, throughput;
+};
+/// The bands of `runtime`'s record on a serve's metrics; none when it has none.
+std::optional<RuntimeBands> runtime_bands_of(const g5sim::Runtime& runtime);
+/// As JSON (an object, or null) and as a table's words ("80 % of its held-out rows (2 folds): TTFT
+/// x0.800 .. x1.250 (7 ttft rows); ..."), the same in serve's and search's reports.
+std::string runtime_bands_json(const std::optional<RuntimeBands>& bands);
+std::string runtime_bands_text(const RuntimeBands& bands);
+/// Their JSON's fields (`runtime_bands` and below), for the reports that hold them.
+std::vector<ReportField> runtime_band_rows();
+
 /// One metric's summary.
 struct Distribution {
   std::uint64_t count = 0;
@@ -194,6 +219,9 @@ struct ServeSummary {
   /// (RequestOutcome's shares), ms; ttft_ms.mean = ttft_chip_ms + ttft_runtime_ms.
   bool has_runtime = false;
   double ttft_chip_ms = 0, ttft_runtime_ms = 0, tpot_chip_ms = 0, tpot_runtime_ms = 0;
+  /// A calibrated runtime's bands on TTFT, TPOT and throughput (they replace the chip steps' band
+  /// on those metrics: the runtime was fitted with the chip under it). None without one.
+  std::optional<RuntimeBands> runtime_bands;
   double batch_mean = 0;  ///< sequences per step, time-weighted
   std::uint64_t batch_max = 0;
 };
