@@ -79,9 +79,8 @@ HistoryRoute history_route(bool reads_history, bool gather, bool resident_engine
 
 namespace {
 
-// AttentionUnit::q_hits_l2: a block is keyed by its sequence and its place among that
-// sequence's blocks on the core (the row offset within the item); the first core to load a key
-// fetches it from DDR.
+// AttentionUnit::q_hits_l2: a block is keyed by its sequence and its first query row
+// (AttentionBlock::row_begin); the first core to load a key fetches it from DDR.
 std::vector<std::vector<std::uint8_t>> query_hits_l2(const AttentionShape& s, const AttentionPlan& plan,
                                                      const hw::Chip::L2& l2) {
   std::uint64_t q_bytes = 0;
@@ -98,7 +97,7 @@ std::vector<std::vector<std::uint8_t>> query_hits_l2(const AttentionShape& s, co
   return hits;
 }
 
-// AttentionUnit::history_hits_l2 (row tiles on the stream route): a block that reads its slice
+// AttentionUnit::history_hits_l2 (row tiles, fa2 streaming the history): a block that reads its slice
 // again hits the L2 when another core reads the slice at about the same time (the slice's first
 // tile, its history read), or when the whole history stays in the L2.
 std::vector<std::vector<std::uint8_t>> history_hits_l2(const AttentionShape& s, const AttentionPlan& plan,

@@ -69,7 +69,7 @@ class StreamHistory final : public HistorySource {
   }
 
   std::size_t queued(std::size_t b, std::vector<CmdRef>& chunk) const override {
-    if (b != 0 || !blocks_[b].first_pass) return 0;
+    if (b != 0) return 0;  // (a row tile whose first block reads again prefetched nothing)
     const std::vector<CmdRef>& prefetched = unit_.prefetched[core_];
     std::copy(prefetched.begin(), prefetched.end(), chunk.begin());
     return prefetched.size();

@@ -6,13 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
+#include "explore/scratch_file.hpp"
 #include "g5sim/g5sim.hpp"
 #include "g5sim/runtime.hpp"
 #include "g5sim/sensitivity.hpp"
@@ -48,20 +47,11 @@ struct Sections {
 // The runtime written to a file of its own (simulate() takes a runtime by name or path).
 class RuntimeFile {
  public:
-  explicit RuntimeFile(const std::string& text) {
-    char name[] = "/tmp/g5sim-runtime-XXXXXX";
-    const int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path_ = std::string(name) + ".yaml";
-    std::rename(name, path_.c_str());
-    std::ofstream(path_) << text;
-  }
-  ~RuntimeFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
+  explicit RuntimeFile(const std::string& text) : file_("test runtime") { file_.write(text); }
+  const std::string& path() const { return file_.path(); }
 
  private:
-  std::string path_;
+  explore::ScratchFile file_;
 };
 
 std::string error_of(const std::string& text) {
