@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <variant>
 
+#include "hw/config_error.hpp"
 #include "models/attention_block.hpp"
 #include "ops/layer_replay.hpp"
 #include "ops/loop_replay.hpp"
@@ -181,9 +183,25 @@ bool replay_loops(const hw::Chip& chip, Simulation& out) {
   return true;
 }
 
+// A chip lists the cube dtypes its tensor engine has (Ampere has no fp8): a graph with an fp8
+// matrix (fp8 weights, DeepSeek-V3.2's fp8 indexer) on a chip without one is refused by its first
+// such op, before anything is lowered, instead of dividing by a rate of zero.
+void require_cube_dtypes(const hw::Chip& chip, const ops::OpGraph& graph) {
+  if (chip.cube_macs(hw::DType::fp8) != 0) return;
+  for (ops::OpId v = 0; v < boost::num_vertices(graph); ++v) {
+    const ops::OpNode& node = graph[v];
+    if (node.dtype != hw::DType::fp8 || !std::holds_alternative<ops::MatmulShape>(node.payload)) continue;
+    throw hw::InputError("weight_dtype",
+                         fmt::format("{} has no fp8 tensor rate (engines.tensor.cube_macs_per_lane_per_cycle lists "
+                                     "no fp8), and op '{}' multiplies in fp8 (fp8 weights: use bf16, int8 or int4)",
+                                     chip.name, node.name));
+  }
+}
+
 }  // namespace
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options, bool replay) {
+  require_cube_dtypes(chip, graph);
   Simulation out;
   if (replay) {
     bool loops_failed = false;

@@ -47,10 +47,11 @@ void read_tensor(ConfigMap& tiu, TensorUnit& unit) {
   unit.clock_mhz = tiu.number_in("clock_mhz", 1, 1e6);
   unit.lanes_per_core = u32(tiu, "lanes_per_core");
   unit.cube_n = u32(tiu, "cube_n");
-  // The simulator computes matrices in bf16 (and fp8 where weights are fp8) and runs norms
-  // and softmax in fp32 on the vector unit, so those entries are required.
-  unit.cube_macs_per_lane_per_cycle =
-      read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16, DType::fp8});
+  // The simulator computes matrices in bf16 and runs norms and softmax in fp32 on the vector
+  // unit, so those entries are required. fp8 is listed where the tensor engine has it (Hopper,
+  // SG2262; not Ampere): a step that asks a chip without it for an fp8 matrix is refused by name
+  // (api::require_cube_dtypes).
+  unit.cube_macs_per_lane_per_cycle = read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16});
   unit.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
   {
     ConfigMap init = tiu.map("mm2_init_cycles");

@@ -23,8 +23,14 @@ ChipEnergy read_energy(ConfigMap section, const Chip& chip) {
   {
     ConfigMap mac = section.map("pj_per_mac");
     mac.expect_keys({"fp8", "bf16"});
+    // Priced exactly for the cube dtypes the tensor engine has: a price for one it lacks is an
+    // unknown key, a missing one for one it has an error.
     for (DType t : {DType::fp8, DType::bf16}) {
-      e.pj_per_mac[static_cast<int>(t)] = mac.number_in(name_of(t), 0, kMaxPj);
+      if (chip.cube_macs(t) != 0 || mac.has(name_of(t))) {
+        if (chip.cube_macs(t) == 0)
+          mac.fail(name_of(t), fmt::format("the tensor engine has no {} rate to price", name_of(t)));
+        e.pj_per_mac[static_cast<int>(t)] = mac.number_in(name_of(t), 0, kMaxPj);
+      }
     }
     mac.finish();
   }

@@ -15,6 +15,7 @@
 #include "api/parallel_for.hpp"
 #include "api/public_errors.hpp"
 #include "api/result_state.hpp"
+#include "g5sim/run_options.hpp"
 #include "hw/checked_count.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
@@ -154,11 +155,17 @@ class StepSimulation {
     const g5sim::Request& s = report.step;
     const g5sim::Runtime& rt = g5sim::runtime_named(s.runtime == "none" ? std::string() : s.runtime);
     runtime_ = report.setup.runtime ? &*report.setup.runtime : nullptr;
-    // A step's key in a store shared with other serves: the configs, the deployment,
-    // micro-batches and what of the step's graph the runtime sets (its costs are priced apart).
-    prefix_ = fmt::format("{} {} tp{} ep{} dp{} mb{} {} {} {} {} ", chip.sha256(), model.sha256(), s.tp.value_or(1),
-                          s.ep.value_or(1), s.dp.value_or(1), s.micro_batches, rt.kv_append, rt.lm_head_weights,
-                          rt.prefill_attention, s.host_launch_ns.value_or(rt.host_launch_ns));
+    // A step's key in a store shared with other serves: the configs, the deployment, every run
+    // option a serve takes (weights, KV format, layers, micro-batches, ...: serves that differ in
+    // one share nothing) and what of the step's graph the runtime sets. The runtime's name is not
+    // in it: its costs are priced apart, so calibrate's trial runtimes share the chip's steps.
+    prefix_ = fmt::format("{} {} tp{} ep{} dp{} {} {} {} {} ", chip.sha256(), model.sha256(), s.tp.value_or(1),
+                          s.ep.value_or(1), s.dp.value_or(1), rt.kv_append, rt.lm_head_weights, rt.prefill_attention,
+                          s.host_launch_ns.value_or(rt.host_launch_ns));
+    for (const g5sim::RunOption& o : g5sim::run_options()) {
+      if ((o.takes & g5sim::kServe) == 0 || o.name == "runtime") continue;
+      prefix_ += fmt::format("{}={} ", o.name, g5sim::option_text(g5sim::get_option(s, o)));
+    }
   }
   StepTimer timer() {
     return [this](const StepGroups& groups) {

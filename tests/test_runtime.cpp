@@ -67,7 +67,7 @@ std::string error_of(const std::string& text) {
 
 TEST_CASE("runtime: every shipped runtime reads, and none adds nothing", "[runtime]") {
   const std::vector<std::string> shipped = g5sim::shipped_runtimes();
-  for (const char* name : {"none", "vllm", "sglang", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"}) {
+  for (const char* name : {"none", "vllm", "vllm-v0", "sglang", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"}) {
     CHECK(std::find(shipped.begin(), shipped.end(), name) != shipped.end());
   }
   for (const std::string& name : shipped) {

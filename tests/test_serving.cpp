@@ -507,7 +507,16 @@ TEST_CASE("serve: a shared step store gives the same serve and simulates nothing
   // with the same times.
   const g5sim::ServeReport unshared = g5sim::serve(chip, model, base, load, one_at_a_time);
   CHECK(second.simulated_commands < unshared.simulated_commands);
-  CHECK(second.run.requests[1].finish_ps == unshared.run.requests[1].finish_ps);
+  // A serve whose steps differ in a run option (int8 weights) shares none of them: it simulates
+  // as much as it does alone and finishes when it does alone (the store once handed it the bf16
+  // steps, since its key held the deployment but not the weights' format).
+  g5sim::Request int8 = base;
+  int8.weight_dtype = "int8";
+  const g5sim::ServeReport int8_alone = g5sim::serve(chip, model, int8, load, settings);
+  const g5sim::ServeReport int8_shared = g5sim::serve(chip, model, int8, load, settings, shared);
+  CHECK(int8_shared.simulated_commands == int8_alone.simulated_commands);
+  CHECK(int8_shared.run.requests[1].finish_ps == int8_alone.run.requests[1].finish_ps);
+  CHECK(int8_shared.run.requests[1].finish_ps != alone.run.requests[1].finish_ps);
 }
 
 TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance and its first token with it",

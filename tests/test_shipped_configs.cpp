@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "api/simulation.hpp"
+#include "g5sim/g5sim.hpp"
 #include "hw/chip.hpp"
 #include "hw/cost_model.hpp"
 #include "hw/input_file.hpp"
@@ -38,6 +39,7 @@ TEST_CASE("shipped chips load with their sourced peaks", "[configs][chips]") {
       {"chips/h100.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},
       {"chips/h20.yaml", 78, 78.0 * 64 * 8 * 2 * 1.83e9},      // 146.2 TFLOPS (spec sheet 148)
       {"chips/h200.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},  // H100's die: 989.4 TFLOPS
+      {"chips/a100.yaml", 108, 108.0 * 64 * 16 * 2 * 1.41e9},  // 311.9 TFLOPS (datasheet 312)
   };
   for (const Case& c : cases) {
     INFO(c.file);
@@ -52,7 +54,7 @@ TEST_CASE("a decode block runs on every shipped chip, with the formula's KV byte
   // Qwen1.5-7B, B = 1, 512 tokens: K and V of 32 heads x 128, bf16: 512 x 2 x 32 x 128 x 2 = 8,388,608 B.
   const auto qwen = models::load_model(shipped("models/qwen1.5-7b.yaml"));
   for (const char* file : {"chips/sg2262.yaml", "chips/bm1684x.yaml", "chips/bm1688.yaml", "chips/h800.yaml",
-                           "chips/h100.yaml", "chips/h20.yaml", "chips/h200.yaml"}) {
+                           "chips/h100.yaml", "chips/h20.yaml", "chips/h200.yaml", "chips/a100.yaml"}) {
     INFO(file);
     const hw::Chip chip = hw::load_chip(shipped(file));
     const auto r = api::simulate_block(chip, qwen, test_configs::decode(1, 512), {});
@@ -103,6 +105,29 @@ bool same_value(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+TEST_CASE("a chip without an fp8 tensor rate refuses fp8 matrices by name", "[configs][chips]") {
+  // Ampere's tensor cores have no fp8 mode: a100.yaml lists no fp8 rate, so an fp8 weight is
+  // refused before lowering (a rate of 0 would divide by zero), naming the chip and the first op.
+  const hw::Chip a100 = hw::load_chip(shipped("chips/a100.yaml"));
+  CHECK(a100.cube_macs(hw::DType::fp8) == 0);
+  const auto qwen = models::load_model(shipped("models/qwen1.5-7b.yaml"));
+  models::Workload fp8 = test_configs::decode(1, 512);
+  fp8.weight_dtype = models::WeightDtype::fp8;
+  CHECK_THROWS_WITH(api::simulate_block(a100, qwen, fp8, {}), Catch::Contains("A100 has no fp8 tensor rate") &&
+                                                                  Catch::Contains("op 'qkv_proj' multiplies in fp8"));
+  // The same block in int8 (dequantised to bf16 on the vector unit) runs.
+  models::Workload int8 = fp8;
+  int8.weight_dtype = models::WeightDtype::int8;
+  CHECK(api::simulate_block(a100, qwen, int8, {}).timeline.total > 0);
+  // Its energy section prices the cube dtypes the chip has: an fp8 price without an fp8 rate is an error.
+  std::string text = hw::read_input_file(shipped("chips/a100.yaml"));
+  const std::string bf16_price = "    bf16: 0.7 ";
+  REQUIRE(text.find(bf16_price) != std::string::npos);
+  text.replace(text.find(bf16_price), 0, "    fp8: 0.35\n");
+  CHECK_THROWS_WITH(g5sim::Chip::from_yaml(text, "a100-fp8-priced"),
+                    Catch::Contains("energy.pj_per_mac.fp8") && Catch::Contains("no fp8 rate"));
+}
 
 TEST_CASE("the three copies of SG2262 agree field by field", "[configs][chips]") {
   // configs/chips/sg2262.yaml is the chip; tests/test_configs.hpp (kSg2262) and

@@ -9,7 +9,7 @@ import g5sim
 
 
 def test_the_shipped_runtimes_read_as_dicts():
-    assert {"none", "vllm", "sglang", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"} <= set(g5sim.shipped_runtimes())
+    assert {"none", "vllm", "vllm-v0", "sglang", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"} <= set(g5sim.shipped_runtimes())
     sglang = g5sim.runtime("sglang")
     assert sglang["name"] == "SGLang" and sglang["step"]["overlap"] is True
     assert sglang["collectives"]["all_reduce"][-1]["up_to_bytes"] is None
