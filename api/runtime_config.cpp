@@ -225,7 +225,14 @@ std::string Runtime::summary() const {
   if (host_launch_ns > 0) text += fmt::format("; layer launch {}", us(host_launch_ns));
   text +=
       fmt::format("; step CPU {}{}; front end {}", ms(cpu_ns), overlap ? " overlapped" : "", ms(before_scheduler_ns));
+  // The part a burst queues for (one request at a time) is the one that shapes a burst's TTFT.
+  if (serial_ns > 0) text += fmt::format(" + {} one request at a time", ms(serial_ns));
   text += fmt::format("; {} scheduler, max {} seqs", schedule, max_seqs);
+  // A calibrated runtime says how well it fits: its held-out band over all its rows.
+  if (const Band* all = band_for("all")) {
+    text += fmt::format("; calibrated: {:.0f} % of {} held-out rows within x{:.2f}..x{:.2f}", 100 * band_coverage,
+                        all->rows, 1 / all->high_ratio, 1 / all->low_ratio);
+  }
   return text;
 }
 

@@ -80,6 +80,18 @@ TEST_CASE("runtime: every shipped runtime reads, and none adds nothing", "[runti
   CHECK(none.collective("all_reduce", 1 << 30).latency_ns == 0);
 }
 
+TEST_CASE("runtime: the one-line summary names the serial front end and a calibrated runtime's band", "[runtime]") {
+  // vllm.yaml: 2 ms of front end + 22 ms one request at a time (its serial_ns); not calibrated.
+  const g5sim::Runtime vllm = g5sim::Runtime::from_file(g5sim::runtime_path("vllm"));
+  CHECK_THAT(vllm.summary(), Catch::Contains("; front end 2.0 ms + 22.0 ms one request at a time;"));
+  CHECK_THAT(vllm.summary(), !Catch::Contains("calibrated"));
+  // vllm-v0.calibrated's record: all {rows: 24, low: 0.9671, high: 1.0395}: a measured time is
+  // predicted x 1/1.0395 = 0.962 .. x 1/0.9671 = 1.034; no serial part.
+  const g5sim::Runtime v0 = g5sim::Runtime::from_file(g5sim::runtime_path("vllm-v0.calibrated"));
+  CHECK_THAT(v0.summary(), Catch::EndsWith("; calibrated: 80 % of 24 held-out rows within x0.96..x1.03"));
+  CHECK_THAT(v0.summary(), !Catch::Contains("one request at a time"));
+}
+
 TEST_CASE("runtime: a config is read strictly, errors naming the line and the field", "[runtime]") {
   Sections s;
   CHECK(error_of(s.text()) == "no error");
