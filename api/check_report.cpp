@@ -60,10 +60,11 @@ void chip_totals(std::string& out, const hw::Chip& chip) {
     const double ddr_w = ddr * 1e9 * e.pj_per_byte[0] * 1e-12;
     const double static_w = e.static_w(chip.cores);
     const double peak = std::max(bf16_w, fp8_w) + ddr_w + static_w;
+    // A chip without an fp8 rate (A100) lists its bf16 cube alone.
+    const std::string fp8 = chip.cube_macs(hw::DType::fp8) != 0 ? fmt::format(" / fp8 {:.1f} W", fp8_w) : "";
     out += fmt::format(
-        "power peak {:.1f} W: cube bf16 {:.1f} W / fp8 {:.1f} W at its peak, DDR {:.1f} W at {:.1f} GB/s, static "
-        "{:.1f} W; {}\n",
-        peak, bf16_w, fp8_w, ddr_w, ddr, static_w,
+        "power peak {:.1f} W: cube bf16 {:.1f} W{} at its peak, DDR {:.1f} W at {:.1f} GB/s, static {:.1f} W; {}\n",
+        peak, bf16_w, fp8, ddr_w, ddr, static_w,
         e.tdp_w ? fmt::format("TDP {:.0f} W", *e.tdp_w) : std::string("no TDP stated"));
     if (e.tdp_w && peak > *e.tdp_w) {
       out += fmt::format(

@@ -191,10 +191,18 @@ void require_cube_dtypes(const hw::Chip& chip, const ops::OpGraph& graph) {
   for (ops::OpId v = 0; v < boost::num_vertices(graph); ++v) {
     const ops::OpNode& node = graph[v];
     if (node.dtype != hw::DType::fp8 || !std::holds_alternative<ops::MatmulShape>(node.payload)) continue;
-    throw hw::InputError("weight_dtype",
-                         fmt::format("{} has no fp8 tensor rate (engines.tensor.cube_macs_per_lane_per_cycle lists "
-                                     "no fp8), and op '{}' multiplies in fp8 (fp8 weights: use bf16, int8 or int4)",
-                                     chip.name, node.name));
+    const std::string missing =
+        fmt::format("{} has no fp8 tensor rate (engines.tensor.cube_macs_per_lane_per_cycle lists no fp8)", chip.name);
+    // fp8 weights carry their block scales (models/weight_format.cpp); another fp8 matrix is the
+    // model's own (DeepSeek-V3.2's indexer keys), which no weight format changes.
+    if (node.mm().k_block_rescale != 0) {
+      throw hw::InputError("weight_dtype", fmt::format("{}, and op '{}' multiplies in fp8 (fp8 weights: use bf16, "
+                                                       "int8 or int4)",
+                                                       missing, node.name));
+    }
+    throw hw::InputError("model", fmt::format("{}, and op '{}' of the model multiplies in fp8 whatever the "
+                                              "weights' format: run it on a chip with an fp8 rate",
+                                              missing, node.name));
   }
 }
 

@@ -517,6 +517,14 @@ TEST_CASE("serve: a shared step store gives the same serve and simulates nothing
   CHECK(int8_shared.simulated_commands == int8_alone.simulated_commands);
   CHECK(int8_shared.run.requests[1].finish_ps == int8_alone.run.requests[1].finish_ps);
   CHECK(int8_shared.run.requests[1].finish_ps != alone.run.requests[1].finish_ps);
+  // A limit that changes no result (calibrate's trials run at 4x its first pass's max_commands)
+  // and the replay switch share every step: the same serve simulates nothing and ends the same.
+  g5sim::Request limits = base;
+  limits.max_commands = base.max_commands * 4;
+  limits.replay = false;
+  const g5sim::ServeReport same = g5sim::serve(chip, model, limits, load, settings, shared);
+  CHECK(same.simulated_commands == 0);
+  CHECK(same.run.requests[1].finish_ps == alone.run.requests[1].finish_ps);
 }
 
 TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance and its first token with it",

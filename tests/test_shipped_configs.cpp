@@ -116,6 +116,10 @@ TEST_CASE("a chip without an fp8 tensor rate refuses fp8 matrices by name", "[co
   fp8.weight_dtype = models::WeightDtype::fp8;
   CHECK_THROWS_WITH(api::simulate_block(a100, qwen, fp8, {}), Catch::Contains("A100 has no fp8 tensor rate") &&
                                                                   Catch::Contains("op 'qkv_proj' multiplies in fp8"));
+  // DeepSeek-V3.2's indexer keys are fp8 whatever the weights: refused naming the model's op.
+  const auto v32 = models::load_model(shipped("models/deepseek-v3.2-exp.yaml"));
+  CHECK_THROWS_WITH(api::simulate_block(a100, v32, test_configs::decode(1, 512), {}),
+                    Catch::Contains("op 'indexer_score' of the model multiplies in fp8"));
   // The same block in int8 (dequantised to bf16 on the vector unit) runs.
   models::Workload int8 = fp8;
   int8.weight_dtype = models::WeightDtype::int8;
