@@ -26,10 +26,10 @@ ChipEnergy read_energy(ConfigMap section, const Chip& chip) {
     // Priced exactly for the cube dtypes the tensor engine has: a price for one it lacks is an
     // unknown key, a missing one for one it has an error.
     for (DType t : {DType::fp8, DType::bf16}) {
-      if (chip.cube_macs(t) != 0 || mac.has(name_of(t))) {
-        if (chip.cube_macs(t) == 0)
-          mac.fail(name_of(t), fmt::format("the tensor engine has no {} rate to price", name_of(t)));
+      if (chip.cube_macs(t) != 0) {
         e.pj_per_mac[static_cast<int>(t)] = mac.number_in(name_of(t), 0, kMaxPj);
+      } else if (mac.has(name_of(t))) {
+        mac.fail(name_of(t), fmt::format("the tensor engine has no {} rate to price", name_of(t)));
       }
     }
     mac.finish();

@@ -156,18 +156,16 @@ class StepSimulation {
     const g5sim::Runtime& rt = g5sim::runtime_named(s.runtime == "none" ? std::string() : s.runtime);
     runtime_ = report.setup.runtime ? &*report.setup.runtime : nullptr;
     // A step's key in a store shared with other serves: the configs, the deployment, every run
-    // option a serve takes that changes a step's chip time (weights, KV format, layers,
-    // micro-batches, ...: serves that differ in one share nothing) and what of the step's graph
-    // the runtime sets. Not in it: the runtime's name (its costs are priced apart, so calibrate's
-    // trial runtimes share the chip's steps), and the limits that change no result (max_commands:
-    // calibrate's trials run at a higher one than its first pass; replay: the same times).
+    // option a serve takes that changes a result (weights, KV format, layers, micro-batches, ...:
+    // serves that differ in one share nothing) and what of the step's graph the runtime sets. Not
+    // in it: the options marked same_results (calibrate's trials run at a higher max_commands
+    // than its first pass) and the runtime's name (its costs are priced apart, so calibrate's
+    // trial runtimes share the chip's steps).
     prefix_ = fmt::format("{} {} tp{} ep{} dp{} {} {} {} {} ", chip.sha256(), model.sha256(), s.tp.value_or(1),
                           s.ep.value_or(1), s.dp.value_or(1), rt.kv_append, rt.lm_head_weights, rt.prefill_attention,
                           s.host_launch_ns.value_or(rt.host_launch_ns));
     for (const g5sim::RunOption& o : g5sim::run_options()) {
-      if ((o.takes & g5sim::kServe) == 0 || o.name == "runtime" || o.name == "max_commands" || o.name == "replay") {
-        continue;
-      }
+      if ((o.takes & g5sim::kServe) == 0 || o.same_results || o.name == "runtime") continue;
       prefix_ += fmt::format("{}={} ", o.name, g5sim::option_text(g5sim::get_option(s, o)));
     }
   }

@@ -64,6 +64,9 @@ struct RunOption {
   bool scoped = false;
   /// Its resolved value is a column of a run's identity (run_identity: sweep rows, Python's grid).
   bool column = false;
+  /// It bounds or speeds the simulation and changes no result (the command limit, replay): a
+  /// cache of results (a serve's shared step store) leaves it out of its key.
+  bool same_results = false;
 };
 
 /// An option's value: nothing (an optional option not given), a count, a text or path, a flag.
