@@ -144,6 +144,7 @@ OpRecord record_of(const ops::OpTiming& t) {
   o.kv_bytes = t.kv_bytes;
   o.peak_lmem_bytes = t.peak_lmem_bytes;
   o.roofline_ns = t.roofline_ns;
+  o.compute_ns = t.compute_ns;
   o.regime = std::string(ops::regime_name(t.regime));
   o.bound_by = t.bound_by;
   o.bound_share = t.bound_share;
@@ -283,7 +284,8 @@ Request resolved(const Request& given, const Model& model) {
 api::RuntimeReport runtime_report(const Runtime& runtime, const Result::State& s) {
   const models::Workload chip_share = models::chip_workload(s.workload, s.parallelism);
   const models::Workload& scheduled = runtime.scheduler_per_dp_rank ? chip_share : s.workload;
-  api::RuntimeReport report{runtime.name, runtime.version, runtime.source, runtime.sha256, runtime.adds, {}};
+  api::RuntimeReport report{runtime.name, runtime.version,          runtime.source, runtime.sha256, runtime.adds,
+                            {},           runtime.tensor_efficiency};
   report.parts =
       device_charge(runtime, api::step_ops(s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences()));
   if (s.scope == api::Scope::step) {

@@ -30,6 +30,7 @@ enum class Scope { block, step };
 struct RuntimeReport {
   std::string name, version, source, sha256, adds;
   g5sim::RuntimeParts parts;
+  double tensor_efficiency = 1;  ///< the runtime's (below 1: the table names the compute floor's part)
 };
 
 struct RunDescription {

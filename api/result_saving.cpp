@@ -62,6 +62,7 @@ void each_field(R& r, F&& field) {
   field("collectives", r.runtime_parts.collectives);
   field("layer_launches", r.runtime_parts.layer_launches);
   field("kernel_floor_ps", r.runtime_parts.kernel_floor_ps);
+  field("kernel_compute_ps", r.runtime_parts.kernel_compute_ps);
   field("kernel_gap_ps", r.runtime_parts.kernel_gap_ps);
   field("collective_ps", r.runtime_parts.collective_ps);
   field("layer_launch_ps", r.runtime_parts.layer_launch_ps);
@@ -116,6 +117,7 @@ void each_op_field(O& o, F&& field) {
   field("kv_bytes", o.kv_bytes);
   field("peak_lmem_bytes", o.peak_lmem_bytes);
   field("roofline_ns", o.roofline_ns);
+  field("compute_ns", o.compute_ns);
   field("regime", o.regime);
   field("bound_by", o.bound_by);
   field("bound_share", o.bound_share);

@@ -1,6 +1,7 @@
 #include "api/runtime_charge.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "ops/op_kinds.hpp"
@@ -11,13 +12,19 @@ namespace {
 constexpr std::uint64_t kPsPerNs = 1000;
 }
 
+std::uint64_t tensor_ps(ops::OpKind kind, double compute_ns) {
+  if (ops::traits_of(kind).peak != ops::PeakUnit::cube) return 0;
+  return static_cast<std::uint64_t>(std::llround(compute_ns * static_cast<double>(kPsPerNs)));
+}
+
 g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences) {
   g5sim::StepOps step;
   step.decode_only = decode_only;
   step.chip_sequences = chip_sequences;
   step.ops.reserve(ops.size());
   for (const ops::OpTiming& op : ops) {
-    step.ops.push_back({static_cast<std::uint8_t>(op.kind), op.end - op.start, op.message_bytes});
+    step.ops.push_back(
+        {static_cast<std::uint8_t>(op.kind), op.end - op.start, op.message_bytes, tensor_ps(op.kind, op.compute_ns)});
   }
   return step;
 }
@@ -51,7 +58,9 @@ StepOps step_ops_of(const Result& result) {
   step.ops.reserve(result.ops.size());
   for (const OpRecord& op : result.ops) {
     const auto kind = static_cast<std::uint8_t>(std::find(names.begin(), names.end(), op.kind) - names.begin());
-    step.ops.push_back({kind, op.op_end_ps - op.op_start_ps, op.message_bytes});
+    const std::uint64_t tensor =
+        kind < names.size() ? api::tensor_ps(static_cast<ops::OpKind>(kind), op.compute_ns) : std::uint64_t{0};
+    step.ops.push_back({kind, op.op_end_ps - op.op_start_ps, op.message_bytes, tensor});
   }
   return step;
 }
@@ -83,6 +92,14 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
     if (!launched[op.kind]) continue;
     parts.kernels += 1;
     parts.kernel_floor_ps += floor_ps - std::min(floor_ps, op.duration_ps);
+    if (runtime.tensor_efficiency < 1 && op.tensor_ps > 0) {
+      // The runtime's kernel at its efficiency, against the op as the floor left it (an integer
+      // picosecond, rounded once: the same on every machine).
+      const auto reached =
+          static_cast<std::uint64_t>(std::llround(static_cast<double>(op.tensor_ps) / runtime.tensor_efficiency));
+      const std::uint64_t floored = std::max(floor_ps, op.duration_ps);
+      parts.kernel_compute_ps += reached - std::min(reached, floored);
+    }
     if (collective[op.kind]) {
       parts.collectives += 1;
       parts.collective_ps += runtime.collective(names[op.kind], op.message_bytes).latency_ns * kPsPerNs;

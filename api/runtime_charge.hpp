@@ -1,6 +1,6 @@
 #pragma once
-// What a runtime adds to one simulated step (the model: g5sim/runtime.hpp): its kernels' floors
-// and gaps, its collectives' fixed latency, its host launches of layers (graph ops, already on
+// What a runtime adds to one simulated step (the model: g5sim/runtime.hpp): its kernels' floors,
+// compute floors and gaps, its collectives' fixed latency, its host launches of layers (graph ops, already on
 // the chip's timeline) and its scheduling CPU. The device part depends on the step's ops alone
 // (a serving engine caches it with the step); the CPU part on the steps around it.
 
@@ -16,6 +16,10 @@ namespace api {
 
 /// The step's ops as a runtime charges them (g5sim::StepOps), from the simulated timeline.
 g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences);
+
+/// A matrix op's arithmetic at the tensor engine's peak in picoseconds (its roofline's compute
+/// term, `compute_ns`); 0 for an op of another kind (the runtime's tensor_efficiency spares it).
+std::uint64_t tensor_ps(ops::OpKind kind, double compute_ns);
 
 /// The scheduling CPU a step adds in picoseconds: step_cpu_ns(sequences, tokens), less the
 /// device time of the step it overlaps (`overlapped_device_ps`) when the runtime overlaps them.

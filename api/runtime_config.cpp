@@ -42,8 +42,9 @@ std::vector<std::string> op_kind_names() {
 }
 
 void read_kernels(hw::ConfigMap m, Runtime& r) {
-  m.expect_keys({"graph_max_batch", "graph", "eager", "fused_kinds"});
+  m.expect_keys({"graph_max_batch", "graph", "eager", "fused_kinds", "tensor_efficiency"});
   r.graph_max_batch = m.int_in("graph_max_batch", 0, kMaxRuntimeBatch);
+  r.tensor_efficiency = m.number_in("tensor_efficiency", kMinTensorEfficiency, 1.0);
   r.graph = kernel_costs(m.map("graph"));
   r.eager = kernel_costs(m.map("eager"));
   r.fused_kinds = m.string_list("fused_kinds");
@@ -214,10 +215,13 @@ std::uint64_t Runtime::request_in_ns(std::uint64_t input_tokens) const {
 std::string Runtime::summary() const {
   const auto us = [](std::uint64_t ns) { return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3); };
   const auto ms = [](std::uint64_t ns) { return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6); };
+  // Without graphs every step takes the eager pair: that is the one to show.
+  const KernelCosts& shown = graph_max_batch > 0 ? graph : eager;
   std::string text =
-      fmt::format("{} {}: kernels floor {}, gap {}", name, version, us(graph.floor_ns), us(graph.gap_ns));
-  if (graph_max_batch > 0)
-    text += fmt::format(" (decode graphs to {}; eager gap {})", graph_max_batch, us(eager.gap_ns));
+      fmt::format("{} {}: kernels floor {}, gap {}", name, version, us(shown.floor_ns), us(shown.gap_ns));
+  text += graph_max_batch > 0 ? fmt::format(" (decode graphs to {}; eager gap {})", graph_max_batch, us(eager.gap_ns))
+                              : std::string(" (eager, no graphs)");
+  if (tensor_efficiency < 1) text += fmt::format(", matrix kernels at most {:.0f} % of peak", 100 * tensor_efficiency);
   const auto [low, high] = std::minmax_element(
       all_reduce.begin(), all_reduce.end(),
       [](const CollectiveLatency& a, const CollectiveLatency& b) { return a.latency_ns < b.latency_ns; });

@@ -339,6 +339,7 @@ py::dict runtime_dict(const std::string& name_or_path) {
   kernels["graph"] = costs(r.graph);
   kernels["eager"] = costs(r.eager);
   kernels["fused_kinds"] = r.fused_kinds;
+  kernels["tensor_efficiency"] = r.tensor_efficiency;
   collectives["all_reduce"] = table(r.all_reduce);
   collectives["all_to_all"] = table(r.all_to_all);
   step["cpu_ns"] = r.cpu_ns;
@@ -653,6 +654,7 @@ void bind_records(py::module_& m) {
       .def_readonly("collectives", &g5sim::RuntimeParts::collectives)
       .def_readonly("layer_launches", &g5sim::RuntimeParts::layer_launches)
       .def_readonly("kernel_floor_ps", &g5sim::RuntimeParts::kernel_floor_ps)
+      .def_readonly("kernel_compute_ps", &g5sim::RuntimeParts::kernel_compute_ps)
       .def_readonly("kernel_gap_ps", &g5sim::RuntimeParts::kernel_gap_ps)
       .def_readonly("collective_ps", &g5sim::RuntimeParts::collective_ps)
       .def_readonly("layer_launch_ps", &g5sim::RuntimeParts::layer_launch_ps)

@@ -25,7 +25,7 @@ namespace {
 struct Sections {
   std::string kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: []}\n";
+      "fused_kinds: [], tensor_efficiency: 1}\n";
   std::string collectives =
       "collectives:\n  all_reduce: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n"
       "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
@@ -67,7 +67,8 @@ std::string error_of(const std::string& text) {
 
 TEST_CASE("runtime: every shipped runtime reads, and none adds nothing", "[runtime]") {
   const std::vector<std::string> shipped = g5sim::shipped_runtimes();
-  for (const char* name : {"none", "vllm", "vllm-v0", "sglang", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"}) {
+  for (const char* name :
+       {"none", "vllm", "vllm-v0", "sglang", "sglang-0.4.1", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"}) {
     CHECK(std::find(shipped.begin(), shipped.end(), name) != shipped.end());
   }
   for (const std::string& name : shipped) {
@@ -104,12 +105,12 @@ TEST_CASE("runtime: a config is read strictly, errors naming the line and the fi
   Sections range = s;
   range.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 20000000, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: []}\n";
+      "fused_kinds: [], tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(range.text()), Catch::Contains("kernels.graph.floor_ns") && Catch::Contains("10000000"));
   Sections kind = s;
   kind.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [kv_cache_reed]}\n";
+      "fused_kinds: [kv_cache_reed], tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(kind.text()), Catch::Contains("did you mean 'kv_cache_read'"));
   Sections order = s;
   order.collectives =
@@ -158,7 +159,7 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   Sections s;
   s.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 1, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
-      "fused_kinds: []}\n";
+      "fused_kinds: [], tensor_efficiency: 1}\n";
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
   with.runtime = file.path();
@@ -180,7 +181,7 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   Sections g = s;
   g.kernels =
       "kernels: {graph_max_batch: 4, graph: {floor_ns: 0, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
-      "fused_kinds: [kv_cache_read]}\n";
+      "fused_kinds: [kv_cache_read], tensor_efficiency: 1}\n";
   const RuntimeFile graphed(g.text());
   with.runtime = graphed.path();
   const g5sim::Result replayed = g5sim::simulate(chip, model, with);
@@ -190,6 +191,58 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   CHECK(replayed.runtime_parts.kernel_mode == "graph");
   CHECK(replayed.runtime_parts.kernels == n - reads);
   CHECK(replayed.step_ps == alone.total_ps + (n - reads) * 1'000);
+}
+
+TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the chip's peak", "[runtime][sim]") {
+  // Qwen2.5-1.5B, 2 layers, a 2,048-token prefill on one H100: its matrix ops (matmul, fa2) are
+  // compute-bound. A runtime without floors or gaps and tensor_efficiency 1/4 raises each of them
+  // to 4 x its arithmetic at the chip's peak (c_k = compute_ns, rounded to a picosecond), where
+  // that is longer than the chip's time t_k: the charge is sum_k max(0, 4 c_k - t_k) over them;
+  // every other op (norms, rope, the cache write) is left alone.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.batch = 1;
+  base.ctx = 2048;
+  base.phase = "prefill";
+  base.tp = base.ep = base.dp = 1;
+  const g5sim::Result alone = g5sim::simulate(chip, model, base);
+  std::uint64_t raised = 0, matrix = 0;
+  for (const g5sim::OpRecord& op : alone.ops) {
+    if (op.kind != "matmul" && op.kind != "fa2") continue;
+    matrix += 1;
+    const auto reached = 4 * static_cast<std::uint64_t>(std::llround(op.compute_ns * 1000));
+    const std::uint64_t t = op.op_end_ps - op.op_start_ps;
+    raised += reached > t ? reached - t : 0;
+  }
+  REQUIRE(matrix == 2 * 5 + 1);  // a layer: q/k/v fused, attention, o, gate/up, down; then lm_head
+  REQUIRE(raised > 0);
+  Sections s;
+  s.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: [], tensor_efficiency: 0.25}\n";
+  const RuntimeFile file(s.text());
+  g5sim::Request with = base;
+  with.runtime = file.path();
+  const g5sim::Result r = g5sim::simulate(chip, model, with);
+  CHECK(r.total_ps == alone.total_ps);
+  CHECK(r.runtime_parts.kernel_compute_ps == raised);
+  CHECK(r.step_ps == alone.total_ps + raised);
+  // At 1, the chip's own kernels: nothing charged.
+  Sections one = s;
+  one.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: [], tensor_efficiency: 1}\n";
+  const RuntimeFile own(one.text());
+  with.runtime = own.path();
+  CHECK(g5sim::simulate(chip, model, with).runtime_parts.kernel_compute_ps == 0);
+  // Below its documented floor of 0.05, the reader refuses it, naming the field.
+  Sections low = s;
+  low.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: [], tensor_efficiency: 0.01}\n";
+  CHECK_THAT(error_of(low.text()), Catch::Contains("kernels.tensor_efficiency"));
 }
 
 TEST_CASE("runtime: collectives, the step's CPU and host launches are charged as stated", "[runtime][sim]") {

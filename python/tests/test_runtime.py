@@ -9,7 +9,7 @@ import g5sim
 
 
 def test_the_shipped_runtimes_read_as_dicts():
-    assert {"none", "vllm", "vllm-v0", "sglang", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"} <= set(g5sim.shipped_runtimes())
+    assert {"none", "vllm", "vllm-v0", "sglang", "sglang-0.4.1", "trtllm", "sophgo-demo-cpp", "sophgo-demo-python"} <= set(g5sim.shipped_runtimes())
     sglang = g5sim.runtime("sglang")
     assert sglang["name"] == "SGLang" and sglang["step"]["overlap"] is True
     assert sglang["collectives"]["all_reduce"][-1]["up_to_bytes"] is None
@@ -29,7 +29,8 @@ def test_a_run_with_a_runtime_is_the_command_lines_and_adds_its_charge_apart(run
     # The chip's timeline is the chip's; the runtime adds its parts beside it, exactly.
     assert r.total_ps == alone.total_ps == r.chip_ps
     parts = r.runtime_parts
-    assert r.runtime_ps == parts.kernel_floor_ps + parts.kernel_gap_ps + parts.collective_ps + parts.step_cpu_ps
+    assert r.runtime_ps == (parts.kernel_floor_ps + parts.kernel_compute_ps + parts.kernel_gap_ps + parts.collective_ps
+                            + parts.step_cpu_ps)
     assert r.step_ps == r.chip_ps + r.runtime_ps
     assert r.runtime == "vLLM" and alone.runtime == "" and "runtime" not in json.loads(alone.json())
     section = json.loads(r.json())["runtime"]

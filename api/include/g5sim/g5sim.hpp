@@ -180,9 +180,10 @@ struct RuntimeParts {
   std::string kernel_mode;  ///< "graph" or "eager": which kernel costs the step took
   std::uint64_t kernels = 0, collectives = 0, layer_launches = 0;
   std::uint64_t kernel_floor_ps = 0, kernel_gap_ps = 0, collective_ps = 0, layer_launch_ps = 0, step_cpu_ps = 0;
+  std::uint64_t kernel_compute_ps = 0;  ///< matrix kernels below the chip's peak (Runtime::tensor_efficiency)
   /// The runtime's whole charge (layer launches included).
   std::uint64_t total_ps() const {
-    return kernel_floor_ps + kernel_gap_ps + collective_ps + layer_launch_ps + step_cpu_ps;
+    return kernel_floor_ps + kernel_compute_ps + kernel_gap_ps + collective_ps + layer_launch_ps + step_cpu_ps;
   }
 };
 
@@ -196,7 +197,8 @@ struct OpRecord {
   std::uint64_t hbm_bytes = 0, unique_bytes = 0, c2c_bytes = 0, flops = 0, kv_bytes = 0, peak_lmem_bytes = 0;
   std::uint64_t message_bytes = 0;  ///< a collective's message (the bytes it reduces or exchanges); 0 otherwise
   double roofline_ns = 0;
-  std::string regime;  ///< "compute", "memory" or "comm": the roofline's verdict
+  double compute_ns = 0;  ///< its arithmetic at the chip's peak for its kind and dtype (the roofline's compute term)
+  std::string regime;     ///< "compute", "memory" or "comm": the roofline's verdict
   /// What the simulation says limited it: "TIU", a DMA engine ("GDMA"), "DDR", "C2C", "L2", or
   /// "latency" when no resource was busy half of its interval; bound_share: how busy, 0..1.
   std::string bound_by;

@@ -9,6 +9,10 @@
 // rank, else the deployment's):
 //
 //   kernel_floor = sum_k max(0, floor - t_k)       each kernel lasts at least `floor` (launch, fill, drain)
+//   kernel_compute = sum_k max(0, c_k / e - max(t_k, floor))   a matrix kernel of the runtime reaches at
+//                                                  most e = tensor_efficiency of the chip's peak: c_k is
+//                                                  its arithmetic at the tensor engine's peak rate for its
+//                                                  dtype (0 for other kernels); e = 1 charges nothing
 //   kernel_gap   = K x gap                         the idle time between one kernel's end and the next's start
 //   collective   = sum_c latency(kind_c, b_c)      the library's fixed cost of a collective (first row
 //                                                  of its kind's table whose up_to_bytes >= b_c)
@@ -17,9 +21,13 @@
 //   step_cpu     = cpu + S x cpu_per_sequence + T x cpu_per_token   scheduling, input preparation, sampling
 //                  hidden behind the previous step's device time when the runtime overlaps them:
 //                  max(0, step_cpu - previous step's device time) (a lone run: its own device time)
-//   runtime      = kernel_floor + kernel_gap + collective + layer_launch + step_cpu
+//   runtime      = kernel_floor + kernel_compute + kernel_gap + collective + layer_launch + step_cpu
 //   step time    = chip time + runtime        (chip time = the simulated timeline less layer_launch)
 //
+// Why a compute floor: the chip's calibration holds its best kernels (a tuned GEMM's shape search,
+// DeepSeek's own prefill), while a serving engine runs its own (Triton's fused MoE over TP-split
+// experts, per-token-group fp8 quantisation): at a compute-bound prefill they reach a fraction of
+// that; a memory-bound decode kernel (c_k far below t_k) is not touched.
 // floor and gap are the `graph` pair for a step of decodes alone with at most graph.max_batch
 // sequences on the chip (CUDA graphs are captured for decode batches up to a size), else `eager`.
 // A request adds `before_scheduler` + input_tokens x per_input_token before it reaches the
@@ -47,6 +55,7 @@ namespace g5sim {
 
 inline constexpr std::uint64_t kMaxRuntimeNs = 10'000'000'000;  ///< any one runtime duration: 10 s
 inline constexpr std::uint64_t kMaxRuntimeBatch = 65536;        ///< graph.max_batch
+inline constexpr double kMinTensorEfficiency = 0.05;            ///< kernels.tensor_efficiency's floor
 
 struct KernelCosts {
   std::uint64_t floor_ns = 0;  ///< a kernel lasts at least this long
@@ -68,6 +77,8 @@ struct Runtime {
   std::uint64_t graph_max_batch = 0;  ///< decode steps of at most this many sequences replay a graph
   KernelCosts graph, eager;
   std::vector<std::string> fused_kinds;  ///< op kinds never launched on their own (part of a neighbour)
+  /// The fraction of the chip's tensor peak its matrix kernels reach at most, (0, 1]; 1: the chip's own.
+  double tensor_efficiency = 1;
   // Per collective, ascending up_to_bytes, the last row unbounded.
   std::vector<CollectiveLatency> all_reduce, all_to_all;
   // Per layer.
@@ -131,6 +142,7 @@ struct StepOps {
   struct Op {
     std::uint8_t kind = 0;  ///< index in kind_names
     std::uint64_t duration_ps = 0, message_bytes = 0;
+    std::uint64_t tensor_ps = 0;  ///< its arithmetic at the tensor engine's peak (a matrix op; else 0)
   };
   std::vector<Op> ops;
   bool decode_only = true;
