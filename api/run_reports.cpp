@@ -362,6 +362,8 @@ std::vector<ReportField> run_runtime_rows() {
       count("runtime.layer_launches", "host launches of a layer's program"),
       {.path = "runtime.parts", .type = FieldType::object, .description = "runtime_ns by part"},
       ns("runtime.parts.kernel_floor_ns", "the kernels' time raised to the runtime's floor, summed"),
+      ns("runtime.parts.kernel_compute_ns",
+         "the matrix kernels' time raised to their arithmetic at the runtime's tensor_efficiency of peak, summed"),
       ns("runtime.parts.kernel_gap_ns", "the gap between kernels times the kernels"),
       ns("runtime.parts.collective_ns", "the collectives' fixed latency by size"),
       ns("runtime.parts.layer_launch_ns", "the host launches of layers (graph ops on the chip's timeline)"),
