@@ -284,10 +284,15 @@ Request resolved(const Request& given, const Model& model) {
 api::RuntimeReport runtime_report(const Runtime& runtime, const Result::State& s) {
   const models::Workload chip_share = models::chip_workload(s.workload, s.parallelism);
   const models::Workload& scheduled = runtime.scheduler_per_dp_rank ? chip_share : s.workload;
-  api::RuntimeReport report{runtime.name, runtime.version,          runtime.source, runtime.sha256, runtime.adds,
-                            {},           runtime.tensor_efficiency};
-  report.parts =
-      device_charge(runtime, api::step_ops(s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences()));
+  api::RuntimeReport report{runtime.name,
+                            runtime.version,
+                            runtime.source,
+                            runtime.sha256,
+                            runtime.adds,
+                            {},
+                            std::min(runtime.tensor_efficiency, runtime.expert_tensor_efficiency)};
+  report.parts = device_charge(runtime, api::step_ops(s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences(),
+                                                      api::experts_split(s.parallelism.tp, s.parallelism.ep)));
   if (s.scope == api::Scope::step) {
     const std::uint64_t device = s.timeline.total + report.parts.total_ps() - report.parts.layer_launch_ps;
     std::uint64_t tokens = 0;

@@ -12,19 +12,30 @@ namespace {
 constexpr std::uint64_t kPsPerNs = 1000;
 }
 
+bool routed_expert(const std::string& name) {
+  // models/ffn_block.cpp names the routed experts' grouped matrices experts_gate_up, experts_down.
+  return name.rfind("experts_", 0) == 0;
+}
+
 std::uint64_t tensor_ps(ops::OpKind kind, double compute_ns) {
   if (ops::traits_of(kind).peak != ops::PeakUnit::cube) return 0;
   return static_cast<std::uint64_t>(std::llround(compute_ns * static_cast<double>(kPsPerNs)));
 }
 
-g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences) {
+bool experts_split(std::uint64_t tp, std::uint64_t ep) {
+  // models/parallelism.cpp: without expert parallelism, tensor parallelism splits each expert's width.
+  return ep == 1 && tp > 1;
+}
+
+g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences,
+                        bool split_experts) {
   g5sim::StepOps step;
   step.decode_only = decode_only;
   step.chip_sequences = chip_sequences;
   step.ops.reserve(ops.size());
   for (const ops::OpTiming& op : ops) {
-    step.ops.push_back(
-        {static_cast<std::uint8_t>(op.kind), op.end - op.start, op.message_bytes, tensor_ps(op.kind, op.compute_ns)});
+    step.ops.push_back({static_cast<std::uint8_t>(op.kind), op.end - op.start, op.message_bytes,
+                        tensor_ps(op.kind, op.compute_ns), split_experts && routed_expert(op.name)});
   }
   return step;
 }
@@ -56,11 +67,13 @@ StepOps step_ops_of(const Result& result) {
                                   [](const SequenceRecord& g) { return g.path == "prefill"; });
   for (const SequenceRecord& g : result.chip_sequences) step.chip_sequences += g.count;
   step.ops.reserve(result.ops.size());
+  const bool split = api::experts_split(result.tp, result.ep);
   for (const OpRecord& op : result.ops) {
     const auto kind = static_cast<std::uint8_t>(std::find(names.begin(), names.end(), op.kind) - names.begin());
     const std::uint64_t tensor =
         kind < names.size() ? api::tensor_ps(static_cast<ops::OpKind>(kind), op.compute_ns) : std::uint64_t{0};
-    step.ops.push_back({kind, op.op_end_ps - op.op_start_ps, op.message_bytes, tensor});
+    step.ops.push_back(
+        {kind, op.op_end_ps - op.op_start_ps, op.message_bytes, tensor, split && api::routed_expert(op.name)});
   }
   return step;
 }
@@ -92,11 +105,11 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
     if (!launched[op.kind]) continue;
     parts.kernels += 1;
     parts.kernel_floor_ps += floor_ps - std::min(floor_ps, op.duration_ps);
-    if (runtime.tensor_efficiency < 1 && op.tensor_ps > 0) {
+    const double efficiency = op.expert ? runtime.expert_tensor_efficiency : runtime.tensor_efficiency;
+    if (efficiency < 1 && op.tensor_ps > 0) {
       // The runtime's kernel at its efficiency, against the op as the floor left it (an integer
       // picosecond, rounded once: the same on every machine).
-      const auto reached =
-          static_cast<std::uint64_t>(std::llround(static_cast<double>(op.tensor_ps) / runtime.tensor_efficiency));
+      const auto reached = static_cast<std::uint64_t>(std::llround(static_cast<double>(op.tensor_ps) / efficiency));
       const std::uint64_t floored = std::max(floor_ps, op.duration_ps);
       parts.kernel_compute_ps += reached - std::min(reached, floored);
     }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
@@ -15,11 +16,19 @@
 namespace api {
 
 /// The step's ops as a runtime charges them (g5sim::StepOps), from the simulated timeline.
-g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences);
+/// `split_experts`: tensor parallelism splits each routed expert (experts_split): their grouped
+/// matrices take the runtime's expert_tensor_efficiency.
+g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences,
+                        bool split_experts);
 
 /// A matrix op's arithmetic at the tensor engine's peak in picoseconds (its roofline's compute
 /// term, `compute_ns`); 0 for an op of another kind (the runtime's tensor_efficiency spares it).
 std::uint64_t tensor_ps(ops::OpKind kind, double compute_ns);
+/// Whether an op (by name) is the routed experts' grouped matrices: its runtime efficiency is
+/// expert_tensor_efficiency.
+bool routed_expert(const std::string& name);
+/// Whether tensor parallelism splits each routed expert's width across chips (no expert parallelism).
+bool experts_split(std::uint64_t tp, std::uint64_t ep);
 
 /// The scheduling CPU a step adds in picoseconds: step_cpu_ns(sequences, tokens), less the
 /// device time of the step it overlaps (`overlapped_device_ps`) when the runtime overlaps them.

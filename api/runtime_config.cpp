@@ -42,9 +42,10 @@ std::vector<std::string> op_kind_names() {
 }
 
 void read_kernels(hw::ConfigMap m, Runtime& r) {
-  m.expect_keys({"graph_max_batch", "graph", "eager", "fused_kinds", "tensor_efficiency"});
+  m.expect_keys({"graph_max_batch", "graph", "eager", "fused_kinds", "tensor_efficiency", "expert_tensor_efficiency"});
   r.graph_max_batch = m.int_in("graph_max_batch", 0, kMaxRuntimeBatch);
   r.tensor_efficiency = m.number_in("tensor_efficiency", kMinTensorEfficiency, 1.0);
+  r.expert_tensor_efficiency = m.number_in("expert_tensor_efficiency", kMinTensorEfficiency, 1.0);
   r.graph = kernel_costs(m.map("graph"));
   r.eager = kernel_costs(m.map("eager"));
   r.fused_kinds = m.string_list("fused_kinds");
@@ -101,11 +102,13 @@ void read_step(hw::ConfigMap m, Runtime& r) {
 }
 
 void read_request(hw::ConfigMap m, Runtime& r) {
-  m.expect_keys(
-      {"before_scheduler_ns", "per_input_token_ns", "serial_ns", "serial_ns_per_input_token", "after_token_ns"});
+  m.expect_keys({"before_scheduler_ns", "per_input_token_ns", "serial_ns", "serial_ns_per_input_token",
+                 "serial_ns_per_output_token", "tokens_behind_inputs", "after_token_ns"});
   r.before_scheduler_ns = m.int_in("before_scheduler_ns", 0, kMaxRuntimeNs);
   r.serial_ns = m.int_in("serial_ns", 0, kMaxPerItemNs * 100);
   r.serial_ns_per_input_token = m.int_in("serial_ns_per_input_token", 0, kMaxPerItemNs);
+  r.serial_ns_per_output_token = m.int_in("serial_ns_per_output_token", 0, kMaxPerItemNs);
+  r.tokens_behind_inputs = m.boolean("tokens_behind_inputs");
   r.per_input_token_ns = m.int_in("per_input_token_ns", 0, kMaxPerItemNs);
   r.after_token_ns = m.int_in("after_token_ns", 0, kMaxRuntimeNs);
   m.finish();
@@ -208,6 +211,10 @@ std::uint64_t Runtime::serial_in_ns(std::uint64_t input_tokens) const {
   return serial_ns + input_tokens * serial_ns_per_input_token;
 }
 
+bool Runtime::has_serial_front_end() const {
+  return serial_ns > 0 || serial_ns_per_input_token > 0 || serial_ns_per_output_token > 0;
+}
+
 std::uint64_t Runtime::request_in_ns(std::uint64_t input_tokens) const {
   return before_scheduler_ns + input_tokens * per_input_token_ns;
 }
@@ -222,6 +229,9 @@ std::string Runtime::summary() const {
   text += graph_max_batch > 0 ? fmt::format(" (decode graphs to {}; eager gap {})", graph_max_batch, us(eager.gap_ns))
                               : std::string(" (eager, no graphs)");
   if (tensor_efficiency < 1) text += fmt::format(", matrix kernels at most {:.0f} % of peak", 100 * tensor_efficiency);
+  if (expert_tensor_efficiency < 1 && expert_tensor_efficiency != tensor_efficiency) {
+    text += fmt::format(", experts' at most {:.0f} %", 100 * expert_tensor_efficiency);
+  }
   const auto [low, high] = std::minmax_element(
       all_reduce.begin(), all_reduce.end(),
       [](const CollectiveLatency& a, const CollectiveLatency& b) { return a.latency_ns < b.latency_ns; });
@@ -231,6 +241,10 @@ std::string Runtime::summary() const {
       fmt::format("; step CPU {}{}; front end {}", ms(cpu_ns), overlap ? " overlapped" : "", ms(before_scheduler_ns));
   // The part a burst queues for (one request at a time) is the one that shapes a burst's TTFT.
   if (serial_ns > 0) text += fmt::format(" + {} one request at a time", ms(serial_ns));
+  if (serial_ns_per_output_token > 0) {
+    text += fmt::format(", streaming {} a token{}", us(serial_ns_per_output_token),
+                        tokens_behind_inputs ? " behind them" : " apart");
+  }
   text += fmt::format("; {} scheduler, max {} seqs", schedule, max_seqs);
   // A calibrated runtime says how well it fits: its held-out band over all its rows.
   if (const Band* all = band_for("all")) {

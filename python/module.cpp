@@ -340,6 +340,7 @@ py::dict runtime_dict(const std::string& name_or_path) {
   kernels["eager"] = costs(r.eager);
   kernels["fused_kinds"] = r.fused_kinds;
   kernels["tensor_efficiency"] = r.tensor_efficiency;
+  kernels["expert_tensor_efficiency"] = r.expert_tensor_efficiency;
   collectives["all_reduce"] = table(r.all_reduce);
   collectives["all_to_all"] = table(r.all_to_all);
   step["cpu_ns"] = r.cpu_ns;
@@ -349,6 +350,8 @@ py::dict runtime_dict(const std::string& name_or_path) {
   request["before_scheduler_ns"] = r.before_scheduler_ns;
   request["serial_ns"] = r.serial_ns;
   request["serial_ns_per_input_token"] = r.serial_ns_per_input_token;
+  request["serial_ns_per_output_token"] = r.serial_ns_per_output_token;
+  request["tokens_behind_inputs"] = r.tokens_behind_inputs;
   request["per_input_token_ns"] = r.per_input_token_ns;
   request["after_token_ns"] = r.after_token_ns;
   graph["kv_append"] = r.kv_append;

@@ -16,7 +16,9 @@ namespace serving {
 struct Live {
   std::uint64_t prompt = 0;  ///< tokens to compute before the next token: input + generated at preemption
   std::uint64_t computed = 0, generated = 0, blocks = 0;
-  std::uint64_t last_token_ps = 0;
+  std::uint64_t last_token_ps = 0;  ///< when its last token so far left the front end (its step's end without one)
+  /// How long its first token and its last waited at the runtime's serial front end.
+  std::uint64_t first_wait_ps = 0, last_wait_ps = 0;
   std::size_t first_instance = 0, last_instance = 0;  ///< where its first token and its last came from
   double credit = 0;  ///< MTP, expected acceptance: the fraction of a token carried to the next step
   bool started = false;

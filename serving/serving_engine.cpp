@@ -19,6 +19,7 @@
 #include "models/run_limits.hpp"
 #include "serving/engine_state.hpp"
 #include "serving/mtp_acceptance.hpp"
+#include "serving/serial_front_end.hpp"
 #include "serving/step_cost.hpp"
 #include "serving/step_formation.hpp"
 
@@ -70,6 +71,8 @@ class Engine {
   void check_every_request_fits() const;
   void set_up_instances();
   void arrive(std::size_t request, std::uint64_t at);
+  void take_front_job();
+  std::optional<std::uint64_t> next_step_start() const;
   Instance& next_instance();
   /// Forms, times and runs `in`'s next step; false when it only preempted.
   bool take_step(Instance& in);
@@ -80,6 +83,8 @@ class Engine {
   void verify_drafts(Instance& in, std::size_t i, std::uint64_t end);
   void send_to_decode(Instance& in, std::size_t i, std::uint64_t end);
   void leave(Instance& in, Live& l);
+  void stream(std::size_t i, std::uint64_t at, std::uint64_t tokens, bool first, bool last);
+  void deliver(std::size_t i, std::uint64_t at, std::uint64_t left, bool first, bool last);
   void finish(std::size_t i, std::uint64_t at);
 
   std::vector<ServeRequest> requests_;
@@ -102,11 +107,14 @@ class Engine {
   double band_low_ = 0, band_high_ = 0, time_sum_ = 0;
   bool every_step_banded_ = true;
   // The runtime's front end: a request reaches the scheduler request_in_ns after its client
-  // sends it; every token reaches the client after_ps after its step.
+  // sends it (and its turn at the serial part, when the runtime has one); every token reaches the
+  // client after_ps after its step (or after it leaves the serial part).
   const g5sim::Runtime* runtime_ = nullptr;
   std::uint64_t after_ps_ = 0;
-  std::uint64_t serial_free_ps_ = 0;     // when the serial front end is free
-  std::vector<std::uint64_t> front_ps_;  // each request's front end, its queue at the serial part included
+  std::optional<SerialFrontEnd> front_;    // the serial part: inputs (and tokens, when they share it)
+  std::optional<SerialFrontEnd> stream_;   // the tokens' own process, when they do not
+  std::vector<std::uint64_t> front_ps_;    // each request's front end, its queue at the serial part included
+  std::vector<std::uint64_t> arrived_ps_;  // when each request reached the serial part (its handoff's origin)
 };
 
 Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
@@ -126,6 +134,10 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
   check_setup(settings, setup);
   if (requests_.empty()) throw hw::InputError("requests", "no requests to serve");
   if (mtp_ > 0) acceptance_.emplace(mtp_, setup.accept, settings.optional_count("accept_draw"));
+  if (runtime_ && runtime_->has_serial_front_end()) {
+    front_.emplace();
+    if (!runtime_->tokens_behind_inputs) stream_.emplace();
+  }
   if (!closed_) {
     std::stable_sort(requests_.begin(), requests_.end(),
                      [](const ServeRequest& a, const ServeRequest& b) { return a.arrival_ps < b.arrival_ps; });
@@ -135,6 +147,7 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
   const std::size_t n = requests_.size();
   live_.resize(n);
   front_ps_.resize(n);
+  arrived_ps_.resize(n);
   run_.requests.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     RequestOutcome& o = run_.requests[i];
@@ -180,20 +193,55 @@ void Engine::set_up_instances() {
 }
 
 // The client sends it at `at`; the scheduler has it after the runtime's front end: its turn at
-// the serial part (one request at a time, in the order they come), then the rest.
+// the serial part (with the other jobs there, in the order they come), then the rest.
 void Engine::arrive(std::size_t request, std::uint64_t at) {
-  std::uint64_t front_ps = 0;
-  if (runtime_) {
-    const std::uint64_t input = requests_[request].input_tokens;
-    serial_free_ps_ = hw::checked("the serve's time in picoseconds", [&] {
-      return (hw::Count(std::max(at, serial_free_ps_)) + runtime_->serial_in_ns(input) * 1000).value();
-    });
-    front_ps = serial_free_ps_ - at + runtime_->request_in_ns(input) * 1000;
+  if (front_) {
+    const std::uint64_t serial_ps = runtime_->serial_in_ns(requests_[request].input_tokens) * 1000;
+    front_->hand_in({SerialFrontEnd::Kind::input, request, at, serial_ps, false, false});
+    return;
   }
+  const std::uint64_t front_ps = runtime_ ? runtime_->request_in_ns(requests_[request].input_tokens) * 1000 : 0;
   const std::uint64_t queued =
       hw::checked("the serve's time in picoseconds", [&] { return (hw::Count(at) + front_ps).value(); });
   front_ps_[request] = front_ps;
   instances_[request % entry_instances_].pending.emplace(std::pair{queued, sequence_++}, request);
+}
+
+// The serial part's earliest job: an input goes on to the scheduler, tokens to the client.
+void Engine::take_front_job() {
+  // The earlier of the two processes' next jobs (inputs first on a tie).
+  SerialFrontEnd& from =
+      stream_ && stream_->next_at() && (!front_->next_at() || *stream_->next_at() < *front_->next_at()) ? *stream_
+                                                                                                        : *front_;
+  const auto [job, left] = from.take();
+  if (job.kind == SerialFrontEnd::Kind::tokens) {
+    deliver(job.request, job.at_ps, left, job.first, job.last);
+    return;
+  }
+  // One event loop for inputs and tokens (tokens_behind_inputs): a preprocessed request goes on
+  // when the loop comes back to it, behind every job that reached the loop before it was done (a
+  // burst's requests reach the engine together, once the last of them is preprocessed).
+  if (job.kind == SerialFrontEnd::Kind::input && !stream_) {
+    front_->hand_in({SerialFrontEnd::Kind::handoff, job.request, left, 0, false, false});
+    arrived_ps_[job.request] = job.at_ps;
+    return;
+  }
+  const std::uint64_t sent = job.kind == SerialFrontEnd::Kind::handoff ? arrived_ps_[job.request] : job.at_ps;
+  const std::uint64_t queued = hw::checked("the serve's time in picoseconds", [&, left = left] {
+    return (hw::Count(left) + runtime_->request_in_ns(requests_[job.request].input_tokens) * 1000).value();
+  });
+  front_ps_[job.request] = queued - sent;
+  instances_[job.request % entry_instances_].pending.emplace(std::pair{queued, sequence_++}, job.request);
+}
+
+// When the next step of any instance can start; nothing when none has work.
+std::optional<std::uint64_t> Engine::next_step_start() const {
+  std::optional<std::uint64_t> start;
+  for (const Instance& in : instances_) {
+    const std::optional<std::uint64_t> s = in.next_start();
+    if (s && (!start || *s < *start)) start = s;
+  }
+  return start;
 }
 
 // The instance whose next step starts first (then the lowest index): a step can only add arrivals
@@ -212,6 +260,16 @@ Instance& Engine::next_instance() {
 
 ServeRun Engine::run() {
   while (finished_ < requests_.size()) {
+    // A front-end job before the next step's start: no job earlier than it can come any more.
+    if (front_) {
+      std::optional<std::uint64_t> job = front_->next_at();
+      if (stream_ && stream_->next_at() && (!job || *stream_->next_at() < *job)) job = stream_->next_at();
+      const std::optional<std::uint64_t> start = next_step_start();
+      if (job && (!start || *job <= *start)) {
+        take_front_job();
+        continue;
+      }
+    }
     Instance& in = next_instance();
     in.admit_arrivals();
     const std::uint64_t max_steps = std::min(setup_.max_steps, g5sim::kMaxServeSteps);
@@ -344,12 +402,16 @@ void Engine::attribute_runtime() {
     RequestOutcome& o = run_.requests[i];
     const Live& l = live_[i];
     const std::uint64_t front_ps = front_ps_[i];
-    const std::uint64_t first_end = o.first_token_ps - after_ps_, last_end = o.finish_ps - after_ps_;
+    // Its first and last tokens' steps' ends (their wait at the serial front end is the runtime's).
+    const std::uint64_t first_end = o.first_token_ps - after_ps_ - l.first_wait_ps;
+    const std::uint64_t last_end = o.finish_ps - after_ps_ - l.last_wait_ps;
     const Track& first = tracks[l.first_instance];
     const Track& last = tracks[l.last_instance];
     const double ttft = upto(first, first_end) - upto(first, o.arrival_ps + front_ps);
-    const double decode = upto(last, last_end) - upto(last, first_end);
-    o.ttft_runtime_ps = front_ps + after_ps_ + static_cast<std::uint64_t>(std::llround(std::max(0.0, ttft)));
+    const double decode = upto(last, last_end) - upto(last, first_end) + static_cast<double>(l.last_wait_ps) -
+                          static_cast<double>(l.first_wait_ps);
+    o.ttft_runtime_ps =
+        front_ps + after_ps_ + l.first_wait_ps + static_cast<std::uint64_t>(std::llround(std::max(0.0, ttft)));
     o.decode_runtime_ps = static_cast<std::uint64_t>(std::llround(std::max(0.0, decode)));
   }
 }
@@ -372,17 +434,10 @@ void Engine::emit_tokens(Instance& in, const FormedStep& step, std::uint64_t end
       continue;
     }
     l.last_instance = static_cast<std::size_t>(&in - instances_.data());
-    if (l.generated == 1) {
-      o.first_token_ps = end + after_ps_;
-      l.first_instance = l.last_instance;
-    } else {
-      o.itl_ps.push_back(end - l.last_token_ps);
-    }
-    l.last_token_ps = end;
-    if (l.generated == o.output_tokens) {
-      leave(in, l);
-      finish(i, end);
-    }
+    if (l.generated == 1) l.first_instance = l.last_instance;
+    const bool last = l.generated == o.output_tokens;
+    if (last) leave(in, l);
+    stream(i, end, 1, l.generated == 1, last);
   }
 }
 
@@ -398,15 +453,12 @@ void Engine::verify_drafts(Instance& in, std::size_t i, std::uint64_t end) {
   const std::uint64_t keep = in.pool.blocks_for(l.computed);
   in.pool.give_back(l.blocks - keep);
   l.blocks = keep;
-  o.itl_ps.push_back(end - l.last_token_ps);
-  l.last_token_ps = end;
   l.last_instance = static_cast<std::size_t>(&in - instances_.data());
   run_.mtp_tokens += tokens;
   ++run_.mtp_verifies;
-  if (l.generated == o.output_tokens) {
-    leave(in, l);
-    finish(i, end);
-  }
+  const bool last = l.generated == o.output_tokens;
+  if (last) leave(in, l);
+  stream(i, end, tokens, false, last);
 }
 
 // A finished prompt's KV cache moves to a decode instance (round robin); its first token comes with it.
@@ -424,8 +476,11 @@ void Engine::send_to_decode(Instance& in, std::size_t i, std::uint64_t end) {
   // The first token reaches the client from the prefill instance at once, or with the cache
   // from the decode one (the runtime's first_token; the chip alone: with the cache).
   const bool from_prefill = runtime_ && runtime_->first_token == "prefill";
-  if (l.generated == 1) o.first_token_ps = (from_prefill ? end : arrival) + after_ps_;
-  l.last_token_ps = from_prefill ? end : arrival;
+  if (l.generated == 1) {
+    stream(i, from_prefill ? end : arrival, 1, true, false);
+  } else {
+    l.last_token_ps = from_prefill ? end : arrival;  // a prompt recomputed after a preemption: no new token out
+  }
   leave(in, l);  // it holds blocks on no instance until a decode one admits it
   Instance& to = instances_[setup_.prefill_instances + transferred_++ % setup_.decode_instances];
   to.pending.emplace(std::pair{arrival, sequence_++}, i);
@@ -438,7 +493,36 @@ void Engine::leave(Instance& in, Live& l) {
   l.leaving = true;
 }
 
-// Its last token's step ended at `end`; the client has it after the runtime's front end.
+// Request i's `tokens` new tokens, out of a step at `at`: to the client at once, or a job of the
+// serial front end.
+void Engine::stream(std::size_t i, std::uint64_t at, std::uint64_t tokens, bool first, bool last) {
+  if (!front_) {
+    deliver(i, at, at, first, last);
+    return;
+  }
+  const std::uint64_t cost = hw::checked("the serve's time in picoseconds", [&] {
+    return (hw::Count(tokens) * runtime_->serial_ns_per_output_token * 1000).value();
+  });
+  (stream_ ? *stream_ : *front_).hand_in({SerialFrontEnd::Kind::tokens, i, at, cost, first, last});
+}
+
+// Request i's tokens out of a step at `at` leave the front end at `left` (>= at); the client has
+// them after_ps later. A gap between them is an ITL (one per step, however many tokens it brought).
+void Engine::deliver(std::size_t i, std::uint64_t at, std::uint64_t left, bool first, bool last) {
+  Live& l = live_[i];
+  RequestOutcome& o = run_.requests[i];
+  if (first) {
+    o.first_token_ps = left + after_ps_;
+    l.first_wait_ps = left - at;
+  } else {
+    o.itl_ps.push_back(left - l.last_token_ps);
+  }
+  l.last_token_ps = left;
+  l.last_wait_ps = left - at;
+  if (last) finish(i, left);
+}
+
+// Its last token left the front end at `end`; the client has it after_ps later.
 void Engine::finish(std::size_t i, std::uint64_t end) {
   const std::uint64_t at = end + after_ps_;
   run_.requests[i].finish_ps = at;

@@ -29,6 +29,10 @@
 //   naming it, before anything runs.
 // Closed loop (concurrency N): the first N requests arrive at 0; each later one arrives when the
 // request N before it ends (its client's previous).
+// A runtime's front end (g5sim/runtime.hpp) delays each arrival before the scheduler and each
+// token before the client; its serial part (serving/serial_front_end.hpp) is one process for
+// inputs and tokens alike, taken in time order between the steps: a job is done once the next
+// step starts after it. The times below are the client's: a token's is when it leaves that part.
 //
 // Metrics (vLLM's benchmark_serving and SGLang's bench_serving definitions):
 //   TTFT = first token - arrival; TPOT = (finish - first token) / (output - 1), for output > 1

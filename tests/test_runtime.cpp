@@ -25,7 +25,7 @@ namespace {
 struct Sections {
   std::string kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1}\n";
+      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   std::string collectives =
       "collectives:\n  all_reduce: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n"
       "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
@@ -33,6 +33,7 @@ struct Sections {
   std::string step = "step: {cpu_ns: 0, cpu_ns_per_sequence: 0, cpu_ns_per_token: 0, overlap: false}\n";
   std::string request =
       "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "serial_ns_per_output_token: 0, tokens_behind_inputs: true, "
       "after_token_ns: 0}\n";
   std::string graph = "graph: {kv_append: in-place, lm_head_weights: bf16, prefill_attention: causal}\n";
   std::string scheduler =
@@ -82,9 +83,12 @@ TEST_CASE("runtime: every shipped runtime reads, and none adds nothing", "[runti
 }
 
 TEST_CASE("runtime: the one-line summary names the serial front end and a calibrated runtime's band", "[runtime]") {
-  // vllm.yaml: 2 ms of front end + 22 ms one request at a time (its serial_ns); not calibrated.
+  // vllm.yaml: 2 ms of front end + 17 ms one request at a time (its serial_ns) and 110 us a
+  // streamed token in the same process (serial_ns_per_output_token); not calibrated.
   const g5sim::Runtime vllm = g5sim::Runtime::from_file(g5sim::runtime_path("vllm"));
-  CHECK_THAT(vllm.summary(), Catch::Contains("; front end 2.0 ms + 22.0 ms one request at a time;"));
+  CHECK_THAT(
+      vllm.summary(),
+      Catch::Contains("; front end 2.0 ms + 17.0 ms one request at a time, streaming 110.0 us a token behind them;"));
   CHECK_THAT(vllm.summary(), !Catch::Contains("calibrated"));
   // vllm-v0.calibrated's record: all {rows: 24, low: 0.9671, high: 1.0395}: a measured time is
   // predicted x 1/1.0395 = 0.962 .. x 1/0.9671 = 1.034; no serial part.
@@ -105,12 +109,12 @@ TEST_CASE("runtime: a config is read strictly, errors naming the line and the fi
   Sections range = s;
   range.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 20000000, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1}\n";
+      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(range.text()), Catch::Contains("kernels.graph.floor_ns") && Catch::Contains("10000000"));
   Sections kind = s;
   kind.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [kv_cache_reed], tensor_efficiency: 1}\n";
+      "fused_kinds: [kv_cache_reed], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(kind.text()), Catch::Contains("did you mean 'kv_cache_read'"));
   Sections order = s;
   order.collectives =
@@ -125,7 +129,9 @@ TEST_CASE("runtime: a config is read strictly, errors naming the line and the fi
   CHECK_THAT(error_of(open_end.text()), Catch::Contains("the last row must be null"));
   Sections missing = s;
   missing.request =
-      "request: {before_scheduler_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, after_token_ns: 0}\n";
+      "request: {before_scheduler_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, serial_ns_per_output_token: 0, "
+      "tokens_behind_inputs: true, "
+      "after_token_ns: 0}\n";
   CHECK_THAT(error_of(missing.text()), Catch::Contains("per_input_token_ns"));
   CHECK_THROWS_WITH(g5sim::runtime_path("sglan"), Catch::Contains("did you mean 'sglang'"));
 }
@@ -159,7 +165,7 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   Sections s;
   s.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 1, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
-      "fused_kinds: [], tensor_efficiency: 1}\n";
+      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
   with.runtime = file.path();
@@ -181,7 +187,7 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   Sections g = s;
   g.kernels =
       "kernels: {graph_max_batch: 4, graph: {floor_ns: 0, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
-      "fused_kinds: [kv_cache_read], tensor_efficiency: 1}\n";
+      "fused_kinds: [kv_cache_read], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   const RuntimeFile graphed(g.text());
   with.runtime = graphed.path();
   const g5sim::Result replayed = g5sim::simulate(chip, model, with);
@@ -221,7 +227,7 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   Sections s;
   s.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 0.25}\n";
+      "fused_kinds: [], tensor_efficiency: 0.25, expert_tensor_efficiency: 1}\n";
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
   with.runtime = file.path();
@@ -233,7 +239,7 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   Sections one = s;
   one.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1}\n";
+      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   const RuntimeFile own(one.text());
   with.runtime = own.path();
   CHECK(g5sim::simulate(chip, model, with).runtime_parts.kernel_compute_ps == 0);
@@ -241,8 +247,55 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   Sections low = s;
   low.kernels =
       "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 0.01}\n";
+      "fused_kinds: [], tensor_efficiency: 0.01, expert_tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(low.text()), Catch::Contains("kernels.tensor_efficiency"));
+}
+
+TEST_CASE("runtime: the routed experts' kernels reach at most expert_tensor_efficiency", "[runtime][sim]") {
+  // Qwen3-30B-A3B, 2 layers, a 2,048-token prefill at TP2 (no EP: each expert's width split in
+  // two) on H100. A runtime without floors or gaps, the dense matrices at the chip's own
+  // efficiency (1) and the routed experts' grouped matrices (experts_gate_up, experts_down: a
+  // fused MoE kernel over the split experts) at 1/5: the charge is sum_k max(0, 5 c_k - t_k) over
+  // those two ops of each layer alone (c_k = compute_ns, rounded to a picosecond). Under EP2 (DP2)
+  // instead the chip runs whole experts: they take tensor_efficiency (1), nothing is charged.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen3-30b-a3b"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.batch = 1;
+  base.ctx = 2048;
+  base.phase = "prefill";
+  base.tp = 2;
+  base.ep = base.dp = 1;
+  const g5sim::Result alone = g5sim::simulate(chip, model, base);
+  std::uint64_t raised = 0, experts = 0;
+  for (const g5sim::OpRecord& op : alone.ops) {
+    if (op.name != "experts_gate_up" && op.name != "experts_down") continue;
+    experts += 1;
+    const auto reached = 5 * static_cast<std::uint64_t>(std::llround(op.compute_ns * 1000));
+    const std::uint64_t t = op.op_end_ps - op.op_start_ps;
+    raised += reached > t ? reached - t : 0;
+  }
+  REQUIRE(experts == 2 * 2);
+  REQUIRE(raised > 0);
+  Sections s;
+  s.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 0.2}\n";
+  const RuntimeFile file(s.text());
+  g5sim::Request with = base;
+  with.runtime = file.path();
+  const g5sim::Result r = g5sim::simulate(chip, model, with);
+  CHECK(r.runtime_parts.kernel_compute_ps == raised);
+  CHECK(r.step_ps == alone.total_ps + raised);
+  with.tp = 1;
+  with.ep = with.dp = with.batch = 2;  // a prompt per DP rank
+  CHECK(g5sim::simulate(chip, model, with).runtime_parts.kernel_compute_ps == 0);
+  Sections low = s;
+  low.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 0}\n";
+  CHECK_THAT(error_of(low.text()), Catch::Contains("kernels.expert_tensor_efficiency"));
 }
 
 TEST_CASE("runtime: collectives, the step's CPU and host launches are charged as stated", "[runtime][sim]") {
@@ -322,6 +375,7 @@ TEST_CASE("runtime: one request served: TTFT = prefill + o + r and TPOT = step +
   s.step = "step: {cpu_ns: 300000, cpu_ns_per_sequence: 0, cpu_ns_per_token: 0, overlap: false}\n";
   s.request =
       "request: {before_scheduler_ns: 2000000, per_input_token_ns: 1000, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "serial_ns_per_output_token: 0, tokens_behind_inputs: true, "
       "after_token_ns: 50000}\n";
   const RuntimeFile file(s.text());
   g5sim::Request base;
@@ -356,15 +410,16 @@ namespace test_runtime {
 
 TEST_CASE("runtime: a burst queues at the serial front end, one request at a time", "[runtime][serve][sim]") {
   // Three requests of 64 prompt tokens and one output token, all sent at 0; the front end's serial
-  // part takes 10 ms + 10 us a prompt token = 10.64 ms a request. Request k (1-based) leaves it at
-  // k x 10.64 ms, its prefill alone takes far less than 10.64 ms, so its TTFT is k x 10.64 ms plus
-  // its prefill step, exactly.
+  // part takes 10 ms + 10 us a prompt token = 10.64 ms a request. One event loop for inputs and
+  // tokens (tokens_behind_inputs): a preprocessed request goes on to the scheduler when the loop
+  // comes back to it, behind the inputs that reached it before: all three at 3 x 10.64 = 31.92
+  // ms, prefilled together in one step of 3 x 64 tokens (P3). TTFT = 31.92 ms + P3 for each.
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
   Sections s;
   s.request =
       "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 10000000, serial_ns_per_input_token: "
-      "10000, after_token_ns: 0}\n";
+      "10000, serial_ns_per_output_token: 0, tokens_behind_inputs: true, after_token_ns: 0}\n";
   const RuntimeFile file(s.text());
   g5sim::Request base;
   base.layers = 2;
@@ -373,14 +428,70 @@ TEST_CASE("runtime: a burst queues at the serial front end, one request at a tim
       g5sim::serve(chip, model, base, {{"a", 0, 64, 1}, {"b", 0, 64, 1}, {"c", 0, 64, 1}}, g5sim::ServeSettings{});
   g5sim::Request step;
   step.layers = 2;
-  step.mix = "1x64@0";
   step.tp = step.ep = step.dp = 1;
+  step.mix = "3x64@0";
+  const std::uint64_t together = g5sim::simulate(chip, model, step).total_ps;
+  step.mix = "1x64@0";
   const std::uint64_t prefill = g5sim::simulate(chip, model, step).total_ps;
   REQUIRE(prefill < 10'640'000'000ULL);
+  constexpr std::uint64_t inputs_done = 3 * 10'640'000'000ULL;
+  const std::vector<g5sim::RequestOutcome>& q = report.run.requests;
+  for (const g5sim::RequestOutcome& r : q) CHECK(r.first_token_ps - r.arrival_ps == inputs_done + together);
+  // The split: the 31.92 ms at the front end are the runtime's, the prompts' step the chip's.
+  CHECK(q.at(0).ttft_runtime_ps == inputs_done);
+  // Tokens in a process of their own (tokens_behind_inputs false, SGLang's detokenizer): nothing
+  // holds them, request k's token leaves at k x 10.64 ms + P.
+  s.request =
+      "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 10000000, serial_ns_per_input_token: "
+      "10000, serial_ns_per_output_token: 0, tokens_behind_inputs: false, after_token_ns: 0}\n";
+  const RuntimeFile apart_file(s.text());
+  base.runtime = apart_file.path();
+  const g5sim::ServeReport apart =
+      g5sim::serve(chip, model, base, {{"a", 0, 64, 1}, {"b", 0, 64, 1}, {"c", 0, 64, 1}}, g5sim::ServeSettings{});
   for (std::uint64_t k = 1; k <= 3; ++k) {
-    const g5sim::RequestOutcome& q = report.run.requests.at(k - 1);
-    CHECK(q.first_token_ps - q.arrival_ps == k * 10'640'000'000ULL + prefill);
+    const g5sim::RequestOutcome& r = apart.run.requests.at(k - 1);
+    CHECK(r.first_token_ps - r.arrival_ps == k * 10'640'000'000ULL + prefill);
   }
+}
+
+TEST_CASE("runtime: tokens stream one at a time through the serial front end", "[runtime][serve][sim]") {
+  // One request of 256 in and 4 out on 2 layers of Qwen2.5-1.5B (H100); the runtime charges
+  // nothing but 1 ms of its serial front end for each output token. Its prefill step takes P and
+  // each decode step D_k < 1 ms, so the front end is the bottleneck: token 1 reaches it at P and
+  // leaves at P + 1 ms; token k reaches it before token k-1 has left and leaves 1 ms after it.
+  // TTFT = P + 1 ms, every ITL 1 ms, TPOT 1 ms, exactly; all of the wait is the runtime's.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  Sections s;
+  s.request =
+      "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "serial_ns_per_output_token: 1000000, tokens_behind_inputs: true, after_token_ns: 0}\n";
+  const RuntimeFile file(s.text());
+  g5sim::Request base;
+  base.layers = 2;
+  base.runtime = file.path();
+  const g5sim::ServeReport report = g5sim::serve(chip, model, base, {{"only", 0, 256, 4}}, g5sim::ServeSettings{});
+  g5sim::Request step;
+  step.layers = 2;
+  step.tp = step.ep = step.dp = 1;
+  step.mix = "1x256@0";
+  const std::uint64_t prefill = g5sim::simulate(chip, model, step).total_ps;
+  step.mix = "1x1@258";
+  REQUIRE(g5sim::simulate(chip, model, step).total_ps < 1'000'000'000ULL);  // the longest decode step
+  constexpr std::uint64_t c = 1'000'000'000;
+  const g5sim::RequestOutcome& q = report.run.requests.at(0);
+  CHECK(q.first_token_ps - q.arrival_ps == prefill + c);
+  CHECK(q.itl_ps == std::vector<std::uint64_t>{c, c, c});
+  CHECK(q.finish_ps - q.first_token_ps == 3 * c);
+  CHECK(q.ttft_runtime_ps == c);
+  // Decode: the chip's three steps (D_1 + D_2 + D_3) fall inside the 3 ms; the rest is the front end's.
+  step.mix = "1x1@256";
+  std::uint64_t decode = g5sim::simulate(chip, model, step).total_ps;
+  step.mix = "1x1@257";
+  decode += g5sim::simulate(chip, model, step).total_ps;
+  step.mix = "1x1@258";
+  decode += g5sim::simulate(chip, model, step).total_ps;
+  CHECK(q.decode_runtime_ps == 3 * c - decode);
 }
 
 }  // namespace test_runtime
@@ -405,9 +516,11 @@ TEST_CASE("calibrate --runtime recovers a front end from serves measured on the 
   Sections truth, start;
   truth.request =
       "request: {before_scheduler_ns: 5000000, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "serial_ns_per_output_token: 0, tokens_behind_inputs: true, "
       "after_token_ns: 0}\n";
   start.request =
       "request: {before_scheduler_ns: 1000000, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
+      "serial_ns_per_output_token: 0, tokens_behind_inputs: true, "
       "after_token_ns: 0}\n";
   std::ofstream(dir / "truth.yaml") << truth.text();
   std::ofstream(dir / "rt.yaml") << start.text();

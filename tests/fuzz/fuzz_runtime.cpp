@@ -1,6 +1,6 @@
 // Fuzzes the runtime config reader (g5sim/runtime.hpp) and what a read runtime answers: its
 // kernel pair, its collectives' latency at any size, its step CPU and request front end at the
-// largest counts a serve allows.
+// largest counts a serve allows (a verify streams at most 8 tokens: --mtp 0..7).
 #include <limits>
 
 #include "fuzz_common.hpp"
@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       sink = sink + r.collective("all_reduce", bytes).latency_ns + r.collective("all_to_all", bytes).latency_ns;
     }
     sink = sink + r.step_cpu_ns(g5sim::kMaxServeSeqs, g5sim::kMaxBatchedTokens) +
-           r.request_in_ns(g5sim::kMaxBatchedTokens);
+           r.request_in_ns(g5sim::kMaxBatchedTokens) + r.serial_in_ns(g5sim::kMaxBatchedTokens) +
+           r.serial_ns_per_output_token * 8 * 1000 + r.has_serial_front_end();
     (void)sink;
     (void)r.summary();
   } catch (const g5sim::ConfigError&) {

@@ -9,10 +9,14 @@
 // rank, else the deployment's):
 //
 //   kernel_floor = sum_k max(0, floor - t_k)       each kernel lasts at least `floor` (launch, fill, drain)
-//   kernel_compute = sum_k max(0, c_k / e - max(t_k, floor))   a matrix kernel of the runtime reaches at
-//                                                  most e = tensor_efficiency of the chip's peak: c_k is
-//                                                  its arithmetic at the tensor engine's peak rate for its
-//                                                  dtype (0 for other kernels); e = 1 charges nothing
+//   kernel_compute = sum_k max(0, c_k / e_k - max(t_k, floor))   a matrix kernel of the runtime reaches
+//                                                  at most e_k of the chip's peak: expert_tensor_efficiency
+//                                                  for the routed experts' grouped matrices when tensor
+//                                                  parallelism splits each expert (ep 1, tp > 1: a fused
+//                                                  MoE kernel over thin slices), tensor_efficiency for
+//                                                  the others (whole experts under EP too); c_k is its
+//                                                  arithmetic at the tensor engine's peak rate for its
+//                                                  dtype (0 for other kernels); e_k = 1 charges nothing
 //   kernel_gap   = K x gap                         the idle time between one kernel's end and the next's start
 //   collective   = sum_c latency(kind_c, b_c)      the library's fixed cost of a collective (first row
 //                                                  of its kind's table whose up_to_bytes >= b_c)
@@ -27,17 +31,28 @@
 // Why a compute floor: the chip's calibration holds its best kernels (a tuned GEMM's shape search,
 // DeepSeek's own prefill), while a serving engine runs its own (Triton's fused MoE over TP-split
 // experts, per-token-group fp8 quantisation): at a compute-bound prefill they reach a fraction of
-// that; a memory-bound decode kernel (c_k far below t_k) is not touched.
+// that; a memory-bound decode kernel (c_k far below t_k) is not touched. The experts apart because
+// that is where the engines fall furthest behind: DeepSeek-R1's prefill on 8 H200 at TP8 runs at
+// 15-17k tokens/s in vLLM and SGLang (GPUStack, 2K-4K prompts) where the chip model runs 38k, while
+// a dense 70B model's prompts on H100 run near the chip model's (SGLang's Llama-3.1-70B TTFTs).
 // floor and gap are the `graph` pair for a step of decodes alone with at most graph.max_batch
 // sequences on the chip (CUDA graphs are captured for decode batches up to a size), else `eager`.
 // A request adds `before_scheduler` + input_tokens x per_input_token before it reaches the
 // scheduler (HTTP, tokenisation) and `after_token` between a token's step and the client (detoken-
 // isation, streaming): TTFT grows by both, TPOT and ITL by neither (every token is delayed alike).
-// Of the front end, `serial` + input_tokens x serial_per_input_token is done by one process for one
-// request at a time, in arrival order: request n leaves it at
-//   f_n = max(arrival_n, f_{n-1}) + serial + input_n x serial_per_input_token
-// and reaches the scheduler at f_n + before_scheduler + input_n x per_input_token (a burst of
-// requests queues at the tokenizer, as 1,000 requests sent at once do).
+// Of the front end, one process (an API server's, a tokenizer manager's) does a part for one job at
+// a time, jobs in the order they reach it (time, then arrival sequence): a request's input,
+// serial + input_tokens x serial_per_input_token, and each step's output for a request, its k new
+// tokens (k > 1 only when drafts are accepted) at k x serial_per_output_token (detokenisation and
+// streaming). A job reaching it at a_j leaves it at
+//   f_j = max(a_j, f_{j-1}) + cost_j
+// a request then reaches the scheduler at f_j + before_scheduler + input_tokens x per_input_token,
+// and a token the client at f_j + after_token: a burst of requests queues at the tokenizer, as
+// 1,000 requests sent at once do, and the tokens of the running ones wait behind it (GPUStack's
+// bursts: no first token before most inputs are in); or, with tokens_behind_inputs false, tokens
+// queue in a process of their own by the same rule (SGLang's detokenizer: its 1,000-prompt bursts'
+// median TTFT is half the inputs' time, not all of it). Without any serial cost there is no such
+// process: a token reaches the client at its step's end + after_token.
 //
 // Not modelled by any runtime: activation memory (the KV cache is sized from weights alone), the
 // network stack between client and server, kernels the runtime runs concurrently on several streams
@@ -79,6 +94,8 @@ struct Runtime {
   std::vector<std::string> fused_kinds;  ///< op kinds never launched on their own (part of a neighbour)
   /// The fraction of the chip's tensor peak its matrix kernels reach at most, (0, 1]; 1: the chip's own.
   double tensor_efficiency = 1;
+  /// The same for the routed experts' grouped matrices when TP splits each expert, (0, 1].
+  double expert_tensor_efficiency = 1;
   // Per collective, ascending up_to_bytes, the last row unbounded.
   std::vector<CollectiveLatency> all_reduce, all_to_all;
   // Per layer.
@@ -91,6 +108,11 @@ struct Runtime {
   /// The front end's part one process does for one request at a time (an API server's, a
   /// tokenizer manager's: chat template, tokenisation): requests queue for it in arrival order.
   std::uint64_t serial_ns = 0, serial_ns_per_input_token = 0;
+  /// The same process's time to detokenise and stream each output token (tokens queue there too).
+  std::uint64_t serial_ns_per_output_token = 0;
+  /// Whether tokens queue in that same process behind the inputs (vLLM's API server), or in one
+  /// of their own (SGLang's detokenizer: the inputs' queue does not hold them).
+  bool tokens_behind_inputs = true;
   // The graph it runs (run options; an option given to a run overrides its runtime's).
   std::string kv_append, lm_head_weights, prefill_attention;
   // The scheduler (serve knobs; a knob given overrides).
@@ -130,6 +152,8 @@ struct Runtime {
   std::uint64_t request_in_ns(std::uint64_t input_tokens) const;
   /// serial + input_tokens x serial_per_input_token: the request's turn at the serial front end.
   std::uint64_t serial_in_ns(std::uint64_t input_tokens) const;
+  /// Whether any part of the front end is serial (its process then carries inputs and tokens).
+  bool has_serial_front_end() const;
   /// One line (g5sim list): "SGLang 0.4-0.5: kernels floor 2.0 us, gap 0.6 us (graphs to 512) / 4.5 us, ...".
   std::string summary() const;
 };
@@ -143,6 +167,7 @@ struct StepOps {
     std::uint8_t kind = 0;  ///< index in kind_names
     std::uint64_t duration_ps = 0, message_bytes = 0;
     std::uint64_t tensor_ps = 0;  ///< its arithmetic at the tensor engine's peak (a matrix op; else 0)
+    bool expert = false;          ///< the routed experts' grouped matrices (expert_tensor_efficiency)
   };
   std::vector<Op> ops;
   bool decode_only = true;
