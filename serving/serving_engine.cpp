@@ -213,7 +213,9 @@ void Engine::take_front_job() {
   SerialFrontEnd& from =
       stream_ && stream_->next_at() && (!front_->next_at() || *stream_->next_at() < *front_->next_at()) ? *stream_
                                                                                                         : *front_;
-  const auto [job, left] = from.take();
+  const std::pair<SerialFrontEnd::Job, std::uint64_t> taken = from.take();
+  const SerialFrontEnd::Job& job = taken.first;
+  const std::uint64_t left = taken.second;  // when it leaves the process
   if (job.kind == SerialFrontEnd::Kind::tokens) {
     deliver(job.request, job.at_ps, left, job.first, job.last);
     return;
@@ -227,7 +229,7 @@ void Engine::take_front_job() {
     return;
   }
   const std::uint64_t sent = job.kind == SerialFrontEnd::Kind::handoff ? arrived_ps_[job.request] : job.at_ps;
-  const std::uint64_t queued = hw::checked("the serve's time in picoseconds", [&, left = left] {
+  const std::uint64_t queued = hw::checked("the serve's time in picoseconds", [&] {
     return (hw::Count(left) + runtime_->request_in_ns(requests_[job.request].input_tokens) * 1000).value();
   });
   front_ps_[job.request] = queued - sent;
