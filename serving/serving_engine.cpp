@@ -71,7 +71,8 @@ class Engine {
   void check_every_request_fits() const;
   void set_up_instances();
   void arrive(std::size_t request, std::uint64_t at);
-  void take_front_job();
+  SerialFrontEnd* next_front();
+  void take_front_job(SerialFrontEnd& from);
   std::optional<std::uint64_t> next_step_start() const;
   Instance& next_instance();
   /// Forms, times and runs `in`'s next step; false when it only preempted.
@@ -208,11 +209,7 @@ void Engine::arrive(std::size_t request, std::uint64_t at) {
 }
 
 // The serial part's earliest job: an input goes on to the scheduler, tokens to the client.
-void Engine::take_front_job() {
-  // The earlier of the two processes' next jobs (inputs first on a tie).
-  SerialFrontEnd& from =
-      stream_ && stream_->next_at() && (!front_->next_at() || *stream_->next_at() < *front_->next_at()) ? *stream_
-                                                                                                        : *front_;
+void Engine::take_front_job(SerialFrontEnd& from) {
   const std::pair<SerialFrontEnd::Job, std::uint64_t> taken = from.take();
   const SerialFrontEnd::Job& job = taken.first;
   const std::uint64_t left = taken.second;  // when it leaves the process
@@ -234,6 +231,14 @@ void Engine::take_front_job() {
   });
   front_ps_[job.request] = queued - sent;
   instances_[job.request % entry_instances_].pending.emplace(std::pair{queued, sequence_++}, job.request);
+}
+
+// The serial process whose next job comes first (the inputs' on a tie); null when none waits.
+SerialFrontEnd* Engine::next_front() {
+  if (!front_) return nullptr;
+  SerialFrontEnd* first = front_->next_at() ? &*front_ : nullptr;
+  if (stream_ && stream_->next_at() && (!first || *stream_->next_at() < *first->next_at())) first = &*stream_;
+  return first;
 }
 
 // When the next step of any instance can start; nothing when none has work.
@@ -263,12 +268,10 @@ Instance& Engine::next_instance() {
 ServeRun Engine::run() {
   while (finished_ < requests_.size()) {
     // A front-end job before the next step's start: no job earlier than it can come any more.
-    if (front_) {
-      std::optional<std::uint64_t> job = front_->next_at();
-      if (stream_ && stream_->next_at() && (!job || *stream_->next_at() < *job)) job = stream_->next_at();
+    if (SerialFrontEnd* from = next_front()) {
       const std::optional<std::uint64_t> start = next_step_start();
-      if (job && (!start || *job <= *start)) {
-        take_front_job();
+      if (!start || *from->next_at() <= *start) {
+        take_front_job(*from);
         continue;
       }
     }

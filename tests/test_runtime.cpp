@@ -408,31 +408,43 @@ TEST_CASE("runtime: one request served: TTFT = prefill + o + r and TPOT = step +
 
 namespace test_runtime {
 
+// The serial front end's tests: Qwen2.5-1.5B on 2 layers of an H100, under a runtime whose
+// `request:` section is given (nothing else charged), and its steps alone.
+struct TwoLayerServe {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::ServeReport serve(const std::string& request, const std::vector<g5sim::ServeRequest>& requests) const {
+    Sections s;
+    s.request = request;
+    const RuntimeFile file(s.text());
+    g5sim::Request base;
+    base.layers = 2;
+    base.runtime = file.path();
+    return g5sim::serve(chip, model, base, requests, g5sim::ServeSettings{});
+  }
+  std::uint64_t step_ps(const std::string& mix) const {
+    g5sim::Request step;
+    step.layers = 2;
+    step.tp = step.ep = step.dp = 1;
+    step.mix = mix;
+    return g5sim::simulate(chip, model, step).total_ps;
+  }
+};
+
 TEST_CASE("runtime: a burst queues at the serial front end, one request at a time", "[runtime][serve][sim]") {
   // Three requests of 64 prompt tokens and one output token, all sent at 0; the front end's serial
   // part takes 10 ms + 10 us a prompt token = 10.64 ms a request. One event loop for inputs and
   // tokens (tokens_behind_inputs): a preprocessed request goes on to the scheduler when the loop
   // comes back to it, behind the inputs that reached it before: all three at 3 x 10.64 = 31.92
   // ms, prefilled together in one step of 3 x 64 tokens (P3). TTFT = 31.92 ms + P3 for each.
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
-  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  Sections s;
-  s.request =
+  const TwoLayerServe t;
+  const std::vector<g5sim::ServeRequest> burst{{"a", 0, 64, 1}, {"b", 0, 64, 1}, {"c", 0, 64, 1}};
+  const g5sim::ServeReport report = t.serve(
       "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 10000000, serial_ns_per_input_token: "
-      "10000, serial_ns_per_output_token: 0, tokens_behind_inputs: true, after_token_ns: 0}\n";
-  const RuntimeFile file(s.text());
-  g5sim::Request base;
-  base.layers = 2;
-  base.runtime = file.path();
-  const g5sim::ServeReport report =
-      g5sim::serve(chip, model, base, {{"a", 0, 64, 1}, {"b", 0, 64, 1}, {"c", 0, 64, 1}}, g5sim::ServeSettings{});
-  g5sim::Request step;
-  step.layers = 2;
-  step.tp = step.ep = step.dp = 1;
-  step.mix = "3x64@0";
-  const std::uint64_t together = g5sim::simulate(chip, model, step).total_ps;
-  step.mix = "1x64@0";
-  const std::uint64_t prefill = g5sim::simulate(chip, model, step).total_ps;
+      "10000, serial_ns_per_output_token: 0, tokens_behind_inputs: true, after_token_ns: 0}\n",
+      burst);
+  const std::uint64_t together = t.step_ps("3x64@0");
+  const std::uint64_t prefill = t.step_ps("1x64@0");
   REQUIRE(prefill < 10'640'000'000ULL);
   constexpr std::uint64_t inputs_done = 3 * 10'640'000'000ULL;
   const std::vector<g5sim::RequestOutcome>& q = report.run.requests;
@@ -441,13 +453,10 @@ TEST_CASE("runtime: a burst queues at the serial front end, one request at a tim
   CHECK(q.at(0).ttft_runtime_ps == inputs_done);
   // Tokens in a process of their own (tokens_behind_inputs false, SGLang's detokenizer): nothing
   // holds them, request k's token leaves at k x 10.64 ms + P.
-  s.request =
+  const g5sim::ServeReport apart = t.serve(
       "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 10000000, serial_ns_per_input_token: "
-      "10000, serial_ns_per_output_token: 0, tokens_behind_inputs: false, after_token_ns: 0}\n";
-  const RuntimeFile apart_file(s.text());
-  base.runtime = apart_file.path();
-  const g5sim::ServeReport apart =
-      g5sim::serve(chip, model, base, {{"a", 0, 64, 1}, {"b", 0, 64, 1}, {"c", 0, 64, 1}}, g5sim::ServeSettings{});
+      "10000, serial_ns_per_output_token: 0, tokens_behind_inputs: false, after_token_ns: 0}\n",
+      burst);
   for (std::uint64_t k = 1; k <= 3; ++k) {
     const g5sim::RequestOutcome& r = apart.run.requests.at(k - 1);
     CHECK(r.first_token_ps - r.arrival_ps == k * 10'640'000'000ULL + prefill);
@@ -460,24 +469,13 @@ TEST_CASE("runtime: tokens stream one at a time through the serial front end", "
   // each decode step D_k < 1 ms, so the front end is the bottleneck: token 1 reaches it at P and
   // leaves at P + 1 ms; token k reaches it before token k-1 has left and leaves 1 ms after it.
   // TTFT = P + 1 ms, every ITL 1 ms, TPOT 1 ms, exactly; all of the wait is the runtime's.
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
-  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  Sections s;
-  s.request =
+  const TwoLayerServe t;
+  const g5sim::ServeReport report = t.serve(
       "request: {before_scheduler_ns: 0, per_input_token_ns: 0, serial_ns: 0, serial_ns_per_input_token: 0, "
-      "serial_ns_per_output_token: 1000000, tokens_behind_inputs: true, after_token_ns: 0}\n";
-  const RuntimeFile file(s.text());
-  g5sim::Request base;
-  base.layers = 2;
-  base.runtime = file.path();
-  const g5sim::ServeReport report = g5sim::serve(chip, model, base, {{"only", 0, 256, 4}}, g5sim::ServeSettings{});
-  g5sim::Request step;
-  step.layers = 2;
-  step.tp = step.ep = step.dp = 1;
-  step.mix = "1x256@0";
-  const std::uint64_t prefill = g5sim::simulate(chip, model, step).total_ps;
-  step.mix = "1x1@258";
-  REQUIRE(g5sim::simulate(chip, model, step).total_ps < 1'000'000'000ULL);  // the longest decode step
+      "serial_ns_per_output_token: 1000000, tokens_behind_inputs: true, after_token_ns: 0}\n",
+      {{"only", 0, 256, 4}});
+  const std::uint64_t prefill = t.step_ps("1x256@0");
+  REQUIRE(t.step_ps("1x1@258") < 1'000'000'000ULL);  // the longest decode step
   constexpr std::uint64_t c = 1'000'000'000;
   const g5sim::RequestOutcome& q = report.run.requests.at(0);
   CHECK(q.first_token_ps - q.arrival_ps == prefill + c);
@@ -485,12 +483,7 @@ TEST_CASE("runtime: tokens stream one at a time through the serial front end", "
   CHECK(q.finish_ps - q.first_token_ps == 3 * c);
   CHECK(q.ttft_runtime_ps == c);
   // Decode: the chip's three steps (D_1 + D_2 + D_3) fall inside the 3 ms; the rest is the front end's.
-  step.mix = "1x1@256";
-  std::uint64_t decode = g5sim::simulate(chip, model, step).total_ps;
-  step.mix = "1x1@257";
-  decode += g5sim::simulate(chip, model, step).total_ps;
-  step.mix = "1x1@258";
-  decode += g5sim::simulate(chip, model, step).total_ps;
+  const std::uint64_t decode = t.step_ps("1x1@256") + t.step_ps("1x1@257") + t.step_ps("1x1@258");
   CHECK(q.decode_runtime_ps == 3 * c - decode);
 }
 
