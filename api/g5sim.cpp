@@ -290,7 +290,8 @@ api::RuntimeReport runtime_report(const Runtime& runtime, const Result::State& s
                             runtime.sha256,
                             runtime.adds,
                             {},
-                            std::min(runtime.tensor_efficiency, runtime.expert_tensor_efficiency)};
+                            std::min(runtime.tensor_efficiency, runtime.expert_tensor_efficiency),
+                            runtime.graph.launch_ns > 0 || runtime.eager.launch_ns > 0};
   report.parts = device_charge(runtime, api::step_ops(s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences(),
                                                       api::experts_split(s.parallelism.tp, s.parallelism.ep)));
   if (s.scope == api::Scope::step) {

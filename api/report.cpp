@@ -320,12 +320,14 @@ void write_table_runtime(std::ostream& out, const RuntimeReport& rt, const ops::
   // prints the line it always printed).
   const std::string compute =
       rt.tensor_efficiency < 1 ? fmt::format(" + kernel compute {}", format_ns(p.kernel_compute_ps)) : "";
+  // Likewise the launch waits only where the host issues kernels at a cost.
+  const std::string launch = rt.host_launches ? fmt::format(" + launch waits {}", format_ns(p.kernel_launch_ps)) : "";
   fmt::print(out,
-             "runtime_ns    {} = kernel floors {}{} + gaps {} ({} kernels, {}) + collectives {} ({}) + layer launches "
-             "{} ({}) + step CPU {}\n",
-             format_ns(p.total_ps()), format_ns(p.kernel_floor_ps), compute, format_ns(p.kernel_gap_ps), p.kernels,
-             p.kernel_mode, format_ns(p.collective_ps), p.collectives, format_ns(p.layer_launch_ps), p.layer_launches,
-             format_ns(p.step_cpu_ps));
+             "runtime_ns    {} = kernel floors {}{} + gaps {}{} ({} kernels, {}) + collectives {} ({}) + layer "
+             "launches {} ({}) + step CPU {}\n",
+             format_ns(p.total_ps()), format_ns(p.kernel_floor_ps), compute, format_ns(p.kernel_gap_ps), launch,
+             p.kernels, p.kernel_mode, format_ns(p.collective_ps), p.collectives, format_ns(p.layer_launch_ps),
+             p.layer_launches, format_ns(p.step_cpu_ps));
   fmt::print(out, "step_ns       {} = chip {} + runtime {}\n", format_ns(chip + p.total_ps()), format_ns(chip),
              format_ns(p.total_ps()));
   fmt::print(out, "not modelled  activation memory, the network stack, kernels on concurrent streams\n");
@@ -456,14 +458,14 @@ void write_json_runtime(std::ostream& out, const RuntimeReport& rt, const ops::T
              "  \"runtime\": {{\"name\": {}, \"version\": {}, \"source\": {}, \"sha256\": \"{}\", \"adds\": {}, "
              "\"chip_ns\": {}, \"runtime_ns\": {}, \"step_ns\": {}, \"kernel_mode\": \"{}\", \"kernels\": {}, "
              "\"collectives\": {}, \"layer_launches\": {}, \"parts\": {{\"kernel_floor_ns\": {}, "
-             "\"kernel_compute_ns\": {}, \"kernel_gap_ns\": {}, \"collective_ns\": {}, \"layer_launch_ns\": {}, "
-             "\"step_cpu_ns\": {}}}, "
+             "\"kernel_compute_ns\": {}, \"kernel_gap_ns\": {}, \"kernel_launch_ns\": {}, \"collective_ns\": {}, "
+             "\"layer_launch_ns\": {}, \"step_cpu_ns\": {}}}, "
              "\"not_modelled\": \"activation memory, the network stack, kernels on concurrent streams\"}},\n",
              json_string(rt.name), json_string(rt.version), json_string(rt.source), rt.sha256, json_string(rt.adds),
              format_ns(chip), format_ns(p.total_ps()), format_ns(chip + p.total_ps()), p.kernel_mode, p.kernels,
              p.collectives, p.layer_launches, format_ns(p.kernel_floor_ps), format_ns(p.kernel_compute_ps),
-             format_ns(p.kernel_gap_ps), format_ns(p.collective_ps), format_ns(p.layer_launch_ps),
-             format_ns(p.step_cpu_ps));
+             format_ns(p.kernel_gap_ps), format_ns(p.kernel_launch_ps), format_ns(p.collective_ps),
+             format_ns(p.layer_launch_ps), format_ns(p.step_cpu_ps));
 }
 
 // run JSON's totals: time and its band, tokens per second, the limiting resource, bytes, FLOPs.

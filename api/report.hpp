@@ -31,6 +31,7 @@ struct RuntimeReport {
   std::string name, version, source, sha256, adds;
   g5sim::RuntimeParts parts;
   double tensor_efficiency = 1;  ///< the runtime's (below 1: the table names the compute floor's part)
+  bool host_launches = false;    ///< the runtime issues kernels from the host at a cost (the table names the waits)
 };
 
 struct RunDescription {

@@ -64,6 +64,7 @@ void each_field(R& r, F&& field) {
   field("kernel_floor_ps", r.runtime_parts.kernel_floor_ps);
   field("kernel_compute_ps", r.runtime_parts.kernel_compute_ps);
   field("kernel_gap_ps", r.runtime_parts.kernel_gap_ps);
+  field("kernel_launch_ps", r.runtime_parts.kernel_launch_ps);
   field("collective_ps", r.runtime_parts.collective_ps);
   field("layer_launch_ps", r.runtime_parts.layer_launch_ps);
   field("step_cpu_ps", r.runtime_parts.step_cpu_ps);
@@ -146,7 +147,7 @@ void each_sequence_field(S& s, F&& field) {
   field("path", s.path);
 }
 
-constexpr int kSavedVersion = 4;
+constexpr int kSavedVersion = 5;
 
 }  // namespace
 

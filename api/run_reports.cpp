@@ -365,6 +365,9 @@ std::vector<ReportField> run_runtime_rows() {
       ns("runtime.parts.kernel_compute_ns",
          "the matrix kernels' time raised to their arithmetic at the runtime's tensor_efficiency of peak, summed"),
       ns("runtime.parts.kernel_gap_ns", "the gap between kernels times the kernels"),
+      ns("runtime.parts.kernel_launch_ns",
+         "the device waiting for the host to issue kernels (launch_ns an op, expert_launch_ns a routed-expert op; 0 "
+         "for graphs)"),
       ns("runtime.parts.collective_ns", "the collectives' fixed latency by size"),
       ns("runtime.parts.layer_launch_ns", "the host launches of layers (graph ops on the chip's timeline)"),
       ns("runtime.parts.step_cpu_ns", "the scheduler's CPU not hidden behind device time"),

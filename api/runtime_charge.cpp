@@ -32,10 +32,11 @@ g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only,
   g5sim::StepOps step;
   step.decode_only = decode_only;
   step.chip_sequences = chip_sequences;
+  step.split_experts = split_experts;
   step.ops.reserve(ops.size());
   for (const ops::OpTiming& op : ops) {
     step.ops.push_back({static_cast<std::uint8_t>(op.kind), op.end - op.start, op.message_bytes,
-                        tensor_ps(op.kind, op.compute_ns), split_experts && routed_expert(op.name)});
+                        tensor_ps(op.kind, op.compute_ns), routed_expert(op.name)});
   }
   return step;
 }
@@ -67,13 +68,12 @@ StepOps step_ops_of(const Result& result) {
                                   [](const SequenceRecord& g) { return g.path == "prefill"; });
   for (const SequenceRecord& g : result.chip_sequences) step.chip_sequences += g.count;
   step.ops.reserve(result.ops.size());
-  const bool split = api::experts_split(result.tp, result.ep);
+  step.split_experts = api::experts_split(result.tp, result.ep);
   for (const OpRecord& op : result.ops) {
     const auto kind = static_cast<std::uint8_t>(std::find(names.begin(), names.end(), op.kind) - names.begin());
     const std::uint64_t tensor =
         kind < names.size() ? api::tensor_ps(static_cast<ops::OpKind>(kind), op.compute_ns) : std::uint64_t{0};
-    step.ops.push_back(
-        {kind, op.op_end_ps - op.op_start_ps, op.message_bytes, tensor, split && api::routed_expert(op.name)});
+    step.ops.push_back({kind, op.op_end_ps - op.op_start_ps, op.message_bytes, tensor, api::routed_expert(op.name)});
   }
   return step;
 }
@@ -95,6 +95,13 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
   const KernelCosts& costs = runtime.kernels_for(step.decode_only, step.chip_sequences);
   parts.kernel_mode = &costs == &runtime.graph ? "graph" : "eager";
   const std::uint64_t floor_ps = costs.floor_ns * kPsPerNs;
+  const std::uint64_t gap_ps = costs.gap_ns * kPsPerNs;
+  const std::uint64_t launch_ps = costs.launch_ns * kPsPerNs;
+  const std::uint64_t expert_launch_ps = costs.expert_launch_ns * kPsPerNs;
+  // The host's clock: when it has issued the kernels so far.
+  std::uint64_t host_ps = 0;
+  // The device's clock over the launched kernels as charged so far (for the launch waits).
+  std::uint64_t device_ps = 0;
   for (const StepOps::Op& op : step.ops) {
     if (op.kind >= names.size()) continue;  // a kind this build does not know: not charged
     if (host[op.kind]) {
@@ -103,22 +110,35 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
       continue;
     }
     if (!launched[op.kind]) continue;
+    // The host issues this kernel after the ones before it; the device starts it no earlier.
+    host_ps += op.expert ? expert_launch_ps : launch_ps;
+    device_ps += gap_ps;
+    if (host_ps > device_ps) {
+      parts.kernel_launch_ps += host_ps - device_ps;
+      device_ps = host_ps;
+    }
     parts.kernels += 1;
-    parts.kernel_floor_ps += floor_ps - std::min(floor_ps, op.duration_ps);
-    const double efficiency = op.expert ? runtime.expert_tensor_efficiency : runtime.tensor_efficiency;
+    const std::uint64_t floored = std::max(floor_ps, op.duration_ps);
+    parts.kernel_floor_ps += floored - op.duration_ps;
+    std::uint64_t lasts = floored;
+    const bool split_expert = op.expert && step.split_experts;
+    const double efficiency = split_expert ? runtime.expert_tensor_efficiency : runtime.tensor_efficiency;
     if (efficiency < 1 && op.tensor_ps > 0) {
       // The runtime's kernel at its efficiency, against the op as the floor left it (an integer
       // picosecond, rounded once: the same on every machine).
       const auto reached = static_cast<std::uint64_t>(std::llround(static_cast<double>(op.tensor_ps) / efficiency));
-      const std::uint64_t floored = std::max(floor_ps, op.duration_ps);
       parts.kernel_compute_ps += reached - std::min(reached, floored);
+      lasts = std::max(lasts, reached);
     }
     if (collective[op.kind]) {
+      const std::uint64_t latency_ps = runtime.collective(names[op.kind], op.message_bytes).latency_ns * kPsPerNs;
       parts.collectives += 1;
-      parts.collective_ps += runtime.collective(names[op.kind], op.message_bytes).latency_ns * kPsPerNs;
+      parts.collective_ps += latency_ps;
+      lasts += latency_ps;
     }
+    device_ps += lasts;
   }
-  parts.kernel_gap_ps = parts.kernels * costs.gap_ns * kPsPerNs;
+  parts.kernel_gap_ps = parts.kernels * gap_ps;
   return parts;
 }
 

@@ -25,10 +25,12 @@ namespace {
 constexpr std::uint64_t kMaxPerItemNs = 10'000'000;  ///< a cost per sequence, token or kernel: 10 ms
 
 KernelCosts kernel_costs(hw::ConfigMap m) {
-  m.expect_keys({"floor_ns", "gap_ns"});
+  m.expect_keys({"floor_ns", "gap_ns", "launch_ns", "expert_launch_ns"});
   KernelCosts k;
   k.floor_ns = m.int_in("floor_ns", 0, kMaxPerItemNs);
   k.gap_ns = m.int_in("gap_ns", 0, kMaxPerItemNs);
+  k.launch_ns = m.int_in("launch_ns", 0, kMaxPerItemNs);
+  k.expert_launch_ns = m.int_in("expert_launch_ns", 0, kMaxPerItemNs);
   m.finish();
   return k;
 }
@@ -228,6 +230,11 @@ std::string Runtime::summary() const {
       fmt::format("{} {}: kernels floor {}, gap {}", name, version, us(shown.floor_ns), us(shown.gap_ns));
   text += graph_max_batch > 0 ? fmt::format(" (decode graphs to {}; eager gap {})", graph_max_batch, us(eager.gap_ns))
                               : std::string(" (eager, no graphs)");
+  if (eager.launch_ns > 0 || eager.expert_launch_ns > 0) {
+    text += fmt::format(", the host issuing an eager kernel in {}", us(eager.launch_ns));
+    if (eager.expert_launch_ns != eager.launch_ns)
+      text += fmt::format(", a routed-expert op in {}", us(eager.expert_launch_ns));
+  }
   if (tensor_efficiency < 1) text += fmt::format(", matrix kernels at most {:.0f} % of peak", 100 * tensor_efficiency);
   if (expert_tensor_efficiency < 1 && expert_tensor_efficiency != tensor_efficiency) {
     text += fmt::format(", experts' at most {:.0f} %", 100 * expert_tensor_efficiency);

@@ -231,6 +231,7 @@ void write_runtime_track(TraceEvents& events, const ops::Timeline& timeline, con
   for (const auto& [name, length] : {std::pair{"kernel floors", p.kernel_floor_ps},
                                      {"kernel compute", p.kernel_compute_ps},
                                      {"kernel gaps", p.kernel_gap_ps},
+                                     {"launch waits", p.kernel_launch_ps},
                                      {"collective latency", p.collective_ps},
                                      {"scheduler CPU", p.step_cpu_ps}}) {
     slice(name, at, length);

@@ -321,6 +321,8 @@ py::dict runtime_dict(const std::string& name_or_path) {
     py::dict d;
     d["floor_ns"] = k.floor_ns;
     d["gap_ns"] = k.gap_ns;
+    d["launch_ns"] = k.launch_ns;
+    d["expert_launch_ns"] = k.expert_launch_ns;
     return d;
   };
   const auto table = [](const std::vector<g5sim::CollectiveLatency>& rows) {
@@ -659,6 +661,7 @@ void bind_records(py::module_& m) {
       .def_readonly("kernel_floor_ps", &g5sim::RuntimeParts::kernel_floor_ps)
       .def_readonly("kernel_compute_ps", &g5sim::RuntimeParts::kernel_compute_ps)
       .def_readonly("kernel_gap_ps", &g5sim::RuntimeParts::kernel_gap_ps)
+      .def_readonly("kernel_launch_ps", &g5sim::RuntimeParts::kernel_launch_ps)
       .def_readonly("collective_ps", &g5sim::RuntimeParts::collective_ps)
       .def_readonly("layer_launch_ps", &g5sim::RuntimeParts::layer_launch_ps)
       .def_readonly("step_cpu_ps", &g5sim::RuntimeParts::step_cpu_ps)

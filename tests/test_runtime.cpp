@@ -24,7 +24,9 @@ namespace {
 // A runtime of the given sections (the others all zero), as YAML text.
 struct Sections {
   std::string kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, "
+      "launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   std::string collectives =
       "collectives:\n  all_reduce: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n"
@@ -108,12 +110,16 @@ TEST_CASE("runtime: a config is read strictly, errors naming the line and the fi
                                "'cpu_ns_per_sequence'?)"));
   Sections range = s;
   range.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 20000000, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 20000000, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, "
+      "gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(range.text()), Catch::Contains("kernels.graph.floor_ns") && Catch::Contains("10000000"));
   Sections kind = s;
   kind.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, "
+      "launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [kv_cache_reed], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(kind.text()), Catch::Contains("did you mean 'kv_cache_read'"));
   Sections order = s;
@@ -164,7 +170,9 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   Sections s;
   s.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 1, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 1, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 500000, gap_ns: "
+      "3000, launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
@@ -186,7 +194,9 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   // A decode batch of 4 within graph_max_batch 4 takes the graph pair (1 ns, 1 ns) instead.
   Sections g = s;
   g.kernels =
-      "kernels: {graph_max_batch: 4, graph: {floor_ns: 0, gap_ns: 1}, eager: {floor_ns: 500000, gap_ns: 3000}, "
+      "kernels: {graph_max_batch: 4, graph: {floor_ns: 0, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 500000, gap_ns: "
+      "3000, launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [kv_cache_read], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   const RuntimeFile graphed(g.text());
   with.runtime = graphed.path();
@@ -197,6 +207,82 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   CHECK(replayed.runtime_parts.kernel_mode == "graph");
   CHECK(replayed.runtime_parts.kernels == n - reads);
   CHECK(replayed.step_ps == alone.total_ps + (n - reads) * 1'000);
+}
+
+TEST_CASE("runtime: a host issuing kernels slower than they run bounds the step at N launches", "[runtime][sim]") {
+  // Qwen2.5-1.5B, 2 layers, a decode batch of 4 on one H100, every op launched eagerly (no graphs,
+  // nothing fused, no floor, no gap). The host issues kernel k (from 0) at (k + 1) x L from the
+  // step's start and the device starts it then or when the previous one ends, whichever is later.
+  // With L = 1 ms, longer than every op: each kernel waits for its launch, so the last ends at
+  // N x L + t_last, and the waits are N x L + t_last - sum_k t_k.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.batch = 4;
+  base.ctx = 1024;
+  base.tp = base.ep = base.dp = 1;
+  const g5sim::Result alone = g5sim::simulate(chip, model, base);
+  std::uint64_t busy = 0;
+  for (const g5sim::OpRecord& op : alone.ops) {
+    REQUIRE(op.op_end_ps - op.op_start_ps < 1'000'000'000);
+    REQUIRE(op.op_end_ps - op.op_start_ps > 1'000);
+    busy += op.op_end_ps - op.op_start_ps;
+  }
+  const std::uint64_t n = alone.ops.size();
+  const std::uint64_t last = alone.ops.back().op_end_ps - alone.ops.back().op_start_ps;
+  const auto charged = [&](const std::string& launch_ns) {
+    Sections s;
+    s.kernels =
+        "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+        "{floor_ns: 0, "
+        "gap_ns: 0, expert_launch_ns: 0, launch_ns: " +
+        launch_ns + "}, fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+    const RuntimeFile file(s.text());
+    g5sim::Request with = base;
+    with.runtime = file.path();
+    return g5sim::simulate(chip, model, with);
+  };
+  const g5sim::Result host_bound = charged("1000000");
+  CHECK(host_bound.runtime_parts.kernels == n);
+  CHECK(host_bound.runtime_parts.kernel_launch_ps == n * 1'000'000'000 + last - busy);
+  CHECK(host_bound.step_ps == alone.total_ps + n * 1'000'000'000 + last - busy);
+  CHECK(host_bound.chip_ps == alone.total_ps);
+  // L = 1 ns, shorter than every op: only the first kernel waits for its launch, 1 ns.
+  CHECK(charged("1").runtime_parts.kernel_launch_ps == 1'000);
+  // 0: no wait at all (every shipped runtime's graphs).
+  CHECK(charged("0").step_ps == alone.total_ps);
+  // Qwen3-30B-A3B's routed experts (experts_gate_up, experts_swiglu, experts_down: three ops a layer) are issued in
+  // expert_launch = 3 ms each, every other op in 1 ms: the host's clock is the sum of the ops'
+  // launches, and the last kernel still waits for its own.
+  const g5sim::Model moe = g5sim::Model::from_file(g5sim::model_path("qwen3-30b-a3b"));
+  const g5sim::Result moe_alone = g5sim::simulate(chip, moe, base);
+  std::uint64_t launches = 0, moe_busy = 0, experts = 0;
+  for (const g5sim::OpRecord& op : moe_alone.ops) {
+    REQUIRE(op.op_end_ps - op.op_start_ps < 1'000'000'000);
+    const bool expert = op.name.rfind("experts_", 0) == 0;
+    experts += expert;
+    launches += expert ? 3'000'000'000 : 1'000'000'000;
+    moe_busy += op.op_end_ps - op.op_start_ps;
+  }
+  REQUIRE(experts == 2 * 3);
+  const std::uint64_t moe_last = moe_alone.ops.back().op_end_ps - moe_alone.ops.back().op_start_ps;
+  Sections split;
+  split.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, launch_ns: 1000000, expert_launch_ns: 3000000}, fused_kinds: [], "
+      "tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  const RuntimeFile split_file(split.text());
+  g5sim::Request moe_with = base;
+  moe_with.runtime = split_file.path();
+  CHECK(g5sim::simulate(chip, moe, moe_with).runtime_parts.kernel_launch_ps == launches + moe_last - moe_busy);
+  // The field is required, and named when missing.
+  Sections missing;
+  missing.kernels =
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0}, "
+      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  CHECK_THAT(error_of(missing.text()), Catch::Contains("kernels.eager.launch_ns"));
 }
 
 TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the chip's peak", "[runtime][sim]") {
@@ -226,7 +312,9 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   REQUIRE(raised > 0);
   Sections s;
   s.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, "
+      "launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 0.25, expert_tensor_efficiency: 1}\n";
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
@@ -238,7 +326,9 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   // At 1, the chip's own kernels: nothing charged.
   Sections one = s;
   one.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, "
+      "launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
   const RuntimeFile own(one.text());
   with.runtime = own.path();
@@ -246,7 +336,9 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   // Below its documented floor of 0.05, the reader refuses it, naming the field.
   Sections low = s;
   low.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, "
+      "launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 0.01, expert_tensor_efficiency: 1}\n";
   CHECK_THAT(error_of(low.text()), Catch::Contains("kernels.tensor_efficiency"));
 }
@@ -280,7 +372,9 @@ TEST_CASE("runtime: the routed experts' kernels reach at most expert_tensor_effi
   REQUIRE(raised > 0);
   Sections s;
   s.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, "
+      "launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 0.2}\n";
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
@@ -293,7 +387,9 @@ TEST_CASE("runtime: the routed experts' kernels reach at most expert_tensor_effi
   CHECK(g5sim::simulate(chip, model, with).runtime_parts.kernel_compute_ps == 0);
   Sections low = s;
   low.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0}, eager: {floor_ns: 0, gap_ns: 0}, "
+      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
+      "{floor_ns: 0, gap_ns: 0, "
+      "launch_ns: 0, expert_launch_ns: 0}, "
       "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 0}\n";
   CHECK_THAT(error_of(low.text()), Catch::Contains("kernels.expert_tensor_efficiency"));
 }

@@ -13,6 +13,9 @@ def test_the_shipped_runtimes_read_as_dicts():
     sglang = g5sim.runtime("sglang")
     assert sglang["name"] == "SGLang" and sglang["step"]["overlap"] is True
     assert sglang["collectives"]["all_reduce"][-1]["up_to_bytes"] is None
+    # Its eager steps are issued op by op from Python; graphs are replayed, nothing to issue.
+    assert sglang["kernels"]["eager"]["launch_ns"] > 0 and sglang["kernels"]["eager"]["expert_launch_ns"] > 0
+    assert sglang["kernels"]["graph"]["launch_ns"] == sglang["kernels"]["graph"]["expert_launch_ns"] == 0
     assert g5sim.runtime_path("vllm").endswith("configs/runtimes/vllm.yaml")
     with pytest.raises(g5sim.ConfigError, match="did you mean 'sglang'"):
         g5sim.runtime("sglan")
@@ -29,8 +32,8 @@ def test_a_run_with_a_runtime_is_the_command_lines_and_adds_its_charge_apart(run
     # The chip's timeline is the chip's; the runtime adds its parts beside it, exactly.
     assert r.total_ps == alone.total_ps == r.chip_ps
     parts = r.runtime_parts
-    assert r.runtime_ps == (parts.kernel_floor_ps + parts.kernel_compute_ps + parts.kernel_gap_ps + parts.collective_ps
-                            + parts.step_cpu_ps)
+    assert r.runtime_ps == (parts.kernel_floor_ps + parts.kernel_compute_ps + parts.kernel_gap_ps
+                            + parts.kernel_launch_ps + parts.collective_ps + parts.step_cpu_ps)
     assert r.step_ps == r.chip_ps + r.runtime_ps
     assert r.runtime == "vLLM" and alone.runtime == "" and "runtime" not in json.loads(alone.json())
     section = json.loads(r.json())["runtime"]

@@ -11,6 +11,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const g5sim::Runtime r = g5sim::Runtime::from_yaml(fuzz::text_of(data, size), "fuzz-runtime");
     volatile std::uint64_t sink = r.kernels_for(true, 1).gap_ns + r.kernels_for(false, 1 << 20).floor_ns;
+    // A step's charge with its launch waits: three kernels of the longest a step of the
+    // simulator's command limit could hold, and a long eager step of short ones.
+    g5sim::StepOps step;
+    step.decode_only = false;
+    step.ops.assign(3, {0, std::uint64_t{1} << 50, 0, std::uint64_t{1} << 50, true});
+    sink = sink + g5sim::device_charge(r, step).total_ps();
+    step.ops.assign(100000, {0, 1, 0, 1, false});
+    sink = sink + g5sim::device_charge(r, step).total_ps();
     for (std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()}) {
       sink = sink + r.collective("all_reduce", bytes).latency_ns + r.collective("all_to_all", bytes).latency_ns;
     }

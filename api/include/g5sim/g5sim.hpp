@@ -181,9 +181,11 @@ struct RuntimeParts {
   std::uint64_t kernels = 0, collectives = 0, layer_launches = 0;
   std::uint64_t kernel_floor_ps = 0, kernel_gap_ps = 0, collective_ps = 0, layer_launch_ps = 0, step_cpu_ps = 0;
   std::uint64_t kernel_compute_ps = 0;  ///< matrix kernels below the chip's peak (Runtime::tensor_efficiency)
+  std::uint64_t kernel_launch_ps = 0;   ///< the device waiting for the host to issue kernels (eager launches)
   /// The runtime's whole charge (layer launches included).
   std::uint64_t total_ps() const {
-    return kernel_floor_ps + kernel_compute_ps + kernel_gap_ps + collective_ps + layer_launch_ps + step_cpu_ps;
+    return kernel_floor_ps + kernel_compute_ps + kernel_gap_ps + kernel_launch_ps + collective_ps + layer_launch_ps +
+           step_cpu_ps;
   }
 };
 

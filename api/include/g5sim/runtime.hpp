@@ -18,6 +18,15 @@
 //                                                  arithmetic at the tensor engine's peak rate for its
 //                                                  dtype (0 for other kernels); e_k = 1 charges nothing
 //   kernel_gap   = K x gap                         the idle time between one kernel's end and the next's start
+//   kernel_launch = sum_k w_k                      the device waiting for the host to issue kernels: the
+//                  host issues kernel k at h_k = h_{k-1} + launch_k from the step's start (launch_k:
+//                  expert_launch for a routed-expert op, the engine's MoE issued from Python:
+//                  routing, alignment, quantisation and its Triton kernels; launch for any other);
+//                  the device, free at g_k (the end of kernel k - 1 as charged so far, plus gap),
+//                  starts it at max(g_k, h_k) and waits w_k = max(0, h_k - g_k); kernel k then lasts
+//                  max(t_k, floor) + its compute charge + its collective's latency. A step of
+//                  kernels shorter than their launches costs about sum_k launch_k (the host bound,
+//                  as an eager Python engine is); one of long kernels hides all but the first
 //   collective   = sum_c latency(kind_c, b_c)      the library's fixed cost of a collective (first row
 //                                                  of its kind's table whose up_to_bytes >= b_c)
 //   layer_launch = L x host_launch                 the host launching each layer's program (a graph op:
@@ -25,7 +34,8 @@
 //   step_cpu     = cpu + S x cpu_per_sequence + T x cpu_per_token   scheduling, input preparation, sampling
 //                  hidden behind the previous step's device time when the runtime overlaps them:
 //                  max(0, step_cpu - previous step's device time) (a lone run: its own device time)
-//   runtime      = kernel_floor + kernel_compute + kernel_gap + collective + layer_launch + step_cpu
+//   runtime      = kernel_floor + kernel_compute + kernel_gap + kernel_launch + collective + layer_launch
+//                  + step_cpu
 //   step time    = chip time + runtime        (chip time = the simulated timeline less layer_launch)
 //
 // Why a compute floor: the chip's calibration holds its best kernels (a tuned GEMM's shape search,
@@ -73,8 +83,10 @@ inline constexpr std::uint64_t kMaxRuntimeBatch = 65536;        ///< graph.max_b
 inline constexpr double kMinTensorEfficiency = 0.05;            ///< kernels.tensor_efficiency's floor
 
 struct KernelCosts {
-  std::uint64_t floor_ns = 0;  ///< a kernel lasts at least this long
-  std::uint64_t gap_ns = 0;    ///< idle between successive kernels
+  std::uint64_t floor_ns = 0;          ///< a kernel lasts at least this long
+  std::uint64_t gap_ns = 0;            ///< idle between successive kernels
+  std::uint64_t launch_ns = 0;         ///< the host's time to issue one kernel (0: a graph the device replays)
+  std::uint64_t expert_launch_ns = 0;  ///< the same for a routed-expert op (the engine's MoE, from Python)
 };
 
 /// One row of a collective's latency table: messages of at most up_to_bytes (none: any size).
@@ -167,9 +179,10 @@ struct StepOps {
     std::uint8_t kind = 0;  ///< index in kind_names
     std::uint64_t duration_ps = 0, message_bytes = 0;
     std::uint64_t tensor_ps = 0;  ///< its arithmetic at the tensor engine's peak (a matrix op; else 0)
-    bool expert = false;          ///< the routed experts' grouped matrices (expert_tensor_efficiency)
+    bool expert = false;          ///< the routed experts' grouped matrices (expert_launch, expert_tensor_efficiency)
   };
   std::vector<Op> ops;
+  bool split_experts = false;  ///< tensor parallelism splits each routed expert (expert_tensor_efficiency)
   bool decode_only = true;
   std::uint64_t chip_sequences = 0;
   /// The op kinds' names by index ("matmul", "all_reduce", "host_launch", ...).
