@@ -73,8 +73,8 @@ class Engine {
   void arrive(std::size_t request, std::uint64_t at);
   SerialFrontEnd* next_front();
   void take_front_job(SerialFrontEnd& from);
-  std::optional<std::uint64_t> next_step_start() const;
-  Instance& next_instance();
+  std::optional<std::pair<std::size_t, std::uint64_t>> first_step() const;
+  Instance& next_instance(std::optional<std::pair<std::size_t, std::uint64_t>> first);
   /// Forms, times and runs `in`'s next step; false when it only preempted.
   bool take_step(Instance& in);
   std::uint64_t time_step(const FormedStep& step, StepLog& log, StepTime& verify);
@@ -241,41 +241,36 @@ SerialFrontEnd* Engine::next_front() {
   return first;
 }
 
-// When the next step of any instance can start; nothing when none has work.
-std::optional<std::uint64_t> Engine::next_step_start() const {
-  std::optional<std::uint64_t> start;
-  for (const Instance& in : instances_) {
-    const std::optional<std::uint64_t> s = in.next_start();
-    if (s && (!start || *s < *start)) start = s;
-  }
-  return start;
-}
-
-// The instance whose next step starts first (then the lowest index): a step can only add arrivals
-// after its own start, so every arrival before a step's start is known by then.
-Instance& Engine::next_instance() {
-  std::size_t k = instances_.size();
-  std::uint64_t start = 0;
+// The instance whose next step starts first (then the lowest index), with that start; nothing
+// when none has work.
+std::optional<std::pair<std::size_t, std::uint64_t>> Engine::first_step() const {
+  std::optional<std::pair<std::size_t, std::uint64_t>> first;
   for (std::size_t j = 0; j < instances_.size(); ++j) {
     const std::optional<std::uint64_t> s = instances_[j].next_start();
-    if (s && (k == instances_.size() || *s < start)) k = j, start = *s;
+    if (s && (!first || *s < first->second)) first.emplace(j, *s);
   }
-  if (k == instances_.size()) throw std::logic_error("serve: requests left but no instance has work");
-  instances_[k].now = start;
-  return instances_[k];
+  return first;
+}
+
+// The instance whose step comes next, its clock moved to that step's start: a step can only add
+// arrivals after its own start, so every arrival before a step's start is known by then.
+Instance& Engine::next_instance(std::optional<std::pair<std::size_t, std::uint64_t>> first) {
+  if (!first) throw std::logic_error("serve: requests left but no instance has work");
+  instances_[first->first].now = first->second;
+  return instances_[first->first];
 }
 
 ServeRun Engine::run() {
   while (finished_ < requests_.size()) {
     // A front-end job before the next step's start: no job earlier than it can come any more.
+    const std::optional<std::pair<std::size_t, std::uint64_t>> first = first_step();
     if (SerialFrontEnd* from = next_front()) {
-      const std::optional<std::uint64_t> start = next_step_start();
-      if (!start || *from->next_at() <= *start) {
+      if (!first || *from->next_at() <= first->second) {
         take_front_job(*from);
         continue;
       }
     }
-    Instance& in = next_instance();
+    Instance& in = next_instance(first);
     in.admit_arrivals();
     const std::uint64_t max_steps = std::min(setup_.max_steps, g5sim::kMaxServeSteps);
     if (run_.steps.size() == max_steps) throw hw::InputError("requests", fmt::format("more than {} steps", max_steps));
