@@ -28,6 +28,7 @@ class SerialFrontEnd {
     std::uint64_t at_ps = 0;           ///< when it reaches the process
     std::uint64_t cost_ps = 0;         ///< the process's time on it
     bool first = false, last = false;  ///< tokens: they hold the request's first token, its last
+    std::uint64_t sent_ps = 0;         ///< input, handoff: when the client sent the request
   };
 
   void hand_in(const Job& job) { jobs_.emplace(std::pair{job.at_ps, sequence_++}, job); }

@@ -112,10 +112,9 @@ class Engine {
   // client after_ps after its step (or after it leaves the serial part).
   const g5sim::Runtime* runtime_ = nullptr;
   std::uint64_t after_ps_ = 0;
-  std::optional<SerialFrontEnd> front_;    // the serial part: inputs (and tokens, when they share it)
-  std::optional<SerialFrontEnd> stream_;   // the tokens' own process, when they do not
-  std::vector<std::uint64_t> front_ps_;    // each request's front end, its queue at the serial part included
-  std::vector<std::uint64_t> arrived_ps_;  // when each request reached the serial part (its handoff's origin)
+  std::optional<SerialFrontEnd> front_;   // the serial part: inputs (and tokens, when they share it)
+  std::optional<SerialFrontEnd> stream_;  // the tokens' own process, when they do not
+  std::vector<std::uint64_t> front_ps_;   // each request's front end, its queue at the serial part included
 };
 
 Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
@@ -148,7 +147,6 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
   const std::size_t n = requests_.size();
   live_.resize(n);
   front_ps_.resize(n);
-  arrived_ps_.resize(n);
   run_.requests.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     RequestOutcome& o = run_.requests[i];
@@ -198,7 +196,7 @@ void Engine::set_up_instances() {
 void Engine::arrive(std::size_t request, std::uint64_t at) {
   if (front_) {
     const std::uint64_t serial_ps = runtime_->serial_in_ns(requests_[request].input_tokens) * 1000;
-    front_->hand_in({SerialFrontEnd::Kind::input, request, at, serial_ps, false, false});
+    front_->hand_in({SerialFrontEnd::Kind::input, request, at, serial_ps, false, false, at});
     return;
   }
   const std::uint64_t front_ps = runtime_ ? runtime_->request_in_ns(requests_[request].input_tokens) * 1000 : 0;
@@ -221,15 +219,13 @@ void Engine::take_front_job(SerialFrontEnd& from) {
   // when the loop comes back to it, behind every job that reached the loop before it was done (a
   // burst's requests reach the engine together, once the last of them is preprocessed).
   if (job.kind == SerialFrontEnd::Kind::input && !stream_) {
-    front_->hand_in({SerialFrontEnd::Kind::handoff, job.request, left, 0, false, false});
-    arrived_ps_[job.request] = job.at_ps;
+    front_->hand_in({SerialFrontEnd::Kind::handoff, job.request, left, 0, false, false, job.sent_ps});
     return;
   }
-  const std::uint64_t sent = job.kind == SerialFrontEnd::Kind::handoff ? arrived_ps_[job.request] : job.at_ps;
   const std::uint64_t queued = hw::checked("the serve's time in picoseconds", [&] {
     return (hw::Count(left) + runtime_->request_in_ns(requests_[job.request].input_tokens) * 1000).value();
   });
-  front_ps_[job.request] = queued - sent;
+  front_ps_[job.request] = queued - job.sent_ps;
   instances_[job.request % entry_instances_].pending.emplace(std::pair{queued, sequence_++}, job.request);
 }
 
@@ -503,7 +499,7 @@ void Engine::stream(std::size_t i, std::uint64_t at, std::uint64_t tokens, bool 
   const std::uint64_t cost = hw::checked("the serve's time in picoseconds", [&] {
     return (hw::Count(tokens) * runtime_->serial_ns_per_output_token * 1000).value();
   });
-  (stream_ ? *stream_ : *front_).hand_in({SerialFrontEnd::Kind::tokens, i, at, cost, first, last});
+  (stream_ ? *stream_ : *front_).hand_in({SerialFrontEnd::Kind::tokens, i, at, cost, first, last, at});
 }
 
 // Request i's tokens out of a step at `at` leave the front end at `left` (>= at); the client has

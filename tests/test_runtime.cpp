@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "explore/scratch_file.hpp"
@@ -21,13 +22,24 @@
 namespace test_runtime {
 namespace {
 
+// A runtime's kernels section: every field 0 (or none), efficiencies 1, unless given.
+struct Kernels {
+  std::string graph_max_batch = "0";
+  std::string graph = "{floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}";
+  std::string eager = "{floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}";
+  std::string fused = "[]";
+  std::string tensor = "1", expert = "1";
+  std::string text() const {
+    return fmt::format(
+        "kernels: {{graph_max_batch: {}, graph: {}, eager: {}, fused_kinds: {}, tensor_efficiency: {}, "
+        "expert_tensor_efficiency: {}}}\n",
+        graph_max_batch, graph, eager, fused, tensor, expert);
+  }
+};
+
 // A runtime of the given sections (the others all zero), as YAML text.
 struct Sections {
-  std::string kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, "
-      "launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  std::string kernels = Kernels{}.text();
   std::string collectives =
       "collectives:\n  all_reduce: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n"
       "  all_to_all: [{up_to_bytes: null, algorithm: nccl, latency_ns: 0}]\n";
@@ -56,6 +68,34 @@ class RuntimeFile {
  private:
   explore::ScratchFile file_;
 };
+
+// A 2-layer prompt of 2,048 tokens at `tp` (no EP, no DP).
+g5sim::Request prompt_of_2048(std::uint64_t tp) {
+  g5sim::Request r;
+  r.layers = 2;
+  r.batch = 1;
+  r.ctx = 2048;
+  r.phase = "prefill";
+  r.tp = tp;
+  r.ep = r.dp = 1;
+  return r;
+}
+
+// The compute floor's charge, by hand, of a runtime whose kernels reach 1/factor of the peak:
+// sum_k max(0, factor x c_k - t_k) over the ops `selected` picks (c_k = compute_ns rounded to a
+// picosecond), and how many ops it picked.
+template <class Selected>
+std::pair<std::uint64_t, std::uint64_t> raised_at(const g5sim::Result& alone, std::uint64_t factor, Selected selected) {
+  std::uint64_t raised = 0, picked = 0;
+  for (const g5sim::OpRecord& op : alone.ops) {
+    if (!selected(op)) continue;
+    picked += 1;
+    const auto reached = factor * static_cast<std::uint64_t>(std::llround(op.compute_ns * 1000));
+    const std::uint64_t t = op.op_end_ps - op.op_start_ps;
+    raised += reached > t ? reached - t : 0;
+  }
+  return {raised, picked};
+}
 
 std::string error_of(const std::string& text) {
   try {
@@ -109,18 +149,10 @@ TEST_CASE("runtime: a config is read strictly, errors naming the line and the fi
              Catch::StartsWith("<memory:rt>:9:19: step.cpu_ns_per_seqence: unknown key (did you mean "
                                "'cpu_ns_per_sequence'?)"));
   Sections range = s;
-  range.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 20000000, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, "
-      "gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  range.kernels = Kernels{.graph = "{floor_ns: 20000000, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}"}.text();
   CHECK_THAT(error_of(range.text()), Catch::Contains("kernels.graph.floor_ns") && Catch::Contains("10000000"));
   Sections kind = s;
-  kind.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, "
-      "launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [kv_cache_reed], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  kind.kernels = Kernels{.fused = "[kv_cache_reed]"}.text();
   CHECK_THAT(error_of(kind.text()), Catch::Contains("did you mean 'kv_cache_read'"));
   Sections order = s;
   order.collectives =
@@ -169,11 +201,9 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   base.tp = base.ep = base.dp = 1;
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   Sections s;
-  s.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 1, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 500000, gap_ns: "
-      "3000, launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  s.kernels = Kernels{.graph = "{floor_ns: 1, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}",
+                      .eager = "{floor_ns: 500000, gap_ns: 3000, launch_ns: 0, expert_launch_ns: 0}"}
+                  .text();
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
   with.runtime = file.path();
@@ -193,11 +223,11 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   CHECK(charged.chip_ps == alone.total_ps);
   // A decode batch of 4 within graph_max_batch 4 takes the graph pair (1 ns, 1 ns) instead.
   Sections g = s;
-  g.kernels =
-      "kernels: {graph_max_batch: 4, graph: {floor_ns: 0, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 500000, gap_ns: "
-      "3000, launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [kv_cache_read], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  g.kernels = Kernels{.graph_max_batch = "4",
+                      .graph = "{floor_ns: 0, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}",
+                      .eager = "{floor_ns: 500000, gap_ns: 3000, launch_ns: 0, expert_launch_ns: 0}",
+                      .fused = "[kv_cache_read]"}
+                  .text();
   const RuntimeFile graphed(g.text());
   with.runtime = graphed.path();
   const g5sim::Result replayed = g5sim::simulate(chip, model, with);
@@ -233,11 +263,7 @@ TEST_CASE("runtime: a host issuing kernels slower than they run bounds the step 
   const std::uint64_t last = alone.ops.back().op_end_ps - alone.ops.back().op_start_ps;
   const auto charged = [&](const std::string& launch_ns) {
     Sections s;
-    s.kernels =
-        "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-        "{floor_ns: 0, "
-        "gap_ns: 0, expert_launch_ns: 0, launch_ns: " +
-        launch_ns + "}, fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+    s.kernels = Kernels{.eager = "{floor_ns: 0, gap_ns: 0, launch_ns: " + launch_ns + ", expert_launch_ns: 0}"}.text();
     const RuntimeFile file(s.text());
     g5sim::Request with = base;
     with.runtime = file.path();
@@ -268,20 +294,14 @@ TEST_CASE("runtime: a host issuing kernels slower than they run bounds the step 
   REQUIRE(experts == 2 * 3);
   const std::uint64_t moe_last = moe_alone.ops.back().op_end_ps - moe_alone.ops.back().op_start_ps;
   Sections split;
-  split.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, launch_ns: 1000000, expert_launch_ns: 3000000}, fused_kinds: [], "
-      "tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  split.kernels = Kernels{.eager = "{floor_ns: 0, gap_ns: 0, launch_ns: 1000000, expert_launch_ns: 3000000}"}.text();
   const RuntimeFile split_file(split.text());
   g5sim::Request moe_with = base;
   moe_with.runtime = split_file.path();
   CHECK(g5sim::simulate(chip, moe, moe_with).runtime_parts.kernel_launch_ps == launches + moe_last - moe_busy);
   // The field is required, and named when missing.
   Sections missing;
-  missing.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  missing.kernels = Kernels{.eager = "{floor_ns: 0, gap_ns: 0}"}.text();
   CHECK_THAT(error_of(missing.text()), Catch::Contains("kernels.eager.launch_ns"));
 }
 
@@ -293,29 +313,14 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   // every other op (norms, rope, the cache write) is left alone.
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  g5sim::Request base;
-  base.layers = 2;
-  base.batch = 1;
-  base.ctx = 2048;
-  base.phase = "prefill";
-  base.tp = base.ep = base.dp = 1;
+  const g5sim::Request base = prompt_of_2048(1);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
-  std::uint64_t raised = 0, matrix = 0;
-  for (const g5sim::OpRecord& op : alone.ops) {
-    if (op.kind != "matmul" && op.kind != "fa2") continue;
-    matrix += 1;
-    const auto reached = 4 * static_cast<std::uint64_t>(std::llround(op.compute_ns * 1000));
-    const std::uint64_t t = op.op_end_ps - op.op_start_ps;
-    raised += reached > t ? reached - t : 0;
-  }
+  const auto [raised, matrix] =
+      raised_at(alone, 4, [](const g5sim::OpRecord& op) { return op.kind == "matmul" || op.kind == "fa2"; });
   REQUIRE(matrix == 2 * 5 + 1);  // a layer: q/k/v fused, attention, o, gate/up, down; then lm_head
   REQUIRE(raised > 0);
   Sections s;
-  s.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, "
-      "launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 0.25, expert_tensor_efficiency: 1}\n";
+  s.kernels = Kernels{.tensor = "0.25"}.text();
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
   with.runtime = file.path();
@@ -325,21 +330,13 @@ TEST_CASE("runtime: its matrix kernels reach at most tensor_efficiency of the ch
   CHECK(r.step_ps == alone.total_ps + raised);
   // At 1, the chip's own kernels: nothing charged.
   Sections one = s;
-  one.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, "
-      "launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 1}\n";
+  one.kernels = Kernels{}.text();
   const RuntimeFile own(one.text());
   with.runtime = own.path();
   CHECK(g5sim::simulate(chip, model, with).runtime_parts.kernel_compute_ps == 0);
   // Below its documented floor of 0.05, the reader refuses it, naming the field.
   Sections low = s;
-  low.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, "
-      "launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 0.01, expert_tensor_efficiency: 1}\n";
+  low.kernels = Kernels{.tensor = "0.01"}.text();
   CHECK_THAT(error_of(low.text()), Catch::Contains("kernels.tensor_efficiency"));
 }
 
@@ -352,30 +349,14 @@ TEST_CASE("runtime: the routed experts' kernels reach at most expert_tensor_effi
   // instead the chip runs whole experts: they take tensor_efficiency (1), nothing is charged.
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen3-30b-a3b"));
-  g5sim::Request base;
-  base.layers = 2;
-  base.batch = 1;
-  base.ctx = 2048;
-  base.phase = "prefill";
-  base.tp = 2;
-  base.ep = base.dp = 1;
+  const g5sim::Request base = prompt_of_2048(2);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
-  std::uint64_t raised = 0, experts = 0;
-  for (const g5sim::OpRecord& op : alone.ops) {
-    if (op.name != "experts_gate_up" && op.name != "experts_down") continue;
-    experts += 1;
-    const auto reached = 5 * static_cast<std::uint64_t>(std::llround(op.compute_ns * 1000));
-    const std::uint64_t t = op.op_end_ps - op.op_start_ps;
-    raised += reached > t ? reached - t : 0;
-  }
+  const auto [raised, experts] = raised_at(
+      alone, 5, [](const g5sim::OpRecord& op) { return op.name == "experts_gate_up" || op.name == "experts_down"; });
   REQUIRE(experts == 2 * 2);
   REQUIRE(raised > 0);
   Sections s;
-  s.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, "
-      "launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 0.2}\n";
+  s.kernels = Kernels{.expert = "0.2"}.text();
   const RuntimeFile file(s.text());
   g5sim::Request with = base;
   with.runtime = file.path();
@@ -386,11 +367,7 @@ TEST_CASE("runtime: the routed experts' kernels reach at most expert_tensor_effi
   with.ep = with.dp = with.batch = 2;  // a prompt per DP rank
   CHECK(g5sim::simulate(chip, model, with).runtime_parts.kernel_compute_ps == 0);
   Sections low = s;
-  low.kernels =
-      "kernels: {graph_max_batch: 0, graph: {floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}, eager: "
-      "{floor_ns: 0, gap_ns: 0, "
-      "launch_ns: 0, expert_launch_ns: 0}, "
-      "fused_kinds: [], tensor_efficiency: 1, expert_tensor_efficiency: 0}\n";
+  low.kernels = Kernels{.expert = "0"}.text();
   CHECK_THAT(error_of(low.text()), Catch::Contains("kernels.expert_tensor_efficiency"));
 }
 
