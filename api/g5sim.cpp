@@ -292,8 +292,9 @@ api::RuntimeReport runtime_report(const Runtime& runtime, const Result::State& s
                             {},
                             std::min(runtime.tensor_efficiency, runtime.expert_tensor_efficiency),
                             runtime.graph.launch_ns > 0 || runtime.eager.launch_ns > 0};
-  report.parts = device_charge(runtime, api::step_ops(s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences(),
-                                                      api::experts_split(s.parallelism.tp, s.parallelism.ep)));
+  report.parts = device_charge(
+      runtime, api::step_ops(s.timeline.ops, !s.workload.has_prefill(), chip_share.sequences(), chip_share.tokens(),
+                             api::experts_split(s.parallelism.tp, s.parallelism.ep)));
   if (s.scope == api::Scope::step) {
     const std::uint64_t device = s.timeline.total + report.parts.total_ps() - report.parts.layer_launch_ps;
     std::uint64_t tokens = 0;

@@ -355,8 +355,9 @@ std::vector<ReportField> run_runtime_rows() {
       ns("runtime.step_ns", "the step as its software runs it: chip_ns + runtime_ns"),
       {.path = "runtime.kernel_mode",
        .type = FieldType::text,
-       .description = "the kernel costs the step took: graph (decodes alone within the graph batch) or eager",
-       .choices = "graph,eager"},
+       .description = "the kernel costs the step took: graph (decodes alone within the graph batch), piecewise "
+                      "(within the piecewise graphs' tokens: attention eager, the rest graphed) or eager",
+       .choices = "graph,piecewise,eager"},
       count("runtime.kernels", "ops launched as kernels (all but the runtime's fused kinds and host launches)"),
       count("runtime.collectives", "collective ops charged their library latency"),
       count("runtime.layer_launches", "host launches of a layer's program"),

@@ -28,10 +28,11 @@ bool experts_split(std::uint64_t tp, std::uint64_t ep) {
 }
 
 g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences,
-                        bool split_experts) {
+                        std::uint64_t chip_tokens, bool split_experts) {
   g5sim::StepOps step;
   step.decode_only = decode_only;
   step.chip_sequences = chip_sequences;
+  step.chip_tokens = chip_tokens;
   step.split_experts = split_experts;
   step.ops.reserve(ops.size());
   for (const ops::OpTiming& op : ops) {
@@ -66,7 +67,10 @@ StepOps step_ops_of(const Result& result) {
   StepOps step;
   step.decode_only = std::none_of(result.chip_sequences.begin(), result.chip_sequences.end(),
                                   [](const SequenceRecord& g) { return g.path == "prefill"; });
-  for (const SequenceRecord& g : result.chip_sequences) step.chip_sequences += g.count;
+  for (const SequenceRecord& g : result.chip_sequences) {
+    step.chip_sequences += g.count;
+    step.chip_tokens += g.count * g.q_len;
+  }
   step.ops.reserve(result.ops.size());
   step.split_experts = api::experts_split(result.tp, result.ep);
   for (const OpRecord& op : result.ops) {
@@ -83,21 +87,21 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
   constexpr std::uint64_t kPsPerNs = 1000;
   const std::vector<std::string>& names = StepOps::kind_names();
   // Per kind: launched as a kernel (not fused, not a host launch), and a collective's table.
-  std::vector<std::uint8_t> launched(names.size()), collective(names.size()), host(names.size());
+  std::vector<std::uint8_t> launched(names.size()), collective(names.size()), host(names.size()),
+      attention(names.size());
   for (std::size_t k = 0; k < names.size(); ++k) {
     const auto kind = static_cast<ops::OpKind>(k);
     host[k] = kind == ops::OpKind::host_launch;
     launched[k] = !host[k] && std::find(runtime.fused_kinds.begin(), runtime.fused_kinds.end(), names[k]) ==
                                   runtime.fused_kinds.end();
     collective[k] = ops::traits_of(kind).payload == ops::PayloadKind::collective;
+    // The kernels a piecewise graph leaves out, run eagerly between its pieces (g5sim/runtime.hpp).
+    attention[k] = kind == ops::OpKind::kv_cache_write || kind == ops::OpKind::kv_cache_read ||
+                   kind == ops::OpKind::fa2 || kind == ops::OpKind::fa2_combine;
   }
   RuntimeParts parts;
-  const KernelCosts& costs = runtime.kernels_for(step.decode_only, step.chip_sequences);
-  parts.kernel_mode = &costs == &runtime.graph ? "graph" : "eager";
-  const std::uint64_t floor_ps = costs.floor_ns * kPsPerNs;
-  const std::uint64_t gap_ps = costs.gap_ns * kPsPerNs;
-  const std::uint64_t launch_ps = costs.launch_ns * kPsPerNs;
-  const std::uint64_t expert_launch_ps = costs.expert_launch_ns * kPsPerNs;
+  const KernelMode mode = runtime.kernel_mode(step.decode_only, step.chip_sequences, step.chip_tokens);
+  parts.kernel_mode = kernel_mode_name(mode);
   // The host's clock: when it has issued the kernels so far.
   std::uint64_t host_ps = 0;
   // The device's clock over the launched kernels as charged so far (for the launch waits).
@@ -110,9 +114,13 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
       continue;
     }
     if (!launched[op.kind]) continue;
+    const KernelCosts& costs = runtime.kernels_for(mode, attention[op.kind] != 0);
+    const std::uint64_t floor_ps = costs.floor_ns * kPsPerNs;
+    const std::uint64_t gap_ps = costs.gap_ns * kPsPerNs;
     // The host issues this kernel after the ones before it; the device starts it no earlier.
-    host_ps += op.expert ? expert_launch_ps : launch_ps;
+    host_ps += (op.expert ? costs.expert_launch_ns : costs.launch_ns) * kPsPerNs;
     device_ps += gap_ps;
+    parts.kernel_gap_ps += gap_ps;
     if (host_ps > device_ps) {
       parts.kernel_launch_ps += host_ps - device_ps;
       device_ps = host_ps;
@@ -138,7 +146,6 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
     }
     device_ps += lasts;
   }
-  parts.kernel_gap_ps = parts.kernels * gap_ps;
   return parts;
 }
 

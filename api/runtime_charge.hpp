@@ -19,7 +19,7 @@ namespace api {
 /// `split_experts`: tensor parallelism splits each routed expert (experts_split): their grouped
 /// matrices take the runtime's expert_tensor_efficiency.
 g5sim::StepOps step_ops(const std::vector<ops::OpTiming>& ops, bool decode_only, std::uint64_t chip_sequences,
-                        bool split_experts);
+                        std::uint64_t chip_tokens, bool split_experts);
 
 /// A matrix op's arithmetic at the tensor engine's peak in picoseconds (its roofline's compute
 /// term, `compute_ns`); 0 for an op of another kind (the runtime's tensor_efficiency spares it).

@@ -44,8 +44,10 @@ std::vector<std::string> op_kind_names() {
 }
 
 void read_kernels(hw::ConfigMap m, Runtime& r) {
-  m.expect_keys({"graph_max_batch", "graph", "eager", "fused_kinds", "tensor_efficiency", "expert_tensor_efficiency"});
+  m.expect_keys({"graph_max_batch", "piecewise_max_tokens", "graph", "eager", "fused_kinds", "tensor_efficiency",
+                 "expert_tensor_efficiency"});
   r.graph_max_batch = m.int_in("graph_max_batch", 0, kMaxRuntimeBatch);
+  r.piecewise_max_tokens = m.int_in("piecewise_max_tokens", 0, kMaxRuntimeBatch);
   r.tensor_efficiency = m.number_in("tensor_efficiency", kMinTensorEfficiency, 1.0);
   r.expert_tensor_efficiency = m.number_in("expert_tensor_efficiency", kMinTensorEfficiency, 1.0);
   r.graph = kernel_costs(m.map("graph"));
@@ -192,8 +194,24 @@ const Runtime::Band* Runtime::band_for(const std::string& kind) const {
   return all;
 }
 
-const KernelCosts& Runtime::kernels_for(bool decode_only, std::uint64_t chip_sequences) const {
-  return decode_only && chip_sequences <= graph_max_batch ? graph : eager;
+const char* kernel_mode_name(KernelMode mode) {
+  switch (mode) {
+    case KernelMode::graph: return "graph";
+    case KernelMode::piecewise: return "piecewise";
+    case KernelMode::eager: break;
+  }
+  return "eager";
+}
+
+KernelMode Runtime::kernel_mode(bool decode_only, std::uint64_t chip_sequences, std::uint64_t chip_tokens) const {
+  if (decode_only && chip_sequences <= graph_max_batch) return KernelMode::graph;
+  if (chip_tokens <= piecewise_max_tokens) return KernelMode::piecewise;
+  return KernelMode::eager;
+}
+
+const KernelCosts& Runtime::kernels_for(KernelMode mode, bool attention) const {
+  if (mode == KernelMode::graph || (mode == KernelMode::piecewise && !attention)) return graph;
+  return eager;
 }
 
 const CollectiveLatency& Runtime::collective(const std::string& kind, std::uint64_t bytes) const {
@@ -230,6 +248,7 @@ std::string Runtime::summary() const {
       fmt::format("{} {}: kernels floor {}, gap {}", name, version, us(shown.floor_ns), us(shown.gap_ns));
   text += graph_max_batch > 0 ? fmt::format(" (decode graphs to {}; eager gap {})", graph_max_batch, us(eager.gap_ns))
                               : std::string(" (eager, no graphs)");
+  if (piecewise_max_tokens > 0) text += fmt::format(", piecewise graphs to {} tokens", piecewise_max_tokens);
   if (eager.launch_ns > 0 || eager.expert_launch_ns > 0) {
     text += fmt::format(", the host issuing an eager kernel in {}", us(eager.launch_ns));
     if (eager.expert_launch_ns != eager.launch_ns)

@@ -338,6 +338,7 @@ py::dict runtime_dict(const std::string& name_or_path) {
   };
   py::dict kernels, collectives, step, request, graph, scheduler, d;
   kernels["graph_max_batch"] = r.graph_max_batch;
+  kernels["piecewise_max_tokens"] = r.piecewise_max_tokens;
   kernels["graph"] = costs(r.graph);
   kernels["eager"] = costs(r.eager);
   kernels["fused_kinds"] = r.fused_kinds;

@@ -25,15 +25,16 @@ namespace {
 // A runtime's kernels section: every field 0 (or none), efficiencies 1, unless given.
 struct Kernels {
   std::string graph_max_batch = "0";
+  std::string piecewise_max_tokens = "0";
   std::string graph = "{floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}";
   std::string eager = "{floor_ns: 0, gap_ns: 0, launch_ns: 0, expert_launch_ns: 0}";
   std::string fused = "[]";
   std::string tensor = "1", expert = "1";
   std::string text() const {
     return fmt::format(
-        "kernels: {{graph_max_batch: {}, graph: {}, eager: {}, fused_kinds: {}, tensor_efficiency: {}, "
-        "expert_tensor_efficiency: {}}}\n",
-        graph_max_batch, graph, eager, fused, tensor, expert);
+        "kernels: {{graph_max_batch: {}, piecewise_max_tokens: {}, graph: {}, eager: {}, fused_kinds: {}, "
+        "tensor_efficiency: {}, expert_tensor_efficiency: {}}}\n",
+        graph_max_batch, piecewise_max_tokens, graph, eager, fused, tensor, expert);
   }
 };
 
@@ -237,6 +238,50 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   CHECK(replayed.runtime_parts.kernel_mode == "graph");
   CHECK(replayed.runtime_parts.kernels == n - reads);
   CHECK(replayed.step_ps == alone.total_ps + (n - reads) * 1'000);
+}
+
+TEST_CASE("runtime: a prompt within the piecewise graphs' tokens runs its attention eager, the rest graphed",
+          "[runtime][sim]") {
+  // Qwen2.5-1.5B, 2 layers, a 256-token prompt on one H100; piecewise_max_tokens 256, graph pair
+  // gap 1 ns, eager pair gap 3 us, no floors, nothing fused. The attention's kernels (each layer's
+  // kv_cache_write and fa2: A of them) take the eager gap, the other N - A the graph gap:
+  //   runtime = A x 3,000,000 + (N - A) x 1,000 ps.
+  // One token more than the bound: every kernel eager, N x 3,000,000 ps.
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.phase = "prefill";
+  base.batch = 1;
+  base.ctx = 256;
+  base.tp = base.ep = base.dp = 1;
+  const g5sim::Result alone = g5sim::simulate(chip, model, base);
+  const std::uint64_t n = alone.ops.size();
+  const auto attention =
+      static_cast<std::uint64_t>(std::count_if(alone.ops.begin(), alone.ops.end(), [](const g5sim::OpRecord& o) {
+        return o.kind == "kv_cache_write" || o.kind == "kv_cache_read" || o.kind == "fa2" || o.kind == "fa2_combine";
+      }));
+  CHECK(attention == 4);  // a prefill layer: kv_cache_write and fa2, 2 layers
+  Sections s;
+  s.kernels = Kernels{.graph_max_batch = "512",
+                      .piecewise_max_tokens = "256",
+                      .graph = "{floor_ns: 0, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}",
+                      .eager = "{floor_ns: 0, gap_ns: 3000, launch_ns: 0, expert_launch_ns: 0}"}
+                  .text();
+  const RuntimeFile file(s.text());
+  g5sim::Request with = base;
+  with.runtime = file.path();
+  const g5sim::Result piecewise = g5sim::simulate(chip, model, with);
+  CHECK(piecewise.runtime_parts.kernel_mode == "piecewise");
+  CHECK(piecewise.runtime_parts.kernels == n);
+  CHECK(piecewise.runtime_parts.kernel_gap_ps == attention * 3'000'000 + (n - attention) * 1'000);
+  CHECK(piecewise.step_ps == alone.total_ps + attention * 3'000'000 + (n - attention) * 1'000);
+  base.ctx = 257;
+  with.ctx = 257;
+  const g5sim::Result longer = g5sim::simulate(chip, model, base);
+  const g5sim::Result eager = g5sim::simulate(chip, model, with);
+  CHECK(eager.runtime_parts.kernel_mode == "eager");
+  CHECK(eager.step_ps == longer.total_ps + longer.ops.size() * 3'000'000);
 }
 
 TEST_CASE("runtime: a host issuing kernels slower than they run bounds the step at N launches", "[runtime][sim]") {

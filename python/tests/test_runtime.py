@@ -16,6 +16,9 @@ def test_the_shipped_runtimes_read_as_dicts():
     # Its eager steps are issued op by op from Python; graphs are replayed, nothing to issue.
     assert sglang["kernels"]["eager"]["launch_ns"] > 0 and sglang["kernels"]["eager"]["expert_launch_ns"] > 0
     assert sglang["kernels"]["graph"]["launch_ns"] == sglang["kernels"]["graph"]["expert_launch_ns"] == 0
+    # vLLM 0.11 replays piecewise graphs for steps of up to 512 tokens; SGLang 0.5 runs them eager.
+    assert g5sim.runtime("vllm")["kernels"]["piecewise_max_tokens"] == 512
+    assert sglang["kernels"]["piecewise_max_tokens"] == 0
     assert g5sim.runtime_path("vllm").endswith("configs/runtimes/vllm.yaml")
     with pytest.raises(g5sim.ConfigError, match="did you mean 'sglang'"):
         g5sim.runtime("sglan")

@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
     const g5sim::Runtime r = g5sim::Runtime::from_yaml(fuzz::text_of(data, size), "fuzz-runtime");
-    volatile std::uint64_t sink = r.kernels_for(true, 1).gap_ns + r.kernels_for(false, 1 << 20).floor_ns;
+    volatile std::uint64_t sink = r.kernels_for(r.kernel_mode(true, 1, 1), false).gap_ns +
+                                  r.kernels_for(r.kernel_mode(false, 1 << 20, 1 << 20), true).floor_ns;
     // A step's charge with its launch waits: three kernels of the longest a step of the
     // simulator's command limit could hold, and a long eager step of short ones.
     g5sim::StepOps step;

@@ -177,7 +177,7 @@ struct Request {
 
 /// What the run's runtime added (g5sim/runtime.hpp states the sums), in picoseconds.
 struct RuntimeParts {
-  std::string kernel_mode;  ///< "graph" or "eager": which kernel costs the step took
+  std::string kernel_mode;  ///< "graph", "piecewise" or "eager": which kernel costs the step took
   std::uint64_t kernels = 0, collectives = 0, layer_launches = 0;
   std::uint64_t kernel_floor_ps = 0, kernel_gap_ps = 0, collective_ps = 0, layer_launch_ps = 0, step_cpu_ps = 0;
   std::uint64_t kernel_compute_ps = 0;  ///< matrix kernels below the chip's peak (Runtime::tensor_efficiency)

@@ -45,8 +45,12 @@
 // that is where the engines fall furthest behind: DeepSeek-R1's prefill on 8 H200 at TP8 runs at
 // 15-17k tokens/s in vLLM and SGLang (GPUStack, 2K-4K prompts) where the chip model runs 38k, while
 // a dense 70B model's prompts on H100 run near the chip model's (SGLang's Llama-3.1-70B TTFTs).
-// floor and gap are the `graph` pair for a step of decodes alone with at most graph.max_batch
-// sequences on the chip (CUDA graphs are captured for decode batches up to a size), else `eager`.
+// floor, gap and launch are the `graph` pair for a step of decodes alone with at most
+// graph_max_batch sequences on the chip (CUDA graphs are captured for decode batches up to a
+// size); for any other step of at most piecewise_max_tokens new tokens on the chip, piecewise:
+// the attention's kernels (kv_cache_write, kv_cache_read, fa2, fa2_combine) take the `eager` pair
+// and the others the `graph` pair (vLLM's piecewise graphs: the pieces between attentions are
+// replayed, each attention runs eagerly between them); else `eager` for every kernel.
 // A request adds `before_scheduler` + input_tokens x per_input_token before it reaches the
 // scheduler (HTTP, tokenisation) and `after_token` between a token's step and the client (detoken-
 // isation, streaming): TTFT grows by both, TPOT and ITL by neither (every token is delayed alike).
@@ -96,12 +100,20 @@ struct CollectiveLatency {
   std::uint64_t latency_ns = 0;
 };
 
+/// How a step's kernels are issued (Runtime::kernel_mode).
+enum class KernelMode : std::uint8_t { graph, piecewise, eager };
+/// "graph", "piecewise", "eager".
+const char* kernel_mode_name(KernelMode mode);
+
 struct Runtime {
   std::string name;     ///< "SGLang"
   std::string version;  ///< the engine version its numbers are for ("0.4.6")
   std::string source, sha256;
   // Per kernel.
   std::uint64_t graph_max_batch = 0;  ///< decode steps of at most this many sequences replay a graph
+  /// Other steps of at most this many new tokens on the chip replay piecewise graphs, attention
+  /// eager between the pieces (0: none).
+  std::uint64_t piecewise_max_tokens = 0;
   KernelCosts graph, eager;
   std::vector<std::string> fused_kinds;  ///< op kinds never launched on their own (part of a neighbour)
   /// The fraction of the chip's tensor peak its matrix kernels reach at most, (0, 1]; 1: the chip's own.
@@ -153,9 +165,13 @@ struct Runtime {
   /// A YAML file (configs/runtimes/ holds the shipped ones); errors name file, line and field.
   static Runtime from_file(const std::string& path);
   static Runtime from_yaml(const std::string& text, const std::string& source_name);
-  /// The (floor, gap) pair a step uses: graph when it is decodes alone of at most graph_max_batch
-  /// sequences on the chip, else eager.
-  const KernelCosts& kernels_for(bool decode_only, std::uint64_t chip_sequences) const;
+  /// How a step's kernels run: graph when it is decodes alone of at most graph_max_batch sequences
+  /// on the chip, else piecewise when it has at most piecewise_max_tokens new tokens on the chip
+  /// (and piecewise_max_tokens > 0), else eager.
+  KernelMode kernel_mode(bool decode_only, std::uint64_t chip_sequences, std::uint64_t chip_tokens) const;
+  /// The (floor, gap, launch) costs of one kernel of a step in `mode`: piecewise takes the eager
+  /// pair for the attention's kernels (`attention`) and the graph pair for the others.
+  const KernelCosts& kernels_for(KernelMode mode, bool attention) const;
   /// The latency of a collective of `kind` ("all_reduce", "all_to_all") of `bytes`.
   const CollectiveLatency& collective(const std::string& kind, std::uint64_t bytes) const;
   /// Scheduling CPU of a step of `sequences` and `tokens`, before any overlap.
@@ -185,6 +201,7 @@ struct StepOps {
   bool split_experts = false;  ///< tensor parallelism splits each routed expert (expert_tensor_efficiency)
   bool decode_only = true;
   std::uint64_t chip_sequences = 0;
+  std::uint64_t chip_tokens = 0;  ///< the step's new tokens on the chip (piecewise graphs' bound)
   /// The op kinds' names by index ("matmul", "all_reduce", "host_launch", ...).
   static const std::vector<std::string>& kind_names();
 };
