@@ -86,22 +86,24 @@ StepOps step_ops_of(const Result& result) {
 RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
   constexpr std::uint64_t kPsPerNs = 1000;
   const std::vector<std::string>& names = StepOps::kind_names();
-  // Per kind: launched as a kernel (not fused, not a host launch), and a collective's table.
-  std::vector<std::uint8_t> launched(names.size()), collective(names.size()), host(names.size()),
-      attention(names.size());
+  RuntimeParts parts;
+  const KernelMode mode = runtime.kernel_mode(step.decode_only, step.chip_sequences, step.chip_tokens);
+  parts.kernel_mode = kernel_mode_name(mode);
+  // Per kind: launched as a kernel (not fused, not a host launch), a collective's table, and the
+  // kernel costs it takes in this step's mode (a piecewise graph leaves the attention's kernels
+  // out, to run eagerly between its pieces: g5sim/runtime.hpp).
+  std::vector<std::uint8_t> launched(names.size()), collective(names.size()), host(names.size());
+  std::vector<const KernelCosts*> costs_of(names.size());
   for (std::size_t k = 0; k < names.size(); ++k) {
     const auto kind = static_cast<ops::OpKind>(k);
     host[k] = kind == ops::OpKind::host_launch;
     launched[k] = !host[k] && std::find(runtime.fused_kinds.begin(), runtime.fused_kinds.end(), names[k]) ==
                                   runtime.fused_kinds.end();
     collective[k] = ops::traits_of(kind).payload == ops::PayloadKind::collective;
-    // The kernels a piecewise graph leaves out, run eagerly between its pieces (g5sim/runtime.hpp).
-    attention[k] = kind == ops::OpKind::kv_cache_write || kind == ops::OpKind::kv_cache_read ||
-                   kind == ops::OpKind::fa2 || kind == ops::OpKind::fa2_combine;
+    const bool attention = kind == ops::OpKind::kv_cache_write || kind == ops::OpKind::kv_cache_read ||
+                           kind == ops::OpKind::fa2 || kind == ops::OpKind::fa2_combine;
+    costs_of[k] = &runtime.kernels_for(mode, attention);
   }
-  RuntimeParts parts;
-  const KernelMode mode = runtime.kernel_mode(step.decode_only, step.chip_sequences, step.chip_tokens);
-  parts.kernel_mode = kernel_mode_name(mode);
   // The host's clock: when it has issued the kernels so far.
   std::uint64_t host_ps = 0;
   // The device's clock over the launched kernels as charged so far (for the launch waits).
@@ -114,7 +116,7 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
       continue;
     }
     if (!launched[op.kind]) continue;
-    const KernelCosts& costs = runtime.kernels_for(mode, attention[op.kind] != 0);
+    const KernelCosts& costs = *costs_of[op.kind];
     const std::uint64_t floor_ps = costs.floor_ns * kPsPerNs;
     const std::uint64_t gap_ps = costs.gap_ns * kPsPerNs;
     // The host issues this kernel after the ones before it; the device starts it no earlier.

@@ -71,16 +71,25 @@ class RuntimeFile {
 };
 
 // A 2-layer prompt of 2,048 tokens at `tp` (no EP, no DP).
-g5sim::Request prompt_of_2048(std::uint64_t tp) {
+// Qwen2.5-1.5B on H100, the model and chip of the tests' small steps.
+struct SmallStep {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+};
+
+// Its first 2 layers: `batch` sequences at `ctx` in `phase`, over tp chips (no EP, no DP).
+g5sim::Request two_layers(const char* phase, std::uint64_t batch, std::uint64_t ctx, std::uint64_t tp = 1) {
   g5sim::Request r;
   r.layers = 2;
-  r.batch = 1;
-  r.ctx = 2048;
-  r.phase = "prefill";
+  r.phase = phase;
+  r.batch = batch;
+  r.ctx = ctx;
   r.tp = tp;
   r.ep = r.dp = 1;
   return r;
 }
+
+g5sim::Request prompt_of_2048(std::uint64_t tp) { return two_layers("prefill", 1, 2048, tp); }
 
 // The compute floor's charge, by hand, of a runtime whose kernels reach 1/factor of the peak:
 // sum_k max(0, factor x c_k - t_k) over the ops `selected` picks (c_k = compute_ns rounded to a
@@ -193,13 +202,8 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   // costs (graph_max_batch 0) floor f = 500 us, longer than every op of this step, and gap g =
   // 3 us, nothing fused: the runtime adds sum_k (f - t_k) + N x g over the N ops of the run
   // without it, exactly.
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
-  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  g5sim::Request base;
-  base.layers = 2;
-  base.batch = 4;
-  base.ctx = 1024;
-  base.tp = base.ep = base.dp = 1;
+  const auto [chip, model] = SmallStep{};
+  const g5sim::Request base = two_layers("decode", 4, 1024);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   Sections s;
   s.kernels = Kernels{.graph = "{floor_ns: 1, gap_ns: 1, launch_ns: 0, expert_launch_ns: 0}",
@@ -247,14 +251,8 @@ TEST_CASE("runtime: a prompt within the piecewise graphs' tokens runs its attent
   // kv_cache_write and fa2: A of them) take the eager gap, the other N - A the graph gap:
   //   runtime = A x 3,000,000 + (N - A) x 1,000 ps.
   // One token more than the bound: every kernel eager, N x 3,000,000 ps.
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
-  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  g5sim::Request base;
-  base.layers = 2;
-  base.phase = "prefill";
-  base.batch = 1;
-  base.ctx = 256;
-  base.tp = base.ep = base.dp = 1;
+  const auto [chip, model] = SmallStep{};
+  g5sim::Request base = two_layers("prefill", 1, 256);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   const std::uint64_t n = alone.ops.size();
   const auto attention =
@@ -290,13 +288,8 @@ TEST_CASE("runtime: a host issuing kernels slower than they run bounds the step 
   // step's start and the device starts it then or when the previous one ends, whichever is later.
   // With L = 1 ms, longer than every op: each kernel waits for its launch, so the last ends at
   // N x L + t_last, and the waits are N x L + t_last - sum_k t_k.
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
-  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  g5sim::Request base;
-  base.layers = 2;
-  base.batch = 4;
-  base.ctx = 1024;
-  base.tp = base.ep = base.dp = 1;
+  const auto [chip, model] = SmallStep{};
+  const g5sim::Request base = two_layers("decode", 4, 1024);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   std::uint64_t busy = 0;
   for (const g5sim::OpRecord& op : alone.ops) {
@@ -418,14 +411,8 @@ TEST_CASE("runtime: the routed experts' kernels reach at most expert_tensor_effi
 
 TEST_CASE("runtime: collectives, the step's CPU and host launches are charged as stated", "[runtime][sim]") {
   // Qwen2.5-1.5B, 2 layers, tp 2: two all-reduces a layer of 1 x 1,536 x 2 B = 3,072 B messages.
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
-  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
-  g5sim::Request base;
-  base.layers = 2;
-  base.batch = 3;
-  base.ctx = 512;
-  base.tp = 2;
-  base.ep = base.dp = 1;
+  const auto [chip, model] = SmallStep{};
+  const g5sim::Request base = two_layers("decode", 3, 512, 2);
   Sections s;
   s.collectives =
       "collectives:\n  all_reduce: [{up_to_bytes: 1000, algorithm: tiny, latency_ns: 1}, "
