@@ -202,7 +202,9 @@ TEST_CASE("runtime: a step of N kernels costs the chip's time, each kernel raise
   // costs (graph_max_batch 0) floor f = 500 us, longer than every op of this step, and gap g =
   // 3 us, nothing fused: the runtime adds sum_k (f - t_k) + N x g over the N ops of the run
   // without it, exactly.
-  const auto [chip, model] = SmallStep{};
+  const SmallStep small;
+  const g5sim::Chip& chip = small.chip;
+  const g5sim::Model& model = small.model;
   const g5sim::Request base = two_layers("decode", 4, 1024);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   Sections s;
@@ -251,7 +253,9 @@ TEST_CASE("runtime: a prompt within the piecewise graphs' tokens runs its attent
   // kv_cache_write and fa2: A of them) take the eager gap, the other N - A the graph gap:
   //   runtime = A x 3,000,000 + (N - A) x 1,000 ps.
   // One token more than the bound: every kernel eager, N x 3,000,000 ps.
-  const auto [chip, model] = SmallStep{};
+  const SmallStep small;
+  const g5sim::Chip& chip = small.chip;
+  const g5sim::Model& model = small.model;
   g5sim::Request base = two_layers("prefill", 1, 256);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   const std::uint64_t n = alone.ops.size();
@@ -288,7 +292,9 @@ TEST_CASE("runtime: a host issuing kernels slower than they run bounds the step 
   // step's start and the device starts it then or when the previous one ends, whichever is later.
   // With L = 1 ms, longer than every op: each kernel waits for its launch, so the last ends at
   // N x L + t_last, and the waits are N x L + t_last - sum_k t_k.
-  const auto [chip, model] = SmallStep{};
+  const SmallStep small;
+  const g5sim::Chip& chip = small.chip;
+  const g5sim::Model& model = small.model;
   const g5sim::Request base = two_layers("decode", 4, 1024);
   const g5sim::Result alone = g5sim::simulate(chip, model, base);
   std::uint64_t busy = 0;
@@ -411,7 +417,9 @@ TEST_CASE("runtime: the routed experts' kernels reach at most expert_tensor_effi
 
 TEST_CASE("runtime: collectives, the step's CPU and host launches are charged as stated", "[runtime][sim]") {
   // Qwen2.5-1.5B, 2 layers, tp 2: two all-reduces a layer of 1 x 1,536 x 2 B = 3,072 B messages.
-  const auto [chip, model] = SmallStep{};
+  const SmallStep small;
+  const g5sim::Chip& chip = small.chip;
+  const g5sim::Model& model = small.model;
   const g5sim::Request base = two_layers("decode", 3, 512, 2);
   Sections s;
   s.collectives =
