@@ -266,8 +266,25 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
   }
   write(dir / "setups.csv", two_setups);
   options.cv_groups = {"model", "setup"};
+  // The progress hook (a progress line) sees every stage in order, and the simulations only grow.
+  std::vector<std::string> stages;
+  std::size_t last_simulations = 0;
+  bool simulations_grow = true;
+  options.progress = [&](const v::CalibrationProgress& p) {
+    if (stages.empty() || stages.back() != p.stage) stages.push_back(p.stage);
+    simulations_grow = simulations_grow && p.simulations >= last_simulations;
+    last_simulations = p.simulations;
+  };
   const auto grouped =
       v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "setups.csv").string()), options);
+  options.progress = nullptr;
+  // The 5 rows' starting values, the fit, five row folds (leave-one-out), one model (nothing to
+  // leave out: no stage), two set-ups in the order their rows come.
+  CHECK(stages == std::vector<std::string>{"the rows at the starting values", "the fit over 5 rows", "row fold 1 of 5",
+                                           "row fold 2 of 5", "row fold 3 of 5", "row fold 4 of 5", "row fold 5 of 5",
+                                           "set-up out 1 of 2: test", "set-up out 2 of 2: other"});
+  CHECK(simulations_grow);
+  CHECK(last_simulations == grouped.simulations);
   REQUIRE(grouped.leave_setup_out);
   CHECK(grouped.leave_setup_out->groups == 2);
   CHECK(grouped.leave_setup_out->rows == 5);

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 
 #include "api/parallel_for.hpp"
 #include "api/result_state.hpp"
@@ -136,6 +137,24 @@ struct Problem {
   std::uint64_t max_commands = 0;
   std::size_t simulations = 0;
   double relative_step = kStep;
+  // The progress hook (CalibrationOptions::progress): the stage and its best point's MAPE.
+  std::function<void(const CalibrationProgress&)> progress;
+  std::string stage;
+  double stage_mape = -1;
+
+  void begin_stage(std::string name) {
+    stage = std::move(name);
+    stage_mape = -1;
+    report();
+  }
+  void report() const {
+    if (progress) progress(CalibrationProgress{stage, simulations, stage_mape});
+  }
+  // The MAPE of log residuals r (a row's error is exp(r) - 1).
+  static double mape_of_residuals(const Eigen::VectorXd& r) {
+    if (r.size() == 0) return 0;
+    return 100.0 * r.unaryExpr([](double x) { return std::abs(std::exp(x) - 1.0); }).mean();
+  }
 
   double to_p(std::size_t j, double z) const { return fields[j].log_scale ? std::exp(z) : z; }
   double to_z(std::size_t j, double p) const { return fields[j].log_scale ? std::log(p) : p; }
@@ -197,6 +216,7 @@ struct Problem {
       }
     });
     simulations += groups.size();
+    report();
     for (std::size_t k = 0; k < which.size(); ++k) {
       if (!failures[k].empty()) {
         throw hw::ConfigError(
@@ -250,6 +270,7 @@ struct Problem {
     const Eigen::Index m = z.size();
     Eigen::VectorXd r = residuals(z, which);
     double cost = r.squaredNorm();
+    stage_mape = mape_of_residuals(r);
     double lambda = kLambda0;
     int it = 0;
     for (; it < max_iterations && cost > 0; ++it) {
@@ -282,6 +303,7 @@ struct Problem {
           z = zn;
           r = rn;
           cost = next;
+          stage_mape = mape_of_residuals(r);
           lambda = std::max(lambda / 3, 1e-9);
           accepted = true;
           if (gain < 1e-6) it = max_iterations;
@@ -380,6 +402,8 @@ std::vector<double> admit_rows(Problem& problem, const std::vector<const Measure
                                CalibrationResult& result, const std::function<Prediction(std::size_t)>& predict_one) {
   std::vector<std::string> failure(candidates.size());
   std::vector<double> first(candidates.size()), before;
+  std::mutex done_mutex;  // the progress hook is called from one thread at a time
+  problem.simulations = 0;
   parallel_for(candidates.size(), options.jobs, [&](std::size_t i) {
     const Prediction p = predict_one(i);
     if (p.value) {
@@ -387,6 +411,9 @@ std::vector<double> admit_rows(Problem& problem, const std::vector<const Measure
     } else {
       failure[i] = p.skipped;
     }
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    ++problem.simulations;
+    problem.report();
   });
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (!failure[i].empty()) {
@@ -508,6 +535,7 @@ void cross_validate(Problem& problem, const Eigen::VectorXd& written, const Cali
   for (std::size_t f = 0; f < folds; ++f) {
     std::vector<std::size_t> others, held;
     for (std::size_t k = 0; k < n; ++k) (k % folds == f ? held : others).push_back(k);
+    problem.begin_stage(fmt::format("row fold {} of {}", f + 1, folds));
     const Eigen::VectorXd zi = problem.fit(written, others, std::min(options.max_iterations, 10), nullptr);
     const std::vector<double> predicted = problem.predict_rows(as_written(problem, zi), held);
     for (std::size_t h = 0; h < held.size(); ++h) {
@@ -525,7 +553,7 @@ void cross_validate(Problem& problem, const Eigen::VectorXd& written, const Cali
 std::optional<GroupValidation> leave_groups_out(Problem& problem, const Eigen::VectorXd& written,
                                                 const CalibrationOptions& options, CalibrationResult& result,
                                                 std::string CalibratedRow::*group,
-                                                std::optional<double> CalibratedRow::*held_out) {
+                                                std::optional<double> CalibratedRow::*held_out, const char* kind) {
   const std::size_t n = problem.rows.size();
   std::vector<std::string> names;
   for (std::size_t i = 0; i < n; ++i) {
@@ -537,10 +565,12 @@ std::optional<GroupValidation> leave_groups_out(Problem& problem, const Eigen::V
   GroupValidation v;
   v.groups = names.size();
   double sum = 0;
-  for (const std::string& name : names) {
+  for (std::size_t g = 0; g < names.size(); ++g) {
+    const std::string& name = names[g];
     std::vector<std::size_t> others, held;
     for (std::size_t k = 0; k < n; ++k) (result.rows[k].*group == name ? held : others).push_back(k);
     if (others.size() < problem.fields.size()) continue;
+    problem.begin_stage(fmt::format("{} out {} of {}: {}", kind, g + 1, names.size(), name));
     const Eigen::VectorXd zi = problem.fit(written, others, std::min(options.max_iterations, 10), nullptr);
     const std::vector<double> predicted = problem.predict_rows(as_written(problem, zi), held);
     for (std::size_t h = 0; h < held.size(); ++h) {
@@ -633,6 +663,8 @@ Problem start_problem(const std::string& chip_path, const MeasuredTable& table, 
   problem.base_text = without_record(hw::read_input_file(chip_path));
   problem.jobs = options.jobs;
   problem.max_commands = options.max_commands;
+  problem.progress = options.progress;
+  problem.stage = "the rows at the starting values";
   check(problem.base_text, chip_path);
   result.chip_path = options.chip_label.empty() ? chip_path : options.chip_label;
   result.table_path = options.table_label.empty() ? table.path : options.table_label;
@@ -758,6 +790,7 @@ void fit_and_check(Problem& problem, const std::vector<double>& before, const Ca
   for (std::size_t j = 0; j < problem.fields.size(); ++j) {
     z0[static_cast<Eigen::Index>(j)] = problem.to_z(j, problem.fields[j].field.value);
   }
+  problem.begin_stage(fmt::format("the fit over {} rows", all.size()));
   const Eigen::VectorXd z = problem.fit(z0, all, options.max_iterations, &result.iterations);
   const Eigen::VectorXd written = as_written(problem, z);
   const std::vector<double> p = problem.values(z);
@@ -770,11 +803,11 @@ void fit_and_check(Problem& problem, const std::vector<double>& before, const Ca
   if (!options.leave_one_out) return;
   for (const std::string& g : options.cv_groups) {
     if (g == "model") {
-      result.leave_model_out =
-          leave_groups_out(problem, written, options, result, &CalibratedRow::model_group, &CalibratedRow::model_out);
+      result.leave_model_out = leave_groups_out(problem, written, options, result, &CalibratedRow::model_group,
+                                                &CalibratedRow::model_out, "model");
     } else if (g == "setup") {
-      result.leave_setup_out =
-          leave_groups_out(problem, written, options, result, &CalibratedRow::setup_group, &CalibratedRow::setup_out);
+      result.leave_setup_out = leave_groups_out(problem, written, options, result, &CalibratedRow::setup_group,
+                                                &CalibratedRow::setup_out, "set-up");
     } else {
       throw hw::ConfigError(fmt::format("--cv: '{}' is not a group; valid: model, setup", g),
                             hw::ErrorSite{"", "cv", 0, 0});

@@ -31,6 +31,7 @@
 // the fit, check the transfer: their MAPE is the record's held-out figure.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -41,6 +42,15 @@
 #include "hw/error_band.hpp"
 
 namespace explore::validation {
+
+/// Where a calibration is, after each batch of simulations: the stage ("the fit over 19 rows",
+/// "row fold 2 of 3", "set-up out 1 of 3: H200 x4 ..."), the simulations so far, and the MAPE of
+/// the stage's best point so far (in percent; negative before its first evaluation).
+struct CalibrationProgress {
+  std::string stage;
+  std::size_t simulations = 0;
+  double mape = -1;
+};
 
 struct CalibrationOptions {
   std::vector<std::string> fit;   ///< "FIELD" or "FIELD=LO:HI"
@@ -56,6 +66,8 @@ struct CalibrationOptions {
   std::string chip_label, table_label;  ///< how the record names them ("" = the paths read)
   std::string transfer_from;            ///< non-empty: take this calibrated config's fit (above), no --fit
   std::string transfer_label;           ///< how the record names it ("" = the path read)
+  /// Called after each batch of simulations (a progress line); may be empty.
+  std::function<void(const CalibrationProgress&)> progress;
 };
 
 struct FittedField {

@@ -2,8 +2,12 @@
 // a calibrated config's fit transferred to a chip of the same silicon (--transfer-from),
 // written as a calibrated chip YAML with its record (explore/validation/calibration.hpp).
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <unistd.h>
 
 #include "explore/validation/calibration.hpp"
 #include "explore/validation/row_prediction.hpp"
@@ -11,6 +15,7 @@
 #include "g5sim/runtime.hpp"
 #include "tools/commands/commands.hpp"
 #include "tools/output_file.hpp"
+#include "tools/progress_line.hpp"
 
 namespace tools {
 namespace {
@@ -106,8 +111,20 @@ class CalibrateCommand final : public Command {
     options.max_commands = std::min(max_commands_, limits.max_commands);
     options.transfer_from = transfer_path;
     options.transfer_label = transfer_from_;
+    // A fit and its cross-validation refits take minutes: a progress line on a terminal.
+    std::optional<ProgressLine> progress;
+    if (isatty(STDERR_FILENO) != 0) progress.emplace();
+    options.progress = [&](const v::CalibrationProgress& p) {
+      if (!progress || !progress->due()) return;
+      constexpr std::size_t kStageWidth = 60;
+      const std::string stage = p.stage.size() > kStageWidth ? p.stage.substr(0, kStageWidth - 3) + "..." : p.stage;
+      const std::string mape = p.mape < 0 ? std::string() : fmt::format(", MAPE {:.1f} %", p.mape);
+      progress->show(
+          fmt::format("calibrate: {}{}; {} simulations, {:.0f} s", stage, mape, p.simulations, progress->seconds()));
+    };
     const v::CalibrationResult result =
         runtime_.empty() ? v::calibrate(chip_path, table, options) : v::calibrate_runtime(chip_path, table, options);
+    if (progress) progress->clear();
     outputs.get("--out")->stream() << result.calibrated_yaml;
     outputs.close();
     v::write_calibration_report(outputs.on_stdout() ? std::cerr : std::cout, result);
