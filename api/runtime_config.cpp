@@ -263,8 +263,12 @@ std::string Runtime::summary() const {
       [](const CollectiveLatency& a, const CollectiveLatency& b) { return a.latency_ns < b.latency_ns; });
   text += fmt::format("; all-reduce {}..{}", us(low->latency_ns), us(high->latency_ns));
   if (host_launch_ns > 0) text += fmt::format("; layer launch {}", us(host_launch_ns));
-  text +=
-      fmt::format("; step CPU {}{}; front end {}", ms(cpu_ns), overlap ? " overlapped" : "", ms(before_scheduler_ns));
+  // The parts that grow with the step: a fit may put most of the CPU there (sglang-0.4.1.calibrated).
+  std::string per_step;
+  if (cpu_ns_per_sequence > 0) per_step += fmt::format(" + {} a sequence", us(cpu_ns_per_sequence));
+  if (cpu_ns_per_token > 0) per_step += fmt::format(" + {} a token", us(cpu_ns_per_token));
+  text += fmt::format("; step CPU {}{}{}; front end {}", ms(cpu_ns), per_step, overlap ? " overlapped" : "",
+                      ms(before_scheduler_ns));
   // The part a burst queues for (one request at a time) is the one that shapes a burst's TTFT.
   if (serial_ns > 0) text += fmt::format(" + {} one request at a time", ms(serial_ns));
   if (serial_ns_per_output_token > 0) {

@@ -147,6 +147,10 @@ TEST_CASE("runtime: the one-line summary names the serial front end and a calibr
   const g5sim::Runtime v0 = g5sim::Runtime::from_file(g5sim::runtime_path("vllm-v0.calibrated"));
   CHECK_THAT(v0.summary(), Catch::EndsWith("; calibrated: 80 % of 24 held-out rows within x0.96..x1.03"));
   CHECK_THAT(v0.summary(), !Catch::Contains("one request at a time"));
+  // The step CPU's parts that grow with the step: sglang-0.4.1.yaml's 1 ms + 5 us a sequence (no
+  // per-token part), not overlapped under DP attention.
+  const g5sim::Runtime dp = g5sim::Runtime::from_file(g5sim::runtime_path("sglang-0.4.1"));
+  CHECK_THAT(dp.summary(), Catch::Contains("; step CPU 1.0 ms + 5.0 us a sequence; front end 2.0 ms"));
 }
 
 TEST_CASE("runtime: a config is read strictly, errors naming the line and the field", "[runtime]") {
