@@ -100,8 +100,10 @@ RuntimeParts device_charge(const Runtime& runtime, const StepOps& step) {
     launched[k] = !host[k] && std::find(runtime.fused_kinds.begin(), runtime.fused_kinds.end(), names[k]) ==
                                   runtime.fused_kinds.end();
     collective[k] = ops::traits_of(kind).payload == ops::PayloadKind::collective;
-    const bool attention = kind == ops::OpKind::kv_cache_write || kind == ops::OpKind::kv_cache_read ||
-                           kind == ops::OpKind::fa2 || kind == ops::OpKind::fa2_combine;
+    // The attention: the kinds carrying an attention payload (kv_cache_read, fa2, fa2_combine) and
+    // the cache write vLLM's attention op does first.
+    const bool attention =
+        ops::traits_of(kind).payload == ops::PayloadKind::attention || kind == ops::OpKind::kv_cache_write;
     costs_of[k] = &runtime.kernels_for(mode, attention);
   }
   // The host's clock: when it has issued the kernels so far.
