@@ -317,6 +317,55 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
       "--fit engines.tiu.cube_efficiency=2:1: bounds must be finite with 0 <= LO < HI");
 }
 
+TEST_CASE("calibrate: a held-out row is predicted by the fit a calibration without it makes",
+          "[validation][calibrate]") {
+  const auto dir = scratch("calibrate_cold");
+  // The truth's cube at 60 % "measures" four matmuls; the third is then reported 30 % slower (an
+  // outlier), so the fit over all four rows differs from the fit over the other three.
+  write(dir / "truth.yaml", replace(test_configs::kSg2262, "cube_efficiency: 1", "cube_efficiency: 0.6"));
+  write(dir / "chip.yaml", test_configs::kSg2262);
+  const std::vector<std::array<int, 3>> shapes{
+      {2048, 2048, 2048}, {1024, 4096, 2048}, {4096, 2048, 1024}, {512, 8192, 2048}};
+  std::string probe;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    probe += matmul_row(row_id("r", i), "truth.yaml", shapes[i][0], shapes[i][1], shapes[i][2], 1);
+  }
+  write(dir / "probe.csv", kHeader + probe);
+  const auto truth_run = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), {});
+  std::string rows;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    REQUIRE(truth_run.rows[i].status == "ok");
+    char measured[64];
+    std::snprintf(measured, sizeof measured, "%.17g", truth_run.rows[i].predicted * (i == 2 ? 1.3 : 1.0));
+    rows += replace(matmul_row(row_id("r", i), "chip.yaml", shapes[i][0], shapes[i][1], shapes[i][2], 1),
+                    "kernel_us,1.000000", with_measured(measured));
+  }
+  write(dir / "measured.csv", kHeader + rows);
+  const v::MeasuredTable table = v::read_measured_file((dir / "measured.csv").string());
+  v::CalibrationOptions options;
+  options.fit = {"engines.tiu.cube_efficiency"};
+  options.jobs = 2;
+  options.date = "2026-12-06T00:00:00Z";
+  const auto all = v::calibrate((dir / "chip.yaml").string(), table, options);  // 4 rows: leave-one-out
+  REQUIRE(all.rows.size() == 4);
+  REQUIRE(all.rows[2].has_leave_one_out);
+  // The calibration a user would run without r2 (no cross-validation), and its prediction of r2.
+  options.rows = {"r0", "r1", "r3"};
+  options.leave_one_out = false;
+  const auto without = v::calibrate((dir / "chip.yaml").string(), table, options);
+  write(dir / "chip.without.yaml", without.calibrated_yaml);
+  write(dir / "r2.csv", kHeader + replace(rows.substr(rows.find("r2,"), rows.find("r3,") - rows.find("r2,")),
+                                          "chip.yaml", "chip.without.yaml"));
+  const auto r2 = v::validate_table(v::read_measured_file((dir / "r2.csv").string()), {});
+  REQUIRE(r2.rows.size() == 1);
+  REQUIRE(r2.rows[0].status == "ok");
+  // The fold that held r2 out starts where that calibration starts (the config's values) and sees
+  // the same rows in the same order: the same fit, the same simulation of r2, to the bit. (Started
+  // from the fit over all four rows, which has seen r2, it predicted another time.)
+  CHECK(all.rows[2].leave_one_out == r2.rows[0].predicted);
+  CHECK(without.fields[0].fitted != all.fields[0].fitted);
+}
+
 TEST_CASE("calibrate --transfer-from carries a fit and its bands to a chip of the same silicon",
           "[validation][calibrate]") {
   const auto dir = scratch("transfer");
