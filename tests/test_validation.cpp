@@ -68,6 +68,22 @@ std::filesystem::path scratch(const std::string& name) {
 
 void write(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
 
+// The matmuls' times "measured" on truth.yaml (already in `dir`): rows r0.. of a probe table.
+std::vector<double> truth_times(const std::filesystem::path& dir, const std::vector<std::array<int, 3>>& shapes) {
+  std::string probe;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    probe += matmul_row(row_id("r", i), "truth.yaml", shapes[i][0], shapes[i][1], shapes[i][2], 1);
+  }
+  write(dir / "probe.csv", kHeader + probe);
+  const auto truth_run = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), {});
+  std::vector<double> times;
+  for (const auto& row : truth_run.rows) {
+    REQUIRE(row.status == "ok");
+    times.push_back(row.predicted);
+  }
+  return times;
+}
+
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -326,17 +342,11 @@ TEST_CASE("calibrate: a held-out row is predicted by the fit a calibration witho
   write(dir / "chip.yaml", test_configs::kSg2262);
   const std::vector<std::array<int, 3>> shapes{
       {2048, 2048, 2048}, {1024, 4096, 2048}, {4096, 2048, 1024}, {512, 8192, 2048}};
-  std::string probe;
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    probe += matmul_row(row_id("r", i), "truth.yaml", shapes[i][0], shapes[i][1], shapes[i][2], 1);
-  }
-  write(dir / "probe.csv", kHeader + probe);
-  const auto truth_run = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), {});
+  const std::vector<double> truth = truth_times(dir, shapes);
   std::string rows;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    REQUIRE(truth_run.rows[i].status == "ok");
     char measured[64];
-    std::snprintf(measured, sizeof measured, "%.17g", truth_run.rows[i].predicted * (i == 2 ? 1.3 : 1.0));
+    std::snprintf(measured, sizeof measured, "%.17g", truth[i] * (i == 2 ? 1.3 : 1.0));
     rows += replace(matmul_row(row_id("r", i), "chip.yaml", shapes[i][0], shapes[i][1], shapes[i][2], 1),
                     "kernel_us,1.000000", with_measured(measured));
   }
@@ -379,18 +389,12 @@ TEST_CASE("calibrate --transfer-from carries a fit and its bands to a chip of th
   write(dir / "twin.yaml", twin);
   const std::vector<std::array<int, 3>> shapes{
       {2048, 2048, 2048}, {1024, 4096, 2048}, {1, 8192, 8192}, {2, 16384, 4096}, {4, 4096, 8192}};
-  std::string probe;
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    probe += matmul_row(row_id("r", i), "truth.yaml", shapes[i][0], shapes[i][1], shapes[i][2], 1);
-  }
-  write(dir / "probe.csv", kHeader + probe);
-  const auto truth_run = v::validate_table(v::read_measured_file((dir / "probe.csv").string()), {});
+  const std::vector<double> truth = truth_times(dir, shapes);
   std::string rows;
   for (const char* chip : {"chip.yaml", "twin.yaml"}) {
     for (std::size_t i = 0; i < shapes.size(); ++i) {
-      REQUIRE(truth_run.rows[i].status == "ok");
       char measured[64];
-      std::snprintf(measured, sizeof measured, "%.17g", truth_run.rows[i].predicted);
+      std::snprintf(measured, sizeof measured, "%.17g", truth[i]);
       rows += replace(matmul_row(row_id(std::string(chip, 4), i), chip, shapes[i][0], shapes[i][1], shapes[i][2], 1),
                       "kernel_us,1.000000", with_measured(measured));  // ids chip0.., twin0..
     }
