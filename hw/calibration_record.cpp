@@ -12,7 +12,7 @@ namespace hw {
 std::optional<ErrorBands> read_calibration_record(ConfigMap c, HeldOutMape& held_out) {
   c.expect_keys({"g5sim", "date", "base", "measured", "rows", "transferred_from", "fitted", "mape_before_pct",
                  "mape_after_pct", "leave_one_out_mape_pct", "leave_one_model_out_mape_pct",
-                 "leave_one_setup_out_mape_pct", "bands"});
+                 "leave_one_setup_out_mape_pct", "leave_one_run_out_mape_pct", "bands"});
   for (std::string_view key : {"g5sim", "date", "base", "measured"}) c.string(key);
   // A transferred fit (g5sim calibrate --transfer-from): no row of this chip was fitted, so its
   // rows' MAPE (leave_one_out_mape_pct) is all held out.
@@ -23,6 +23,7 @@ std::optional<ErrorBands> read_calibration_record(ConfigMap c, HeldOutMape& held
   held_out.rows = c.non_negative_number("leave_one_out_mape_pct");
   if (c.has("leave_one_model_out_mape_pct")) held_out.models = c.non_negative_number("leave_one_model_out_mape_pct");
   if (c.has("leave_one_setup_out_mape_pct")) held_out.setups = c.non_negative_number("leave_one_setup_out_mape_pct");
+  if (c.has("leave_one_run_out_mape_pct")) held_out.runs = c.non_negative_number("leave_one_run_out_mape_pct");
   std::optional<ErrorBands> bands;
   if (c.has("bands")) {
     ConfigMap b = c.map("bands");

@@ -50,10 +50,10 @@ struct ErrorBands {
 };
 
 /// The calibration record's cross-validated MAPEs (percent): each row predicted by a fit that did
-/// not see it (row folds), its model's rows or its set-up's rows.
+/// not see it (row folds), its model's rows, its set-up's rows or its benchmark run's rows.
 struct HeldOutMape {
   double rows = 0;
-  std::optional<double> models, setups;
+  std::optional<double> models, setups, runs;
   std::string transferred_from;  ///< non-empty: the fit is another chip's; `rows` is every row of this one
 };
 

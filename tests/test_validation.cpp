@@ -308,10 +308,40 @@ TEST_CASE("calibrate recovers known factors from measurements made by the simula
   CHECK(grouped.rows[3].setup_group == "other");
   CHECK(grouped.rows[3].setup_out.has_value());
   CHECK_THAT(grouped.calibrated_yaml, Catch::Contains("leave_one_setup_out_mape_pct: "));
+  // Runs: every row here is its own benchmark run (its own shape), so leaving a run out is leaving
+  // its row out, and from the same starting values the refit is the leave-one-out fold's to the
+  // last bit: 5 groups, each row's prediction equal to its fold's.
+  options.cv_groups = {"run"};
+  const auto by_run =
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "measured.csv").string()), options);
+  REQUIRE(by_run.leave_run_out);
+  CHECK(by_run.leave_run_out->groups == 5);
+  CHECK(by_run.leave_run_out->rows == 5);
+  for (const v::CalibratedRow& row : by_run.rows) {
+    REQUIRE(row.run_out.has_value());
+    CHECK(*row.run_out == row.leave_one_out);
+  }
+  CHECK(by_run.leave_run_out->mape == by_run.mape_leave_one_out);
+  CHECK_THAT(by_run.calibrated_yaml, Catch::Contains("leave_one_run_out_mape_pct: "));
+  // Two figures of one run (r4's shape read twice, as a serving run's TTFT and TPOT are): one
+  // group, both rows predicted by the one fit without either.
+  std::string twice = slurp(dir / "measured.csv");
+  const std::size_t at = twice.find("r4,test,");
+  twice += "r5" + twice.substr(at + 2, twice.find('\n', at) - at - 1) + "\n";
+  write(dir / "twice.csv", twice);
+  const auto one_run =
+      v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "twice.csv").string()), options);
+  REQUIRE(one_run.leave_run_out);
+  CHECK(one_run.leave_run_out->groups == 5);
+  CHECK(one_run.leave_run_out->rows == 6);
+  REQUIRE(one_run.rows.size() == 6);
+  CHECK(one_run.rows[4].run_group == one_run.rows[5].run_group);
+  CHECK(*one_run.rows[4].run_out == *one_run.rows[5].run_out);
+  CHECK(one_run.rows[3].run_group != one_run.rows[4].run_group);
   options.cv_groups = {"sdk"};
   CHECK_THROWS_WITH(
       v::calibrate((dir / "chip.yaml").string(), v::read_measured_file((dir / "setups.csv").string()), options),
-      "--cv: 'sdk' is not a group; valid: model, setup");
+      "--cv: 'sdk' is not a group; valid: model, setup, run");
   options.cv_groups = {"model"};
   // Bounds are respected, and a bad field is an error naming it.
   options.fit = {"engines.tiu.cube_efficiency=0.8:1"};

@@ -358,6 +358,7 @@ std::string record_of(const CalibrationResult& r) {
   std::string extra;
   if (r.leave_model_out) extra += fmt::format("  leave_one_model_out_mape_pct: {:.2f}\n", r.leave_model_out->mape);
   if (r.leave_setup_out) extra += fmt::format("  leave_one_setup_out_mape_pct: {:.2f}\n", r.leave_setup_out->mape);
+  if (r.leave_run_out) extra += fmt::format("  leave_one_run_out_mape_pct: {:.2f}\n", r.leave_run_out->mape);
   if (r.bands) {
     extra += fmt::format(
         "  bands:                           # {:.0f} % of the held-out rows' predicted / measured time fell in "
@@ -684,6 +685,25 @@ Problem start_problem(const std::string& chip_path, const MeasuredTable& table, 
   return problem;
 }
 
+// The benchmark run a row is one figure of: every column that says what ran and how (hardware,
+// chip, model, shape, dtypes, sharding, workload and its options), without what the row reads of
+// it (its metric and its `stat=`), so a run's TTFT, TPOT and throughput rows share one name.
+std::string run_of(const MeasuredRow& r) {
+  const auto count = [](const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
+  std::string name = fmt::format("{} | {} | {}", r.hardware, r.model.empty() ? r.chip : r.model, name_of(r.workload));
+  if (r.workload == WorkloadKind::serve) {
+    name += fmt::format(" | tp {} ep {} dp {}", count(r.tp), count(r.ep), count(r.dp));
+  } else {
+    name += fmt::format(" | {} batch {} ctx {} q_len {} tp {} ep {} dp {} cores {}", r.phase, r.batch, r.ctx,
+                        count(r.q_len), count(r.tp), count(r.ep), count(r.dp), count(r.cores));
+  }
+  name += fmt::format(" | {} {} {} {}", r.chip, r.weight_dtype, count(r.weight_group), r.kv_dtype);
+  for (const auto& [key, value] : r.options) {
+    if (key != "stat") name += fmt::format(" {}={}", key, value);
+  }
+  return name;
+}
+
 // Each row's record: measured, predicted before and after, and the groups it belongs to.
 void record_rows(const Problem& problem, const std::vector<double>& before, const std::vector<double>& after,
                  CalibrationResult& result) {
@@ -696,6 +716,7 @@ void record_rows(const Problem& problem, const std::vector<double>& before, cons
     row.after = after[i];
     row.model_group = r.model.empty() ? std::string(name_of(r.workload)) + " op" : r.model;
     row.setup_group = r.hardware;
+    row.run_group = run_of(r);
   }
 }
 
@@ -816,8 +837,11 @@ void fit_and_check(Problem& problem, const std::vector<double>& before, const Ca
     } else if (g == "setup") {
       result.leave_setup_out =
           leave_groups_out(problem, options, result, &CalibratedRow::setup_group, &CalibratedRow::setup_out, "set-up");
+    } else if (g == "run") {
+      result.leave_run_out =
+          leave_groups_out(problem, options, result, &CalibratedRow::run_group, &CalibratedRow::run_out, "run");
     } else {
-      throw hw::ConfigError(fmt::format("--cv: '{}' is not a group; valid: model, setup", g),
+      throw hw::ConfigError(fmt::format("--cv: '{}' is not a group; valid: model, setup, run", g),
                             hw::ErrorSite{"", "cv", 0, 0});
     }
   }
@@ -890,12 +914,19 @@ void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
                row.has_leave_one_out ? pct(row.leave_one_out) : "-");
   }
   for (const CalibratedRow& row : r.rows) {
-    if (!row.model_out && !row.setup_out) continue;
+    if (!row.model_out && !row.setup_out && !row.run_out) continue;
     const auto pct = [&](const std::optional<double>& v) {
       return v ? fmt::format("{:+.1f}", (*v / row.measured - 1.0) * 100.0) : std::string("-");
     };
-    fmt::print(out, "{:<10} model out {:>8} ({})  set-up out {:>8} ({})\n", row.id, pct(row.model_out), row.model_group,
-               pct(row.setup_out), row.setup_group);
+    // The groups asked for (--cv); a run's name is long (every option), so only the progress line
+    // of its stage names it.
+    std::string line = fmt::format("{:<10}", row.id);
+    if (r.leave_model_out || r.leave_setup_out) {
+      line += fmt::format(" model out {:>8} ({})  set-up out {:>8} ({})", pct(row.model_out), row.model_group,
+                          pct(row.setup_out), row.setup_group);
+    }
+    if (r.leave_run_out) line += fmt::format("  run out {:>8}", pct(row.run_out));
+    fmt::print(out, "{}\n", line);
   }
   const bool held = !r.rows.empty() && r.rows.front().has_leave_one_out;
   if (r.leave_model_out) {
@@ -905,6 +936,10 @@ void write_calibration_report(std::ostream& out, const CalibrationResult& r) {
   if (r.leave_setup_out) {
     fmt::print(out, "leave-one-set-up-out MAPE {:.2f} % ({} groups, {} rows)\n", r.leave_setup_out->mape,
                r.leave_setup_out->groups, r.leave_setup_out->rows);
+  }
+  if (r.leave_run_out) {
+    fmt::print(out, "leave-one-run-out MAPE {:.2f} % ({} groups, {} rows)\n", r.leave_run_out->mape,
+               r.leave_run_out->groups, r.leave_run_out->rows);
   }
   if (r.bands) {
     for (std::size_t i = 0; i < r.bands->bands.size(); ++i) {

@@ -17,12 +17,18 @@
 // Rows are those of the chip that run at the starting values within max_commands; at a trial
 // point a row may take up to 4x that (the work split follows the costs) before the fit stops.
 // Cross-validation: rows split into K folds by position (i mod K; K = the row count, i.e.
-// leave-one-out, up to 20 rows, else 10), each fold refitted without its rows (from the full fit)
-// and its rows predicted; the mean |error| of those predictions is the honest error of the
+// leave-one-out, up to 20 rows, else 10), each fold refitted without its rows (from the starting
+// values, as the full fit starts: a refit begun at the full fit would carry what the held-out rows
+// taught it) and its rows predicted; the mean |error| of those predictions is the honest error of the
 // calibrated chip on rows it has not seen. By group (--cv): leave one *model* out (rows of one
 // model config; op rows by their workload, matmul or fa2) and leave one *set-up* out (rows of one
-// `hardware` cell: an SDK, a kernel library), each group refitted without its rows: how the fit
-// carries to the next model or SDK, which row folds (mostly the same model) flatter.
+// `hardware` cell: an SDK, a kernel library, a serving engine on its GPUs), each group refitted
+// without its rows: how the fit carries to the next model or SDK, which row folds (mostly the same
+// model) flatter. Between the two, leave one *run* out: the rows one benchmark run measured (the
+// same hardware, model, shape and options, its metrics and statistics apart: a serving run's
+// TTFT, TPOT and throughput at one concurrency or rate) — how the fit carries to the next load on
+// a deployment it has seen, a serving set-up as published results state one (engine version,
+// GPUs, parallelism, lengths, concurrency or rate).
 // Error bands (hw/error_band.hpp): from the row folds' held-out predictions, per kind of work, the
 // 10th and 90th percentiles of predicted / measured time, written to the record's `bands`.
 // Transfer (--transfer-from SOURCE): no fit. The fields SOURCE's record lists as fitted take
@@ -59,7 +65,7 @@ struct CalibrationOptions {
   int max_iterations = 30;
   bool leave_one_out = true;  ///< the cross-validation refits (row folds, and the groups below)
   std::size_t folds = 0;      ///< 0: leave-one-out up to 20 rows, else 10
-  /// Group cross-validations to run besides the row folds: "model", "setup" (see above).
+  /// Group cross-validations to run besides the row folds: "model", "setup", "run" (see above).
   std::vector<std::string> cv_groups{"model"};
   std::uint64_t max_commands = std::uint64_t{1} << 25;
   std::string date;                     ///< recorded in the output ("" = now, or SOURCE_DATE_EPOCH when set)
@@ -80,8 +86,9 @@ struct CalibratedRow {
   std::string id;
   double measured = 0, before = 0, after = 0, leave_one_out = 0;  ///< predictions
   bool has_leave_one_out = false;
-  std::optional<double> model_out, setup_out;  ///< predicted with its model's / set-up's rows left out
-  std::string model_group, setup_group;        ///< the groups it belongs to
+  /// Predicted with its model's / set-up's / benchmark run's rows left out.
+  std::optional<double> model_out, setup_out, run_out;
+  std::string model_group, setup_group, run_group;  ///< the groups it belongs to
 };
 
 /// A group cross-validation's outcome: how many groups, and the MAPE of its held-out predictions
@@ -101,7 +108,7 @@ struct CalibrationResult {
   std::size_t simulations = 0;
   double rms_log_before = 0, rms_log_after = 0;
   double mape_before = 0, mape_after = 0, mape_leave_one_out = 0;
-  std::optional<GroupValidation> leave_model_out, leave_setup_out;
+  std::optional<GroupValidation> leave_model_out, leave_setup_out, leave_run_out;
   std::optional<hw::ErrorBands> bands;  ///< from the row folds' held-out predictions
   /// Per band (in bands->bands order): the share of its rows inside a band built from its other
   /// rows alone (leave-one-out over the ratios): what the coverage is worth on the next row.

@@ -289,6 +289,7 @@ void write_chip_mape(std::ostream& out, const ValidationReport& report) {
                                                   : std::string("leave-one-out not computed");
         if (c.held_out->models) line += fmt::format(", leave-one-model-out {:.1f} %", *c.held_out->models);
         if (c.held_out->setups) line += fmt::format(", leave-one-set-up-out {:.1f} %", *c.held_out->setups);
+        if (c.held_out->runs) line += fmt::format(", leave-one-run-out {:.1f} %", *c.held_out->runs);
         fmt::print(out, "  {:<10} held out when calibrated: {}\n", "", line);
       }
     } else {

@@ -71,9 +71,10 @@ class CalibrateCommand final : public Command {
     app()
         ->add_option("--cv", cv_,
                      "group cross-validations besides the row folds: model (leave one model out), setup (leave one "
-                     "hardware set-up, an SDK or kernel library, out); default: model")
+                     "hardware set-up, an SDK or kernel library or a serving engine on its GPUs, out), run (leave "
+                     "one benchmark run out: a serving run's metrics at one concurrency or rate); default: model")
         ->delimiter(',')
-        ->check(CLI::IsMember({"model", "setup"}));
+        ->check(CLI::IsMember({"model", "setup", "run"}));
     app()
         ->add_option("--max-commands", max_commands_, "drop rows estimated to need more commands")
         ->capture_default_str()
