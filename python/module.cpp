@@ -434,7 +434,8 @@ void bind_serve_sensitivity_texts(py::module_& m) {
   m.def(
       "serve_texts",
       [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request,
-         const g5sim::KnobItems& items, std::optional<std::string> trace_text, bool perfetto) {
+         const g5sim::KnobItems& items, std::optional<std::string> trace_text, bool perfetto,
+         const std::optional<py::function>& progress) {
         const g5sim::Request step = request;
         std::ostringstream csv, json, trace;
         {
@@ -442,7 +443,15 @@ void bind_serve_sensitivity_texts(py::module_& m) {
           g5sim::ServeSettings settings;
           for (const auto& [knob, text] : items) settings.set_text(knob, text);
           settings.trace_text = std::move(trace_text);
-          const g5sim::ServeReport report = g5sim::serve(chip, model, step, settings);
+          g5sim::ServeControls controls;
+          if (progress) {
+            // After each finished request; what it raises ends the serve with that error.
+            controls.progress = [&progress](std::uint64_t done, std::uint64_t total) {
+              py::gil_scoped_acquire acquire;
+              (*progress)(done, total);
+            };
+          }
+          const g5sim::ServeReport report = g5sim::serve(chip, model, step, settings, controls);
           g5sim::write_request_csv(csv, report);
           g5sim::write_serve_json(json, report);
           if (perfetto) g5sim::write_serve_perfetto(trace, report);
@@ -450,9 +459,10 @@ void bind_serve_sensitivity_texts(py::module_& m) {
         return std::make_tuple(csv.str(), json.str(), trace.str());
       },
       py::arg("chip"), py::arg("model"), py::arg("request"), py::arg("items"), py::arg("trace_text"),
-      py::arg("perfetto"),
+      py::arg("perfetto"), py::arg("progress") = py::none(),
       "`g5sim serve`: the per-request CSV, the summary JSON and (perfetto) the Chrome trace, byte for byte the "
-      "command line's; items: (knob, text) of the serve table (g5sim.knobs()). Releases the GIL.");
+      "command line's; items: (knob, text) of the serve table (g5sim.knobs()); progress(done, total) after each "
+      "finished request. Releases the GIL.");
   m.def(
       "sensitivity_texts",
       [](const std::string& chip_text, const std::string& chip_source, const g5sim::Model& model,
@@ -476,7 +486,8 @@ void bind_search_solve_texts(py::module_& m) {
   m.def(
       "search_texts",
       [](const std::vector<g5sim::Chip>& chips, const g5sim::Model& model, const g5sim::Request& request,
-         const g5sim::KnobItems& items, std::optional<py::function> run_pass) {
+         const g5sim::KnobItems& items, std::optional<py::function> run_pass,
+         const std::optional<py::function>& progress) {
         const g5sim::SearchSpec spec = g5sim::search_spec_of(chips, model, request, items);
         return texts([&](std::ostream& table, std::ostream& csv, std::ostream& json) {
           g5sim::SearchReport report;
@@ -490,6 +501,13 @@ void bind_search_solve_texts(py::module_& m) {
               for (const std::string& t : outcomes) out.push_back(g5sim::outcome_of_text(t));
               return out;
             });
+          } else if (progress) {
+            // After each point, from the point's thread (the search serialises the calls); total:
+            // the points of the passes so far.
+            report = g5sim::search(spec, [&progress](std::size_t done, std::size_t total, std::uint64_t) {
+              py::gil_scoped_acquire acquire;
+              (*progress)(done, total);
+            });
           } else {
             report = g5sim::search(spec);
           }
@@ -499,8 +517,10 @@ void bind_search_solve_texts(py::module_& m) {
         });
       },
       py::arg("chips"), py::arg("model"), py::arg("request"), py::arg("items"), py::arg("run_pass"),
+      py::arg("progress") = py::none(),
       "`g5sim search`: its table, CSV and JSON, byte for byte the command line's; run_pass(indices) -> outcome "
-      "texts runs each pass's points elsewhere (None: on the jobs keyword's threads). Releases the GIL.");
+      "texts runs each pass's points elsewhere (None: on the jobs keyword's threads; then progress(done, total) "
+      "after each point, total the points of the passes so far). Releases the GIL.");
   m.def(
       "search_point_text",
       [](const std::vector<g5sim::Chip>& chips, const g5sim::Model& model, const g5sim::Request& request,

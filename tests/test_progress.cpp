@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "g5sim/g5sim.hpp"
+#include "tools/progress_line.hpp"
 
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_progress {
@@ -52,6 +53,20 @@ TEST_CASE("a run tells its progress: each op lowered, then the commands simulate
   reports.clear();
   g5sim::simulate(chip, model, request);
   CHECK(reports.empty());
+}
+
+TEST_CASE("a long command's pace: its rate so far and the rest at that rate", "[progress]") {
+  // Nothing done, or no time yet: no pace to tell.
+  CHECK(tools::pace(0, 1000, 12.0, "requests").empty());
+  CHECK(tools::pace(5, 1000, 0.0, "requests").empty());
+  // 120 of 1000 in 12 s: 10 a second, 880 left = 88 s.
+  CHECK(tools::pace(120, 1000, 12.0, "requests") == ", 10 requests/s, about 88 s left");
+  // 3 of 33 points in 10 s: 0.3 a second, 30 left = 100 s = 1 min 40 s.
+  CHECK(tools::pace(3, 33, 10.0, "points") == ", 0.3 points/s, about 1 min 40 s left");
+  // 1 of 1000 in 9 s: 0.11 a second, 999 left = 8991 s = 149.85 min, to the minute 150 = 2 h 30 min.
+  CHECK(tools::pace(1, 1000, 9.0, "requests") == ", 0.11 requests/s, about 2 h 30 min left");
+  // All done: the rate alone.
+  CHECK(tools::pace(1000, 1000, 40.0, "requests") == ", 25 requests/s");
 }
 
 }  // namespace test_progress

@@ -5,9 +5,17 @@
 // its output or error starts on a clean line. The caller shows it only when stderr is a terminal.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace tools {
+
+/// The pace of a long command for its progress line: ", R UNIT/s, about T left", where R = done /
+/// seconds and T = (total - done) / R (the rest at the pace so far: an estimate, not a promise);
+/// ", R UNIT/s" when all are done; "" before the first is done or the first instant has passed.
+/// T reads "41 s", "3 min 20 s" or "2 h 05 min" (rounded to the second, then to the minute).
+std::string pace(std::uint64_t done, std::uint64_t total, double seconds, std::string_view unit);
 
 class ProgressLine {
  public:

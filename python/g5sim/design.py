@@ -15,7 +15,7 @@ import io
 import json
 import os
 from collections.abc import Mapping
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from . import _knobs
 from ._errors import ConfigError
@@ -215,20 +215,33 @@ def _search_point(arguments, index: int) -> str:
     return search_point_text(*_search_inputs(arguments), index)
 
 
-def search(chip: Any = "sg2262", model: Any = None, *, client: Optional[Any] = None, **keywords: Any):
+def search(chip: Any = "sg2262", model: Any = None, *, client: Optional[Any] = None,
+           progress: Optional[Callable[[int, int], None]] = None, **keywords: Any):
     import pandas as pd
 
     from ._g5sim import search_texts
+    from .grid import _check_runner
 
     chips = list(chip) if isinstance(chip, (list, tuple)) else [chip]
+    _check_runner(client, None, progress)
     items, options = _knobs.items_of("search", keywords, lists=True)
     _knobs.refuse_unknown("search", "search", options, _SERVE_OPTIONS)
     arguments = (chips, model, options, items)
     run_pass = None
     if client is not None:
+        counted = {"done": 0, "total": 0}
+
         def run_pass(indices):
-            return client.gather(client.map(_search_point, [arguments] * len(indices), list(indices), pure=False))
-    table, csv_text, json_text = search_texts(*_search_inputs(arguments), run_pass)
+            futures = client.map(_search_point, [arguments] * len(indices), list(indices), pure=False)
+            counted["total"] += len(indices)
+            if progress is not None:
+                # Each point as its worker finishes it (the outcomes are gathered in order after).
+                from dask.distributed import as_completed
+                for _ in as_completed(futures):
+                    counted["done"] += 1
+                    progress(counted["done"], counted["total"])
+            return client.gather(futures)
+    table, csv_text, json_text = search_texts(*_search_inputs(arguments), run_pass, progress)
     numeric = ("chips", "tokens_per_s_per_chip", "tokens_per_s_per_user", "ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms",
                "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms", "goodput_requests_per_s", "joules_per_token",
                "meets_slo")
@@ -250,11 +263,13 @@ a list, or "LO:HI" doubling):
 """ + _knobs.docs("search", search_lists=True) + """
 Any other keyword is a run option of every step (kv_dtype=, layers=, ...). Points run on the jobs
 threads, or on the workers of a dask.distributed.Client (client=): the same bytes either way.
+progress(done, total), a callable, is called as each point finishes (total: the points of the
+passes so far; a refining pass adds points).
 Returns a row per point run (the CSV of `g5sim search --csv`); .attrs["search"] is the JSON as a
 dict, .attrs["table"] the table.
 """
 _knobs.signature(search, "search",
                  [inspect.Parameter("chip", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="sg2262"),
                   inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
-                  _knobs.optional_keyword("client")],
+                  _knobs.optional_keyword("client"), _knobs.optional_keyword("progress")],
                  [inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)])

@@ -20,7 +20,7 @@ import io
 import json
 import os
 import tempfile
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _knobs
 from ._errors import ConfigError
@@ -76,11 +76,13 @@ def _split_serve_keywords(keywords: Dict[str, Any]) -> Tuple[list, Dict[str, Any
 
 
 def serve(chip: Any, model: Any, requests: Any = None, *, perfetto: Any = None,
-          **keywords: Any) -> Tuple[Any, Dict[str, Any]]:
+          progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> Tuple[Any, Dict[str, Any]]:
     import pandas as pd
 
-    from . import _request, load_chip, load_model
+    from . import _argument_error, _request, load_chip, load_model
 
+    if progress is not None and not callable(progress):
+        raise _argument_error("progress", f"expected a callable progress(done, total), got {type(progress).__name__}")
     items, options = _split_serve_keywords(keywords)
     path, text = _trace(requests)
     if path:
@@ -89,7 +91,7 @@ def serve(chip: Any, model: Any, requests: Any = None, *, perfetto: Any = None,
         items.insert(0, ("trace", path))
     request: Request = _request(**options)
     csv_text, json_text, trace_text = serve_texts(load_chip(chip), load_model(model), request, items, text,
-                                                  perfetto is not None)
+                                                  perfetto is not None, progress)
     if perfetto is not None:
         _write_atomically(perfetto, trace_text)
     frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
@@ -103,6 +105,8 @@ Keywords (the serve table, g5sim.knobs(); the command line's flags with '_'):
 """ + _knobs.docs("serve") + """
 
     perfetto: a path: also write the Chrome trace-event JSON (Perfetto) there
+    progress: a callable progress(done, total), called after each finished request (what it raises
+              ends the serve with that error)
 Every step option of the run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp,
 kv_dtype, layers, ...). Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
 """
@@ -110,7 +114,7 @@ _knobs.signature(serve, "serve", [inspect.Parameter("chip", inspect.Parameter.PO
                                   inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD),
                                   inspect.Parameter("requests", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                                     default=None)],
-                 [_knobs.optional_keyword("perfetto"),
+                 [_knobs.optional_keyword("perfetto"), _knobs.optional_keyword("progress"),
                   inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)])
 
 

@@ -27,11 +27,24 @@ def test_search_is_the_command_lines_and_the_same_on_dask(tmp_path):
     csv = g5sim_cli("search", *FLAGS, "--csv", "-")
     assert csv.stdout.splitlines()[0].startswith("point,chip,tp,ep,dp,chips,max_seqs,")
     assert len(csv.stdout.splitlines()) == len(frame) + 1
+    # Told after each point (total: the points of the passes so far), the same search.
+    seen = []
+    told = g5sim.search("h100", "qwen2.5-1.5b", jobs=2, progress=lambda done, total: seen.append((done, total)),
+                        **SMALL)
+    assert told.attrs["search"] == frame.attrs["search"]
+    assert [done for done, _ in seen] == list(range(1, len(frame) + 1))
+    assert seen[-1] == (len(frame), len(frame))
+    assert all(done <= total for done, total in seen)
     distributed = pytest.importorskip("distributed")
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
         on_dask = g5sim.search("h100", "qwen2.5-1.5b", client=client, **SMALL)
+        on_dask_seen = []
+        on_dask_told = g5sim.search("h100", "qwen2.5-1.5b", client=client,
+                                    progress=lambda done, total: on_dask_seen.append((done, total)), **SMALL)
     assert on_dask.attrs["search"] == frame.attrs["search"]
     assert on_dask.attrs["table"] == frame.attrs["table"]
+    assert on_dask_told.attrs["search"] == frame.attrs["search"]
+    assert on_dask_seen == seen
 
 
 def test_the_front_is_every_undominated_point_and_the_best_meets_the_slo():
@@ -62,6 +75,8 @@ def test_search_plot_and_errors(tmp_path):
     assert (tmp_path / "fronts.png").stat().st_size > 10_000
     with pytest.raises(g5sim.ConfigError, match="max_seqs"):
         g5sim.search("h100", "qwen2.5-1.5b", **dict(SMALL, max_seqs="0"))
+    with pytest.raises(g5sim.ConfigError, match="progress: expected a callable"):
+        g5sim.search("h100", "qwen2.5-1.5b", progress=3, **SMALL)
     bad = g5sim_cli("search", *FLAGS, "--slo-stat", "p95")
     assert bad.returncode == 2
     assert bad.stderr == "g5sim: error: --slo-stat: expected p50, p90 or p99, got 'p95'\n"

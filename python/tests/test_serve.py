@@ -216,3 +216,25 @@ def test_prefill_first_steps_match_the_command_line_and_shorten_ttft(run_cli, tm
     with pytest.raises(g5sim.ConfigError) as error:
         g5sim.serve("h100", "qwen2.5-1.5b", schedule="fifo", **keywords)
     assert error.value.field == "schedule"
+
+
+def test_serve_tells_its_progress_and_stops_when_the_callback_raises():
+    seen = []
+    frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=12, input_len=(100, 300),
+                                 output_len=8, seed=1, progress=lambda done, total: seen.append((done, total)),
+                                 **SMALL)
+    # One call per finished request, in order: 1..12 of 12; the outputs are the serve's without it.
+    assert seen == [(k, 12) for k in range(1, 13)]
+    _, quiet = g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=12, input_len=(100, 300), output_len=8,
+                           seed=1, **SMALL)
+    assert quiet == summary
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=12, input_len=100, output_len=8, progress=stop,
+                    **SMALL)
+    with pytest.raises(g5sim.ConfigError, match="progress: expected a callable") as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=12, input_len=100, output_len=8, progress="yes")
+    assert error.value.field == "progress"

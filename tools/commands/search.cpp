@@ -63,8 +63,11 @@ class SearchCommand final : public Command {
     const g5sim::SearchReport report =
         g5sim::search(spec, [&](std::size_t done, std::size_t total, std::uint64_t pass) {
           if (progress && progress->due()) {
-            progress->show(
-                fmt::format("search: {} of {} points (pass {}), {:.0f} s", done, total, pass, progress->seconds()));
+            // The pass's points so far: a refining pass adds points, so the time left is the
+            // current pass's.
+            const double seconds = progress->seconds();
+            progress->show(fmt::format("search: {} of {} points (pass {}), {:.0f} s{}", done, total, pass, seconds,
+                                       pace(done, total, seconds, "points")));
           }
         });
     if (progress) progress->clear();

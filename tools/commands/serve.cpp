@@ -56,14 +56,17 @@ class ServeCommand final : public Command {
     std::vector<g5sim::ServeRequest> requests = g5sim::requests_of(settings);
     // Outputs are opened (checked) before the long part.
     OutputSet outputs({{"--csv", csv_}, {"--json", json_}, {"--perfetto", perfetto_}});
-    // "serve: 120 of 1000 requests done, 12 s" (tools/progress_line.hpp).
+    // "serve: 120 of 1000 requests done, 12 s, 10 requests/s, about 88 s left"
+    // (tools/progress_line.hpp).
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     g5sim::ServeControls controls;
     controls.max_steps = limits.max_serve_steps;
     controls.progress = [&](std::uint64_t d, std::uint64_t t) {
       if (progress && progress->due()) {
-        progress->show(fmt::format("serve: {} of {} requests done, {:.0f} s", d, t, progress->seconds()));
+        const double seconds = progress->seconds();
+        progress->show(
+            fmt::format("serve: {} of {} requests done, {:.0f} s{}", d, t, seconds, pace(d, t, seconds, "requests")));
       }
     };
     const g5sim::ServeReport report = g5sim::serve(chip, model, step, std::move(requests), settings, controls);
