@@ -446,9 +446,9 @@ void bind_serve_sensitivity_texts(py::module_& m) {
           g5sim::ServeControls controls;
           if (progress) {
             // After each finished request; what it raises ends the serve with that error.
-            controls.progress = [&progress](std::uint64_t done, std::uint64_t total) {
+            controls.progress = [&progress](const g5sim::ServeProgress& p) {
               py::gil_scoped_acquire acquire;
-              (*progress)(done, total);
+              (*progress)(p.requests_done, p.requests);
             };
           }
           const g5sim::ServeReport report = g5sim::serve(chip, model, step, settings, controls);

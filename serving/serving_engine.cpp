@@ -63,7 +63,7 @@ void check_setup(const ServeSettings& settings, const ServeSetup& setup) {
 class Engine {
  public:
   Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
-         const StepTimer& timer, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+         const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
          const StepTimer& draft_timer);
   ServeRun run();
 
@@ -91,7 +91,7 @@ class Engine {
   std::vector<ServeRequest> requests_;
   const ServeSettings& settings_;
   const ServeSetup& setup_;
-  const std::function<void(std::uint64_t, std::uint64_t)>& progress_;
+  const std::function<void(const g5sim::ServeProgress&)>& progress_;
   const bool closed_;
   const std::uint64_t mtp_, block_tokens_;
   std::unique_ptr<StepFormation> formation_;
@@ -118,7 +118,7 @@ class Engine {
 };
 
 Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
-               const StepTimer& timer, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+               const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
                const StepTimer& draft_timer)
     : requests_(std::move(requests)),
       settings_(settings),
@@ -523,7 +523,7 @@ void Engine::finish(std::size_t i, std::uint64_t end) {
   const std::uint64_t at = end + after_ps_;
   run_.requests[i].finish_ps = at;
   ++finished_;
-  if (progress_) progress_(finished_, requests_.size());
+  if (progress_) progress_(g5sim::ServeProgress{finished_, requests_.size(), run_.steps.size()});
   if (closed_ && next_client_ < requests_.size()) {
     requests_[next_client_].arrival_ps = at;
     run_.requests[next_client_].arrival_ps = at;
@@ -534,7 +534,7 @@ void Engine::finish(std::size_t i, std::uint64_t end) {
 }  // namespace
 
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
-                        const StepTimer& timer, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+                        const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
                         const StepTimer& draft_timer) {
   return Engine(std::move(requests), settings, setup, timer, progress, draft_timer).run();
 }

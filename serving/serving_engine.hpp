@@ -75,7 +75,7 @@ using StepTimer = std::function<StepTime(const StepGroups&)>;
 /// module over decodes of one token each (with mtp > 0; none: the drafts cost nothing).
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
                         const StepTimer& timer,
-                        const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {},
+                        const std::function<void(const g5sim::ServeProgress&)>& progress = {},
                         const StepTimer& draft_timer = {});
 
 /// numpy's default percentile (linear between ranks) of sorted values, 0 <= p <= 100.

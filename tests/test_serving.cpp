@@ -2,8 +2,10 @@
 // derived by hand, and once with the simulator itself (every time a real step's).
 
 #include <catch2/catch.hpp>
+
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <numeric>
@@ -44,7 +46,7 @@ struct ServeLimits {
 
 g5sim::ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l,
                                const serving::StepTimer& timer,
-                               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {},
+                               const std::function<void(const g5sim::ServeProgress&)>& progress = {},
                                const serving::StepTimer& draft_timer = {}) {
   g5sim::ServeSettings s;
   s.set("schedule", l.schedule);
@@ -111,6 +113,19 @@ TEST_CASE("serve: one request alone: TTFT is its prefill step, TPOT its decode s
   CHECK(s.slo_met == 0);
   CHECK(run.steps.size() == 4);
   CHECK(run.distinct_steps == 4);
+}
+
+TEST_CASE("serve: its progress, after each finished request, counts the steps taken so far", "[serve][progress]") {
+  HandTimer timer;
+  std::vector<std::array<std::uint64_t, 3>> told;
+  const auto tell = [&](const g5sim::ServeProgress& p) { told.push_back({p.requests_done, p.requests, p.steps}); };
+  // a (1 output token) ends with its prefill step, the one step both prompts share (a 10-token and
+  // a 20-token prompt in one step); b (3 tokens) after two more decodes: steps 1 and 3.
+  const g5sim::ServeRun run =
+      serve_requests({request("a", 0, 10, 1), request("b", 0, 20, 3)}, roomy(), std::ref(timer), tell);
+  CHECK(timer.mixes == std::vector<std::string>{"1x10@0,1x20@0", "1x1@20", "1x1@21"});
+  CHECK(told == std::vector<std::array<std::uint64_t, 3>>{{1, 2, 1}, {2, 2, 3}});
+  CHECK(run.steps.size() == 3);
 }
 
 TEST_CASE("serve: chunked prefill splits a prompt over steps, and the first token ends the last chunk", "[serve]") {

@@ -56,17 +56,17 @@ class ServeCommand final : public Command {
     std::vector<g5sim::ServeRequest> requests = g5sim::requests_of(settings);
     // Outputs are opened (checked) before the long part.
     OutputSet outputs({{"--csv", csv_}, {"--json", json_}, {"--perfetto", perfetto_}});
-    // "serve: 120 of 1000 requests done, 12 s, 10 requests/s, about 88 s left"
+    // "serve: 120 of 1000 requests done, 2345 steps, 12 s, 10 requests/s, about 88 s left"
     // (tools/progress_line.hpp).
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     g5sim::ServeControls controls;
     controls.max_steps = limits.max_serve_steps;
-    controls.progress = [&](std::uint64_t d, std::uint64_t t) {
+    controls.progress = [&](const g5sim::ServeProgress& p) {
       if (progress && progress->due()) {
         const double seconds = progress->seconds();
-        progress->show(
-            fmt::format("serve: {} of {} requests done, {:.0f} s{}", d, t, seconds, pace(d, t, seconds, "requests")));
+        progress->show(fmt::format("serve: {} of {} requests done, {} steps, {:.0f} s{}", p.requests_done, p.requests,
+                                   p.steps, seconds, pace(p.requests_done, p.requests, seconds, "requests")));
       }
     };
     const g5sim::ServeReport report = g5sim::serve(chip, model, step, std::move(requests), settings, controls);

@@ -257,8 +257,14 @@ struct ServeReport {
 
 /// How a serve runs, beside what it computes: who is told of progress, what bounds it, and step
 /// times shared with other serves.
+/// How far a serve is, told after each finished request: requests finished of all, and the steps
+/// the engine has taken so far (each distinct one simulated once, or priced from the step cache).
+struct ServeProgress {
+  std::uint64_t requests_done = 0, requests = 0, steps = 0;
+};
+
 struct ServeControls {
-  std::function<void(std::uint64_t done, std::uint64_t total)> progress;  ///< after each finished request
+  std::function<void(const ServeProgress&)> progress;  ///< after each finished request
   std::uint64_t max_steps = kMaxServeSteps;
   std::shared_ptr<SharedStepTimes> shared_steps;  ///< none: this serve's own cache alone
 };
