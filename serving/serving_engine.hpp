@@ -74,8 +74,7 @@ using StepTimer = std::function<StepTime(const StepGroups&)>;
 /// limits out of range, and passes on the timer's errors. `draft_timer`: one pass of the MTP draft
 /// module over decodes of one token each (with mtp > 0; none: the drafts cost nothing).
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
-                        const StepTimer& timer,
-                        const std::function<void(const g5sim::ServeProgress&)>& progress = {},
+                        const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress = {},
                         const StepTimer& draft_timer = {});
 
 /// numpy's default percentile (linear between ranks) of sorted values, 0 <= p <= 100.

@@ -2,7 +2,6 @@
 // derived by hand, and once with the simulator itself (every time a real step's).
 
 #include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
 #include <array>
