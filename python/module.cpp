@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <new>
 #include <optional>
 #include <pybind11/pybind11.h>
@@ -501,15 +502,17 @@ void bind_search_solve_texts(py::module_& m) {
               for (const std::string& t : outcomes) out.push_back(g5sim::outcome_of_text(t));
               return out;
             });
-          } else if (progress) {
+          } else {
             // After each point, from the point's thread (the search serialises the calls); total:
             // the points of the passes so far.
-            report = g5sim::search(spec, [&progress](std::size_t done, std::size_t total, std::uint64_t) {
-              py::gil_scoped_acquire acquire;
-              (*progress)(done, total);
-            });
-          } else {
-            report = g5sim::search(spec);
+            std::function<void(std::size_t, std::size_t, std::uint64_t)> told;
+            if (progress) {
+              told = [&progress](std::size_t done, std::size_t total, std::uint64_t) {
+                py::gil_scoped_acquire acquire;
+                (*progress)(done, total);
+              };
+            }
+            report = g5sim::search(spec, told);
           }
           g5sim::write_search_table(table, report);
           g5sim::write_search_csv(csv, report);

@@ -685,25 +685,6 @@ Problem start_problem(const std::string& chip_path, const MeasuredTable& table, 
   return problem;
 }
 
-// The benchmark run a row is one figure of: every column that says what ran and how (hardware,
-// chip, model, shape, dtypes, sharding, workload and its options), without what the row reads of
-// it (its metric and its `stat=`), so a run's TTFT, TPOT and throughput rows share one name.
-std::string run_of(const MeasuredRow& r) {
-  const auto count = [](const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
-  std::string name = fmt::format("{} | {} | {}", r.hardware, r.model.empty() ? r.chip : r.model, name_of(r.workload));
-  if (r.workload == WorkloadKind::serve) {
-    name += fmt::format(" | tp {} ep {} dp {}", count(r.tp), count(r.ep), count(r.dp));
-  } else {
-    name += fmt::format(" | {} batch {} ctx {} q_len {} tp {} ep {} dp {} cores {}", r.phase, r.batch, r.ctx,
-                        count(r.q_len), count(r.tp), count(r.ep), count(r.dp), count(r.cores));
-  }
-  name += fmt::format(" | {} {} {} {}", r.chip, r.weight_dtype, count(r.weight_group), r.kv_dtype);
-  for (const auto& [key, value] : r.options) {
-    if (key != "stat") name += fmt::format(" {}={}", key, value);
-  }
-  return name;
-}
-
 // Each row's record: measured, predicted before and after, and the groups it belongs to.
 void record_rows(const Problem& problem, const std::vector<double>& before, const std::vector<double>& after,
                  CalibrationResult& result) {
@@ -716,7 +697,9 @@ void record_rows(const Problem& problem, const std::vector<double>& before, cons
     row.after = after[i];
     row.model_group = r.model.empty() ? std::string(name_of(r.workload)) + " op" : r.model;
     row.setup_group = r.hardware;
-    row.run_group = run_of(r);
+    // A benchmark run: the rows one simulation predicts (row_prediction.hpp, run_key: every column
+    // but the metric, the `stat=` and the `op` it reads), on one hardware cell.
+    row.run_group = r.hardware + " | " + run_key(r);
   }
 }
 

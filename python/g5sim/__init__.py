@@ -58,6 +58,12 @@ def _argument_error(name: str, message: str) -> ConfigError:
     return ConfigError(f"{name}: {message}", field=name)
 
 
+def _check_progress(progress: Any, call: str = "progress(done, total)") -> None:
+    """A progress keyword is None or a callable (called as `call` says)."""
+    if progress is not None and not callable(progress):
+        raise _argument_error("progress", f"expected a callable {call}, got {type(progress).__name__}")
+
+
 # No config nests deeper than a few levels; a deeper (or self-containing) dict is refused before
 # Python's recursion limit would be.
 _MAX_DEPTH = 32
@@ -187,8 +193,7 @@ def _request(**keywords: Any) -> Request:
 
 def simulate(chip: Union[Chip, Mapping, PathLike], model: Union[Model, Mapping, PathLike], *,
              progress: Optional[Callable[[str, int, int], None]] = None, **options: Any) -> Result:
-    if progress is not None and not callable(progress):
-        raise _argument_error("progress", f"expected a callable progress(stage, done, total), got {type(progress).__name__}")
+    _check_progress(progress, "progress(stage, done, total)")
     return simulate_request(load_chip(chip), load_model(model), _request(**options), progress)
 
 

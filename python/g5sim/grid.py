@@ -160,13 +160,12 @@ def _check_runner(client: Optional[Any], jobs: Optional[int], progress: Optional
     """Where a grid's points run and who hears of them, checked: a Dask client (its map and gather)
     or local threads (jobs, defaulting to the machine's cores), a callable progress(done, total).
     Returns the threads."""
-    from . import _argument_error
+    from . import _argument_error, _check_progress
     jobs = _check_jobs(jobs)
     if client is not None and not (callable(getattr(client, "map", None)) and callable(getattr(client, "gather", None))):
         raise _argument_error("client", f"expected a dask.distributed.Client (map and gather), got "
                                         f"{type(client).__name__}")
-    if progress is not None and not callable(progress):
-        raise _argument_error("progress", f"expected a callable progress(done, total), got {type(progress).__name__}")
+    _check_progress(progress)
     return jobs
 
 

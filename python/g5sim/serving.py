@@ -79,10 +79,9 @@ def serve(chip: Any, model: Any, requests: Any = None, *, perfetto: Any = None,
           progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> Tuple[Any, Dict[str, Any]]:
     import pandas as pd
 
-    from . import _argument_error, _request, load_chip, load_model
+    from . import _check_progress, _request, load_chip, load_model
 
-    if progress is not None and not callable(progress):
-        raise _argument_error("progress", f"expected a callable progress(done, total), got {type(progress).__name__}")
+    _check_progress(progress)
     items, options = _split_serve_keywords(keywords)
     path, text = _trace(requests)
     if path:
