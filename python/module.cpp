@@ -446,8 +446,12 @@ void bind_serve_sensitivity_texts(py::module_& m) {
           settings.trace_text = std::move(trace_text);
           g5sim::ServeControls controls;
           if (progress) {
-            // After each finished request; what it raises ends the serve with that error.
-            controls.progress = [&progress](const g5sim::ServeProgress& p) {
+            // After each finished request; what it raises ends the serve with that error. Under
+            // step_cache auto the serve passes over its requests more than once: told only as the
+            // furthest pass gets further, so that `done` never goes back.
+            controls.progress = [&progress, furthest = std::uint64_t{0}](const g5sim::ServeProgress& p) mutable {
+              if (p.requests_done <= furthest) return;
+              furthest = p.requests_done;
               py::gil_scoped_acquire acquire;
               (*progress)(p.requests_done, p.requests);
             };

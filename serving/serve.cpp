@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <tuple>
@@ -20,7 +21,9 @@
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
 #include "models/run_limits.hpp"
+#include "serving/auto_step_cache.hpp"
 #include "serving/serving_engine.hpp"
+#include "serving/step_store.hpp"
 
 namespace serving {
 namespace {
@@ -102,7 +105,9 @@ ServeSetup setup_of(const g5sim::Chip& chip, const ServeSettings& settings, cons
                     const g5sim::Request& step, std::uint64_t max_steps) {
   ServeSetup setup;
   setup.dp = memory.deployment.dp;
-  setup.bucket_percent = parse_step_cache(settings.text("step_cache"));
+  const StepCacheMode cache = parse_step_cache(settings.text("step_cache"));
+  setup.bucket_percent = cache.bucket_percent;
+  setup.auto_percent = cache.auto_percent;
   std::tie(setup.prefill_instances, setup.decode_instances) = parse_disagg_or_none(settings.text("disagg"));
   if (setup.prefill_instances > 0) setup.kv_transfer = kv_transfer_link(chip, memory.kv_bytes_per_token);
   const std::uint64_t mtp = settings.count("mtp");
@@ -150,7 +155,7 @@ std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim
 class StepSimulation {
  public:
   StepSimulation(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::ServeReport& report,
-                 std::shared_ptr<g5sim::SharedStepTimes> shared)
+                 std::shared_ptr<g5sim::SharedStepTimes> shared, const std::string& store_dir)
       : chip_(chip), model_(model), report_(report), shared_(std::move(shared)) {
     const g5sim::Request& s = report.step;
     const g5sim::Runtime& rt = g5sim::runtime_named(s.runtime == "none" ? std::string() : s.runtime);
@@ -168,10 +173,14 @@ class StepSimulation {
       if ((o.takes & g5sim::kServe) == 0 || o.same_results || o.name == "runtime") continue;
       prefix_ += fmt::format("{}={} ", o.name, g5sim::option_text(g5sim::get_option(s, o)));
     }
+    if (!store_dir.empty()) store_.emplace(store_dir, prefix_);
   }
   StepTimer timer() {
     return [this](const StepGroups& groups) {
-      return priced(*shared(g5sim::mix_text(groups), [&] { return step(groups); }));
+      const std::string mix = g5sim::mix_text(groups);
+      const std::shared_ptr<const g5sim::ChipStep> s = shared(mix, [&] { return step(groups); });
+      tally_band(mix, *s);
+      return priced(*s);
     };
   }
   // DeepSeek's MTP module is one decoder layer with the model's embedding and head, priced as the
@@ -183,14 +192,33 @@ class StepSimulation {
   }
 
  private:
+  // A step from the serves sharing this one's steps, else the step cache's folder, else simulated
+  // (and kept in both).
   template <class Simulate>
   std::shared_ptr<const g5sim::ChipStep> shared(const std::string& key, const Simulate& simulate) {
     if (shared_) {
       if (std::shared_ptr<const g5sim::ChipStep> s = shared_->find(prefix_ + key)) return s;
     }
-    auto s = std::make_shared<const g5sim::ChipStep>(simulate());
+    std::shared_ptr<const g5sim::ChipStep> s = store_ ? store_->find(key) : nullptr;
+    if (s) {
+      const std::lock_guard<std::mutex> lock(tally_);
+      ++report_.steps_read;
+    } else {
+      s = std::make_shared<const g5sim::ChipStep>(simulate());
+      if (store_) store_->put(key, *s);
+    }
     if (shared_) shared_->put(prefix_ + key, s);
     return s;
+  }
+  // The band's basis and coverage are those of the step whose mix text sorts first (whatever the
+  // threads' order, and wherever the step came from).
+  void tally_band(const std::string& mix, const g5sim::ChipStep& s) {
+    const std::lock_guard<std::mutex> lock(tally_);
+    if (!band_step_ || mix < *band_step_) {
+      band_step_ = mix;
+      report_.band_basis = s.band_basis;
+      report_.band_coverage = s.band_coverage;
+    }
   }
   // The step's device time under the serve's runtime: the chip's timeline (layer launches in it)
   // and the runtime's kernel and collective charge; the band is the chip's, the charge added to
@@ -217,15 +245,9 @@ class StepSimulation {
     const std::lock_guard<std::mutex> lock(tally_);
     report_.simulate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report_.simulated_commands += result.simulated_commands;
-    const std::string mix = g5sim::mix_text(groups);
-    if (!band_step_ || mix < *band_step_) {
-      band_step_ = mix;
-      report_.band_basis = result.band_basis;
-      report_.band_coverage = result.band_coverage;
-    }
     return {
         StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps, result.dynamic_energy_j, 0},
-        g5sim::step_ops_of(result)};
+        g5sim::step_ops_of(result), 1, result.band_basis, result.band_coverage};
   }
   g5sim::ChipStep draft(const StepGroups& groups) {
     const g5sim::Result result = simulated(groups);
@@ -233,18 +255,33 @@ class StepSimulation {
     report_.simulated_commands += result.simulated_commands;
     return {StepTime{result.total_ps / result.layers, false, 0, 0,
                      result.dynamic_energy_j / static_cast<double>(result.layers), 0},
-            g5sim::step_ops_of(result), result.layers};
+            g5sim::step_ops_of(result), result.layers, result.band_basis, result.band_coverage};
   }
 
   const g5sim::Chip& chip_;
   const g5sim::Model& model_;
   g5sim::ServeReport& report_;
   std::shared_ptr<g5sim::SharedStepTimes> shared_;
+  std::optional<StepStore> store_;
   const g5sim::Runtime* runtime_ = nullptr;
   std::string prefix_;
   std::mutex tally_;
   std::optional<std::string> band_step_;
 };
+
+// The step cache's folder (serving/step_store.hpp); one given that cannot be made is an error,
+// the default one is then left out (the store only saves time).
+std::string store_folder(const ServeSettings& settings) {
+  const bool given = settings.given("step_cache_dir");
+  const std::string dir = step_cache_dir(given ? settings.text("step_cache_dir") : std::string());
+  if (dir.empty()) return dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && std::filesystem::is_directory(dir, ec)) return dir;
+  if (!given) return std::string();
+  throw hw::InputError("step_cache_dir", fmt::format("cannot make the step cache folder '{}': {}", dir,
+                                                     ec ? ec.message() : "not a folder"));
+}
 
 // The scheduler knobs a runtime sets (g5sim/runtime.hpp), where the user gave none: its schedule
 // and limits, each rank's with a scheduler per DP rank (dp times the deployment's).
@@ -284,9 +321,12 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   }
   report.settings.set("chunk", g5sim::effective_value(settings, *settings.find("chunk")));
   report.setup = setup_of(chip, settings, report.memory, step, controls.max_steps);
-  StepSimulation simulation(chip, model, report, controls.shared_steps);
-  report.run = serve_requests(std::move(requests), report.settings, report.setup, simulation.timer(), controls.progress,
-                              simulation.draft_timer());
+  StepSimulation simulation(chip, model, report, controls.shared_steps, store_folder(settings));
+  const StepTimer draft_timer = simulation.draft_timer();
+  report.run = report.setup.auto_percent > 0 ? serve_auto(requests, report.settings, report.setup, simulation.timer(),
+                                                          controls.progress, draft_timer)
+                                             : serve_requests(std::move(requests), report.settings, report.setup,
+                                                              simulation.timer(), controls.progress, draft_timer);
   const ServeSetup& setup = report.setup;
   const std::uint64_t instances = setup.prefill_instances > 0 ? setup.prefill_instances + setup.decode_instances : 1;
   report.chips = report.memory.deployment.chips() * instances;

@@ -26,9 +26,13 @@ std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text);
 std::pair<std::uint64_t, std::uint64_t> parse_disagg_or_none(const std::string& text);
 /// accept: "P" or "P1,P2,..." rates in [0, 1], at most kMaxMtpDrafts. Throws InputError naming "accept".
 std::vector<double> parse_accept(const std::string& text);
-/// step_cache: "exact" (0) or "bucket:PCT" with PCT a whole percent 1..100. Throws InputError
-/// naming "step_cache".
-std::uint64_t parse_step_cache(const std::string& text);
+/// step_cache: "exact"; "bucket:PCT", PCT a whole percent 1..100 (the grid); "auto:PCT", PCT a
+/// bound in percent 0.1..100 ("auto": auto:1). Throws InputError naming "step_cache".
+struct StepCacheMode {
+  std::uint64_t bucket_percent = 0;
+  double auto_percent = 0;
+};
+StepCacheMode parse_step_cache(const std::string& text);
 /// input_len / output_len: N, LO:HI (whole numbers 1..kMaxContext) or a histogram file's path
 /// (read when the load is made). Throws InputError naming the field for a bad N or LO:HI.
 void check_length_text(const std::string& text);

@@ -220,13 +220,24 @@ std::vector<Knob> cache_rows() {
       {.name = "step_cache",
        .flag = "--step-cache",
        .type = T::text,
-       .default_text = "exact",
-       .default_doc = "exact (search: bucket:10; a search serves many times)",
-       .doc = "exact: every distinct step simulated; bucket:PCT: a step interpolated from anchor steps on a PCT % "
-              "grid (its fullest DP rank's decodes, their mean history and its mean prompt chunk)",
+       .default_text = "auto:1",
+       .default_doc = "auto:1 (search: bucket:10; a search serves many times)",
+       .doc = "auto:PCT: exact up to 32 distinct steps, else steps interpolated from anchor steps on a grid refined "
+              "until a sample of steps simulated exactly puts the mean step, mean TTFT and p50/p99 TPOT within PCT %; "
+              "exact: every distinct step simulated; bucket:PCT: anchor steps on a fixed PCT % grid (its fullest DP "
+              "rank's decodes, their mean history and its mean prompt chunk)",
        .group = "cache",
        .takes = kAnyServe,
        .check = check_step_cache},
+      {.name = "step_cache_dir",
+       .flag = "--step-cache-dir",
+       .type = T::path,
+       .optional = true,
+       .default_doc = "$G5SIM_STEP_CACHE_DIR, else $XDG_CACHE_HOME/g5sim/steps, else ~/.cache/g5sim/steps; off: none",
+       .doc = "a folder keeping every simulated step (keyed by the sha256 of the build, chip, model, deployment and "
+              "options) for later serves and searches; the results are the same",
+       .group = "cache",
+       .takes = kServeKnob | kSearchKnob},
   };
 }
 

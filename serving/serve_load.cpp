@@ -86,15 +86,21 @@ std::vector<double> parse_accept(const std::string& text) {
   }
 }
 
-std::uint64_t parse_step_cache(const std::string& text) {
-  if (text == "exact") return 0;
-  const std::string prefix = "bucket:";
-  if (text.rfind(prefix, 0) == 0) {
-    const std::optional<std::uint64_t> pct = hw::read_whole_number(std::string_view(text).substr(prefix.size()));
-    if (pct && *pct >= 1 && *pct <= 100) return *pct;
+StepCacheMode parse_step_cache(const std::string& text) {
+  if (text == "exact") return {};
+  if (text == "auto") return {0, 1};
+  const std::string bucket = "bucket:", automatic = "auto:";
+  if (text.rfind(bucket, 0) == 0) {
+    const std::optional<std::uint64_t> pct = hw::read_whole_number(std::string_view(text).substr(bucket.size()));
+    if (pct && *pct >= 1 && *pct <= 100) return {*pct, 0};
   }
-  throw hw::InputError("step_cache",
-                       fmt::format("expected exact or bucket:PCT (a whole percent 1..100), got '{}'", text));
+  if (text.rfind(automatic, 0) == 0) {
+    const std::optional<double> pct = hw::read_decimal_number(std::string_view(text).substr(automatic.size()));
+    if (pct && *pct >= 0.1 && *pct <= 100) return {0, *pct};
+  }
+  throw hw::InputError("step_cache", fmt::format("expected auto, auto:PCT (a bound in percent, 0.1..100), exact or "
+                                                 "bucket:PCT (a whole percent 1..100), got '{}'",
+                                                 text));
 }
 
 void check_length_text(const std::string& text) {

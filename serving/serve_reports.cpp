@@ -512,7 +512,7 @@ std::vector<ReportField> serve_band_rows() {
   return rows;
 }
 
-// How the engine ran: KV cache use, batch sizes, steps, preemptions and the step cache.
+// How the engine ran: KV cache use, batch sizes, steps, preemptions.
 std::vector<ReportField> serve_engine_run_rows() {
   return {
       {.path = "kv_utilisation", .type = F::object, .description = "share of KV cache blocks in use"},
@@ -542,15 +542,88 @@ std::vector<ReportField> serve_engine_run_rows() {
        .type = F::integer,
        .description = "distinct steps this serve simulated (the rest reused a cached time)",
        .minimum = 0},
+      {.path = "steps_read",
+       .type = F::integer,
+       .description = "of steps_simulated, those read from the step cache folder instead (--step-cache-dir)",
+       .minimum = 0},
       {.path = "preemptions",
        .type = F::integer,
        .description = "times a running request was evicted for lack of KV cache, over all requests",
        .minimum = 0},
+  };
+}
+
+// How step times were found (serving/auto_step_cache.hpp, serving/step_bucketing.hpp).
+std::vector<ReportField> serve_step_cache_rows() {
+  return {
       {.path = "step_cache", .type = F::object, .description = "how step times were found"},
       {.path = "step_cache.mode",
        .type = F::text,
-       .description = "exact: every distinct step simulated; bucket: steps interpolated from anchor steps",
-       .choices = "exact,bucket"},
+       .description = "auto: exact when small, else a step-time model refined until a sample simulated exactly "
+                      "agrees; exact: every distinct step simulated; bucket: steps interpolated from anchor steps",
+       .choices = "auto,exact,bucket"},
+      {.path = "step_cache.bound_percent",
+       .type = F::number,
+       .unit = "%",
+       .description = "auto's bound on the checked metrics' estimated error",
+       .minimum = 0,
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.exact",
+       .type = F::flag,
+       .description = "every distinct step simulated: at most exact_budget of them, or (rounds > 0) after a round "
+                      "missed the bound, when the steps left cost less than a finer grid",
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.exact_budget",
+       .type = F::integer,
+       .description = "distinct steps auto simulates exactly before it models the rest",
+       .minimum = 0,
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.grid_percent",
+       .type = F::integer,
+       .unit = "%",
+       .description = "the last round's anchor grid (0 when exact)",
+       .minimum = 0,
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.rounds",
+       .type = F::integer,
+       .description = "serves on a grid, each checked (0 when exact)",
+       .minimum = 0,
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.samples",
+       .type = F::integer,
+       .description = "distinct steps the checks simulated exactly, over every round",
+       .minimum = 0,
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.met",
+       .type = F::flag,
+       .description = "every check of the last round within bound_percent",
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.checks",
+       .type = F::records,
+       .description = "the last round's checks, one per metric",
+       .when = "--step-cache auto[:PCT]"},
+      {.path = "step_cache.checks[].metric",
+       .type = F::text,
+       .description = "the metric whose steps were drawn",
+       .choices = "mean_step,ttft_mean,ttft_p50,ttft_p99,tpot_mean,tpot_p50,tpot_p99"},
+      {.path = "step_cache.checks[].draws",
+       .type = F::integer,
+       .description = "steps drawn (in proportion to how much each makes the metric)",
+       .minimum = 0},
+      {.path = "step_cache.checks[].error",
+       .type = F::number,
+       .unit = "ratio",
+       .description = "estimated (model - exact) / exact of the metric"},
+      {.path = "step_cache.checks[].bound_percent",
+       .type = F::number,
+       .unit = "%",
+       .description = "the check meets it when |error| x 100 is at most this (p99 checks: 3 x bound_percent)",
+       .minimum = 0},
+      {.path = "step_cache.checks[].standard_error",
+       .type = F::number,
+       .unit = "ratio",
+       .description = "the estimate's standard error, from the draws' spread",
+       .minimum = 0},
       {.path = "step_cache.percent",
        .type = F::integer,
        .unit = "%",
@@ -666,6 +739,7 @@ std::vector<ReportField> serve_json_fields() {
   append(rows, serve_energy_rows());
   append(rows, serve_band_rows());
   append(rows, serve_engine_run_rows());
+  append(rows, serve_step_cache_rows());
   append(rows, serve_per_request_rows());
   append(rows, serve_step_rows());
   return rows;

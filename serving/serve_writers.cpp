@@ -48,6 +48,29 @@ std::string engine_echo_json(const ServeSettings& s) {
 }
 
 // The table's "engine" line: each marked row's name and value in effect, comma separated.
+// The table's "step cache" line under auto.
+std::string auto_cache_line(const g5sim::AutoStepCache& a) {
+  const std::string head = fmt::format("step cache    auto:{}: ", a.bound_percent);
+  if (a.exact && a.rounds == 0) {
+    return head + fmt::format("exact (the serve has at most {} distinct steps: each simulated)", a.exact_budget);
+  }
+  if (a.exact) {
+    return head + fmt::format(
+                      "exact: a {} % grid missed the bound after {} round{} and the steps left cost less "
+                      "than a finer one ({} simulated to check)",
+                      a.grid_percent, a.rounds, a.rounds == 1 ? "" : "s", a.samples);
+  }
+  std::string checks;
+  for (const g5sim::StepCacheCheck& c : a.checks) {
+    checks += fmt::format("{}{} {:+.2f} %", checks.empty() ? "" : ", ", c.metric, 100 * c.error);
+  }
+  return head + fmt::format("anchors on a {} % grid after {} round{}; {} steps simulated exactly to check: {} ({})",
+                            a.grid_percent, a.rounds, a.rounds == 1 ? "" : "s", a.samples, checks,
+                            a.met ? fmt::format("within {} %, p99 {} %", a.bound_percent, 3 * a.bound_percent)
+                                  : fmt::format("NOT within {} %, p99 {} %, on the finest grid", a.bound_percent,
+                                                3 * a.bound_percent));
+}
+
 std::string engine_line(const ServeSettings& s) {
   std::string out;
   for (const Knob& k : s.table()) {
@@ -229,13 +252,26 @@ void write_serve_json_run_state(std::ostream& out, const ServeReport& r) {
   fmt::print(
       out, "  \"kv_utilisation\": {{\"mean\": {}, \"peak\": {}}},\n  \"batch\": {{\"mean\": {}, \"max\": {}}},\n",
       json_number(s.kv_utilisation_mean), json_number(s.kv_utilisation_peak), json_number(s.batch_mean), s.batch_max);
-  fmt::print(out, "  \"steps_taken\": {},\n  \"steps_simulated\": {},\n  \"preemptions\": {},\n", r.run.steps.size(),
-             r.run.distinct_steps, r.run.preemptions);
+  fmt::print(out, "  \"steps_taken\": {},\n  \"steps_simulated\": {},\n  \"steps_read\": {},\n  \"preemptions\": {},\n",
+             r.run.steps.size(), r.run.distinct_steps, r.steps_read, r.run.preemptions);
   if (const std::optional<BucketError>& e = r.run.bucket_error) {
     fmt::print(out,
                "  \"step_cache\": {{\"mode\": \"bucket\", \"percent\": {}, \"error_samples\": {}, "
                "\"error_mean_abs\": {}, \"error_max_abs\": {}}},\n",
                r.setup.bucket_percent, e->samples, json_number(e->mean_abs), json_number(e->max_abs));
+  } else if (const std::optional<g5sim::AutoStepCache>& a = r.run.auto_cache) {
+    std::string checks;
+    for (const g5sim::StepCacheCheck& c : a->checks) {
+      checks += fmt::format(
+          "{}{{\"metric\": \"{}\", \"draws\": {}, \"error\": {}, \"standard_error\": {}, \"bound_percent\": {}}}",
+          checks.empty() ? "" : ", ", c.metric, c.draws, json_number(c.error), json_number(c.standard_error),
+          json_number(c.bound_percent));
+    }
+    fmt::print(out,
+               "  \"step_cache\": {{\"mode\": \"auto\", \"bound_percent\": {}, \"exact\": {}, \"exact_budget\": {}, "
+               "\"grid_percent\": {}, \"rounds\": {}, \"samples\": {}, \"met\": {}, \"checks\": [{}]}},\n",
+               json_number(a->bound_percent), a->exact, a->exact_budget, a->grid_percent, a->rounds, a->samples, a->met,
+               checks);
   } else {
     out << "  \"step_cache\": {\"mode\": \"exact\"},\n";
   }
@@ -419,14 +455,17 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
     const Runtime& rt = *r.setup.runtime;
     fmt::print(out, "runtime       {} {}: {}\n", rt.name, rt.version, rt.adds);
   }
-  fmt::print(out, "steps         {} taken, {} simulated, {} preemptions; duration {:.3f} s\n", r.run.steps.size(),
-             r.run.distinct_steps, r.run.preemptions, s.duration_s);
+  fmt::print(out, "steps         {} taken, {} simulated{}, {} preemptions; duration {:.3f} s\n", r.run.steps.size(),
+             r.run.distinct_steps,
+             r.steps_read > 0 ? fmt::format(" ({} of them read from the step cache folder)", r.steps_read) : "",
+             r.run.preemptions, s.duration_s);
   if (const std::optional<BucketError>& e = r.run.bucket_error) {
     fmt::print(out,
                "step cache    bucket:{}: {} bucketed steps simulated exactly differ by {:.2f} % on average, {:.2f} % "
                "at most\n",
                r.setup.bucket_percent, e->samples, 100 * e->mean_abs, 100 * e->max_abs);
   }
+  if (const std::optional<g5sim::AutoStepCache>& a = r.run.auto_cache) fmt::print(out, "{}\n", auto_cache_line(*a));
   fmt::print(out, "{:<13} {:>10} {:>10} {:>10} {:>10}\n", "metric", "mean", "p50", "p90", "p99");
   for (const auto& [name, dist] : {std::pair{"ttft_ms", &s.ttft_ms},
                                    {"tpot_ms", &s.tpot_ms},

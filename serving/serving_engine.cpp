@@ -64,7 +64,7 @@ class Engine {
  public:
   Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
          const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
-         const StepTimer& draft_timer);
+         const StepTimer& draft_timer, const StepHooks& hooks);
   ServeRun run();
 
  private:
@@ -119,7 +119,7 @@ class Engine {
 
 Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
                const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
-               const StepTimer& draft_timer)
+               const StepTimer& draft_timer, const StepHooks& hooks)
     : requests_(std::move(requests)),
       settings_(settings),
       setup_(setup),
@@ -128,7 +128,7 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
       mtp_(settings.count("mtp")),
       block_tokens_(settings.count("block_tokens")),
       formation_(StepFormation::of(settings)),
-      cost_(setup, 1 + settings.count("mtp"), timer, draft_timer),
+      cost_(setup, 1 + settings.count("mtp"), timer, draft_timer, hooks),
       runtime_(setup.runtime ? &*setup.runtime : nullptr),
       after_ps_(setup.runtime ? setup.runtime->after_token_ns * 1000 : 0) {
   check_setup(settings, setup);
@@ -535,8 +535,8 @@ void Engine::finish(std::size_t i, std::uint64_t end) {
 
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
                         const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
-                        const StepTimer& draft_timer) {
-  return Engine(std::move(requests), settings, setup, timer, progress, draft_timer).run();
+                        const StepTimer& draft_timer, const StepHooks& hooks) {
+  return Engine(std::move(requests), settings, setup, timer, progress, draft_timer, hooks).run();
 }
 
 }  // namespace serving

@@ -69,13 +69,28 @@ using StepGroups = std::vector<g5sim::SequenceRecord>;
 /// Times a step; the engine asks once per distinct step (serving/step_cost.hpp).
 using StepTimer = std::function<StepTime(const StepGroups&)>;
 
+/// What a serve under `step_cache auto` (serving/auto_step_cache.hpp) asks of the step cache
+/// beside the timer: steps whose exact time is already known in this serve (they get it, not an
+/// interpolation), and a record of every step taken.
+struct StepHooks {
+  /// The exact time of `groups` (draft: a pass of the MTP draft module) when this serve has it.
+  std::function<std::optional<StepTime>(const StepGroups& groups, bool draft)> known;
+  /// One per step taken, in the engine's order (run.steps'): its exact groups and the time the
+  /// cache gave the step itself (the drafts' passes aside).
+  struct Taken {
+    StepGroups groups;
+    std::uint64_t ps = 0;
+  };
+  std::vector<Taken>* taken = nullptr;
+};
+
 /// Serves `requests` with the engine's `settings` (its knobs, read by name where they act) and
 /// what the serve derived (`setup`). Throws ConfigError for a request that can never fit the KV cache or
 /// limits out of range, and passes on the timer's errors. `draft_timer`: one pass of the MTP draft
 /// module over decodes of one token each (with mtp > 0; none: the drafts cost nothing).
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
                         const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress = {},
-                        const StepTimer& draft_timer = {});
+                        const StepTimer& draft_timer = {}, const StepHooks& hooks = {});
 
 /// numpy's default percentile (linear between ranks) of sorted values, 0 <= p <= 100.
 double percentile(const std::vector<double>& sorted, double p);

@@ -18,10 +18,19 @@ bool StepCost::Key::operator<(const Key& other) const {
                                       });
 }
 
-StepCost::StepCost(const g5sim::ServeSetup& setup, std::uint64_t verify_width, StepTimer timer, StepTimer draft_timer)
-    : setup_(setup), verify_width_(verify_width), timer_(std::move(timer)), draft_timer_(std::move(draft_timer)) {}
+StepCost::StepCost(const g5sim::ServeSetup& setup, std::uint64_t verify_width, StepTimer timer, StepTimer draft_timer,
+                   StepHooks hooks)
+    : setup_(setup),
+      verify_width_(verify_width),
+      timer_(std::move(timer)),
+      draft_timer_(std::move(draft_timer)),
+      hooks_(std::move(hooks)) {}
 
-g5sim::StepTime StepCost::step(const StepGroups& exact) { return timed(exact, false, timer_, verify_width_); }
+g5sim::StepTime StepCost::step(const StepGroups& exact) {
+  const g5sim::StepTime t = timed(exact, false, timer_, verify_width_);
+  if (hooks_.taken) hooks_.taken->push_back({exact, t.ps});
+  return t;
+}
 
 g5sim::StepTime StepCost::drafts(const StepGroups& decodes) { return timed(decodes, true, draft_timer_, 1); }
 
@@ -37,6 +46,10 @@ const g5sim::StepTime& StepCost::cached(const StepGroups& groups, bool draft, co
 
 g5sim::StepTime StepCost::timed(const StepGroups& exact, bool draft, const StepTimer& simulate, std::uint64_t width) {
   if (setup_.bucket_percent == 0) return cached(exact, draft, simulate);
+  // A step this serve already simulated exactly is its own anchor.
+  if (hooks_.known) {
+    if (std::optional<g5sim::StepTime> t = hooks_.known(exact, draft)) return *t;
+  }
   const std::vector<StepAnchor> anchors = bucketed_step(exact, setup_.bucket_percent, setup_.dp, width);
   // The anchors not yet simulated, simulated at once, then cached in the anchors' order.
   std::vector<const StepAnchor*> fresh;

@@ -21,7 +21,8 @@ class StepCost {
  public:
   /// `timer` times a step of the model; `draft_timer` one pass of the MTP draft module over decodes
   /// of one token each. `verify_width`: a decode's q_len (1 + mtp).
-  StepCost(const g5sim::ServeSetup& setup, std::uint64_t verify_width, StepTimer timer, StepTimer draft_timer);
+  StepCost(const g5sim::ServeSetup& setup, std::uint64_t verify_width, StepTimer timer, StepTimer draft_timer,
+           StepHooks hooks = {});
 
   /// The step of `exact` groups.
   g5sim::StepTime step(const StepGroups& exact);
@@ -47,6 +48,7 @@ class StepCost {
   const g5sim::ServeSetup& setup_;
   std::uint64_t verify_width_;
   StepTimer timer_, draft_timer_;
+  StepHooks hooks_;
   std::map<Key, g5sim::StepTime> cache_;
   std::uint64_t distinct_steps_ = 0;
   std::vector<std::pair<std::uint64_t, StepGroups>> first_exact_;  ///< bucketed steps: time, exact groups

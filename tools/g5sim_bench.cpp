@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <functional>
 #include <malloc.h>
 #include <optional>
@@ -221,46 +222,70 @@ BENCHMARK_CAPTURE(BM_SimulateOnly, prefill_b1_4k, Phase::prefill, 1, 4096)->Unit
 
 }  // namespace
 
-// g5sim serve, DeepSeek-V3 on SG2262, every anchor step simulated on the machine's cores:
-//   the README's load: 40 Poisson requests at 2/s, 256-2,048 in, 32-256 out, bucket:5;
-//   issue 24's load: 10,000 requests at 6/s, ShareGPT-like lengths (configs/loads/, about 2.07 M
-//   output tokens), bucket:50;
+// g5sim serve with the default step cache (auto:1), on the machine's cores, each load cold (an
+// empty step cache folder) and warm (the same serve again, its steps read from the folder):
+//   DeepSeek-V3 on SG2262: the README's load (40 Poisson requests at 2/s, 256-2,048 in, 32-256
+//   out) and 10,000 requests at 6/s of ShareGPT-like lengths (configs/loads/, about 2.09 M output
+//   tokens, about 35,000 steps);
+//   Qwen3-8B on H100: 10,000 ShareGPT-like requests at 20/s;
 // and the engine alone (a step time of 1 ms + 1 us per token) on 10,000 requests, its own cost per step.
-void BM_Serve(benchmark::State& state, std::uint64_t requests, double rate, std::string input_len,
-              std::string output_len, std::uint64_t bucket_percent) {
-  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
-  const g5sim::Model model = g5sim::Model::from_file(g5sim::shipped_model_path());
+struct ServeLoad {
+  std::string chip, model;
+  std::uint64_t requests = 0;
+  double rate = 0;
+  std::string input_len, output_len;
+};
+
+void BM_Serve(benchmark::State& state, ServeLoad load, bool warm) {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path(load.chip));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path(load.model));
   auto shipped = [](const std::string& length) {
     return length.find(".csv") == std::string::npos ? length : g5sim::data_dir() + "/configs/loads/" + length;
   };
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / fmt::format("g5sim-bench-steps-{}", getpid());
+  std::filesystem::remove_all(folder);
   g5sim::ServeSettings settings;
-  settings.set("rate", rate);
-  settings.set("requests", requests);
-  settings.set("input_len", shipped(input_len));
-  settings.set("output_len", shipped(output_len));
-  settings.set("step_cache", fmt::format("bucket:{}", bucket_percent));
-  std::uint64_t steps = 0, simulated = 0, output = 0;
-  double tpot_p50 = 0, tpot_p99 = 0;
+  settings.set("rate", load.rate);
+  settings.set("requests", load.requests);
+  settings.set("input_len", shipped(load.input_len));
+  settings.set("output_len", shipped(load.output_len));
+  settings.set("step_cache_dir", folder.string());
+  if (warm) g5sim::serve(chip, model, g5sim::Request{}, settings);
+  g5sim::ServeReport r;
   for (auto _ : state) {
-    const g5sim::ServeReport r = g5sim::serve(chip, model, g5sim::Request{}, settings);
-    steps = r.run.steps.size();
-    simulated = r.run.distinct_steps;
-    output = r.summary.output_tokens;
-    tpot_p50 = r.summary.tpot_ms.p50, tpot_p99 = r.summary.tpot_ms.p99;
+    if (!warm) {
+      state.PauseTiming();
+      std::filesystem::remove_all(folder);
+      state.ResumeTiming();
+    }
+    r = g5sim::serve(chip, model, g5sim::Request{}, settings);
   }
-  state.counters["steps"] = static_cast<double>(steps);
-  state.counters["simulated_steps"] = static_cast<double>(simulated);
-  state.counters["output_tokens"] = static_cast<double>(output);
-  state.counters["tpot_p50_ms"] = tpot_p50;
-  state.counters["tpot_p99_ms"] = tpot_p99;
-  state.counters["per_simulated_step"] = benchmark::Counter(
-      static_cast<double>(simulated), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  std::filesystem::remove_all(folder);
+  state.counters["steps"] = static_cast<double>(r.run.steps.size());
+  state.counters["simulated_steps"] = static_cast<double>(r.run.distinct_steps - r.steps_read);
+  state.counters["output_tokens"] = static_cast<double>(r.summary.output_tokens);
+  state.counters["tpot_p50_ms"] = r.summary.tpot_ms.p50;
+  state.counters["tpot_p99_ms"] = r.summary.tpot_ms.p99;
+  state.counters["ttft_mean_ms"] = r.summary.ttft_ms.mean;
+  if (r.run.auto_cache) state.counters["grid_percent"] = static_cast<double>(r.run.auto_cache->grid_percent);
 }
-BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_bucket5, 40, 2.0, "256:2048", "32:256", 5)
+const ServeLoad kReadme{"sg2262", "deepseek-v3", 40, 2.0, "256:2048", "32:256"};
+const ServeLoad kV3TenThousand{
+    "sg2262", "deepseek-v3", 10'000, 6.0, "sharegpt_like_input.csv", "sharegpt_like_output.csv"};
+const ServeLoad kQwenTenThousand{
+    "h100", "qwen3-8b", 10'000, 20.0, "sharegpt_like_input.csv", "sharegpt_like_output.csv"};
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_cold, kReadme, false)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_10k_sharegpt_like_cold, kV3TenThousand, false)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
-BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_10k_sharegpt_like_bucket50, 10'000, 6.0, "sharegpt_like_input.csv",
-                  "sharegpt_like_output.csv", 50)
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_10k_sharegpt_like_warm, kV3TenThousand, true)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Serve, qwen3_8b_h100_10k_sharegpt_like_cold, kQwenTenThousand, false)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Serve, qwen3_8b_h100_10k_sharegpt_like_warm, kQwenTenThousand, true)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

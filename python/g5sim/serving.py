@@ -105,7 +105,8 @@ Keywords (the serve table, g5sim.knobs(); the command line's flags with '_'):
 
     perfetto: a path: also write the Chrome trace-event JSON (Perfetto) there
     progress: a callable progress(done, total), called after each finished request (what it raises
-              ends the serve with that error)
+              ends the serve with that error); under step_cache auto, whose passes over the
+              requests repeat, only as the furthest pass gets further (done never goes back)
 Every step option of the run-option table that `g5sim serve` takes is a keyword too (tp, ep, dp,
 kv_dtype, layers, ...). Returns (the per-request DataFrame, the summary dict of `g5sim serve --json`).
 """

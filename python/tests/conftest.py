@@ -16,6 +16,10 @@ if not any(os.path.isfile(os.path.join(p, "g5sim", "__init__.py")) for p in sys.
 
 import g5sim  # noqa: E402
 
+# No step cache folder unless a test names one (step_cache_dir=...): the counts of steps read from
+# it, and the README's outputs, are then those of a first run.
+os.environ["G5SIM_STEP_CACHE_DIR"] = "off"
+
 # SG2262 as configs/chips/sg2262.yaml describes it (sources in README, "Chip config"): 64 cores of
 # 2 MiB local memory, 16 lanes; DDR 8,601.6 GB/s x eta_m 0.9; per core TIU, GDMA, SDMA, CDMA, HAU.
 # Without the shipped file's L2: the SDMA route reads the history into local memory, as the spec's

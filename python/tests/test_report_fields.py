@@ -98,7 +98,10 @@ def outputs(tmp_path_factory):
                    "--json", "s2.json"],
                   ["serve", "--chip", "h100", *SERVE, "--mtp", "1", "--accept", "0.8", "--step-cache", "bucket:20",
                    "--runtime", "sglang", "--json", "s3.json"],
-                  ["serve", "--chip", "h100", *SERVE, "--runtime", str(d / "banded.yaml"), "--json", "s4.json"]],
+                  ["serve", "--chip", "h100", *SERVE, "--runtime", str(d / "banded.yaml"), "--json", "s4.json"],
+                  # more distinct steps than step_cache auto simulates at once: its rounds and checks
+                  ["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "8", "--requests",
+                   "40", "--input-len", "50:900", "--output-len", "2:30", "--seed", "5", "--json", "s5.json"]],
         "search": [["search", *SEARCH, "--tp", "1,8", "--ep", "1", "--dp", "1", "--max-seqs", "2,4",
                     "--json", "search.json"],
                    ["search", *SEARCH, "--tp", "1", "--ep", "1", "--dp", "1", "--runtime", str(d / "banded.yaml"),

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 
 import pandas as pd
 import pytest
@@ -238,3 +239,47 @@ def test_serve_tells_its_progress_and_stops_when_the_callback_raises():
     with pytest.raises(g5sim.ConfigError, match="progress: expected a callable") as error:
         g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=12, input_len=100, output_len=8, progress="yes")
     assert error.value.field == "progress"
+
+
+def test_two_processes_filling_one_step_cache_folder_give_the_results_of_one(tmp_path):
+    # Two `g5sim serve` processes at once on an empty folder (each writes every step it simulates,
+    # under a temporary name renamed over the entry), then a third reading it warm: the same JSON
+    # as a serve with no folder, but for the steps read.
+    import subprocess
+
+    from g5sim._program import program
+
+    folder = tmp_path / "steps"
+    args = ["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "8", "--requests", "40",
+            "--input-len", "50:900", "--output-len", "2:30", "--seed", "5"]
+    env = dict(os.environ, G5SIM_STEP_CACHE_DIR=str(folder))
+    both = [subprocess.Popen([program(), *args, "--json", str(tmp_path / f"p{i}.json")], env=env,
+                             stdout=subprocess.DEVNULL) for i in (0, 1)]
+    assert [p.wait() for p in both] == [0, 0]
+    warm = subprocess.run([program(), *args, "--json", str(tmp_path / "warm.json")], env=env,
+                          stdout=subprocess.DEVNULL)
+    alone = subprocess.run([program(), *args, "--step-cache-dir", "off", "--json", str(tmp_path / "alone.json")],
+                           stdout=subprocess.DEVNULL)
+    assert warm.returncode == 0 and alone.returncode == 0
+    runs = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in ("p0", "p1", "warm", "alone")}
+    simulated = runs["alone"]["steps_simulated"]
+    assert runs["alone"]["step_cache"]["mode"] == "auto" and not runs["alone"]["step_cache"]["exact"]
+    assert runs["warm"]["steps_read"] == simulated  # every step from the folder
+    assert len(list(folder.glob("*/*.step"))) == simulated  # one entry a step, no temporary left
+    assert not list(folder.glob("*/*.tmp"))
+    for run in runs.values():
+        run.pop("steps_read")
+    assert runs["p0"] == runs["p1"] == runs["warm"] == runs["alone"]
+
+
+def test_a_step_cache_folder_from_python_is_the_command_lines(tmp_path):
+    frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=6, input_len=(100, 300), output_len=4,
+                                 seed=1, step_cache_dir=str(tmp_path / "steps"), **SMALL)
+    again, warm = g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=6, input_len=(100, 300), output_len=4,
+                              seed=1, step_cache_dir=str(tmp_path / "steps"), **SMALL)
+    assert summary["steps_read"] == 0 and warm["steps_read"] == warm["steps_simulated"] > 0
+    pd.testing.assert_frame_equal(frame, again)
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=6, input_len=10, output_len=4,
+                    step_cache="auto:0", **SMALL)
+    assert error.value.field == "step_cache"

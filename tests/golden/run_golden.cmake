@@ -1,6 +1,8 @@
 # Runs g5sim with ARGS in SOURCE_DIR and compares exit status, stdout and stderr with golden files
 # (SST refFiles style). -DUPDATE=ON rewrites the golden files instead.
 #   -DG5SIM=... -DSOURCE_DIR=... -DARGS="a;b;c" -DEXPECT_RC=N -DGOLDEN=path/without/extension
+# No step cache folder: a warm one would add "read from the step cache folder" to serve's lines.
+set(ENV{G5SIM_STEP_CACHE_DIR} off)
 execute_process(COMMAND ${G5SIM} ${ARGS}
                 WORKING_DIRECTORY ${SOURCE_DIR}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -62,11 +62,17 @@ class ServeCommand final : public Command {
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     g5sim::ServeControls controls;
     controls.max_steps = limits.max_serve_steps;
+    // Under step_cache auto each pass counts again: its name leads the line, its pace is its own.
+    std::string stage;
+    double stage_began = 0;
     controls.progress = [&](const g5sim::ServeProgress& p) {
-      if (progress && progress->due()) {
+      if (!progress) return;
+      if (p.stage != stage) stage = p.stage, stage_began = progress->seconds();
+      if (progress->due()) {
         const double seconds = progress->seconds();
-        progress->show(fmt::format("serve: {} of {} requests done, {} steps, {:.0f} s{}", p.requests_done, p.requests,
-                                   p.steps, seconds, pace(p.requests_done, p.requests, seconds, "requests")));
+        progress->show(fmt::format("serve{}: {} of {} requests done, {} steps, {:.0f} s{}",
+                                   stage.empty() ? "" : " (" + stage + ")", p.requests_done, p.requests, p.steps,
+                                   seconds, pace(p.requests_done, p.requests, seconds - stage_began, "requests")));
       }
     };
     const g5sim::ServeReport report = g5sim::serve(chip, model, step, std::move(requests), settings, controls);

@@ -79,6 +79,8 @@ struct ChipStep {
   StepTime chip;  ///< runtime_ps 0: the chip's timeline alone
   StepOps ops;
   std::uint64_t parts = 1;  ///< chip is the step's time over this many (a draft pass: one of its layers)
+  std::string band_basis;   ///< the simulation's (g5sim::Result::band_basis, band_coverage)
+  double band_coverage = 0;
 };
 
 /// Steps shared by serves (g5sim search's points, calibrate's trials): a step one serve simulated
@@ -112,7 +114,8 @@ struct KvTransfer {
 /// engine reads by name.
 struct ServeSetup {
   std::uint64_t dp = 1;               ///< the DP ranks a step is dealt over (bucketing keys a step by its fullest)
-  std::uint64_t bucket_percent = 0;   ///< step_cache: 0 exact, else bucket:PCT's PCT
+  std::uint64_t bucket_percent = 0;   ///< step_cache: 0 exact, else bucket:PCT's PCT (auto: its round's grid)
+  double auto_percent = 0;            ///< step_cache auto:PCT's bound, in percent; 0: not auto
   std::uint64_t bucket_samples = 16;  ///< bucketed steps re-simulated exactly to measure the error
   std::uint64_t prefill_instances = 0, decode_instances = 0;  ///< disagg P:D; 0 and 0: one instance
   KvTransfer kv_transfer;                                     ///< with disagg
@@ -129,6 +132,31 @@ struct ServeSetup {
 struct BucketError {
   std::uint64_t samples = 0;
   double mean_abs = 0, max_abs = 0;
+};
+
+/// One check of `step_cache auto` (serving/auto_step_cache.hpp): a metric's steps, drawn by how
+/// much each counts in it and simulated exactly; the metric's relative error estimated from them
+/// (signed: the model's minus the exact, over the exact).
+struct StepCacheCheck {
+  std::string metric;  ///< "mean_step", "ttft_mean", "ttft_p50", "ttft_p99", "tpot_mean", "tpot_p50", "tpot_p99"
+  std::uint64_t draws = 0;
+  double error = 0;
+  double standard_error = 0;  ///< of `error`, from the draws' spread
+  double bound_percent = 0;   ///< |error| x 100 at most this meets it (the p99 checks: 3 x the serve's)
+};
+/// How `step_cache auto:PCT` found the serve's step times.
+struct AutoStepCache {
+  double bound_percent = 1;
+  /// Every distinct step simulated: the serve had at most exact_budget of them (rounds 0), or a
+  /// round missed the bound and the steps left cost less than a finer grid (rounds > 0; checks
+  /// are then that round's).
+  bool exact = false;
+  std::uint64_t exact_budget = 0;
+  std::uint64_t grid_percent = 0;      ///< the last round's grid (0 when exact)
+  std::uint64_t rounds = 0;            ///< serves on a grid (0 when exact)
+  std::uint64_t samples = 0;           ///< distinct steps the checks simulated exactly, over every round
+  std::vector<StepCacheCheck> checks;  ///< the last round's
+  bool met = true;                     ///< every check of the last round within the bound
 };
 
 struct RequestOutcome {
@@ -159,6 +187,7 @@ struct ServeRun {
   std::uint64_t kv_blocks = 0;
   std::uint64_t distinct_steps = 0;         ///< steps the timer was asked for (samples aside)
   std::optional<BucketError> bucket_error;  ///< with bucketing
+  std::optional<AutoStepCache> auto_cache;  ///< with step_cache auto
   std::uint64_t preemptions = 0;
   bool has_runtime = false;                        ///< a runtime's shares are in the requests and steps
   std::uint64_t kv_transfer_bytes = 0;             ///< over every request (disaggregation)
@@ -251,6 +280,7 @@ struct ServeReport {
   std::string band_basis;   ///< the steps' band basis (g5sim::Result::band_basis)
   double band_coverage = 0;
   std::uint64_t simulated_commands = 0;  ///< over the distinct steps
+  std::uint64_t steps_read = 0;          ///< distinct steps read from the step cache's folder, not simulated
   double simulate_seconds = 0;           ///< wall time of the distinct steps' simulations
   std::optional<ServeEnergy> energy;     ///< a chip with an `energy` section
 };
@@ -261,6 +291,9 @@ struct ServeReport {
 /// the engine has taken so far (each distinct one simulated once, or priced from the step cache).
 struct ServeProgress {
   std::uint64_t requests_done = 0, requests = 0, steps = 0;
+  /// Under step_cache auto, which pass over the requests this is ("exact", "round 2, 25 % grid"):
+  /// each pass counts from 0 again. Empty: the serve's one pass.
+  std::string stage;
 };
 
 struct ServeControls {

@@ -1,0 +1,328 @@
+#include "serving/auto_step_cache.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "api/parallel_for.hpp"
+
+namespace serving {
+namespace {
+
+// The serve's first phase asked for more distinct steps than the budget.
+struct OverBudget {};
+
+// Every step this serve simulated, by its mix text: what the rounds reuse and the checks compare
+// with. Its timers run on up to `jobs` threads at once (a bucketed step's new anchors).
+class SimulatedSteps {
+ public:
+  SimulatedSteps(const StepTimer& timer, const StepTimer& draft_timer) : timer_(timer), draft_timer_(draft_timer) {}
+
+  StepTimer verify(std::uint64_t budget = 0) {
+    return [this, budget](const StepGroups& groups) { return timed(groups, false, budget); };
+  }
+  StepTimer draft() {
+    if (!draft_timer_) return {};
+    return [this](const StepGroups& groups) { return timed(groups, true, 0); };
+  }
+  std::optional<StepTime> known(const StepGroups& groups, bool draft) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto& steps = draft ? drafts_ : steps_;
+    const auto it = steps.find(g5sim::mix_text(groups));
+    if (it == steps.end()) return std::nullopt;
+    return it->second;
+  }
+  std::uint64_t size() const { return steps_.size(); }
+  /// The distinct steps of `taken` not simulated yet.
+  std::uint64_t unknown(const std::vector<StepHooks::Taken>& taken) const {
+    std::set<std::string> left;
+    for (const StepHooks::Taken& t : taken) {
+      std::string key = g5sim::mix_text(t.groups);
+      if (steps_.count(key) == 0) left.insert(std::move(key));
+    }
+    return left.size();
+  }
+
+ private:
+  StepTime timed(const StepGroups& groups, bool draft, std::uint64_t budget) {
+    std::string key = g5sim::mix_text(groups);
+    auto& steps = draft ? drafts_ : steps_;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (const auto it = steps.find(key); it != steps.end()) return it->second;
+      if (budget > 0 && !draft && steps.size() >= budget) throw OverBudget{};
+    }
+    const StepTime t = draft ? draft_timer_(groups) : timer_(groups);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    steps.emplace(std::move(key), t);
+    return t;
+  }
+
+  const StepTimer& timer_;
+  const StepTimer& draft_timer_;
+  mutable std::mutex mutex_;
+  std::map<std::string, StepTime> steps_, drafts_;
+};
+
+// Adds 1 to the weight of every step (by start) in [from, to): a difference array over the steps
+// in start order.
+class SpanCounter {
+ public:
+  explicit SpanCounter(const std::vector<StepLog>& steps) : order_(steps.size()), diff_(steps.size() + 1, 0) {
+    std::iota(order_.begin(), order_.end(), std::size_t{0});
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](std::size_t a, std::size_t b) { return steps[a].start_ps < steps[b].start_ps; });
+    for (std::size_t i : order_) starts_.push_back(steps[i].start_ps);
+  }
+  void add(std::uint64_t from, std::uint64_t to) {
+    const auto lo = std::lower_bound(starts_.begin(), starts_.end(), from) - starts_.begin();
+    const auto hi = std::lower_bound(starts_.begin(), starts_.end(), to) - starts_.begin();
+    if (lo >= hi) return;
+    ++diff_[static_cast<std::size_t>(lo)];
+    --diff_[static_cast<std::size_t>(hi)];
+  }
+  std::vector<std::uint64_t> weights() const {
+    std::vector<std::uint64_t> w(order_.size(), 0);
+    std::int64_t running = 0;
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      running += diff_[k];
+      w[order_[k]] = static_cast<std::uint64_t>(running);
+    }
+    return w;
+  }
+
+ private:
+  std::vector<std::size_t> order_;
+  std::vector<std::uint64_t> starts_;
+  std::vector<std::int64_t> diff_;
+};
+
+// `kDraws` step indices drawn with probability `chance` (a distribution over the steps).
+std::vector<std::size_t> draw(const std::vector<double>& chance, std::uint64_t seed) {
+  std::vector<double> cumulative(chance.size());
+  double total = 0;
+  for (std::size_t i = 0; i < chance.size(); ++i) cumulative[i] = total += chance[i];
+  std::vector<std::size_t> out;
+  if (!(total > 0)) return out;
+  std::mt19937_64 generator(seed);  // its sequence is the standard's: the same draws everywhere
+  for (std::uint64_t k = 0; k < kDraws; ++k) {
+    // 53 random bits as a fraction of the total (the same doubles everywhere, unlike the
+    // library's distributions).
+    const double u = static_cast<double>(generator() >> 11) * 0x1.0p-53 * total;
+    const auto at = std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin();
+    out.push_back(std::min(static_cast<std::size_t>(at), chance.size() - 1));
+  }
+  return out;
+}
+
+const char* const kStrata[] = {"mean_step", "ttft_mean", "ttft_p50", "ttft_p99", "tpot_mean", "tpot_p50", "tpot_p99"};
+
+// Each stratum's chance of a step, w_s d_s / sum w d (all zeros for a stratum of no weight).
+std::vector<std::vector<double>> chances(const ServeRun& run, const std::vector<std::vector<std::uint64_t>>& strata) {
+  std::vector<std::vector<double>> out;
+  for (const std::vector<std::uint64_t>& w : strata) {
+    std::vector<double> p(w.size());
+    double total = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      total += p[i] = static_cast<double>(w[i]) * static_cast<double>(run.steps[i].duration_ps);
+    }
+    for (double& x : p) x = total > 0 ? x / total : 0;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The round's check (the header's step 3): its strata's errors; the samples simulated through `steps`.
+std::vector<g5sim::StepCacheCheck> check(const ServeRun& run, const std::vector<StepHooks::Taken>& taken,
+                                         SimulatedSteps& steps, const StepTimer& exact, std::uint64_t round,
+                                         unsigned jobs, double bound) {
+  const std::vector<std::vector<double>> p = chances(run, strata_weights(run));
+  // One pool for every stratum, drawn from their even mixture.
+  std::vector<double> mixture(run.steps.size(), 0);
+  double strata = 0;
+  for (const std::vector<double>& pk : p) {
+    if (std::any_of(pk.begin(), pk.end(), [](double x) { return x > 0; })) {
+      ++strata;
+      for (std::size_t i = 0; i < pk.size(); ++i) mixture[i] += pk[i];
+    }
+  }
+  for (double& q : mixture) q /= std::max(1.0, strata);
+  const std::vector<std::size_t> drawn = draw(mixture, 0x9e3779b97f4a7c15ULL * (round + 1));
+  std::map<std::string, std::size_t> fresh;  // steps to simulate: mix text -> a step index
+  for (std::size_t i : drawn) {
+    if (!steps.known(taken[i].groups, false)) fresh.emplace(g5sim::mix_text(taken[i].groups), i);
+  }
+  std::vector<std::size_t> order;
+  for (const auto& [mix, i] : fresh) order.push_back(i);
+  api::parallel_for(order.size(), jobs, [&](std::size_t j) { exact(taken[order[j]].groups); });
+  std::vector<g5sim::StepCacheCheck> out;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    std::vector<Draw> draws;
+    for (std::size_t i : drawn) {
+      if (p[k][i] > 0) {
+        draws.push_back(
+            {taken[i].ps, steps.known(taken[i].groups, false)->ps, run.steps[i].duration_ps, p[k][i] / mixture[i]});
+      }
+    }
+    if (draws.empty()) continue;
+    const StratumError e = stratum_error(draws);
+    // A tail's bound is three times the serve's: its requests are few, its steps the chunks'.
+    const bool tail = std::string_view(kStrata[k]).ends_with("_p99");
+    out.push_back({kStrata[k], draws.size(), e.error, e.standard_error, (tail ? 3 : 1) * bound});
+  }
+  return out;
+}
+
+// The largest |error| of the checks, each over its bound (1 or less: every check met).
+double largest_error(const std::vector<g5sim::StepCacheCheck>& checks) {
+  double largest = 0;
+  for (const g5sim::StepCacheCheck& c : checks) largest = std::max(largest, std::abs(c.error) * 100 / c.bound_percent);
+  return largest;
+}
+
+}  // namespace
+
+StratumError stratum_error(const std::vector<Draw>& draws) {
+  StratumError out;
+  // x = (m - e) / d for each draw, weighed by r = p / q (the stratum's chance of the step over the
+  // pool's): x^ = sum r x / sum r estimates sum w (m - e) / sum w d; over the exact duration,
+  // x^ / (1 - x^). Its variance: sum r^2 (x - x^)^2 / (sum r)^2.
+  double weights = 0, sum = 0;
+  for (const Draw& d : draws) {
+    const double x = (static_cast<double>(d.model_ps) - static_cast<double>(d.exact_ps)) /
+                     static_cast<double>(std::max<std::uint64_t>(1, d.duration_ps));
+    weights += d.ratio, sum += d.ratio * x;
+  }
+  if (!(weights > 0)) return out;
+  const double mean = sum / weights;
+  double spread = 0;
+  for (const Draw& d : draws) {
+    const double x = (static_cast<double>(d.model_ps) - static_cast<double>(d.exact_ps)) /
+                     static_cast<double>(std::max<std::uint64_t>(1, d.duration_ps));
+    spread += d.ratio * d.ratio * (x - mean) * (x - mean);
+  }
+  out.error = mean / (1 - mean);
+  out.standard_error = std::sqrt(spread) / weights / (1 - mean);
+  return out;
+}
+
+std::vector<std::vector<std::uint64_t>> strata_weights(const ServeRun& run) {
+  // Requests ranked by a metric: (value, request), ascending, ties by request.
+  std::vector<std::pair<double, std::size_t>> ttft, tpot;
+  for (std::size_t r = 0; r < run.requests.size(); ++r) {
+    const RequestOutcome& o = run.requests[r];
+    ttft.emplace_back(static_cast<double>(o.first_token_ps - o.arrival_ps), r);
+    if (o.output_tokens > 1) {
+      tpot.emplace_back(static_cast<double>(o.finish_ps - o.first_token_ps) / static_cast<double>(o.output_tokens - 1),
+                        r);
+    }
+  }
+  std::stable_sort(ttft.begin(), ttft.end());
+  std::stable_sort(tpot.begin(), tpot.end());
+  // The steps the requests ranked lo .. hi - 1 span: from arrival (TTFT) or first token (TPOT).
+  auto spanned = [&](const std::vector<std::pair<double, std::size_t>>& ranked, std::size_t lo, std::size_t hi,
+                     bool first_token) {
+    SpanCounter counter(run.steps);
+    for (std::size_t k = lo; k < hi && k < ranked.size(); ++k) {
+      const RequestOutcome& o = run.requests[ranked[k].second];
+      if (first_token) {
+        counter.add(o.arrival_ps, o.first_token_ps);
+      } else {
+        counter.add(o.first_token_ps, o.finish_ps);
+      }
+    }
+    return counter.weights();
+  };
+  // All, the middle tenth (at least the median's request) and the slowest fiftieth (at least one).
+  auto three = [&](const std::vector<std::pair<double, std::size_t>>& ranked, bool first_token) {
+    const std::size_t n = ranked.size();
+    const std::size_t mid_lo = n * 45 / 100, mid_hi = std::max(mid_lo + 1, (n * 55 + 99) / 100);
+    return std::array<std::vector<std::uint64_t>, 3>{
+        spanned(ranked, 0, n, first_token), spanned(ranked, mid_lo, mid_hi, first_token),
+        spanned(ranked, n == 0 ? 0 : std::min(n - 1, n * 98 / 100), n, first_token)};
+  };
+  std::vector<std::vector<std::uint64_t>> out;
+  out.emplace_back(run.steps.size(), 1);
+  for (auto& w : three(ttft, true)) out.push_back(std::move(w));
+  for (auto& w : three(tpot, false)) out.push_back(std::move(w));
+  return out;
+}
+
+ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettings& settings, ServeSetup setup,
+                    const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
+                    const StepTimer& draft_timer) {
+  SimulatedSteps steps(timer, draft_timer);
+  g5sim::AutoStepCache report;
+  report.bound_percent = setup.auto_percent;
+  report.exact_budget = kExactBudget;
+  const StepTimer drafts = steps.draft();
+  // Each pass tells its progress under its own name.
+  auto staged = [&](std::string stage) -> std::function<void(const g5sim::ServeProgress&)> {
+    if (!progress) return {};
+    return [&progress, stage = std::move(stage)](const g5sim::ServeProgress& p) {
+      g5sim::ServeProgress named = p;
+      named.stage = stage;
+      progress(named);
+    };
+  };
+  StepHooks hooks;
+  hooks.known = [&](const StepGroups& groups, bool draft) { return steps.known(groups, draft); };
+  try {
+    setup.bucket_percent = 0;
+    ServeRun run =
+        serve_requests(requests, settings, setup, steps.verify(kExactBudget), staged("exact"), drafts, hooks);
+    report.exact = true;
+    run.auto_cache = report;
+    return run;
+  } catch (const OverBudget&) {
+  }
+  const StepTimer verify = steps.verify();
+  setup.bucket_samples = 0;
+  double last_largest = 0;
+  for (std::uint64_t percent = kFirstGridPercent;; percent = std::max(kFinestGridPercent, percent / 2)) {
+    setup.bucket_percent = percent;
+    std::vector<StepHooks::Taken> taken;
+    hooks.taken = &taken;
+    ServeRun run =
+        serve_requests(requests, settings, setup, verify,
+                       staged(fmt::format("round {}, {} % grid", report.rounds + 1, percent)), drafts, hooks);
+    const std::uint64_t simulated = steps.size();
+    report.grid_percent = percent;
+    ++report.rounds;
+    report.checks = check(run, taken, steps, verify, report.rounds, setup.jobs, setup.auto_percent);
+    report.samples += steps.size() - simulated;
+    report.met = largest_error(report.checks) <= 1;
+    // Missed: the serve exactly when its steps not yet simulated are at most those simulated so
+    // far (a finer grid would cost about that), or at most 3 times when a finer grid would not
+    // help: the last one did not cut the largest error by 30 %, or this is the finest.
+    const double largest = largest_error(report.checks);
+    const bool futile = percent == kFinestGridPercent || (report.rounds > 1 && largest >= 0.7 * last_largest);
+    last_largest = largest;
+    const std::uint64_t left = steps.unknown(taken);
+    const bool exact = !report.met && (left <= steps.size() || (futile && left <= 3 * steps.size()));
+    if (exact) {
+      setup.bucket_percent = 0;
+      run = serve_requests(requests, settings, setup, verify, staged("exact"), drafts, hooks);
+      report.exact = true;
+      report.met = true;
+    }
+    if (report.met || percent == kFinestGridPercent) {
+      run.bucket_error.reset();
+      run.distinct_steps = steps.size();
+      run.auto_cache = report;
+      return run;
+    }
+  }
+}
+
+}  // namespace serving

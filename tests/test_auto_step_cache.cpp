@@ -1,0 +1,250 @@
+// `step_cache auto` (serving/auto_step_cache.hpp): the step model, the checks' strata
+// and estimate, a serve's rounds; and the step cache's folder (serving/step_store.hpp).
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "g5sim/g5sim.hpp"
+#include "serving/auto_step_cache.hpp"
+#include "serving/step_bucketing.hpp"
+#include "serving/step_cost.hpp"
+#include "serving/step_store.hpp"
+
+namespace {
+
+using serving::StepGroups;
+using StepTime = g5sim::StepTime;
+
+constexpr std::uint64_t kMs = 1'000'000'000;  // picoseconds
+constexpr std::uint64_t kUs = 1'000'000;
+
+g5sim::SequenceRecord group(std::uint64_t count, std::uint64_t q_len, std::uint64_t history) {
+  return g5sim::SequenceRecord{count, q_len, history, ""};
+}
+
+// 1 ms + 1 us per new token: linear, so every interpolation and composition is exact.
+StepTime linear(const StepGroups& groups) {
+  std::uint64_t tokens = 0;
+  for (const g5sim::SequenceRecord& g : groups) tokens += g.count * g.q_len;
+  return StepTime{kMs + kUs * tokens, false, 0, 0};
+}
+
+// A chip-like time, monotone in every driver but not linear: rows padded to tiles of 16, the
+// history read at 1 ns a token, causal pairs at 1 ps each.
+StepTime tiled(const StepGroups& groups) {
+  std::uint64_t tokens = 0, history = 0, pairs = 0;
+  for (const g5sim::SequenceRecord& g : groups) {
+    tokens += g.count * g.q_len;
+    history += g.count * g.history;
+    pairs += g.count * g.q_len * (g.history + (g.q_len + 1) / 2);
+  }
+  return StepTime{kMs + 2 * kUs * ((tokens + 15) / 16 * 16) + 1000 * history + pairs, false, 0, 0};
+}
+
+std::string anchors_text(const std::vector<serving::StepAnchor>& anchors) {
+  std::string out;
+  for (const serving::StepAnchor& a : anchors) out += fmt::format("{} {:.6f}; ", a.mix, a.weight);
+  return out;
+}
+
+g5sim::ServeSetup auto_setup(std::uint64_t grid) {
+  g5sim::ServeSetup setup;
+  setup.auto_percent = 1;
+  setup.bucket_percent = grid;
+  return setup;
+}
+
+}  // namespace
+
+TEST_CASE("auto: a step is interpolated between its grid's corners, and one on the grid is its own anchor",
+          "[serve][auto]") {
+  // 5 decodes at 100 beside one 250-token prompt (dp 1, decodes of width 1), on the 50 % grid
+  // (edges 1, 2, 3, 4, 6, 9, 13, 19, 28, 42, 63, 94, 141, 211, 316, ...): 5 between 4 and 6 by
+  // 1/2 each, 100 between 94 and 141 by 41/47 and 6/47, 250 between 211 and 316 by 66/105 and
+  // 39/105; the prompt's history stays 0 (its pairs are a fresh prompt's). Timed linearly, the
+  // corners' weighted sum is the exact step's time: 1 ms once (the weights sum to 1) and the
+  // tokens 5 + (66 x 211 + 39 x 316) / 105 = 5 + 250.
+  const g5sim::ServeSetup setup = auto_setup(50);
+  serving::StepCost cost(setup, 1, linear, {});
+  CHECK(cost.step({group(5, 1, 100), group(1, 250, 0)}).ps == kMs + 255 * kUs);
+  // 4 decodes at 141 beside a 211-token prompt: every number an edge, one corner of weight 1.
+  const StepGroups on_grid{group(4, 1, 141), group(1, 211, 0)};
+  CHECK(anchors_text(serving::bucketed_step(on_grid, 50, 1, 1)) == "4x1@141,1x211@0 1.000000; ");
+  serving::StepCost tiled_cost(setup, 1, tiled, {});
+  CHECK(tiled_cost.step(on_grid).ps == tiled(on_grid).ps);
+  // Off the grid, a step the serve already simulated (the hook knows it) takes that time.
+  const StepGroups off_grid{group(5, 1, 100), group(1, 250, 0)};
+  serving::StepHooks hooks;
+  hooks.known = [&](const StepGroups& groups, bool) -> std::optional<StepTime> {
+    if (g5sim::mix_text(groups) == g5sim::mix_text(off_grid)) return tiled(off_grid);
+    return std::nullopt;
+  };
+  serving::StepCost known(setup, 1, tiled, {}, hooks);
+  CHECK(known.step(off_grid).ps == tiled(off_grid).ps);
+}
+
+TEST_CASE("auto: the model is monotone in decodes, history and prompt tokens", "[serve][auto]") {
+  // On the tiled time (monotone, not linear), each driver moved alone over a wide range, the
+  // others held: the modelled step never gets faster (corners of a monotone time, weights that
+  // move toward the larger corner as the driver grows, a history rounded up or down monotonely).
+  const g5sim::ServeSetup setup = auto_setup(50);
+  serving::StepCost cost(setup, 1, tiled, {});
+  auto monotone = [&](const std::function<StepGroups(std::uint64_t)>& step, std::uint64_t to) {
+    std::uint64_t last = 0;
+    for (std::uint64_t x = 1; x <= to; x += 1 + x / 16) {
+      const std::uint64_t ps = cost.step(step(x)).ps;
+      if (ps < last) return x;
+      last = ps;
+    }
+    return std::uint64_t{0};
+  };
+  CHECK(monotone([](std::uint64_t c) { return StepGroups{group(c, 1, 700), group(1, 300, 0)}; }, 256) == 0);
+  CHECK(monotone([](std::uint64_t h) { return StepGroups{group(9, 1, 1 + h), group(1, 300, 0)}; }, 60'000) == 0);
+  CHECK(monotone([](std::uint64_t q) { return StepGroups{group(9, 1, 700), group(1, q, 0)}; }, 16'000) == 0);
+  CHECK(monotone([](std::uint64_t h) { return StepGroups{group(1, 400, h)}; }, 60'000) == 0);
+  CHECK(monotone([](std::uint64_t c) { return StepGroups{group(c, 1, 700)}; }, 256) == 0);
+}
+
+TEST_CASE("auto: the checks' strata weigh each step by the requests it makes each metric of", "[serve][auto]") {
+  // Five steps of 10 ps at 0, 10, 20, 30, 40. Request r0 arrives at 0, first token 15, ends 35
+  // with 3 tokens (TPOT 10); r1 arrives at 5, first token 25, ends 45 with 2 (TPOT 20).
+  g5sim::ServeRun run;
+  for (std::uint64_t s = 0; s < 5; ++s) run.steps.push_back(g5sim::StepLog{0, 10 * s, 10});
+  g5sim::RequestOutcome r0, r1;
+  r0.arrival_ps = 0, r0.first_token_ps = 15, r0.finish_ps = 35, r0.output_tokens = 3;
+  r1.arrival_ps = 5, r1.first_token_ps = 25, r1.finish_ps = 45, r1.output_tokens = 2;
+  run.requests = {r0, r1};
+  const std::vector<std::vector<std::uint64_t>> w = serving::strata_weights(run);
+  REQUIRE(w.size() == 7);
+  CHECK(w[0] == std::vector<std::uint64_t>{1, 1, 1, 1, 1});  // mean_step: every step once
+  // ttft_mean: r0 waits through the steps starting at 0 and 10, r1 through 10 and 20. By TTFT r0
+  // (15) ranks before r1 (20); of 2 requests the middle tenth is ranks 0 (2 x 45 / 100) to 2
+  // (ceil(2 x 55 / 100), and at least one past 0): both again; the slowest fiftieth ranks
+  // min(1, 2 x 98 / 100) on: r1 alone.
+  CHECK(w[1] == std::vector<std::uint64_t>{1, 2, 1, 0, 0});
+  CHECK(w[2] == std::vector<std::uint64_t>{1, 2, 1, 0, 0});
+  CHECK(w[3] == std::vector<std::uint64_t>{0, 1, 1, 0, 0});
+  // By TPOT the same ranks: r0 decodes through the steps at 20 and 30, r1 through 30 and 40.
+  CHECK(w[4] == std::vector<std::uint64_t>{0, 0, 1, 2, 1});
+  CHECK(w[5] == std::vector<std::uint64_t>{0, 0, 1, 2, 1});
+  CHECK(w[6] == std::vector<std::uint64_t>{0, 0, 0, 1, 1});
+}
+
+TEST_CASE("auto: a stratum's error is the weighed mean of (model - exact) / duration over its draws", "[serve][auto]") {
+  // Two draws of ratio 1: x = 10 / 110 and -10 / 100, mean (1/11 - 1/10) / 2 = -1/220; over the
+  // exact duration -1/220 / (1 + 1/220) = -1/221. Spread: both 21/220 from the mean, so
+  // sqrt(2 (21/220)^2) / 2 / (221/220) = 21 sqrt(2) / 442.
+  const serving::StratumError e = serving::stratum_error({{110, 100, 110}, {90, 100, 100}});
+  CHECK(e.error == Approx(-1.0 / 221).epsilon(1e-12));
+  CHECK(e.standard_error == Approx(21 * std::sqrt(2.0) / 442).epsilon(1e-12));
+  // A draw of ratio 3 counts three times: (3 x 1/11 - 1/10) / 4 = 19/440; over the exact
+  // duration 19/440 / (421/440) = 19/421.
+  CHECK(serving::stratum_error({{110, 100, 110, 3}, {90, 100, 100, 1}}).error == Approx(19.0 / 421).epsilon(1e-12));
+  CHECK(serving::stratum_error({}).error == 0);
+}
+
+TEST_CASE("auto: a serve with few distinct steps is exact, and a larger one is modelled, checked and within bound",
+          "[serve][auto]") {
+  g5sim::ServeSettings settings;
+  settings.set("kv_tokens", std::uint64_t{1'000'000});
+  g5sim::ServeSetup setup;
+  setup.auto_percent = 1;
+  // 3 requests of 20, 30 and 40 tokens in, 3 out, far apart: 3 prompts and 6 decodes, 9
+  // distinct steps, within the 32 simulated exactly.
+  std::vector<g5sim::ServeRequest> few;
+  for (std::uint64_t i = 0; i < 3; ++i) few.push_back({fmt::format("r{}", i), i * 100 * kMs, 20 + 10 * i, 3});
+  const g5sim::ServeRun small = serving::serve_auto(few, settings, setup, linear, {}, {});
+  REQUIRE(small.auto_cache);
+  CHECK(small.auto_cache->exact);
+  CHECK(small.distinct_steps == 9);
+  const g5sim::ServeRun small_exact = serving::serve_requests(few, settings, g5sim::ServeSetup{}, linear);
+  CHECK(small.requests[2].finish_ps == small_exact.requests[2].finish_ps);
+  // 40 requests of 10 .. 49 tokens in, 4 out, far apart: 40 prompts and 120 decodes, all distinct.
+  // The linear time makes the model exact, so the first round's grid (50 %) meets the bound with
+  // every check's error exactly 0, and every request's times are the exact serve's.
+  std::vector<g5sim::ServeRequest> many;
+  for (std::uint64_t i = 0; i < 40; ++i) many.push_back({fmt::format("r{}", i), i * 100 * kMs, 10 + i, 4});
+  const g5sim::ServeRun big = serving::serve_auto(many, settings, setup, linear, {}, {});
+  REQUIRE(big.auto_cache);
+  CHECK_FALSE(big.auto_cache->exact);
+  CHECK(big.auto_cache->rounds == 1);
+  CHECK(big.auto_cache->grid_percent == 50);
+  CHECK(big.auto_cache->met);
+  REQUIRE(big.auto_cache->checks.size() == 7);
+  for (const g5sim::StepCacheCheck& c : big.auto_cache->checks) {
+    CHECK(c.draws > 0);
+    CHECK(c.draws <= serving::kDraws);
+    CHECK(c.error == 0);
+  }
+  const g5sim::ServeRun big_exact = serving::serve_requests(many, settings, g5sim::ServeSetup{}, linear);
+  for (std::size_t i = 0; i < many.size(); ++i) CHECK(big.requests[i].finish_ps == big_exact.requests[i].finish_ps);
+}
+
+TEST_CASE("step cache folder: an entry reads back whole, and nothing else reads", "[serve][store]") {
+  g5sim::ChipStep s;
+  s.chip = StepTime{47'283'418'826, true, 45'000'000'000, 49'000'000'000, 6.4982760819435, 0};
+  s.ops.ops = {{3, 1000, 0, 500, false}, {5, 2000, 4096, 0, true}};
+  s.ops.decode_only = false;
+  s.ops.chip_sequences = 8, s.ops.chip_tokens = 64;
+  s.parts = 61;
+  s.band_basis = "held-out rows (2 folds)";
+  s.band_coverage = 0.8;
+  const std::string text = serving::step_entry_text("k 1", s);
+  CHECK(text ==
+        "g5sim-step 1\nkey k 1\ntime 47283418826 1 45000000000 49000000000 6.4982760819435 61\nband 0.8 held-out "
+        "rows (2 folds)\nops 0 0 8 64 2\n3 1000 0 500 0\n5 2000 4096 0 1\nend\n");
+  const std::optional<g5sim::ChipStep> back = serving::read_step_entry(text, "k 1");
+  REQUIRE(back);
+  CHECK(serving::step_entry_text("k 1", *back) == text);
+  CHECK(back->chip.dynamic_j == s.chip.dynamic_j);     // the shortest text that reads back the same double
+  CHECK_FALSE(serving::read_step_entry(text, "k 2"));  // another key: a miss
+  CHECK_FALSE(serving::read_step_entry(text.substr(0, text.size() - 1), "k 1"));  // cut short
+  std::string more_ops = text;
+  more_ops.replace(more_ops.find("ops 0 0 8 64 2"), 14, "ops 0 0 8 64 3");
+  CHECK_FALSE(serving::read_step_entry(more_ops, "k 1"));  // fewer op lines than it says
+  CHECK_FALSE(serving::read_step_entry(text + "x\n", "k 1"));
+}
+
+TEST_CASE("step cache folder: a warm serve reads every step with the same results, and a changed chip reads none",
+          "[serve][store][sim]") {
+  // Qwen2.5-1.5B, 2 layers, on H100, 3 requests: 9 distinct steps (3 prompts, 6 decodes).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "g5sim-test-step-store";
+  std::filesystem::remove_all(dir);
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  std::ifstream file(g5sim::chip_path("h100"));
+  std::stringstream yaml;
+  yaml << file.rdbuf();
+  const g5sim::Chip chip = g5sim::Chip::from_yaml(yaml.str(), "h100.yaml");
+  g5sim::Request base;
+  base.layers = 2;
+  g5sim::ServeSettings settings;
+  settings.set("step_cache_dir", dir.string());
+  std::vector<g5sim::ServeRequest> requests;
+  for (std::uint64_t i = 0; i < 3; ++i) requests.push_back({fmt::format("r{}", i), i * 100 * kMs, 64 + 32 * i, 3});
+  const g5sim::ServeReport cold = g5sim::serve(chip, model, base, requests, settings);
+  const g5sim::ServeReport warm = g5sim::serve(chip, model, base, requests, settings);
+  CHECK(cold.run.distinct_steps == 9);
+  CHECK(cold.steps_read == 0);
+  CHECK(warm.steps_read == 9);
+  CHECK(warm.simulated_commands == 0);
+  std::ostringstream cold_json, warm_json;
+  g5sim::write_request_csv(cold_json, cold);
+  g5sim::write_request_csv(warm_json, warm);
+  CHECK(cold_json.str() == warm_json.str());
+  // The same chip with a 1 before its first latency's digits (250 ns: 1250 ns): another sha256,
+  // another key.
+  std::string changed = yaml.str();
+  const std::size_t at = changed.find("latency_ns:");
+  REQUIRE(at != std::string::npos);
+  changed.insert(changed.find_first_of("0123456789", at), "1");
+  const g5sim::ServeReport other =
+      g5sim::serve(g5sim::Chip::from_yaml(changed, "h100.yaml"), model, base, requests, settings);
+  CHECK(other.steps_read == 0);
+  std::filesystem::remove_all(dir);
+}
