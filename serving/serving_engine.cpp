@@ -523,7 +523,7 @@ void Engine::finish(std::size_t i, std::uint64_t end) {
   const std::uint64_t at = end + after_ps_;
   run_.requests[i].finish_ps = at;
   ++finished_;
-  if (progress_) progress_(g5sim::ServeProgress{finished_, requests_.size(), run_.steps.size()});
+  if (progress_) progress_(g5sim::ServeProgress{finished_, requests_.size(), run_.steps.size(), ""});
   if (closed_ && next_client_ < requests_.size()) {
     requests_[next_client_].arrival_ps = at;
     run_.requests[next_client_].arrival_ps = at;
