@@ -288,7 +288,6 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
   }
   const StepTimer verify = steps.verify();
   setup.bucket_samples = 0;
-  double last_largest = 0;
   for (std::uint64_t percent = kFirstGridPercent;; percent = std::max(kFinestGridPercent, percent / 2)) {
     setup.bucket_percent = percent;
     std::vector<StepHooks::Taken> taken;
@@ -302,14 +301,9 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
     report.checks = check(run, taken, steps, verify, report.rounds, setup.jobs, setup.auto_percent);
     report.samples += steps.size() - simulated;
     report.met = largest_error(report.checks) <= 1;
-    // Missed: the serve exactly when its steps not yet simulated are at most those simulated so
-    // far (a finer grid would cost about that), or at most 3 times when a finer grid would not
-    // help: the last one did not cut the largest error by 30 %, or this is the finest.
-    const double largest = largest_error(report.checks);
-    const bool futile = percent == kFinestGridPercent || (report.rounds > 1 && largest >= 0.7 * last_largest);
-    last_largest = largest;
-    const std::uint64_t left = steps.unknown(taken);
-    const bool exact = !report.met && (left <= steps.size() || (futile && left <= 3 * steps.size()));
+    // Missed: the serve exactly when its steps not yet simulated number at most three times those
+    // simulated so far (about what two finer rounds would cost).
+    const bool exact = !report.met && steps.unknown(taken) <= 3 * steps.size();
     if (exact) {
       setup.bucket_percent = 0;
       run = serve_requests(requests, settings, setup, verify, staged("exact"), drafts, hooks);
