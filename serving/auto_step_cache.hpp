@@ -26,10 +26,11 @@
 //    the metric the stratum makes (a request's TTFT and TPOT are sums of the steps they span; the
 //    mean step of all). Its standard error is sqrt(sum r^2 (x - x^)^2) / sum r / (1 - x^). Every
 //    |error| within its bound (PCT %; 3 PCT % for the p99 strata, whose requests are few and whose
-//    steps are the long prompts') ends the search; else the next round, on a finer grid, with the samples now
-//    known exactly, unless simulating the rest is the cheaper way to the bound: the steps the
-//    serve took and has not simulated number at most three times those simulated so far (about
-//    what two finer rounds would cost). Then the serve runs exactly. A miss at kFinestGridPercent with more left stands, reported as not met.
+//    steps are the long prompts') ends the search; else the next round, on a finer grid, with the
+//    samples now known exactly, unless simulating the rest is the cheaper way to the bound: the
+//    steps the serve took and has not simulated number at most three times those simulated so
+//    far (about what two finer rounds would cost). Then the serve runs exactly. A miss at
+//    kFinestGridPercent with more left stands, reported as not met.
 // Why a model from the serve's own steps rather than one grid for every serve: the grid that
 // keeps one load within 1 % wastes simulations on another, and a grid's error was measured but
 // not bounded (bucket:PCT); here the measure decides the grid.
