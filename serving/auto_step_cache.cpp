@@ -165,14 +165,15 @@ std::vector<g5sim::StepCacheCheck> check(const ServeRun& run, const std::vector<
   std::vector<std::size_t> order;
   for (const auto& [mix, i] : fresh) order.push_back(i);
   api::parallel_for(order.size(), jobs, [&](std::size_t j) { exact(taken[order[j]].groups); });
+  // Each drawn step's exact time, looked up once for every stratum.
+  std::vector<std::uint64_t> exact_ps;
+  for (std::size_t i : drawn) exact_ps.push_back(steps.known(taken[i].groups, false)->ps);
   std::vector<g5sim::StepCacheCheck> out;
   for (std::size_t k = 0; k < p.size(); ++k) {
     std::vector<Draw> draws;
-    for (std::size_t i : drawn) {
-      if (p[k][i] > 0) {
-        draws.push_back(
-            {taken[i].ps, steps.known(taken[i].groups, false)->ps, run.steps[i].duration_ps, p[k][i] / mixture[i]});
-      }
+    for (std::size_t j = 0; j < drawn.size(); ++j) {
+      const std::size_t i = drawn[j];
+      if (p[k][i] > 0) draws.push_back({taken[i].ps, exact_ps[j], run.steps[i].duration_ps, p[k][i] / mixture[i]});
     }
     if (draws.empty()) continue;
     const StratumError e = stratum_error(draws);
@@ -199,17 +200,13 @@ StratumError stratum_error(const std::vector<Draw>& draws) {
   // x^ / (1 - x^). Its variance: sum r^2 (x - x^)^2 / (sum r)^2.
   double weights = 0, sum = 0;
   for (const Draw& d : draws) {
-    const double x = (static_cast<double>(d.model_ps) - static_cast<double>(d.exact_ps)) /
-                     static_cast<double>(std::max<std::uint64_t>(1, d.duration_ps));
-    weights += d.ratio, sum += d.ratio * x;
+    weights += d.ratio, sum += d.ratio * d.off();
   }
   if (!(weights > 0)) return out;
   const double mean = sum / weights;
   double spread = 0;
   for (const Draw& d : draws) {
-    const double x = (static_cast<double>(d.model_ps) - static_cast<double>(d.exact_ps)) /
-                     static_cast<double>(std::max<std::uint64_t>(1, d.duration_ps));
-    spread += d.ratio * d.ratio * (x - mean) * (x - mean);
+    spread += d.ratio * d.ratio * (d.off() - mean) * (d.off() - mean);
   }
   out.error = mean / (1 - mean);
   out.standard_error = std::sqrt(spread) / weights / (1 - mean);

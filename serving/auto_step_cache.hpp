@@ -65,6 +65,11 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
 struct Draw {
   std::uint64_t model_ps = 0, exact_ps = 0, duration_ps = 0;
   double ratio = 1;
+  /// (model - exact) / duration.
+  double off() const {
+    return (static_cast<double>(model_ps) - static_cast<double>(exact_ps)) /
+           static_cast<double>(duration_ps > 0 ? duration_ps : 1);
+  }
 };
 /// A stratum's estimated relative error (the model's metric over the exact one, minus 1) and the
 /// estimate's standard error.
