@@ -15,6 +15,10 @@ namespace ops {
 using hw::ceil_div;
 namespace {
 
+// Causal prefill stripes a head's tokens over its cores when that computes at most this much
+// more (query rows in lane tiles x keys) than contiguous parts (attention_plan.hpp).
+constexpr long double kStripedWorkMargin = 0.01;
+
 struct Item {
   std::uint64_t sequence, rows, kv_tokens;
   std::uint64_t q_begin = 0;     ///< prefill: the item's first query token in its sequence
@@ -22,6 +26,8 @@ struct Item {
   std::uint64_t row_heads = 0;   ///< prefill: query heads per token in the rows (0: all heads_per_kv)
   std::uint64_t row_begin = 0;   ///< row tiles: the item's first query row in its sequence
   std::uint64_t kv_begin = 0;    ///< decode: the first history token of the item's slice
+  /// prefill: its query tokens are q_begin, q_begin + q_stride, ... (> 1: a stripe, q_begin < q_stride)
+  std::uint64_t q_stride = 1;
 };
 
 __extension__ using Wide = unsigned __int128;
@@ -101,7 +107,7 @@ std::uint64_t position_of_work(const std::vector<StreamRun>& runs, Wide target) 
 // Items over the independent KV streams ("sequences" below). Decode by history uses `parts` of
 // the cores (decode_split_parts); the others stay idle in fa2.
 std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores, std::uint64_t parts,
-                                           AttentionSplit split) {
+                                           AttentionSplit split, bool stripes) {
   std::vector<std::vector<Item>> items(cores);
   const std::uint64_t hpk = s.heads_per_kv();
   if (split == AttentionSplit::head && s.decode) {
@@ -141,6 +147,22 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
         items[c].push_back({seq, r.q_len * heads, r.kv_len, 0, r.kv_len - r.q_len, heads});
         unit += heads;
       }
+    }
+    return items;
+  }
+  if (stripes && s.causal && !s.decode && cores > 1 && runs.size() == 1 && runs[0].streams * hpk < cores &&
+      cores % (runs[0].streams * hpk) == 0) {
+    // Alike sequences, fewer (KV stream, query head) pairs than cores, dividing them: each pair
+    // goes to g = cores / pairs cores, core j of them taking its query tokens j, j + g, j + 2g, ...
+    // (striped attention, Brandon et al. 2023, arXiv:2311.09431): equal causal work, and, as each
+    // block reads the keys up to the end of its last token's stripe of g, every core the same
+    // blocks (loop replay can cut them). A core masks at most g - 1 of those keys a row.
+    const StreamRun& r = runs[0];
+    const std::uint64_t g = cores / (r.streams * hpk);
+    for (std::uint64_t c = 0; c < cores; ++c) {
+      const std::uint64_t unit = c / g, j = c % g;
+      if (j >= r.q_len) continue;
+      items[c].push_back({unit / hpk, (r.q_len - j + g - 1) / g, r.kv_len, j, r.kv_len - r.q_len, 1, 0, 0, g});
     }
     return items;
   }
@@ -198,6 +220,96 @@ std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64
   bytes += resident_tokens > 0 ? resident_tokens * s.kv_token_bytes : buffers * tk * s.kv_token_bytes;
   if (s.kv_dequant) bytes += tk * s.kv_elements * kActivationBytes;
   return bytes;
+}
+
+// The keys row block [r0, r0 + rows) of an item streams: all of them, or, causal, up to its last
+// token's (a striped item's: up to the end of that token's stripe, so that every core's block b
+// streams the same chunks).
+std::uint64_t block_keys(const AttentionShape& s, const Item& it, std::uint64_t r0, std::uint64_t rows) {
+  if (!s.causal || s.decode) return it.kv_tokens;
+  const std::uint64_t last = (r0 + rows - 1) / (it.row_heads != 0 ? it.row_heads : s.heads_per_kv());
+  const std::uint64_t seen = it.q_stride > 1 ? (last + 1) * it.q_stride : it.q_begin + last + 1;
+  return std::min(it.kv_tokens, seen + it.key_offset);
+}
+
+// A striped block's rows span q_stride times as many positions as its tokens, so its last chunks
+// (the band of keys those positions see) are seen by ever fewer of its rows: each such chunk is
+// computed for the suffix of rows that see its first key (a row sees keys up to key_offset + its
+// position), rounded up to a tile of rows / q_stride rows (whole lane tiles). The masked work is
+// then about a contiguous block's of as many rows (R^2 / 2 keys), not q_stride times that, and
+// the band's iterations come in alike stretches of about R / chunk that loop replay can cut.
+// Returns the rows of the block's last chunks that are computed for fewer than `rows`.
+std::vector<std::uint32_t> striped_band(const Item& it, std::uint64_t r0, std::uint64_t rows, std::uint64_t keys,
+                                        std::uint64_t chunk, std::uint64_t lanes) {
+  if (it.q_stride <= 1) return {};
+  const std::uint64_t heads = it.row_heads != 0 ? it.row_heads : 1;
+  const std::uint64_t first_token = r0 / heads;                                                // item-local
+  const std::uint64_t seen_by_first = it.key_offset + it.q_begin + it.q_stride * first_token;  // its last key
+  const std::uint64_t tile = ceil_div(ceil_div(rows, it.q_stride), lanes) * lanes;
+  std::vector<std::uint32_t> band;
+  for (std::uint64_t i = ceil_div(keys, chunk); i-- > 0;) {
+    const std::uint64_t first_key = i * chunk;
+    if (first_key <= seen_by_first) break;  // every row sees this chunk and those before it
+    // The first item-local token that sees first_key: key_offset + q_begin + q_stride t >= first_key.
+    const std::uint64_t token = ceil_div(first_key - it.key_offset - it.q_begin, it.q_stride);
+    const std::uint64_t skipped = std::min(rows, (token - first_token) * heads);
+    const std::uint64_t computed = std::min(rows, std::max<std::uint64_t>(1, ceil_div(rows - skipped, tile)) * tile);
+    if (computed == rows) break;
+    band.push_back(static_cast<std::uint32_t>(computed));
+  }
+  return {band.rbegin(), band.rend()};
+}
+
+// The cube's work of a split: query rows (in whole lane tiles) x keys, over every block and chunk.
+long double padded_work(const AttentionShape& s, const std::vector<std::vector<Item>>& items, std::uint64_t row_block,
+                        std::uint64_t chunk, std::uint64_t lanes) {
+  long double work = 0;
+  auto padded = [&](std::uint64_t rows) { return static_cast<long double>(ceil_div(rows, lanes) * lanes); };
+  for (const auto& core : items) {
+    for (const Item& it : core) {
+      for (std::uint64_t r0 = 0; r0 < it.rows; r0 += row_block) {
+        const std::uint64_t rows = std::min(row_block, it.rows - r0), keys = block_keys(s, it, r0, rows);
+        work += padded(rows) * static_cast<long double>(keys);
+        const std::vector<std::uint32_t> band = striped_band(it, r0, rows, keys, chunk, lanes);
+        const std::uint64_t band_begin = ceil_div(keys, chunk) - band.size();
+        for (std::size_t i = 0; i < band.size(); ++i) {
+          const std::uint64_t first_key = (band_begin + i) * chunk;
+          work -= (padded(rows) - padded(band[i])) * static_cast<long double>(std::min(chunk, keys - first_key));
+        }
+      }
+    }
+  }
+  return work;
+}
+
+// What a split asks of the tiles: its largest item's rows and keys, and a core's keys in all.
+struct ItemExtent {
+  std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
+};
+ItemExtent measure(const std::vector<std::vector<Item>>& items) {
+  ItemExtent e;
+  for (const auto& core : items) {
+    std::uint64_t share = 0;
+    for (const Item& it : core) {
+      e.max_rows = std::max(e.max_rows, it.rows);
+      e.max_tokens = std::max(e.max_tokens, it.kv_tokens);
+      share += it.kv_tokens;
+    }
+    e.max_resident = std::max(e.max_resident, share);
+  }
+  return e;
+}
+
+// Stripes balance the cores exactly and give them alike blocks, but a block whose rows are few
+// lane tiles computes a wide masked band: they are kept only when their work is within
+// kStripedWorkMargin of the contiguous parts' (or the parts fit no tiles).
+bool stripes_pay(const AttentionShape& s, const hw::Chip& chip, const std::vector<std::vector<Item>>& stripes,
+                 const AttentionTiles& stripe_tiles, const std::vector<std::vector<Item>>& parts,
+                 const AttentionTiles& part_tiles) {
+  if (part_tiles.row_block == 0) return true;
+  const std::uint64_t lanes = std::max<std::uint64_t>(1, chip.tensor_unit().lanes_per_core);
+  return padded_work(s, stripes, stripe_tiles.row_block, stripe_tiles.chunk_tokens, lanes) <=
+         (1 + kStripedWorkMargin) * padded_work(s, parts, part_tiles.row_block, part_tiles.chunk_tokens, lanes);
 }
 
 }  // namespace
@@ -422,38 +534,67 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
   return rounds;
 }
 
-std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept, std::uint64_t multiple) {
-  if (plan.resident || plan.buffers == 0 || kept == 0 || multiple == 0) return {};
-  const std::vector<AttentionBlock>* blocks = nullptr;
-  for (const CoreAttention& c : plan.cores) {
-    if (c.blocks.empty()) continue;
-    if (blocks == nullptr) {
-      blocks = &c.blocks;
-      continue;
-    }
-    if (c.blocks.size() != blocks->size()) return {};
-    for (std::size_t b = 0; b < blocks->size(); ++b) {
-      const AttentionBlock &x = c.blocks[b], &y = (*blocks)[b];
-      if (x.rows != y.rows || x.first_pass != y.first_pass || x.chunk_tokens != y.chunk_tokens) return {};
+namespace {
+
+// Where iteration i of a block stops being alike the one before: it computes other rows or keys
+// than i - 1 (chunk_rows, chunk_tokens), or queues another chunk (i + buffers's keys, or none
+// from n - buffers on). Added to `breaks`, unsorted.
+void add_breaks(const AttentionBlock& block, std::uint64_t buffers, std::vector<std::size_t>& breaks) {
+  const std::vector<std::uint64_t>& t = block.chunk_tokens;
+  const std::size_t n = t.size();
+  for (std::size_t i = 1; i < n; ++i) {
+    if (t[i] == t[i - 1]) continue;
+    breaks.push_back(i);
+    if (i >= buffers + 1) breaks.push_back(i - buffers);  // the iteration that queues chunk i
+  }
+  if (n > buffers) breaks.push_back(n - buffers);  // the first to queue nothing
+  const std::size_t band_begin = n - block.band_rows.size();
+  for (std::size_t k = 0; k < block.band_rows.size(); ++k) {
+    if (k == 0 ? band_begin > 0 && block.band_rows[0] != block.rows : block.band_rows[k] != block.band_rows[k - 1]) {
+      breaks.push_back(band_begin + k);
     }
   }
-  if (blocks == nullptr) return {};
-  const std::uint64_t tail = plan.buffers + 1;
-  std::vector<std::uint64_t> dropped(blocks->size(), 0);
-  bool any = false;
-  for (std::size_t b = 0; b < blocks->size(); ++b) {
-    const std::vector<std::uint64_t>& t = (*blocks)[b].chunk_tokens;
-    if (t.size() <= kept + tail) continue;
-    // Only the last chunk may be short; the iterations compared must all see full ones.
-    if (!std::all_of(t.begin(), t.end() - 1, [&](std::uint64_t x) { return x == t.front(); })) continue;
-    dropped[b] = (t.size() - kept - tail) / multiple * multiple;
-    any = any || dropped[b] > 0;
-  }
-  return any ? dropped : std::vector<std::uint64_t>{};
 }
 
-AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped) {
-  const std::uint64_t tail = plan.buffers + 1;
+}  // namespace
+
+std::vector<CutLoop> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept, std::uint64_t multiple) {
+  if (plan.resident || plan.buffers == 0 || kept == 0 || multiple == 0) return {};
+  std::vector<const CoreAttention*> cores;
+  for (const CoreAttention& c : plan.cores) {
+    if (!c.blocks.empty()) cores.push_back(&c);
+  }
+  if (cores.empty()) return {};
+  const std::vector<AttentionBlock>& blocks = cores.front()->blocks;
+  for (const CoreAttention* c : cores) {
+    if (c->blocks.size() != blocks.size()) return {};
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (c->blocks[b].chunk_tokens.size() != blocks[b].chunk_tokens.size()) return {};
+    }
+  }
+  std::vector<CutLoop> cuts;
+  std::vector<std::size_t> breaks;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const std::size_t n = blocks[b].chunk_tokens.size();
+    // A run ends where some core's iteration differs from its one before.
+    breaks.assign({0, n});
+    for (const CoreAttention* c : cores) add_breaks(c->blocks[b], plan.buffers, breaks);
+    std::sort(breaks.begin(), breaks.end());
+    breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
+    for (std::size_t k = 0; k + 1 < breaks.size(); ++k) {
+      const std::size_t first = breaks[k], end = breaks[k + 1];
+      const std::uint64_t length = end - first;
+      // An iteration follows the left-out ones (always: the last `buffers` queue none).
+      if (length > kept && end < n) {
+        const std::uint64_t dropped = (length - kept) / multiple * multiple;
+        if (dropped > 0) cuts.push_back(CutLoop{b, first, length - dropped, dropped});
+      }
+    }
+  }
+  return cuts;
+}
+
+AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<CutLoop>& cuts) {
   AttentionPlan out;
   out.row_block = plan.row_block;
   out.chunk_tokens = plan.chunk_tokens;
@@ -474,12 +615,22 @@ AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vect
     to.blocks.reserve(from.blocks.size());
     for (std::size_t b = 0; b < from.blocks.size(); ++b) {
       const AttentionBlock& block = from.blocks[b];
-      AttentionBlock cut{block.sequence, block.rows, {}, block.first_pass, block.row_begin, block.kv_begin};
-      const std::vector<std::uint64_t>& t = block.chunk_tokens;
-      const std::uint64_t d = dropped[b];
-      const std::uint64_t cut_at = d > 0 ? t.size() - tail - d : t.size();  // the kept alike ones end here
-      cut.chunk_tokens.assign(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut_at));
-      if (d > 0) cut.chunk_tokens.insert(cut.chunk_tokens.end(), t.end() - static_cast<std::ptrdiff_t>(tail), t.end());
+      AttentionBlock cut{block.sequence, block.rows, {}, block.first_pass, block.row_begin, block.kv_begin, {}};
+      std::size_t from_chunk = 0;
+      auto keep_until = [&](std::size_t end) {
+        for (; from_chunk < end; ++from_chunk) {
+          cut.chunk_tokens.push_back(block.chunk_tokens[from_chunk]);
+          if (block.chunk_rows(from_chunk) != block.rows || !cut.band_rows.empty()) {
+            cut.band_rows.push_back(static_cast<std::uint32_t>(block.chunk_rows(from_chunk)));
+          }
+        }
+      };
+      for (const CutLoop& loop : cuts) {
+        if (loop.block != b) continue;
+        keep_until(loop.first + loop.kept);
+        from_chunk += loop.dropped;
+      }
+      keep_until(block.chunk_tokens.size());
       to.blocks.push_back(std::move(cut));
     }
   }
@@ -490,25 +641,26 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
                              AttentionSplit split, bool tile_rows) {
   const bool by_history = s.decode && split == AttentionSplit::seq;
   const std::uint64_t parts = by_history ? decode_split_parts(s, chip, partials_may_use_l2) : chip.cores;
-  auto items = split_items(s, chip.cores, parts, split);
-  std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
-  auto measure = [&] {
-    max_rows = 1, max_tokens = 1, max_resident = 0;
-    for (const auto& core : items) {
-      std::uint64_t share = 0;
-      for (const Item& it : core) {
-        max_rows = std::max(max_rows, it.rows);
-        max_tokens = std::max(max_tokens, it.kv_tokens);
-        share += it.kv_tokens;
-      }
-      max_resident = std::max(max_resident, share);
-    }
-  };
-  measure();
+  auto items = split_items(s, chip.cores, parts, split, true);
+  ItemExtent extent = measure(items);
+  std::uint64_t& max_rows = extent.max_rows;
+  std::uint64_t &max_tokens = extent.max_tokens, &max_resident = extent.max_resident;
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
   AttentionPlan plan;
   plan.resident = resident;
   AttentionTiles tiles = choose_tiles(s, lmem, max_rows, max_tokens, max_resident, resident);
+  const bool striped = std::any_of(items.begin(), items.end(), [](const std::vector<Item>& core) {
+    return !core.empty() && core.front().q_stride > 1;
+  });
+  if (striped && tiles.row_block != 0) {
+    auto parts_items = split_items(s, chip.cores, parts, split, false);
+    const ItemExtent parts_extent = measure(parts_items);
+    const AttentionTiles parts_tiles =
+        choose_tiles(s, lmem, parts_extent.max_rows, parts_extent.max_tokens, parts_extent.max_resident, resident);
+    if (!stripes_pay(s, chip, items, tiles, parts_items, parts_tiles)) {
+      items = std::move(parts_items), extent = parts_extent, tiles = parts_tiles;
+    }
+  }
   if (by_history && tile_rows && !resident && tiles.row_block != 0 && tiles.row_block < max_rows) {
     // Row tiles (attention_plan.hpp): the rows of a sequence over a group of cores, in M alike tiles.
     const std::uint64_t row_block =
@@ -516,7 +668,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
     const std::uint64_t tiles_per_sequence = ceil_div(max_rows, row_block);
     items = split_row_tiles(s, chip.cores, row_tile_parts(s, chip, partials_may_use_l2, row_block, tiles_per_sequence),
                             row_block);
-    measure();
+    extent = measure(items);
     tiles = choose_tiles(s, lmem, max_rows, max_tokens, 0, false);
     plan.row_tiles = true;
   }
@@ -539,6 +691,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   }
 
   plan.cores.resize(chip.cores);
+  const std::uint64_t lanes = std::max<std::uint64_t>(1, chip.tensor_unit().lanes_per_core);
   if (s.decode) plan.partials_per_sequence.assign(s.sequences(), 0);
   for (std::uint64_t c = 0; c < chip.cores; ++c) {
     for (const Item& it : items[c]) {
@@ -556,15 +709,11 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
         block.kv_begin = it.kv_begin;
         // Causal prefill: rows are tokens x heads (heads inner: row_heads of them, or all); the
         // block's last token sees keys up to itself (plus the kv_len - q_len before its first query).
-        const std::uint64_t keys =
-            s.causal && !s.decode
-                ? std::min(it.kv_tokens,
-                           it.q_begin + (r0 + block.rows - 1) / (it.row_heads != 0 ? it.row_heads : s.heads_per_kv()) +
-                               1 + it.key_offset)
-                : it.kv_tokens;
+        const std::uint64_t keys = block_keys(s, it, r0, block.rows);
         for (std::uint64_t t0 = 0; t0 < keys; t0 += plan.chunk_tokens) {
           block.chunk_tokens.push_back(std::min(plan.chunk_tokens, keys - t0));
         }
+        block.band_rows = striped_band(it, r0, block.rows, keys, plan.chunk_tokens, lanes);
         plan.cores[c].blocks.push_back(std::move(block));
       }
     }

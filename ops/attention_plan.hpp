@@ -16,6 +16,19 @@
 // merged by fa2_combine. Prefill (q_len == kv_len): the query tokens of all sequences are cut the
 // same way; an item holds its tokens' rows and the sequence's whole K/V.
 //
+// Causal prefill: a query token at position t sees t + 1 keys (plus the history before the
+// prompt), so contiguous ranges would give the cores unequal work. Alike sequences go by their
+// P = sequences x kv_heads x heads_per_kv (KV stream, query head) pairs:
+//   P a multiple of the cores: P / cores whole pairs a core (FlashAttention's split by heads);
+//   the cores a multiple of P:  g = cores / P cores a pair, core j of them taking the pair's
+//        tokens j, j + g, j + 2g, ... (striped attention); a row block reads the keys up to the
+//        end of its last token's stripe of g, so every core's block b streams the same chunks;
+//   otherwise: the query tokens in 2 x cores balanced parts, core c taking parts c and
+//        2 cores - 1 - c (an early and a late one).
+// Unlike sequences: contiguous ranges holding equal shares of the keys seen. Loop replay
+// (ops/loop_replay.hpp) cuts a row block's chunk loop when every core has that block with the
+// same chunks: the first two splits, not the last two.
+//
 // Tiles. An item's rows go in blocks of `row_block`; for each block the item's KV streams in
 // chunks of `chunk_tokens` through `buffers` chunk buffers. Per core, local memory holds:
 //   Q block       row_block * qk_dim * 2           (bf16)
@@ -72,6 +85,15 @@ struct AttentionBlock {
   bool first_pass = false;
   std::uint64_t row_begin = 0;  ///< its first query row within the sequence's rows
   std::uint64_t kv_begin = 0;   ///< decode: the first history token of the item's slice
+  /// A striped causal block (attention_plan.cpp): the query rows its last band_rows.size()
+  /// chunks are computed for, a suffix of its rows in whole lane tiles (the rows whose tokens see
+  /// the chunk's first key); its other chunks are computed for all `rows`.
+  std::vector<std::uint32_t> band_rows;
+  /// The rows chunk i is computed for.
+  std::uint64_t chunk_rows(std::size_t i) const {
+    const std::size_t band_begin = chunk_tokens.size() - band_rows.size();
+    return i < band_begin ? rows : band_rows[i - band_begin];
+  }
 };
 
 /// One piece of a resident round: `tokens` history tokens of block `block`, its chunks
@@ -168,17 +190,26 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
 
 /// `resident`: the core's history share is read into LMEM before fa2 uses it (the SDMA route),
 /// whole or in rounds. Throws hw::ConfigError when nothing fits, saying which choice to change.
-/// Loop replay (ops/loop_replay.hpp): the blocks' chunk loops that may be cut short, when every
-/// core that has blocks runs the same ones (rows, chunks, first pass): for each block, the
-/// iterations to leave out. A block of n chunks has n - tail alike iterations (tail = buffers + 1:
-/// the last `buffers` queue no chunk ahead and the last chunk may be short); of those beyond the
-/// first `kept`, a multiple of `multiple` is left out (the kept ones then repeat with any period
-/// that divides it), the iterations just before the tail. Empty when the cores differ or no loop
-/// is long enough.
-std::vector<std::uint64_t> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept,
-                                                std::uint64_t multiple = 1);
-/// The plan with dropped[b] iterations of each block b left out on every core, just before its tail.
-AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<std::uint64_t>& dropped);
+/// Loop replay (ops/loop_replay.hpp): a run of alike chunk iterations of one row block, cut
+/// short on every core that has blocks. Iteration i of a block computes chunk i (chunk_rows(i)
+/// rows, chunk_tokens[i] keys) and queues the load of chunk i + buffers (or none): iterations
+/// with the same three are alike, and a run is a stretch of them that is alike on every core at
+/// once (the cores' rows and chunks may differ; where their runs change must not). Of a run
+/// longer than `kept`, the first ones stay and a multiple of `multiple` of them just before the
+/// run's end is left out (the kept ones then repeat with any period that divides it): iterations
+/// [first, first + kept) stay, [first + kept, first + kept + dropped) go, numbered in the block.
+struct CutLoop {
+  std::size_t block = 0;
+  std::uint64_t first = 0, kept = 0, dropped = 0;
+  bool operator==(const CutLoop& o) const {
+    return block == o.block && first == o.first && kept == o.kept && dropped == o.dropped;
+  }
+};
+/// The cuts, by block and iteration. Empty when the cores' blocks differ in count or chunks, no
+/// run is long enough, or the plan is resident (its reads are rounds, not chunk loads).
+std::vector<CutLoop> droppable_iterations(const AttentionPlan& plan, std::uint64_t kept, std::uint64_t multiple = 1);
+/// The plan with each cut's left-out iterations removed from its block on every core.
+AttentionPlan with_iterations_dropped(const AttentionPlan& plan, const std::vector<CutLoop>& cuts);
 
 /// `partials_may_use_l2`: as for decode_split_parts; the plan's partials_in_l2 says where they go.
 /// `tile_rows`: decode by history cuts a sequence's rows into row tiles over cores when they take

@@ -175,9 +175,9 @@ AttentionUnit build_attention_unit(LoweringContext& ctx, OpId op) {
   if (ctx.options.loop_kept > 0 && unit.history == HistoryRoute::none) {
     // Loop replay: fa2's own loads only (prefill), where iteration i of a block is one unit of
     // the chip's program when every core runs the same blocks (ops/loop_replay.hpp).
-    unit.dropped = droppable_iterations(*unit.plan, ctx.options.loop_kept, kLoopPeriodMultiple);
-    if (!unit.dropped.empty()) {
-      unit.cut_plan = std::make_shared<const AttentionPlan>(with_iterations_dropped(*unit.plan, unit.dropped));
+    unit.cuts = droppable_iterations(*unit.plan, ctx.options.loop_kept, kLoopPeriodMultiple);
+    if (!unit.cuts.empty()) {
+      unit.cut_plan = std::make_shared<const AttentionPlan>(with_iterations_dropped(*unit.plan, unit.cuts));
       unit.plan = unit.cut_plan.get();
     }
   }
@@ -228,7 +228,14 @@ void lower_kv_cache_read(LoweringContext& ctx, OpId op) {
 
 namespace {
 
-constexpr std::size_t kNoLoop = ~std::size_t{0};
+// A cut run of a block's chunk iterations as the cut plan numbers them: its kept iterations
+// [first, first + kept) and the one after the left-out ones (first + kept), and its loop in
+// Lowered::loops.
+struct LoopAt {
+  std::size_t block = 0;
+  std::uint64_t first = 0, kept = 0;
+  std::size_t loop = 0;
+};
 
 // Loop replay: where iteration k of a cut block starts on every queue of `core`.
 void record_loop_starts(LoweringContext& ctx, std::uint32_t core, LoweredLoop& loop, std::size_t k) {
@@ -239,11 +246,11 @@ void record_loop_starts(LoweringContext& ctx, std::uint32_t core, LoweredLoop& l
 }
 
 // One core's fa2: per row block, the route-free chunk loop over the history (the route's
-// HistorySource queues and releases the chunks), then the block's output. `loop_of`: per block,
-// its loop in Lowered::loops when loop replay cut it (kNoLoop otherwise; empty: none was).
+// HistorySource queues and releases the chunks), then the block's output. `loops`: the runs loop
+// replay cut, by block and iteration.
 
 void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uint32_t core,
-                    const std::vector<std::size_t>& loop_of) {
+                    const std::vector<LoopAt>& loops) {
   const AttentionShape& s = ctx.graph[op].attn();
   const AttentionPlan& plan = *unit.plan;
   const auto& blocks = plan.cores[core].blocks;
@@ -261,6 +268,9 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
   for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
     const AttentionBlock& block = blocks[bi];
     const std::size_t n = block.chunk_tokens.size();
+    // This block's cut runs (`loops` is in block order).
+    const auto block_loops = std::equal_range(loops.begin(), loops.end(), LoopAt{bi, 0, 0, 0},
+                                              [](const LoopAt& a, const LoopAt& b) { return a.block < b.block; });
     std::vector<CmdRef> chunk(n);
     const std::size_t already = history->queued(bi, chunk);
     // The Q buffer is reused by the next block: its load waits for this block's last tensor command.
@@ -276,11 +286,12 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
     CmdRef last;
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t tk = block.chunk_tokens[i];
-      if (!loop_of.empty() && loop_of[bi] != kNoLoop && i < ctx.out.loops[loop_of[bi]].starts.size()) {
-        record_loop_starts(ctx, core, ctx.out.loops[loop_of[bi]], i);
+      for (auto at = block_loops.first; at != block_loops.second; ++at) {
+        if (i >= at->first && i <= at->first + at->kept)
+          record_loop_starts(ctx, core, ctx.out.loops[at->loop], i - at->first);
       }
       history->before_compute(bi, i, chunk);
-      const Fa2ChunkCycles c = fa2_chunk_cycles(cost, s, block.rows, tk);
+      const Fa2ChunkCycles c = fa2_chunk_cycles(cost, s, block.chunk_rows(i), tk);
       if (s.kv_dequant) {
         emit.compute(c.dequant, {q, chunk[i]});
         emit.compute(c.qk);
@@ -326,31 +337,28 @@ void lower_fa2(LoweringContext& ctx, OpId op) {
   if (h == HistoryRoute::stream || h == HistoryRoute::resident || h == HistoryRoute::staged) {
     ctx.out.ops[op].streamed_in_bytes = ctx.graph[*unit.reader].kv_bytes;
   }
-  // Loop replay: one loop per cut block, iteration k's starts filled core by core (a core
-  // without blocks has none of its commands there: each start is where its next command goes).
-  std::vector<std::size_t> loop_of(unit.dropped.size(), kNoLoop);
+  // Loop replay: one loop per cut run, iteration k's starts filled core by core (a core without
+  // blocks has none of its commands there: each start is where its next command goes).
+  std::vector<LoopAt> loops;
   const std::size_t queues = std::size_t{ctx.chip.cores} * ctx.chip.engines.size();
-  const std::vector<AttentionBlock>* blocks = nullptr;  // the same on every core that has blocks
-  for (const CoreAttention& c : unit.plan->cores) {
-    if (!c.blocks.empty()) blocks = &c.blocks;
-  }
-  for (std::size_t b = 0; b < unit.dropped.size(); ++b) {
-    if (unit.dropped[b] == 0) continue;
-    loop_of[b] = ctx.out.loops.size();
-    // Starts of the kept alike iterations and of the tail (buffers + 1 iterations).
-    const std::size_t kept = (*blocks)[b].chunk_tokens.size() - (unit.plan->buffers + 1);
+  std::uint64_t left_out = 0;  // by earlier cuts of the same block
+  for (std::size_t c = 0; c < unit.cuts.size(); ++c) {
+    const CutLoop& cut = unit.cuts[c];
+    if (c > 0 && unit.cuts[c - 1].block != cut.block) left_out = 0;
+    loops.push_back(LoopAt{cut.block, cut.first - left_out, cut.kept, ctx.out.loops.size()});
     ctx.out.loops.push_back(LoweredLoop{
-        op, unit.dropped[b], std::vector<std::vector<std::uint32_t>>(kept + 1, std::vector<std::uint32_t>(queues, 0))});
+        op, cut.dropped, std::vector<std::vector<std::uint32_t>>(cut.kept + 1, std::vector<std::uint32_t>(queues, 0))});
+    left_out += cut.dropped;
   }
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     if (!unit.plan->cores[core].blocks.empty()) {
-      lower_fa2_core(ctx, unit, op, core, loop_of);
+      lower_fa2_core(ctx, unit, op, core, loops);
       continue;
     }
-    for (const std::size_t l : loop_of) {
-      if (l == kNoLoop) continue;
-      for (std::size_t k = 0; k < ctx.out.loops[l].starts.size(); ++k)
-        record_loop_starts(ctx, core, ctx.out.loops[l], k);
+    for (const LoopAt& at : loops) {
+      for (std::size_t k = 0; k < ctx.out.loops[at.loop].starts.size(); ++k) {
+        record_loop_starts(ctx, core, ctx.out.loops[at.loop], k);
+      }
     }
   }
 }

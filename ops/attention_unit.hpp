@@ -51,9 +51,9 @@ struct AttentionUnit {
   /// Staged: per core, the history's rounds in the L2 and how many round buffers it holds.
   std::vector<std::vector<std::vector<RoundPiece>>> staged_rounds;
   std::uint64_t staged_buffers = 0;
-  /// Loop replay (LoweringOptions::loop_kept): the iterations each row block leaves out on every
-  /// core (empty: none), and the plan without them, which `plan` then points to.
-  std::vector<std::uint64_t> dropped;
+  /// Loop replay (LoweringOptions::loop_kept): the runs of chunk iterations cut short on every
+  /// core (empty: none), and the plan without their left-out iterations, which `plan` then points to.
+  std::vector<CutLoop> cuts;
   std::shared_ptr<const AttentionPlan> cut_plan;
   /// The combine also merges another fa2 (a prefill chunk's attention over itself, beside this
   /// one over its history): every sequence leaves a partial output, even one no core cut.

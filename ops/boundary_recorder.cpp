@@ -21,7 +21,16 @@ BoundaryRecorder::BoundaryRecorder(const BoundaryWatch& watch, std::size_t queue
       }
     }
   }
+  if (!watch.previous.empty() && watch.previous.size() != watched) {
+    throw std::logic_error("boundary watch: one previous unit per watched layer expected");
+  }
   boundaries_.resize(watched);
+  last_of_run_.assign(watched, 1);
+  for (std::size_t w = 0; w < watched; ++w) {
+    if (watch.follows[w] == 0) continue;
+    if (w == 0 || previous(w) >= w) throw std::logic_error("boundary watch: a unit follows one watched after it");
+    last_of_run_[previous(w)] = 0;
+  }
 }
 
 std::uint32_t BoundaryRecorder::watched_from(std::size_t queue) const {
@@ -50,8 +59,30 @@ void BoundaryRecorder::settled(const sim::KernelState& state) {
       frame.message_hi = base + watch_.message_hi[w] + (base - previous);
     }
     bool complete = false;
-    b.state = state.canonical(frame, complete);
+    std::vector<std::uint64_t> canonical = state.canonical(frame, complete);
     b.comparable = bounded && complete;
+    // The units before it in its run, nearest first: compare, then forget what no later unit of
+    // the run reaches back to (all of them when this is the run's last).
+    std::size_t back[kMostBoundariesBack];
+    std::size_t depth = 0;
+    for (std::size_t x = w; depth < kMostBoundariesBack && watch_.follows[x] != 0; ++depth) {
+      x = previous(x);
+      back[depth] = x;
+    }
+    if (b.comparable) {
+      for (std::size_t d = 0; d < depth; ++d) {
+        const auto found = recent_.find(back[d]);
+        if (found != recent_.end() && found->second == canonical) {
+          b.same_as_back = static_cast<std::uint8_t>(b.same_as_back | (1u << d));
+        }
+      }
+    }
+    if (depth == kMostBoundariesBack) recent_.erase(back[depth - 1]);
+    if (last_of_run_[w] != 0) {
+      for (std::size_t d = 0; d < depth; ++d) recent_.erase(back[d]);
+    } else if (b.comparable) {
+      recent_[w] = std::move(canonical);
+    }
     for (std::size_t q = 0; q < state.queues(); ++q) {
       b.completed.push_back(state.completed(q));
       b.head.push_back(state.head(q));

@@ -355,7 +355,7 @@ std::optional<ReplayStage> find_replay_stage(const RunPlan& run, const Boundary*
   // is in flight at B_j must be in repeating blocks) up to K - 3 (period j may meet block w + 2).
   for (std::uint64_t w = run.first_repeating + 1; w + 3 <= K; ++w) {
     const Boundary &bj = b[w], &bn = b[w + 1];
-    if (!bj.seen || !bn.seen || !bj.comparable || !bn.comparable || bj.state != bn.state || bn.time <= bj.time) {
+    if (!bj.seen || !bn.seen || !bn.same_as(shape.boundaries_apart) || bn.time <= bj.time) {
       continue;
     }
     bool inside = true;

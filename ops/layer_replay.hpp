@@ -145,6 +145,8 @@ struct StageShape {
   OpId first_op = 0;
   sim::Tick next_first = ~sim::Tick{0};  ///< the next run's repeated period starts there
   bool scan_run_only = false;            ///< only the run's commands can be written in its period
+  /// b[w] and b[w + 1] are this many watched boundaries apart (loop replay's period p).
+  std::size_t boundaries_apart = 1;
   std::string unit = "layer", units = "layers", overlap;
 };
 /// The stage of one run from its K kept units' boundaries b[0..K), or nullopt: `why`, and

@@ -136,6 +136,7 @@ std::optional<std::vector<LoopStage>> match_loops(const std::vector<LoweredLoop>
       std::vector<Boundary> at;
       for (std::uint64_t k = 0; k < units.starts.size(); ++k) at.push_back(boundaries[first_boundary + k * p]);
       shape.dropped = loops[r].dropped / p;
+      shape.boundaries_apart = p;
       bool fatal = false;
       found = find_replay_stage(units, at.data(), units.starts.size(), shape, trace, engines, why, fatal);
     }

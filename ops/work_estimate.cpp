@@ -111,14 +111,15 @@ class Estimator {
     auto found = cut_.find(a);
     if (found != cut_.end()) return found->second;
     const AttentionPlan plan = plan_attention(a, chip_, false, false, options_.attn_split);
-    const std::vector<std::uint64_t> dropped = droppable_iterations(plan, options_.loop_kept, kLoopPeriodMultiple);
+    const std::vector<CutLoop> cuts = droppable_iterations(plan, options_.loop_kept, kLoopPeriodMultiple);
     std::optional<Estimate> out;
-    if (!dropped.empty()) {
+    if (!cuts.empty()) {
       Estimate commands = 0;
       for (const CoreAttention& core : plan.cores) {
-        for (std::size_t b = 0; b < core.blocks.size(); ++b) {
-          commands += 8 * static_cast<Estimate>(core.blocks[b].chunk_tokens.size() - dropped[b]) + 4;
-        }
+        for (const AttentionBlock& block : core.blocks)
+          commands += 8 * static_cast<Estimate>(block.chunk_tokens.size()) + 4;
+        if (core.blocks.empty()) continue;  // the cuts are on every core that has blocks
+        for (const CutLoop& cut : cuts) commands -= 8 * static_cast<Estimate>(cut.dropped);
       }
       out = commands;
     }

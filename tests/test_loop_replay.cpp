@@ -57,42 +57,69 @@ ops::AttentionBlock block(std::vector<std::uint64_t> chunks) {
 }  // namespace
 
 TEST_CASE("loop replay cuts a block's alike chunk iterations, keeping the first ones and the tail", "[loop_replay]") {
+  using ops::CutLoop;
   ops::AttentionPlan plan;
-  plan.buffers = 2;  // the tail: the last 2 iterations queue nothing ahead, plus the short last chunk
+  plan.buffers = 2;  // iteration i computes chunk i and queues chunk i + 2
   plan.cores.resize(2);
   for (auto& core : plan.cores) {
     core.blocks = {block({16, 16, 16, 16, 16, 16, 16, 5}), block({16, 16, 16, 16, 16}), block({16, 16})};
   }
-  // kept 2, tail 3: the 8-chunk block has 8 - 3 = 5 alike iterations and leaves out 5 - 2 = 3; the
-  // 5-chunk block has 2, none to leave out; so has the 2-chunk one.
-  const std::vector<std::uint64_t> dropped = ops::droppable_iterations(plan, 2);
-  CHECK(dropped == std::vector<std::uint64_t>{3, 0, 0});
-  const ops::AttentionPlan cut = ops::with_iterations_dropped(plan, dropped);
+  // Block 0: iterations 0..4 compute 16 keys and queue 16 (alike), 5 queues the short 5, 6 and 7
+  // queue nothing and 7 computes 5: one run [0, 5); kept 2, so 3 are left out. Block 1:
+  // iterations 0..2 queue 16, 3 and 4 nothing: a run [0, 3), 1 left out. Block 2: two iterations
+  // queueing nothing, the block's last: no iteration after them, nothing cut.
+  const std::vector<CutLoop> cuts = ops::droppable_iterations(plan, 2);
+  CHECK(cuts == std::vector<CutLoop>{{0, 0, 2, 3}, {1, 0, 2, 1}});
+  const ops::AttentionPlan cut = ops::with_iterations_dropped(plan, cuts);
   for (const auto& core : cut.cores) {
     REQUIRE(core.blocks.size() == 3);
-    // The first 2 chunks, then the last 3 (16, 16, 5): iterations 2..4 left out.
+    // The first 2 chunks, then from 5 on (16, 16, 5); block 1: 2, then from 3 on.
     CHECK(core.blocks[0].chunk_tokens == std::vector<std::uint64_t>{16, 16, 16, 16, 5});
-    CHECK(core.blocks[1].chunk_tokens == plan.cores[0].blocks[1].chunk_tokens);
+    CHECK(core.blocks[1].chunk_tokens == std::vector<std::uint64_t>{16, 16, 16, 16});
     CHECK(core.blocks[2].chunk_tokens == plan.cores[0].blocks[2].chunk_tokens);
   }
 
-  SECTION("a multiple of the periods left out: 3 rounded down to 2, the iterations just before the tail") {
-    const std::vector<std::uint64_t> even = ops::droppable_iterations(plan, 2, 2);
-    CHECK(even == std::vector<std::uint64_t>{2, 0, 0});
+  SECTION("a multiple of the periods left out: 3 rounded down to 2, the iterations just before the run's end") {
+    const std::vector<CutLoop> even = ops::droppable_iterations(plan, 2, 2);
+    CHECK(even == std::vector<CutLoop>{{0, 0, 3, 2}});
     CHECK(ops::with_iterations_dropped(plan, even).cores[0].blocks[0].chunk_tokens ==
           std::vector<std::uint64_t>{16, 16, 16, 16, 16, 5});
   }
-  SECTION("cores that run different blocks are not one unit: nothing is cut") {
+  SECTION("cores whose last chunks differ (a striped split's uneven tokens) are cut alike, each keeping its own") {
     plan.cores[1].blocks[0].chunk_tokens.back() = 6;
+    const std::vector<CutLoop> differ = ops::droppable_iterations(plan, 2);
+    CHECK(differ == cuts);
+    CHECK(ops::with_iterations_dropped(plan, differ).cores[1].blocks[0].chunk_tokens ==
+          std::vector<std::uint64_t>{16, 16, 16, 16, 6});
+  }
+  SECTION("cores whose blocks differ in chunk count are not one unit: nothing is cut") {
+    plan.cores[1].blocks[0].chunk_tokens.insert(plan.cores[1].blocks[0].chunk_tokens.begin(), 16);
     CHECK(ops::droppable_iterations(plan, 2).empty());
   }
-  SECTION("a short chunk before the last breaks the period: that block is kept whole") {
+  SECTION("a short chunk in the middle breaks block 0 into runs of 1: only block 1 is cut") {
     for (auto& core : plan.cores) core.blocks[0].chunk_tokens[3] = 8;
-    CHECK(ops::droppable_iterations(plan, 2).empty());
+    CHECK(ops::droppable_iterations(plan, 2) == std::vector<CutLoop>{{1, 0, 2, 1}});
   }
   SECTION("a core without blocks does not stop the others") {
     plan.cores[1].blocks.clear();
-    CHECK(ops::droppable_iterations(plan, 2) == std::vector<std::uint64_t>{3, 0, 0});
+    CHECK(ops::droppable_iterations(plan, 2) == cuts);
+  }
+  SECTION("a band of trimmed rows is runs of its own, cut like any other") {
+    for (auto& core : plan.cores) {
+      core.blocks = {block(std::vector<std::uint64_t>(12, 16))};
+      core.blocks[0].band_rows = {48, 48, 48, 16, 16, 16};  // chunks 6..11 (rows 64 before)
+    }
+    // Runs: [0, 6) of 64 rows; [6, 9) of 48; 9 (16 rows, queues chunk 11); [10, 12) queue
+    // nothing and end the block. Kept 2: 4 and 1 left out.
+    const std::vector<CutLoop> band = ops::droppable_iterations(plan, 2);
+    CHECK(band == std::vector<CutLoop>{{0, 0, 2, 4}, {0, 6, 2, 1}});
+    // Kept: chunks 0, 1, 6, 7, 9, 10, 11; the band is the last five of them.
+    const ops::AttentionPlan cut_band = ops::with_iterations_dropped(plan, band);
+    const ops::AttentionBlock& b = cut_band.cores[0].blocks[0];
+    CHECK(b.chunk_tokens.size() == 7);
+    CHECK(b.band_rows == std::vector<std::uint32_t>{48, 48, 16, 16, 16});
+    CHECK(b.chunk_rows(1) == 64);
+    CHECK(b.chunk_rows(2) == 48);
   }
 }
 
@@ -115,10 +142,9 @@ TEST_CASE("loop replay: a V3 prefill attention block on SG2262, exactly as simul
   CHECK(p.replayed.table().find("repeated chunk iterations of fa2") != std::string::npos);
 }
 
-TEST_CASE("loop replay of causal prefill: cut when the heads divide over the cores, else simulated in full",
-          "[loop_replay]") {
-  auto causal_block = [](std::uint64_t tp) {
-    g5sim::Request r = prefill(8192, "causal");
+TEST_CASE("loop replay of causal prefill: cut when the heads and the cores divide one another", "[loop_replay]") {
+  auto causal_block = [](std::uint64_t tp, std::uint64_t ctx = 8192) {
+    g5sim::Request r = prefill(ctx, "causal");
     r.scope = "block";
     r.tp = tp, r.ep = 1, r.dp = 1;
     return r;
@@ -128,12 +154,32 @@ TEST_CASE("loop replay of causal prefill: cut when the heads divide over the cor
   const Pair aligned = both_ways("sg2262", "deepseek-v3", causal_block(1));
   check_identical(aligned);
   CHECK(aligned.replayed.replayed_commands > 0);
-  // tp 8: 16 heads over 64 cores, each head's tokens split over 4 cores (an early and a late part
-  // each, for equal keys): the cores' blocks differ, nothing is cut, and it is still exact.
-  const Pair split = both_ways("sg2262", "deepseek-v3", causal_block(8));
-  check_identical(split);
-  CHECK(split.replayed.replayed_commands == 0);
-  CHECK(split.replayed.table().find("repeated chunk iterations of fa2") == std::string::npos);
+  // tp 8: 16 heads over 64 cores, 4 cores a head. At 8192 tokens a core's 2048 rows are one block:
+  // striped (core j: tokens j, j + 4, ...) it would span all 8192 positions and compute a band of
+  // 512-row tiles, about 11 % more than early and late parts of 1024 tokens do, past the 1 %
+  // margin: parts, whose blocks differ from core to core, nothing cut.
+  const Pair early_late = both_ways("sg2262", "deepseek-v3", causal_block(8, 8192));
+  check_identical(early_late);
+  CHECK(early_late.replayed.replayed_commands == 0);
+  // At 32768 tokens, 8192 a core in 4 blocks of 2048 rows, stripes cost 0.3 % more: striped.
+  // Block b streams keys up to 8192 (b + 1) in 16-token chunks, 512 (b + 1) of them (tiles as
+  // above). Its first row (position 8192 b + j, j < 4) sees chunks up to 512 b; chunk 512 b + m
+  // is first seen by item token 2048 b + 4 m, so with band tiles of 2048 / 4 = 512 rows chunks
+  // up to 512 b + 127 take 2048 rows, the next 128 1536, then 1024, then 512, and the last 4
+  // queue nothing. Runs (kept 10, a multiple of 12 left out): block 0: 128, 128, 128, 124 -> 4 x
+  // 108 = 432; block 1: 640 -> 624, then 3 x 108: 948; block 2: 1152 -> 1140, 1464; block 3:
+  // 1664 -> 1644, 1968. 4,812 iterations of 7 commands on 64 cores: 2,155,776.
+  const Pair striped = both_ways("sg2262", "deepseek-v3", causal_block(8, 32768));
+  check_identical(striped);
+  CHECK(striped.replayed.replayed_commands == 2'155'776);
+  // tp 8 on the first 40 cores: 16 heads and 40 cores divide neither way, the tokens go in early
+  // and late parts, the cores' blocks differ: nothing is cut, and it is still exact.
+  const Pair parts =
+      replay_test::both_ways(g5sim::Chip::from_file(g5sim::chip_path("sg2262")).with_cores(40),
+                             g5sim::Model::from_file(source("configs/models/deepseek-v3.yaml")), causal_block(8));
+  check_identical(parts);
+  CHECK(parts.replayed.replayed_commands == 0);
+  CHECK(parts.replayed.table().find("repeated chunk iterations of fa2") == std::string::npos);
 }
 
 TEST_CASE("loop replay: steps of a few layers, other cores, chips and models, exactly as in full", "[loop_replay]") {

@@ -203,6 +203,10 @@ BENCHMARK_CAPTURE(BM_Step, v3_prefill_4k, step_request("prefill", std::nullopt, 
 // chunk loops cut (loop replay; the 128 heads divide over the 64 cores).
 BENCHMARK_CAPTURE(BM_Step, v3_prefill_b8_ctx65536, step_request("prefill", 8, 65536, true))
     ->Unit(benchmark::kMillisecond);
+// One 131,072-token prompt (automatic tp 8: 16 heads for 64 cores, each head's tokens striped
+// over 4 of them, so loop replay cuts their chunk loops too).
+BENCHMARK_CAPTURE(BM_Step, v3_prefill_b1_ctx131072, step_request("prefill", 1, 131072, true))
+    ->Unit(benchmark::kMillisecond);
 // Mixed steps (--mix): 64 decodes at 4096 beside a 2048-token prompt; one long and 63 short decodes.
 BENCHMARK_CAPTURE(BM_Step, v3_mixed_64x1at4096_1x2048at0, mix_request("64x1@4096,1x2048@0"))
     ->Unit(benchmark::kMillisecond);
