@@ -47,9 +47,8 @@ struct Watches {
 std::optional<Watches> merge(const ops::BoundaryWatch& layers, const ops::BoundaryWatch& loops) {
   Watches out;
   auto take = [&](const ops::BoundaryWatch& from, std::size_t w, std::vector<std::size_t>& at) {
-    // The unit before it in its run is the entry before it in its own watch.
-    const std::size_t before = !from.previous.empty() ? from.previous[w] : w - 1;
-    out.watch.previous.push_back(from.follows[w] != 0 ? static_cast<std::uint32_t>(at[before]) : 0);
+    // The unit before it in its run, where the merged watch put it.
+    out.watch.previous.push_back(from.follows[w] != 0 ? static_cast<std::uint32_t>(at[from.previous_of(w)]) : 0);
     at.push_back(out.watch.starts.size());
     out.watch.starts.push_back(from.starts[w]);
     out.watch.message_base.push_back(from.message_base[w]);

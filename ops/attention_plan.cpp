@@ -156,7 +156,7 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
     // goes to g = cores / pairs cores, core j of them taking its query tokens j, j + g, j + 2g, ...
     // (striped attention, Brandon et al. 2023, arXiv:2311.09431): equal causal work, and, as each
     // block reads the keys up to the end of its last token's stripe of g, every core the same
-    // blocks (loop replay can cut them). A core masks at most g - 1 of those keys a row.
+    // blocks (loop replay can cut them); striped_band trims the rows of the band they span.
     const StreamRun& r = runs[0];
     const std::uint64_t g = cores / (r.streams * hpk);
     for (std::uint64_t c = 0; c < cores; ++c) {
@@ -303,11 +303,10 @@ ItemExtent measure(const std::vector<std::vector<Item>>& items) {
 // Stripes balance the cores exactly and give them alike blocks, but a block whose rows are few
 // lane tiles computes a wide masked band: they are kept only when their work is within
 // kStripedWorkMargin of the contiguous parts' (or the parts fit no tiles).
-bool stripes_pay(const AttentionShape& s, const hw::Chip& chip, const std::vector<std::vector<Item>>& stripes,
+bool stripes_pay(const AttentionShape& s, std::uint64_t lanes, const std::vector<std::vector<Item>>& stripes,
                  const AttentionTiles& stripe_tiles, const std::vector<std::vector<Item>>& parts,
                  const AttentionTiles& part_tiles) {
   if (part_tiles.row_block == 0) return true;
-  const std::uint64_t lanes = std::max<std::uint64_t>(1, chip.tensor_unit().lanes_per_core);
   return padded_work(s, stripes, stripe_tiles.row_block, stripe_tiles.chunk_tokens, lanes) <=
          (1 + kStripedWorkMargin) * padded_work(s, parts, part_tiles.row_block, part_tiles.chunk_tokens, lanes);
 }
@@ -643,12 +642,11 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   const std::uint64_t parts = by_history ? decode_split_parts(s, chip, partials_may_use_l2) : chip.cores;
   auto items = split_items(s, chip.cores, parts, split, true);
   ItemExtent extent = measure(items);
-  std::uint64_t& max_rows = extent.max_rows;
-  std::uint64_t &max_tokens = extent.max_tokens, &max_resident = extent.max_resident;
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
+  const std::uint64_t lanes = std::max<std::uint64_t>(1, chip.tensor_unit().lanes_per_core);
   AttentionPlan plan;
   plan.resident = resident;
-  AttentionTiles tiles = choose_tiles(s, lmem, max_rows, max_tokens, max_resident, resident);
+  AttentionTiles tiles = choose_tiles(s, lmem, extent.max_rows, extent.max_tokens, extent.max_resident, resident);
   const bool striped = std::any_of(items.begin(), items.end(), [](const std::vector<Item>& core) {
     return !core.empty() && core.front().q_stride > 1;
   });
@@ -657,19 +655,19 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
     const ItemExtent parts_extent = measure(parts_items);
     const AttentionTiles parts_tiles =
         choose_tiles(s, lmem, parts_extent.max_rows, parts_extent.max_tokens, parts_extent.max_resident, resident);
-    if (!stripes_pay(s, chip, items, tiles, parts_items, parts_tiles)) {
+    if (!stripes_pay(s, lanes, items, tiles, parts_items, parts_tiles)) {
       items = std::move(parts_items), extent = parts_extent, tiles = parts_tiles;
     }
   }
-  if (by_history && tile_rows && !resident && tiles.row_block != 0 && tiles.row_block < max_rows) {
+  if (by_history && tile_rows && !resident && tiles.row_block != 0 && tiles.row_block < extent.max_rows) {
     // Row tiles (attention_plan.hpp): the rows of a sequence over a group of cores, in M alike tiles.
     const std::uint64_t row_block =
-        choose_row_tile(max_rows, tiles.row_block, chip.tensor_unit().lanes_per_core, chip.cores);
-    const std::uint64_t tiles_per_sequence = ceil_div(max_rows, row_block);
+        choose_row_tile(extent.max_rows, tiles.row_block, chip.tensor_unit().lanes_per_core, chip.cores);
+    const std::uint64_t tiles_per_sequence = ceil_div(extent.max_rows, row_block);
     items = split_row_tiles(s, chip.cores, row_tile_parts(s, chip, partials_may_use_l2, row_block, tiles_per_sequence),
                             row_block);
     extent = measure(items);
-    tiles = choose_tiles(s, lmem, max_rows, max_tokens, 0, false);
+    tiles = choose_tiles(s, lmem, extent.max_rows, extent.max_tokens, 0, false);
     plan.row_tiles = true;
   }
   const bool found = tiles.row_block != 0;
@@ -683,7 +681,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
           fmt::format("a kv_resident engine reads the history into local memory in rounds beside all {} query "
                       "rows of an item, but {} ({}) has lmem_bytes_per_core = {}, too little for those rows and one "
                       "{}-byte history row; read it with a kv_stream engine ({}) or use fewer query rows",
-                      max_rows, chip.name, chip.source, lmem, s.kv_token_bytes,
+                      extent.max_rows, chip.name, chip.source, lmem, s.kv_token_bytes,
                       chip.engine(chip.default_kv_engine()).name));
     }
     throw hw::ConfigError(
@@ -691,7 +689,6 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   }
 
   plan.cores.resize(chip.cores);
-  const std::uint64_t lanes = std::max<std::uint64_t>(1, chip.tensor_unit().lanes_per_core);
   if (s.decode) plan.partials_per_sequence.assign(s.sequences(), 0);
   for (std::uint64_t c = 0; c < chip.cores; ++c) {
     for (const Item& it : items[c]) {

@@ -28,8 +28,9 @@ BoundaryRecorder::BoundaryRecorder(const BoundaryWatch& watch, std::size_t queue
   last_of_run_.assign(watched, 1);
   for (std::size_t w = 0; w < watched; ++w) {
     if (watch.follows[w] == 0) continue;
-    if (w == 0 || previous(w) >= w) throw std::logic_error("boundary watch: a unit follows one watched after it");
-    last_of_run_[previous(w)] = 0;
+    if (w == 0 || watch.previous_of(w) >= w)
+      throw std::logic_error("boundary watch: a unit follows one watched after it");
+    last_of_run_[watch.previous_of(w)] = 0;
   }
 }
 
@@ -66,7 +67,7 @@ void BoundaryRecorder::settled(const sim::KernelState& state) {
     std::size_t back[kMostBoundariesBack];
     std::size_t depth = 0;
     for (std::size_t x = w; depth < kMostBoundariesBack && watch_.follows[x] != 0; ++depth) {
-      x = previous(x);
+      x = watch_.previous_of(x);
       back[depth] = x;
     }
     if (b.comparable) {

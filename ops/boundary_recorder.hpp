@@ -37,6 +37,7 @@ struct BoundaryWatch {
   /// [watched layer]: where that unit is in this watch (empty: the entry before; a merged watch
   /// of several replays interleaves their runs).
   std::vector<std::uint32_t> previous;
+  std::size_t previous_of(std::size_t w) const { return previous.empty() ? w - 1 : previous[w]; }
 };
 
 /// How far back a boundary's state is compared (loop replay's longest period).
@@ -70,7 +71,6 @@ class BoundaryRecorder final : public sim::KernelObserver {
   std::vector<Boundary> boundaries_;
   std::uint32_t next_ = 0;              ///< first watched layer not reached yet
   std::vector<std::uint32_t> reached_;  ///< reached at the current time, state not yet recorded
-  std::size_t previous(std::size_t w) const { return watch_.previous.empty() ? w - 1 : watch_.previous[w]; }
   /// The comparable states a later unit of their run may still be compared with.
   std::unordered_map<std::size_t, std::vector<std::uint64_t>> recent_;
   std::vector<std::uint8_t> last_of_run_;  ///< [watched layer]: no later unit follows it
