@@ -285,6 +285,7 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
   }
   const StepTimer verify = steps.verify();
   setup.bucket_samples = 0;
+  double last_largest = 0;  // the last round's largest error over its bound
   for (std::uint64_t percent = kFirstGridPercent;; percent = std::max(kFinestGridPercent, percent / 2)) {
     setup.bucket_percent = percent;
     std::vector<StepHooks::Taken> taken;
@@ -297,10 +298,16 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
     ++report.rounds;
     report.checks = check(run, taken, steps, verify, report.rounds, setup.jobs, setup.auto_percent);
     report.samples += steps.size() - simulated;
-    report.met = largest_error(report.checks) <= 1;
+    const double largest = largest_error(report.checks);
+    report.met = largest <= 1;
     // Missed: the serve exactly when its steps not yet simulated number at most three times those
-    // simulated so far (about what two finer rounds would cost).
-    const bool exact = !report.met && steps.unknown(taken) <= 3 * steps.size();
+    // simulated so far (about what two finer rounds would cost), or kStalledExactFactor times when
+    // this round did not halve the last one's error (the header's step 3).
+    const std::uint64_t left = steps.unknown(taken);
+    const bool stalled = report.rounds > 1 && largest > last_largest / 2;
+    const bool exact =
+        !report.met && (left <= 3 * steps.size() || (stalled && left <= kStalledExactFactor * steps.size()));
+    last_largest = largest;
     if (exact) {
       setup.bucket_percent = 0;
       run = serve_requests(requests, settings, setup, verify, staged("exact"), drafts, hooks);

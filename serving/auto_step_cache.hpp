@@ -29,7 +29,11 @@
 //    steps are the long prompts') ends the search; else the next round, on a finer grid, with the
 //    samples now known exactly, unless simulating the rest is the cheaper way to the bound: the
 //    steps the serve took and has not simulated number at most three times those simulated so
-//    far (about what two finer rounds would cost). Then the serve runs exactly. A miss at
+//    far (about what two finer rounds would cost), or at most kStalledExactFactor times when the
+//    round did not halve the last round's largest error over its bound (a finer grid that does
+//    not close in says the grid's coarseness is not what misses: kernel tiling's bumps in a
+//    prompt's length, a decode split's in a history; more rounds would likely each pay their
+//    anchors and draws and miss again). Then the serve runs exactly. A miss at
 //    kFinestGridPercent with more left stands, reported as not met.
 // Why a model from the serve's own steps rather than one grid for every serve: the grid that
 // keeps one load within 1 % wastes simulations on another, and a grid's error was measured but
@@ -52,6 +56,10 @@ inline constexpr std::uint64_t kDraws = 64;
 /// The first round's grid and the finest, in percent.
 inline constexpr std::uint64_t kFirstGridPercent = 50;
 inline constexpr std::uint64_t kFinestGridPercent = 6;
+/// When refining stalls, the serve runs exactly if its steps left number at most this many times
+/// those simulated so far: more rounds would likely miss again, and exact meets the bound for at
+/// most ten times what the search has spent.
+inline constexpr std::uint64_t kStalledExactFactor = 10;
 
 /// Serves `requests` under `step_cache auto:setup.auto_percent` (setup.auto_percent > 0):
 /// bucket_percent is set per round; the run's distinct_steps counts every step simulated (anchors,

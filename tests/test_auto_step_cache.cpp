@@ -248,3 +248,35 @@ TEST_CASE("step cache folder: a warm serve reads every step with the same result
   CHECK(other.steps_read == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("auto: when a finer grid does not close in, the serve runs exactly sooner", "[serve][auto]") {
+  g5sim::ServeSettings settings;
+  settings.set("kv_tokens", std::uint64_t{1'000'000});
+  g5sim::ServeSetup setup;
+  setup.auto_percent = 1;
+  // A step time no grid holds: 40 us more for each unit of the step's history sum mod 5 (as a
+  // decode split's or a kernel tiling's bumps), on 1 ms + 1 us a token.
+  auto bumpy = [](const StepGroups& groups) {
+    std::uint64_t tokens = 0, history = 0;
+    for (const g5sim::SequenceRecord& g : groups) tokens += g.count * g.q_len, history += g.count * g.history;
+    return StepTime{kMs + kUs * tokens + 40 * kUs * (history % 5), false, 0, 0};
+  };
+  // 1,600 requests of 10 .. 59 tokens in, 8 .. 14 out, one every 3 ms: about 4,400 steps. The
+  // 25 % grid's check misses by more than half the 50 % grid's miss: refining has stalled, and
+  // the steps left are more than 3 but at most 10 times those simulated, so the serve runs
+  // exactly after round 2 (with the rule of three alone it refined to 12 % first: 1,641
+  // simulated against 1,432), and every request's times are the exact serve's.
+  std::vector<g5sim::ServeRequest> many;
+  for (std::uint64_t i = 0; i < 1600; ++i) {
+    many.push_back({fmt::format("r{}", i), i * 3 * kMs, 10 + i % 50, 8 + i % 7});
+  }
+  const g5sim::ServeRun run = serving::serve_auto(many, settings, setup, bumpy, {}, {});
+  REQUIRE(run.auto_cache);
+  CHECK(run.auto_cache->exact);
+  CHECK(run.auto_cache->met);
+  CHECK(run.auto_cache->rounds == 2);
+  CHECK(run.auto_cache->grid_percent == 25);
+  const g5sim::ServeRun exact = serving::serve_requests(many, settings, g5sim::ServeSetup{}, bumpy);
+  REQUIRE(run.requests.size() == exact.requests.size());
+  for (std::size_t i = 0; i < many.size(); ++i) CHECK(run.requests[i].finish_ps == exact.requests[i].finish_ps);
+}

@@ -19,8 +19,8 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build ccache universal-ctags
           libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
           libeigen3-dev libbenchmark-dev clang-format clang libclang-rt-14-dev
-          python3 python3-dev pybind11-dev python3-pytest python3-pandas python3-matplotlib
-          python3-dask python3-distributed)
+          python3 python3-dev pybind11-dev python3-pytest python3-pytest-xdist python3-pandas
+          python3-matplotlib python3-dask python3-distributed)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -63,8 +63,9 @@ case "$mode" in
     # Every test once in the Release tree: unit, slow (the MAPE ratchet, the replay baselines),
     # the command line's goldens, the layering probes, installs and outputs.
     ctest --test-dir build --output-on-failure -j "$jobs"
-    # The Python module's suite, on Debian's interpreter (another python3 may come first on PATH).
-    PYTHONPATH="$PWD/build/python" /usr/bin/python3 -m pytest -p no:cacheprovider -q python/tests
+    # The Python module's suite, on Debian's interpreter (another python3 may come first on PATH),
+    # one pytest-xdist worker a core: most of its time is the README's commands, one process each.
+    PYTHONPATH="$PWD/build/python" /usr/bin/python3 -m pytest -p no:cacheprovider -q -n "$jobs" python/tests
     # One clang tree for both: every target with ASan + UBSan (any report fails) and the fuzzers'
     # coverage; -O1 with line tables keeps its reports readable and its build short.
     CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
