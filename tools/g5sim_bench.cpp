@@ -358,22 +358,56 @@ BENCHMARK(BM_Solve)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 // The README's search: DeepSeek-V3 on SG2262 and H100, 16 clients, 32 requests of 1,024 in and 64
 // out, batch caps 4, 8, 16, TPOT p90 <= 50 ms; every sharding that fits.
-void BM_Search(benchmark::State& state) {
+// g5sim search of DeepSeek-V3 over SG2262 and H100 on the machine's cores, with the search's
+// default step cache (bucket:10): the README's 33 points of 32 requests (a coarse pass, then the
+// fronts' neighbours), and 198 points of 100 requests (max_seqs 4-128 x max_batched_tokens
+// 2,048-8,192 x every deployment that fits, --exhaustive) cold (an empty step cache folder) and
+// warm (the same search again, its steps read from the folder).
+struct SearchGrid {
+  std::string requests, max_seqs, max_batched_tokens;
+  bool exhaustive = false;
+};
+
+void BM_Search(benchmark::State& state, SearchGrid grid, bool warm) {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / fmt::format("g5sim-bench-search-{}", getpid());
+  std::filesystem::remove_all(folder);
+  g5sim::KnobItems items{{"concurrency", "16"},       {"requests", grid.requests},
+                         {"input_len", "1024"},       {"output_len", "64"},
+                         {"max_seqs", grid.max_seqs}, {"max_batched_tokens", grid.max_batched_tokens},
+                         {"slo_tpot_ms", "50"},       {"step_cache_dir", folder.string()}};
+  if (grid.exhaustive) items.emplace_back("exhaustive", "true");
   const g5sim::SearchSpec spec = g5sim::search_spec_of(
       {g5sim::Chip::from_file(g5sim::chip_path("sg2262")), g5sim::Chip::from_file(g5sim::chip_path("h100"))},
-      g5sim::Model::from_file(g5sim::shipped_model_path()), g5sim::Request{},
-      {{"concurrency", "16"},
-       {"requests", "32"},
-       {"input_len", "1024"},
-       {"output_len", "64"},
-       {"max_seqs", "4,8,16"},
-       {"slo_tpot_ms", "50"}});
+      g5sim::Model::from_file(g5sim::shipped_model_path()), g5sim::Request{}, items);
   g5sim::SearchSpec threaded = spec;
   threaded.design.set("jobs", std::uint64_t{api::default_jobs()});
+  if (warm) g5sim::search(threaded);
   std::size_t points = 0;
-  for (auto _ : state) points = g5sim::search(threaded).points.size();
+  for (auto _ : state) {
+    if (!warm) {
+      state.PauseTiming();
+      std::filesystem::remove_all(folder);
+      state.ResumeTiming();
+    }
+    points = g5sim::search(threaded).points.size();
+  }
+  std::filesystem::remove_all(folder);
   state.counters["points"] = static_cast<double>(points);
 }
-BENCHMARK(BM_Search)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+const SearchGrid kReadmeSearch{"32", "4,8,16", "8192", false};
+const SearchGrid kSearch200{"100", "4,8,16,32,64,128", "2048,4096,8192", true};
+BENCHMARK_CAPTURE(BM_Search, readme_33_points, kReadmeSearch, false)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Search, v3_198_points_100_requests_cold, kSearch200, false)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Search, v3_198_points_100_requests_warm, kSearch200, true)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();
