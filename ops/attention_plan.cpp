@@ -222,12 +222,17 @@ std::uint64_t footprint(const AttentionShape& s, std::uint64_t rows, std::uint64
   return bytes;
 }
 
+// Causal prefill: an item's rows are its tokens x these query heads (heads inner).
+std::uint64_t token_heads(const AttentionShape& s, const Item& it) {
+  return it.row_heads != 0 ? it.row_heads : s.heads_per_kv();
+}
+
 // The keys row block [r0, r0 + rows) of an item streams: all of them, or, causal, up to its last
 // token's (a striped item's: up to the end of that token's stripe, so that every core's block b
 // streams the same chunks).
 std::uint64_t block_keys(const AttentionShape& s, const Item& it, std::uint64_t r0, std::uint64_t rows) {
   if (!s.causal || s.decode) return it.kv_tokens;
-  const std::uint64_t last = (r0 + rows - 1) / (it.row_heads != 0 ? it.row_heads : s.heads_per_kv());
+  const std::uint64_t last = (r0 + rows - 1) / token_heads(s, it);
   const std::uint64_t seen = it.q_stride > 1 ? (last + 1) * it.q_stride : it.q_begin + last + 1;
   return std::min(it.kv_tokens, seen + it.key_offset);
 }
@@ -239,10 +244,10 @@ std::uint64_t block_keys(const AttentionShape& s, const Item& it, std::uint64_t 
 // then about a contiguous block's of as many rows (R^2 / 2 keys), not q_stride times that, and
 // the band's iterations come in alike stretches of about R / chunk that loop replay can cut.
 // Returns the rows of the block's last chunks that are computed for fewer than `rows`.
-std::vector<std::uint32_t> striped_band(const Item& it, std::uint64_t r0, std::uint64_t rows, std::uint64_t keys,
-                                        std::uint64_t chunk, std::uint64_t lanes) {
+std::vector<std::uint32_t> striped_band(const AttentionShape& s, const Item& it, std::uint64_t r0, std::uint64_t rows,
+                                        std::uint64_t keys, std::uint64_t chunk, std::uint64_t lanes) {
   if (it.q_stride <= 1) return {};
-  const std::uint64_t heads = it.row_heads != 0 ? it.row_heads : 1;
+  const std::uint64_t heads = token_heads(s, it);
   const std::uint64_t first_token = r0 / heads;                                                // item-local
   const std::uint64_t seen_by_first = it.key_offset + it.q_begin + it.q_stride * first_token;  // its last key
   const std::uint64_t tile = ceil_div(ceil_div(rows, it.q_stride), lanes) * lanes;
@@ -270,7 +275,7 @@ long double padded_work(const AttentionShape& s, const std::vector<std::vector<I
       for (std::uint64_t r0 = 0; r0 < it.rows; r0 += row_block) {
         const std::uint64_t rows = std::min(row_block, it.rows - r0), keys = block_keys(s, it, r0, rows);
         work += padded(rows) * static_cast<long double>(keys);
-        const std::vector<std::uint32_t> band = striped_band(it, r0, rows, keys, chunk, lanes);
+        const std::vector<std::uint32_t> band = striped_band(s, it, r0, rows, keys, chunk, lanes);
         const std::uint64_t band_begin = ceil_div(keys, chunk) - band.size();
         for (std::size_t i = 0; i < band.size(); ++i) {
           const std::uint64_t first_key = (band_begin + i) * chunk;
@@ -710,7 +715,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
         for (std::uint64_t t0 = 0; t0 < keys; t0 += plan.chunk_tokens) {
           block.chunk_tokens.push_back(std::min(plan.chunk_tokens, keys - t0));
         }
-        block.band_rows = striped_band(it, r0, block.rows, keys, plan.chunk_tokens, lanes);
+        block.band_rows = striped_band(s, it, r0, block.rows, keys, plan.chunk_tokens, lanes);
         plan.cores[c].blocks.push_back(std::move(block));
       }
     }

@@ -201,9 +201,7 @@ std::vector<std::vector<RoundPiece>> cut_rounds(const std::vector<AttentionBlock
 struct CutLoop {
   std::size_t block = 0;
   std::uint64_t first = 0, kept = 0, dropped = 0;
-  bool operator==(const CutLoop& o) const {
-    return block == o.block && first == o.first && kept == o.kept && dropped == o.dropped;
-  }
+  bool operator==(const CutLoop&) const = default;
 };
 /// The cuts, by block and iteration. Empty when the cores' blocks differ in count or chunks, no
 /// run is long enough, or the plan is resident (its reads are rounds, not chunk loads).
