@@ -26,7 +26,11 @@
 //    the metric the stratum makes (a request's TTFT and TPOT are sums of the steps they span; the
 //    mean step of all). Its standard error is sqrt(sum r^2 (x - x^)^2) / sum r / (1 - x^). Every
 //    |error| within its bound (PCT %; 3 PCT % for the p99 strata, whose requests are few and whose
-//    steps are the long prompts') ends the search; else the next round, on a finer grid, with the
+//    steps are the long prompts') ends the search. A round whose every miss lies within one
+//    standard error of its bound (|error| - standard error <= bound: the draws cannot tell it
+//    from a pass) is drawn again once, 2 kDraws from the same generator (the first kDraws are
+//    the same steps, known already), and decided on those: a new round costs its anchors and
+//    their draws, an estimate twice as close costs about kDraws steps. Else the next round, on a finer grid, with the
 //    samples now known exactly, unless simulating the rest is the cheaper way to the bound: the
 //    steps the serve took and has not simulated number at most three times those simulated so
 //    far (about what two finer rounds would cost), or at most kStalledExactFactor times when the
@@ -85,6 +89,11 @@ struct StratumError {
   double error = 0, standard_error = 0;
 };
 StratumError stratum_error(const std::vector<Draw>& draws);
+
+/// Whether a check misses its bound and every miss lies within one standard error of it
+/// (|error| - standard error <= bound): the draws cannot tell the round from a pass, and it is
+/// drawn again with 2 kDraws.
+bool miss_within_noise(const std::vector<g5sim::StepCacheCheck>& checks);
 
 /// The strata's weights over `run`'s steps (in run.steps' order), in the order mean_step,
 /// ttft_mean, ttft_p50, ttft_p99, tpot_mean, tpot_p50, tpot_p99 (a stratum with no request is all

@@ -100,34 +100,48 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
   const std::uint64_t chunk_history = chunks > 0 ? nearest_edge(chunk_pairs / chunk_tokens - (q + 1) / 2, percent) : 0;
 
   std::map<std::string, StepAnchor> anchors;  // by the anchor's mix text: equal corners merged
-  for (const Bracket& c : counts) {
-    for (const Bracket& h : histories) {
-      for (const Bracket& l : lengths) {
-        std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> groups;  // (q_len, history) -> count
-        if (c.edge > 0) {
-          const std::uint64_t history = std::clamp<std::uint64_t>(h.edge, verify_width + 1, models::kMaxContext);
-          groups[{verify_width, history}] += c.edge;
-        }
-        if (chunks > 0) {
-          const std::uint64_t q_len = std::max<std::uint64_t>(1, l.edge);
-          groups[{q_len, std::min(chunk_history, models::kMaxContext - q_len)}] += static_cast<std::uint64_t>(chunks);
-        }
-        StepGroups corner;
-        for (const auto& [key, count] : groups) {
-          corner.push_back(g5sim::SequenceRecord{(hw::Count(count) * dp).value(), key.first, key.second, ""});
-        }
-        const double weight = c.weight * h.weight * l.weight;
-        if (corner.empty() || weight == 0) continue;
-        std::string mix = g5sim::mix_text(corner);
-        StepAnchor& anchor = anchors[mix];
-        anchor.groups = std::move(corner);
-        anchor.mix = std::move(mix);
-        anchor.weight += weight;
+  // A corner: `count` decodes at `history` (none when 0) and, with `prompt`, the chunks at
+  // `q_len`; its weight added to the corner's.
+  auto add = [&](std::uint64_t count, std::uint64_t history, bool prompt, std::uint64_t q_len, double weight) {
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> groups;  // (q_len, history) -> count
+    if (count > 0) {
+      groups[{verify_width, std::clamp<std::uint64_t>(history, verify_width + 1, models::kMaxContext)}] += count;
+    }
+    if (prompt) {
+      q_len = std::max<std::uint64_t>(1, q_len);
+      groups[{q_len, std::min(chunk_history, models::kMaxContext - q_len)}] += static_cast<std::uint64_t>(chunks);
+    }
+    StepGroups corner;
+    for (const auto& [key, n] : groups) {
+      corner.push_back(g5sim::SequenceRecord{(hw::Count(n) * dp).value(), key.first, key.second, ""});
+    }
+    if (corner.empty() || weight == 0) return;
+    std::string mix = g5sim::mix_text(corner);
+    StepAnchor& anchor = anchors[mix];
+    anchor.groups = std::move(corner);
+    anchor.mix = std::move(mix);
+    anchor.weight += weight;
+  };
+  if (decodes > 0 && chunks > 0 && percent > 0) {
+    // Decodes beside chunks: the chunks' corners with the decodes at the reference history, and
+    // the decodes' history apart, from steps of decodes alone (the header's split).
+    const std::uint64_t reference = verify_width + 1;
+    for (const Bracket& c : counts) {
+      for (const Bracket& l : lengths) add(c.edge, reference, true, l.edge, c.weight * l.weight);
+      for (const Bracket& h : histories) add(c.edge, h.edge, false, 0, c.weight * h.weight);
+      add(c.edge, reference, false, 0, -c.weight);
+    }
+  } else {
+    for (const Bracket& c : counts) {
+      for (const Bracket& h : histories) {
+        for (const Bracket& l : lengths) add(c.edge, h.edge, chunks > 0, l.edge, c.weight * h.weight * l.weight);
       }
     }
   }
   std::vector<StepAnchor> out;
-  for (auto& [text, anchor] : anchors) out.push_back(std::move(anchor));
+  for (auto& [text, anchor] : anchors) {
+    if (anchor.weight != 0) out.push_back(std::move(anchor));  // a history at the reference cancels
+  }
   return out;
 }
 

@@ -73,9 +73,11 @@ TEST_CASE("auto: a step is interpolated between its grid's corners, and one on t
   const g5sim::ServeSetup setup = auto_setup(50);
   serving::StepCost cost(setup, 1, linear, {});
   CHECK(cost.step({group(5, 1, 100), group(1, 250, 0)}).ps == kMs + 255 * kUs);
-  // 4 decodes at 141 beside a 211-token prompt: every number an edge, one corner of weight 1.
-  const StepGroups on_grid{group(4, 1, 141), group(1, 211, 0)};
-  CHECK(anchors_text(serving::bucketed_step(on_grid, 50, 1, 1)) == "4x1@141,1x211@0 1.000000; ");
+  // 4 decodes at the reference history 2 beside a 211-token prompt: every number an edge, one
+  // corner of weight 1; a step of 4 decodes alone at 141 likewise.
+  const StepGroups on_grid{group(4, 1, 2), group(1, 211, 0)};
+  CHECK(anchors_text(serving::bucketed_step(on_grid, 50, 1, 1)) == "4x1@2,1x211@0 1.000000; ");
+  CHECK(anchors_text(serving::bucketed_step({group(4, 1, 141)}, 50, 1, 1)) == "4x1@141 1.000000; ");
   serving::StepCost tiled_cost(setup, 1, tiled, {});
   CHECK(tiled_cost.step(on_grid).ps == tiled(on_grid).ps);
   // Off the grid, a step the serve already simulated (the hook knows it) takes that time.
@@ -87,6 +89,24 @@ TEST_CASE("auto: a step is interpolated between its grid's corners, and one on t
   };
   serving::StepCost known(setup, 1, tiled, {}, hooks);
   CHECK(known.step(off_grid).ps == tiled(off_grid).ps);
+}
+
+TEST_CASE("auto: decodes beside a prompt take their history from steps of decodes alone", "[serve][auto]") {
+  // 4 decodes at 141 beside a 211-token prompt, every number on the 50 % grid: the prompt's corner
+  // with the decodes at the reference history 2, plus 4 decodes alone at 141, minus 4 at 2.
+  const StepGroups mixed{group(4, 1, 141), group(1, 211, 0)};
+  CHECK(anchors_text(serving::bucketed_step(mixed, 50, 1, 1)) ==
+        "4x1@141 1.000000; 4x1@2 -1.000000; 4x1@2,1x211@0 1.000000; ");
+  // The tiled time reads history apart from the tokens (1 ns a history token): the split is exact.
+  // Its terms: the corner 1 ms + 2 us x 224 (215 tokens padded to 16) + 1 ns x 8 (history) + pairs
+  // 211 x 106 + 4 x 3 = 22,378 ps; 4 decodes alone at 141: 1 ms + 2 us x 16 + 564 ns + 4 x 142 =
+  // 568 ps; at 2: 1 ms + 32 us + 8 ns + 12 ps. The sum: 1 ms + 448 us + 564 ns + 22,366 + 568 ps.
+  const g5sim::ServeSetup setup = auto_setup(50);
+  serving::StepCost tiled_cost(setup, 1, tiled, {});
+  CHECK(tiled_cost.step(mixed).ps == kMs + 448 * kUs + 564'000 + 22'366 + 568);
+  CHECK(tiled_cost.step(mixed).ps == tiled(mixed).ps);
+  // Its anchors: the three, each simulated once.
+  CHECK(tiled_cost.distinct_steps() == 3);
 }
 
 TEST_CASE("auto: the model is monotone in decodes, history and prompt tokens", "[serve][auto]") {
@@ -279,4 +299,50 @@ TEST_CASE("auto: when a finer grid does not close in, the serve runs exactly soo
   const g5sim::ServeRun exact = serving::serve_requests(many, settings, g5sim::ServeSetup{}, bumpy);
   REQUIRE(run.requests.size() == exact.requests.size());
   for (std::size_t i = 0; i < many.size(); ++i) CHECK(run.requests[i].finish_ps == exact.requests[i].finish_ps);
+}
+
+TEST_CASE("auto: a miss within one standard error of its bound is drawn again, twice as many", "[serve][auto]") {
+  auto check = [](double error, double standard_error, double bound) {
+    g5sim::StepCacheCheck c;
+    c.error = error, c.standard_error = standard_error, c.bound_percent = bound;
+    return c;
+  };
+  // 1.2 % against 1 % with a standard error of 0.3 %: 1.2 - 0.3 = 0.9 <= 1, within the noise.
+  CHECK(serving::miss_within_noise({check(0.012, 0.003, 1)}));
+  // With 0.1 %: 1.1 > 1, a miss the draws can tell.
+  CHECK_FALSE(serving::miss_within_noise({check(0.012, 0.001, 1)}));
+  // Every check met: nothing to draw again.
+  CHECK_FALSE(serving::miss_within_noise({check(0.005, 0.004, 1), check(-0.02, 0.01, 3)}));
+  // A p99's -3.5 % against 3 % with 0.6 %: 2.9 <= 3; beside a told miss, the round is a miss.
+  CHECK(serving::miss_within_noise({check(0.005, 0.004, 1), check(-0.035, 0.006, 3)}));
+  CHECK_FALSE(serving::miss_within_noise({check(0.012, 0.001, 1), check(-0.035, 0.006, 3)}));
+
+  // A serve on a step time with a bump no grid holds (6 us x a hash of the step's groups mod 7,
+  // on 1 ms + 1 us a token): 400 requests of 10 .. 59 tokens in, 8 .. 14 out, one every 3 ms.
+  // Its first round's 64 draws miss within their noise; 128 (the 64 and as many more) meet the
+  // bound on the 50 % grid, and the serve ends there. The mean step's stratum holds every step,
+  // so its draws are all 128.
+  g5sim::ServeSettings settings;
+  settings.set("kv_tokens", std::uint64_t{1'000'000});
+  g5sim::ServeSetup setup;
+  setup.auto_percent = 1;
+  auto noisy = [](const StepGroups& groups) {
+    std::uint64_t tokens = 0, h = 1469598103934665603ULL;
+    for (const g5sim::SequenceRecord& g : groups) {
+      tokens += g.count * g.q_len;
+      h = (h ^ (g.count * 31 + g.q_len * 7 + g.history)) * 1099511628211ULL;
+    }
+    return StepTime{kMs + kUs * tokens + 6 * kUs * (h % 7), false, 0, 0};
+  };
+  std::vector<g5sim::ServeRequest> many;
+  for (std::uint64_t i = 0; i < 400; ++i) many.push_back({fmt::format("r{}", i), i * 3 * kMs, 10 + i % 50, 8 + i % 7});
+  const g5sim::ServeRun run = serving::serve_auto(many, settings, setup, noisy, {}, {});
+  REQUIRE(run.auto_cache);
+  CHECK(run.auto_cache->rounds == 1);
+  CHECK(run.auto_cache->grid_percent == 50);
+  CHECK_FALSE(run.auto_cache->exact);
+  CHECK(run.auto_cache->met);
+  REQUIRE_FALSE(run.auto_cache->checks.empty());
+  CHECK(run.auto_cache->checks[0].metric == "mean_step");
+  CHECK(run.auto_cache->checks[0].draws == 2 * serving::kDraws);
 }

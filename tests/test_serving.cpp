@@ -300,11 +300,17 @@ TEST_CASE("serve: a bucketed step is its fullest DP rank, decodes at their mean 
   // 10 %, edges from 30 on: 33 36 39 42 46 50 55 60 66 72 79 86 94 103 113 124 136 149 163 179 196
   // 215 236 259 284 312 343 377 414 455 500 550 605 665. 2 decodes (an edge) at the mean 650.5:
   // 605 x 14.5 / 60 = 0.241667, 665 x 45.5 / 60 = 0.758333; the chunk's 64 tokens: 60 x 2 / 6,
-  // 66 x 4 / 6; its history 300 -> the nearest edge 312 (1.040 < 1.056). Four corners, weights
-  // the products.
+  // 66 x 4 / 6; its history 300 -> the nearest edge 312 (1.040 < 1.056). Decodes beside a chunk
+  // split (step_bucketing.hpp): the chunk's two corners with the 2 decodes at the reference
+  // history 2 (weights 1/3 and 2/3), the decodes alone at 605 and 665 (their history weights),
+  // and the decodes alone at 2 taken away (weight -1 x the count's 1).
   CHECK(anchors({one(1, 301), one(1, 1000), one(64, 300)}, 10, 1, 1) ==
-        "2x1@605,1x60@312 x0.080556; 2x1@605,1x66@312 x0.161111; 2x1@665,1x60@312 x0.252778; "
-        "2x1@665,1x66@312 x0.505556; ");
+        "2x1@2 x-1.000000; 2x1@2,1x60@312 x0.333333; 2x1@2,1x66@312 x0.666667; 2x1@605 x0.241667; "
+        "2x1@665 x0.758333; ");
+  // Percent 0 (whole numbers) keeps the decodes' history in the corner: no split saves anything.
+  CHECK(anchors({one(1, 301), one(1, 1000), one(64, 300)}, 0, 1, 1) ==
+        "2x1@650,1x64@300 x0.500000; "
+        "2x1@651,1x64@300 x0.500000; ");
   // MTP's verify width 3: groups of q_len 3 are the decodes; a q_len-1 chunk is not merged with
   // them (its history: 1 x (50 + 1) / 1 - 1 = 50).
   CHECK(anchors({one(1, 50), one(3, 100), one(3, 200)}, 0, 1, 3) == "1x1@50,2x3@150 x1.000000; ");
