@@ -187,27 +187,6 @@ std::vector<CmdRef> stage_activations(LoweringContext& ctx, OpId op, const std::
   return staged;
 }
 
-// The tiling of the split's largest share (most rows of a group, most columns, deepest k): a
-// matmul is one launch, its tile shape the same on every core (a GEMM kernel's CTAs share one
-// configuration), so a ragged share walks the same blocks as a full one, only fewer or narrower
-// at its edge, and a block two cores read is the same block (L2OperandReuse).
-const MatmulTiling& launch_tiling(LoweringContext& ctx, OpId op, const std::vector<MatmulPart>& parts) {
-  const OpNode& node = ctx.graph[op];
-  const MatmulShape& s = node.mm();
-  std::uint64_t m = 0, k = 0, n = 0;
-  for (const MatmulPart& part : parts) {
-    if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
-    for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
-      const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
-      if (row_end > part.rows.begin) m = std::max(m, row_end - part.rows.begin);
-    }
-    k = std::max(k, part.k.size());
-    n = std::max(n, part.cols.size());
-  }
-  // Layers repeat their matmuls: each shape is planned once a run.
-  return ctx.tiling(m, k, n, node.dtype, kActivationBytes);
-}
-
 // A core's tiles in loop order (groups, m, n, k), with what each loads and ends.
 std::vector<MatmulTile> core_tiles(LoweringContext& ctx, OpId op, const MatmulPart& part, const MatmulTiling& t) {
   const OpNode& node = ctx.graph[op];
@@ -384,11 +363,14 @@ void lower_matmul(LoweringContext& ctx, OpId op) {
   const std::vector<CmdRef> staged = a_staged ? stage_activations(ctx, op, parts) : std::vector<CmdRef>(ctx.chip.cores);
   const bool partials_in_l2 = ops::partials_in_l2(ctx.chip, parts);
   std::vector<CmdRef> last_partial_store(ctx.chip.cores);
-  const MatmulTiling& tiling = launch_tiling(ctx, op, parts);
+  // One tiling for every core (ops/work_split.hpp, launch_shape); layers repeat their matmuls, so
+  // each shape is planned once a run.
+  const LaunchShape launch = launch_shape(s, parts);
   for (std::uint32_t core = 0; core < ctx.chip.cores; ++core) {
     const MatmulPart& part = parts[core];
     if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
-    const std::vector<MatmulTile> tiles = core_tiles(ctx, op, part, tiling);
+    const std::vector<MatmulTile> tiles =
+        core_tiles(ctx, op, part, ctx.tiling(launch.m, launch.k, launch.n, node.dtype, kActivationBytes));
     if (tiles.empty()) continue;
     const CmdRef last_store = lower_matmul_core(ctx, op, part, core, tiles, l2, staged[core], partials_in_l2);
     if (part.k_parts > 1) last_partial_store[core] = last_store;

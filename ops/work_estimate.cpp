@@ -53,12 +53,15 @@ class Estimator {
     const MatmulShape& s = node.mm();
     Estimate tiles = 0;
     Estimate reductions = 0;
-    for (const MatmulPart& part : splits_.get(s, node.dtype)) {
+    const std::vector<MatmulPart>& parts = splits_.get(s, node.dtype);
+    const LaunchShape launch = launch_shape(s, parts);
+    if (launch.m == 0) return 0;  // no core has a share
+    const MatmulTiling& t = tiling(launch.m, launch.k, launch.n, node.dtype);
+    for (const MatmulPart& part : parts) {
       if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
       for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
         const std::uint64_t row_end = std::min(part.rows.end, s.rows_of(g));
         if (row_end <= part.rows.begin) continue;
-        const MatmulTiling& t = tiling(row_end - part.rows.begin, part.k.size(), part.cols.size(), node.dtype);
         tiles += static_cast<Estimate>(ceil_div(row_end - part.rows.begin, t.tm)) *
                  static_cast<Estimate>(ceil_div(part.cols.size(), t.tn)) *
                  static_cast<Estimate>(ceil_div(part.k.size(), t.tk));

@@ -149,6 +149,20 @@ bool partials_in_l2(const hw::Chip& chip, const std::vector<MatmulPart>& parts) 
   return bytes != 0 && bytes <= chip.l2->capacity_bytes;
 }
 
+LaunchShape launch_shape(const MatmulShape& shape, const std::vector<MatmulPart>& parts) {
+  LaunchShape out;
+  for (const MatmulPart& part : parts) {
+    if (part.groups.empty() || part.rows.empty() || part.cols.empty()) continue;
+    for (std::uint64_t g = part.groups.begin; g < part.groups.end; ++g) {
+      const std::uint64_t row_end = std::min(part.rows.end, shape.rows_of(g));
+      if (row_end > part.rows.begin) out.m = std::max(out.m, row_end - part.rows.begin);
+    }
+    out.k = std::max(out.k, part.k.size());
+    out.n = std::max(out.n, part.cols.size());
+  }
+  return out;
+}
+
 std::vector<MatmulPart> split_matmul(const hw::CostModel& cost, const MatmulShape& s, hw::DType dtype,
                                      bool operands_from_ddr) {
   const hw::Chip& chip = cost.chip();

@@ -84,6 +84,16 @@ std::uint64_t split_k_partial_bytes(const std::vector<MatmulPart>& parts);
 /// a software-managed L2 that holds all of them (the reduction then reads them from it).
 bool partials_in_l2(const hw::Chip& chip, const std::vector<MatmulPart>& parts);
 
+/// The share one tiling is planned for: the split's largest (most rows of a group, deepest k, most
+/// columns). A matmul is one launch, its tile shape the same on every core (a GEMM kernel's CTAs
+/// share one configuration): a ragged share walks the same blocks as a full one, fewer or
+/// narrower at its edge, so a block two cores read is one block for the L2. The lowering and the
+/// work estimate both tile by it.
+struct LaunchShape {
+  std::uint64_t m = 0, k = 0, n = 0;
+};
+LaunchShape launch_shape(const MatmulShape& shape, const std::vector<MatmulPart>& parts);
+
 /// The matmul split: one entry per core (empty ranges for idle cores).
 /// `dtype`: the operands' element type (its cube rate and bytes enter the grid estimate).
 /// `operands_from_ddr`: false when an operand streams from another op (the split must keep
