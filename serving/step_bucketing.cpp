@@ -40,7 +40,34 @@ std::vector<std::uint64_t>::const_iterator edge_at_least(const std::vector<std::
                           [](std::uint64_t e, double v) { return static_cast<double>(e) < v; });
 }
 
+// The grid's edges around `edge` (one of them, or 0): the one below (0 below the first) and above.
+std::pair<std::uint64_t, std::uint64_t> neighbours(std::uint64_t edge, std::uint64_t percent) {
+  const std::vector<std::uint64_t>& edges = bucket_edges(percent);
+  const auto at = std::lower_bound(edges.begin(), edges.end(), edge);
+  const std::uint64_t below = at == edges.begin() ? 0 : *std::prev(at);
+  const auto after = at != edges.end() && *at == edge ? std::next(at) : at;
+  return {below, after == edges.end() ? edge : *after};
+}
+
+// A corner's rows are moved off a multiple of 2^kTypicalTwos (the header's typical lengths).
+constexpr int kTypicalTwos = 3;
+
+// Trailing zero bits of m (m = 0: 64).
+int twos(std::uint64_t m) { return m == 0 ? 64 : __builtin_ctzll(m); }
+
 }  // namespace
+
+std::uint64_t typical_length(std::uint64_t edge, std::uint64_t percent, std::uint64_t decodes,
+                             std::uint64_t verify_width, std::uint64_t chunks) {
+  if (percent == 0 || chunks == 0 || edge == 0) return edge;
+  if (neighbours(edge, percent).second < edge + 2) return edge;  // the edges keep their order
+  // The count's nearest edges (0 when the step has no decodes, whose neighbour is the first edge).
+  const auto [below, above] = neighbours(decodes, percent);
+  const std::uint64_t gap = decodes == 0 ? above : std::min(decodes - below, above - decodes);
+  if (gap == 0 || chunks > gap * verify_width) return edge;  // a count corner's rows keep their order
+  const std::uint64_t rows = decodes * verify_width + chunks * edge;
+  return twos(rows) >= kTypicalTwos && twos(rows + chunks) < twos(rows) ? edge + 1 : edge;
+}
 
 std::uint64_t nearest_edge(double value, std::uint64_t percent) {
   if (!(value >= 0.5)) return 0;
@@ -108,7 +135,8 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
       groups[{verify_width, std::clamp<std::uint64_t>(history, verify_width + 1, models::kMaxContext)}] += count;
     }
     if (prompt) {
-      q_len = std::max<std::uint64_t>(1, q_len);
+      q_len = std::max<std::uint64_t>(
+          1, typical_length(q_len, percent, count, verify_width, static_cast<std::uint64_t>(chunks)));
       groups[{q_len, std::min(chunk_history, models::kMaxContext - q_len)}] += static_cast<std::uint64_t>(chunks);
     }
     StepGroups corner;

@@ -22,6 +22,19 @@
 //            edge (by ratio). The step's time is the multilinear interpolation of its corner
 //            steps' times: sum over corners of the product of their weights times the corner's
 //            simulated time (each simulated once and shared by every step near it);
+//   typical lengths: a corner's chunks of length e beside c decodes fill m = c w + c_p e rows;
+//            when m is a multiple of 8 and m + c_p has fewer factors of two (with c_p odd: m + 1 is
+//            odd), it is simulated at e + 1 instead, and its time stands for e. Why: a matmul whose rows fill its tiles
+//            exactly runs faster than its neighbours (SG2262, DeepSeek-V3, one prompt a rank:
+//            1,600 rows 380.8 ms, 1,601 to 1,624 rows 401.2 to 404.4 ms, 1,632 rows 391.9 ms:
+//            multiples of 32 run 3-5 % fast), and such lengths are a small share of a serve's: the
+//            50 % grid's edge 1,599 beside one decode is 1,600 rows, and every step near it came
+//            out fast. A row count with fewer factors of two is a multiple of fewer tile sizes on
+//            any chip. The corner's one more token per chunk costs what a token does (a bias of
+//            one token in e, on one corner in eight: why not every even m). Only where
+//            the order of the corners' rows is kept (so the model stays monotone): e's next edge
+//            at least e + 2, and c_p <= w times the gap from c to its nearest edges (the first
+//            edge, 1, for c = 0): a count corner above another then has at least as many rows;
 //   the split when a rank has both (on a grid, P > 0): the decodes' history is composed apart,
 //            from steps of decodes alone. With h_0 = w + 1 (the least history of a decode),
 //                T(c_d, h_d, chunks) = T(c_d, h_0, chunks) + T(c_d, h_d) - T(c_d, h_0),
@@ -63,6 +76,12 @@ struct Bracket {
 /// ((above - value) / (above - below) for the edge below); an edge itself, or 0, alone with weight
 /// 1; below the first edge, between 0 and it. Percent 0: between whole numbers.
 std::vector<Bracket> bracket(double value, std::uint64_t percent);
+
+/// The chunk length a corner simulates for the grid's length `edge` beside `decodes` decodes of
+/// q_len `verify_width` and `chunks` chunks (the header's typical lengths): edge or edge + 1;
+/// edge at percent 0.
+std::uint64_t typical_length(std::uint64_t edge, std::uint64_t percent, std::uint64_t decodes,
+                             std::uint64_t verify_width, std::uint64_t chunks);
 
 /// A step the bucketed step is interpolated from: its groups and its weight (the weights of one
 /// bucketed step sum to 1).

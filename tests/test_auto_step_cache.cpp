@@ -72,7 +72,13 @@ TEST_CASE("auto: a step is interpolated between its grid's corners, and one on t
   // tokens 5 + (66 x 211 + 39 x 316) / 105 = 5 + 250.
   const g5sim::ServeSetup setup = auto_setup(50);
   serving::StepCost cost(setup, 1, linear, {});
-  CHECK(cost.step({group(5, 1, 100), group(1, 250, 0)}).ps == kMs + 255 * kUs);
+  // The corners' rows: 4 + 211 = 215, 4 + 316 = 320, 6 + 211 = 217, 6 + 316 = 322. 320 is a
+  // multiple of 8 and 321 is odd: that corner is simulated with a 317-token prompt (typical
+  // lengths, step_bucketing.hpp), one token more on a weight of 1/2 x 39/105: 185,714.28 ps,
+  // truncated.
+  CHECK(cost.step({group(5, 1, 100), group(1, 250, 0)}).ps == kMs + 255 * kUs + 185'714);
+  // 7 decodes: between 6 and 9, rows 217, 322, 220 and 325, none a multiple of 8: exact.
+  CHECK(cost.step({group(7, 1, 100), group(1, 250, 0)}).ps == kMs + 257 * kUs);
   // 4 decodes at the reference history 2 beside a 211-token prompt: every number an edge, one
   // corner of weight 1; a step of 4 decodes alone at 141 likewise.
   const StepGroups on_grid{group(4, 1, 2), group(1, 211, 0)};
@@ -89,6 +95,32 @@ TEST_CASE("auto: a step is interpolated between its grid's corners, and one on t
   };
   serving::StepCost known(setup, 1, tiled, {}, hooks);
   CHECK(known.step(off_grid).ps == tiled(off_grid).ps);
+}
+
+TEST_CASE("auto: a corner whose rows fill tiles exactly is simulated one token longer", "[serve][auto]") {
+  // 50 % edges: ... 4, 6, 9, 13, 19, 28, 42, ..., 94, 141, 211, ..., 1066, 1599, 2398.
+  // One decode (width 1) beside a 1,599-token prompt: 1,600 rows = 2^6 x 25; 1,601 is odd.
+  CHECK(serving::typical_length(1599, 50, 1, 1, 1) == 1600);
+  // No decode: 1,599 rows, odd: kept.
+  CHECK(serving::typical_length(1599, 50, 0, 1, 1) == 1599);
+  // Two prompts beside one decode: the count's gap to its edges 0 and 2 is 1, 2 > 1 x 1: moving
+  // the prompts would give the count corner below (no decode) more rows than the one above.
+  CHECK(serving::typical_length(1599, 50, 1, 1, 2) == 1599);
+  // 6 decodes (gap 2 to the edges 4 and 9) and 2 prompts of 141: 6 + 282 = 288 = 2^5 x 9, 290 has
+  // one factor of two: 142.
+  CHECK(serving::typical_length(141, 50, 6, 1, 2) == 142);
+  // 28 decodes of width 2 (gap 9: 19 and 42; 16 <= 2 x 9) and 16 prompts of 141: 56 + 2,256 =
+  // 2,312 = 2^3 x 289; 2,328 = 2^3 x 291 has as many: kept.
+  CHECK(serving::typical_length(141, 50, 28, 2, 16) == 141);
+  // Edge 3's next edge is 4: moving it would meet it (3 + 5 = 8 rows).
+  CHECK(serving::typical_length(3, 50, 5, 1, 1) == 3);
+  // Percent 0: whole numbers, nothing moved.
+  CHECK(serving::typical_length(1599, 0, 1, 1, 1) == 1599);
+  // In a step: one decode at 500 beside a 1,599-token prompt, dp 1: the prompt's corner is
+  // simulated at 1,600 tokens (beside the decode at the reference history 2); the history 500
+  // lies between 474 and 711: 211 / 237 and 26 / 237.
+  CHECK(anchors_text(serving::bucketed_step({group(1, 1, 500), group(1, 1599, 0)}, 50, 1, 1)) ==
+        "1x1@2 -1.000000; 1x1@2,1x1600@0 1.000000; 1x1@474 0.890295; 1x1@711 0.109705; ");
 }
 
 TEST_CASE("auto: decodes beside a prompt take their history from steps of decodes alone", "[serve][auto]") {
@@ -317,7 +349,7 @@ TEST_CASE("auto: a miss within one standard error of its bound is drawn again, t
   CHECK(serving::miss_within_noise({check(0.005, 0.004, 1), check(-0.035, 0.006, 3)}));
   CHECK_FALSE(serving::miss_within_noise({check(0.012, 0.001, 1), check(-0.035, 0.006, 3)}));
 
-  // A serve on a step time with a bump no grid holds (6 us x a hash of the step's groups mod 7,
+  // A serve on a step time with a bump no grid holds (4 us x a hash of the step's groups mod 7,
   // on 1 ms + 1 us a token): 400 requests of 10 .. 59 tokens in, 8 .. 14 out, one every 3 ms.
   // Its first round's 64 draws miss within their noise; 128 (the 64 and as many more) meet the
   // bound on the 50 % grid, and the serve ends there. The mean step's stratum holds every step,
@@ -332,7 +364,7 @@ TEST_CASE("auto: a miss within one standard error of its bound is drawn again, t
       tokens += g.count * g.q_len;
       h = (h ^ (g.count * 31 + g.q_len * 7 + g.history)) * 1099511628211ULL;
     }
-    return StepTime{kMs + kUs * tokens + 6 * kUs * (h % 7), false, 0, 0};
+    return StepTime{kMs + kUs * tokens + 4 * kUs * (h % 7), false, 0, 0};
   };
   std::vector<g5sim::ServeRequest> many;
   for (std::uint64_t i = 0; i < 400; ++i) many.push_back({fmt::format("r{}", i), i * 3 * kMs, 10 + i % 50, 8 + i % 7});
