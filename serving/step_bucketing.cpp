@@ -132,11 +132,19 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
   auto add = [&](std::uint64_t count, std::uint64_t history, bool prompt, std::uint64_t q_len, double weight) {
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> groups;  // (q_len, history) -> count
     if (count > 0) {
-      groups[{verify_width, std::clamp<std::uint64_t>(history, verify_width + 1, models::kMaxContext)}] += count;
+      const std::uint64_t h = std::clamp<std::uint64_t>(history, verify_width + 1, models::kMaxContext);
+      // Typical histories (the header's): two or more decodes split between h - 1 and h + 1, the
+      // odd one at h; the mean stays h.
+      if (percent > 0 && count >= 2 && h - 1 > verify_width && h + 1 <= models::kMaxContext) {
+        groups[{verify_width, h - 1}] += count / 2;
+        groups[{verify_width, h + 1}] += count / 2;
+        if (count % 2 == 1) groups[{verify_width, h}] += 1;
+      } else {
+        groups[{verify_width, h}] += count;
+      }
     }
     if (prompt) {
-      q_len = std::max<std::uint64_t>(
-          1, typical_length(q_len, percent, count, verify_width, static_cast<std::uint64_t>(chunks)));
+      q_len = std::max<std::uint64_t>(1, q_len);
       groups[{q_len, std::min(chunk_history, models::kMaxContext - q_len)}] += static_cast<std::uint64_t>(chunks);
     }
     StepGroups corner;
@@ -150,19 +158,34 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
     anchor.mix = std::move(mix);
     anchor.weight += weight;
   };
+  // A prompt corner: at its length, or, where its rows fill tiles exactly, half at it and half
+  // one token longer (the header's typical lengths).
+  auto add_prompt = [&](std::uint64_t count, std::uint64_t history, std::uint64_t q_len, double weight) {
+    const std::uint64_t longer =
+        typical_length(q_len, percent, count, verify_width, static_cast<std::uint64_t>(chunks));
+    if (longer == q_len) return add(count, history, true, q_len, weight);
+    add(count, history, true, q_len, weight / 2);
+    add(count, history, true, longer, weight / 2);
+  };
   if (decodes > 0 && chunks > 0 && percent > 0) {
     // Decodes beside chunks: the chunks' corners with the decodes at the reference history, and
     // the decodes' history apart, from steps of decodes alone (the header's split).
     const std::uint64_t reference = verify_width + 1;
     for (const Bracket& c : counts) {
-      for (const Bracket& l : lengths) add(c.edge, reference, true, l.edge, c.weight * l.weight);
+      for (const Bracket& l : lengths) add_prompt(c.edge, reference, l.edge, c.weight * l.weight);
       for (const Bracket& h : histories) add(c.edge, h.edge, false, 0, c.weight * h.weight);
       add(c.edge, reference, false, 0, -c.weight);
     }
   } else {
     for (const Bracket& c : counts) {
       for (const Bracket& h : histories) {
-        for (const Bracket& l : lengths) add(c.edge, h.edge, chunks > 0, l.edge, c.weight * h.weight * l.weight);
+        for (const Bracket& l : lengths) {
+          if (chunks > 0) {
+            add_prompt(c.edge, h.edge, l.edge, c.weight * h.weight * l.weight);
+          } else {
+            add(c.edge, h.edge, false, l.edge, c.weight * h.weight * l.weight);
+          }
+        }
       }
     }
   }

@@ -24,16 +24,18 @@
 //            simulated time (each simulated once and shared by every step near it);
 //   typical lengths: a corner's chunks of length e beside c decodes fill m = c w + c_p e rows;
 //            when m is a multiple of 8 and m + c_p has fewer factors of two (with c_p odd: m + 1 is
-//            odd), it is simulated at e + 1 instead, and its time stands for e. Why: a matmul whose rows fill its tiles
-//            exactly runs faster than its neighbours (SG2262, DeepSeek-V3, one prompt a rank:
-//            1,600 rows 380.8 ms, 1,601 to 1,624 rows 401.2 to 404.4 ms, 1,632 rows 391.9 ms:
-//            multiples of 32 run 3-5 % fast), and such lengths are a small share of a serve's: the
-//            50 % grid's edge 1,599 beside one decode is 1,600 rows, and every step near it came
-//            out fast. A row count with fewer factors of two is a multiple of fewer tile sizes on
-//            any chip. The corner's one more token per chunk costs what a token does (a bias of
-//            one token in e, on one corner in eight: why not every even m). Only where
-//            the order of the corners' rows is kept (so the model stays monotone): e's next edge
-//            at least e + 2, and c_p <= w times the gap from c to its nearest edges (the first
+//            odd), the corner is simulated twice, at e and at e + 1, each with half its weight.
+//            Why: a matmul's time steps with the row tiles it fills, and a corner at a multiple
+//            of the tile size sits at a step's edge. On SG2262 (DeepSeek-V3, one prompt a rank)
+//            the last row of a tile is the fast end at some sizes and the next row the slow one:
+//            1,600 rows 380.8 ms, 1,601 to 1,624 rows 401.2 to 404.4 ms, 1,632 rows 391.9 ms
+//            (the 50 % grid's edge 1,599 beside one decode is 1,600 rows: every step near it came
+//            out fast); beside 6 decodes a rank, 480 rows 111.8 ms, 456 rows 112.9 ms and 481 rows
+//            119.4 ms (one row opens a tile: e + 1 alone made steps near it 5-6 % slow). The mean
+//            of both ends stands for the step's middle. A row count with fewer factors of two is a
+//            multiple of fewer tile sizes on any chip; half a token per chunk is the bias. Only
+//            where the order of the corners' rows is kept (so the model stays monotone): e's next
+//            edge at least e + 2, and c_p <= w times the gap from c to its nearest edges (the first
 //            edge, 1, for c = 0): a count corner above another then has at least as many rows;
 //   the split when a rank has both (on a grid, P > 0): the decodes' history is composed apart,
 //            from steps of decodes alone. With h_0 = w + 1 (the least history of a decode),
@@ -47,6 +49,15 @@
 //            H100, Qwen3-8B: 1,670,967 against 1,664,172 ns), so a prompt corner no longer needs
 //            a copy for every decode history beside it: a 1,000-request serve simulated 250
 //            steps instead of 430. A step of decodes alone, or of chunks alone, has no split.
+//   typical histories: a corner's c >= 2 decodes at history h are simulated as c / 2 at h - 1
+//            and c / 2 at h + 1 (the odd one at h; not at the reference history w + 1): the same
+//            mean, so the same weights. Why: decodes of one history split the same way over the
+//            cores and run in step, and on some histories that is faster than any real step's
+//            (SG2262, DeepSeek-V3, 2 decodes a rank: at equal histories 18.03 ms for 596-627 and
+//            18.46-18.52 ms for 564-595 and 628-659, period 64; at 591 and 593, 576 and 608, or
+//            222 and 962 18.51-18.58 ms; 4 a rank at 576: 22.33 ms, at 575 and 577 22.82, at 592
+//            either way 22.85). A serve's decodes have distinct histories: at 3 requests/s (1 to
+//            2 decodes a rank) the model was 1.2 % fast on TPOT down to the 6 % grid;
 // A corner given to the simulator is the rank's groups, each count times dp: dealt round robin
 // again, every rank gets exactly the corner rank (the simulated one).
 // Why interpolate rather than round to an edge: a chunk's simulated time is not smooth in its
@@ -77,9 +88,9 @@ struct Bracket {
 /// 1; below the first edge, between 0 and it. Percent 0: between whole numbers.
 std::vector<Bracket> bracket(double value, std::uint64_t percent);
 
-/// The chunk length a corner simulates for the grid's length `edge` beside `decodes` decodes of
-/// q_len `verify_width` and `chunks` chunks (the header's typical lengths): edge or edge + 1;
-/// edge at percent 0.
+/// The second chunk length a corner simulates for the grid's length `edge` beside `decodes`
+/// decodes of q_len `verify_width` and `chunks` chunks (the header's typical lengths): edge + 1
+/// when the corner is simulated at edge and edge + 1, else edge (always at percent 0).
 std::uint64_t typical_length(std::uint64_t edge, std::uint64_t percent, std::uint64_t decodes,
                              std::uint64_t verify_width, std::uint64_t chunks);
 

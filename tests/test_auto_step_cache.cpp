@@ -73,17 +73,20 @@ TEST_CASE("auto: a step is interpolated between its grid's corners, and one on t
   const g5sim::ServeSetup setup = auto_setup(50);
   serving::StepCost cost(setup, 1, linear, {});
   // The corners' rows: 4 + 211 = 215, 4 + 316 = 320, 6 + 211 = 217, 6 + 316 = 322. 320 is a
-  // multiple of 8 and 321 is odd: that corner is simulated with a 317-token prompt (typical
-  // lengths, step_bucketing.hpp), one token more on a weight of 1/2 x 39/105: 185,714.28 ps,
-  // truncated.
-  CHECK(cost.step({group(5, 1, 100), group(1, 250, 0)}).ps == kMs + 255 * kUs + 185'714);
+  // multiple of 8 and 321 is odd: that corner is simulated half with a 316-token prompt and half
+  // with a 317-token one (typical lengths, step_bucketing.hpp), half a token more on a weight of
+  // 1/2 x 39/105: 92,857.14 ps, truncated.
+  CHECK(cost.step({group(5, 1, 100), group(1, 250, 0)}).ps == kMs + 255 * kUs + 92'857);
   // 7 decodes: between 6 and 9, rows 217, 322, 220 and 325, none a multiple of 8: exact.
   CHECK(cost.step({group(7, 1, 100), group(1, 250, 0)}).ps == kMs + 257 * kUs);
   // 4 decodes at the reference history 2 beside a 211-token prompt: every number an edge, one
-  // corner of weight 1; a step of 4 decodes alone at 141 likewise.
+  // corner of weight 1. 4 decodes alone at 141: the corner of typical histories, 2 at 140 and 2
+  // at 142 (mean 141), which is its own anchor; so is a step of 4 decodes at 140, 140, 142, 142.
   const StepGroups on_grid{group(4, 1, 2), group(1, 211, 0)};
   CHECK(anchors_text(serving::bucketed_step(on_grid, 50, 1, 1)) == "4x1@2,1x211@0 1.000000; ");
-  CHECK(anchors_text(serving::bucketed_step({group(4, 1, 141)}, 50, 1, 1)) == "4x1@141 1.000000; ");
+  CHECK(anchors_text(serving::bucketed_step({group(4, 1, 141)}, 50, 1, 1)) == "2x1@140,2x1@142 1.000000; ");
+  CHECK(anchors_text(serving::bucketed_step({group(2, 1, 140), group(2, 1, 142)}, 50, 1, 1)) ==
+        "2x1@140,2x1@142 1.000000; ");
   serving::StepCost tiled_cost(setup, 1, tiled, {});
   CHECK(tiled_cost.step(on_grid).ps == tiled(on_grid).ps);
   // Off the grid, a step the serve already simulated (the hook knows it) takes that time.
@@ -97,7 +100,8 @@ TEST_CASE("auto: a step is interpolated between its grid's corners, and one on t
   CHECK(known.step(off_grid).ps == tiled(off_grid).ps);
 }
 
-TEST_CASE("auto: a corner whose rows fill tiles exactly is simulated one token longer", "[serve][auto]") {
+TEST_CASE("auto: a corner whose rows fill tiles exactly is simulated half as it is and half one token longer",
+          "[serve][auto]") {
   // 50 % edges: ... 4, 6, 9, 13, 19, 28, 42, ..., 94, 141, 211, ..., 1066, 1599, 2398.
   // One decode (width 1) beside a 1,599-token prompt: 1,600 rows = 2^6 x 25; 1,601 is odd.
   CHECK(serving::typical_length(1599, 50, 1, 1, 1) == 1600);
@@ -117,18 +121,20 @@ TEST_CASE("auto: a corner whose rows fill tiles exactly is simulated one token l
   // Percent 0: whole numbers, nothing moved.
   CHECK(serving::typical_length(1599, 0, 1, 1, 1) == 1599);
   // In a step: one decode at 500 beside a 1,599-token prompt, dp 1: the prompt's corner is
-  // simulated at 1,600 tokens (beside the decode at the reference history 2); the history 500
-  // lies between 474 and 711: 211 / 237 and 26 / 237.
+  // simulated half at 1,599 and half at 1,600 tokens (beside the decode at the reference history
+  // 2); the history 500 lies between 474 and 711: 211 / 237 and 26 / 237.
   CHECK(anchors_text(serving::bucketed_step({group(1, 1, 500), group(1, 1599, 0)}, 50, 1, 1)) ==
-        "1x1@2 -1.000000; 1x1@2,1x1600@0 1.000000; 1x1@474 0.890295; 1x1@711 0.109705; ");
+        "1x1@2 -1.000000; 1x1@2,1x1599@0 0.500000; 1x1@2,1x1600@0 0.500000; 1x1@474 0.890295; 1x1@711 "
+        "0.109705; ");
 }
 
 TEST_CASE("auto: decodes beside a prompt take their history from steps of decodes alone", "[serve][auto]") {
   // 4 decodes at 141 beside a 211-token prompt, every number on the 50 % grid: the prompt's corner
-  // with the decodes at the reference history 2, plus 4 decodes alone at 141, minus 4 at 2.
+  // with the decodes at the reference history 2, plus 4 decodes alone at 141 (typical histories: 2
+  // at 140 and 2 at 142), minus 4 at 2.
   const StepGroups mixed{group(4, 1, 141), group(1, 211, 0)};
   CHECK(anchors_text(serving::bucketed_step(mixed, 50, 1, 1)) ==
-        "4x1@141 1.000000; 4x1@2 -1.000000; 4x1@2,1x211@0 1.000000; ");
+        "2x1@140,2x1@142 1.000000; 4x1@2 -1.000000; 4x1@2,1x211@0 1.000000; ");
   // The tiled time reads history apart from the tokens (1 ns a history token): the split is exact.
   // Its terms: the corner 1 ms + 2 us x 224 (215 tokens padded to 16) + 1 ns x 8 (history) + pairs
   // 211 x 106 + 4 x 3 = 22,378 ps; 4 decodes alone at 141: 1 ms + 2 us x 16 + 564 ns + 4 x 142 =

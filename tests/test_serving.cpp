@@ -254,7 +254,8 @@ TEST_CASE("serve: bucketing places a number between the edges of a geometric gri
 TEST_CASE("serve: a bucketed step interpolates its anchors: with a step time linear in tokens, exactly", "[serve]") {
   // Prompts of 21 and 22 tokens (10 %): one group of 2 at the mean 21.5, between the edges 20 and
   // 22 (weights 0.25 and 0.75); their history: pairs 21 x 11 + 22 x 11.5 = 484, 484 / 43 - 22.5 / 2
-  // = 0.006 -> 0. Then both decode, at 21 and 22: 2 decodes at the mean 21.5, again 20 and 22.
+  // = 0.006 -> 0. Then both decode, at 21 and 22: 2 decodes at the mean 21.5, again 20 and 22,
+  // each corner's two decodes one token below and above it (typical histories).
   // Both steps needed new anchors and are not their own anchor, so both are sampled (4 allowed)
   // and re-timed exactly. HandTimer's time is 1 ms + 1 us a token, linear: the interpolation
   // 0.25 x (1 ms + 40 us) + 0.75 x (1 ms + 44 us) = 1 ms + 43 us is the exact prompt step's
@@ -264,8 +265,8 @@ TEST_CASE("serve: a bucketed step interpolates its anchors: with a step time lin
   limits.bucket_percent = 10;
   limits.bucket_samples = 4;
   const g5sim::ServeRun run = serve_requests({request("a", 0, 21, 2), request("b", 0, 22, 2)}, limits, std::ref(timer));
-  CHECK(timer.mixes ==
-        std::vector<std::string>{"2x20@0", "2x22@0", "2x1@20", "2x1@22", "1x21@0,1x22@0", "1x1@21,1x1@22"});
+  CHECK(timer.mixes == std::vector<std::string>{"2x20@0", "2x22@0", "1x1@19,1x1@21", "1x1@21,1x1@23", "1x21@0,1x22@0",
+                                                "1x1@21,1x1@22"});
   CHECK(run.distinct_steps == 4);
   CHECK(run.steps[0].duration_ps == kMs + 43 * kUs);
   REQUIRE(run.bucket_error);
@@ -303,10 +304,11 @@ TEST_CASE("serve: a bucketed step is its fullest DP rank, decodes at their mean 
   // 66 x 4 / 6; its history 300 -> the nearest edge 312 (1.040 < 1.056). Decodes beside a chunk
   // split (step_bucketing.hpp): the chunk's two corners with the 2 decodes at the reference
   // history 2 (weights 1/3 and 2/3), the decodes alone at 605 and 665 (their history weights),
-  // and the decodes alone at 2 taken away (weight -1 x the count's 1).
+  // and the decodes alone at 2 taken away (weight -1 x the count's 1). The decodes alone are
+  // simulated one token below and above their edge (typical histories; not at the reference 2).
   CHECK(anchors({one(1, 301), one(1, 1000), one(64, 300)}, 10, 1, 1) ==
-        "2x1@2 x-1.000000; 2x1@2,1x60@312 x0.333333; 2x1@2,1x66@312 x0.666667; 2x1@605 x0.241667; "
-        "2x1@665 x0.758333; ");
+        "1x1@604,1x1@606 x0.241667; 1x1@664,1x1@666 x0.758333; 2x1@2 x-1.000000; 2x1@2,1x60@312 x0.333333; "
+        "2x1@2,1x66@312 x0.666667; ");
   // Percent 0 (whole numbers) keeps the decodes' history in the corner: no split saves anything.
   CHECK(anchors({one(1, 301), one(1, 1000), one(64, 300)}, 0, 1, 1) ==
         "2x1@650,1x64@300 x0.500000; "
