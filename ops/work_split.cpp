@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "hw/checked_count.hpp"
 #include "ops/data_formats.hpp"
@@ -44,8 +45,10 @@ struct GridCost {
 };
 
 // The estimated time of one core's share on grid g (the model in the header), in ns.
+// `tiled`: with the passes of the core's tiles over A and B; without, each read once (a lower
+// bound of the tiled cost, which choose_grid prunes with).
 GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, std::uint64_t n, hw::DType dtype,
-                   const Grid& g) {
+                   const Grid& g, bool tiled) {
   const hw::Chip& chip = cost.chip();
   const hw::EngineId tiles = chip.dma_for(hw::DmaRole::tiles);
   const std::uint64_t e = hw::bytes_of(dtype);
@@ -58,16 +61,26 @@ GridCost grid_cost(const hw::CostModel& cost, std::uint64_t m, std::uint64_t k, 
       cost.bus_bytes(tiles, kc * nc * e, b_tile_row_bytes(chip.weight_layout, k, n, kc, nc, kc * nc * e, e));
   const std::uint64_t c_elem = g.gk > 1 ? 4 : kActivationBytes;
   const std::uint64_t c = cost.bus_bytes(tiles, mc * nc * c_elem, nc == n || g.gk > 1 ? 0 : nc * c_elem);
-  const double channel = static_cast<double>(a + b + c) / cost.channel_gb_per_s(tiles);
+  // The core's tiles (the lowering's, for this share): A is read once per column tile unless a
+  // tile spans all of k, B once per row tile.
+  std::uint64_t a_passes = 1, b_passes = 1;
+  if (tiled) {
+    const MatmulTiling plan = plan_matmul_tiling(cost, mc, kc, nc, dtype, kActivationBytes);
+    a_passes = plan.tk >= kc ? 1 : ceil_div(nc, plan.tn);
+    b_passes = ceil_div(mc, plan.tm);
+  }
+  const double reads = static_cast<double>(a_passes * a + b_passes * b);
+  const double channel = (reads + static_cast<double>(c)) / cost.channel_gb_per_s(tiles);
   const double used = static_cast<double>(g.gm * g.gn * g.gk);
-  double ddr = used * static_cast<double>(a + b + c) / chip.resources.front().capacity_gb_per_s;
+  double ddr = used * (reads + static_cast<double>(c)) / chip.resources.front().capacity_gb_per_s;
   double l2 = 0;
   if (chip.l2 && chip.l2->caches_reads) {
     // A cell row's cores share their A block and a cell column's their B block: the DDR sees each
-    // once (ops/matmul_lowering.cpp), the L2 carries every core's reads.
-    const double once = static_cast<double>(g.gm * g.gk * a + g.gn * g.gk * b) + used * static_cast<double>(c);
+    // once a pass (ops/matmul_lowering.cpp), the L2 carries every core's reads.
+    const double once =
+        static_cast<double>(g.gm * g.gk * a_passes * a + g.gn * g.gk * b_passes * b) + used * static_cast<double>(c);
     ddr = once / chip.resources.front().capacity_gb_per_s;
-    l2 = used * static_cast<double>(a + b) / chip.l2->bandwidth_gb_per_s;
+    l2 = used * reads / chip.l2->bandwidth_gb_per_s;
   }
   // Staged activations: A crosses the DDR once, on its way into the L2, before the cores start.
   // The DDR bytes of this core's share (the tie-break between grids of equal time).
@@ -108,21 +121,43 @@ Grid choose_grid(const hw::CostModel& cost, std::uint64_t cores, std::uint64_t m
   const std::uint64_t max_gm = std::min(cores, ceil_div(m, chip.tensor_unit().lanes_per_core));
   const std::uint64_t max_gn = ceil_div(n, chip.tensor_unit().cube_n);
   const std::uint64_t max_gk = may_split_k ? std::min(cores, ceil_div(k, cost.k_step(dtype))) : 1;
-  Grid best{1, std::min(cores, max_gn), 1};
-  GridCost least{std::numeric_limits<double>::infinity(), 0};
+  std::vector<Grid> grids;
+  std::vector<GridCost> costs;  // untiled first (a lower bound), tiled where it may win
   for (std::uint64_t gk = 1; gk <= max_gk; ++gk) {
     for (std::uint64_t gm = 1; gm * gk <= cores && gm <= max_gm; ++gm) {
       for (const bool staged : {false, true}) {
         const Grid g{gm, std::min(cores / (gm * gk), max_gn), gk, staged};
         if (staged && (!stageable || g.gn == 1)) continue;  // nothing re-reads A
-        const GridCost c = grid_cost(cost, m, k, n, dtype, g);
-        // Faster wins; at the same time (both compute-bound, say), fewer DDR bytes leave more
-        // of the DDR to everything else.
-        const bool faster = c.ns < least.ns * (1 - sim::kSameTimeFraction);
-        const bool same_time = !faster && c.ns <= least.ns * (1 + sim::kSameTimeFraction);
-        if (faster || (same_time && c.bytes < least.bytes)) least = c, best = g;
+        grids.push_back(g);
+        costs.push_back(grid_cost(cost, m, k, n, dtype, g, false));
       }
     }
+  }
+  // The tiled cost is at least the untiled one: plan tiles in the order of the untiled costs,
+  // until the next one's lower bound is past the least tiled cost by more than the same-time
+  // band (such a grid can neither be faster nor tie). Planning tiles for every grid of a large
+  // matmul took a third of a prompt step's time.
+  std::vector<std::size_t> order(grids.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return costs[a].ns < costs[b].ns; });
+  std::vector<bool> tiled(grids.size(), false);
+  double least_tiled = std::numeric_limits<double>::infinity();
+  for (std::size_t i : order) {
+    if (costs[i].ns > least_tiled * (1 + 4 * sim::kSameTimeFraction)) break;
+    costs[i] = grid_cost(cost, m, k, n, dtype, grids[i], true);
+    tiled[i] = true;
+    least_tiled = std::min(least_tiled, costs[i].ns);
+  }
+  Grid best{1, std::min(cores, max_gn), 1};
+  GridCost least{std::numeric_limits<double>::infinity(), 0};
+  for (std::size_t i = 0; i < grids.size(); ++i) {
+    if (!tiled[i]) continue;
+    const GridCost& c = costs[i];
+    // Faster wins; at the same time (both compute-bound, say), fewer DDR bytes leave more of
+    // the DDR to everything else.
+    const bool faster = c.ns < least.ns * (1 - sim::kSameTimeFraction);
+    const bool same_time = !faster && c.ns <= least.ns * (1 + sim::kSameTimeFraction);
+    if (faster || (same_time && c.bytes < least.bytes)) least = c, best = grids[i];
   }
   return best;
 }

@@ -15,7 +15,12 @@
 //     reads, each A block once per cell row and each B block once per cell column, and the L2's
 //     time for every core's A and B); bus bytes count A
 //     (mc rows of kc), B (kc rows of nc), C (mc rows of nc, fp32 partials when gk > 1) with each
-//     strided row's bursts and access overhead (hw/cost_model.hpp); plus, for gk > 1, the
+//     strided row's bursts and access overhead (hw/cost_model.hpp), A once per column tile of the
+//     core's tiling (ops/matmul_tiling.hpp) unless a tile spans all of kc, B once per row tile
+//     (H100, [480, 4096] x [4096, 24576]: 1 x 132 gives each SM two row tiles and reads the weights
+//     twice, 262 us simulated against 165 us on 2 x 66, which the estimate without the passes
+//     ranked first); the tiles are planned only for the grids whose estimate with every operand
+//     read once (a lower bound) could still win or tie; plus, for gk > 1, the
 //     reduction: two transfer start-ups for the barrier, the partial slices' loads, the adds and
 //     the store. The fastest grid wins; at equal times the one moving fewer bytes, then fewer
 //     reduction parts, then fewer row parts.
