@@ -127,8 +127,8 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
   const std::uint64_t chunk_history = chunks > 0 ? nearest_edge(chunk_pairs / chunk_tokens - (q + 1) / 2, percent) : 0;
 
   std::map<std::string, StepAnchor> anchors;  // by the anchor's mix text: equal corners merged
-  // A corner: `count` decodes at `history` (none when 0) and, with `prompt`, the chunks at
-  // `q_len`; its weight added to the corner's.
+  // A corner: `count` decodes at `history` (none when 0) and, with `prompt`, the chunks (if the
+  // step has any) at `q_len`; its weight added to the corner's.
   auto add = [&](std::uint64_t count, std::uint64_t history, bool prompt, std::uint64_t q_len, double weight) {
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> groups;  // (q_len, history) -> count
     if (count > 0) {
@@ -143,7 +143,7 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
         groups[{verify_width, h}] += count;
       }
     }
-    if (prompt) {
+    if (prompt && chunks > 0) {
       q_len = std::max<std::uint64_t>(1, q_len);
       groups[{q_len, std::min(chunk_history, models::kMaxContext - q_len)}] += static_cast<std::uint64_t>(chunks);
     }
@@ -179,13 +179,7 @@ std::vector<StepAnchor> bucketed_step(const StepGroups& exact, std::uint64_t per
   } else {
     for (const Bracket& c : counts) {
       for (const Bracket& h : histories) {
-        for (const Bracket& l : lengths) {
-          if (chunks > 0) {
-            add_prompt(c.edge, h.edge, l.edge, c.weight * h.weight * l.weight);
-          } else {
-            add(c.edge, h.edge, false, l.edge, c.weight * h.weight * l.weight);
-          }
-        }
+        for (const Bracket& l : lengths) add_prompt(c.edge, h.edge, l.edge, c.weight * h.weight * l.weight);
       }
     }
   }
