@@ -104,10 +104,57 @@ std::uint64_t position_of_work(const std::vector<StreamRun>& runs, Wide target) 
   return run->first_position + k * run->length + lo;
 }
 
+// The decode cut by cost (attention_plan.hpp): cores 0, 1, ... take the streams' positions in
+// order, each up to `payload` cost units, a piece costing `piece` units and one per token; a core
+// opens a piece only when it has room for a token beside its cost. Returns the cores used (or, with
+// `items`, fills them; the last core takes what is left).
+std::uint64_t fill_by_cost(const std::vector<StreamRun>& runs, std::uint64_t payload, std::uint64_t piece,
+                           std::uint64_t cores, std::uint64_t heads_per_kv, std::vector<std::vector<Item>>* items) {
+  std::uint64_t core = 0, left = payload;
+  for (const StreamRun& r : runs) {
+    for (std::uint64_t k = 0; k < r.streams; ++k) {
+      for (std::uint64_t begin = 0; begin < r.length;) {
+        if (left <= piece) core += 1, left = payload;
+        const bool last = items != nullptr && core + 1 >= cores;
+        if (last) core = cores - 1;
+        const std::uint64_t take = last ? r.length - begin : std::min(r.length - begin, left - piece);
+        if (items != nullptr)
+          (*items)[core].push_back({r.first_stream + k, r.q_len * heads_per_kv, take, 0, 0, 0, 0, begin});
+        begin += take;
+        left = left > piece + take ? left - piece - take : 0;
+      }
+    }
+  }
+  return core + 1;
+}
+
+// The least payload whose fill needs at most `cores` cores (the fill's cores never grow with the
+// payload), and that fill. At payload U every core but the last consumes more than U - piece, and
+// there are at most streams + cores - 1 pieces, so U = (tokens + (streams + cores) piece) / cores
+// + piece always fits.
+void cut_by_cost(const std::vector<StreamRun>& runs, std::uint64_t cores, std::uint64_t piece,
+                 std::uint64_t heads_per_kv, std::vector<std::vector<Item>>& items) {
+  std::uint64_t tokens = 0, streams = 0;
+  for (const StreamRun& r : runs) tokens += r.streams * r.length, streams += r.streams;
+  const std::uint64_t cost = hw::checked(
+      "the decode pieces' cost", [&] { return (hw::Count(tokens) + hw::Count(streams + cores) * piece).value(); });
+  std::uint64_t lo = std::max(piece + 1, ceil_div(tokens + streams * piece, cores));
+  std::uint64_t hi = ceil_div(cost, cores) + piece + 1;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (fill_by_cost(runs, mid, piece, cores, heads_per_kv, nullptr) <= cores) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  fill_by_cost(runs, lo, piece, cores, heads_per_kv, &items);
+}
+
 // Items over the independent KV streams ("sequences" below). Decode by history uses `parts` of
 // the cores (decode_split_parts); the others stay idle in fa2.
 std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_t cores, std::uint64_t parts,
-                                           AttentionSplit split, bool stripes) {
+                                           AttentionSplit split, bool stripes, std::uint64_t piece_tokens) {
   std::vector<std::vector<Item>> items(cores);
   const std::uint64_t hpk = s.heads_per_kv();
   if (split == AttentionSplit::head && s.decode) {
@@ -187,6 +234,10 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
     return items;
   }
   const std::uint64_t used = s.decode ? std::min(parts, cores) : cores;
+  if (s.decode && used > 1 && piece_tokens > 0) {
+    cut_by_cost(runs, used, piece_tokens, hpk, items);
+    return items;
+  }
   for (std::uint64_t c = 0; c < used; ++c) add_range(c, balanced_part(total, used, c));
   return items;
 }
@@ -397,6 +448,18 @@ std::uint64_t row_tile_parts(const AttentionShape& s, const hw::Chip& chip, bool
 }
 
 }  // namespace
+
+std::uint64_t decode_piece_tokens(const AttentionShape& s, const hw::Chip& chip, std::uint64_t cores) {
+  if (!s.decode || s.kv_token_bytes == 0 || cores == 0) return 0;
+  const hw::CostModel cost(chip);
+  const hw::EngineId engine = chip.default_kv_engine();
+  const double share = cost.roofline_bytes_per_s() / 1e9 / static_cast<double>(cores);
+  const double bytes_per_ns = std::min(cost.alone_gb_per_s(engine), share);
+  const std::uint64_t rows = rows_per_sequence(s);
+  const double bytes = static_cast<double>(rows * (s.qk_dim * kActivationBytes + partial_row_bytes(s))) +
+                       2 * chip.round_trip_ns(engine) * bytes_per_ns;
+  return static_cast<std::uint64_t>(std::ceil(bytes / static_cast<double>(s.kv_token_bytes)));
+}
 
 std::uint64_t decode_split_parts(const AttentionShape& s, const hw::Chip& chip, bool partials_may_use_l2) {
   if (!s.decode || chip.cores <= 1) return chip.cores;
@@ -645,7 +708,9 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
                              AttentionSplit split, bool tile_rows) {
   const bool by_history = s.decode && split == AttentionSplit::seq;
   const std::uint64_t parts = by_history ? decode_split_parts(s, chip, partials_may_use_l2) : chip.cores;
-  auto items = split_items(s, chip.cores, parts, split, true);
+  const std::uint64_t piece_tokens =
+      by_history && s.kv_heads > 1 ? decode_piece_tokens(s, chip, std::min<std::uint64_t>(parts, chip.cores)) : 0;
+  auto items = split_items(s, chip.cores, parts, split, true, piece_tokens);
   ItemExtent extent = measure(items);
   const std::uint64_t lmem = chip.lmem_bytes_per_core;
   const std::uint64_t lanes = std::max<std::uint64_t>(1, chip.tensor_unit().lanes_per_core);
@@ -656,7 +721,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
     return !core.empty() && core.front().q_stride > 1;
   });
   if (striped && tiles.row_block != 0) {
-    auto parts_items = split_items(s, chip.cores, parts, split, false);
+    auto parts_items = split_items(s, chip.cores, parts, split, false, piece_tokens);
     const ItemExtent parts_extent = measure(parts_items);
     const AttentionTiles parts_tiles =
         choose_tiles(s, lmem, parts_extent.max_rows, parts_extent.max_tokens, parts_extent.max_resident, resident);

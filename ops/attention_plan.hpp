@@ -9,12 +9,30 @@
 //
 // Work items, over the B * kv_heads independent KV streams ("sequences": one per batch entry for
 // MLA absorb, one per batch entry and KV head for GQA). Decode (q_len < kv_len): the history rows
-// of all sequences are cut into balanced contiguous ranges, one per core (flash decoding); a
-// core's range becomes one item per sequence it touches, each item holding all the query rows of
-// that sequence (q_len * heads / kv_heads) and its slice of the history. Every KV byte is
+// of all sequences, in order, are cut into contiguous ranges, one per core (flash decoding); a
+// core's range becomes one item (a piece) per sequence it touches, each item holding all the query
+// rows of that sequence (q_len * heads / kv_heads) and its slice of the history. Every KV byte is
 // therefore read by exactly one core, and each sequence's rows get one partial output per item,
-// merged by fa2_combine. Prefill (q_len == kv_len): the query tokens of all sequences are cut the
-// same way; an item holds its tokens' rows and the sequence's whole K/V.
+// merged by fa2_combine. MLA's latent streams (kv_heads 1) are cut into equal token ranges. GQA's
+// (kv_heads > 1) are cut by cost: a piece costs its tokens plus a fixed o tokens
+// (decode_piece_tokens: loading its query rows, storing its partial rows and the two round trips,
+// in history tokens at a core's share of the stream rate), and core c takes up to U cost units
+// from where core c - 1 stopped, opening a piece only with room for a token beside its cost; U is
+// the least that covers every stream with the cores. FlashMLA's scheduler charges a split the same
+// way (deepseek-ai/FlashMLA, get_mla_metadata: a fixed 5 blocks of 64 tokens a split), and the GQA
+// decode kernels launch a block per (sequence, KV head, split) that the SMs take as they free up,
+// so a short sequence's pieces do not pile on one core. Why: with equal token ranges a core over
+// short histories opens many pieces and finishes last, and a batch of unequal histories took
+// longer than as many at their mean. On H100 (Qwen3-8B, decodes of ShareGPT-like histories, 10 to
+// 49) the step was 1.1-6.0 % longer than at the mean, and a serve's step model, which stands a
+// batch by its mean history (serving/step_bucketing.hpp), came out 4 % fast; by cost the same
+// steps are within 0.3 % of their mean's. Why not MLA: its piece (128 query rows and their fp32
+// partials, 356 history tokens on DeepSeek-V3) made the cut by cost 7-31 % faster on uniform
+// batches of short histories (FlashInfer's MLA kernel on H800, 16-256 sequences of 1,024), where
+// the measurements lie between the two cuts, and the validation rows fit equal ranges better
+// (H800 10.98 % against 11.82 %); a ragged MLA batch's 2-3 % stays (docs/serving.md). Prefill
+// (q_len == kv_len): the query tokens of all sequences are cut the same way; an item holds its
+// tokens' rows and the sequence's whole K/V.
 //
 // Causal prefill: a query token at position t sees t + 1 keys (plus the history before the
 // prompt), so contiguous ranges would give the cores unequal work. Alike sequences go by their
@@ -157,6 +175,12 @@ Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape&
 /// bandwidth: P* is taken at that rate when the at most P* + S - 1 pieces of S streams
 /// (rows x b_p each, the largest rows) fit, else at the DDR's.
 std::uint64_t decode_split_parts(const AttentionShape& shape, const hw::Chip& chip, bool partials_may_use_l2);
+
+/// o of the decode cut by cost (above; GQA), in history tokens (0 when not decode): with R query rows a
+/// stream, q and v the head dims, b_p = partial_row_bytes, L the history route's round trip, e_kv
+/// a token's bytes of the history, and r = min(the route's rate alone, the DDR's rate / cores):
+///   o = ceil((R (2 q + b_p) + 2 L r) / e_kv).
+std::uint64_t decode_piece_tokens(const AttentionShape& shape, const hw::Chip& chip, std::uint64_t cores);
 
 /// b_p per query row: the fp32 output row and its running max and sum, what a piece of a decode
 /// split stores for fa2_combine.

@@ -137,6 +137,51 @@ TEST_CASE("decode split: a short history goes to fewer cores, P* = sqrt(N t_tok 
   CHECK(ops::decode_split_parts(prefill, chip, false) == 64);
 }
 
+TEST_CASE("decode split: GQA streams are cut by cost, each piece costing o tokens beside its own", "[ops][split]") {
+  // The test chip cut to 4 cores; 2 sequences of 300 and 20 history tokens, 8 query heads over 2
+  // KV heads of 128 (R = 4 rows a stream), K and V in bf16 (512 B a token): streams 300, 300, 20,
+  // 20 (640 tokens). P* = sqrt(640 x t_tok x 7,741.44 / (2 x 4 x 520)) >= 99 with t_tok >= 512 /
+  // 61.44 = 8.33 ns: all 4 cores.
+  // o = ceil((R (2 q + b_p) + 2 L r) / e_kv), b_p = 128 x 4 + 8 = 520, L = 150 ns (the DDR the
+  // GDMA crosses), r = min(61.44, 7,741.44 / 4) = 61.44 B/ns: (4 x 776 + 18,432) / 512 = 42.06 -> 43.
+  std::string yaml = test_configs::kSg2262;
+  yaml.replace(yaml.find("cores: 64"), 9, "cores: 4");
+  const hw::Chip chip = hw::chip_from_yaml(yaml, "sg2262-4-cores");
+  ops::AttentionShape s;
+  s.groups = {ops::QueryGroup{1, 1, 300}, ops::QueryGroup{1, 1, 20}};
+  s.heads = 8, s.kv_heads = 2, s.qk_dim = 128, s.v_dim = 128, s.kv_elements = 256, s.kv_token_bytes = 512;
+  s.decode = true;
+  REQUIRE(ops::decode_split_parts(s, chip, false) == 4);
+  CHECK(ops::decode_piece_tokens(s, chip, 4) == 43);
+  // Equal token ranges would give 160 tokens a core, core 3 in three pieces (120 + 20 + 20: cost
+  // 160 + 3 x 43 = 289). By cost, the least U a core: at 235, cores 0-2 take 192, 108 + 41, 192
+  // and core 3 67 + 20 and then 19 of the last 20 (62 - 43 = 19 left): a fifth core. At 236:
+  //   core 0  stream 0 [0, 193)                              43 + 193           = 236
+  //   core 1  stream 0 [193, 300), stream 1 [0, 43)          43 + 107 + 43 + 43 = 236
+  //   core 2  stream 1 [43, 236)                             43 + 193           = 236
+  //   core 3  stream 1 [236, 300), streams 2 and 3 whole     43 + 64 + 2 x 63   = 233
+  const ops::AttentionPlan plan = ops::plan_attention(s, chip, false, false);
+  REQUIRE(plan.cores.size() == 4);
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> pieces(4);  // (stream, first token)
+  std::vector<std::uint64_t> tokens;
+  for (std::size_t c = 0; c < 4; ++c) {
+    for (const ops::AttentionBlock& b : plan.cores[c].blocks) pieces[c].emplace_back(b.sequence, b.kv_begin);
+    tokens.push_back(plan.cores[c].first_pass_tokens);
+  }
+  using Pieces = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  CHECK(pieces[0] == Pieces{{0, 0}});
+  CHECK(pieces[1] == Pieces{{0, 193}, {1, 0}});
+  CHECK(pieces[2] == Pieces{{1, 43}});
+  CHECK(pieces[3] == Pieces{{1, 236}, {2, 0}, {3, 0}});
+  CHECK(tokens == std::vector<std::uint64_t>{193, 150, 193, 104});
+  CHECK(plan.partials_per_sequence == std::vector<std::uint64_t>{2, 3, 1, 1});
+  // MLA (one latent stream a sequence) keeps equal token ranges: 300 and 20 over 4 cores, 80 each.
+  s.heads = 8, s.kv_heads = 1, s.qk_dim = 576, s.v_dim = 512, s.kv_elements = 576, s.kv_token_bytes = 1152;
+  for (const ops::CoreAttention& core : ops::plan_attention(s, chip, false, false).cores) {
+    CHECK(core.first_pass_tokens == 80);
+  }
+}
+
 TEST_CASE("decode split: a sequence one core reads whole is finished by fa2, not combined", "[ops][split]") {
   // 64 sequences of 1,024 on 64 cores: P* = sqrt(65,536 x 1.12749) = 271.8 -> 64, and
   // 65,536 / 64 = 1,024 tokens a core, one whole sequence each: no partial outputs, so
