@@ -33,11 +33,11 @@
 //     DDR) before the cores start; its DDR bytes, for the tie-break, are A once and B and C.
 //     Without it a decode step's skinny projections (128 rows against 7,168 k on 64 cores) read
 //     their activations 3-4 times from DDR.
-//   - fa2 in decode and kv_cache_read: the B x kv_len history rows in balanced contiguous ranges
-//     (flash decoding), so every latent byte is read by exactly one core; a combine merges the
-//     partial outputs. fa2 in prefill: the B x q_len query tokens in balanced ranges; causal
-//     prefill: in 2C ranges, core c taking ranges c and 2C - 1 - c (an early and a late one, so
-//     that the keys each core streams balance).
+//   - fa2 in decode and kv_cache_read: the B x kv_len history rows in contiguous ranges (flash
+//     decoding; MLA's of equal tokens, GQA's of equal cost, ops/attention_plan.hpp), so every
+//     latent byte is read by exactly one core; a combine merges the partial outputs. fa2 in prefill: the B x q_len
+//     query tokens in balanced ranges; causal prefill: in 2C ranges, core c taking ranges c and 2C - 1 - c (an early
+//     and a late one, so that the keys each core streams balance).
 
 #include <cstdint>
 #include <map>

@@ -94,7 +94,9 @@ def sensitivity(chip: Union[Mapping, str, os.PathLike, None] = None, model: Any 
     text, source = _chip_text(chip)
     _, csv_text, json_text = sensitivity_texts(text, source, load_model(model if model is not None else "deepseek-v3"),
                                                _request(**options), items)
-    frame = pd.read_csv(io.StringIO(csv_text), keep_default_na=False,
+    # float_precision: the library writes each number as its shortest exact text, and pandas' default
+    # parser may land an ulp from it (a search point's TPOT an ulp off the serve's): read it exactly.
+    frame = pd.read_csv(io.StringIO(csv_text), float_precision="round_trip", keep_default_na=False,
                         na_values={c: [""] for c in ("ctx", "low_value", "high_value", "metric_low", "metric_high",
                                                      "elasticity", "elasticity_down",
                                                      "elasticity_up", "rank")})
@@ -177,7 +179,8 @@ def solve(chip: Union[Mapping, str, os.PathLike, None] = None, model: Any = None
     text, source = _chip_text(chip)
     _, csv_text, json_text = solve_texts(text, source, load_model(model if model is not None else "deepseek-v3"),
                                          _request(**options), items)
-    frame = pd.read_csv(io.StringIO(csv_text), keep_default_na=False, na_values={"shortfall": [""]})
+    frame = pd.read_csv(io.StringIO(csv_text), float_precision="round_trip", keep_default_na=False,
+                        na_values={"shortfall": [""]})
     frame.attrs["solve"] = json.loads(json_text)
     return frame
 
@@ -246,7 +249,8 @@ def search(chip: Any = "sg2262", model: Any = None, *, client: Optional[Any] = N
                "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms", "goodput_requests_per_s", "joules_per_token",
                "meets_slo")
     text_columns = {k["name"]: str for k in _knobs.taking("search_list") if k["type"] == "text"}
-    frame = pd.read_csv(io.StringIO(csv_text), keep_default_na=False, dtype={**text_columns, "status": str},
+    frame = pd.read_csv(io.StringIO(csv_text), float_precision="round_trip", keep_default_na=False,
+                        dtype={**text_columns, "status": str},
                         na_values={c: [""] for c in numeric})
     frame.attrs["search"] = json.loads(json_text)
     frame.attrs["table"] = table

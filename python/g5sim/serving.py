@@ -93,7 +93,8 @@ def serve(chip: Any, model: Any, requests: Any = None, *, perfetto: Any = None,
                                                   perfetto is not None, progress)
     if perfetto is not None:
         _write_atomically(perfetto, trace_text)
-    frame = pd.read_csv(io.StringIO(csv_text), dtype={"id": str}, keep_default_na=False,
+    frame = pd.read_csv(io.StringIO(csv_text), float_precision="round_trip", dtype={"id": str},
+                        keep_default_na=False,
                         na_values={c: [""] for c in ("tpot_ms", "itl_p50_ms", "itl_max_ms")})
     return frame, json.loads(json_text)
 
