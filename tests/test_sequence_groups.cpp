@@ -236,7 +236,8 @@ TEST_CASE("groups: a GQA batch of unequal histories takes about what as many at 
     std::uint64_t sum = 0;
     for (std::uint64_t i = 0; i < b.n; ++i) {
       const std::uint64_t history = 40 + i * b.step % b.span;
-      mix += (i == 0 ? "" : ",") + fmt::format("1x1@{}", history);
+      if (i != 0) mix += ',';
+      mix += fmt::format("1x1@{}", history);
       sum += history;
     }
     const std::uint64_t mean = (2 * sum + b.n) / (2 * b.n);  // rounded
