@@ -305,7 +305,7 @@ OpId add_mla_absorb(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::
     if (w.history_tokens() > 0) {
       ops::AttentionShape history = attn;
       history.groups = history_groups(w);
-      history.decode = true, history.causal = false;
+      history.decode = true, history.causal = false, history.over_chunks = true;
       over_history = add_attention_core(lg, history, cache_bytes(m, w, tp, w.history_tokens()), q_absorb,
                                         EdgeKind::order, {q_absorb, p.rope, p.cache_write});
     }
@@ -389,7 +389,7 @@ OpId add_mla_mha(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::uin
   if (w.history_tokens() > 0) {
     ops::AttentionShape h = attn;
     h.groups = history_groups(w);
-    h.decode = true, h.causal = false;
+    h.decode = true, h.causal = false, h.over_chunks = true;
     history = over_history(h);
   }
   return merge_chunk_attention(lg, history, fa2);
@@ -490,7 +490,7 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     if (part.history_tokens() > 0) {
       ops::AttentionShape h = attn;
       h.groups = history_groups(part);
-      h.decode = true, h.causal = false;
+      h.decode = true, h.causal = false, h.over_chunks = true;
       history = add_attention_core(lg, h, cache_bytes(m, part, tp, part.history_tokens()), cache_write, EdgeKind::data,
                                    {rope, cache_write});
     }

@@ -708,8 +708,9 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
                              AttentionSplit split, bool tile_rows) {
   const bool by_history = s.decode && split == AttentionSplit::seq;
   const std::uint64_t parts = by_history ? decode_split_parts(s, chip, partials_may_use_l2) : chip.cores;
-  const std::uint64_t piece_tokens =
-      by_history && s.kv_heads > 1 ? decode_piece_tokens(s, chip, std::min<std::uint64_t>(parts, chip.cores)) : 0;
+  const std::uint64_t piece_tokens = by_history && s.kv_heads > 1 && !s.over_chunks
+                                         ? decode_piece_tokens(s, chip, std::min<std::uint64_t>(parts, chip.cores))
+                                         : 0;
   auto items = split_items(s, chip.cores, parts, split, true, piece_tokens);
   ItemExtent extent = measure(items);
   const std::uint64_t lmem = chip.lmem_bytes_per_core;

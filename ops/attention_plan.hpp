@@ -13,7 +13,8 @@
 // core's range becomes one item (a piece) per sequence it touches, each item holding all the query
 // rows of that sequence (q_len * heads / kv_heads) and its slice of the history. Every KV byte is
 // therefore read by exactly one core, and each sequence's rows get one partial output per item,
-// merged by fa2_combine. MLA's latent streams (kv_heads 1) are cut into equal token ranges. GQA's
+// merged by fa2_combine. MLA's latent streams (kv_heads 1), and the history of prompt chunks
+// (over_chunks: many query rows a stream), are cut into equal token ranges. GQA's decodes
 // (kv_heads > 1) are cut by cost: a piece costs its tokens plus a fixed o tokens
 // (decode_piece_tokens: loading its query rows, storing its partial rows and the two round trips,
 // in history tokens at a core's share of the stream rate), and core c takes up to U cost units

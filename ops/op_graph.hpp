@@ -108,6 +108,9 @@ struct AttentionShape {
   std::uint64_t kv_token_bytes = 0;  ///< bytes one token streams per KV head, in the cache format
   bool kv_dequant = false;           ///< the cache format is converted to bf16 before the cube
   bool decode = false;               ///< the history comes from the cache, split over the cores
+  /// Decode over the history of prompt chunks (their many query rows), not the decode kernel's
+  /// streams: a GQA decode's history is cut by cost, a chunk's by tokens (ops/attention_plan.hpp).
+  bool over_chunks = false;
   /// Prefill only: query token t attends keys 0..t + (kv_len - q_len), so each block of query
   /// rows streams the keys up to its last token and skips the rest (FlashAttention's causal
   /// mask); false: every query attends all kv_len keys (a padded static mask, as Sophgo's demos).

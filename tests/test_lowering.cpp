@@ -175,6 +175,12 @@ TEST_CASE("decode split: GQA streams are cut by cost, each piece costing o token
   CHECK(pieces[3] == Pieces{{1, 236}, {2, 0}, {3, 0}});
   CHECK(tokens == std::vector<std::uint64_t>{193, 150, 193, 104});
   CHECK(plan.partials_per_sequence == std::vector<std::uint64_t>{2, 3, 1, 1});
+  // Prompt chunks over their history (over_chunks) keep equal token ranges: 640 / 4 = 160 a core.
+  ops::AttentionShape chunks = s;
+  chunks.over_chunks = true;
+  for (const ops::CoreAttention& core : ops::plan_attention(chunks, chip, false, false).cores) {
+    CHECK(core.first_pass_tokens == 160);
+  }
   // MLA (one latent stream a sequence) keeps equal token ranges: 300 and 20 over 4 cores, 80 each.
   s.heads = 8, s.kv_heads = 1, s.qk_dim = 576, s.v_dim = 512, s.kv_elements = 576, s.kv_token_bytes = 1152;
   for (const ops::CoreAttention& core : ops::plan_attention(s, chip, false, false).cores) {
