@@ -132,10 +132,9 @@ std::uint64_t fill_by_cost(const std::vector<StreamRun>& runs, std::uint64_t pay
 // payload), and that fill. At payload U every core but the last consumes more than U - piece, and
 // there are at most streams + cores - 1 pieces, so U = (tokens + (streams + cores) piece) / cores
 // + piece always fits.
-void cut_by_cost(const std::vector<StreamRun>& runs, std::uint64_t cores, std::uint64_t piece,
+void cut_by_cost(const std::vector<StreamRun>& runs, std::uint64_t tokens, std::uint64_t cores, std::uint64_t piece,
                  std::uint64_t heads_per_kv, std::vector<std::vector<Item>>& items) {
-  std::uint64_t tokens = 0, streams = 0;
-  for (const StreamRun& r : runs) tokens += r.streams * r.length, streams += r.streams;
+  const std::uint64_t streams = runs.empty() ? 0 : runs.back().first_stream + runs.back().streams;
   const std::uint64_t cost = hw::checked(
       "the decode pieces' cost", [&] { return (hw::Count(tokens) + hw::Count(streams + cores) * piece).value(); });
   std::uint64_t lo = std::max(piece + 1, ceil_div(tokens + streams * piece, cores));
@@ -234,8 +233,8 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
     return items;
   }
   const std::uint64_t used = s.decode ? std::min(parts, cores) : cores;
-  if (s.decode && used > 1 && piece_tokens > 0) {
-    cut_by_cost(runs, used, piece_tokens, hpk, items);
+  if (used > 1 && piece_tokens > 0) {
+    cut_by_cost(runs, total, used, piece_tokens, hpk, items);
     return items;
   }
   for (std::uint64_t c = 0; c < used; ++c) add_range(c, balanced_part(total, used, c));
@@ -450,7 +449,8 @@ std::uint64_t row_tile_parts(const AttentionShape& s, const hw::Chip& chip, bool
 }  // namespace
 
 std::uint64_t decode_piece_tokens(const AttentionShape& s, const hw::Chip& chip, std::uint64_t cores) {
-  if (!s.decode || s.kv_token_bytes == 0 || cores == 0) return 0;
+  // Cut by tokens: MLA's latent streams, and the history of prompt chunks (attention_plan.hpp).
+  if (!s.decode || s.kv_heads <= 1 || s.over_chunks || s.kv_token_bytes == 0 || cores == 0) return 0;
   const hw::CostModel cost(chip);
   const hw::EngineId engine = chip.default_kv_engine();
   const double share = cost.roofline_bytes_per_s() / 1e9 / static_cast<double>(cores);
@@ -708,9 +708,8 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
                              AttentionSplit split, bool tile_rows) {
   const bool by_history = s.decode && split == AttentionSplit::seq;
   const std::uint64_t parts = by_history ? decode_split_parts(s, chip, partials_may_use_l2) : chip.cores;
-  const std::uint64_t piece_tokens = by_history && s.kv_heads > 1 && !s.over_chunks
-                                         ? decode_piece_tokens(s, chip, std::min<std::uint64_t>(parts, chip.cores))
-                                         : 0;
+  const std::uint64_t piece_tokens =
+      by_history ? decode_piece_tokens(s, chip, std::min<std::uint64_t>(parts, chip.cores)) : 0;
   auto items = split_items(s, chip.cores, parts, split, true, piece_tokens);
   ItemExtent extent = measure(items);
   const std::uint64_t lmem = chip.lmem_bytes_per_core;

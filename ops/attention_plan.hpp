@@ -177,7 +177,8 @@ Fa2ChunkCycles fa2_chunk_cycles(const hw::CostModel& cost, const AttentionShape&
 /// (rows x b_p each, the largest rows) fit, else at the DDR's.
 std::uint64_t decode_split_parts(const AttentionShape& shape, const hw::Chip& chip, bool partials_may_use_l2);
 
-/// o of the decode cut by cost (above; GQA), in history tokens (0 when not decode): with R query rows a
+/// o of the decode cut by cost (above), in history tokens; 0 where the cut is by tokens (not
+/// decode, MLA's kv_heads 1, a chunk's history: over_chunks): with R query rows a
 /// stream, q and v the head dims, b_p = partial_row_bytes, L the history route's round trip, e_kv
 /// a token's bytes of the history, and r = min(the route's rate alone, the DDR's rate / cores):
 ///   o = ceil((R (2 q + b_p) + 2 L r) / e_kv).
