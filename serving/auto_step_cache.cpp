@@ -278,7 +278,7 @@ std::vector<std::vector<std::uint64_t>> strata_weights(const ServeRun& run) {
 
 ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettings& settings, ServeSetup setup,
                     const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
-                    const StepTimer& draft_timer) {
+                    const StepTimer& draft_timer, const StepPrefetch& prefetch) {
   SimulatedSteps steps(timer, draft_timer);
   g5sim::AutoStepCache report;
   report.bound_percent = setup.auto_percent;
@@ -295,6 +295,7 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
   };
   StepHooks hooks;
   hooks.known = [&](const StepGroups& groups, bool draft) { return steps.known(groups, draft); };
+  hooks.prefetch = prefetch;  // the exact passes' steps ahead
   try {
     setup.bucket_percent = 0;
     ServeRun run =

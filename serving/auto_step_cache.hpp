@@ -70,7 +70,7 @@ inline constexpr std::uint64_t kStalledExactFactor = 10;
 /// first phase, samples; drafts aside), its auto_cache says how the times were found.
 ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettings& settings, ServeSetup setup,
                     const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
-                    const StepTimer& draft_timer);
+                    const StepTimer& draft_timer, const StepPrefetch& prefetch = {});
 
 /// A drawn step: the time the round gave it, its exact time, its whole duration in the round, and
 /// its stratum's chance over the pool's (1 when the pool is the stratum's own).

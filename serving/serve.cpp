@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <tuple>
@@ -24,6 +26,7 @@
 #include "serving/auto_step_cache.hpp"
 #include "serving/serving_engine.hpp"
 #include "serving/step_store.hpp"
+#include "sim/cancellation.hpp"
 
 namespace serving {
 namespace {
@@ -190,8 +193,70 @@ class StepSimulation {
       return priced(*shared("draft " + g5sim::mix_text(groups), [&] { return draft(groups); }));
     };
   }
+  // Steps simulated ahead of an exact serve (serving_engine.hpp, "Steps ahead"), each on a thread
+  // of its own: the timers take one from there as if they had simulated it then.
+  StepPrefetch prefetch(unsigned jobs) {
+    StepPrefetch p;
+    p.jobs = jobs;
+    p.start = [this](const StepGroups& groups, bool of_drafts) { return start_ahead(groups, of_drafts); };
+    p.started = [this](const StepGroups& groups, bool of_drafts) {
+      const std::lock_guard<std::mutex> lock(ahead_mutex_);
+      return ahead_.count(key_of(groups, of_drafts)) != 0;
+    };
+    p.running = [this] { return running_ahead(); };
+    p.ready = [this](const StepGroups& groups, bool of_drafts) { return ready_ahead(groups, of_drafts); };
+    return p;
+  }
 
  private:
+  // A step simulated, and what its simulation cost (counted when the serve takes it).
+  struct Simulated {
+    g5sim::ChipStep step;
+    double seconds = 0;
+    std::uint64_t commands = 0;
+  };
+  static std::string key_of(const StepGroups& groups, bool of_drafts) {
+    return (of_drafts ? "draft " : "") + g5sim::mix_text(groups);
+  }
+  bool start_ahead(const StepGroups& groups, bool of_drafts) {
+    const std::string key = key_of(groups, of_drafts);
+    if (shared_ && shared_->find(prefix_ + key)) return false;
+    if (store_ && store_->find(key)) return false;
+    const std::lock_guard<std::mutex> lock(ahead_mutex_);
+    if (ahead_.count(key) != 0) return false;
+    auto run = [this, groups, of_drafts] { return of_drafts ? draft(groups) : step(groups); };
+    ahead_.emplace(key, std::async(std::launch::async, std::move(run)).share());
+    return true;
+  }
+  std::size_t running_ahead() {
+    const std::lock_guard<std::mutex> lock(ahead_mutex_);
+    std::size_t running = 0;
+    for (const auto& [key, result] : ahead_) {
+      if (result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ++running;
+    }
+    return running;
+  }
+  std::optional<StepTime> ready_ahead(const StepGroups& groups, bool of_drafts) {
+    const std::lock_guard<std::mutex> lock(ahead_mutex_);
+    const auto it = ahead_.find(key_of(groups, of_drafts));
+    if (it == ahead_.end() || it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      return std::nullopt;
+    }
+    try {
+      return priced(it->second.get().step);
+    } catch (const std::exception&) {
+      return std::nullopt;  // the timer meets the error when the serve takes the step
+    }
+  }
+  // The step's simulation started ahead, taken out of the map (nothing when none was).
+  std::optional<std::shared_future<Simulated>> take_ahead(const std::string& key) {
+    const std::lock_guard<std::mutex> lock(ahead_mutex_);
+    const auto it = ahead_.find(key);
+    if (it == ahead_.end()) return std::nullopt;
+    std::shared_future<Simulated> result = std::move(it->second);
+    ahead_.erase(it);
+    return result;
+  }
   // A step from the serves sharing this one's steps, else the step cache's folder, else simulated
   // (and kept in both).
   template <class Simulate>
@@ -204,7 +269,17 @@ class StepSimulation {
       const std::lock_guard<std::mutex> lock(tally_);
       ++report_.steps_read;
     } else {
-      s = std::make_shared<const g5sim::ChipStep>(simulate());
+      // Simulated ahead or now: counted alike, when taken. (Waiting on another thread's run, this
+      // thread asks its own cancel check, as its own run would have.)
+      std::optional<std::shared_future<Simulated>> ahead = take_ahead(key);
+      Simulated r = ahead ? ahead->get() : simulate();
+      if (ahead) sim::poll_cancel();
+      {
+        const std::lock_guard<std::mutex> lock(tally_);
+        report_.simulate_seconds += r.seconds;
+        report_.simulated_commands += r.commands;
+      }
+      s = std::make_shared<const g5sim::ChipStep>(std::move(r.step));
       if (store_) store_->put(key, *s);
     }
     if (shared_) shared_->put(prefix_ + key, s);
@@ -239,23 +314,22 @@ class StepSimulation {
     r.groups = groups;
     return g5sim::simulate(chip_, model_, r);
   }
-  g5sim::ChipStep step(const StepGroups& groups) {
+  Simulated step(const StepGroups& groups) const {
     const auto started = std::chrono::steady_clock::now();
     const g5sim::Result result = simulated(groups);
-    const std::lock_guard<std::mutex> lock(tally_);
-    report_.simulate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    report_.simulated_commands += result.simulated_commands;
-    return {
-        StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps, result.dynamic_energy_j, 0},
-        g5sim::step_ops_of(result), 1, result.band_basis, result.band_coverage};
+    return {{StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps,
+                      result.dynamic_energy_j, 0},
+             g5sim::step_ops_of(result), 1, result.band_basis, result.band_coverage},
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+            result.simulated_commands};
   }
-  g5sim::ChipStep draft(const StepGroups& groups) {
+  Simulated draft(const StepGroups& groups) const {
     const g5sim::Result result = simulated(groups);
-    const std::lock_guard<std::mutex> lock(tally_);
-    report_.simulated_commands += result.simulated_commands;
-    return {StepTime{result.total_ps / result.layers, false, 0, 0,
-                     result.dynamic_energy_j / static_cast<double>(result.layers), 0},
-            g5sim::step_ops_of(result), result.layers, result.band_basis, result.band_coverage};
+    return {{StepTime{result.total_ps / result.layers, false, 0, 0,
+                      result.dynamic_energy_j / static_cast<double>(result.layers), 0},
+             g5sim::step_ops_of(result), result.layers, result.band_basis, result.band_coverage},
+            0,
+            result.simulated_commands};
   }
 
   const g5sim::Chip& chip_;
@@ -267,6 +341,9 @@ class StepSimulation {
   std::string prefix_;
   std::mutex tally_;
   std::optional<std::string> band_step_;
+  // Last: its runs still going (steps the serve did not take) end before the rest goes.
+  std::mutex ahead_mutex_;
+  std::map<std::string, std::shared_future<Simulated>> ahead_;
 };
 
 // The step cache's folder (serving/step_store.hpp); one given that cannot be made is an error,
@@ -323,10 +400,13 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   report.setup = setup_of(chip, settings, report.memory, step, controls.max_steps);
   StepSimulation simulation(chip, model, report, controls.shared_steps, store_folder(settings));
   const StepTimer draft_timer = simulation.draft_timer();
-  report.run = report.setup.auto_percent > 0 ? serve_auto(requests, report.settings, report.setup, simulation.timer(),
-                                                          controls.progress, draft_timer)
-                                             : serve_requests(std::move(requests), report.settings, report.setup,
-                                                              simulation.timer(), controls.progress, draft_timer);
+  StepHooks hooks;
+  hooks.prefetch = simulation.prefetch(report.setup.jobs);
+  report.run = report.setup.auto_percent > 0
+                   ? serve_auto(requests, report.settings, report.setup, simulation.timer(), controls.progress,
+                                draft_timer, hooks.prefetch)
+                   : serve_requests(std::move(requests), report.settings, report.setup, simulation.timer(),
+                                    controls.progress, draft_timer, hooks);
   const ServeSetup& setup = report.setup;
   const std::uint64_t instances = setup.prefill_instances > 0 ? setup.prefill_instances + setup.decode_instances : 1;
   report.chips = report.memory.deployment.chips() * instances;

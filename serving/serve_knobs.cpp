@@ -313,7 +313,8 @@ std::vector<Knob> slo_and_mode_rows() {
        .max = run_limits().max_jobs,
        .optional = true,
        .default_doc = "the machine's cores; the results are the same",
-       .doc = "with bucket:PCT: a step's new anchor steps simulated at once, on as many threads",
+       .doc = "steps simulated at once, on as many threads: a grid's new anchor steps, an exact serve's next steps "
+              "ahead of it",
        .group = "cache",
        .takes = kServeKnob},
   };

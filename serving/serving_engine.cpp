@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "g5sim/run_options.hpp"
@@ -68,6 +69,10 @@ class Engine {
   ServeRun run();
 
  private:
+  // A copy steps ahead (look_ahead): the state, shared timers and hooks; the logs left out by the caller.
+  Engine(const Engine&) = default;
+  Engine& operator=(const Engine&) = delete;
+
   void check_every_request_fits() const;
   void set_up_instances();
   void arrive(std::size_t request, std::uint64_t at);
@@ -75,9 +80,17 @@ class Engine {
   void take_front_job(SerialFrontEnd& from);
   std::optional<std::pair<std::size_t, std::uint64_t>> first_step() const;
   Instance& next_instance(std::optional<std::pair<std::size_t, std::uint64_t>> first);
+  /// The loop's next event: a front-end job, or a step; true when a step was taken.
+  bool advance();
   /// Forms, times and runs `in`'s next step; false when it only preempted.
   bool take_step(Instance& in);
-  std::uint64_t time_step(const FormedStep& step, StepLog& log, StepTime& verify);
+  StepGroups groups_of(const FormedStep& step) const;
+  std::uint64_t time_step(const Instance& in, const FormedStep& step, const StepGroups& exact, StepLog& log,
+                          StepTime& verify);
+  StepTime timed(const Instance& in, const StepGroups& groups, bool draft);
+  std::optional<StepTime> known(const StepGroups& groups, bool draft) const;
+  void finish_step(Instance& in, const FormedStep& step, StepLog& log, std::uint64_t device_ps, const StepTime& verify);
+  void look_ahead(const Instance& in, const FormedStep& step, const StepLog& log, const StepGroups& exact);
   std::uint64_t scheduler_cpu(const Instance& in, const StepLog& log) const;
   void attribute_runtime();
   void emit_tokens(Instance& in, const FormedStep& step, std::uint64_t end);
@@ -94,8 +107,13 @@ class Engine {
   const std::function<void(const g5sim::ServeProgress&)>& progress_;
   const bool closed_;
   const std::uint64_t mtp_, block_tokens_;
-  std::unique_ptr<StepFormation> formation_;
-  StepCost cost_;
+  std::shared_ptr<const StepFormation> formation_;
+  std::shared_ptr<StepCost> cost_;  // a copy ahead only peeks into it
+  const StepHooks& hooks_;
+  // A copy stepping ahead: it times steps by what is at hand or a guess, starting the unknown ones
+  // (not `current_`, the step the engine times itself), and tells no progress.
+  bool ahead_ = false, current_ = false;
+  std::uint64_t last_draft_ps_ = 0;  // the last draft pass's time: a copy's guess for an unknown one
   std::optional<MtpAcceptance> acceptance_;
   ServeRun run_;
   std::vector<Live> live_;
@@ -128,7 +146,8 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
       mtp_(settings.count("mtp")),
       block_tokens_(settings.count("block_tokens")),
       formation_(StepFormation::of(settings)),
-      cost_(setup, 1 + settings.count("mtp"), timer, draft_timer, hooks),
+      cost_(std::make_shared<StepCost>(setup, 1 + settings.count("mtp"), timer, draft_timer, hooks)),
+      hooks_(hooks),
       runtime_(setup.runtime ? &*setup.runtime : nullptr),
       after_ps_(setup.runtime ? setup.runtime->after_token_ns * 1000 : 0) {
   check_setup(settings, setup);
@@ -257,30 +276,32 @@ Instance& Engine::next_instance(std::optional<std::pair<std::size_t, std::uint64
 }
 
 ServeRun Engine::run() {
-  while (finished_ < requests_.size()) {
-    // A front-end job before the next step's start: no job earlier than it can come any more.
-    const std::optional<std::pair<std::size_t, std::uint64_t>> first = first_step();
-    if (SerialFrontEnd* from = next_front()) {
-      if (!first || *from->next_at() <= first->second) {
-        take_front_job(*from);
-        continue;
-      }
-    }
-    Instance& in = next_instance(first);
-    in.admit_arrivals();
-    const std::uint64_t max_steps = std::min(setup_.max_steps, g5sim::kMaxServeSteps);
-    if (run_.steps.size() == max_steps) throw hw::InputError("requests", fmt::format("more than {} steps", max_steps));
-    take_step(in);
-  }
+  while (finished_ < requests_.size()) advance();
   if (runtime_) attribute_runtime();
   run_.has_runtime = runtime_ != nullptr;
-  run_.distinct_steps = cost_.distinct_steps();
-  run_.bucket_error = cost_.bucket_error();
+  run_.distinct_steps = cost_->distinct_steps();
+  run_.bucket_error = cost_->bucket_error();
   if (every_step_banded_ && time_sum_ > 0) {
     run_.band_low_ratio = band_low_ / time_sum_;
     run_.band_high_ratio = band_high_ / time_sum_;
   }
   return std::move(run_);
+}
+
+bool Engine::advance() {
+  // A front-end job before the next step's start: no job earlier than it can come any more.
+  const std::optional<std::pair<std::size_t, std::uint64_t>> first = first_step();
+  if (SerialFrontEnd* from = next_front()) {
+    if (!first || *from->next_at() <= first->second) {
+      take_front_job(*from);
+      return false;
+    }
+  }
+  Instance& in = next_instance(first);
+  in.admit_arrivals();
+  const std::uint64_t max_steps = std::min(setup_.max_steps, g5sim::kMaxServeSteps);
+  if (run_.steps.size() == max_steps) throw hw::InputError("requests", fmt::format("more than {} steps", max_steps));
+  return take_step(in);
 }
 
 bool Engine::take_step(Instance& in) {
@@ -292,8 +313,17 @@ bool Engine::take_step(Instance& in) {
   // Only preemptions (every running request gave its blocks back): the next step admits from the
   // queue. A queue that cannot be admitted with every block free cannot happen: each request fits alone.
   if (step.scheduled.empty()) return false;
+  const StepGroups exact = groups_of(step);
+  if (!ahead_ && hooks_.prefetch.on() && setup_.bucket_percent == 0) look_ahead(in, step, log, exact);
   StepTime verify;
-  const std::uint64_t device_ps = time_step(step, log, verify);
+  const std::uint64_t device_ps = time_step(in, step, exact, log, verify);
+  finish_step(in, step, log, device_ps, verify);
+  return true;
+}
+
+// The rest of a step once timed: its log, the clock, its tokens.
+void Engine::finish_step(Instance& in, const FormedStep& step, StepLog& log, std::uint64_t device_ps,
+                         const StepTime& verify) {
   log.sequences = step.scheduled.size();
   log.cpu_ps = scheduler_cpu(in, log);
   log.runtime_ps += log.cpu_ps;
@@ -319,25 +349,27 @@ bool Engine::take_step(Instance& in) {
   in.running.erase(std::remove_if(in.running.begin(), in.running.end(),
                                   [&](std::size_t i) { return std::exchange(live_[i].leaving, false); }),
                    in.running.end());
-  return true;
 }
 
-// The step's groups of equal (q_len, history), sorted, timed; with MTP, the drafts' passes over
-// its decodes beside it.
-std::uint64_t Engine::time_step(const FormedStep& step, StepLog& log, StepTime& verify) {
+// The step's groups of equal (q_len, history), sorted.
+StepGroups Engine::groups_of(const FormedStep& step) const {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> counts;
-  for (const auto& [i, q] : step.scheduled) {
-    ++counts[{q, live_[i].computed}];
-    (live_[i].in_prompt() ? log.prefill_tokens : log.decode_tokens) += q;
-  }
+  for (const auto& [i, q] : step.scheduled) ++counts[{q, live_[i].computed}];
   StepGroups exact;
   for (const auto& [key, count] : counts) exact.push_back(g5sim::SequenceRecord{count, key.first, key.second, ""});
-  verify = cost_.step(exact);
+  return exact;
+}
+
+// The step's groups timed; with MTP, the drafts' passes over its decodes beside it.
+std::uint64_t Engine::time_step(const Instance& in, const FormedStep& step, const StepGroups& exact, StepLog& log,
+                                StepTime& verify) {
+  for (const auto& [i, q] : step.scheduled) (live_[i].in_prompt() ? log.prefill_tokens : log.decode_tokens) += q;
+  verify = timed(in, exact, false);
   if (verify.ps == 0) throw std::logic_error("serve: a step took no time");
   std::uint64_t step_ps = verify.ps;
   log.runtime_ps = verify.runtime_ps;
   run_.dynamic_energy_j += verify.dynamic_j;
-  if (mtp_ == 0 || !cost_.has_draft_timer() || log.decode_tokens == 0) return step_ps;
+  if (mtp_ == 0 || !cost_->has_draft_timer() || log.decode_tokens == 0) return step_ps;
   // The drafts: mtp passes of the draft module over the step's decodes (one token each).
   std::map<std::uint64_t, std::uint64_t> histories;
   for (const auto& [i, q] : step.scheduled) {
@@ -346,10 +378,78 @@ std::uint64_t Engine::time_step(const FormedStep& step, StepLog& log, StepTime& 
   StepGroups drafts;
   for (const auto& [history, count] : histories) drafts.push_back(g5sim::SequenceRecord{count, 1, history, ""});
   if (drafts.empty()) return step_ps;
-  const StepTime draft = cost_.drafts(drafts);
+  const StepTime draft = timed(in, drafts, true);
+  last_draft_ps_ = draft.ps;
   run_.dynamic_energy_j += draft.dynamic_j * static_cast<double>(mtp_);
   log.runtime_ps += draft.runtime_ps * mtp_;
   return hw::checked("the step's time in picoseconds", [&] { return (hw::Count(draft.ps) * mtp_ + step_ps).value(); });
+}
+
+// A step's time: the step cache's; in a copy stepping ahead, the time at hand, else a guess (the
+// instance's last device time, the last draft pass's), the step started on another thread unless
+// it is the one the engine is about to time itself.
+StepTime Engine::timed(const Instance& in, const StepGroups& groups, bool draft) {
+  if (!ahead_) return draft ? cost_->drafts(groups) : cost_->step(groups);
+  if (std::optional<StepTime> t = known(groups, draft)) return *t;
+  if (!current_ || draft) hooks_.prefetch.start(groups, draft);  // the engine's own drafts come after its step
+  StepTime guess;
+  guess.ps = std::max<std::uint64_t>(1, draft ? last_draft_ps_ : in.last_device_ps);
+  return guess;
+}
+
+// A step's time when this serve has it without simulating: timed already, known to the hooks, or
+// simulated ahead and done.
+std::optional<StepTime> Engine::known(const StepGroups& groups, bool draft) const {
+  if (std::optional<StepTime> t = cost_->peek(groups, draft)) return t;
+  if (hooks_.known) {
+    if (std::optional<StepTime> t = hooks_.known(groups, draft)) return t;
+  }
+  if (hooks_.prefetch.ready) return hooks_.prefetch.ready(groups, draft);
+  return std::nullopt;
+}
+
+// Steps ahead (serving_engine.hpp): when this step is not at hand and fewer than J simulations
+// run (this step's own among them when this thread simulates it), a copy of the engine (its logs
+// and ITLs left here: they form no step) finishes this step with a guessed time and goes on,
+// starting the unknown steps it takes, until J run, 4 J steps are taken or every request is done.
+// The copy's errors end it quietly: the engine meets its own.
+void Engine::look_ahead(const Instance& in, const FormedStep& step, const StepLog& log, const StepGroups& exact) {
+  const StepPrefetch& prefetch = hooks_.prefetch;
+  if (known(exact, false)) return;
+  const std::size_t own = prefetch.started(exact, false) ? 0 : 1;
+  if (prefetch.running() + own >= prefetch.jobs) return;
+  std::vector<StepLog> steps = std::move(run_.steps);
+  run_.steps.clear();
+  std::vector<std::vector<std::uint64_t>> itl(run_.requests.size());
+  for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(run_.requests[i].itl_ps);
+  std::unique_ptr<Engine> ahead;
+  try {
+    ahead.reset(new Engine(*this));
+  } catch (...) {
+    for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(run_.requests[i].itl_ps);
+    run_.steps = std::move(steps);
+    throw;
+  }
+  for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(run_.requests[i].itl_ps);
+  run_.steps = std::move(steps);
+  ahead->ahead_ = true;
+  try {
+    Instance& copy = ahead->instances_[static_cast<std::size_t>(&in - instances_.data())];
+    StepLog copy_log = log;
+    StepTime verify;
+    ahead->current_ = true;
+    const std::uint64_t device_ps = ahead->time_step(copy, step, exact, copy_log, verify);
+    ahead->current_ = false;
+    ahead->finish_step(copy, step, copy_log, device_ps, verify);
+    const std::uint64_t most = 4 * std::uint64_t{prefetch.jobs};
+    for (std::uint64_t taken = 0, events = 0;
+         taken < most && events < 16 * most && ahead->finished_ < requests_.size() &&
+         prefetch.running() + own < prefetch.jobs;
+         ++events) {
+      if (ahead->advance()) ++taken;
+    }
+  } catch (const std::exception&) {
+  }
 }
 
 // The runtime's scheduling CPU before the step (g5sim/runtime.hpp): for its sequences and tokens
@@ -523,7 +623,7 @@ void Engine::finish(std::size_t i, std::uint64_t end) {
   const std::uint64_t at = end + after_ps_;
   run_.requests[i].finish_ps = at;
   ++finished_;
-  if (progress_) progress_(g5sim::ServeProgress{finished_, requests_.size(), run_.steps.size(), ""});
+  if (progress_ && !ahead_) progress_(g5sim::ServeProgress{finished_, requests_.size(), run_.steps.size(), ""});
   if (closed_ && next_client_ < requests_.size()) {
     requests_[next_client_].arrival_ps = at;
     run_.requests[next_client_].arrival_ps = at;

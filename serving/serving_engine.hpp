@@ -22,6 +22,17 @@
 //   within P % share one simulation.
 //   The error is measured: up to `bucket_samples` bucketed steps, evenly spread over the
 //   distinct ones, are simulated again with their exact groups.
+//   Steps ahead: an exact serve simulates every distinct step, and each step's time decides what
+//   the next one holds (through the arrivals before its end), so its steps come one after the
+//   other. On J > 1 threads (hooks.prefetch), when a step is not at hand the engine copies its state
+//   (not its logs), runs the copy on with guessed times (a step at hand: its own; else the
+//   instance's last device time) and has the first unknown steps the copy takes simulated on
+//   other threads, J at once with its own step (simulated here, or waited for when it was
+//   started ahead). A step the copy took is the
+//   real next one unless an arrival or a front-end job falls between the guessed end and the
+//   real one; then it is simply not asked for. The timer takes a step simulated ahead as if it
+//   had simulated it then (its counts and the step cache folder are written when it is taken),
+//   so the results are the same on any number of threads; only the time to get them changes.
 //   KV blocks: floor(kv_tokens / block_tokens), kv_tokens the deployment's cache capacity in
 //   tokens (serving/serve.hpp sizes it from the chip's DDR after the weights). A request
 //   needs input + output - 1 tokens at its end (the last output token is never fed back; with
@@ -69,9 +80,26 @@ using StepGroups = std::vector<g5sim::SequenceRecord>;
 /// Times a step; the engine asks once per distinct step (serving/step_cost.hpp).
 using StepTimer = std::function<StepTime(const StepGroups&)>;
 
+/// Steps simulated ahead of an exact serve ("Steps ahead" above): `start` begins simulating
+/// a step (draft: a pass of the MTP draft module) on a thread of its own and says whether it did
+/// (not when it runs already or is at hand); `started` says whether it was; `running` counts those
+/// started and not yet done; `ready` is a started step's time once done. The timer takes a started
+/// step from there rather than simulating it again; nothing else changes, so the serve's results
+/// do not depend on it.
+struct StepPrefetch {
+  std::function<bool(const StepGroups& groups, bool draft)> start;
+  std::function<bool(const StepGroups& groups, bool draft)> started;
+  std::function<std::size_t()> running;
+  std::function<std::optional<StepTime>(const StepGroups& groups, bool draft)> ready;
+  /// Steps simulated at once at most: the engine's own and those ahead.
+  unsigned jobs = 1;
+  bool on() const { return static_cast<bool>(start) && jobs > 1; }
+};
+
 /// What a serve under `step_cache auto` (serving/auto_step_cache.hpp) asks of the step cache
 /// beside the timer: steps whose exact time is already known in this serve (they get it, not an
-/// interpolation), and a record of every step taken.
+/// interpolation), and a record of every step taken; and of any exact serve, its steps simulated
+/// ahead (on when `prefetch.on()`).
 struct StepHooks {
   /// The exact time of `groups` (draft: a pass of the MTP draft module) when this serve has it.
   std::function<std::optional<StepTime>(const StepGroups& groups, bool draft)> known;
@@ -82,6 +110,7 @@ struct StepHooks {
     std::uint64_t ps = 0;
   };
   std::vector<Taken>* taken = nullptr;
+  StepPrefetch prefetch;
 };
 
 /// Serves `requests` with the engine's `settings` (its knobs, read by name where they act) and

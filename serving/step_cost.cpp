@@ -32,6 +32,13 @@ g5sim::StepTime StepCost::step(const StepGroups& exact) {
   return t;
 }
 
+std::optional<g5sim::StepTime> StepCost::peek(const StepGroups& groups, bool draft) const {
+  if (setup_.bucket_percent != 0) return std::nullopt;
+  const auto it = cache_.find(Key{draft, groups});
+  if (it == cache_.end()) return std::nullopt;
+  return it->second;
+}
+
 g5sim::StepTime StepCost::drafts(const StepGroups& decodes) { return timed(decodes, true, draft_timer_, 1); }
 
 const g5sim::StepTime& StepCost::cached(const StepGroups& groups, bool draft, const StepTimer& simulate) {

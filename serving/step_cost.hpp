@@ -29,6 +29,9 @@ class StepCost {
   /// One pass of the draft module over `decodes`.
   g5sim::StepTime drafts(const StepGroups& decodes);
   bool has_draft_timer() const { return static_cast<bool>(draft_timer_); }
+  /// An exact serve's time of `groups` (draft: the draft module's pass) when this serve has timed
+  /// it already; nothing otherwise, or with bucketing.
+  std::optional<g5sim::StepTime> peek(const StepGroups& groups, bool draft) const;
   /// Distinct steps simulated (the draft module's and the error samples aside).
   std::uint64_t distinct_steps() const { return distinct_steps_; }
   /// With bucketing: up to bucket_samples bucketed steps, evenly spread over those that needed a

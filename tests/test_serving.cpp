@@ -9,6 +9,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -547,6 +548,127 @@ TEST_CASE("serve: a shared step store gives the same serve and simulates nothing
   const g5sim::ServeReport same = g5sim::serve(chip, model, limits, load, settings, shared);
   CHECK(same.simulated_commands == 0);
   CHECK(same.run.requests[1].finish_ps == alone.run.requests[1].finish_ps);
+}
+
+namespace {
+
+// Steps ahead (serving_engine.hpp) with a prefetch whose simulations end at once with the hand
+// timer's times: it records what the engine started.
+struct HandPrefetch {
+  HandTimer times;
+  std::set<std::string> started;
+  serving::StepPrefetch hooks(unsigned jobs) {
+    serving::StepPrefetch p;
+    p.jobs = jobs;
+    p.start = [this](const StepGroups& groups, bool) { return started.insert(g5sim::mix_text(groups)).second; };
+    p.started = [this](const StepGroups& groups, bool) { return started.count(g5sim::mix_text(groups)) != 0; };
+    p.running = [] { return std::size_t{0}; };
+    p.ready = [this](const StepGroups& groups, bool) -> std::optional<StepTime> {
+      if (started.count(g5sim::mix_text(groups)) == 0) return std::nullopt;
+      return times(groups);
+    };
+    return p;
+  }
+};
+
+g5sim::ServeRun serve_ahead(std::vector<ServeRequest> requests, const ServeLimits& l, HandTimer& timer,
+                            HandPrefetch& ahead) {
+  g5sim::ServeSettings s;
+  s.set("schedule", l.schedule);
+  s.set("max_seqs", l.max_seqs);
+  s.set("max_batched_tokens", l.max_batched_tokens);
+  s.set("chunk", l.chunk);
+  s.set("block_tokens", l.block_tokens);
+  s.set("kv_tokens", l.kv_tokens);
+  s.set("concurrency", l.concurrency);
+  s.set("mtp", std::uint64_t{0});
+  g5sim::ServeSetup setup;
+  setup.jobs = 2;
+  serving::StepHooks hooks;
+  hooks.prefetch = ahead.hooks(2);
+  return serving::serve_requests(std::move(requests), s, setup, std::ref(timer), {}, {}, hooks);
+}
+
+void check_same_serve(const g5sim::ServeRun& a, const g5sim::ServeRun& b) {
+  REQUIRE(a.requests.size() == b.requests.size());
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    CHECK(a.requests[i].first_token_ps == b.requests[i].first_token_ps);
+    CHECK(a.requests[i].finish_ps == b.requests[i].finish_ps);
+    CHECK(a.requests[i].itl_ps == b.requests[i].itl_ps);
+  }
+  REQUIRE(a.steps.size() == b.steps.size());
+  for (std::size_t k = 0; k < a.steps.size(); ++k) {
+    CHECK(a.steps[k].start_ps == b.steps[k].start_ps);
+    CHECK(a.steps[k].duration_ps == b.steps[k].duration_ps);
+  }
+  CHECK(a.distinct_steps == b.distinct_steps);
+}
+
+}  // namespace
+
+TEST_CASE("serve: steps simulated ahead change nothing, and where time decides no step every one is taken",
+          "[serve][ahead]") {
+  // An open loop whose arrivals fall between steps: a copy of the engine guesses each step's time
+  // (the last one's), so some steps it started are not the ones taken. The serve is the same, and
+  // the timer is asked for the same steps in the same order.
+  std::vector<ServeRequest> open;
+  for (std::uint64_t i = 0; i < 30; ++i)
+    open.push_back(request(fmt::format("r{}", i), i * 2'300 * kUs, 40 + 9 * i, 3 + i % 7));
+  HandTimer alone_timer, ahead_timer;
+  HandPrefetch ahead;
+  const g5sim::ServeRun alone = serve_requests(open, roomy(), std::ref(alone_timer));
+  const g5sim::ServeRun with_ahead = serve_ahead(open, roomy(), ahead_timer, ahead);
+  check_same_serve(alone, with_ahead);
+  CHECK(ahead_timer.mixes == alone_timer.mixes);
+  std::size_t taken = 0;
+  for (const std::string& m : ahead_timer.mixes) taken += ahead.started.count(m);
+  CHECK(taken > 0);
+  // A closed loop of one client: each request comes when the last one ends, so no step depends
+  // on a time and every step the copy takes is the engine's. Four requests of 5 output tokens,
+  // prompts 100 tokens apart: a prompt step and 4 decodes each (histories 100p .. 100p + 3), 20
+  // distinct steps. On 2 threads the copy takes 4 x 2 = 8 steps past the engine's own (this
+  // prefetch's runs end at once, so none is running): the engine times steps 1, 10 and 19 itself
+  // (each not at hand, and never started) and the 17 others were started ahead; none started is
+  // left over.
+  ServeLimits one = roomy();
+  one.concurrency = 1;
+  std::vector<ServeRequest> closed;
+  for (std::uint64_t p = 1; p <= 4; ++p) closed.push_back(request(fmt::format("c{}", p), 0, 100 * p, 5));
+  HandTimer closed_alone_timer, closed_timer;
+  HandPrefetch closed_ahead;
+  const g5sim::ServeRun closed_alone = serve_requests(closed, one, std::ref(closed_alone_timer));
+  const g5sim::ServeRun closed_run = serve_ahead(closed, one, closed_timer, closed_ahead);
+  check_same_serve(closed_alone, closed_run);
+  REQUIRE(closed_timer.mixes.size() == 20);
+  std::size_t closed_taken = 0;
+  for (const std::string& m : closed_timer.mixes) closed_taken += closed_ahead.started.count(m);
+  CHECK(closed_taken == 17);
+  CHECK(closed_ahead.started.size() == 17);
+  CHECK(closed_timer.mixes[0] == "1x100@0");
+  CHECK(closed_ahead.started.count("1x100@0") == 0);
+}
+
+TEST_CASE("serve: an exact serve on the simulator is the same on one thread and with steps simulated ahead",
+          "[serve][sim][ahead]") {
+  const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.runtime = "sglang";  // its serial front end: jobs between the steps
+  std::vector<ServeRequest> load;
+  for (std::uint64_t i = 0; i < 12; ++i)
+    load.push_back(request(fmt::format("r{}", i), i * 900 * kUs, 64 + 37 * i, 2 + i % 5));
+  g5sim::ServeSettings one_thread;
+  one_thread.set_text("step_cache", "exact");
+  one_thread.set("jobs", std::uint64_t{1});
+  one_thread.set_text("step_cache_dir", "off");  // both simulate every step (no folder shared between them)
+  g5sim::ServeSettings three = one_thread;
+  three.set("jobs", std::uint64_t{3});
+  const g5sim::ServeReport a = g5sim::serve(chip, model, base, load, one_thread);
+  const g5sim::ServeReport b = g5sim::serve(chip, model, base, load, three);
+  check_same_serve(a.run, b.run);
+  CHECK(a.simulated_commands == b.simulated_commands);
+  CHECK(a.summary.tpot_ms.p99 == b.summary.tpot_ms.p99);
 }
 
 TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance and its first token with it",
