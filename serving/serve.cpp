@@ -209,11 +209,13 @@ class StepSimulation {
   }
 
  private:
-  // A step simulated, and what its simulation cost (counted when the serve takes it).
+  // A step simulated, and what its simulation cost (counted when the serve takes it); or read
+  // from the step cache folder ahead of the timer (then counted as read).
   struct Simulated {
     g5sim::ChipStep step;
     double seconds = 0;
     std::uint64_t commands = 0;
+    bool read = false;
   };
   static std::string key_of(const StepGroups& groups, bool of_drafts) {
     return (of_drafts ? "draft " : "") + g5sim::mix_text(groups);
@@ -236,17 +238,29 @@ class StepSimulation {
     }
     return running;
   }
+  // A step's time without simulating it here: simulated ahead and done, or kept by the serves
+  // sharing steps, or in the step cache folder (a warm serve's steps: the entry read is kept for
+  // the timer, which then reads no file again).
   std::optional<StepTime> ready_ahead(const StepGroups& groups, bool of_drafts) {
+    const std::string key = key_of(groups, of_drafts);
+    if (shared_) {
+      if (std::shared_ptr<const g5sim::ChipStep> kept = shared_->find(prefix_ + key)) return priced(*kept);
+    }
     const std::lock_guard<std::mutex> lock(ahead_mutex_);
-    const auto it = ahead_.find(key_of(groups, of_drafts));
-    if (it == ahead_.end() || it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-      return std::nullopt;
+    if (const auto it = ahead_.find(key); it != ahead_.end()) {
+      if (it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return std::nullopt;
+      try {
+        return priced(it->second.get().step);
+      } catch (const std::exception&) {
+        return std::nullopt;  // the timer meets the error when the serve takes the step
+      }
     }
-    try {
-      return priced(it->second.get().step);
-    } catch (const std::exception&) {
-      return std::nullopt;  // the timer meets the error when the serve takes the step
-    }
+    std::shared_ptr<const g5sim::ChipStep> read = store_ ? store_->find(key) : nullptr;
+    if (!read) return std::nullopt;
+    std::promise<Simulated> entry;
+    entry.set_value(Simulated{*read, 0, 0, true});
+    ahead_.emplace(key, entry.get_future().share());
+    return priced(*read);
   }
   // The step's simulation started ahead, taken out of the map (nothing when none was).
   std::optional<std::shared_future<Simulated>> take_ahead(const std::string& key) {
@@ -264,14 +278,16 @@ class StepSimulation {
     if (shared_) {
       if (std::shared_ptr<const g5sim::ChipStep> s = shared_->find(prefix_ + key)) return s;
     }
-    std::shared_ptr<const g5sim::ChipStep> s = store_ ? store_->find(key) : nullptr;
-    if (s) {
+    // Simulated (or read) ahead, read now, or simulated now: counted alike, when taken. (Waiting on
+    // another thread's run, this thread asks its own cancel check, as its own run would have.)
+    std::optional<std::shared_future<Simulated>> ahead = take_ahead(key);
+    std::shared_ptr<const g5sim::ChipStep> s;
+    if (!ahead && store_) s = store_->find(key);
+    if (s || (ahead && ahead->get().read)) {
+      if (!s) s = std::make_shared<const g5sim::ChipStep>(ahead->get().step);
       const std::lock_guard<std::mutex> lock(tally_);
       ++report_.steps_read;
     } else {
-      // Simulated ahead or now: counted alike, when taken. (Waiting on another thread's run, this
-      // thread asks its own cancel check, as its own run would have.)
-      std::optional<std::shared_future<Simulated>> ahead = take_ahead(key);
       Simulated r = ahead ? ahead->get() : simulate();
       if (ahead) sim::poll_cancel();
       {

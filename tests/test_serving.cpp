@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -668,7 +669,23 @@ TEST_CASE("serve: an exact serve on the simulator is the same on one thread and 
   const g5sim::ServeReport b = g5sim::serve(chip, model, base, load, three);
   check_same_serve(a.run, b.run);
   CHECK(a.simulated_commands == b.simulated_commands);
+  CHECK(b.steps_read == 0);
   CHECK(a.summary.tpot_ms.p99 == b.summary.tpot_ms.p99);
+  // A step cache folder, cold then warm: the warm serve reads every step (ahead of its timer, once
+  // each) and simulates none; both are the serve above.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "g5sim_test_ahead_folder";
+  std::filesystem::remove_all(dir);
+  g5sim::ServeSettings folder = three;
+  folder.set_text("step_cache_dir", dir.string());
+  const g5sim::ServeReport cold = g5sim::serve(chip, model, base, load, folder);
+  const g5sim::ServeReport warm = g5sim::serve(chip, model, base, load, folder);
+  std::filesystem::remove_all(dir);
+  check_same_serve(a.run, cold.run);
+  check_same_serve(a.run, warm.run);
+  CHECK(cold.steps_read == 0);
+  CHECK(cold.simulated_commands == a.simulated_commands);
+  CHECK(warm.steps_read == a.run.distinct_steps);
+  CHECK(warm.simulated_commands == 0);
 }
 
 TEST_CASE("serve: disaggregated, a prompt's KV cache moves to a decode instance and its first token with it",
