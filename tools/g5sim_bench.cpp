@@ -238,6 +238,8 @@ struct ServeLoad {
   std::uint64_t requests = 0;
   double rate = 0;
   std::string input_len, output_len;
+  std::string step_cache = "auto:1";
+  std::uint64_t jobs = 0;  // 0: the machine's cores
 };
 
 void BM_Serve(benchmark::State& state, ServeLoad load, bool warm) {
@@ -255,6 +257,8 @@ void BM_Serve(benchmark::State& state, ServeLoad load, bool warm) {
   settings.set("input_len", shipped(load.input_len));
   settings.set("output_len", shipped(load.output_len));
   settings.set("step_cache_dir", folder.string());
+  settings.set_text("step_cache", load.step_cache);
+  if (load.jobs > 0) settings.set("jobs", load.jobs);
   if (warm) g5sim::serve(chip, model, g5sim::Request{}, settings);
   g5sim::ServeReport r;
   for (auto _ : state) {
@@ -280,6 +284,16 @@ const ServeLoad kV3TenThousand{
 const ServeLoad kQwenTenThousand{
     "h100", "qwen3-8b", 10'000, 20.0, "sharegpt_like_input.csv", "sharegpt_like_output.csv"};
 BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_cold, kReadme, false)->Unit(benchmark::kSecond)->Iterations(1);
+// The README's load exactly, on one thread and with its next steps simulated ahead on two
+// (serving/serving_engine.hpp, "Steps ahead"): the same serve, the time to it.
+const ServeLoad kReadmeExactOneThread{"sg2262", "deepseek-v3", 40, 2.0, "256:2048", "32:256", "exact", 1};
+const ServeLoad kReadmeExactTwoThreads{"sg2262", "deepseek-v3", 40, 2.0, "256:2048", "32:256", "exact", 2};
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_exact_1_thread, kReadmeExactOneThread, false)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_40_requests_exact_2_threads, kReadmeExactTwoThreads, false)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Serve, v3_sg2262_10k_sharegpt_like_cold, kV3TenThousand, false)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
