@@ -278,26 +278,26 @@ class StepSimulation {
     if (shared_) {
       if (std::shared_ptr<const g5sim::ChipStep> s = shared_->find(prefix_ + key)) return s;
     }
-    // Simulated (or read) ahead, read now, or simulated now: counted alike, when taken. (Waiting on
-    // another thread's run, this thread asks its own cancel check, as its own run would have.)
-    std::optional<std::shared_future<Simulated>> ahead = take_ahead(key);
-    std::shared_ptr<const g5sim::ChipStep> s;
-    if (!ahead && store_) s = store_->find(key);
-    if (s || (ahead && ahead->get().read)) {
-      if (!s) s = std::make_shared<const g5sim::ChipStep>(ahead->get().step);
-      const std::lock_guard<std::mutex> lock(tally_);
-      ++report_.steps_read;
+    // Taken from ahead (read or simulated there), read now, or simulated now: counted alike, when
+    // taken. (Waiting on another thread's run, this thread asks its own cancel check, as its own
+    // run would have.)
+    std::optional<Simulated> r;
+    if (std::optional<std::shared_future<Simulated>> ahead = take_ahead(key)) {
+      r = ahead->get();
+      sim::poll_cancel();
+    } else if (std::shared_ptr<const g5sim::ChipStep> read = store_ ? store_->find(key) : nullptr) {
+      r = Simulated{*read, 0, 0, true};
     } else {
-      Simulated r = ahead ? ahead->get() : simulate();
-      if (ahead) sim::poll_cancel();
-      {
-        const std::lock_guard<std::mutex> lock(tally_);
-        report_.simulate_seconds += r.seconds;
-        report_.simulated_commands += r.commands;
-      }
-      s = std::make_shared<const g5sim::ChipStep>(std::move(r.step));
-      if (store_) store_->put(key, *s);
+      r = simulate();
     }
+    {
+      const std::lock_guard<std::mutex> lock(tally_);
+      if (r->read) ++report_.steps_read;
+      report_.simulate_seconds += r->seconds;
+      report_.simulated_commands += r->commands;
+    }
+    const auto s = std::make_shared<const g5sim::ChipStep>(std::move(r->step));
+    if (!r->read && store_) store_->put(key, *s);
     if (shared_) shared_->put(prefix_ + key, s);
     return s;
   }

@@ -91,6 +91,7 @@ class Engine {
   std::optional<StepTime> known(const StepGroups& groups, bool draft) const;
   void finish_step(Instance& in, const FormedStep& step, StepLog& log, std::uint64_t device_ps, const StepTime& verify);
   void look_ahead(const Instance& in, const FormedStep& step, const StepLog& log, const StepGroups& exact);
+  std::unique_ptr<Engine> copy_ahead();
   std::uint64_t scheduler_cpu(const Instance& in, const StepLog& log) const;
   void attribute_runtime();
   void emit_tokens(Instance& in, const FormedStep& step, std::uint64_t end);
@@ -418,21 +419,7 @@ void Engine::look_ahead(const Instance& in, const FormedStep& step, const StepLo
   if (known(exact, false)) return;
   const std::size_t own = prefetch.started(exact, false) ? 0 : 1;
   if (prefetch.running() + own >= prefetch.jobs) return;
-  std::vector<StepLog> steps = std::move(run_.steps);
-  run_.steps.clear();
-  std::vector<std::vector<std::uint64_t>> itl(run_.requests.size());
-  for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(run_.requests[i].itl_ps);
-  std::unique_ptr<Engine> ahead;
-  try {
-    ahead.reset(new Engine(*this));
-  } catch (...) {
-    for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(run_.requests[i].itl_ps);
-    run_.steps = std::move(steps);
-    throw;
-  }
-  for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(run_.requests[i].itl_ps);
-  run_.steps = std::move(steps);
-  ahead->ahead_ = true;
+  const std::unique_ptr<Engine> ahead = copy_ahead();
   try {
     Instance& copy = ahead->instances_[static_cast<std::size_t>(&in - instances_.data())];
     StepLog copy_log = log;
@@ -450,6 +437,29 @@ void Engine::look_ahead(const Instance& in, const FormedStep& step, const StepLo
     }
   } catch (const std::exception&) {
   }
+}
+
+// The copy that steps ahead: the engine's step logs and ITLs (they form no step, and are the most
+// to copy) are set aside while it is made and put back whatever happens.
+std::unique_ptr<Engine> Engine::copy_ahead() {
+  struct SetAside {
+    ServeRun& run;
+    std::vector<StepLog> steps;
+    std::vector<std::vector<std::uint64_t>> itl;
+    explicit SetAside(ServeRun& r) : run(r), steps(std::exchange(r.steps, {})), itl(r.requests.size()) {
+      for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(r.requests[i].itl_ps);
+    }
+    SetAside(const SetAside&) = delete;
+    SetAside& operator=(const SetAside&) = delete;
+    ~SetAside() {
+      for (std::size_t i = 0; i < itl.size(); ++i) itl[i].swap(run.requests[i].itl_ps);
+      run.steps = std::move(steps);
+    }
+  };
+  const SetAside aside(run_);
+  std::unique_ptr<Engine> copy(new Engine(*this));
+  copy->ahead_ = true;
+  return copy;
 }
 
 // The runtime's scheduling CPU before the step (g5sim/runtime.hpp): for its sequences and tokens

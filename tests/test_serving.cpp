@@ -48,7 +48,7 @@ struct ServeLimits {
 g5sim::ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l,
                                const serving::StepTimer& timer,
                                const std::function<void(const g5sim::ServeProgress&)>& progress = {},
-                               const serving::StepTimer& draft_timer = {}) {
+                               const serving::StepTimer& draft_timer = {}, const serving::StepHooks& hooks = {}) {
   g5sim::ServeSettings s;
   s.set("schedule", l.schedule);
   s.set("max_seqs", l.max_seqs);
@@ -68,7 +68,7 @@ g5sim::ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLi
   setup.kv_transfer = l.kv_transfer;
   setup.accept = l.accept;
   setup.jobs = l.jobs;
-  return serving::serve_requests(std::move(requests), s, setup, timer, progress, draft_timer);
+  return serving::serve_requests(std::move(requests), s, setup, timer, progress, draft_timer, hooks);
 }
 
 constexpr std::uint64_t kMs = 1'000'000'000;  // picoseconds
@@ -572,22 +572,12 @@ struct HandPrefetch {
   }
 };
 
+// The serve with steps ahead on 2 threads (the prefetch's; the exact steps' timer is this thread's).
 g5sim::ServeRun serve_ahead(std::vector<ServeRequest> requests, const ServeLimits& l, HandTimer& timer,
                             HandPrefetch& ahead) {
-  g5sim::ServeSettings s;
-  s.set("schedule", l.schedule);
-  s.set("max_seqs", l.max_seqs);
-  s.set("max_batched_tokens", l.max_batched_tokens);
-  s.set("chunk", l.chunk);
-  s.set("block_tokens", l.block_tokens);
-  s.set("kv_tokens", l.kv_tokens);
-  s.set("concurrency", l.concurrency);
-  s.set("mtp", std::uint64_t{0});
-  g5sim::ServeSetup setup;
-  setup.jobs = 2;
   serving::StepHooks hooks;
   hooks.prefetch = ahead.hooks(2);
-  return serving::serve_requests(std::move(requests), s, setup, std::ref(timer), {}, {}, hooks);
+  return serve_requests(std::move(requests), l, std::ref(timer), {}, {}, hooks);
 }
 
 void check_same_serve(const g5sim::ServeRun& a, const g5sim::ServeRun& b) {
