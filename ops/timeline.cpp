@@ -137,7 +137,7 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
         const sim::CommandRecord& rec = *written;
         const std::size_t end_period = map.interval_of(rec.end);
         const sim::Tick end = rec.end + intervals[end_period].last_shift();
-        last_end = std::max(last_end, kCut ? loops.latest(end) : end);
+        last_end = std::max(last_end, end);
         const sim::Command& cmd = *commands;
         // Loop replay: a command of a chunk iteration after the matched boundary stands for its
         // copies in the left-out iterations too (same op, same work).
@@ -173,6 +173,9 @@ Folds fold_records(const hw::Chip& chip, const Lowered& lowered, const sim::Trac
     }
     limits.end_core();
   }
+  // The latest copy's time ascends with the time (LoopMap::latest), so the step's end is the
+  // latest copy of the last simulated end: one look-up instead of one a command.
+  if constexpr (kCut) last_end = loops.latest(last_end);
   limits.finish();
   return folds;
 }
