@@ -192,16 +192,20 @@ bool block_starts(RunPlan& plan, std::string& refusal, const Lowered& lowered, c
   return true;
 }
 
-// Message bases: the lowest message a kept layer's barriers send (0 when none).
-std::vector<std::uint32_t> message_bases(const Lowered& lowered, const hw::Chip& chip,
+// Message bases: the lowest message a kept layer's barriers send (0 when none). A kept layer's
+// commands come at or after the first of the run on each queue (block_starts' starts[0]).
+std::vector<std::uint32_t> message_bases(const RunPlan& plan, const Lowered& lowered, const hw::Chip& chip,
                                          const std::vector<std::int64_t>& position, std::int64_t a, std::uint64_t K) {
   std::vector<std::uint32_t> base(K, std::numeric_limits<std::uint32_t>::max());
-  for (const sim::CoreProgram& core : lowered.program.cores) {
-    for (const sim::Command& c : core.queue(chip.tensor_engine())) {
-      const std::int64_t p = position[c.op];  // the extremes stand for "outside the layers"
-      if (c.kind == sim::CommandKind::send_msg && p >= a && p < a + static_cast<std::int64_t>(K)) {
+  const std::size_t engines = chip.engines.size();
+  for (std::size_t core = 0; core < lowered.program.cores.size(); ++core) {
+    const sim::CommandQueue& queue = lowered.program.cores[core].queue(chip.tensor_engine());
+    for (sim::CommandQueue::Reader c(queue, plan.starts[0][core * engines + chip.tensor_engine()]); !c.done();
+         c.next()) {
+      const std::int64_t p = position[c->op];  // the extremes stand for "outside the layers"
+      if (c->kind == sim::CommandKind::send_msg && p >= a && p < a + static_cast<std::int64_t>(K)) {
         const auto k = static_cast<std::size_t>(p - a);
-        base[k] = std::min(base[k], c.msg);
+        base[k] = std::min(base[k], c->msg);
       }
     }
   }
@@ -248,7 +252,7 @@ bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, 
   plan.per_layer.assign(queues, 0);
   if (K < 4) throw std::logic_error("plan_replay: keep at least four units");
   if (!block_starts(plan, refusal, lowered, chip, position, a, K)) return false;
-  const std::vector<std::uint32_t> base = message_bases(lowered, chip, position, a, K);
+  const std::vector<std::uint32_t> base = message_bases(plan, lowered, chip, position, a, K);
   plan.message_base = base;
   plan.messages_per_layer = base[K - 2] - base[K - 3];
   for (std::uint64_t k = 2; k + 1 < K; ++k) {
@@ -257,54 +261,58 @@ bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, 
       return false;
     }
   }
-  auto any = [](std::uint32_t, const sim::Command&) { return true; };
-  plan.first_repeating = base[1] - base[0] == plan.messages_per_layer ? 0 : 1;
-  for (std::size_t q = 0; q < queues && plan.first_repeating == 0; ++q) {
-    const std::uint32_t P = plan.per_layer[q];
-    if (plan.starts[1][q] - plan.starts[0][q] != P) {
-      plan.first_repeating = 1;
-      continue;
-    }
-    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
-    sim::CommandQueue::Reader now(queue, plan.starts[1][q]), before(queue, plan.starts[0][q]);
-    if (!unit_repeats(plan, engines, run.ops_per_unit, q, now, before, P, any)) plan.first_repeating = 1;
-  }
-  // Every compared block repeats the one before it; the messages they use, relative to their
-  // unit's base, bound the live messages the watch records.
-  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  // One pass a queue over its blocks 0 .. K - 2, each decoded once (the one before it kept
+  // decoded beside it): block 1 repeating block 0 decides first_repeating (with the message
+  // bases); blocks 2 .. K - 2 must each repeat the one before. Every compared block repeats the one
+  // before it; the messages they use, relative to their unit's base, bound the live messages the
+  // watch records (block 0's only when it repeats too).
+  bool first_repeats = base[1] - base[0] == plan.messages_per_layer;
+  constexpr std::int64_t kNoLow = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kNoHigh = std::numeric_limits<std::int64_t>::min();
+  std::int64_t lo = kNoLow, hi = kNoHigh, lo0 = kNoLow, hi0 = kNoHigh;
+  auto bound = [&](const sim::Command& c, std::uint64_t k, std::int64_t& low, std::int64_t& high) {
+    if (!is_message(c)) return;
+    const std::int64_t m = std::int64_t{c.msg} - std::int64_t{base[k]};
+    low = std::min(low, m);
+    high = std::max(high, m);
+  };
+  std::vector<sim::Command> before, now;
   for (std::size_t q = 0; q < queues; ++q) {
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
     const std::uint32_t P = plan.per_layer[q];
-    sim::CommandQueue::Reader now, before;
-    for (std::uint64_t k = plan.first_repeating; k + 1 < K; ++k) {
-      auto bound_messages = [&](std::uint32_t, const sim::Command& c) {
-        if (is_message(c)) {
-          const std::int64_t m = std::int64_t{c.msg} - std::int64_t{base[k]};
-          lo = std::min(lo, m);
-          hi = std::max(hi, m);
+    const bool first_same_length = plan.starts[1][q] - plan.starts[0][q] == P;
+    sim::CommandQueue::Reader read(queue, first_same_length ? plan.starts[0][q] : plan.starts[1][q]);
+    auto decode = [&](std::vector<sim::Command>& into) {
+      into.clear();
+      for (std::uint32_t i = 0; i < P; ++i, read.next()) into.push_back(*read);
+    };
+    if (first_same_length) {
+      decode(before);
+      for (const sim::Command& c : before) bound(c, 0, lo0, hi0);
+    }
+    for (std::uint64_t k = 1; k + 1 < K; ++k) {
+      decode(now);
+      if (k == 1) {
+        first_repeats = first_repeats && first_same_length;
+        for (std::uint32_t i = 0; first_repeats && i < P; ++i) {
+          first_repeats = repeats_shifted(plan, engines, run.ops_per_unit, q, now[i], before[i]);
         }
-        return true;
-      };
-      seek(now, queue, plan.starts[k][q]);
-      if (k < 2) {
-        for (std::uint32_t i = plan.starts[k][q]; i < plan.starts[k][q] + P; ++i, now.next()) bound_messages(i, *now);
-        continue;
       }
-      seek(before, queue, plan.starts[k][q] - P);
-      std::uint32_t last = 0;
-      auto visit = [&](std::uint32_t i, const sim::Command& c) {
-        last = i;
-        return bound_messages(i, c);
-      };
-      if (!unit_repeats(plan, engines, run.ops_per_unit, q, now, before, P, visit)) {
-        const std::int64_t layer = a + static_cast<std::int64_t>(k * run.period);
-        refusal =
-            fmt::format("core {} {}: command {} of layer {} does not repeat layer {}", q / engines,
-                        chip.engines[q % engines].name, last, layer, layer - static_cast<std::int64_t>(run.period));
-        return false;
+      for (std::uint32_t i = 0; i < P; ++i) {
+        bound(now[i], k, lo, hi);
+        if (k >= 2 && !repeats_shifted(plan, engines, run.ops_per_unit, q, now[i], before[i])) {
+          const std::int64_t layer = a + static_cast<std::int64_t>(k * run.period);
+          refusal = fmt::format("core {} {}: command {} of layer {} does not repeat layer {}", q / engines,
+                                chip.engines[q % engines].name, plan.starts[k][q] + i, layer,
+                                layer - static_cast<std::int64_t>(run.period));
+          return false;
+        }
       }
+      before.swap(now);
     }
   }
+  plan.first_repeating = first_repeats ? 0 : 1;
+  if (first_repeats) lo = std::min(lo, lo0), hi = std::max(hi, hi0);
   plan.message_lo = lo == std::numeric_limits<std::int64_t>::max() ? 0 : lo;
   plan.message_hi = hi == std::numeric_limits<std::int64_t>::min() ? 0 : hi;
   return true;
