@@ -400,8 +400,19 @@ std::optional<ReplayStage> find_replay_stage(const RunPlan& run, const Boundary*
       const std::uint64_t begin = shape.scan_run_only ? run.starts[0][q] : 0;
       const std::uint64_t end =
           shape.scan_run_only ? std::min<std::uint64_t>(run.run_end[q], records.size()) : records.size();
-      sim::RecordQueue::Reader record(records, begin);
-      for (std::uint64_t i = begin; i < end; ++i, record.next()) {
+      // The kernel completes a queue's commands in order, and every command before
+      // bj.completed[q] had ended by t_j: none is written in period j, and one of them at or past
+      // E_q ran before it. Every command from bn.head[q] on issued after t_{j+1}: none is either.
+      // So only the commands between the two are read.
+      const std::uint64_t done = std::min<std::uint64_t>(std::max<std::uint64_t>(begin, bj.completed[q]), end);
+      if (std::max<std::uint64_t>(begin, m.split[q]) < done) {
+        why = fmt::format("a command of a later {} ran before the repeated period", shape.unit);
+        fatal = true;
+        return std::nullopt;
+      }
+      const std::uint64_t issued = std::min<std::uint64_t>(end, std::max<std::uint64_t>(done, bn.head[q]));
+      sim::RecordQueue::Reader record(records, done);
+      for (std::uint64_t i = done; i < issued; ++i, record.next()) {
         const sim::CommandRecord& rec = *record;
         const bool repeated =
             m.period_of(rec.start) == Stage::Period::repeated || m.period_of(rec.end) == Stage::Period::repeated;
