@@ -167,22 +167,29 @@ namespace {
 bool block_starts(RunPlan& plan, std::string& refusal, const Lowered& lowered, const hw::Chip& chip,
                   const std::vector<std::int64_t>& position, std::int64_t a, std::uint64_t K) {
   const std::size_t engines = chip.engines.size();
-  for (std::size_t q = 0; q < plan.run_end.size(); ++q) {
-    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
-    // firsts[k]: the first command of layer a + k or later.
-    std::vector<std::uint32_t> firsts(K + 1, static_cast<std::uint32_t>(queue.size()));
-    std::uint64_t found = 0;  // firsts[0 .. found) are known
-    for (sim::CommandQueue::Reader cmd(queue, 0); !cmd.done() && found <= K; cmd.next()) {
-      const std::int64_t p = position[cmd->op];
-      while (found <= K && p >= a + static_cast<std::int64_t>(found)) {
-        firsts[found++] = static_cast<std::uint32_t>(cmd.position());
-      }
+  const std::size_t queues = plan.run_end.size();
+  // firsts[k][q]: the first command of layer a + k or later on queue q, the least of the first
+  // commands there of the ops at positions a + k and past (Lowered::first_command).
+  std::vector<std::vector<std::uint32_t>> firsts(K + 1);
+  for (std::size_t q = 0; q < queues; ++q) {
+    firsts[0].push_back(static_cast<std::uint32_t>(lowered.program.cores[q / engines].queues[q % engines].size()));
+  }
+  for (std::uint64_t k = 1; k <= K; ++k) firsts[k] = firsts[0];
+  for (OpId v = 0; v < position.size(); ++v) {
+    if (position[v] < a) continue;
+    const std::uint64_t reach = std::min<std::uint64_t>(K, static_cast<std::uint64_t>(position[v] - a));
+    const std::uint32_t* first = lowered.first_command.data() + v * queues;
+    for (std::size_t q = 0; q < queues; ++q) {
+      if (first[q] == Lowered::kNoCommand) continue;
+      for (std::uint64_t k = 0; k <= reach; ++k) firsts[k][q] = std::min(firsts[k][q], first[q]);
     }
-    for (std::uint64_t k = 0; k < K; ++k) plan.starts[k][q] = firsts[k];
-    plan.run_end[q] = firsts[K];
-    plan.per_layer[q] = firsts[K - 1] - firsts[K - 2];
+  }
+  for (std::size_t q = 0; q < queues; ++q) {
+    for (std::uint64_t k = 0; k < K; ++k) plan.starts[k][q] = firsts[k][q];
+    plan.run_end[q] = firsts[K][q];
+    plan.per_layer[q] = firsts[K - 1][q] - firsts[K - 2][q];
     for (std::uint64_t k = 1; k + 1 < K; ++k) {
-      if (firsts[k + 1] - firsts[k] != plan.per_layer[q]) {
+      if (firsts[k + 1][q] - firsts[k][q] != plan.per_layer[q]) {
         refusal = fmt::format("core {} {}: the kept layers lower to different command counts", q / engines,
                               chip.engines[q % engines].name);
         return false;
@@ -192,22 +199,15 @@ bool block_starts(RunPlan& plan, std::string& refusal, const Lowered& lowered, c
   return true;
 }
 
-// Message bases: the lowest message a kept layer's barriers send (0 when none). A kept layer's
-// commands come at or after the first of the run on each queue (block_starts' starts[0]).
-std::vector<std::uint32_t> message_bases(const RunPlan& plan, const Lowered& lowered, const hw::Chip& chip,
-                                         const std::vector<std::int64_t>& position, std::int64_t a, std::uint64_t K) {
+// Message bases: the lowest message a kept layer's barriers send (0 when none).
+std::vector<std::uint32_t> message_bases(const Lowered& lowered, const std::vector<std::int64_t>& position,
+                                         std::int64_t a, std::uint64_t K) {
   std::vector<std::uint32_t> base(K, std::numeric_limits<std::uint32_t>::max());
-  const std::size_t engines = chip.engines.size();
-  for (std::size_t core = 0; core < lowered.program.cores.size(); ++core) {
-    const sim::CommandQueue& queue = lowered.program.cores[core].queue(chip.tensor_engine());
-    for (sim::CommandQueue::Reader c(queue, plan.starts[0][core * engines + chip.tensor_engine()]); !c.done();
-         c.next()) {
-      const std::int64_t p = position[c->op];  // the extremes stand for "outside the layers"
-      if (c->kind == sim::CommandKind::send_msg && p >= a && p < a + static_cast<std::int64_t>(K)) {
-        const auto k = static_cast<std::size_t>(p - a);
-        base[k] = std::min(base[k], c->msg);
-      }
-    }
+  for (OpId v = 0; v < position.size(); ++v) {
+    // The extremes of position stand for "outside the layers".
+    if (position[v] < a || position[v] >= a + static_cast<std::int64_t>(K) || lowered.lowest_send[v] == 0) continue;
+    const auto k = static_cast<std::size_t>(position[v] - a);
+    base[k] = std::min(base[k], lowered.lowest_send[v]);
   }
   for (std::uint32_t& b : base) {
     if (b == std::numeric_limits<std::uint32_t>::max()) b = 0;
@@ -252,7 +252,7 @@ bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, 
   plan.per_layer.assign(queues, 0);
   if (K < 4) throw std::logic_error("plan_replay: keep at least four units");
   if (!block_starts(plan, refusal, lowered, chip, position, a, K)) return false;
-  const std::vector<std::uint32_t> base = message_bases(plan, lowered, chip, position, a, K);
+  const std::vector<std::uint32_t> base = message_bases(lowered, position, a, K);
   plan.message_base = base;
   plan.messages_per_layer = base[K - 2] - base[K - 3];
   for (std::uint64_t k = 2; k + 1 < K; ++k) {

@@ -74,15 +74,13 @@ void LoweringContext::enter_op(OpId op, std::uint32_t core) {
   Entry& entry = entry_[op][core];
   if (entry.entered) return;
   entry.entered = true;
-  auto& tensor_queue = out.program.cores[core].queue(tensor());
   auto barrier = [&](OpId producer) {
     sim::Command wait;
     wait.kind = sim::CommandKind::wait_msg;
     wait.op = static_cast<std::uint32_t>(op);
     wait.msg = message_[producer];
     wait.msg_count = chip.cores;
-    tensor_queue.push_back(wait);
-    entry.tensor_wait = static_cast<std::uint32_t>(tensor_queue.size());
+    entry.tensor_wait = queue_command(core, tensor(), wait);
     last_[op][core][tensor()] = entry.tensor_wait;
   };
   for (auto [e, end] = boost::in_edges(op, graph); e != end; ++e) {
@@ -117,7 +115,7 @@ void LoweringContext::add_wait_with_fence(std::uint32_t core, EngineId engine, s
   sim::Command fence = cmd;
   fence.kind = sim::CommandKind::fence;
   fence.amount = 0;
-  out.program.cores[core].queue(engine).push_back(fence);
+  queue_command(core, engine, fence);
   cmd.wait_count = 0;
   cmd.add_wait(on, id);
 }
@@ -138,9 +136,7 @@ CmdRef LoweringContext::push(OpId as, std::uint32_t core, EngineId engine, sim::
       add_wait(core, engine, cmd, tensor(), entry.tensor_wait, as);
     }
   }
-  auto& q = out.program.cores[core].queue(engine);
-  q.push_back(cmd);
-  const auto id = static_cast<std::uint32_t>(q.size());
+  const std::uint32_t id = queue_command(core, engine, cmd);
   if (cmd.kind == sim::CommandKind::delay) launched_[core] = id;
   last_[as][core][engine] = id;
   return CmdRef{engine, id};
@@ -150,9 +146,7 @@ CmdRef LoweringContext::push_ahead(OpId as, std::uint32_t core, EngineId engine,
   // Entering the op (its barrier wait on the tensor queue) is left to its next command.
   cmd.op = static_cast<std::uint32_t>(as);
   add_wait(core, engine, cmd, tensor(), launched_[core], as);
-  auto& q = out.program.cores[core].queue(engine);
-  q.push_back(cmd);
-  const auto id = static_cast<std::uint32_t>(q.size());
+  const std::uint32_t id = queue_command(core, engine, cmd);
   last_[as][core][engine] = id;
   return CmdRef{engine, id};
 }
@@ -179,8 +173,20 @@ void LoweringContext::emit_barrier_sends(OpId op) {
     for (std::size_t x = 0; x < chip.engines.size(); ++x) {
       if (x != tensor()) add_wait(core, tensor(), send, static_cast<EngineId>(x), last_[op][core][x], op);
     }
-    out.program.cores[core].queue(tensor()).push_back(send);
+    queue_command(core, tensor(), send);
   }
+}
+
+std::uint32_t LoweringContext::queue_command(std::uint32_t core, EngineId engine, const sim::Command& cmd) {
+  auto& q = out.program.cores[core].queue(engine);
+  std::uint32_t& first = out.first_command[(std::size_t{cmd.op} * chip.cores + core) * chip.engines.size() + engine];
+  if (first == Lowered::kNoCommand) first = static_cast<std::uint32_t>(q.size());
+  if (cmd.kind == sim::CommandKind::send_msg) {
+    std::uint32_t& lowest = out.lowest_send[cmd.op];
+    lowest = lowest == 0 ? cmd.msg : std::min(lowest, cmd.msg);
+  }
+  q.push_back(cmd);
+  return static_cast<std::uint32_t>(q.size());
 }
 
 CmdRef CoreEmitter::compute(std::uint64_t cycles, std::initializer_list<CmdRef> after) {
@@ -297,6 +303,8 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
     core.queue(chip.dma_for(hw::DmaRole::tiles)).reserve(per_core);
   }
   out.ops.resize(boost::num_vertices(graph));
+  out.first_command.assign(boost::num_vertices(graph) * chip.cores * chip.engines.size(), Lowered::kNoCommand);
+  out.lowest_send.assign(boost::num_vertices(graph), 0);
   detail::LoweringContext ctx(graph, chip, options, out);
   ctx.assign_messages();
   // An op's barrier sends (one per core, on the tensor queue, waiting for the op's last commands

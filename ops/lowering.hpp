@@ -74,6 +74,13 @@ struct Lowered {
   sim::Program program;
   std::vector<LoweredOp> ops;      ///< indexed by OpId
   std::vector<LoweredLoop> loops;  ///< in lowering order (empty unless loop_kept > 0)
+  /// Where each op's commands start, noted as they are queued (layer replay plans from them
+  /// instead of decoding every queue up to its run): [op x queues + queue], queue = core x
+  /// engines + engine, the index of the op's first command there, kNoCommand when it has none.
+  std::vector<std::uint32_t> first_command;
+  static constexpr std::uint32_t kNoCommand = 0xffffffff;
+  /// [op]: the lowest message id its send_msg commands carry, 0 when it sends none.
+  std::vector<std::uint32_t> lowest_send;
 };
 
 Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions& options);

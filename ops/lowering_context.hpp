@@ -120,6 +120,10 @@ class LoweringContext {
   const LastIds& last(OpId op, std::uint32_t core) const { return last_[op][core]; }
 
  private:
+  /// Queues `cmd` (of op cmd.op) on `engine` of `core`, noting where its op starts there
+  /// (Lowered::first_command) and its lowest send (Lowered::lowest_send); returns its id.
+  std::uint32_t queue_command(std::uint32_t core, EngineId engine, const sim::Command& cmd);
+
   struct Entry {
     bool entered = false;
     std::uint32_t tensor_wait = 0;  ///< tensor id the op's first command on other engines waits on
