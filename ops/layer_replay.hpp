@@ -108,23 +108,6 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
 /// ids by the waited queue's per_layer.
 bool repeats_shifted(const RunPlan& plan, std::size_t engines, std::uint64_t ops_per_unit, std::size_t q,
                      const sim::Command& c, const sim::Command& p);
-/// Whether the P commands from `now` on each repeat the one `before` them (a unit earlier), as
-/// `visit(i, command)` also allows; both readers move on by the commands compared.
-template <class Visit>
-bool unit_repeats(const RunPlan& plan, std::size_t engines, std::uint64_t ops_per_unit, std::size_t q,
-                  sim::CommandQueue::Reader& now, sim::CommandQueue::Reader& before, std::uint32_t P, Visit&& visit) {
-  for (std::uint32_t k = 0; k < P; ++k, now.next(), before.next()) {
-    const auto i = static_cast<std::uint32_t>(now.position());
-    if (!visit(i, *now) || !repeats_shifted(plan, engines, ops_per_unit, q, *now, *before)) return false;
-  }
-  return true;
-}
-/// `reader` at command i of `queue`, moved there only if it is elsewhere (starting a reader
-/// costs up to a block of decodes).
-inline void seek(sim::CommandQueue::Reader& reader, const sim::CommandQueue& queue, std::size_t i) {
-  if (reader.position() != i || reader.queue() != &queue) reader = sim::CommandQueue::Reader(queue, i);
-}
-
 /// One run's map from G_{r+1} to G_r (the model above); a chunk loop's too (ops/loop_replay.hpp).
 struct ReplayStage {
   std::uint64_t dropped = 0;

@@ -31,28 +31,47 @@ bool plan_loop(RunPlan& run, std::string& refusal, const LoweredLoop& loop, cons
       }
     }
   }
-  auto no_message = [](std::uint32_t, const sim::Command& c) { return !is_message(c); };
-  run.first_repeating = 0;
-  for (std::size_t q = 0; q < queues && run.first_repeating == 0; ++q) {
-    const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
-    sim::CommandQueue::Reader now(queue, run.starts[1][q]), before(queue, run.starts[0][q]);
-    if (run.starts[1][q] - run.starts[0][q] != run.per_layer[q] ||
-        !unit_repeats(run, engines, 0, q, now, before, run.per_layer[q], no_message)) {
-      run.first_repeating = 1;
+  // One pass a queue over its iterations 0 .. K - 1, each decoded once (the one before it kept
+  // decoded beside it): iteration 1 repeating iteration 0 decides first_repeating; iterations
+  // 2 .. K - 1 (contiguous, checked above) must each repeat the one before. None may hold a message.
+  auto repeats = [&](std::size_t q, const std::vector<sim::Command>& now, const std::vector<sim::Command>& before) {
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      if (is_message(now[i]) || !repeats_shifted(run, engines, 0, q, now[i], before[i])) return false;
     }
-  }
+    return true;
+  };
+  bool first_repeats = true;
+  std::vector<sim::Command> before, now;
   for (std::size_t q = 0; q < queues; ++q) {
-    // Iterations 1..K are contiguous (checked above): one pair of readers walks them all.
+    const std::uint32_t P = run.per_layer[q];
+    const bool first_same_length = run.starts[1][q] - run.starts[0][q] == P;
+    first_repeats = first_repeats && first_same_length;
+    if (P == 0) continue;  // no command in any kept iteration: nothing to compare
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
-    sim::CommandQueue::Reader now(queue, loop.starts[std::min<std::size_t>(2, K)][q]), before(queue, loop.starts[1][q]);
+    sim::CommandQueue::Reader read(queue, first_repeats ? run.starts[0][q] : run.starts[1][q]);
+    auto decode = [&](std::vector<sim::Command>& into) {
+      into.clear();
+      for (std::uint32_t i = 0; i < P; ++i, read.next()) into.push_back(*read);
+    };
+    if (first_repeats) {
+      decode(before);
+      decode(now);
+      first_repeats = repeats(q, now, before);
+      before.swap(now);
+    } else {
+      decode(before);
+    }
     for (std::size_t k = 2; k < K; ++k) {
-      if (!unit_repeats(run, engines, 0, q, now, before, run.per_layer[q], no_message)) {
+      decode(now);
+      if (!repeats(q, now, before)) {
         refusal =
             fmt::format("{}: chunk iteration {} of op {} does not repeat the one before it", where(q), k, loop.op);
         return false;
       }
+      before.swap(now);
     }
   }
+  run.first_repeating = first_repeats ? 0 : 1;
   return true;
 }
 
