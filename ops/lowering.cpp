@@ -12,6 +12,7 @@
 #include "ops/work_estimate.hpp"
 #include "sim/cancellation.hpp"
 #include "sim/progress.hpp"
+#include "sim/simulator.hpp"
 
 namespace ops {
 namespace detail {
@@ -178,6 +179,14 @@ void LoweringContext::emit_barrier_sends(OpId op) {
 }
 
 std::uint32_t LoweringContext::queue_command(std::uint32_t core, EngineId engine, const sim::Command& cmd) {
+  // The kernel's rules, checked here once so that the kernel need not read the program again
+  // (sim/program.hpp, ProgramCheck; lower() seals the count).
+  sim::check_command(chip, core, engine, cmd, out.program.message_count);
+  if (cmd.kind == sim::CommandKind::wait_msg) {
+    auto& waits = out.program.checked.message_waits;
+    if (waits.size() <= cmd.msg) waits.resize(std::size_t{cmd.msg} + 1, 0);
+    ++waits[cmd.msg];
+  }
   auto& q = out.program.cores[core].queue(engine);
   std::uint32_t& first = out.first_command[(std::size_t{cmd.op} * chip.cores + core) * chip.engines.size() + engine];
   if (first == Lowered::kNoCommand) first = static_cast<std::uint32_t>(q.size());
@@ -329,6 +338,9 @@ Lowered lower(const OpGraph& graph, const hw::Chip& chip, const LoweringOptions&
     sim::report_progress("lowering", ++lowered, order.size());
   }
   for (OpId op : order) send(op);
+  // Every command was checked as it was queued (queue_command): the kernel may trust the waits it counted.
+  out.program.checked.message_waits.resize(std::size_t{out.program.message_count} + 1, 0);
+  out.program.checked.commands = out.program.command_count();
   return out;
 }
 

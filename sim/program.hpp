@@ -18,9 +18,19 @@ struct CoreProgram {
   const CommandQueue& queue(EngineId e) const { return queues[e]; }
 };
 
+/// What a producer that checked every command as it queued it (sim::check_command; the lowering
+/// does, ops/lowering.cpp) tells the kernel, so that it need not read the whole program again
+/// before running it: the wait_msg commands naming each message id (index = id), valid while the
+/// program holds exactly `commands` commands (a program changed since is checked again).
+struct ProgramCheck {
+  std::vector<std::uint32_t> message_waits;
+  std::uint64_t commands = 0;
+};
+
 struct Program {
   std::vector<CoreProgram> cores;
   std::uint32_t message_count = 0;  ///< message ids run 1..message_count
+  ProgramCheck checked;             ///< empty unless its producer checked it
 
   /// An empty program: `cores` cores with `engines` queues each.
   static Program with_queues(std::size_t cores, std::size_t engines) {

@@ -411,36 +411,24 @@ std::vector<std::uint64_t> Run::canonical(const StateFrame& frame, bool& complet
 void Run::validate(const Program& program) {
   waits_left_.assign(program.message_count + 1, 0);
   live_.assign(program.message_count + 1, 0);
-  const EngineId tensor = chip_.tensor_engine();
   for (std::size_t c = 0; c < program.cores.size(); ++c) {
     if (program.cores[c].queues.size() != models_.size()) {
       throw std::logic_error(fmt::format("core {}: {} queues, but chip '{}' has {} engines", c,
                                          program.cores[c].queues.size(), chip_.name, models_.size()));
     }
+  }
+  // Checked as it was made (sim/program.hpp, ProgramCheck): its wait counts are the ones read below.
+  const ProgramCheck& checked = program.checked;
+  if (checked.message_waits.size() == program.message_count + std::size_t{1} &&
+      checked.commands == program.command_count()) {
+    waits_left_ = checked.message_waits;
+    return;
+  }
+  for (std::size_t c = 0; c < program.cores.size(); ++c) {
     for (std::size_t e = 0; e < models_.size(); ++e) {
-      const hw::EngineSpec& spec = chip_.engines[e];
       for (const Command& cmd : program.cores[c].queues[e]) {
-        const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
-        const bool tensor_only = message || cmd.kind == CommandKind::fence || cmd.kind == CommandKind::delay;
-        const bool kind_ok = models_[e].serial ? cmd.kind == CommandKind::compute || (tensor_only && e == tensor)
-                                               : cmd.kind == CommandKind::transfer;
-        if (!kind_ok) {
-          throw std::logic_error(
-              fmt::format("core {}: engine {} queue holds a command of the wrong kind", c, spec.name));
-        }
-        if (message && (cmd.msg == 0 || cmd.msg > program.message_count)) {
-          throw std::logic_error(fmt::format("core {}: message id {} out of range", c, cmd.msg));
-        }
+        check_command(chip_, c, static_cast<EngineId>(e), cmd, program.message_count);
         if (cmd.kind == CommandKind::wait_msg) ++waits_left_[cmd.msg];
-        for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
-          const EngineId w = cmd.wait_engine[i];
-          if (w >= models_.size() || !spec.may_wait_on(w)) {
-            throw std::logic_error(
-                fmt::format("core {}: a {} command waits on engine {}, which chip '{}' does not "
-                            "allow (waits_on)",
-                            c, spec.name, w < models_.size() ? chip_.engines[w].name : "?", chip_.name));
-          }
-        }
       }
     }
   }
@@ -821,6 +809,30 @@ Trace Run::execute() {
 }
 
 }  // namespace
+
+void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
+                   std::uint32_t message_count) {
+  const hw::EngineSpec& spec = chip.engines[engine];
+  const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
+  const bool tensor_only = message || cmd.kind == CommandKind::fence || cmd.kind == CommandKind::delay;
+  const bool kind_ok = spec.serial()
+                           ? cmd.kind == CommandKind::compute || (tensor_only && engine == chip.tensor_engine())
+                           : cmd.kind == CommandKind::transfer;
+  if (!kind_ok) {
+    throw std::logic_error(fmt::format("core {}: engine {} queue holds a command of the wrong kind", core, spec.name));
+  }
+  if (message && (cmd.msg == 0 || cmd.msg > message_count)) {
+    throw std::logic_error(fmt::format("core {}: message id {} out of range", core, cmd.msg));
+  }
+  for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
+    const EngineId w = cmd.wait_engine[i];
+    if (w >= chip.engines.size() || !spec.may_wait_on(w)) {
+      throw std::logic_error(
+          fmt::format("core {}: a {} command waits on engine {}, which chip '{}' does not allow (waits_on)", core,
+                      spec.name, w < chip.engines.size() ? chip.engines[w].name : "?", chip.name));
+    }
+  }
+}
 
 Simulator::Simulator(const hw::Chip& chip) : chip_(chip) {}
 

@@ -27,6 +27,13 @@
 
 namespace sim {
 
+/// The kernel's rules for one command of a program (a std::logic_error naming the broken one):
+/// a serial engine runs instructions (and, on the tensor engine, messages, fences and delays), a
+/// transfer engine transfers; a message names an id in 1..message_count; a command waits only on
+/// engines its engine may wait on (hw::EngineSpec::waits_on).
+void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
+                   std::uint32_t message_count);
+
 class Simulator {
  public:
   explicit Simulator(const hw::Chip& chip);

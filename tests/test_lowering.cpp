@@ -23,6 +23,60 @@
 // One namespace per test file: a unity build compiles several files as one.
 namespace test_lowering {
 
+TEST_CASE("a lowered program is checked as it is queued, and one changed after is checked by the kernel again",
+          "[ops][lowering][kernel]") {
+  // Two matmuls on two cores, the second waiting for the first (a barrier: one message, one
+  // wait_msg per core).
+  const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(2, 1000, 4), "tiny");
+  ops::OpGraph g;
+  ops::OpNode mm;
+  mm.kind = ops::OpKind::matmul;
+  mm.payload = ops::MatmulShape{1, 64, 64, 64, {}};
+  mm.flops = 2 * 64 * 64 * 64;
+  mm.name = "a";
+  const ops::OpId a = ops::add_op(g, mm);
+  mm.name = "b";
+  const ops::OpId b = ops::add_op(g, mm);
+  ops::add_dependency(g, a, b);
+  ops::Lowered lowered = ops::lower(g, chip, {});
+  const sim::Program& p = lowered.program;
+  // One message (a's barrier), waited for once on each of the 2 cores; every command counted.
+  REQUIRE(p.message_count == 1);
+  CHECK(p.checked.message_waits == std::vector<std::uint32_t>{0, 2});
+  CHECK(p.checked.commands == p.command_count());
+  // Both matmuls start on each core's queues with their first commands: a's at 0, b's after a's.
+  const std::size_t queues = 2 * chip.engines.size();
+  for (std::uint32_t core = 0; core < 2; ++core) {
+    const std::size_t tiu = core * chip.engines.size() + test_configs::engine::tiu;
+    CHECK(lowered.first_command[a * queues + tiu] == 0);
+    CHECK(lowered.first_command[b * queues + tiu] > 0);
+  }
+  CHECK(lowered.lowest_send[a] == 1);
+  CHECK(lowered.lowest_send[b] == 0);
+  // The kernel's own reading of it gives the same run, record for record.
+  sim::Program unchecked = p;
+  unchecked.checked = {};
+  const sim::Trace trusted = sim::Simulator(chip).run(p), read = sim::Simulator(chip).run(unchecked);
+  CHECK(trusted.end == read.end);
+  for (std::size_t c = 0; c < trusted.cores.size(); ++c) {
+    for (std::size_t e = 0; e < trusted.cores[c].size(); ++e) {
+      REQUIRE(trusted.cores[c][e].size() == read.cores[c][e].size());
+      for (std::size_t i = 0; i < trusted.cores[c][e].size(); ++i) {
+        CHECK(trusted.cores[c][e][i].start == read.cores[c][e][i].start);
+        CHECK(trusted.cores[c][e][i].end == read.cores[c][e][i].end);
+      }
+    }
+  }
+  // A command added after lowering (a delay on a transfer engine) changes the count: the kernel
+  // reads the program again and refuses it.
+  sim::Program changed = p;
+  sim::Command delay;
+  delay.kind = sim::CommandKind::delay;
+  delay.amount = 1;
+  changed.cores[0].queue(test_configs::engine::gdma).push_back(delay);
+  CHECK_THROWS_WITH(sim::Simulator(chip).run(changed), "core 0: engine gdma queue holds a command of the wrong kind");
+}
+
 TEST_CASE("one small matmul on one core: commands and schedule by hand", "[ops][lowering]") {
   // Tiny chip: 1 core, TIU 1 cycle = 1 ps, no start-up cycles, GDMA 1 B/ps, no start-up latency.
   const hw::Chip chip = hw::chip_from_yaml(test_configs::tiny_chip(1, 1000, 4), "tiny");
