@@ -810,8 +810,8 @@ Trace Run::execute() {
 
 }  // namespace
 
-void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
-                   std::uint32_t message_count) {
+void refuse_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
+                    std::uint32_t message_count) {
   const hw::EngineSpec& spec = chip.engines[engine];
   const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
   const bool tensor_only = message || cmd.kind == CommandKind::fence || cmd.kind == CommandKind::delay;
@@ -832,6 +832,7 @@ void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, cons
                       spec.name, w < chip.engines.size() ? chip.engines[w].name : "?", chip.name));
     }
   }
+  throw std::logic_error("check_command: a command refused by no rule");
 }
 
 Simulator::Simulator(const hw::Chip& chip) : chip_(chip) {}

@@ -31,8 +31,21 @@ namespace sim {
 /// a serial engine runs instructions (and, on the tensor engine, messages, fences and delays), a
 /// transfer engine transfers; a message names an id in 1..message_count; a command waits only on
 /// engines its engine may wait on (hw::EngineSpec::waits_on).
-void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
-                   std::uint32_t message_count);
+[[noreturn]] void refuse_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
+                                 std::uint32_t message_count);
+inline void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
+                          std::uint32_t message_count) {
+  const hw::EngineSpec& spec = chip.engines[engine];
+  const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
+  const bool tensor_only = message || cmd.kind == CommandKind::fence || cmd.kind == CommandKind::delay;
+  bool ok = spec.serial() ? cmd.kind == CommandKind::compute || (tensor_only && engine == chip.tensor_engine())
+                          : cmd.kind == CommandKind::transfer;
+  ok = ok && (!message || (cmd.msg != 0 && cmd.msg <= message_count));
+  for (std::uint8_t i = 0; ok && i < cmd.wait_count; ++i) {
+    ok = cmd.wait_engine[i] < chip.engines.size() && spec.may_wait_on(cmd.wait_engine[i]);
+  }
+  if (!ok) refuse_command(chip, core, engine, cmd, message_count);
+}
 
 class Simulator {
  public:
