@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 #include <tuple>
+#include <vector>
 
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
@@ -18,10 +18,13 @@ namespace {
 using hw::ceil_div;
 
 // ceil(x / d) rounded up to `unit` (capped at x) for d = 1..32, and unit * 2^j below x.
-std::set<std::uint64_t> candidates(std::uint64_t x, std::uint64_t unit) {
-  std::set<std::uint64_t> out;
-  for (std::uint64_t d = 1; d <= 32; ++d) out.insert(std::min(x, ceil_div(ceil_div(x, d), unit) * unit));
-  for (std::uint64_t v = unit; v < x; v *= 2) out.insert(v);
+// Ascending, each once.
+std::vector<std::uint64_t> candidates(std::uint64_t x, std::uint64_t unit) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t d = 1; d <= 32; ++d) out.push_back(std::min(x, ceil_div(ceil_div(x, d), unit) * unit));
+  for (std::uint64_t v = unit; v < x; v *= 2) out.push_back(v);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -81,6 +84,12 @@ MatmulTiling plan_matmul_tiling(const hw::CostModel& cost, std::uint64_t m, std:
         const std::uint64_t a = tk == k ? sat_mul(m, a_row) : sat_mul(sat_mul(m, a_row), ceil_div(n, tn));
         const std::uint64_t traffic =
             sat_add(sat_add(a, sat_mul(sat_mul(b_lines, b_line), ceil_div(m, tm))), sat_mul(m, c_row));
+        // Smaller key wins (below): a choice moving more bytes, or as many with fewer
+        // accumulators, than the best so far cannot win, and its time need not be estimated.
+        if (found && (traffic > std::get<0>(best_key) ||
+                      (traffic == std::get<0>(best_key) && 2 - c_buffers > std::get<1>(best_key)))) {
+          continue;
+        }
         const std::uint64_t tiles = sat_mul(sat_mul(ceil_div(m, tm), ceil_div(n, tn)), ceil_div(k, tk));
         // Estimated time of the software pipeline: the first tile's loads, then every tile at the
         // slower of its loads and its instruction, then the last store. It prefers tiles small
