@@ -282,16 +282,12 @@ bool plan_run(RunPlan& plan, std::string& refusal, const ReducedGraph& reduced, 
     const std::uint32_t P = plan.per_layer[q];
     const bool first_same_length = plan.starts[1][q] - plan.starts[0][q] == P;
     sim::CommandQueue::Reader read(queue, first_same_length ? plan.starts[0][q] : plan.starts[1][q]);
-    auto decode = [&](std::vector<sim::Command>& into) {
-      into.clear();
-      for (std::uint32_t i = 0; i < P; ++i, read.next()) into.push_back(*read);
-    };
     if (first_same_length) {
-      decode(before);
+      read_unit(read, P, before);
       for (const sim::Command& c : before) bound(c, 0, lo0, hi0);
     }
     for (std::uint64_t k = 1; k + 1 < K; ++k) {
-      decode(now);
+      read_unit(read, P, now);
       if (k == 1) {
         first_repeats = first_repeats && first_same_length;
         for (std::uint32_t i = 0; first_repeats && i < P; ++i) {

@@ -108,6 +108,13 @@ ReplayPlan plan_replay(const ReducedGraph& reduced, const Lowered& lowered, cons
 /// ids by the waited queue's per_layer.
 bool repeats_shifted(const RunPlan& plan, std::size_t engines, std::uint64_t ops_per_unit, std::size_t q,
                      const sim::Command& c, const sim::Command& p);
+/// The next `count` commands of `reader` into `into` (what it held is dropped); the reader moves
+/// on by as many. The plans compare each kept unit with the one before it, each decoded once.
+inline void read_unit(sim::CommandQueue::Reader& reader, std::uint32_t count, std::vector<sim::Command>& into) {
+  into.clear();
+  for (std::uint32_t i = 0; i < count; ++i, reader.next()) into.push_back(*reader);
+}
+
 /// One run's map from G_{r+1} to G_r (the model above); a chunk loop's too (ops/loop_replay.hpp).
 struct ReplayStage {
   std::uint64_t dropped = 0;

@@ -49,20 +49,16 @@ bool plan_loop(RunPlan& run, std::string& refusal, const LoweredLoop& loop, cons
     if (P == 0) continue;  // no command in any kept iteration: nothing to compare
     const auto& queue = lowered.program.cores[q / engines].queues[q % engines];
     sim::CommandQueue::Reader read(queue, first_repeats ? run.starts[0][q] : run.starts[1][q]);
-    auto decode = [&](std::vector<sim::Command>& into) {
-      into.clear();
-      for (std::uint32_t i = 0; i < P; ++i, read.next()) into.push_back(*read);
-    };
     if (first_repeats) {
-      decode(before);
-      decode(now);
+      read_unit(read, P, before);
+      read_unit(read, P, now);
       first_repeats = repeats(q, now, before);
       before.swap(now);
     } else {
-      decode(before);
+      read_unit(read, P, before);
     }
     for (std::size_t k = 2; k < K; ++k) {
-      decode(now);
+      read_unit(read, P, now);
       if (!repeats(q, now, before)) {
         refusal =
             fmt::format("{}: chunk iteration {} of op {} does not repeat the one before it", where(q), k, loop.op);

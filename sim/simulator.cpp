@@ -810,29 +810,24 @@ Trace Run::execute() {
 
 }  // namespace
 
-void refuse_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
-                    std::uint32_t message_count) {
+void refuse_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd, CommandFault fault,
+                    std::uint8_t wait) {
   const hw::EngineSpec& spec = chip.engines[engine];
-  const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
-  const bool tensor_only = message || cmd.kind == CommandKind::fence || cmd.kind == CommandKind::delay;
-  const bool kind_ok = spec.serial()
-                           ? cmd.kind == CommandKind::compute || (tensor_only && engine == chip.tensor_engine())
-                           : cmd.kind == CommandKind::transfer;
-  if (!kind_ok) {
-    throw std::logic_error(fmt::format("core {}: engine {} queue holds a command of the wrong kind", core, spec.name));
-  }
-  if (message && (cmd.msg == 0 || cmd.msg > message_count)) {
-    throw std::logic_error(fmt::format("core {}: message id {} out of range", core, cmd.msg));
-  }
-  for (std::uint8_t i = 0; i < cmd.wait_count; ++i) {
-    const EngineId w = cmd.wait_engine[i];
-    if (w >= chip.engines.size() || !spec.may_wait_on(w)) {
+  switch (fault) {
+    case CommandFault::kind:
+      throw std::logic_error(
+          fmt::format("core {}: engine {} queue holds a command of the wrong kind", core, spec.name));
+    case CommandFault::message:
+      throw std::logic_error(fmt::format("core {}: message id {} out of range", core, cmd.msg));
+    case CommandFault::wait: {
+      const EngineId w = cmd.wait_engine[wait];
       throw std::logic_error(
           fmt::format("core {}: a {} command waits on engine {}, which chip '{}' does not allow (waits_on)", core,
                       spec.name, w < chip.engines.size() ? chip.engines[w].name : "?", chip.name));
     }
+    case CommandFault::none: break;
   }
-  throw std::logic_error("check_command: a command refused by no rule");
+  throw std::logic_error("refuse_command: a command that breaks no rule");
 }
 
 Simulator::Simulator(const hw::Chip& chip) : chip_(chip) {}

@@ -27,24 +27,39 @@
 
 namespace sim {
 
-/// The kernel's rules for one command of a program (a std::logic_error naming the broken one):
-/// a serial engine runs instructions (and, on the tensor engine, messages, fences and delays), a
-/// transfer engine transfers; a message names an id in 1..message_count; a command waits only on
-/// engines its engine may wait on (hw::EngineSpec::waits_on).
-[[noreturn]] void refuse_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
-                                 std::uint32_t message_count);
-inline void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
-                          std::uint32_t message_count) {
+/// The kernel's rules for one command of a program: a serial engine runs instructions (and, on
+/// the tensor engine, messages, fences and delays), a transfer engine transfers; a message names
+/// an id in 1..message_count; a command waits only on engines its engine may wait on
+/// (hw::EngineSpec::waits_on). The rule `cmd` breaks on `engine`, the first in that order (and
+/// for `wait`, which of its waits), or none.
+enum class CommandFault : std::uint8_t { none, kind, message, wait };
+inline CommandFault command_fault(const hw::Chip& chip, EngineId engine, const Command& cmd,
+                                  std::uint32_t message_count, std::uint8_t& wait) {
   const hw::EngineSpec& spec = chip.engines[engine];
   const bool message = cmd.kind == CommandKind::send_msg || cmd.kind == CommandKind::wait_msg;
   const bool tensor_only = message || cmd.kind == CommandKind::fence || cmd.kind == CommandKind::delay;
-  bool ok = spec.serial() ? cmd.kind == CommandKind::compute || (tensor_only && engine == chip.tensor_engine())
-                          : cmd.kind == CommandKind::transfer;
-  ok = ok && (!message || (cmd.msg != 0 && cmd.msg <= message_count));
-  for (std::uint8_t i = 0; ok && i < cmd.wait_count; ++i) {
-    ok = cmd.wait_engine[i] < chip.engines.size() && spec.may_wait_on(cmd.wait_engine[i]);
+  const bool kind_ok = spec.serial()
+                           ? cmd.kind == CommandKind::compute || (tensor_only && engine == chip.tensor_engine())
+                           : cmd.kind == CommandKind::transfer;
+  if (!kind_ok) return CommandFault::kind;
+  if (message && (cmd.msg == 0 || cmd.msg > message_count)) return CommandFault::message;
+  for (wait = 0; wait < cmd.wait_count; ++wait) {
+    if (cmd.wait_engine[wait] >= chip.engines.size() || !spec.may_wait_on(cmd.wait_engine[wait])) {
+      return CommandFault::wait;
+    }
   }
-  if (!ok) refuse_command(chip, core, engine, cmd, message_count);
+  return CommandFault::none;
+}
+/// The std::logic_error naming the rule a command of `core` breaks (command_fault).
+[[noreturn]] void refuse_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
+                                 CommandFault fault, std::uint8_t wait);
+/// Throws (refuse_command) when `cmd` breaks a rule; inline, since the lowering checks every
+/// command it queues.
+inline void check_command(const hw::Chip& chip, std::size_t core, EngineId engine, const Command& cmd,
+                          std::uint32_t message_count) {
+  std::uint8_t wait = 0;
+  const CommandFault fault = command_fault(chip, engine, cmd, message_count, wait);
+  if (fault != CommandFault::none) refuse_command(chip, core, engine, cmd, fault, wait);
 }
 
 class Simulator {
