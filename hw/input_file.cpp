@@ -48,6 +48,9 @@ std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {
   if (text.size() > max_bytes) {
     throw ConfigError(fmt::format("{}: above the {} byte limit of an input file", path, max_bytes));
   }
+  // A UTF-8 byte order mark (Excel's "CSV UTF-8", Notepad) is no part of the text: without this
+  // a trace's first column would read as "\ufeffarrival_s", shown as a baffling "arrival_s".
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
   return text;
 }
 

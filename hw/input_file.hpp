@@ -2,6 +2,8 @@
 // Reading an input file (a config, a measured expert load): a regular file of at most
 // kMaxInputFileBytes, read whole. Anything else (a directory, a device such as /dev/zero, a FIFO, a
 // file above the cap) is a ConfigError naming the path and what it is, before any byte is parsed.
+// A leading UTF-8 byte order mark is dropped, so every text input (config, trace, histogram,
+// table) reads the same with or without one.
 
 #include <algorithm>
 #include <cstdint>

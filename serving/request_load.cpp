@@ -304,9 +304,9 @@ LengthDistribution LengthDistribution::parse_histogram(const std::string& text, 
           const std::string& cell = cells[c].text;
           if (name == "weight") {
             const std::optional<double> w = parse_decimal(cell);
-            if (!w || !std::isfinite(*w) || *w < 0) {
+            if (!w || !std::isfinite(*w) || *w < 0 || *w > kMaxLengthWeight) {
               fail_at(path, line, cells[c].column, name,
-                      fmt::format("weight: '{}' is not a decimal number >= 0", cell));
+                      fmt::format("weight: '{}' is not a decimal number 0..{:g}", cell, kMaxLengthWeight));
             }
             bin.weight = *w;
           } else {

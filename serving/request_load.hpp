@@ -51,9 +51,12 @@ struct LengthBin {
 /// bin whose running total passes it), then a whole number uniform within the bin.
 /// The histogram file is CSV: a header naming the columns low,high,weight in any order, then a row
 /// per bin, '#' lines and blank lines skipped; low and high whole numbers 1..models::kMaxContext,
-/// low <= high; weight a decimal number >= 0 (counts or fractions: only ratios matter), some
-/// weight > 0; at most kMaxLengthBins bins. Errors name the file, line and column.
+/// low <= high; weight a decimal number 0..kMaxLengthWeight (counts or fractions: only ratios
+/// matter), some weight > 0; at most kMaxLengthBins bins. Errors name the file, line and column.
+/// The weight's bound keeps every sum finite: the total is at most 2^16 x 1e15 < 1e20, and the
+/// mean's terms at most that times 2^24 tokens, far inside a double's range.
 constexpr std::size_t kMaxLengthBins = 1u << 16;
+constexpr double kMaxLengthWeight = 1e15;
 struct LengthDistribution {
   std::uint64_t low = 0, high = 0;  ///< fixed or uniform; a histogram's smallest and largest
   std::vector<LengthBin> bins;      ///< a histogram's bins (empty: fixed or uniform)
