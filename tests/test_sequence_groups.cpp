@@ -190,7 +190,7 @@ TEST_CASE("groups: one long and many short decodes split over the cores as their
   // cores, ops::decode_split_parts). Its attention (read to combine) must take about what 64
   // sequences of 1,520 take, not what one core needs for 32768 tokens. (The even batch puts one
   // whole sequence on each core and merges nothing; the ragged one adds the long sequence's
-  // combine: 1.21 x.)
+  // combine.)
   auto attention_ps = [](const g5sim::Result& r) {
     return r.op("fa2_combine").op_end_ps - r.op("kv_cache_read").op_start_ps;
   };
@@ -198,7 +198,10 @@ TEST_CASE("groups: one long and many short decodes split over the cores as their
   const g5sim::Result even = block("64x1@1520");
   CHECK(ragged.op("kv_cache_read").kv_bytes == 97'280 * kLatentBytes);
   CHECK(even.op("kv_cache_read").kv_bytes == 97'280 * kLatentBytes);
-  CHECK(static_cast<double>(attention_ps(ragged)) <= 1.25 * static_cast<double>(attention_ps(even)));
+  // Locked as simulated: 161.30 us against 133.93 us, 1.204 x (the long sequence's 22 partials
+  // merged by its combine, and the cores' shares rounded to whole tokens).
+  CHECK(attention_ps(ragged) == 161'299'674);
+  CHECK(attention_ps(even) == 133'929'180);
   g5sim::Request one;
   one.mix = "1x1@32768";
   one.scope = "block";
