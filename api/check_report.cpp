@@ -123,6 +123,10 @@ std::string check_report(const Chip& chip_config, const Model& model_config) {
                        model.name, model.model_type, model.num_hidden_layers, model.num_attention_heads,
                        model.num_key_value_heads, model.head_dim);
   }
+  if (!model.class_defaults_taken.empty()) {
+    out += fmt::format("absent {}: left out of the config.json, so its config class's defaults\n",
+                       fmt::join(model.class_defaults_taken, ", "));
+  }
   if (model.moe) {
     const models::MoeSpec& moe = *model.moe;
     std::string rule;

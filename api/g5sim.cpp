@@ -379,6 +379,7 @@ std::uint64_t Model::qk_rope_head_dim() const {
   return data_->spec.attention == models::AttentionKind::mla ? data_->spec.qk_rope_head_dim : 0;
 }
 std::uint64_t Model::parameter_count() const { return models::parameter_count(data_->spec); }
+std::vector<std::string> Model::class_defaults() const { return data_->spec.class_defaults_taken; }
 
 std::uint64_t Model::latent_kv_elements() const {
   return data_->spec.attention == models::AttentionKind::mla ? data_->spec.latent_kv_elements() : 0;

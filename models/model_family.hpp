@@ -47,12 +47,15 @@ struct Field {
 class Fields {
  public:
   /// Declares `fields` (plus the keys every model has) on `map`: with g5sim's schema every other
-  /// key is an error at once.
-  Fields(hw::ConfigMap& map, std::vector<Field> fields, bool yaml);
+  /// key is an error at once. A config.json's absent key takes its `model_type`'s config class
+  /// default where models/hf_class_defaults.hpp lists one.
+  Fields(hw::ConfigMap& map, std::vector<Field> fields, bool yaml, std::string model_type);
 
   bool yaml() const { return yaml_; }
   /// Present in the document (and declared for its schema).
   bool has(std::string_view key) const;
+  /// Present, or absent from a config.json whose config class defines a default.
+  bool has_or_default(std::string_view key) const;
   std::uint64_t count(std::string_view key);
   /// A count whose upper bound is another field (first_k_dense_replace <= num_hidden_layers).
   std::uint64_t count(std::string_view key, std::uint64_t hi);
@@ -66,13 +69,19 @@ class Fields {
   std::optional<double> maybe_number(std::string_view key);
   [[noreturn]] void fail(std::string_view key, const std::string& message) const;
   hw::ConfigMap& map() { return map_; }
+  /// The class defaults taken so far, "key = value (ConfigClass)", in the order read.
+  const std::vector<std::string>& defaults_taken() const { return taken_; }
 
  private:
   const Field& declared(std::string_view key, FieldKind kind) const;
+  /// The class default's text for an absent key of a config.json (noted as taken), else nullopt.
+  std::optional<std::string> absent_default(std::string_view key);
 
   hw::ConfigMap& map_;
   std::vector<Field> fields_;
   bool yaml_;
+  std::string model_type_;
+  std::vector<std::string> taken_;
 };
 
 struct ModelFamily {

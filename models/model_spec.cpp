@@ -60,12 +60,13 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
 ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
   ModelSpec s;
   const ModelFamily& family = family_of(m, yaml, s.model_type);
-  Fields fields(m, family.fields, yaml);
+  Fields fields(m, family.fields, yaml, s.model_type);
   s.name = yaml ? m.string("name") : std::move(name);
   s.source = m.source();
   s.source_sha256 = m.sha256();
   s.hidden_size = fields.count("hidden_size");
   family.build(fields, s);
+  s.class_defaults_taken = fields.defaults_taken();
   s.set_weights(read_weight_format(m, yaml));
   m.finish();
   return s;

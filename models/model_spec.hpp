@@ -35,8 +35,10 @@
 // Two formats:
 //   *.yaml / *.yml - the project's model files: `name` plus exactly the fields of the model type;
 //                    unknown keys are errors with a did-you-mean.
-//   *.json         - a Hugging Face config.json: keys the simulator does not use are ignored,
-//                    keys it uses are required.
+//   *.json         - a Hugging Face config.json: keys the simulator does not use are ignored;
+//                    a key it uses and the file leaves out takes its config class's default
+//                    where that is a switch or a layout rule (models/hf_class_defaults.hpp),
+//                    and is required where it is one of the model's dimensions.
 
 #include <cstdint>
 #include <optional>
@@ -105,6 +107,9 @@ struct ModelSpec {
   std::uint64_t rope_dim = 0;  ///< rotary elements per head: head_dim x partial_rotary_factor
   /// lm_head reads the embedding table (one matrix in memory).
   bool tie_word_embeddings = false;
+  /// Keys a config.json left out and its config class filled in, "key = value (ConfigClass)"
+  /// (models/hf_class_defaults.hpp); empty for g5sim's YAML.
+  std::vector<std::string> class_defaults_taken;
 
   std::optional<MoeSpec> moe;     ///< MoE FFN after the first_k_dense_replace dense layers
   std::optional<DsaSpec> dsa;     ///< DeepSeek sparse attention indexer (V3.2)

@@ -62,7 +62,8 @@ std::vector<Field> mla_fields() {
           {"kv_lora_rank", K::count, 1, double(kMaxHeadDim)},
           {"qk_nope_head_dim", K::count, 1, double(kMaxHeadDim)},
           {"qk_rope_head_dim", K::count, 1, double(kMaxHeadDim)},
-          {"v_head_dim", K::count, 1, double(kMaxHeadDim)}};
+          {"v_head_dim", K::count, 1, double(kMaxHeadDim)},
+          {"tie_word_embeddings", K::flag, 0, 0, true}};
 }
 
 void read_mla(Fields& f, ModelSpec& s) {
@@ -72,6 +73,7 @@ void read_mla(Fields& f, ModelSpec& s) {
   s.qk_nope_head_dim = f.count("qk_nope_head_dim");
   s.qk_rope_head_dim = f.count("qk_rope_head_dim");
   s.v_head_dim = f.count("v_head_dim");
+  s.tie_word_embeddings = f.maybe_flag("tie_word_embeddings").value_or(false);
 }
 
 std::vector<Field> moe_fields(const MoeKeys& k) {

@@ -105,6 +105,9 @@ class Model {
   std::uint64_t latent_kv_elements() const;  ///< d_c + d_rope per token per layer; 0 unless MLA
   /// Every weight of every layer, the embedding and lm_head (once when tied), the norms.
   std::uint64_t parameter_count() const;
+  /// The keys a config.json left out that its config class fills in, "key = value (ConfigClass)"
+  /// (docs/guide.md, "A config.json's absent keys"); empty for g5sim's YAML.
+  std::vector<std::string> class_defaults() const;
   /// One line: "DeepSeek-V3: deepseek_v3, 61 layers, MLA, 256 experts top 8, 671.0 B parameters".
   std::string summary() const;
   const Data& data() const { return *data_; }
