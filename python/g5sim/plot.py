@@ -10,10 +10,12 @@
 
 plot_sweep: latency against context, one line per series (the point's identity but its context:
 chip, model, phase, batch, formats, modes, deployment), log axes where the values span a decade or
-more, markers by regime (o memory, ^ compute, s comm); below it each point's share of kv_cache_read
-in its latency. plot_timeline: a Gantt chart of a run's ops, one lane per engine they use, coloured
-by kind. plot_compare: each workload's latency on each chip, side by side, with the speedup over
-the first chip above each bar. The size is in pixels (100 dpi).
+more, markers by regime (o memory, ^ compute, s comm), hollow where the point does not fit the
+chip's memory (its `fits` column false); the title names what every row shares (model, phase,
+chip, batch, deployment); below it each point's share of kv_cache_read in its latency.
+plot_timeline: a Gantt chart of a run's ops, one lane per engine they use, coloured by kind.
+plot_compare: each workload's latency on each chip, side by side, with the speedup over the first
+chip above each bar. The size is in pixels (100 dpi).
 """
 
 import csv
@@ -93,9 +95,71 @@ def _spans_decades(values: Sequence[float]) -> bool:
     return len(positive) > 1 and max(positive) / min(positive) >= 10
 
 
+def _same(rows: Sequence[Mapping[str, Any]], keys: Iterable[str]) -> Dict[str, str]:
+    """Of `keys`, the columns every row has with one value on every row: {column: that value}."""
+    return {k: str(rows[0][k]) for k in keys
+            if all(r.get(k) not in (None, "") for r in rows) and len({str(r[k]) for r in rows}) == 1}
+
+
+def _deployment(same: Mapping[str, Any], names: Sequence[str] = ("tp", "ep", "dp", "chips")) -> str:
+    """'tp 1 ep 16 dp 16 (16 chips)' from those of `names` (tp, ep, dp, chips) that `same` has."""
+    shards = " ".join(f"{k} {same[n]}" for k, n in zip(("tp", "ep", "dp"), names) if n in same)
+    count = f"{same[names[3]]} chip{'' if str(same[names[3]]) == '1' else 's'}" if names[3] in same else ""
+    return f"{shards} ({count})" if shards and count else shards or count
+
+
+_SWEEP_TITLE = ("chip", "model", "phase", "batch", "mix", "tp", "ep", "dp", "chips")
+
+
+def _sweep_title(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What a sweep's rows simulated, from the columns that hold one value on every row: model,
+    phase, chip, batch (a mixed step's mix) and deployment, e.g. 'DeepSeek-V3 decode on SG2262,
+    batch 64, tp 1 ep 16 dp 16 (16 chips)'. The columns that vary are the legend's."""
+    same = _same(rows, _SWEEP_TITLE)
+    what = " ".join(same[k] for k in ("model", "phase") if k in same)
+    if "chip" in same:
+        what = f"{what} on {same['chip']}".strip()
+    load = f"mix {same['mix']}" if same.get("phase") == "mixed" and "mix" in same else (
+        f"batch {same['batch']}" if "batch" in same else "")
+    return ", ".join(part for part in (what, load, _deployment(same)) if part)
+
+
+def _fits(row: Mapping[str, Any]) -> bool:
+    """False when the row's `fits` column says the point does not fit the chip's memory (no column: True)."""
+    return str(row.get("fits", "true")).strip().lower() != "false"
+
+
+def _draw_series(latency, share, points: Sequence[Mapping[str, Any]], label: str) -> Tuple[List[int], List[float]]:
+    """One series' latency line, a marker per point by regime (hollow when it does not fit), and
+    its kv_cache_read share below; returns its contexts and latencies (ms)."""
+    points = sorted(points, key=lambda r: int(r["ctx"]))
+    ctx = [int(r["ctx"]) for r in points]
+    ms = [float(r["total_ns"]) / 1e6 for r in points]
+    kv = [float(r["kv_cache_read_ns"]) / max(float(r["total_ns"]), 1e-9) for r in points]
+    line, = latency.plot(ctx, ms, label=label)
+    colour = line.get_color()
+    share.plot(ctx, kv, color=colour)
+    for x, y, r in zip(ctx, ms, points):
+        latency.plot([x], [y], marker=_MARKERS.get(str(r["regime"]), "x"), color=colour, linestyle="",
+                     markerfacecolor=colour if _fits(r) else "none")
+    return ctx, ms
+
+
+def _sweep_legend(latency, series: int, unfit: bool) -> None:
+    """The series' legend (up to 12 of them), with a note on hollow markers when a point does not fit."""
+    from matplotlib.lines import Line2D
+    handles = latency.get_legend_handles_labels()[0] if series <= 12 else []
+    if unfit:
+        handles.append(Line2D([], [], marker="o", color="grey", markerfacecolor="none", linestyle="",
+                              label="hollow: does not fit the chip's memory"))
+    if handles:
+        latency.legend(handles=handles, fontsize="small", loc="best")
+
+
 def plot_sweep(rows: Union[PathLike, Iterable[Mapping[str, Any]]], path: PathLike,
                size: Tuple[int, int] = (1200, 800)) -> None:
-    """Latency against context per series, and kv_cache_read's share of it, to a PNG at `path`."""
+    """Latency against context per series, and kv_cache_read's share of it, to a PNG at `path`; the
+    title says what was simulated (_sweep_title), a point that does not fit (fits false) is hollow."""
     if isinstance(rows, (str, os.PathLike)):
         rows = read_sweep_csv(rows)
     rows = list(rows)
@@ -108,15 +172,8 @@ def plot_sweep(rows: Union[PathLike, Iterable[Mapping[str, Any]]], path: PathLik
     plt, fig, (latency, share) = _figure(size, 2)
     all_ctx, all_ms = [], []
     for key, points in series.items():
-        points = sorted(points, key=lambda r: int(r["ctx"]))
-        ctx = [int(r["ctx"]) for r in points]
-        ms = [float(r["total_ns"]) / 1e6 for r in points]
-        kv = [float(r["kv_cache_read_ns"]) / max(float(r["total_ns"]), 1e-9) for r in points]
         label = ", ".join(f"{_IDENTITY[i]} {key[i]}" for i in varying) or f"{key[0]} {key[1]} {key[2]}"
-        line, = latency.plot(ctx, ms, label=label)
-        share.plot(ctx, kv, color=line.get_color())
-        for x, y, r in zip(ctx, ms, points):
-            latency.plot([x], [y], marker=_MARKERS.get(str(r["regime"]), "x"), color=line.get_color(), linestyle="")
+        ctx, ms = _draw_series(latency, share, points, label)
         all_ctx += ctx
         all_ms += ms
     if _spans_decades(all_ctx):
@@ -125,14 +182,16 @@ def plot_sweep(rows: Union[PathLike, Iterable[Mapping[str, Any]]], path: PathLik
     if _spans_decades(all_ms):
         latency.set_yscale("log")
     latency.set_ylabel("step latency (ms)")
-    latency.set_title("latency vs context (markers: o memory-bound, ^ compute-bound, s comm-bound)")
+    heading = _sweep_title(rows)
+    latency.set_title((heading + "\n" if heading else "") + "step latency vs context (markers: o memory-bound, "
+                      "^ compute-bound, s comm-bound)", fontsize=11)
     latency.grid(True, which="both", alpha=0.3)
-    if len(series) <= 12:
-        latency.legend(fontsize="small")
+    _sweep_legend(latency, len(series), not all(_fits(r) for r in rows))
     share.set_xlabel("context (tokens)")
     share.set_ylabel("kv_cache_read share of latency")
     share.set_ylim(0, 1)
     share.grid(True, alpha=0.3)
+    fig.tight_layout()
     _save(plt, fig, path)
 
 
@@ -232,6 +291,25 @@ def _cdf(ax, values: Sequence[float], label: str) -> None:
     ax.grid(True, alpha=0.3)
 
 
+def _serve_setup(summary: Mapping[str, Any]) -> str:
+    """What a serve simulated: 'Qwen2.5-1.5B on H100, tp 1 ep 1 dp 1 (1 chip): 20 requests (2560
+    input, 320 output tokens), concurrency 4 (closed loop)'; the rate when the summary has one
+    ("rate", or "load": {"rate": ...}), else 'open loop'."""
+    deployment = _deployment(summary.get("deployment") or {})
+    disagg = summary.get("disaggregation")
+    if disagg:
+        deployment = (f"instances ({disagg['prefill_instances']} prefill, {disagg['decode_instances']} decode) "
+                      f"of {deployment}, {disagg['chips']} chips in all")
+    load = summary.get("load")
+    clients = (summary.get("engine") or {}).get("concurrency") or 0
+    rate = load.get("rate") if isinstance(load, Mapping) else summary.get("rate")
+    how = (f"concurrency {clients} (closed loop)" if clients else f"rate {float(rate):g} requests/s" if rate else
+           "open loop")
+    what = ", ".join(p for p in (f"{summary.get('model', '')} on {summary.get('chip', '')}", deployment) if p)
+    return (f"{what}: {summary['requests']} requests ({summary.get('input_tokens', 0)} input, "
+            f"{summary.get('output_tokens', 0)} output tokens), {how}")
+
+
 def plot_serve(summary: Union[PathLike, Mapping[str, Any]], path: PathLike, size: Tuple[int, int] = (1400, 900)) -> None:
     """A `g5sim serve --json` summary (file or dict, as g5sim.serve() returns it): the TTFT and TPOT
     CDFs with their SLOs, the batch and the waiting requests over time, and the KV cache's use."""
@@ -253,14 +331,15 @@ def plot_serve(summary: Union[PathLike, Mapping[str, Any]], path: PathLike, size
     for ax, key in ((ttft_ax, "slo_ttft_ms"), (tpot_ax, "slo_tpot_ms")):
         if goodput.get(key) is not None:
             ax.axvline(goodput[key], color="tab:red", linestyle="--", label=f"SLO {goodput[key]:g} ms")
-            ax.legend(loc="lower right")
+            ax.legend(loc="best")
     steps = summary["steps"]
     starts = [s["start_s"] for s in steps]
     batch_ax.step(starts, [s["sequences"] for s in steps], where="post", label="running (a step's sequences)")
     batch_ax.step(starts, [s["waiting"] for s in steps], where="post", label="waiting")
     batch_ax.set_xlabel("time (s)")
     batch_ax.set_ylabel("requests")
-    batch_ax.legend(loc="upper right")
+    # Above the panel, in a row: a legend inside covered the peak.
+    batch_ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, fontsize="small", frameon=False)
     batch_ax.grid(True, alpha=0.3)
     blocks = max(1, summary["kv_cache"]["blocks"])
     kv_ax.step(starts, [100.0 * s["kv_blocks_used"] / blocks for s in steps], where="post")
@@ -268,15 +347,37 @@ def plot_serve(summary: Union[PathLike, Mapping[str, Any]], path: PathLike, size
     kv_ax.set_ylabel("KV cache used (%)")
     kv_ax.grid(True, alpha=0.3)
     throughput = summary["throughput"]
-    fig.suptitle(f"{summary.get('model', '')} on {summary.get('chip', '')}: {summary['requests']} requests, "
-                 f"{throughput['output_tokens_per_s_per_chip']:.1f} output tokens/s per chip, goodput "
-                 f"{goodput.get('requests_per_s', 0):.3f} requests/s")
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.suptitle(f"{_serve_setup(summary)}\n{throughput['output_tokens_per_s_per_chip']:.1f} output tokens/s per "
+                 f"chip, goodput {goodput.get('requests_per_s', 0):.3f} requests/s")
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
     _save(plt, fig, path)
 
 
 _SERVE_SWEEP_COLUMNS = ("output_tokens_per_s_per_chip", "output_tokens_per_s_per_user", "tpot_p50_ms",
                         "goodput_requests_per_s", "requests_per_s")
+_SERVE_SWEEP_DEPLOYMENT = ("deployment_tp", "deployment_ep", "deployment_dp", "chips")
+
+
+def _serve_sweep_title(records: Sequence[Mapping[str, Any]]) -> str:
+    """What every point of a serve sweep shares: model, chip, deployment (all of it, else none),
+    requests."""
+    same = _same(records, ("model_name", "chip_name", "requests", *_SERVE_SWEEP_DEPLOYMENT))
+    if not set(_SERVE_SWEEP_DEPLOYMENT) <= set(same):
+        same = {k: v for k, v in same.items() if k not in _SERVE_SWEEP_DEPLOYMENT}
+    what = same.get("model_name", "")
+    if "chip_name" in same:
+        what = f"{what} on {same['chip_name']}".strip()
+    requests = f"{same['requests']} requests a point" if "requests" in same else ""
+    return ", ".join(p for p in (what, _deployment(same, _SERVE_SWEEP_DEPLOYMENT), requests) if p)
+
+
+def _serve_sweep_label(keys: Sequence[str], key: Sequence[Any], part, titled: bool) -> str:
+    """A series' legend label: its values of the sweep's axes, and its deployment when the title
+    does not name one for every point (each chip sharded to its own smallest deployment)."""
+    label = " ".join(f"{k}={v}" if k not in ("chip", "model") else str(v) for k, v in zip(keys, key)) or "serve"
+    mine = "" if titled else _deployment(_same(part.to_dict("records"), _SERVE_SWEEP_DEPLOYMENT),
+                                         _SERVE_SWEEP_DEPLOYMENT)
+    return f"{label}, {mine}" if mine else label
 
 
 def plot_serve_sweep(rows: Any, path: PathLike, size: Tuple[int, int] = (1400, 600)) -> None:
@@ -308,15 +409,16 @@ def plot_serve_sweep(rows: Any, path: PathLike, size: Tuple[int, int] = (1400, 6
     else:
         series = list(frame.groupby(keys, sort=False, dropna=False))
     unit = "requests/s" if load == "rate" else "clients"
+    records = frame.to_dict("records")
+    titled = len(_same(records, _SERVE_SWEEP_DEPLOYMENT)) == len(_SERVE_SWEEP_DEPLOYMENT)
+    labels = []
     for key, part in series:
-        label = " ".join(f"{k}={v}" if k not in ("chip", "model") else str(v) for k, v in zip(keys, key)) or "serve"
+        label = _serve_sweep_label(keys, key, part, titled)
         part = part.sort_values(load)
         line = front_ax.plot(part["output_tokens_per_s_per_user"], part["output_tokens_per_s_per_chip"], marker="o",
                              label=label)[0]
-        for _, row in part.iterrows():
-            front_ax.annotate(f"{row[load]:g}", (row["output_tokens_per_s_per_user"],
-                                                 row["output_tokens_per_s_per_chip"]),
-                              textcoords="offset points", xytext=(4, 4), fontsize=8)
+        labels += [(f"{row[load]:g}", (row["output_tokens_per_s_per_user"], row["output_tokens_per_s_per_chip"]))
+                   for _, row in part.iterrows()]
         good_ax.plot(part[load], part["requests_per_s"], marker="o", color=line.get_color(), label=f"{label}: served")
         good_ax.plot(part[load], part["goodput_requests_per_s"], marker="s", linestyle="--", color=line.get_color(),
                      label=f"{label}: goodput")
@@ -328,8 +430,12 @@ def plot_serve_sweep(rows: Any, path: PathLike, size: Tuple[int, int] = (1400, 6
     good_ax.set_title("served requests and goodput (requests within every SLO)")
     for ax in (front_ax, good_ax):
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="best")
+    shared = _serve_sweep_title(records)
+    if shared:
+        fig.suptitle(shared)
     fig.tight_layout()
+    _place_labels(fig, front_ax, labels, fontsize=8)
     _save(plt, fig, path)
 
 
@@ -438,11 +544,61 @@ def plot_solve(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 0)) -
     _save(plt, fig, path)
 
 
+# Where a point's label may go, in points from it (x, y), nearest first: its four corners, then
+# further up and down (joined to its point by a thin line).
+_LABEL_OFFSETS = ((4, 4), (4, -4), (-4, 4), (-4, -4), (4, 14), (4, -14), (-4, 14), (-4, -14), (10, 26), (10, -26),
+                  (-10, 26), (-10, -26))
+
+
+def _label_at(ax, text: str, xy: Tuple[float, float], offset: Tuple[int, int], fontsize: float):
+    """`text` at `offset` points from `xy`, aligned away from it (a thin line back when far)."""
+    dx, dy = offset
+    far = abs(dy) > 4
+    return ax.annotate(text, xy, textcoords="offset points", xytext=offset, fontsize=fontsize,
+                       ha="left" if dx > 0 else "right", va="bottom" if dy > 0 else "top",
+                       arrowprops=dict(arrowstyle="-", linewidth=0.5, color="grey", shrinkA=0, shrinkB=2)
+                       if far else None)
+
+
+def _place_labels(fig, ax, labels: Sequence[Tuple[str, Tuple[float, float]]], fontsize: float = 7,
+                  avoid: Sequence[Any] = ()) -> List[str]:
+    """Annotates each (text, (x, y)) of `labels` at the first of _LABEL_OFFSETS where its text stays
+    inside the axes and overlaps no label placed before it, no labelled point and no box of `avoid`
+    (display boxes: a legend's); call it once the layout is final. A label no offset can take is
+    left out, listed with its point at the foot of the figure; returns those left out."""
+    if not labels:
+        return []
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
+    fig.canvas.draw()  # the final limits and layout: display positions hold from here on
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    points = [Bbox.from_bounds(x - 3, y - 3, 6, 6) for x, y in ax.transData.transform([xy for _, xy in labels])]
+    taken, left = list(avoid), []
+    for i, (text, xy) in enumerate(labels):
+        for offset in _LABEL_OFFSETS:
+            note = _label_at(ax, text, xy, offset, fontsize)
+            note.update_positions(renderer)
+            box = Text.get_window_extent(note, renderer)  # the text alone, not its line
+            if frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1) and not any(
+                    box.overlaps(b) for b in taken + points[:i] + points[i + 1:]):
+                taken.append(box)
+                break
+            note.remove()
+        else:
+            left.append(f"{text} at ({xy[0]:.4g}, {xy[1]:.4g})")
+    if left:
+        more = f"; and {len(left) - 4} more" if len(left) > 4 else ""
+        fig.text(0.005, 0.005, f"not labelled (no room): {'; '.join(left[:4])}{more}", fontsize=fontsize, va="bottom")
+    return left
+
+
 def plot_search(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 700)) -> None:
     """The points of a search (g5sim.search()'s frame, its JSON dict or a `g5sim search --json`
     file): output tokens/s per chip against tokens/s per user, every point faint, each chip's
     Pareto front a line, the points meeting the SLO filled, the best one circled; a TPOT SLO as
-    the per-user speed it implies (1000 / TPOT ms)."""
+    the per-user speed it implies (1000 / TPOT ms). Each front point's label goes where it covers
+    no other label, point or the legend (_place_labels)."""
     from .design import design_report
     document = design_report(report, "search")
     points = [p for p in document["points"] if p["status"] == "ok"]
@@ -454,6 +610,7 @@ def plot_search(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 700)
     # The searched knobs with more than one value label the front's points.
     listed = [name for name, values in document["space"].items()
               if name not in ("tp", "ep", "dp", "max_chips") and isinstance(values, list) and len(values) > 1]
+    labels = []
     for c, front in enumerate(document["fronts"]):
         colour = colours[c % len(colours)]
         mine = [p for p in points if p["chip"] == front["chip"]]
@@ -463,11 +620,8 @@ def plot_search(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 700)
         on = [document["points"][i] for i in front["points"]]
         ax.plot([p["tokens_per_s_per_user"] for p in on], [p["tokens_per_s_per_chip"] for p in on], marker="o",
                 color=colour, linewidth=1.6, label=f"{front['chip']} front ({len(on)} of {len(mine)} points)")
-        for p in on:
-            varied = "".join(f" {name}={p[name]}" for name in listed)
-            ax.annotate(f"tp{p['tp']} ep{p['ep']} dp{p['dp']}{varied}",
-                        (p["tokens_per_s_per_user"], p["tokens_per_s_per_chip"]), fontsize=7,
-                        textcoords="offset points", xytext=(4, 4))
+        labels += [(f"tp{p['tp']} ep{p['ep']} dp{p['dp']}" + "".join(f" {name}={p[name]}" for name in listed),
+                    (p["tokens_per_s_per_user"], p["tokens_per_s_per_chip"])) for p in on]
     best = document.get("best")
     if best is not None:
         b = document["points"][best]
@@ -481,8 +635,10 @@ def plot_search(report: Any, path: PathLike, size: Tuple[int, int] = (1200, 700)
     ax.set_ylabel("output tokens/s per chip")
     ax.set_title(f"{document['model']}: {document['load']}", fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    legend = ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
+    fig.canvas.draw()  # the legend's place ("best" avoids the points), which the labels then avoid
+    _place_labels(fig, ax, labels, avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
     _save(plt, fig, path)
 
 

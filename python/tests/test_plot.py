@@ -111,3 +111,103 @@ def test_a_cut_sweep_csv_is_one_error_line_not_a_traceback(tmp_path):
     assert done.returncode == 2
     assert done.stderr == (f"g5sim: error: plot: {cut}: row 3 does not have the header's 40 cells (a cut file?)\n")
     assert run_module(["plot", str(whole), "-o", str(tmp_path / "ok.png")]).returncode == 0
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    # The figures the plot functions draw, kept (after they are written) for the test to look into.
+    figures = []
+    save = g5sim.plot._save
+
+    def keep(plt, fig, path):
+        save(plt, fig, path)
+        figures.append(fig)
+    monkeypatch.setattr(g5sim.plot, "_save", keep)
+    return figures
+
+
+# Two chips on one deployment, decode at batch 64; H100 at 131,072 tokens does not fit (fits false).
+SWEEP_WITH_FITS = """# g5sim 0.1.0 sweep grid 4 points
+chip,model,phase,batch,ctx,mix,tp,ep,dp,chips,total_ns,kv_cache_read_ns,regime,fits,bytes_per_chip
+SG2262,DeepSeek-V3,decode,64,4096,64x1@4096,1,16,16,16,19732000,1000000,memory,true,40000000000
+SG2262,DeepSeek-V3,decode,64,131072,64x1@131072,1,16,16,16,37300000,15000000,compute,true,90000000000
+H100,DeepSeek-V3,decode,64,4096,64x1@4096,1,16,16,16,21910000,2000000,memory,true,40000000000
+H100,DeepSeek-V3,decode,64,131072,64x1@131072,1,16,16,16,28700000,8000000,memory,false,96804178272
+"""
+
+
+def test_the_sweep_title_names_what_was_simulated(tmp_path, drawn):
+    # The model, phase, batch and deployment every row shares; the chips, which vary, are the legend's.
+    csv_path = tmp_path / "fits.csv"
+    csv_path.write_text(SWEEP_WITH_FITS)
+    g5sim.plot_sweep(csv_path, tmp_path / "sweep.png", size=(900, 600))
+    latency = drawn[0].axes[0]
+    title = latency.get_title()
+    assert title.startswith("DeepSeek-V3 decode, batch 64, tp 1 ep 16 dp 16 (16 chips)\n"), title
+    assert "SG2262" not in title
+    labels = [t.get_text() for t in latency.get_legend().get_texts()]
+    assert labels[:2] == ["chip SG2262", "chip H100"]
+
+
+def test_a_point_that_does_not_fit_is_hollow(tmp_path, drawn):
+    csv_path = tmp_path / "fits.csv"
+    csv_path.write_text(SWEEP_WITH_FITS)
+    g5sim.plot_sweep(csv_path, tmp_path / "sweep.png", size=(900, 600))
+    latency = drawn[0].axes[0]
+    markers = {(float(m.get_xdata()[0]), m.get_markerfacecolor() == "none") for m in latency.get_lines()
+               if m.get_linestyle() == "None" and len(m.get_xdata()) == 1}
+    # Four point markers: only H100's at 131,072 tokens is hollow (both chips have a point there).
+    assert sorted(markers) == [(4096.0, False), (131072.0, False), (131072.0, True)]
+    hollow = [m for m in latency.get_lines() if m.get_markerfacecolor() == "none" and len(m.get_xdata()) == 1]
+    assert len(hollow) == 1 and hollow[0].get_ydata()[0] == pytest.approx(28.7)
+    labels = [t.get_text() for t in latency.get_legend().get_texts()]
+    assert labels[-1] == "hollow: does not fit the chip's memory"
+    # Without the column, every point is filled and the legend has no such note.
+    drawn.clear()
+    csv_path.write_text("\n".join(",".join(line.split(",")[:13]) for line in SWEEP_WITH_FITS.splitlines()[1:]))
+    g5sim.plot_sweep(csv_path, tmp_path / "old.png", size=(900, 600))
+    latency = drawn[0].axes[0]
+    assert all(m.get_markerfacecolor() != "none" for m in latency.get_lines())
+    assert [t.get_text() for t in latency.get_legend().get_texts()] == ["chip SG2262", "chip H100"]
+
+
+def test_the_serve_title_names_the_deployment_and_the_load(tmp_path, drawn):
+    steps = [{"start_s": 0.1 * i, "sequences": 1 + i % 3, "waiting": i % 2, "kv_blocks_used": 8 * i} for i in range(10)]
+    summary = {"model": "Qwen2.5-1.5B", "chip": "H100", "requests": 20, "input_tokens": 2560, "output_tokens": 320,
+               "deployment": {"tp": 2, "ep": 1, "dp": 1, "chips": 2, "automatic": False}, "disaggregation": None,
+               "engine": {"concurrency": 4}, "kv_cache": {"blocks": 100}, "goodput": {"requests_per_s": 3.5},
+               "throughput": {"output_tokens_per_s_per_chip": 58.2},
+               "per_request": [{"ttft_ms": 3.0 + i, "tpot_ms": 1.5} for i in range(20)], "steps": steps}
+    g5sim.plot_serve(summary, tmp_path / "serve.png", size=(1000, 700))
+    title = drawn[0]._suptitle.get_text()
+    assert title.startswith("Qwen2.5-1.5B on H100, tp 2 ep 1 dp 1 (2 chips): 20 requests (2560 input, 320 output "
+                            "tokens), concurrency 4 (closed loop)\n"), title
+
+
+def _front_point(point, chip, tp, ep, dp, user, per_chip):
+    return {"point": point, "chip": chip, "tp": tp, "ep": ep, "dp": dp, "max_seqs": 4, "status": "ok",
+            "tokens_per_s_per_user": user, "tokens_per_s_per_chip": per_chip, "meets_slo": True}
+
+
+def test_search_labels_of_close_points_do_not_overlap(tmp_path, drawn):
+    # Points 1 and 2 sit a pixel apart: at one offset their labels would cover each other.
+    points = [_front_point(0, "SG2262", 1, 8, 8, 20.0, 90.0), _front_point(1, "SG2262", 4, 8, 2, 100.0, 50.0),
+              _front_point(2, "SG2262", 8, 8, 1, 100.3, 50.1), _front_point(3, "SG2262", 8, 1, 1, 180.0, 10.0)]
+    search = {"kind": "search", "model": "DeepSeek-V3", "load": "concurrency 16, 32 requests", "points": points,
+              "fronts": [{"chip": "SG2262", "points": [0, 1, 2, 3], "best": 0}], "best": 0,
+              "space": {"tp": None, "max_seqs": [4, 8]}, "slo": {"tpot_ms": None, "stat": "p90"}}
+    g5sim.plot_search(search, tmp_path / "search.png", size=(800, 500))
+    fig = drawn[0]
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    close = ax.transData.transform([(100.0, 50.0), (100.3, 50.1)])
+    assert abs(close[0] - close[1]).max() < 4  # display pixels: the case is a collision
+    from matplotlib.text import Text
+    labels = {t.get_text(): Text.get_window_extent(t, renderer) for t in ax.texts}
+    assert sorted(labels) == sorted(f"tp{p['tp']} ep{p['ep']} dp{p['dp']} max_seqs=4" for p in points)
+    boxes = list(labels.values())
+    for i, a in enumerate(boxes):
+        assert ax.get_window_extent(renderer).contains(a.x0, a.y0)
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
+    assert not fig.texts  # every label found room: none listed at the foot
