@@ -104,11 +104,26 @@ Variant make_variant(const VariedConfigs& configs, const SensitiveField& varied,
   if (target == std::floor(target)) return variant_at(configs, varied, field, target, sign);
   Variant fraction = variant_at(configs, varied, real, hw::held_value(real, target), sign);
   if (fraction.made()) return fraction;
-  double whole = hw::held_value(field, target);
-  if (whole == field.value) whole = field.value + sign;
-  Variant counted = variant_at(configs, varied, field, whole, sign);
-  // Refused either way: the refusal of the change asked for says most.
-  return counted.made() ? counted : fraction;
+  // The nearest whole value the config accepts on the move's side: outward from the rounded
+  // target, each distance below then above it (a MAC rate must be a multiple of cube_n: 128 at
+  // -5 % is 121.6, and 122 and 121 are refused, so 120; at +5 %, 136). At most a doubling or a
+  // halving away, and kMaxWholeTries configs read.
+  constexpr int kMaxWholeTries = 64;
+  const double rounded = hw::held_value(field, target);
+  const double lowest = std::max(1.0, field.value / 2), highest = field.value * 2;
+  int tries = 0;
+  for (double d = 0; tries < kMaxWholeTries && d <= field.value; ++d) {
+    const std::vector<double> wholes =
+        d == 0 ? std::vector<double>{rounded} : std::vector<double>{rounded - d, rounded + d};
+    for (const double whole : wholes) {
+      const bool on_side = sign < 0 ? whole < field.value && whole >= lowest : whole > field.value && whole <= highest;
+      if (!on_side || tries++ >= kMaxWholeTries) continue;
+      Variant counted = variant_at(configs, varied, field, whole, sign);
+      if (counted.made()) return counted;
+    }
+  }
+  // Refused everywhere: the refusal of the change asked for says most.
+  return fraction;
 }
 
 // The elasticity from the sides that exist: central with both, else one-sided against the base.
@@ -354,9 +369,12 @@ FieldSensitivity field_elasticity_at(const SensitiveField& varied, std::size_t f
   return s;
 }
 
-// Step 8b, a point's ranking: largest |elasticity| first, then by field; fields without one last.
+// Step 8b, a point's ranking: largest |elasticity| first, then by field; uneven fields (a cliff
+// or a step at the value: their central slope says little of either side) after the even ones,
+// ranked apart; fields without one last.
 bool ranks_before(const FieldSensitivity& a, const FieldSensitivity& b) {
   if (a.elasticity.has_value() != b.elasticity.has_value()) return a.elasticity.has_value();
+  if (a.uneven != b.uneven) return !a.uneven;
   if (a.elasticity && std::fabs(*a.elasticity) != std::fabs(*b.elasticity)) {
     return std::fabs(*a.elasticity) > std::fabs(*b.elasticity);
   }
@@ -417,27 +435,35 @@ void write_sensitivity_table(std::ostream& out, const SensitivityReport& r) {
     const std::string bound =
         p.bound_by.empty() ? std::string() : fmt::format(", bound by {} ({:.0f} %)", p.bound_by, p.bound_share * 100);
     fmt::print(out, "{}: {} {:.6g}{}\n", where, r.metric, p.metric_base, bound);
-    fmt::print(out, "  {:>4}  {:<42} {:>14} {:>11}  {}\n", "rank", "field", "value", "elasticity",
+    std::size_t width = 42;
+    for (const FieldSensitivity& f : p.fields) width = std::max(width, f.field.size());
+    fmt::print(out, "  {:>4}  {:<{}} {:>14} {:>11}  {}\n", "rank", "field", width, "value", "elasticity",
                fmt::format("{} at -/+", r.metric));
-    std::size_t shown = 0, small = 0, none = 0;
+    std::size_t shown = 0, small = 0, none = 0, uneven_shown = 0;
+    bool uneven_head = false;
     for (const FieldSensitivity& f : p.fields) {
       if (!f.elasticity) {
         ++none;
         continue;
       }
-      if (shown >= top) {
+      if (f.uneven && !uneven_head) {
+        uneven_head = true;
+        fmt::print(out, "  uneven: the slopes below and above the value differ (a step or a cliff), ranked apart\n");
+      }
+      if ((f.uneven ? uneven_shown : shown - uneven_shown) >= top) {
         ++small;
         continue;
       }
       ++shown;
+      uneven_shown += f.uneven ? 1 : 0;
       const std::string sides = fmt::format("{} / {}", f.metric_low ? fmt::format("{:.6g}", *f.metric_low) : "-",
                                             f.metric_high ? fmt::format("{:.6g}", *f.metric_high) : "-");
-      const std::string remark =
-          f.uneven ? fmt::format(" (uneven: {:.3f} down, {:.3f} up)", *f.elasticity_down, *f.elasticity_up)
-          : f.method != "central" ? fmt::format(" ({})", f.method)
-                                  : std::string();
-      fmt::print(out, "  {:>4}  {:<42} {:>14} {:>11.4f}  {}{}\n", shown, f.field, value_text(f.value), *f.elasticity,
-                 sides, remark);
+      const std::string remark = f.uneven
+                                     ? fmt::format(" ({:.3f} down, {:.3f} up)", *f.elasticity_down, *f.elasticity_up)
+                                 : f.method != "central" ? fmt::format(" ({})", f.method)
+                                                         : std::string();
+      fmt::print(out, "  {:>4}  {:<{}} {:>14} {:>11.4f}  {}{}\n", shown, f.field, width, value_text(f.value),
+                 *f.elasticity, sides, remark);
     }
     if (small > 0) fmt::print(out, "  ... {} more fields (--top N lists more)\n", small);
     if (none > 0) {

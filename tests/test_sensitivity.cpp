@@ -175,6 +175,37 @@ TEST_CASE("A field the metric is not smooth in is marked uneven", "[sensitivity]
   const auto& gdma = field(p, "engines.gdma.bandwidth_gb_per_s");
   CHECK_FALSE(gdma.uneven);
   CHECK(std::fabs(*gdma.elasticity_down - *gdma.elasticity_up) < 0.05);
+  // Ranked apart: the even field first although the uneven one's |e| is larger (the cliff at 61
+  // cores says nothing of 64 +- a few per cent).
+  REQUIRE(p.fields.size() == 2);
+  CHECK(p.fields[0].field == "engines.gdma.bandwidth_gb_per_s");
+  CHECK(p.fields[1].field == "cores");
+}
+
+TEST_CASE("A whole-number field moves to the nearest value the chip accepts", "[sensitivity]") {
+  // SG2262's cube takes 128 bf16 and 256 fp8 MACs a lane a cycle in columns of cube_n = 8; a MAC
+  // rate must be a multiple of cube_n. 128 x (1 -+ 5 %) = 121.6, 134.4: 122 and 121 are refused,
+  // 120 is the nearest multiple of 8 below; 134 and 133 and 135 and 132 refused, 136 above. cube_n
+  // 8 x 0.95 rounds back to 8: 7, 6, 5 do not divide 128 and 256, 4 does; above, 16 (9 to 15 do
+  // not). Before, all three had no elasticity ("expected an integer, got '121.6'").
+  g5sim::SensitivitySpec spec;
+  spec.workload.chip = {test_configs::kSg2262, "sg2262-test"};
+  spec.workload.model = g5sim::Model::from_yaml(test_configs::kDeepSeekV2Lite, "v2-lite-test");
+  spec.workload.base.layers = 1;
+  spec.workload.base.batch = 64;
+  spec.workload.base.tp = spec.workload.base.ep = spec.workload.base.dp = 1;
+  spec.fields = {"engines.tiu.cube_macs_per_lane_per_cycle.bf16", "engines.tiu.cube_n"};
+  const g5sim::SensitivityReport r = g5sim::sensitivity(spec);
+  const g5sim::SensitivityPoint& p = r.points[0];
+  const auto& macs = field(p, "engines.tiu.cube_macs_per_lane_per_cycle.bf16");
+  CHECK(macs.low_value == 120);
+  CHECK(macs.high_value == 136);
+  CHECK(macs.method == "central");
+  CHECK(macs.elasticity.has_value());
+  const auto& n = field(p, "engines.tiu.cube_n");
+  CHECK(n.low_value == 4);
+  CHECK(n.high_value == 16);
+  CHECK(n.method == "central");
 }
 
 }  // namespace test_sensitivity

@@ -439,6 +439,35 @@ def plot_serve_sweep(rows: Any, path: PathLike, size: Tuple[int, int] = (1400, 6
     _save(plt, fig, path)
 
 
+def _even_limits(fields, low, high):
+    """The x range the even fields' bars need (with a margin), or None when no uneven field's bar
+    reaches past it: an uneven field (a cliff such as `cores` on an uneven split) must not set
+    the axis and shrink the real drivers to a few pixels."""
+    even = [v for f, a, b in zip(fields, low, high) if not f.get("uneven") for v in (a, b)]
+    every = low + high
+    if not even or not any(even):
+        return None
+    lo, hi = min(0.0, min(even)), max(0.0, max(even))
+    span = max(hi - lo, 1e-9)
+    lo, hi = lo - 0.25 * span * (lo < 0), hi + 0.25 * span * (hi > 0) + 0.05 * span
+    if min(every) >= lo and max(every) <= hi:
+        return None
+    return lo, hi
+
+
+def _clip_uneven(ax, limits, low, high) -> None:
+    """Sets the axis to `limits` and marks each bar cut at its edge with its full change."""
+    lo, hi = limits
+    ax.set_xlim(lo, hi)
+    for i, (a, b) in enumerate(zip(low, high)):
+        for value, offset in ((a, 0.2), (b, -0.2)):
+            if value > hi or value < lo:
+                edge = hi if value > hi else lo
+                ax.annotate(f"{value:+.1f} % (cut)", (edge, i + offset), textcoords="offset points",
+                            xytext=(-4 if value > hi else 4, -3), ha="right" if value > hi else "left",
+                            fontsize=7, color="#8b0000")
+
+
 def plot_sensitivity(report: Any, path: PathLike, top: int = 10, size: Tuple[int, int] = (1200, 0)) -> None:
     """A tornado per point of a sensitivity (g5sim.sensitivity()'s frame, its JSON dict or a
     `g5sim sensitivity --json` file): its `top` fields by |elasticity|, each a bar of the metric's
@@ -469,10 +498,15 @@ def plot_sensitivity(report: Any, path: PathLike, top: int = 10, size: Tuple[int
         # Two half bars a field (down above, up below): the two sides may change the metric alike.
         ax.barh([v + 0.2 for v in y], low, height=0.4, color="#4c72b0", label=f"field -{delta:g} %")
         ax.barh([v - 0.2 for v in y], high, height=0.4, color="#dd8452", label=f"field +{delta:g} %")
+        limits = _even_limits(fields[::-1], low, high)
         for i, f in enumerate(fields[::-1]):
             reach = max(0.0, low[i], high[i])
+            if limits is not None and reach > limits[1]:
+                reach = limits[1]
             ax.annotate(f"e = {f['elasticity']:+.3f}", (reach, i), textcoords="offset points", xytext=(6, -4),
                         fontsize=8)
+        if limits is not None:
+            _clip_uneven(ax, limits, low, high)
         ax.set_yticks(y)
         ax.set_yticklabels(names, fontsize=8)
         ax.axvline(0, color="black", linewidth=0.8)

@@ -211,3 +211,21 @@ def test_search_labels_of_close_points_do_not_overlap(tmp_path, drawn):
         for b in boxes[i + 1:]:
             assert not a.overlaps(b), (a, b)
     assert not fig.texts  # every label found room: none listed at the foot
+
+
+def test_an_uneven_field_does_not_set_the_tornado_axis(drawn, tmp_path):
+    # A cliff (`cores` on a split that stops being even) moved the step by +50 % where the even
+    # fields move it by a few per cent: the axis is the even fields' and the cut bar says so.
+    from conftest import SG2262_CONFIG
+    rows = g5sim.sensitivity(SG2262_CONFIG, "deepseek-v2-lite", layers=1, tp=1, ep=1, dp=1,
+                             fields=["engines.gdma.bandwidth_gb_per_s", "engines.tiu.clock_mhz", "cores"])
+    report = rows.attrs["sensitivity"]
+    point = report["points"][0]
+    cores = next(f for f in point["fields"] if f["field"] == "cores")
+    cores.update(uneven=True, metric_low=1.5 * point["metric_base"])
+    g5sim.plot_sensitivity(report, tmp_path / "t.png")
+    ax = drawn[-1].axes[0]
+    even = max(abs(100 * (f[side] / point["metric_base"] - 1)) for f in point["fields"] if not f["uneven"]
+               for side in ("metric_low", "metric_high") if f[side] is not None)
+    assert ax.get_xlim()[1] < 2 * even + 1
+    assert any(t.get_text() == "+50.0 % (cut)" for t in ax.texts)

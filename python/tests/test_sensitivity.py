@@ -35,7 +35,10 @@ def test_sensitivity_matches_the_command_line(run_cli, tmp_path):
     for _, point in rows.groupby("ctx"):
         ranked = point.dropna(subset=["elasticity"])
         assert list(ranked["rank"]) == list(range(1, len(ranked) + 1))
-        assert list(ranked["elasticity"].abs()) == sorted(ranked["elasticity"].abs(), reverse=True)
+        # The even fields first, then the uneven ones ranked apart, each by |e|.
+        assert list(ranked["uneven"]) == sorted(ranked["uneven"])
+        for _, group in ranked.groupby("uneven"):
+            assert list(group["elasticity"].abs()) == sorted(group["elasticity"].abs(), reverse=True)
 
 
 def test_a_chip_dict_is_differentiated_as_its_json_text():
