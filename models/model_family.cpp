@@ -102,9 +102,7 @@ std::optional<std::string> Fields::absent_default(std::string_view key) {
   return value;
 }
 
-std::uint64_t Fields::count(std::string_view key) {
-  return count(key, std::numeric_limits<std::uint64_t>::max());
-}
+std::uint64_t Fields::count(std::string_view key) { return count(key, std::numeric_limits<std::uint64_t>::max()); }
 
 std::uint64_t Fields::count(std::string_view key, std::uint64_t hi) {
   const Field& f = declared(key, FieldKind::count);

@@ -142,7 +142,8 @@ TEST_CASE("a key a config.json leaves out means what its model_type's class says
       "intermediate_size": 1024, "num_attention_heads": 8)";
   const g5sim::Model llama = config_json(R"({"model_type": "llama", )" + body + "}", "l");
   CHECK(llama.parameter_count() == 2'725'376);
-  CHECK(llama.class_defaults() == Defaults{"num_key_value_heads = 8 (LlamaConfig)", "attention_bias = false (LlamaConfig)",
+  CHECK(llama.class_defaults() == Defaults{"num_key_value_heads = 8 (LlamaConfig)",
+                                           "attention_bias = false (LlamaConfig)",
                                            "tie_word_embeddings = false (LlamaConfig)"});
   // Qwen3: heads of 128 (q 512 x 8 x 128 = 524,288; k, v with Qwen3Config's 32 KV heads refused:
   // 32 does not divide the 8 heads).
@@ -163,10 +164,10 @@ TEST_CASE("a model's dimensions are never a class default: the seed's MLA ranks 
   // DeepseekV3Config defaults kv_lora_rank to 512, but a config.json without it is refused, naming
   // the field and the file (seed 003, acceptance 5).
   for (const models::ClassDefault& d : models::class_defaults()) {
-    for (const char* dimension : {"hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size",
-                                  "intermediate_size", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-                                  "v_head_dim", "q_lora_rank", "n_routed_experts", "num_experts",
-                                  "num_experts_per_tok", "moe_intermediate_size"}) {
+    for (const char* dimension :
+         {"hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size", "intermediate_size", "kv_lora_rank",
+          "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "q_lora_rank", "n_routed_experts", "num_experts",
+          "num_experts_per_tok", "moe_intermediate_size"}) {
       INFO(d.model_type << " " << d.key);
       CHECK(d.key != dimension);
     }

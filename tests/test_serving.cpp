@@ -384,7 +384,8 @@ TEST_CASE("serve: a trace or histogram saved with a UTF-8 byte order mark reads 
   std::filesystem::create_directories(dir);
   const std::string trace = (dir / "t.csv").string(), histogram = (dir / "h.csv").string();
   {
-    std::ofstream(trace, std::ios::binary) << "\xEF\xBB\xBF" "arrival_s,input_tokens,output_tokens\r\n0,10,2\r\n";
+    std::ofstream(trace, std::ios::binary) << "\xEF\xBB\xBF"
+                                              "arrival_s,input_tokens,output_tokens\r\n0,10,2\r\n";
     std::ofstream(histogram, std::ios::binary) << "\xEF\xBB\xBFlow,high,weight\n7,7,1\n";
   }
   const auto requests = serving::read_request_trace(trace);
@@ -395,9 +396,10 @@ TEST_CASE("serve: a trace or histogram saved with a UTF-8 byte order mark reads 
   REQUIRE(lengths.bins.size() == 1);
   CHECK(lengths.low == 7);
   // A mark anywhere else is text, and still refused where it stands (line 1, column 11).
-  std::ofstream(trace, std::ios::binary) << "arrival_s,\xEF\xBB\xBF" "input_tokens,output_tokens\n";
-  CHECK_THROWS_WITH(serving::read_request_trace(trace),
-                    Catch::StartsWith(trace + ":1:11: unknown column '\xEF\xBB\xBF" "input_tokens'"));
+  std::ofstream(trace, std::ios::binary) << "arrival_s,\xEF\xBB\xBF"
+                                            "input_tokens,output_tokens\n";
+  CHECK_THROWS_WITH(serving::read_request_trace(trace), Catch::StartsWith(trace + ":1:11: unknown column '\xEF\xBB\xBF"
+                                                                                  "input_tokens'"));
   std::filesystem::remove_all(dir);
 }
 

@@ -58,12 +58,10 @@ void read_gqa(Fields& f, ModelSpec& s, bool bias_by_default) {
 }
 
 std::vector<Field> mla_fields() {
-  return {{"q_lora_rank", K::count_or_null, 1, kMaxWidth},
-          {"kv_lora_rank", K::count, 1, double(kMaxHeadDim)},
-          {"qk_nope_head_dim", K::count, 1, double(kMaxHeadDim)},
-          {"qk_rope_head_dim", K::count, 1, double(kMaxHeadDim)},
-          {"v_head_dim", K::count, 1, double(kMaxHeadDim)},
-          {"tie_word_embeddings", K::flag, 0, 0, true}};
+  return {
+      {"q_lora_rank", K::count_or_null, 1, kMaxWidth},        {"kv_lora_rank", K::count, 1, double(kMaxHeadDim)},
+      {"qk_nope_head_dim", K::count, 1, double(kMaxHeadDim)}, {"qk_rope_head_dim", K::count, 1, double(kMaxHeadDim)},
+      {"v_head_dim", K::count, 1, double(kMaxHeadDim)},       {"tie_word_embeddings", K::flag, 0, 0, true}};
 }
 
 void read_mla(Fields& f, ModelSpec& s) {
