@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "api/parallel_for.hpp"
 #include "api/public_errors.hpp"
@@ -65,10 +66,6 @@ std::vector<std::uint64_t> powers_up_to(std::uint64_t n) {
   return out;
 }
 
-bool listed(const std::vector<std::uint64_t>& list, std::uint64_t v) {
-  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
-}
-
 // A sharding list given (empty: any).
 std::vector<std::uint64_t> degrees(const SearchSpec& spec, const char* name) {
   const std::string& text = spec.design.text(name);
@@ -91,36 +88,78 @@ std::vector<Sharding> given_shardings(const g5sim::Chip& chip, const SearchSpec&
   return out;
 }
 
-// The shardings a chip's points take (the rule in g5sim/search.hpp).
+// A degree's candidates: its list as given, else the powers of two up to the chips' bound.
+std::vector<std::uint64_t> candidates(const std::vector<std::uint64_t>& given) {
+  return given.empty() ? powers_up_to(models::kMaxDegree) : given;
+}
+
+// Why no sharding serves, a line per value given in a list (the first refusal of a sharding
+// with that value: tp 3 fails alike with every ep and dp), else the last refusal met.
+struct Refusal {
+  std::uint64_t tp, ep, dp;
+  std::string why;
+};
+std::string refusals_text(const std::vector<Refusal>& refused, const std::vector<std::uint64_t>& tps,
+                          const std::vector<std::uint64_t>& eps, const std::vector<std::uint64_t>& dps) {
+  std::vector<std::string> lines;
+  auto first_with = [&](const char* name, std::uint64_t v, std::uint64_t Refusal::*degree) {
+    for (const Refusal& r : refused) {
+      if (r.*degree != v) continue;
+      const std::string line = fmt::format("{} {}: {} (tp {} ep {} dp {})", name, v, r.why, r.tp, r.ep, r.dp);
+      if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+      return;
+    }
+  };
+  for (std::uint64_t v : tps) first_with("tp", v, &Refusal::tp);
+  for (std::uint64_t v : eps) first_with("ep", v, &Refusal::ep);
+  for (std::uint64_t v : dps) first_with("dp", v, &Refusal::dp);
+  if (lines.empty() && !refused.empty()) {
+    const Refusal& r = refused.back();
+    lines.push_back(fmt::format("the last tried, tp {} ep {} dp {}: {}", r.tp, r.ep, r.dp, r.why));
+  }
+  return lines.empty() ? "" : fmt::format(": {}", fmt::join(lines, "; "));
+}
+
+// The shardings a chip's points take (the rule in g5sim/search.hpp): tp x dp = n chips, by n,
+// then tp, then ep; a list given is taken as it is (not only its powers of two), a degree left out
+// runs over the powers of two.
 std::vector<Sharding> shardings_of(const g5sim::Chip& chip, const SearchSpec& spec,
                                    const std::vector<ServeRequest>& requests) {
   const std::vector<std::uint64_t> tps = degrees(spec, "tp"), eps = degrees(spec, "ep"), dps = degrees(spec, "dp");
   if (!tps.empty() && !eps.empty() && !dps.empty()) return given_shardings(chip, spec, requests);
-  const std::uint64_t max_chips = spec.design.count("max_chips");
-  std::vector<Sharding> out;
-  std::optional<std::uint64_t> smallest;
-  std::string last_reason;
-  for (std::uint64_t n = 1; n <= models::kMaxChips; n *= 2) {
-    if (smallest && n > std::max(*smallest, max_chips)) break;
-    for (std::uint64_t tp : powers_up_to(n)) {
-      const std::uint64_t dp = n / tp;
-      for (std::uint64_t ep : powers_up_to(n)) {
-        if (!listed(tps, tp) || !listed(eps, ep) || !listed(dps, dp)) continue;
-        const std::optional<std::string> why =
-            g5sim::deployment_refusal(chip, spec.model, with_sharding(spec.base, tp, ep, dp), requests, spec.serve);
-        if (why) {
-          last_reason = fmt::format("tp {} ep {} dp {}: {}", tp, ep, dp, *why);
-          continue;
-        }
-        if (!smallest) smallest = n;
-        out.push_back(Sharding{tp, ep, dp, ""});
+  struct Candidate {
+    std::uint64_t chips, tp, ep, dp;
+  };
+  std::vector<Candidate> all;
+  for (std::uint64_t tp : candidates(tps)) {
+    for (std::uint64_t dp : candidates(dps)) {
+      if (tp * dp > models::kMaxChips) continue;  // both at most 2^16: no overflow
+      for (std::uint64_t ep : candidates(eps)) {
+        if (ep <= tp * dp || !eps.empty()) all.push_back(Candidate{tp * dp, tp, ep, dp});
       }
     }
   }
+  std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.chips, a.tp, a.ep, a.dp) < std::tie(b.chips, b.tp, b.ep, b.dp);
+  });
+  const std::uint64_t max_chips = spec.design.count("max_chips");
+  std::vector<Sharding> out;
+  std::optional<std::uint64_t> smallest;
+  std::vector<Refusal> refused;
+  for (const Candidate& c : all) {
+    if (smallest && c.chips > std::max(*smallest, max_chips)) break;
+    const std::optional<std::string> why =
+        g5sim::deployment_refusal(chip, spec.model, with_sharding(spec.base, c.tp, c.ep, c.dp), requests, spec.serve);
+    if (why) {
+      refused.push_back(Refusal{c.tp, c.ep, c.dp, *why});
+      continue;
+    }
+    if (!smallest) smallest = c.chips;
+    out.push_back(Sharding{c.tp, c.ep, c.dp, ""});
+  }
   if (out.empty()) {
-    throw hw::InputError("sharding",
-                         fmt::format("no sharding of {} on {} serves this load{}{}", spec.model.name(), chip.name(),
-                                     last_reason.empty() ? "" : "; the last tried: ", last_reason));
+    throw hw::InputError("sharding", fmt::format("no sharding of {} on {} serves this load{}", spec.model.name(),
+                                                 chip.name(), refusals_text(refused, tps, eps, dps)));
   }
   return out;
 }

@@ -225,6 +225,11 @@ TEST_CASE("search: bad input names its knob", "[search]") {
   REQUIRE(pass.size() == 1);
   const g5sim::PointOutcome o = search.run(pass[0]);
   CHECK(o.error.find("tp") != std::string::npos);
+  // A list given alone is taken as it is (5 is no power of two, and was never tried), and when no
+  // sharding serves, each value given says why, as serve does.
+  CHECK(error({{"tp", "5"}}) ==
+        "sharding: no sharding of Qwen2.5-1.5B on H100 serves this load: tp 5: tensor-parallel degree tp = 5 "
+        "does not divide num_attention_heads (12) (tp 5 ep 1 dp 1)");
 }
 
 }  // namespace test_deployment_search

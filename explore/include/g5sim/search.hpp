@@ -26,10 +26,11 @@
 // `exhaustive` runs the whole grid at once. The passes depend on the points' figures only, so the
 // points run, and every byte out, are the same on any number of threads or on Dask.
 //
-// Shardings: the lists given (tp, ep, dp, each a filter on the enumeration when another is left
-// out), else every one that fits: tp x dp = n chips for n from the smallest power of two that
-// fits to max_chips (default that smallest), tp and ep powers of two, the model dividing over it
-// and its weights leaving each DP rank a KV cache that holds the longest request.
+// Shardings: the lists given (tp, ep, dp), else every one that fits: tp x dp = n chips for n from
+// the smallest that fits to max_chips (default that smallest), a degree left out running over the
+// powers of two (a list given alone is taken as it is), the model dividing over it and its weights
+// leaving each DP rank a KV cache that holds the longest request. When none serves, the error
+// gives each value given its first refusal.
 
 #include <cstdint>
 #include <functional>
