@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -35,6 +36,7 @@ struct DeploymentSearch::Grid {
   std::vector<std::size_t> last;
 
   void check() const;
+  void check_chunks() const;
   void lay_out();
   std::vector<std::size_t> neighbours(std::size_t index) const;
 };
@@ -206,6 +208,17 @@ void apply_point(const SearchSpec& spec, const std::vector<SearchDimension>& dim
   (void)spec;
 }
 
+// A chunk above the step's token budget: the budget caps a prompt's chunk, so the point is the
+// one whose chunk is the budget; it is not run again (its row says so).
+std::string chunk_refusal(const g5sim::ServeSettings& s) {
+  const std::uint64_t chunk = s.count("chunk"), budget = s.count("max_batched_tokens");
+  if (chunk <= budget) return "";
+  return fmt::format(
+      "chunk {} is above max_batched_tokens {}: a step's budget caps a prompt's chunk (chunk {} is "
+      "the same step)",
+      chunk, budget, budget);
+}
+
 std::string describe_load(const g5sim::ServeSettings& s, std::size_t requests) {
   if (!s.text("trace").empty()) return fmt::format("trace {} ({} requests)", s.text("trace"), requests);
   const std::optional<double> rate = s.optional_decimal("rate");
@@ -238,9 +251,30 @@ void DeploymentSearch::Grid::check() const {
     if (d.knob->name != "mtp") continue;
     for (const std::string& v : d.values) drafts = drafts || v != "0";
   }
+  check_chunks();
   const bool accept = !spec.serve.text("accept").empty();
   if (drafts && !accept) throw hw::InputError("mtp", "an mtp above 0 needs --accept (0.8, or 0.9,0.8)");
   if (!drafts && accept) throw hw::InputError("mtp", "--accept without an mtp above 0");
+}
+
+// Every chunk above every budget: no point could run (a point with some chunk above its budget
+// is refused alone, explore::chunk_refusal).
+void DeploymentSearch::Grid::check_chunks() const {
+  const std::vector<std::string>* chunks = nullptr;
+  const std::vector<std::string>* budgets = nullptr;
+  for (const SearchDimension& d : dimensions) {
+    if (d.knob->name == "chunk") chunks = &d.values;
+    if (d.knob->name == "max_batched_tokens") budgets = &d.values;
+  }
+  if (!chunks || !budgets) return;
+  std::uint64_t least_chunk = std::numeric_limits<std::uint64_t>::max(), most_budget = 0;
+  for (const std::string& c : *chunks) least_chunk = std::min<std::uint64_t>(least_chunk, std::stoull(c));
+  for (const std::string& b : *budgets) most_budget = std::max<std::uint64_t>(most_budget, std::stoull(b));
+  if (least_chunk > most_budget) {
+    throw hw::InputError("chunk", fmt::format("every chunk ({}) is above every max_batched_tokens ({}): a step's "
+                                              "budget caps a prompt's chunk",
+                                              fmt::join(*chunks, ","), fmt::join(*budgets, ",")));
+  }
 }
 
 // Per chip, sharding and combination of the text lists, the product of the numeric lists.
@@ -276,6 +310,7 @@ void DeploymentSearch::Grid::lay_out() {
           std::vector<std::string> given;
           for (std::size_t d = 0; d < dimensions.size(); ++d) given.push_back(dimensions[d].values[at[d]]);
           explore::apply_point(spec, dimensions, given, step, serve);
+          if (k.refusal.empty()) k.refusal = explore::chunk_refusal(serve);
           // Each value as in effect (chunk 0: the point's budget).
           for (std::size_t d = 0; d < dimensions.size(); ++d) {
             const Knob& knob = *dimensions[d].knob;
@@ -437,6 +472,7 @@ SearchReport DeploymentSearch::report() const {
     if (!spec.design.text(degree).empty()) *list = explore::degrees(spec, degree);
   }
   r.max_chips = spec.design.optional_count("max_chips");
+  r.top = spec.design.count("top");
   r.dimensions = g.dimensions;
   r.grid_points = g.points.size();
   r.passes = g.passes;

@@ -135,9 +135,10 @@ std::vector<Knob> sensitivity_rows() {
        .min = 1,
        .max = 100000,
        .default_text = "10",
-       .doc = "fields the table lists per point (the JSON and CSV have every one)",
+       .doc = "rows the table lists: sensitivity's fields per point, search's front rows per chip (points "
+              "alike in every figure one row); the JSON and CSV have every one",
        .group = "sensitivity",
-       .takes = kSensitivityKnob},
+       .takes = kSensitivityKnob | kSearchKnob},
   };
 }
 

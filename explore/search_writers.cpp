@@ -5,6 +5,7 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "api/csv_cell.hpp"
@@ -32,6 +33,46 @@ std::string knobs_text(const SearchReport& r, const SearchKnobs& k) {
     out += fmt::format("{} {} {}", d == 0 ? "," : ",", r.dimensions[d].knob->name, k.values[d]);
   }
   return out;
+}
+
+// Two points alike in every figure the front is drawn from: knobs that change nothing tie.
+bool alike(const PointOutcome& a, const PointOutcome& b) {
+  return a.chips == b.chips && a.tokens_per_s_per_chip == b.tokens_per_s_per_chip &&
+         a.tokens_per_s_per_user == b.tokens_per_s_per_user && a.ttft_p50_ms == b.ttft_p50_ms &&
+         a.ttft_p90_ms == b.ttft_p90_ms && a.ttft_p99_ms == b.ttft_p99_ms && a.tpot_p50_ms == b.tpot_p50_ms &&
+         a.tpot_p90_ms == b.tpot_p90_ms && a.tpot_p99_ms == b.tpot_p99_ms &&
+         a.goodput_requests_per_s == b.goodput_requests_per_s && a.joules_per_token == b.joules_per_token;
+}
+
+// A chip's front as rows: points alike in every figure are one row, the best (else the first)
+// with the count of the others ("+7 alike"); at most r.top rows, then how many are left.
+template <class Row>
+void write_front_rows(std::ostream& out, const SearchReport& r, const std::vector<std::size_t>& front, Row&& row) {
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i : front) {
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const std::vector<std::size_t>& g) {
+      return alike(r.points[g.front()].outcome, r.points[i].outcome);
+    });
+    if (same == groups.end()) {
+      groups.push_back({i});
+    } else {
+      same->push_back(i);
+    }
+  }
+  std::size_t shown = 0;
+  for (const std::vector<std::size_t>& g : groups) {
+    if (shown == r.top) break;
+    ++shown;
+    const auto best = std::find_if(g.begin(), g.end(), [&](std::size_t i) { return r.points[i].best; });
+    const std::size_t first = best != g.end() ? *best : g.front();
+    row(first, g.size() > 1 ? fmt::format("  +{} alike", g.size() - 1) : std::string());
+  }
+  if (shown < groups.size()) {
+    std::size_t points = 0;
+    for (std::size_t k = shown; k < groups.size(); ++k) points += groups[k].size();
+    fmt::print(out, "  ... {} more rows ({} points; --top N lists more, the CSV and JSON have every point)\n",
+               groups.size() - shown, points);
+  }
 }
 
 }  // namespace
@@ -143,7 +184,7 @@ void write_search_table(std::ostream& out, const SearchReport& r) {
                r.runtime_bands ? "; its bands on every point: " + runtime_bands_text(*r.runtime_bands)
                                : std::string("; not calibrated: no band"));
   }
-  auto row = [&](std::size_t i) {
+  auto row = [&](std::size_t i, const std::string& alike) {
     const SearchPoint& p = r.points[i];
     const SearchKnobs& k = p.knobs;
     const PointOutcome& o = p.outcome;
@@ -151,8 +192,9 @@ void write_search_table(std::ostream& out, const SearchReport& r) {
     for (std::size_t d = 0; d < r.dimensions.size(); ++d) {
       fmt::print(out, " {:>{}}", k.values[d], r.dimensions[d].knob->width);
     }
-    fmt::print(out, " {:>11.1f} {:>10.2f} {:>9.1f} {:>9.2f} {:>5}\n", o.tokens_per_s_per_chip, o.tokens_per_s_per_user,
-               ttft_at(o, r.slo_stat), tpot_at(o, r.slo_stat), p.meets_slo ? (p.best ? "best" : "yes") : "no");
+    fmt::print(out, " {:>11.1f} {:>10.2f} {:>9.1f} {:>9.2f} {:>5}{}\n", o.tokens_per_s_per_chip,
+               o.tokens_per_s_per_user, ttft_at(o, r.slo_stat), tpot_at(o, r.slo_stat),
+               p.meets_slo ? (p.best ? "best" : "yes") : "no", alike);
   };
   for (std::size_t c = 0; c < r.chips.size(); ++c) {
     std::size_t run = 0;
@@ -165,10 +207,10 @@ void write_search_table(std::ostream& out, const SearchReport& r) {
     }
     fmt::print(out, " {:>11} {:>10} {:>9} {:>9} {:>5}\n", "tok/s/chip", "tok/s/user",
                fmt::format("ttft_{}", r.slo_stat), fmt::format("tpot_{}", r.slo_stat), "slo");
-    for (std::size_t i : r.fronts[c]) row(i);
+    write_front_rows(out, r, r.fronts[c], row);
     if (r.best_of_chip[c] && !r.points[*r.best_of_chip[c]].on_front) {
       out << "  (best meeting the SLO, off the front)\n";
-      row(*r.best_of_chip[c]);
+      row(*r.best_of_chip[c], "");
     }
   }
   if (r.best) {

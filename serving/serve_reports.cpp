@@ -720,7 +720,7 @@ std::vector<ReportField> serve_step_rows() {
       {.path = "steps[].waiting",
        .type = F::integer,
        .unit = "requests",
-       .description = "requests arrived but not yet admitted at the step's start",
+       .description = "requests arrived and left waiting once the step has admitted what it can",
        .minimum = 0},
   };
 }

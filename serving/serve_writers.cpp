@@ -378,11 +378,11 @@ void write_serve_perfetto(std::ostream& out, const ServeReport& r) {
   for (std::size_t i = 0; i < r.run.steps.size(); ++i) {
     const StepLog& st = r.run.steps[i];
     fmt::print(out,
-               ",\n  {{\"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"{} seqs\", "
+               ",\n  {{\"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": \"{} seq{}\", "
                "\"args\": {{\"step\": {}, \"prefill_tokens\": {}, \"decode_tokens\": {}, \"kv_blocks_used\": {}, "
                "\"waiting\": {}}}}}",
-               st.instance, us(st.start_ps), us(st.duration_ps), st.sequences, i, st.prefill_tokens, st.decode_tokens,
-               st.kv_blocks_used, st.waiting);
+               st.instance, us(st.start_ps), us(st.duration_ps), st.sequences, st.sequences == 1 ? "" : "s", i,
+               st.prefill_tokens, st.decode_tokens, st.kv_blocks_used, st.waiting);
   }
   // Slots: requests by arrival (stable), each into the lowest slot free at its arrival.
   std::vector<std::size_t> order(r.run.requests.size());
@@ -429,16 +429,20 @@ void write_serve_perfetto(std::ostream& out, const ServeReport& r) {
 void write_serve_table(std::ostream& out, const ServeReport& r) {
   const ServeSummary& s = r.summary;
   const g5sim::Deployment& d = r.memory.deployment;
-  fmt::print(out, "g5sim serve: {} on {} (tp {} ep {} dp {}, {} chips), {} requests, {} in / {} out tokens\n", r.model,
-             r.chip, d.tp, d.ep, d.dp, r.chips, s.requests, s.input_tokens, s.output_tokens);
-  if (r.setup.prefill_instances > 0) {
+  const bool disagg = r.setup.prefill_instances > 0;
+  fmt::print(out, "g5sim serve: {} on {} (tp {} ep {} dp {}{}, {} chip{}{}), {} requests, {} in / {} out tokens\n",
+             r.model, r.chip, d.tp, d.ep, d.dp, disagg ? " an instance" : "", r.chips, r.chips == 1 ? "" : "s",
+             disagg ? " in all" : "", s.requests, s.input_tokens, s.output_tokens);
+  if (disagg) {
     const KvTransfer& t = r.setup.kv_transfer;
-    fmt::print(
-        out,
-        "disagg        {} prefill + {} decode instances ({} chips); {} bytes of KV cache moved over {} ({} GB/s, "
-        "{} ns)\n",
-        r.setup.prefill_instances, r.setup.decode_instances, r.chips, r.run.kv_transfer_bytes, t.link,
-        t.bandwidth_gb_per_s, t.latency_ns);
+    // A chip config without a nodes section names no link between instances: its chip-to-chip
+    // links stand in, which the reader should know is an assumption.
+    fmt::print(out,
+               "disagg        {} prefill + {} decode instances; {} bytes ({:.3f} GiB) of KV cache moved over {} ({} "
+               "GB/s, {} ns){}\n",
+               r.setup.prefill_instances, r.setup.decode_instances, r.run.kv_transfer_bytes,
+               static_cast<double>(r.run.kv_transfer_bytes) / (1u << 30), t.link, t.bandwidth_gb_per_s, t.latency_ns,
+               t.link == "c2c" ? "; assumed: the chip config has no nodes section, so its chip-to-chip links" : "");
   }
   if (r.settings.count("mtp") > 0) {
     fmt::print(
@@ -448,7 +452,7 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
         r.run.mtp_verifies > 0 ? static_cast<double>(r.run.mtp_tokens) / static_cast<double>(r.run.mtp_verifies) : 0.0,
         r.run.mtp_verifies);
   }
-  fmt::print(out, "engine        {}{}, KV {} tokens ({} blocks of {})\n",
+  fmt::print(out, "engine        {}{}{}, KV {} tokens ({} blocks of {})\n", disagg ? "each instance: " : "",
              r.settings.text("schedule") == "prefill-first" ? "prefill-first steps, " : "", engine_line(r.settings),
              r.settings.count("kv_tokens"), r.run.kv_blocks, r.settings.count("block_tokens"));
   if (r.setup.runtime) {
@@ -498,8 +502,9 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
                e->total_j, e->dynamic_j, e->static_j, e->joules_per_token * 1e3, e->tokens_per_joule, e->average_w,
                e->tdp_w ? fmt::format(" of {:.0f} W TDP", *e->tdp_w) : std::string(" (no TDP stated)"));
   }
-  fmt::print(out, "kv cache      {:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
-             100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean, s.batch_max);
+  fmt::print(out, "kv cache      {}{:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
+             disagg ? "each instance's: " : "", 100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean,
+             s.batch_max);
   if (const std::optional<RuntimeBands>& b = s.runtime_bands) {
     fmt::print(out, "band          the runtime's: {}\n", runtime_bands_text(*b));
   } else if (r.run.band_low_ratio) {

@@ -309,8 +309,10 @@ bool Engine::take_step(Instance& in) {
   StepLog log;
   log.instance = static_cast<std::uint64_t>(&in - instances_.data());
   log.start_ps = in.now;
-  log.waiting = in.waiting.size();
   const FormedStep step = formation_->form(in, live_, run_.requests, run_.preemptions);
+  // Left waiting once the step has admitted what it can: a request admitted by this step is
+  // running in it, not waiting (vLLM's num_requests_waiting after scheduling).
+  log.waiting = in.waiting.size();
   // Only preemptions (every running request gave its blocks back): the next step admits from the
   // queue. A queue that cannot be admitted with every block free cannot happen: each request fits alone.
   if (step.scheduled.empty()) return false;

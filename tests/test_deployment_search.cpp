@@ -225,6 +225,27 @@ TEST_CASE("search: bad input names its knob", "[search]") {
   REQUIRE(pass.size() == 1);
   const g5sim::PointOutcome o = search.run(pass[0]);
   CHECK(o.error.find("tp") != std::string::npos);
+  // A chunk above every budget: no point could run. One above some budgets: those points are
+  // refused (a step's budget caps a prompt's chunk: the point is chunk = budget's), the rest run.
+  CHECK(error({{"chunk", "16384"}, {"max_batched_tokens", "8192"}}) ==
+        "chunk: every chunk (16384) is above every max_batched_tokens (8192): a step's budget caps a prompt's chunk");
+  {
+    g5sim::DeploymentSearch mixed(small_spec(
+        {{"tp", "1"}, {"ep", "1"}, {"dp", "1"}, {"chunk", "64,16384"}, {"max_batched_tokens", "256,16384"}}));
+    // 2 x 2 points; the one with chunk 16384 over a budget of 256 is refused, the others run.
+    REQUIRE(mixed.grid_size() == 4);
+    std::size_t refused = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+      const g5sim::PointOutcome p = mixed.run(i);
+      if (!p.error.empty()) {
+        ++refused;
+        CHECK(p.error ==
+              "chunk 16384 is above max_batched_tokens 256: a step's budget caps a prompt's chunk (chunk 256 is the "
+              "same step)");
+      }
+    }
+    CHECK(refused == 1);
+  }
   // A list given alone is taken as it is (5 is no power of two, and was never tried), and when no
   // sharding serves, each value given says why, as serve does.
   CHECK(error({{"tp", "5"}}) ==

@@ -115,6 +115,7 @@ struct SearchReport {
   std::optional<RuntimeBands> runtime_bands;
   std::optional<std::vector<std::uint64_t>> tp, ep, dp;  ///< the sharding lists given
   std::optional<std::uint64_t> max_chips;
+  std::uint64_t top = 10;  ///< front rows the table lists per chip (points alike in every figure: one)
   std::vector<SearchDimension> dimensions;
   std::size_t grid_points = 0;
   std::uint64_t passes = 0;
