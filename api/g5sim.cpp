@@ -116,11 +116,13 @@ void deploy(const hw::Chip& chip, const models::ModelSpec& model, const Request&
   s.footprint = models::chip_footprint(model, s.workload, s.parallelism);
   // A block is a piece of a chip's share: the deployment's capacity is checked for whole steps.
   if (s.scope == api::Scope::step && s.footprint.total() > chip.ddr_capacity_bytes) {
+    auto gib = [](std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1u << 30)); };
     const std::string message = fmt::format(
-        "{} needs {} bytes per chip (weights {}, KV cache {}) with tp {} ep {} dp {}, but {} has {} "
-        "(ddr.capacity_bytes)",
-        model.name, s.footprint.total(), s.footprint.weight_bytes, s.footprint.kv_cache_bytes, s.parallelism.tp,
-        s.parallelism.ep, s.parallelism.dp, chip.name, chip.ddr_capacity_bytes);
+        "{} needs {} a chip (weights {}, KV cache {}; {} bytes) with tp {} ep {} dp {}, but {} has {} "
+        "(ddr.capacity_bytes {}): it does not fit",
+        model.name, gib(s.footprint.total()), gib(s.footprint.weight_bytes), gib(s.footprint.kv_cache_bytes),
+        s.footprint.total(), s.parallelism.tp, s.parallelism.ep, s.parallelism.dp, chip.name,
+        gib(chip.ddr_capacity_bytes), chip.ddr_capacity_bytes);
     if (r.strict_capacity) throw hw::InputError("strict_capacity", message);
     warnings.push_back(message);
   }

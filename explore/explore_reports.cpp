@@ -149,6 +149,19 @@ std::vector<ReportField> sweep_result_columns(const std::string& failed) {
                       "C2C, L2, latency, ...)" +
                       failed,
        .nullable = true},
+      {.path = "fits",
+       .type = T::flag,
+       .description =
+           "the deployment's weights and KV cache fit one chip's DDR (bytes_per_chip <= ddr.capacity_bytes); "
+           "a point that does not is still simulated, and plotted hollow" +
+           failed,
+       .nullable = true},
+      {.path = "bytes_per_chip",
+       .type = T::integer,
+       .unit = "bytes",
+       .description = "the weights and KV cache one chip holds under the point's tp, ep and dp" + failed,
+       .minimum = 0,
+       .nullable = true},
   };
 }
 

@@ -81,6 +81,8 @@ std::vector<Field> fields(const SweepRow& row, const SweepColumns& columns) {
                         {"fa2_ns", format_ns(a.fa2_ps), false},
                         {"regime", r.regime, true},
                         {"bound_by", r.bound_by, true},
+                        {"fits", r.weight_bytes + r.kv_cache_bytes <= r.capacity_bytes ? "true" : "false", false},
+                        {"bytes_per_chip", std::to_string(r.weight_bytes + r.kv_cache_bytes), false},
                     });
   if (columns.head_split) {
     f.push_back({"head_split_total_ns", head_split ? format_ns(head_split->total_ps) : "", false});

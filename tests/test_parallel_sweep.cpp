@@ -193,7 +193,7 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
             "kv_read_engine,attn_split,scope,layers,micro_batches,host_launch_ns,cores,tp,ep,dp,prefetch,replay,chips,"
             "chip_source,chip_sha256,model_source,model_sha256,total_ns,band_low_ns,band_high_ns,tokens_per_s,"
             "tokens_per_s_per_chip,"
-            "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by\n") != std::string::npos);
+            "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by,fits,bytes_per_chip\n") != std::string::npos);
   // Point 95: the last chip (32 cores), the last model, batch 4, ctx 65536, on a block.
   CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,4x1@65536,bf16,absorb,expanded,causal,bf16,gdma,"
                   "seq,block,1,1,0,32,"
@@ -223,7 +223,7 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   // A row cut mid-line.
   std::ofstream(dir / "midrow.csv") << cut << "95,SG2262-half,DeepSeek-V2-Lite\n";
   CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
-                    Catch::Contains("midrow.csv:34: 3 cells, the header has 40 (a cut row?)"));
+                    Catch::Contains("midrow.csv:34: 3 cells, the header has 42 (a cut row?)"));
   // A shard of another grid (scope step instead of block) and a file that is no sweep.
   auto step_args = base;
   step_args.erase(std::find(step_args.begin(), step_args.end(), "--scope"),

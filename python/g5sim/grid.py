@@ -95,7 +95,9 @@ def _row(r: Any) -> Dict[str, Any]:
             "tokens_per_s": round(r.tokens_per_s, 3), "tokens_per_s_per_chip": round(r.tokens_per_s_per_chip, 3),
             "kv_cache_read_bytes": read_bytes,
             "kv_cache_read_ns": read_ps / 1000, "kv_cache_read_ps": read_ps, "fa2_ns": fa2_ps / 1000,
-            "fa2_ps": fa2_ps, "regime": r.regime, "bound_by": r.bound_by}
+            "fa2_ps": fa2_ps, "regime": r.regime, "bound_by": r.bound_by,
+            "fits": r.weight_bytes + r.kv_cache_bytes <= r.capacity_bytes,
+            "bytes_per_chip": r.weight_bytes + r.kv_cache_bytes}
 
 
 def run_point(point: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str, Any]:

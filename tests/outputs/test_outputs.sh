@@ -95,10 +95,10 @@ rm part.csv whole.csv
 # figures, and the exit status is 3.
 set +e; "$g5sim" sweep --scope block --dp 1 --ctx 1,4096 --keep-going --csv kg.csv 2>/dev/null; rc=$?; set -e
 [ "$rc" = 3 ] || fail "keep-going: exit $rc"
-head -n 2 kg.csv | tail -n 1 | grep -q ',regime,bound_by,error$' || fail "keep-going: no error column"
+head -n 2 kg.csv | tail -n 1 | grep -q ',regime,bound_by,fits,bytes_per_chip,error$' || fail "keep-going: no error column"
 sed -n 3p kg.csv | grep -q '^0,SG2262,DeepSeek-V3,decode,,1,.*,"--q-len: decode needs 1 <= q_len < kv_len' ||
   fail "keep-going: point 0's row: $(sed -n 3p kg.csv)"
-sed -n 4p kg.csv | grep -q '^1,SG2262,DeepSeek-V3,decode,1,4096,.*,memory,GDMA,$' || fail "keep-going: point 1's row"
+sed -n 4p kg.csv | grep -q '^1,SG2262,DeepSeek-V3,decode,1,4096,.*,memory,GDMA,false,673438386528,$' || fail "keep-going: point 1's row"
 rm kg.csv
 
 # A run that succeeds replaces the file whole.
