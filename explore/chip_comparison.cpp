@@ -67,6 +67,8 @@ ComparedRun ComparedRun::of(const g5sim::Result& r) {
   c.has_band = r.has_band;
   c.band_low_ps = r.band_low_ps;
   c.band_high_ps = r.band_high_ps;
+  c.bytes_per_chip = r.weight_bytes + r.kv_cache_bytes;
+  c.fits = c.bytes_per_chip <= r.capacity_bytes;
   c.warnings = r.warnings;
   return c;
 }
@@ -85,6 +87,7 @@ void write_comparison_table(std::ostream& out, const std::vector<std::vector<Com
     if (c > 0 && per_chip) header += fmt::format(" {:>7}", "x/chip");
   }
   fmt::print(out, "{}\n", header);
+  bool unfit = false;
   for (const auto& row : rows) {
     std::string line = fmt::format("{:<{}}", workload(row.front()), width);
     for (std::size_t c = 0; c < row.size(); ++c) {
@@ -92,14 +95,17 @@ void write_comparison_table(std::ostream& out, const std::vector<std::vector<Com
       const std::string band = r.has_band ? fmt::format("{:.3f}-{:.3f}", static_cast<double>(r.band_low_ps) / 1e9,
                                                         static_cast<double>(r.band_high_ps) / 1e9)
                                           : "none";
-      line += fmt::format("  {:>12.3f} {:>15} {:>10.1f} {:>9.1f} {:>10} {:>5} {:>8}",
-                          static_cast<double>(r.total_ps) / 1e9, band, r.tokens_per_s, r.tokens_per_s_per_chip,
-                          fmt::format("{}/{}/{}", r.tp, r.ep, r.dp), r.chips, r.bound_by);
+      unfit = unfit || !r.fits;
+      line += fmt::format("  {:>12} {:>15} {:>10.1f} {:>9.1f} {:>10} {:>5} {:>8}",
+                          fmt::format("{:.3f}{}", static_cast<double>(r.total_ps) / 1e9, r.fits ? "" : "*"), band,
+                          r.tokens_per_s, r.tokens_per_s_per_chip, fmt::format("{}/{}/{}", r.tp, r.ep, r.dp), r.chips,
+                          r.bound_by);
       if (c > 0) line += fmt::format(" {:>8.3f}", speedup(row.front(), r));
       if (c > 0 && per_chip) line += fmt::format(" {:>7.3f}", speedup_per_chip(row.front(), r));
     }
     fmt::print(out, "{}\n", line);
   }
+  if (unfit) out << "* does not fit the chip's DDR: the weights and KV cache a chip holds exceed it (CSV: fits)\n";
 }
 
 void write_comparison_csv(std::ostream& out, const std::string& grid_line,
@@ -130,9 +136,10 @@ void write_comparison_csv(std::ostream& out, const std::string& grid_line,
                csv_cell(w.mix), w.kv_dtype, w.mla_mode, w.weight_dtype);
     for (std::size_t c = 0; c < row.size(); ++c) {
       const ComparedRun& r = row[c];
-      fmt::print(out, ",{},{},{},{:.3f},{:.3f},{},{},{},{},{}", api::format_ns(r.total_ps),
+      fmt::print(out, ",{},{},{},{:.3f},{:.3f},{},{},{},{},{},{},{}", api::format_ns(r.total_ps),
                  r.has_band ? api::format_ns(r.band_low_ps) : "", r.has_band ? api::format_ns(r.band_high_ps) : "",
-                 r.tokens_per_s, r.tokens_per_s_per_chip, r.tp, r.ep, r.dp, r.chips, r.bound_by);
+                 r.tokens_per_s, r.tokens_per_s_per_chip, r.tp, r.ep, r.dp, r.chips, r.bound_by,
+                 r.fits ? "true" : "false", r.bytes_per_chip);
       if (c > 0) fmt::print(out, ",{:.4f},{:.4f}", speedup(row.front(), r), speedup_per_chip(row.front(), r));
     }
     out << '\n';

@@ -33,6 +33,8 @@ struct ComparedRun {
   double tokens_per_s = 0, tokens_per_s_per_chip = 0;
   bool has_band = false;  ///< the run's error band (g5sim::Result::band_low_ps ...), when its chip has one
   std::uint64_t band_low_ps = 0, band_high_ps = 0;
+  std::uint64_t bytes_per_chip = 0;  ///< weights and KV cache a chip holds
+  bool fits = true;                  ///< bytes_per_chip within the chip's DDR
   std::vector<std::string> warnings;
 
   static ComparedRun of(const g5sim::Result& r);

@@ -301,6 +301,15 @@ std::vector<ReportField> compare_chip_columns() {
        .description = "the resource that limited the run on this chip (TIU, a DMA engine, DDR, C2C, L2, latency, "
                       "...)" +
                       each},
+      {.path = "<chip>_fits",
+       .type = T::flag,
+       .description =
+           "the weights and KV cache a chip holds fit this chip's DDR (the table marks an unfit time *)" + each},
+      {.path = "<chip>_bytes_per_chip",
+       .type = T::integer,
+       .unit = "bytes",
+       .description = "the weights and KV cache one chip holds under this chip's tp, ep and dp" + each,
+       .minimum = 0},
       {.path = "<chip>_speedup",
        .type = T::number,
        .unit = "ratio",

@@ -280,7 +280,8 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
             " sharding fixed\nmodel,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,"
             "SG2262-golden_band_low_ns,SG2262-golden_band_high_ns,SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_"
             "s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
-            "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-half_total_ns,") != std::string::npos);
+            "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-golden_fits,SG2262-golden_bytes_per_chip,"
+            "SG2262-half_total_ns,") != std::string::npos);
   CHECK(text.find(",SG2262-half_speedup,SG2262-half_speedup_per_chip\n") != std::string::npos);
   // Each row's speedup is the first chip's latency over the second's; half the cores is slower.
   // On one deployment (1 chip each) the per-chip speedup is the same number.
@@ -292,15 +293,17 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
     std::vector<std::string> f;
     std::stringstream cells(line);
     for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
-    // 9 workload columns, 10 per chip (total, band low and high, tokens/s twice, tp, ep, dp, chips,
-    // bound_by), the second chip's two speedups. Neither golden chip is calibrated: empty bands.
-    REQUIRE(f.size() == 31);
+    // 9 workload columns, 12 per chip (total, band low and high, tokens/s twice, tp, ep, dp, chips,
+    // bound_by, fits, bytes_per_chip), the second chip's two speedups. Neither golden chip is
+    // calibrated: empty bands. A block's deployment is the whole model's: 1.25 TB, no fit.
+    REQUIRE(f.size() == 35);
     CHECK(f[10].empty());
     CHECK(f[11].empty());
-    const double first = std::stod(f[9]), second = std::stod(f[19]), speedup = std::stod(f[29]);
+    CHECK(f[19] == "false");
+    const double first = std::stod(f[9]), second = std::stod(f[21]), speedup = std::stod(f[33]);
     CHECK(speedup == Approx(first / second).epsilon(1e-4));  // printed with 4 decimals
     CHECK(speedup < 1.0);
-    CHECK(f[30] == f[29]);
+    CHECK(f[34] == f[33]);
   }
   CHECK(cli({"compare", "--chip", src + "/tests/golden/chip.yaml", "--batch", "1", "--ctx", "1024"}) == 2);
 }
@@ -377,21 +380,24 @@ TEST_CASE("compare runs every chip of a workload on one deployment unless --shar
     for (std::string cell; std::getline(row, cell, ',');) f.push_back(cell);
     return f;
   };
-  // Columns: 9 of the workload, 10 per chip, then the second chip's two speedups.
+  // Columns: 9 of the workload, 12 per chip, then the second chip's two speedups.
   const std::vector<std::string> one = cells(fixed), own = cells(automatic);
-  REQUIRE((one.size() == 31 && own.size() == 31));
-  // tp, ep, dp, chips of SG2262 (cells 14..17) and of H100 (24..27).
+  REQUIRE((one.size() == 35 && own.size() == 35));
+  // tp, ep, dp, chips of SG2262 (cells 14..17) and of H100 (26..29).
   CHECK(std::vector<std::string>(one.begin() + 14, one.begin() + 18) ==
         std::vector<std::string>{"1", "16", "16", "16"});
-  CHECK(std::vector<std::string>(one.begin() + 24, one.begin() + 28) ==
+  CHECK(std::vector<std::string>(one.begin() + 26, one.begin() + 30) ==
         std::vector<std::string>{"1", "16", "16", "16"});
   CHECK(std::vector<std::string>(own.begin() + 14, own.begin() + 18) == std::vector<std::string>{"1", "8", "8", "8"});
-  CHECK(std::vector<std::string>(own.begin() + 24, own.begin() + 28) ==
+  CHECK(std::vector<std::string>(own.begin() + 26, own.begin() + 30) ==
         std::vector<std::string>{"1", "16", "16", "16"});
+  // Both fit (the smallest sharding that fits, or 16 chips of either).
+  CHECK(one[19] == "true");
+  CHECK(own[31] == "true");
   // The same H100 run either way; on one deployment the two speedups agree.
-  CHECK(one[19] == own[19]);
-  CHECK(one[29] == one[30]);
-  CHECK(own[29] != own[30]);
+  CHECK(one[21] == own[21]);
+  CHECK(one[33] == one[34]);
+  CHECK(own[33] != own[34]);
   CHECK(cli(with({"--sharding", "auto", "--dp", "8"})) == 2);
 }
 
