@@ -276,12 +276,13 @@ TEST_CASE("compare runs the same workloads on each chip, one row each, with spee
   // 2 batches x 2 contexts = 4 workloads, one line each under the grid line and the header.
   CHECK(std::count(text.begin(), text.end(), '\n') == 6);
   CHECK(text.rfind(fmt::format("# g5sim {} compare grid 8 points sha256 ", g5sim::version()), 0) == 0);
-  CHECK(text.find(
-            " sharding fixed\nmodel,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,"
-            "SG2262-golden_band_low_ns,SG2262-golden_band_high_ns,SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_"
-            "s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
-            "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-golden_fits,SG2262-golden_bytes_per_chip,"
-            "SG2262-half_total_ns,") != std::string::npos);
+  CHECK(
+      text.find(
+          " sharding fixed\nmodel,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,weight_dtype,SG2262-golden_total_ns,"
+          "SG2262-golden_band_low_ns,SG2262-golden_band_high_ns,SG2262-golden_tokens_per_s,SG2262-golden_tokens_per_"
+          "s_per_chip,SG2262-golden_tp,SG2262-golden_ep,"
+          "SG2262-golden_dp,SG2262-golden_chips,SG2262-golden_bound_by,SG2262-golden_fits,SG2262-golden_bytes_per_chip,"
+          "SG2262-half_total_ns,") != std::string::npos);
   CHECK(text.find(",SG2262-half_speedup,SG2262-half_speedup_per_chip\n") != std::string::npos);
   // Each row's speedup is the first chip's latency over the second's; half the cores is slower.
   // On one deployment (1 chip each) the per-chip speedup is the same number.
