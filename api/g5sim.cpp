@@ -568,6 +568,16 @@ Deployment deployment(const Chip& chip, const Model& model, const Request& given
   });
 }
 
+void check_deployment(const Chip& chip, const Model& model, const Request& given) {
+  public_errors([&] {
+    const Request request = resolved(given, model);
+    Result::State s(chip, model);
+    s.scope = parse_scope(request.scope);
+    std::vector<std::string> warnings;
+    deploy(chip.data().chip, model.data().spec, request, s, warnings);
+  });
+}
+
 ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& given) {
   return public_errors([&] {
     const Request request = resolved(given, model);

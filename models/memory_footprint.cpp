@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <vector>
 
 #include "hw/checked_count.hpp"
@@ -89,6 +90,34 @@ std::uint64_t parameter_count(const ModelSpec& model) {
   return chip_footprint(model, w, Parallelism{1, 1, 1}).weight_bytes / 2;
 }
 
+namespace {
+
+// The fewest chips, then the least tp, of powers of two tp (up to the heads), dp (dividing the
+// batch) and ep (up to the experts, dividing tp x dp) whose footprint fits `capacity`.
+std::optional<Parallelism> fitting_sharding(const ModelSpec& m, const Workload& global, std::uint64_t capacity) {
+  std::optional<Parallelism> best;
+  const std::uint64_t experts = m.moe ? m.moe->n_routed_experts : 1;
+  for (std::uint64_t tp = 1; tp <= m.num_attention_heads; tp *= 2) {
+    for (std::uint64_t dp = 1; dp <= global.sequences(); dp *= 2) {
+      if (best && tp * dp >= best->chips()) break;
+      for (std::uint64_t ep = 1; ep <= std::min(experts, tp * dp); ep *= 2) {
+        const Parallelism p{tp, ep, dp};
+        try {
+          validate_parallelism(p, m, global);
+          if (chip_footprint(m, global, p).total() <= capacity) {
+            best = p;
+            break;
+          }
+        } catch (const hw::ConfigError&) {
+        }
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given, std::uint64_t capacity) {
   for (std::uint64_t n = 1; n <= 1024; n *= 2) {
     // Candidates for n chips: MoE models shard the batch and the experts (dp = ep = n) or, when
@@ -116,9 +145,37 @@ AutoSharding auto_sharding(const ModelSpec& m, Workload global, bool batch_given
       if (chip_footprint(m, w, p).total() <= capacity) return AutoSharding{p, w.sequences()};
     }
   }
-  throw hw::InputError("sharding", fmt::format("no automatic sharding of {} fits {} bytes per chip (dp = ep, tp = ep "
-                                               "or tp up to 1024 chips); give tp, ep and dp",
-                                               m.name, capacity));
+  // The least a chip can hold under any sharding: the weights split as far as they go (tp over
+  // every head, ep over every expert) and one sequence a DP rank. Above the capacity no tp, ep and
+  // dp can help, and the error says so instead of asking for them.
+  const auto gib = [](std::uint64_t b) { return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1u << 30)); };
+  const Parallelism widest{m.num_attention_heads, m.moe ? m.moe->n_routed_experts : 1, global.sequences()};
+  std::optional<MemoryFootprint> least;
+  try {
+    least = chip_footprint(m, global, widest);
+  } catch (const hw::ConfigError&) {
+    // A footprint past 2^64 bytes: certainly above the capacity, said below as such.
+  }
+  if (!least || least->total() > capacity) {
+    throw hw::InputError(
+        "sharding",
+        fmt::format(
+            "no sharding of {} can fit {} a chip: even one sequence a chip with tp {} and ep {} needs {}{}", m.name,
+            gib(capacity), widest.tp, widest.ep,
+            least ? fmt::format("{} (weights {}, KV cache {})", gib(least->total()), gib(least->weight_bytes),
+                                gib(least->kv_cache_bytes))
+                  : std::string("more than 2^64 bytes"),
+            m.attention == AttentionKind::mla ? ", MLA's latent cache being whole on every tensor-parallel rank" : ""));
+  }
+  // A sharding beyond the automatic rule that fits, the fewest chips first: named, so the error
+  // is one the user can act on at once.
+  const std::optional<Parallelism> manual = fitting_sharding(m, global, capacity);
+  throw hw::InputError("sharding", fmt::format("no automatic sharding of {} fits {} a chip ({} bytes; dp = ep, tp = "
+                                               "ep or tp up to 1024 chips){}",
+                                               m.name, gib(capacity), capacity,
+                                               manual ? fmt::format("; tp {} ep {} dp {} ({} chips) fits: give those",
+                                                                    manual->tp, manual->ep, manual->dp, manual->chips())
+                                                      : std::string("; give tp, ep and dp")));
 }
 
 }  // namespace models

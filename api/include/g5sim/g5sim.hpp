@@ -396,6 +396,10 @@ struct Deployment {
   std::uint64_t chips() const { return tp * dp; }
 };
 Deployment deployment(const Chip& chip, const Model& model, const Request& request);
+/// Throws what simulate() would say of the request's deployment (a degree that does not divide the
+/// model or the chips, no automatic sharding that fits, a strict capacity exceeded), without
+/// simulating: a sweep checks every point this way before the first one runs.
+void check_deployment(const Chip& chip, const Model& model, const Request& request);
 
 /// What one chip of the deployment holds when it serves requests (g5sim serve): its DDR, its
 /// share of the weights, and the KV cache bytes each cached token takes on the chip that holds
