@@ -232,6 +232,7 @@ void fill(Result& r, const Result::State& s) {
   r.bound_by = tl.bound_by;
   r.bound_share = tl.bound_share;
   r.idle_gap_ps = tl.idle_gap;
+  r.idle_per_core_ps = tl.idle_per_core;
   r.simulated_commands = tl.simulated_commands;
   r.ops.reserve(tl.ops.size());
   for (const ops::OpTiming& t : tl.ops) r.ops.push_back(record_of(t));

@@ -296,7 +296,8 @@ void write_kind_rows(std::ostream& out, const ops::Timeline& tl) {
          std::string(ops::regime_name(k.regime)), k.bound_by});
   }
   write_aligned(out, g5sim::report_named(g5sim::run_reports(), "run_kinds").column_names(), rows, 1);
-  out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100)\n";
+  out << "(busy_ns: the union of the kind's op intervals; kinds overlap, so shares can add past 100; bound_by "
+         "latency: no resource busy half the kind's time, which start-ups, barriers and round trips fill)\n";
 }
 
 // A block's table body: one row per op, in emission order.
@@ -365,8 +366,12 @@ void write_table_energy(std::ostream& out, const RunDescription& run, const ops:
             ? fmt::format(", {:.3f} mJ/token, {:.2f} tokens/J", *e->joules_per_token * 1e3, 1.0 / *e->joules_per_token)
             : std::string();
     const std::string tdp = e->tdp_w ? fmt::format(" of {:.0f} W TDP", *e->tdp_w) : std::string(" (no TDP stated)");
-    fmt::print(out, "energy        {:.6f} J (dynamic {:.6f}, static {:.6f}){}; {:.1f} W average{}\n",
-               e->total_pj * 1e-12, e->dynamic_pj * 1e-12, e->static_pj * 1e-12, per_token, e->average_w, tdp);
+    const std::uint64_t chips = run.parallelism.chips();
+    fmt::print(out,
+               "energy        {:.6f} J a chip (dynamic {:.6f}, static {:.6f}){}; {:.1f} W a chip{}; {:.6f} J over the "
+               "{} chip{}\n",
+               e->total_pj * 1e-12, e->dynamic_pj * 1e-12, e->static_pj * 1e-12, per_token, e->average_w, tdp,
+               e->total_pj * 1e-12 * static_cast<double>(chips), chips, chips == 1 ? "" : "s");
     std::string engines;
     for (std::size_t i = 0; i < run.chip.engines.size(); ++i) {
       engines +=
@@ -376,14 +381,44 @@ void write_table_energy(std::ostream& out, const RunDescription& run, const ops:
   }
 }
 
+// Why the roofline's verdict and the simulated limit differ, when they do (one line): the roofline
+// prices each op alone at the chip's peaks; the run meets the channels' real rates, the overlaps
+// and the waits the roofline leaves out.
+std::string verdict_note(const RunDescription& run, const ops::Timeline& tl) {
+  const std::string regime(ops::regime_name(tl.regime));
+  const std::string pointer = "docs/decode_step_gap.md walks through where the time goes";
+  if (tl.bound_by == "latency") {
+    return fmt::format(
+        "the roofline says {}-bound, but no resource is busy half the run (the busiest {:.0f} %): "
+        "start-ups, barriers and round trips set the time; {}",
+        regime, 100.0 * tl.bound_share, pointer);
+  }
+  const bool compute_limit = tl.bound_by == run.chip.engines[run.chip.tensor_engine()].display_name();
+  if (tl.regime == ops::Regime::compute && !compute_limit) {
+    return fmt::format(
+        "the roofline says compute-bound (every byte at the DDR's roofline bandwidth), but the "
+        "simulated limit is {}: its bytes move slower there than the roofline assumes; {}",
+        tl.bound_by, pointer);
+  }
+  if (tl.regime == ops::Regime::memory && compute_limit) {
+    return fmt::format(
+        "the roofline says memory-bound, but the simulated limit is {}: tiles and pipeline fills "
+        "keep the tensor engine below its peak; {}",
+        tl.bound_by, pointer);
+  }
+  return {};
+}
+
 // The table's last lines: roofline, the limiting resource, idle gaps, commands and replay.
 void write_table_resources(std::ostream& out, const RunDescription& run, const ops::Timeline& tl) {
-  fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound\n", tl.compute_ns, tl.memory_ns,
-             ops::regime_name(tl.regime));
+  fmt::print(out, "roofline      compute {:.3f} ns, memory {:.3f} ns -> {}-bound (ideal: each op alone at peak)\n",
+             tl.compute_ns, tl.memory_ns, ops::regime_name(tl.regime));
   fmt::print(out, "bound_by      {} (the busiest resource is busy {:.1f} % of the run)\n", tl.bound_by,
              100.0 * tl.bound_share);
-  fmt::print(out, "idle_gaps_ns  {} (the tensor engine waiting at op boundaries, summed over ops)\n",
-             format_ns(tl.idle_gap));
+  if (const std::string why = verdict_note(run, tl); !why.empty()) fmt::print(out, "verdict       {}\n", why);
+  fmt::print(out, "idle_ns       {} a core, {:.1f} % of the run (the tensor engine waiting at op boundaries)\n",
+             format_ns(tl.idle_per_core),
+             tl.total == 0 ? 0.0 : 100.0 * static_cast<double>(tl.idle_per_core) / static_cast<double>(tl.total));
   fmt::print(out, "commands      {}\n", command_counts(run.chip, tl, false));
   {
     const std::uint64_t represented = std::accumulate(tl.commands.begin(), tl.commands.end(), std::uint64_t{0});
@@ -489,6 +524,10 @@ void write_json_totals(std::ostream& out, const RunDescription& run, const ops::
   fmt::print(out, "  \"bound_share\": {:.3f},\n", tl.bound_share);
   fmt::print(out, "  \"idle_gap_ns\": {},\n", format_ns(tl.idle_gap));
   fmt::print(out, "  \"idle_gap_ps\": {},\n", tl.idle_gap);
+  fmt::print(out, "  \"idle_per_core_ns\": {},\n", format_ns(tl.idle_per_core));
+  fmt::print(out, "  \"idle_per_core_ps\": {},\n", tl.idle_per_core);
+  fmt::print(out, "  \"idle_share\": {:.3f},\n",
+             tl.total == 0 ? 0.0 : static_cast<double>(tl.idle_per_core) / static_cast<double>(tl.total));
   fmt::print(out, "  \"hbm_bytes\": {},\n", tl.hbm_bytes);
   fmt::print(out, "  \"flops\": {},\n", tl.flops);
 }
@@ -502,9 +541,11 @@ void write_json_energy(std::ostream& out, const RunDescription& run, const ops::
           fmt::format("{}{}: {}", i ? ", " : "", json_string(run.chip.engines[i].name), tl.engine_energy_pj[i] * 1e-12);
     }
     fmt::print(out,
-               "  \"energy\": {{\"total_j\": {}, \"dynamic_j\": {}, \"static_j\": {}, \"average_w\": {}, "
-               "\"tdp_w\": {}, \"joules_per_token\": {}, \"tokens_per_joule\": {}, \"by_engine_j\": {{{}}}}},\n",
-               e->total_pj * 1e-12, e->dynamic_pj * 1e-12, e->static_pj * 1e-12, e->average_w,
+               "  \"energy\": {{\"total_j\": {}, \"deployment_j\": {}, \"dynamic_j\": {}, \"static_j\": {}, "
+               "\"average_w\": {}, \"tdp_w\": {}, \"joules_per_token\": {}, \"tokens_per_joule\": {}, \"by_engine_j\": "
+               "{{{}}}}},\n",
+               e->total_pj * 1e-12, e->total_pj * 1e-12 * static_cast<double>(run.parallelism.chips()),
+               e->dynamic_pj * 1e-12, e->static_pj * 1e-12, e->average_w,
                e->tdp_w ? fmt::format("{}", *e->tdp_w) : "null",
                e->joules_per_token ? fmt::format("{}", *e->joules_per_token) : "null",
                e->joules_per_token ? fmt::format("{}", 1.0 / *e->joules_per_token) : "null", engines);

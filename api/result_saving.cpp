@@ -89,6 +89,7 @@ void each_field(R& r, F&& field) {
   field("bound_by", r.bound_by);
   field("bound_share", r.bound_share);
   field("idle_gap_ps", r.idle_gap_ps);
+  field("idle_per_core_ps", r.idle_per_core_ps);
   field("has_energy", r.has_energy);
   field("energy_j", r.energy_j);
   field("dynamic_energy_j", r.dynamic_energy_j);

@@ -215,9 +215,11 @@ void unfold(const Folds& folds, const ReplayMap& map, const LoopMap& loops, std:
 
 // Idle gaps: on each core's tensor queue, the time between the last instruction before an op and
 // the op's first one there; an op keeps its largest over the cores. The points where the op
-// changes repeat with the layers' commands.
-void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace, const ReplayMap& map,
-               const LoopMap& loops, std::vector<OpTiming>& by_id) {
+// changes repeat with the layers' commands. Returns every gap summed over every core: a core's
+// gaps are disjoint (one queue, in order), so that over the cores is their mean idle time.
+sim::Tick idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& trace, const ReplayMap& map,
+                    const LoopMap& loops, std::vector<OpTiming>& by_id) {
+  sim::Tick every = 0;
   const std::size_t engines = chip.engines.size();
   const hw::EngineId tensor = chip.tensor_engine();
   for (std::size_t c = 0; c < lowered.program.cores.size(); ++c) {
@@ -238,13 +240,17 @@ void idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Trace& t
           const sim::Tick start = loops.time(q, i + shift, map.start(q, i + shift, records));
           const sim::Tick previous_end =
               previous == kNone ? 0 : loops.time(q, previous + shift, map.end(q, previous + shift, records));
-          if (start > previous_end) by_id[op].idle_gap = std::max(by_id[op].idle_gap, start - previous_end);
+          if (start > previous_end) {
+            by_id[op].idle_gap = std::max(by_id[op].idle_gap, start - previous_end);
+            every += start - previous_end;
+          }
         });
       }
       previous_op = cmd.op;
       previous = i;
     }
   }
+  return every;
 }
 
 // An op's roofline: its work at the chip's peak for its kind and dtype, its bytes at the roofline
@@ -319,7 +325,8 @@ Timeline build_timeline(const OpGraph& graph, const hw::Chip& chip, const Lowere
   unfold(loops.cut() ? fold_records<true>(chip, lowered, trace, map, loops, limits, tl, last_end)
                      : fold_records<false>(chip, lowered, trace, map, loops, limits, tl, last_end),
          map, loops, by_id);
-  idle_gaps(chip, lowered, trace, map, loops, by_id);
+  const sim::Tick every_gap = idle_gaps(chip, lowered, trace, map, loops, by_id);
+  tl.idle_per_core = lowered.program.cores.empty() ? 0 : every_gap / lowered.program.cores.size();
   const hw::CostModel cost(chip);
   std::vector<std::string> engine_names;
   for (const hw::EngineSpec& e : chip.engines) engine_names.push_back(e.display_name());

@@ -87,6 +87,10 @@ struct Timeline {
   std::string bound_by = "-";  ///< the limiting resource over the whole run
   double bound_share = 0;
   sim::Tick idle_gap = 0;  ///< the ops' idle gaps summed (the tensor engine waiting at op boundaries)
+  /// Each core's tensor engine waiting at op boundaries, all its gaps (disjoint on one queue)
+  /// summed, averaged over the cores (rounded down): at most `total`, unlike idle_gap, whose ops'
+  /// largest gaps come from different cores and overlap in time.
+  sim::Tick idle_per_core = 0;
   /// Commands the kernel ran (the rest of `commands` were replayed: api/simulation.hpp).
   std::uint64_t simulated_commands = 0;
   std::string replay_note;    ///< why nothing was replayed ("off", or what the proof lacked); empty when replayed

@@ -875,7 +875,9 @@ void bind_result_totals(py::class_<g5sim::Result>& result) {
       .def_readonly("regime", &g5sim::Result::regime)
       .def_readonly("bound_by", &g5sim::Result::bound_by, "The limiting resource over the whole run.")
       .def_readonly("bound_share", &g5sim::Result::bound_share)
-      .def_readonly("idle_gap_ps", &g5sim::Result::idle_gap_ps, "The ops' idle gaps summed, ps.");
+      .def_readonly("idle_gap_ps", &g5sim::Result::idle_gap_ps, "The ops' idle gaps summed, ps.")
+      .def_readonly("idle_per_core_ps", &g5sim::Result::idle_per_core_ps,
+                    "Each core's tensor engine waiting at op boundaries, averaged over the cores, ps.");
 }
 
 // Result's energy, on a chip with an `energy` section.

@@ -497,10 +497,10 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
   }
   if (const std::optional<ServeEnergy>& e = r.energy) {
     fmt::print(out,
-               "energy        {:.3f} J (dynamic {:.3f}, static {:.3f}), {:.3f} mJ/token, {:.2f} tokens/J; "
-               "{:.1f} W a chip on average{}\n",
-               e->total_j, e->dynamic_j, e->static_j, e->joules_per_token * 1e3, e->tokens_per_joule, e->average_w,
-               e->tdp_w ? fmt::format(" of {:.0f} W TDP", *e->tdp_w) : std::string(" (no TDP stated)"));
+               "energy        {:.3f} J over the {} chips (dynamic {:.3f}, static {:.3f}), {:.3f} mJ/token, {:.2f} "
+               "tokens/J; {:.1f} W a chip on average{}\n",
+               e->total_j, r.chips, e->dynamic_j, e->static_j, e->joules_per_token * 1e3, e->tokens_per_joule,
+               e->average_w, e->tdp_w ? fmt::format(" of {:.0f} W TDP", *e->tdp_w) : std::string(" (no TDP stated)"));
   }
   fmt::print(out, "kv cache      {}{:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
              disagg ? "each instance's: " : "", 100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean,

@@ -879,4 +879,20 @@ TEST_CASE("host launch: each layer waits for the previous one and the launch, no
   }
 }
 
+TEST_CASE("a run's idle time a core is at most the run, where the ops' summed largest gaps are not", "[step][idle]") {
+  // H100, DeepSeek-V3 decode of 64 sequences at 32k over 16 chips: each op's largest gap comes
+  // from some core, and those of different ops overlap in time, so their sum (idle_gap_ps) passes
+  // the step; each core's own gaps are disjoint (one queue in order), so their mean over the cores
+  // cannot.
+  const g5sim::Chip h100 = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model v3 = g5sim::Model::from_file(g5sim::model_path("deepseek-v3"));
+  g5sim::Request r;
+  r.batch = 64;
+  r.ctx = 32768;
+  const g5sim::Result step = g5sim::simulate(h100, v3, r);
+  CHECK(step.idle_gap_ps > step.total_ps);
+  CHECK(step.idle_per_core_ps > 0);
+  CHECK(step.idle_per_core_ps <= step.total_ps);
+}
+
 }  // namespace test_decoder_step

@@ -293,6 +293,8 @@ class Result {
   std::string bound_by;  ///< the limiting resource over the whole run (as OpRecord::bound_by)
   double bound_share = 0;
   std::uint64_t idle_gap_ps = 0;  ///< the ops' idle gaps summed
+  /// Each core's tensor engine waiting at op boundaries, averaged over the cores (at most total_ps).
+  std::uint64_t idle_per_core_ps = 0;
   /// Energy (the chip's `energy` section, hw/energy.hpp): the ops' dynamic energy, the chip's
   /// static power over the run, their sum and its average power, the chip's TDP; per token of
   /// the chip's share of a step (0 for a block); tdp_w 0 when the config states none. has_energy
