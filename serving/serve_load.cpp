@@ -24,7 +24,15 @@ std::vector<ServeRequest> requests_of_load(const ServeSettings& s) {
   const bool traced = !trace.empty() || s.trace_text.has_value();
   const bool rate = s.optional_decimal("rate").has_value(), closed = s.count("concurrency") > 0;
   if ((traced ? 1 : 0) + (rate ? 1 : 0) + (closed ? 1 : 0) != 1) {
-    throw hw::InputError("trace", "give the requests once: a trace, a rate or a concurrency");
+    // A trace beside a rate is often a timeline meant as an output (run's --trace writes one):
+    // say which is which.
+    const std::string note =
+        traced && (rate || closed)
+            ? fmt::format(" ('{}' is read as the requests' trace, an input here; --perfetto writes the serve's "
+                          "timeline)",
+                          trace.empty() ? std::string("the trace given") : trace)
+            : std::string();
+    throw hw::InputError("trace", "give the requests once: a trace, a rate or a concurrency" + note);
   }
   if (traced) {
     if (s.given("input_len") || s.given("output_len") || s.given("requests") || s.given("seed")) {

@@ -63,6 +63,28 @@ std::string subcommands_of(const CLI::App& app, int argc, const char* const* arg
   return fmt::format(": {} takes {} (g5sim help {})", path, fmt::join(names, " or "), path);
 }
 
+// "'serv' is not a subcommand; did you mean serve? ..." when the first word is no subcommand and
+// no option (CLI11 would list it among arguments "not expected", value first); else "".
+std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv) {
+  if (argc < 2 || argv[1][0] == '-' || argv[1][0] == '\0') return {};
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == argv[1]) return {};
+    names.push_back(sub->get_name());
+  }
+  const std::string best = hw::closest_match(argv[1], names);
+  return fmt::format("'{}' is not a subcommand{} (subcommands: {}; g5sim help lists them)", printable(argv[1]),
+                     best.empty() ? std::string() : "; did you mean " + best + "?", fmt::join(names, ", "));
+}
+
+// CLI11's "The following arguments were not expected: 3 --rtae" names them last first: in the
+// order they were given, as one would read them on the command line.
+std::string extras_text(const CLI::App& app) {
+  std::vector<std::string> shown;
+  for (const std::string& x : app.remaining(true)) shown.push_back(printable(x));
+  return fmt::format("unexpected argument{} {}", shown.size() == 1 ? "" : "s", fmt::join(shown, " "));
+}
+
 // `g5sim help [SUBCOMMAND...]`: the help of the app or of a (nested) subcommand.
 int print_help(CLI::App& app, const CLI::App* help, const std::vector<std::string>& topic_path) {
   CLI::App* topic = &app;
@@ -142,7 +164,12 @@ int run_cli(int argc, const char* const* argv, const CliLimits& limits) {
   } catch (const CLI::ParseError& e) {
     // One line, like every other input error, with the nearest option when one was misspelt, or
     // the subcommands a command takes when it needs one (`g5sim op`).
-    std::cerr << "g5sim: error: " << printable(e.what()) << did_you_mean(app, argc, argv)
+    if (const std::string word = unknown_subcommand(app, argc, argv); !word.empty()) {
+      std::cerr << "g5sim: error: " << word << '\n';
+      return 2;
+    }
+    const std::string what = dynamic_cast<const CLI::ExtrasError*>(&e) ? extras_text(app) : std::string(e.what());
+    std::cerr << "g5sim: error: " << printable(what) << did_you_mean(app, argc, argv)
               << subcommands_of(app, argc, argv, e) << '\n';
     return 2;
   }
