@@ -43,10 +43,16 @@ namespace py = pybind11;
 
 namespace {
 
-// The Request member a library parameter error names, as simulate() spells its keyword.
+// The Request member or knob a library parameter error names, as Python spells its keyword
+// (a knob's keyword where it differs from its name: requests -> num_requests, target -> targets).
 std::string keyword_of(const std::string& field) {
-  const g5sim::RunOption* o = g5sim::find_run_option(field);
-  return o ? o->name : field;
+  if (const g5sim::RunOption* o = g5sim::find_run_option(field)) return o->name;
+  for (const std::vector<g5sim::Knob>* table : {&g5sim::serve_knobs(), &g5sim::design_knobs()}) {
+    for (const g5sim::Knob& k : *table) {
+      if (k.name == field && !k.keyword.empty()) return k.keyword;
+    }
+  }
+  return field;
 }
 
 std::string fmt_range(const std::string& value, const g5sim::RunOption& o) {
@@ -59,7 +65,10 @@ py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(p
 void raise_config_error(const g5sim::ConfigError& e) {
   const bool parameter = e.source().empty() && !e.field().empty();
   const std::string field = parameter ? keyword_of(e.field()) : e.field();
-  const std::string message = parameter ? field + ": " + e.what() : std::string(e.what());
+  // A message that already starts with its field's name ("target: ...") is not prefixed again.
+  std::string what = e.what();
+  if (parameter && what.rfind(e.field() + ": ", 0) == 0) what.erase(0, e.field().size() + 2);
+  const std::string message = parameter ? field + ": " + what : what;
   py::object type = py::module_::import("g5sim._errors").attr("ConfigError");
   py::object error =
       type(message, py::arg("source") = none_if_empty(e.source()), py::arg("field") = none_if_empty(field),

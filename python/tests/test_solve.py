@@ -62,3 +62,16 @@ def test_plot_solve_draws_the_runs(run_cli, tmp_path):
                                capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_errors_name_the_python_keyword_once():
+    # The knob is `requests` and the flag --requests; Python's keyword is num_requests. A message
+    # that starts with its field is not prefixed twice ("target: target: ..." before).
+    with pytest.raises(g5sim.ConfigError) as serve_error:
+        g5sim.serve("h100", "qwen2.5-1.5b", rate=1, num_requests=0, input_len=8, output_len=2)
+    assert str(serve_error.value) == "num_requests: expected a whole number 1..1000000, got '0'"
+    assert serve_error.value.field == "num_requests"
+    with pytest.raises(g5sim.ConfigError) as solve_error:
+        g5sim.solve("h100", "qwen2.5-1.5b", targets="step_ms<30", vary=["ddr.bandwidth_gb_per_s"])
+    assert str(solve_error.value) == "targets: 'step_ms<30' is not METRIC<=X or METRIC>=X"
+    assert solve_error.value.field == "targets"
