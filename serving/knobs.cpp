@@ -46,8 +46,14 @@ KnobValue parsed(const Knob& k, const std::string& text) {
     case KnobType::path:
       if (text.empty()) throw hw::InputError(k.name, "an empty path names no file");
       return text;
-    case KnobType::text:
     case KnobType::list:
+      // '' given is no list: it would quietly mean the default (every field, every sharding).
+      if (text.empty()) {
+        throw hw::InputError(k.name, fmt::format("an empty list names nothing; leave it out for {}",
+                                                 k.default_doc.empty() ? "its default" : k.default_doc));
+      }
+      [[fallthrough]];
+    case KnobType::text:
       if (!k.choices.empty()) {
         const std::vector<std::string> options = words(k.choices);
         if (std::find(options.begin(), options.end(), text) == options.end()) {
