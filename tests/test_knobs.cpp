@@ -89,6 +89,13 @@ TEST_CASE("a Settings checks a value as the flag does, and reads knobs by name",
   CHECK(std::get<std::uint64_t>(g5sim::effective_value(s, *s.find("chunk"))) == 8192);
   // A name no row has is a bug.
   CHECK_THROWS_AS(s.count("max_seq"), std::logic_error);
+  // A list given as '' is refused, not read as the default (sensitivity --fields '' ran every field).
+  g5sim::Settings design(g5sim::design_knobs());
+  CHECK_THROWS_WITH(design.set_text("fields", ""),
+                    "an empty list names nothing; leave it out for every numeric field of the chip, and of the "
+                    "runtime when --runtime names one");
+  CHECK_THROWS_WITH(design.set_text("tp", ""),
+                    "an empty list names nothing; leave it out for every sharding that fits");
 }
 
 TEST_CASE("each command's flags are its knobs: serve, search (lists), sensitivity, solve", "[knobs][cli]") {
