@@ -48,6 +48,28 @@ std::vector<fs::path> anchor_folders() {
 
 }  // namespace
 
+std::string source_label(const std::string& path) {
+  if (path.empty() || path.front() == '<') return path;  // "<memory:...>", "<chip dict>"
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  if (ec) return path;
+  try {
+    const fs::path configs = fs::weakly_canonical(fs::path(data_dir()) / "configs", ec);
+    if (!ec && p.extension() == ".yaml" && p.parent_path().parent_path() == configs) {
+      const std::string kind = p.parent_path().filename().string();
+      if (kind == "chips" || kind == "models" || kind == "runtimes") return "shipped:" + p.stem().string();
+    }
+  } catch (const ConfigError&) {
+    // No shipped configs anywhere: nothing is shipped.
+  }
+  if (!fs::path(path).is_absolute()) return path;
+  const fs::path here = fs::weakly_canonical(fs::current_path(ec), ec);  // as p: symlinks resolved
+  if (ec) return path;
+  const fs::path relative = p.lexically_relative(here);
+  if (relative.empty() || *relative.begin() == "..") return path;
+  return relative.generic_string();
+}
+
 std::string data_dir() {
   if (const char* env = std::getenv("G5SIM_DATA_DIR"); env != nullptr && env[0] != '\0') {
     std::error_code ec;

@@ -162,9 +162,9 @@ void fill(Result& r, const Result::State& s) {
   const ops::Timeline& tl = s.timeline;
   r.chip = chip.name;
   r.model = s.model.data().spec.name;
-  r.chip_source = chip.source;
+  r.chip_source = source_label(chip.source);
   r.chip_sha256 = chip.source_sha256;
-  r.model_source = s.model.data().spec.source;
+  r.model_source = source_label(s.model.data().spec.source);
   r.model_sha256 = s.model.data().spec.source_sha256;
   r.cores = chip.cores;
   r.prefetch = s.options.prefetch_weights;

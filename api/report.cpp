@@ -437,9 +437,9 @@ void write_json_identity(std::ostream& out, const RunDescription& run) {
   fmt::print(out, "  \"g5sim_version\": \"{}\",\n", G5SIM_VERSION);
   fmt::print(out, "  \"chip\": {},\n", json_string(run.chip.name));
   fmt::print(out, "  \"model\": {},\n", json_string(run.model.name));
-  fmt::print(out, "  \"chip_source\": {},\n", json_string(run.chip.source));
+  fmt::print(out, "  \"chip_source\": {},\n", json_string(g5sim::source_label(run.chip.source)));
   fmt::print(out, "  \"chip_sha256\": \"{}\",\n", run.chip.source_sha256);
-  fmt::print(out, "  \"model_source\": {},\n", json_string(run.model.source));
+  fmt::print(out, "  \"model_source\": {},\n", json_string(g5sim::source_label(run.model.source)));
   fmt::print(out, "  \"model_sha256\": \"{}\",\n", run.model.source_sha256);
   fmt::print(out, "  \"cores\": {},\n", run.chip.cores);
   fmt::print(out, "  \"scope\": \"{}\",\n", run.scope == Scope::step ? "step" : "block");

@@ -81,14 +81,15 @@ std::vector<ReportField> run_identity_rows() {
       {.path = "model", .type = FieldType::text, .description = "the model's name from its config"},
       {.path = "chip_source",
        .type = FieldType::text,
-       .description = "where the chip config came from: its file path, <memory:NAME>, or the source given with a dict"},
+       .description = "where the chip config came from: shipped:NAME for a shipped config, its file path (relative to "
+                      "the working folder when under it), <memory:NAME>, or the source given with a dict"},
       {.path = "chip_sha256",
        .type = FieldType::text,
        .description = "SHA-256 digest of the chip config's text, 64 hex digits"},
       {.path = "model_source",
        .type = FieldType::text,
-       .description =
-           "where the model config came from: its file path, <memory:NAME>, or the source given with a dict"},
+       .description = "where the model config came from: shipped:NAME for a shipped config, its file path (relative "
+                      "to the working folder when under it), <memory:NAME>, or the source given with a dict"},
       {.path = "model_sha256",
        .type = FieldType::text,
        .description = "SHA-256 digest of the model config's text, 64 hex digits"},

@@ -452,11 +452,11 @@ SearchReport DeploymentSearch::report() const {
   const SearchSpec& spec = g.spec;
   SearchReport r;
   r.model = spec.model.name();
-  r.model_source = spec.model.source();
+  r.model_source = g5sim::source_label(spec.model.source());
   r.load = explore::describe_load(spec.serve, g.requests.size());
   for (const Chip& c : spec.chips) {
     r.chips.push_back(c.name());
-    r.chip_sources.push_back(c.source());
+    r.chip_sources.push_back(g5sim::source_label(c.source()));
   }
   r.slo_ttft_ms = spec.serve.optional_decimal("slo_ttft_ms");
   r.slo_tpot_ms = spec.serve.optional_decimal("slo_tpot_ms");

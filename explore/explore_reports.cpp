@@ -75,9 +75,15 @@ std::vector<ReportField> sweep_deployment_columns(const std::string& failed) {
        .description = "chips of the deployment (tp x dp)" + failed,
        .minimum = 1,
        .nullable = true},
-      {.path = "chip_source", .type = T::text, .description = "the chip config file the point ran on"},
+      {.path = "chip_source",
+       .type = T::text,
+       .description = "the chip config the point ran on: shipped:NAME, or its path (relative to the working folder "
+                      "when under it)"},
       {.path = "chip_sha256", .type = T::text, .description = "SHA-256 of the chip config file's text, in hex"},
-      {.path = "model_source", .type = T::text, .description = "the model config file the point ran on"},
+      {.path = "model_source",
+       .type = T::text,
+       .description = "the model config the point ran on: shipped:NAME, or its path (relative to the working folder "
+                      "when under it)"},
       {.path = "model_sha256", .type = T::text, .description = "SHA-256 of the model config file's text, in hex"},
   };
 }

@@ -308,9 +308,9 @@ std::vector<std::pair<std::string, std::string>> failed_point_identity(const Swe
     const std::string given = point.value(o.name);
     out.emplace_back(o.name, !given.empty() ? given : g5sim::option_text(g5sim::get_option(request, o)));
   }
-  out.insert(out.end(), {{"chip_source", chip.source()},
+  out.insert(out.end(), {{"chip_source", g5sim::source_label(chip.source())},
                          {"chip_sha256", chip.sha256()},
-                         {"model_source", model.source()},
+                         {"model_source", g5sim::source_label(model.source())},
                          {"model_sha256", model.sha256()}});
   return out;
 }

@@ -433,9 +433,9 @@ SolveReport Solver::run() {
   request_ = with_deployment(w.base, base.deployment);
   record_base(base);
   report_.chip = base_chip.name();
-  report_.chip_source = w.chip.source;
+  report_.chip_source = g5sim::source_label(w.chip.source);
   report_.model = w.model.name();
-  report_.model_source = w.model.source();
+  report_.model_source = g5sim::source_label(w.model.source());
   report_.workload = meter_.describe(base);
   report_.deployment = base.deployment;
   report_.targets = targets_;

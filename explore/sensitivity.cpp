@@ -322,9 +322,9 @@ SensitivityReport sensitivity_report_head(const SensitivitySpec& spec, const Wor
   SensitivityReport report;
   report.top = spec.top;
   report.chip = base_chip.name();
-  report.chip_source = workload.chip.source;
+  report.chip_source = g5sim::source_label(workload.chip.source);
   report.model = workload.model.name();
-  report.model_source = workload.model.source();
+  report.model_source = g5sim::source_label(workload.model.source());
   if (!workload.base.runtime.empty() && workload.base.runtime != "none") {
     const g5sim::Runtime& rt = g5sim::runtime_named(workload.base.runtime);
     report.runtime = rt.version.empty() ? rt.name : rt.name + " " + rt.version;

@@ -397,8 +397,8 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   g5sim::ServeReport report;
   report.chip = chip.name();
   report.model = model.name();
-  report.chip_source = chip.source();
-  report.model_source = model.source();
+  report.chip_source = g5sim::source_label(chip.source());
+  report.model_source = g5sim::source_label(model.source());
   report.memory = serving_deployment(chip, model, step, requests, given_settings);
   // Every step runs on the deployment sized once, whatever its sequences.
   step.tp = report.memory.deployment.tp;

@@ -28,9 +28,10 @@ std::vector<ServeRequest> requests_of_load(const ServeSettings& s) {
     // say which is which.
     const std::string note =
         traced && (rate || closed)
-            ? fmt::format(" ('{}' is read as the requests' trace, an input here; --perfetto writes the serve's "
-                          "timeline)",
-                          trace.empty() ? std::string("the trace given") : trace)
+            ? fmt::format(
+                  " ('{}' is read as the requests' trace, an input here; --perfetto writes the serve's "
+                  "timeline)",
+                  trace.empty() ? std::string("the trace given") : trace)
             : std::string();
     throw hw::InputError("trace", "give the requests once: a trace, a rate or a concurrency" + note);
   }

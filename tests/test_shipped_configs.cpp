@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
@@ -157,6 +158,27 @@ TEST_CASE("the three copies of SG2262 agree field by field", "[configs][chips]")
       CHECK(path.rfind("energy.", 0) != 0);
     }
   }
+}
+
+TEST_CASE("outputs name a shipped config shipped:NAME and a path under the working folder relative to it",
+          "[shipped][source]") {
+  // Before, chip_source and model_source held the machine's absolute paths, so shards of one grid
+  // from two machines differed there although their sha256 columns agreed.
+  CHECK(g5sim::source_label(g5sim::chip_path("h100")) == "shipped:h100");
+  CHECK(g5sim::source_label(g5sim::model_path("deepseek-v3")) == "shipped:deepseek-v3");
+  CHECK(g5sim::source_label(g5sim::chip_path("h100.calibrated")) == "shipped:h100.calibrated");
+  const std::filesystem::path here = std::filesystem::current_path();
+  CHECK(g5sim::source_label((here / "some" / "chip.yaml").string()) == "some/chip.yaml");
+  CHECK(g5sim::source_label("some/chip.yaml") == "some/chip.yaml");
+  CHECK(g5sim::source_label("<memory:x>") == "<memory:x>");
+  // A run's outputs carry the label.
+  g5sim::Request r;
+  r.scope = "block";
+  r.dp = 1;
+  const g5sim::Result block = g5sim::simulate(g5sim::Chip::from_file(g5sim::chip_path("sg2262")),
+                                              g5sim::Model::from_file(g5sim::model_path("deepseek-v3")), r);
+  CHECK(block.chip_source == "shipped:sg2262");
+  CHECK(block.json().find("\"model_source\": \"shipped:deepseek-v3\"") != std::string::npos);
 }
 
 }  // namespace test_shipped_configs

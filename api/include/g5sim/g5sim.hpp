@@ -50,6 +50,11 @@ std::vector<std::string> shipped_models();
 /// ones that do (with a did-you-mean).
 std::string chip_path(const std::string& name_or_path);
 std::string model_path(const std::string& name_or_path);
+/// A config's path as outputs write it (chip_source, model_source): "shipped:NAME" for a shipped
+/// config (data_dir()/configs/{chips,models,runtimes}/NAME.yaml), a path under the working folder
+/// relative to it, any other as given. So outputs of the same configs agree between machines and
+/// checkouts (their sha256 columns say which bytes were read).
+std::string source_label(const std::string& path);
 
 /// A chip config: cores, engines, memories, links (docs/design.md, README "Config ranges").
 class Chip {
