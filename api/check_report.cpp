@@ -95,6 +95,21 @@ std::string Chip::summary() const {
                      chip.ddr_bandwidth_gb_per_s, static_cast<double>(chip.ddr_capacity_bytes) / (1u << 30));
 }
 
+std::string Chip::calibration_summary() const {
+  const hw::Chip& chip = data().chip;
+  if (!chip.calibrated) return {};
+  const hw::HeldOutMape& m = chip.held_out_mape;
+  std::vector<std::string> fields;
+  for (const std::string& f : m.fitted) fields.push_back(f.substr(0, f.find(" in [")));
+  std::string fit =
+      m.transferred_from.empty()
+          ? fmt::format("MAPE {:.1f} % on its rows, {:.1f} % held out (leave one out)", m.fit_rows, m.rows)
+          : fmt::format("fit on {}: MAPE {:.1f} % on this chip's rows", m.transferred_from, m.rows);
+  if (m.models) fit += fmt::format(", {:.1f} % with a model held out", *m.models);
+  return fmt::format("calibrated: {}; fitted {}", fit,
+                     fields.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(fields, ", ")));
+}
+
 std::string Model::summary() const {
   const models::ModelSpec& model = data().spec;
   const std::string ffn =

@@ -18,8 +18,9 @@ std::optional<ErrorBands> read_calibration_record(ConfigMap c, HeldOutMape& held
   // rows' MAPE (leave_one_out_mape_pct) is all held out.
   if (c.has("transferred_from")) held_out.transferred_from = c.string("transferred_from");
   c.string_list("rows");
-  c.string_list("fitted");
-  for (std::string_view key : {"mape_before_pct", "mape_after_pct"}) c.non_negative_number(key);
+  held_out.fitted = c.string_list("fitted");
+  c.non_negative_number("mape_before_pct");
+  held_out.fit_rows = c.non_negative_number("mape_after_pct");
   held_out.rows = c.non_negative_number("leave_one_out_mape_pct");
   if (c.has("leave_one_model_out_mape_pct")) held_out.models = c.non_negative_number("leave_one_model_out_mape_pct");
   if (c.has("leave_one_setup_out_mape_pct")) held_out.setups = c.non_negative_number("leave_one_setup_out_mape_pct");

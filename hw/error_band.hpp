@@ -52,6 +52,8 @@ struct ErrorBands {
 /// The calibration record's cross-validated MAPEs (percent): each row predicted by a fit that did
 /// not see it (row folds), its model's rows, its set-up's rows or its benchmark run's rows.
 struct HeldOutMape {
+  std::vector<std::string> fitted;  ///< the record's `fitted`: "FIELD BEFORE -> AFTER in [LO, HI]"
+  double fit_rows = 0;              ///< mape_after_pct: the fitted rows' MAPE at the fit
   double rows = 0;
   std::optional<double> models, setups, runs;
   std::string transferred_from;  ///< non-empty: the fit is another chip's; `rows` is every row of this one

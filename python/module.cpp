@@ -588,6 +588,8 @@ void bind_chip(py::module_& m) {
       .def_property_readonly("engines", &g5sim::Chip::engines, "A core's engines, in declaration order.")
       .def_property_readonly("ddr_capacity_bytes", &g5sim::Chip::ddr_capacity_bytes)
       .def_property_readonly("summary", &g5sim::Chip::summary, "One line: name, cores, bf16 peak, DDR (g5sim list).")
+      .def_property_readonly("calibration_summary", &g5sim::Chip::calibration_summary,
+                             "A calibrated config's fit and fitted fields in one line (g5sim list); '' otherwise.")
       .def_property_readonly("sha256", &g5sim::Chip::sha256, "SHA-256 of the text it was read from, 64 hex digits.")
       .def("with_cores", &g5sim::Chip::with_cores, py::arg("cores"), "The same chip with only its first `cores` cores.")
       .def("__repr__", [](const g5sim::Chip& c) {

@@ -181,4 +181,14 @@ TEST_CASE("outputs name a shipped config shipped:NAME and a path under the worki
   CHECK(block.json().find("\"model_source\": \"shipped:deepseek-v3\"") != std::string::npos);
 }
 
+TEST_CASE("g5sim list says what a calibrated config changed and how well it fits", "[shipped][calibration]") {
+  // h100.calibrated's record: mape_after_pct 10.36, leave_one_out 11.00, leave_one_model_out 24.98,
+  // three fields fitted (kept at their values by the refit).
+  CHECK(g5sim::Chip::from_file(g5sim::chip_path("h100.calibrated")).calibration_summary() ==
+        "calibrated: MAPE 10.4 % on its rows, 11.0 % held out (leave one out), 25.0 % with a model held out; fitted "
+        "engines.tensor.cube_efficiency 1.0 -> 1.0, engines.tma.startup_ns 477.184 -> 477.184, "
+        "l2.bandwidth_gb_per_s 9627.59 -> 9627.59");
+  CHECK(g5sim::Chip::from_file(g5sim::chip_path("h100")).calibration_summary().empty());
+}
+
 }  // namespace test_shipped_configs

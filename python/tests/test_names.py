@@ -63,3 +63,11 @@ def test_list_shows_every_shipped_config_in_one_line():
     assert "  sg2262               SG2262: 64 cores, cube bf16 peak 262.1 TFLOPS, DDR 8601.6 GB/s, 128 GiB" in out
     assert ("  deepseek-v3          DeepSeek-V3: deepseek_v3, 61 layers, MLA, 256 experts top 8, 671.0 B parameters"
             in out)
+
+
+def test_a_calibrated_chip_says_what_its_fit_changed():
+    # The line g5sim list prints under h100.calibrated; '' for a chip no calibration wrote.
+    summary = g5sim.load_chip("h100.calibrated").calibration_summary
+    assert summary.startswith("calibrated: MAPE 10.4 % on its rows, 11.0 % held out (leave one out)")
+    assert "engines.tma.startup_ns 477.184 -> 477.184" in summary
+    assert g5sim.load_chip("h100").calibration_summary == ""

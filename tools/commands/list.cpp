@@ -22,7 +22,10 @@ class ListCommand final : public Command {
     // Every config is loaded: a line is what the file says, and a broken shipped file is an error.
     std::string out = fmt::format("chips ({}/configs/chips; --chip NAME):\n", g5sim::data_dir());
     for (const std::string& stem : g5sim::shipped_chips()) {
-      out += fmt::format("  {:<20} {}\n", stem, chip_of(stem).summary());
+      const g5sim::Chip chip = chip_of(stem);
+      out += fmt::format("  {:<20} {}\n", stem, chip.summary());
+      if (const std::string fit = chip.calibration_summary(); !fit.empty())
+        out += fmt::format("  {:<20} {}\n", "", fit);
     }
     out += fmt::format("models ({}/configs/models; --model NAME):\n", g5sim::data_dir());
     for (const std::string& stem : g5sim::shipped_models()) {

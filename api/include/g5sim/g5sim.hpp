@@ -78,6 +78,9 @@ class Chip {
   std::uint64_t ddr_capacity_bytes() const;
   /// One line: "SG2262: 64 cores, cube bf16 peak 131.1 TFLOPS, DDR 8601.6 GB/s, 128 GiB" (g5sim list).
   std::string summary() const;
+  /// A calibrated config's record in one line: its fit (MAPE on its rows, held out) and the fields
+  /// the fit moved; "" for a config g5sim calibrate did not write.
+  std::string calibration_summary() const;
   const Data& data() const { return *data_; }
 
  private:
