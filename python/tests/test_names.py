@@ -52,13 +52,21 @@ def test_a_file_of_that_name_is_a_path(tmp_path, monkeypatch):
 def test_list_shows_every_shipped_config_in_one_line():
     out = run_module(["list"]).stdout.splitlines()
     chips, models, runtimes = stems("chips"), stems("models"), stems("runtimes")
-    assert len(out) == 3 + len(chips) + len(models) + len(runtimes)
-    assert out[0].startswith("chips (") and out[1 + len(chips)].startswith("models (")
-    assert out[2 + len(chips) + len(models)].startswith("runtimes (")
-    assert [line.split()[0] for line in out[3 + len(chips) + len(models):]] == runtimes == g5sim.shipped_runtimes()
-    for line, stem in zip(out[1:], chips):
-        assert line == f"  {stem:<20} {g5sim.load_chip(stem).summary}"
-    for line, stem in zip(out[2 + len(chips):], models):
+    # A line a config, and under each calibrated chip a line of its fit.
+    expected = []
+    for stem in chips:
+        chip = g5sim.load_chip(stem)
+        expected.append(f"  {stem:<20} {chip.summary}")
+        if chip.calibration_summary:
+            expected.append(f"  {'':<20} {chip.calibration_summary}")
+    fitted = len(expected) - len(chips)
+    assert fitted == sum(stem.endswith(".calibrated") for stem in chips)
+    assert len(out) == 3 + len(expected) + len(models) + len(runtimes)
+    assert out[0].startswith("chips (") and out[1 + len(expected)].startswith("models (")
+    assert out[2 + len(expected) + len(models)].startswith("runtimes (")
+    assert [line.split()[0] for line in out[3 + len(expected) + len(models):]] == runtimes == g5sim.shipped_runtimes()
+    assert out[1:1 + len(expected)] == expected
+    for line, stem in zip(out[2 + len(expected):], models):
         assert line == f"  {stem:<20} {g5sim.load_model(stem).summary}"
     assert "  sg2262               SG2262: 64 cores, cube bf16 peak 262.1 TFLOPS, DDR 8601.6 GB/s, 128 GiB" in out
     assert ("  deepseek-v3          DeepSeek-V3: deepseek_v3, 61 layers, MLA, 256 experts top 8, 671.0 B parameters"
