@@ -20,7 +20,7 @@ std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {
   if (fs::is_directory(status)) throw ConfigError(fmt::format("{}: is a directory, not a file", path));
   if (!fs::is_regular_file(status)) {
     throw ConfigError(
-        fmt::format("{}: not a regular file (a device, FIFO or socket cannot be read as a config)", path));
+        fmt::format("{}: not a regular file (a device, FIFO or socket cannot be read as an input file)", path));
   }
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) throw ConfigError(fmt::format("{}: cannot read its size", path));

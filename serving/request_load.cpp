@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -268,6 +269,14 @@ std::vector<ServeRequest> read_request_trace(const std::string& path) {
 LengthDistribution LengthDistribution::parse(const std::string& text, const std::string& field) {
   if (text.empty() || text.find_first_not_of("0123456789:") != std::string::npos) {
     if (text.empty()) throw hw::InputError(field, "'' is not a length N, a range LO:HI or a histogram file");
+    // Not a number: a histogram's path. One that names nothing is more likely a mistyped length
+    // ("12O") than a missing file: say both.
+    std::error_code ec;
+    if (!std::filesystem::exists(text, ec)) {
+      throw hw::InputError(field, fmt::format("'{}' is not a length N, a range LO:HI, or a histogram file that "
+                                              "exists",
+                                              text));
+    }
     return parse_histogram(hw::read_input_file(text), text);
   }
   const std::size_t colon = text.find(':');

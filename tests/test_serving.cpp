@@ -474,6 +474,9 @@ TEST_CASE("serve: a length histogram draws a bin by weight, then a length in it,
   CHECK(error("# nothing\n") == "h.csv: no bins: expected a header (low,high,weight) and a row per bin");
   // A length that is neither N nor LO:HI is a histogram file's path: a missing one says so.
   CHECK_THROWS_AS(serving::LengthDistribution::parse("no/such/file.csv", "input_len"), hw::ConfigError);
+  // A mistyped length (the letter O for a zero) names no file: the error says what a length is.
+  CHECK_THROWS_WITH(serving::LengthDistribution::parse("12O", "input_len"),
+                    "'12O' is not a length N, a range LO:HI, or a histogram file that exists");
 }
 
 TEST_CASE("serve: on the simulator, TTFT is the prompt's step and each ITL a decode step's time", "[serve][sim]") {

@@ -212,7 +212,7 @@ TEST_CASE("input files: only regular files under the size cap, duplicate keys an
           "[hw][config][files]") {
   // Devices and directories are refused before a byte is read (reading /dev/zero never ends).
   CHECK(error_of([] { hw::load_chip("/dev/zero"); }) ==
-        "/dev/zero: not a regular file (a device, FIFO or socket cannot be read as a config)");
+        "/dev/zero: not a regular file (a device, FIFO or socket cannot be read as an input file)");
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "g5sim-test-files";
   std::filesystem::create_directories(dir);
   CHECK(error_of([&] { hw::load_chip(dir.string()); }) == dir.string() + ": is a directory, not a file");
