@@ -69,7 +69,8 @@ std::vector<hw::ChipField> chip_fields_named(const ChipText& chip, const std::ve
 
 g5sim::Chip chip_with(const ChipText& chip, const std::vector<hw::ChipField>& fields,
                       const std::vector<double>& values) {
-  return g5sim::Chip::from_yaml(hw::with_field_values(chip.text, fields, values), chip.source);
+  // The variant's errors name the config as outputs do (shipped:NAME, a relative path).
+  return g5sim::Chip::from_yaml(hw::with_field_values(chip.text, fields, values), g5sim::source_label(chip.source));
 }
 
 void take_design_items(const g5sim::KnobItems& items, unsigned use, unsigned named_use, const std::string& command,
