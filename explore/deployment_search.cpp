@@ -435,6 +435,11 @@ PointOutcome DeploymentSearch::run(std::size_t index, const std::shared_ptr<Shar
     o.tpot_p99_ms = s.tpot_ms.p99;
     o.goodput_requests_per_s = s.goodput_requests_per_s;
     if (report.energy) o.joules_per_token = report.energy->joules_per_token;
+    // The engine's KV cache is over the DP ranks: a rank (its chips alike) holds kv_tokens / dp.
+    const ServingMemory& memory = report.memory;
+    o.bytes_per_chip =
+        memory.weight_bytes + report.settings.count("kv_tokens") / memory.deployment.dp * memory.kv_bytes_per_token;
+    o.fits = o.bytes_per_chip <= memory.capacity_bytes;
   } catch (const ConfigError& e) {
     o = PointOutcome{};
     o.error = e.what();

@@ -87,6 +87,9 @@ RunFile read_run_file(const std::string& text, const std::string& source) {
   } catch (const json::parse_error& e) {
     const auto [line, column] = position(text, e.byte == 0 ? 0 : e.byte - 1);
     throw hw::ConfigError(fmt::format("{}:{}:{}: not JSON (a g5sim run --json file is)", source, line, column));
+  } catch (const json::exception&) {
+    // A number past a double's range (1e400) and the like: found by tests/fuzz/fuzz_run_json.
+    throw hw::ConfigError(fmt::format("{}: not JSON a g5sim run writes (a number out of range)", source));
   }
   const Reader r(source);
   RunFile f;

@@ -145,11 +145,12 @@ namespace g5sim {
 
 std::string outcome_text(const PointOutcome& o) {
   if (!o.error.empty()) return "error " + o.error;
-  return fmt::format("ok {} {} {} {} {} {} {} {} {} {} {}", o.chips, explore::number_text(o.tokens_per_s_per_chip),
-                     explore::number_text(o.tokens_per_s_per_user), explore::number_text(o.ttft_p50_ms),
-                     explore::number_text(o.ttft_p90_ms), explore::number_text(o.ttft_p99_ms),
-                     explore::number_text(o.tpot_p50_ms), explore::number_text(o.tpot_p90_ms),
-                     explore::number_text(o.tpot_p99_ms), explore::number_text(o.goodput_requests_per_s),
+  return fmt::format("ok {} {} {} {} {} {} {} {} {} {} {} {} {}", o.chips, o.bytes_per_chip, o.fits ? 1 : 0,
+                     explore::number_text(o.tokens_per_s_per_chip), explore::number_text(o.tokens_per_s_per_user),
+                     explore::number_text(o.ttft_p50_ms), explore::number_text(o.ttft_p90_ms),
+                     explore::number_text(o.ttft_p99_ms), explore::number_text(o.tpot_p50_ms),
+                     explore::number_text(o.tpot_p90_ms), explore::number_text(o.tpot_p99_ms),
+                     explore::number_text(o.goodput_requests_per_s),
                      o.joules_per_token ? explore::number_text(*o.joules_per_token) : "none");
 }
 
@@ -161,9 +162,12 @@ PointOutcome outcome_of_text(const std::string& text) {
   }
   std::istringstream in(text);
   std::string status, joules;
-  in >> status >> o.chips >> o.tokens_per_s_per_chip >> o.tokens_per_s_per_user >> o.ttft_p50_ms >> o.ttft_p90_ms >>
-      o.ttft_p99_ms >> o.tpot_p50_ms >> o.tpot_p90_ms >> o.tpot_p99_ms >> o.goodput_requests_per_s >> joules;
+  int fits = 0;
+  in >> status >> o.chips >> o.bytes_per_chip >> fits >> o.tokens_per_s_per_chip >> o.tokens_per_s_per_user >>
+      o.ttft_p50_ms >> o.ttft_p90_ms >> o.ttft_p99_ms >> o.tpot_p50_ms >> o.tpot_p90_ms >> o.tpot_p99_ms >>
+      o.goodput_requests_per_s >> joules;
   if (status != "ok" || !in) throw std::invalid_argument("search: not a point's outcome: " + text);
+  o.fits = fits == 1;
   if (joules != "none") {
     o.joules_per_token = hw::read_decimal_number(joules);
     if (!o.joules_per_token) throw std::invalid_argument("search: not a point's outcome: " + text);

@@ -90,11 +90,12 @@ void write_search_csv(std::ostream& out, const SearchReport& r) {
     fmt::print(out, "{},{},{},{},{},{}", i, csv_cell(r.chips[k.chip]), k.tp, k.ep, k.dp,
                ok ? std::to_string(o.chips) : std::string());
     for (const std::string& v : k.values) out << ',' << csv_cell(v);
-    fmt::print(out, ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.pass, ok ? "ok" : csv_cell(o.error),
+    fmt::print(out, ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.pass, ok ? "ok" : csv_cell(o.error),
                figure(o.tokens_per_s_per_chip), figure(o.tokens_per_s_per_user), figure(o.ttft_p50_ms),
                figure(o.ttft_p90_ms), figure(o.ttft_p99_ms), figure(o.tpot_p50_ms), figure(o.tpot_p90_ms),
                figure(o.tpot_p99_ms), figure(o.goodput_requests_per_s),
-               o.joules_per_token ? number_text(*o.joules_per_token) : "", ok ? (p.meets_slo ? "true" : "false") : "",
+               o.joules_per_token ? number_text(*o.joules_per_token) : "", ok ? (o.fits ? "true" : "false") : "",
+               ok ? std::to_string(o.bytes_per_chip) : "", ok ? (p.meets_slo ? "true" : "false") : "",
                p.on_front ? "true" : "false", p.best ? "true" : "false");
   }
 }
@@ -149,13 +150,14 @@ void write_search_json(std::ostream& out, const SearchReport& r) {
     fmt::print(out,
                "\"status\": \"ok\", \"chips\": {}, \"tokens_per_s_per_chip\": {}, \"tokens_per_s_per_user\": {}, "
                "\"ttft_ms\": {{\"p50\": {}, \"p90\": {}, \"p99\": {}}}, \"tpot_ms\": {{\"p50\": {}, \"p90\": {}, "
-               "\"p99\": {}}}, \"goodput_requests_per_s\": {}, \"joules_per_token\": {}, \"meets_slo\": {}, "
-               "\"on_front\": {}, \"best\": {}}}",
+               "\"p99\": {}}}, \"goodput_requests_per_s\": {}, \"joules_per_token\": {}, \"fits\": {}, "
+               "\"bytes_per_chip\": {}, \"meets_slo\": {}, \"on_front\": {}, \"best\": {}}}",
                o.chips, number_text(o.tokens_per_s_per_chip), number_text(o.tokens_per_s_per_user),
                number_text(o.ttft_p50_ms), number_text(o.ttft_p90_ms), number_text(o.ttft_p99_ms),
                number_text(o.tpot_p50_ms), number_text(o.tpot_p90_ms), number_text(o.tpot_p99_ms),
-               number_text(o.goodput_requests_per_s), optional(o.joules_per_token), p.meets_slo ? "true" : "false",
-               p.on_front ? "true" : "false", p.best ? "true" : "false");
+               number_text(o.goodput_requests_per_s), optional(o.joules_per_token), o.fits ? "true" : "false",
+               o.bytes_per_chip, p.meets_slo ? "true" : "false", p.on_front ? "true" : "false",
+               p.best ? "true" : "false");
   }
   out << "\n  ],\n  \"fronts\": [";
   for (std::size_t c = 0; c < r.chips.size(); ++c) {

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <set>

@@ -246,6 +246,23 @@ TEST_CASE("search: bad input names its knob", "[search]") {
     }
     CHECK(refused == 1);
   }
+  {
+    // What a chip holds: Qwen2.5-1.5B's weights and the KV cache the engine reserved, floor((0.9 x
+    // 80 GiB - W) / b) tokens of b bytes: so 0.9 x 80 GiB - b < bytes_per_chip <= 0.9 x 80 GiB.
+    g5sim::DeploymentSearch one(small_spec({{"tp", "1"}, {"ep", "1"}, {"dp", "1"}}));
+    REQUIRE(one.next_pass().size() == 1);
+    const g5sim::PointOutcome p = one.run(0);
+    REQUIRE(p.error.empty());
+    const std::uint64_t budget = 85'899'345'920ull * 9 / 10;  // 77,309,411,328
+    // Qwen2.5-1.5B's KV bytes a token: 28 layers x 2 (K, V) x 2 KV heads x 128 x 2 B = 28,672.
+    CHECK(p.bytes_per_chip <= budget);
+    CHECK(p.bytes_per_chip > budget - 28'672);
+    CHECK(p.fits);
+    // And through the text Dask's workers send back.
+    const g5sim::PointOutcome back = g5sim::outcome_of_text(g5sim::outcome_text(p));
+    CHECK(back.bytes_per_chip == p.bytes_per_chip);
+    CHECK(back.fits);
+  }
   // A list given alone is taken as it is (5 is no power of two, and was never tried), and when no
   // sharding serves, each value given says why, as serve does.
   CHECK(error({{"tp", "5"}}) ==

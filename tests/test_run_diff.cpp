@@ -89,6 +89,10 @@ TEST_CASE("diff reads only a run's JSON, naming the file and the key", "[diff]")
   text.replace(text.find("\"op_end_ps\": "), 13, "\"op_end_ps\": -");
   CHECK_THROWS_WITH(explore::read_run_file(text, "n.json"),
                     "n.json: ops[0].op_end_ps: expected a whole number (not a g5sim run --json file?)");
+  // A number past a double's range is refused, not thrown through as the JSON library's own
+  // exception (found by the fuzz smoke run: tests/fuzz/regressions/run_json-number-out-of-range).
+  CHECK_THROWS_WITH(explore::read_run_file("{\"schema_version\": 267962E368}", "o.json"),
+                    "o.json: not JSON a g5sim run writes (a number out of range)");
 }
 
 }  // namespace test_run_diff

@@ -92,6 +92,10 @@ struct PointOutcome {
   double ttft_p50_ms = 0, ttft_p90_ms = 0, ttft_p99_ms = 0, tpot_p50_ms = 0, tpot_p90_ms = 0, tpot_p99_ms = 0;
   double goodput_requests_per_s = 0;
   std::optional<double> joules_per_token;
+  /// What a chip of the deployment holds: its weights and the KV cache the engine reserved for it,
+  /// and whether that is within its DDR (a searched sharding is one whose weights leave room).
+  std::uint64_t bytes_per_chip = 0;
+  bool fits = true;
 };
 /// An outcome as one line of text and back (Dask's workers send it), every number exactly.
 std::string outcome_text(const PointOutcome& outcome);
