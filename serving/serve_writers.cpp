@@ -485,6 +485,12 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
                "runtime {:.3f}\n",
                s.ttft_ms.mean, s.ttft_chip_ms, s.ttft_runtime_ms, s.tpot_ms.mean, s.tpot_chip_ms, s.tpot_runtime_ms);
     fmt::print(out, "not modelled  activation memory, the network stack, kernels on concurrent streams\n");
+  } else {
+    // The chip alone: what every measured serve also pays is 0 here, and the reader must know.
+    fmt::print(out,
+               "not modelled  the serving software: host, scheduler, kernel launches and collectives' fixed "
+               "latency take 0 (--runtime names a runtime that adds them: g5sim list); activation memory, the network "
+               "stack\n");
   }
   fmt::print(
       out, "throughput    {:.3f} requests/s, {:.1f} in + {:.1f} out tokens/s ({:.1f} out per chip, {:.1f} per user)\n",

@@ -59,6 +59,8 @@ TEST_CASE("a long command's pace: its rate so far and the rest at that rate", "[
   // Nothing done, or no time yet: no pace to tell.
   CHECK(tools::pace(0, 1000, 12.0, "requests").empty());
   CHECK(tools::pace(5, 1000, 0.0, "requests").empty());
+  // A stage's first request done 2 ms after it began is no pace (it read 6,369,427 requests/s).
+  CHECK(tools::pace(1, 100, 0.002, "requests").empty());
   // 120 of 1000 in 12 s: 10 a second, 880 left = 88 s.
   CHECK(tools::pace(120, 1000, 12.0, "requests") == ", 10 requests/s, about 88 s left");
   // 3 of 33 points in 10 s: 0.3 a second, 30 left = 100 s = 1 min 40 s.

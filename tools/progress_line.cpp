@@ -21,7 +21,8 @@ std::string duration_text(double seconds) {
 }  // namespace
 
 std::string pace(std::uint64_t done, std::uint64_t total, double seconds, std::string_view unit) {
-  if (done == 0 || !(seconds > 0) || !std::isfinite(seconds)) return "";
+  // Within its first second a rate is noise (a first request done in a millisecond is no pace).
+  if (done == 0 || !(seconds >= 1) || !std::isfinite(seconds)) return "";
   const double rate = static_cast<double>(done) / seconds;
   // Two significant figures at least, no more decimals than that needs.
   const std::string rate_text = rate >= 10 ? fmt::format("{:.0f}", rate) : fmt::format("{:.2g}", rate);
