@@ -1003,6 +1003,14 @@ void bind_result_methods(py::class_<g5sim::Result>& result) {
 // The module-level runs of a Request: simulate it, or write its Chrome trace.
 void bind_request_runs(py::module_& m) {
   m.def(
+      "check_deployment_request",
+      [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request) {
+        g5sim::check_deployment(chip, model, request);
+      },
+      py::arg("chip"), py::arg("model"), py::arg("request"),
+      "Raises what simulate() would say of the request's deployment, without simulating (a sweep's "
+      "check of every point before the first runs).");
+  m.def(
       "simulate_request",
       [](const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& request, py::object progress) {
         const g5sim::Request mine = request;  // another thread may change the Python object meanwhile

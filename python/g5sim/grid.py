@@ -184,7 +184,29 @@ def sweep_rows(grid: Mapping[str, Sequence[Any]], *, client: Optional[Any] = Non
     chips = {id(c): load_chip(c) for c in grid.get("chip", [])}
     models = {id(m): load_model(m) for m in grid.get("model", [])}
     refuse_options_without_effect(grid, options, models)
+    _check_every_point(axes, total, chips, models, options)
     return _rows(axes, total, client, jobs, progress, chips, models, options)
+
+
+def _check_every_point(axes, total, chips, models, options) -> None:
+    """Every point's deployment before the first runs, as `g5sim sweep` checks it: a combination
+    of values that cannot run (ep 16 over 8 chips) fails at once, naming the point, not after the
+    points before it. No simulation: microseconds a point."""
+    from . import ConfigError, _request, load_chip, load_model, shipped_chip_path, shipped_model_path
+    from ._g5sim import check_deployment_request
+    default_chip = None if chips else load_chip(shipped_chip_path())
+    default_model = None if models else load_model(shipped_model_path())
+    for i in range(total):
+        point = grid_point(axes, i)
+        chip = chips[id(point["chip"])] if "chip" in point else default_chip
+        model = models[id(point["model"])] if "model" in point else default_model
+        keywords = dict(options)
+        keywords.update({k: v for k, v in point.items() if k not in ("chip", "model")})
+        try:
+            check_deployment_request(chip, model, _request(**keywords))
+        except ConfigError as error:
+            raise ConfigError(f"sweep point {i}: {error} (checked before any point ran)", source=error.source,
+                              field=error.field, line=error.line, column=error.column) from None
 
 
 def _rows(axes, total, client, jobs, progress, chips, models, options) -> Iterator[Dict[str, Any]]:

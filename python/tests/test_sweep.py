@@ -135,3 +135,13 @@ def test_rows_stream_in_order_with_progress_and_configs_loaded_once(monkeypatch)
     assert seen[-1] == (6, 6) and all(total == 6 for _, total in seen)
     assert loads == [g5sim.shipped_chip_path()]          # one chip, loaded once for six points
     assert [first] + rest == g5sim.sweep(grid, **OPTIONS)
+
+
+def test_every_points_deployment_is_checked_before_the_first_runs():
+    # Point 2 is dp 8 with ep 16: 16 expert ranks over 8 chips. It fails before point 0 runs (as
+    # `g5sim sweep` does), naming the point.
+    with pytest.raises(g5sim.ConfigError) as error:
+        g5sim.sweep_rows({"dp": [8, 16], "ep": [8, 16], "ctx": [4096]}, tp=1, batch=64)
+    assert str(error.value) == ("sweep point 2: ep: expert-parallel degree ep = 16 does not divide the chips (tp x dp) "
+                                "(8) (checked before any point ran)")
+    assert error.value.field == "ep"
