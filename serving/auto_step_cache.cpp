@@ -284,12 +284,17 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
   report.bound_percent = setup.auto_percent;
   report.exact_budget = kExactBudget;
   const StepTimer drafts = steps.draft();
-  // Each pass tells its progress under its own name.
-  auto staged = [&](std::string stage) -> std::function<void(const g5sim::ServeProgress&)> {
+  // Each pass tells its progress under its own name; the exact pass after rounds, its steps to
+  // simulate.
+  auto staged = [&](std::string stage,
+                    std::uint64_t to_simulate = 0) -> std::function<void(const g5sim::ServeProgress&)> {
     if (!progress) return {};
-    return [&progress, stage = std::move(stage)](const g5sim::ServeProgress& p) {
+    // The pass begins: nothing done yet (its pace counts from here).
+    progress(g5sim::ServeProgress{0, requests.size(), 0, stage, 0, to_simulate});
+    return [&progress, stage = std::move(stage), to_simulate](const g5sim::ServeProgress& p) {
       g5sim::ServeProgress named = p;
       named.stage = stage;
+      named.to_simulate = to_simulate;
       progress(named);
     };
   };
@@ -299,7 +304,8 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
   try {
     setup.bucket_percent = 0;
     ServeRun run =
-        serve_requests(requests, settings, setup, steps.verify(kExactBudget), staged("exact"), drafts, hooks);
+        serve_requests(requests, settings, setup, steps.verify(kExactBudget),
+                       staged(fmt::format("exact if at most {} distinct steps", kExactBudget)), drafts, hooks);
     report.exact = true;
     run.auto_cache = report;
     return run;
@@ -312,15 +318,26 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
     setup.bucket_percent = percent;
     std::vector<StepHooks::Taken> taken;
     hooks.taken = &taken;
-    ServeRun run =
-        serve_requests(requests, settings, setup, verify,
-                       staged(fmt::format("round {}, {} % grid", report.rounds + 1, percent)), drafts, hooks);
+    ServeRun run = serve_requests(
+        requests, settings, setup, verify,
+        staged(fmt::format("round {} of at most {}, {} % grid", report.rounds + 1, max_auto_rounds(), percent)), drafts,
+        hooks);
     const std::uint64_t simulated = steps.size();
     report.grid_percent = percent;
     ++report.rounds;
+    // The check simulates its draws (on the serve's threads): said, so the line does not stand still.
+    auto checking = [&](std::uint64_t draws) {
+      if (!progress) return;
+      progress(g5sim::ServeProgress{
+          requests.size(), requests.size(), run.steps.size(),
+          fmt::format("round {} of at most {}: checking {} steps drawn", report.rounds, max_auto_rounds(), draws), 0,
+          0});
+    };
+    checking(kDraws);
     report.checks = check(run, taken, steps, verify, report.rounds, setup.jobs, setup.auto_percent, kDraws);
     if (miss_within_noise(report.checks)) {
       // The header's step 3: a miss within the draws' noise is drawn again, twice as many.
+      checking(2 * kDraws);
       report.checks = check(run, taken, steps, verify, report.rounds, setup.jobs, setup.auto_percent, 2 * kDraws);
     }
     report.samples += steps.size() - simulated;
@@ -336,7 +353,7 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
     last_largest = largest;
     if (exact) {
       setup.bucket_percent = 0;
-      run = serve_requests(requests, settings, setup, verify, staged("exact"), drafts, hooks);
+      run = serve_requests(requests, settings, setup, verify, staged("exact", left), drafts, hooks);
       report.exact = true;
       report.met = true;
     }

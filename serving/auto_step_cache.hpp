@@ -60,6 +60,15 @@ inline constexpr std::uint64_t kDraws = 64;
 /// The first round's grid and the finest, in percent.
 inline constexpr std::uint64_t kFirstGridPercent = 50;
 inline constexpr std::uint64_t kFinestGridPercent = 6;
+/// Rounds a serve can take at most: one per grid from the first, halved, to the finest (4).
+constexpr std::uint64_t max_auto_rounds() {
+  std::uint64_t rounds = 1;
+  for (std::uint64_t p = kFirstGridPercent; p > kFinestGridPercent;
+       p = p / 2 > kFinestGridPercent ? p / 2 : kFinestGridPercent) {
+    ++rounds;
+  }
+  return rounds;
+}
 /// When refining stalls, the serve runs exactly if its steps left number at most this many times
 /// those simulated so far: more rounds would likely miss again, and exact meets the bound for at
 /// most ten times what the search has spent.

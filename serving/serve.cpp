@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -207,6 +208,8 @@ class StepSimulation {
     p.ready = [this](const StepGroups& groups, bool of_drafts) { return ready_ahead(groups, of_drafts); };
     return p;
   }
+  /// Distinct steps simulated so far (taken by the serve; not those read or shared).
+  std::uint64_t simulated_steps() const { return simulated_.load(); }
 
  private:
   // A step simulated, and what its simulation cost (counted when the serve takes it); or read
@@ -290,6 +293,7 @@ class StepSimulation {
     } else {
       r = simulate();
     }
+    if (!r->read) ++simulated_;
     {
       const std::lock_guard<std::mutex> lock(tally_);
       if (r->read) ++report_.steps_read;
@@ -356,6 +360,7 @@ class StepSimulation {
   const g5sim::Runtime* runtime_ = nullptr;
   std::string prefix_;
   std::mutex tally_;
+  std::atomic<std::uint64_t> simulated_{0};
   std::optional<std::string> band_step_;
   // Last: its runs still going (steps the serve did not take) end before the rest goes.
   std::mutex ahead_mutex_;
@@ -418,11 +423,19 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   const StepTimer draft_timer = simulation.draft_timer();
   StepHooks hooks;
   hooks.prefetch = simulation.prefetch(report.setup.jobs);
-  report.run = report.setup.auto_percent > 0
-                   ? serve_auto(requests, report.settings, report.setup, simulation.timer(), controls.progress,
-                                draft_timer, hooks.prefetch)
-                   : serve_requests(std::move(requests), report.settings, report.setup, simulation.timer(),
-                                    controls.progress, draft_timer, hooks);
+  // Progress says how many steps were simulated: what the serve's time goes to.
+  std::function<void(const g5sim::ServeProgress&)> progress;
+  if (controls.progress) {
+    progress = [&](const g5sim::ServeProgress& p) {
+      g5sim::ServeProgress counted = p;
+      counted.simulated = simulation.simulated_steps();
+      controls.progress(counted);
+    };
+  }
+  report.run = report.setup.auto_percent > 0 ? serve_auto(requests, report.settings, report.setup, simulation.timer(),
+                                                          progress, draft_timer, hooks.prefetch)
+                                             : serve_requests(std::move(requests), report.settings, report.setup,
+                                                              simulation.timer(), progress, draft_timer, hooks);
   const ServeSetup& setup = report.setup;
   const std::uint64_t instances = setup.prefill_instances > 0 ? setup.prefill_instances + setup.decode_instances : 1;
   report.chips = report.memory.deployment.chips() * instances;

@@ -328,12 +328,57 @@ TEST_CASE("auto: when a finer grid does not close in, the serve runs exactly soo
   for (std::uint64_t i = 0; i < 1600; ++i) {
     many.push_back({fmt::format("r{}", i), i * 3 * kMs, 10 + i % 50, 8 + i % 7});
   }
-  const g5sim::ServeRun run = serving::serve_auto(many, settings, setup, bumpy, {}, {});
+  // Its progress (a progress line's): each pass named, told first with nothing done, then each
+  // request finished, up to all; the exact pass after the rounds with the steps it has to simulate.
+  struct Pass {
+    std::string stage;
+    std::uint64_t first_done = 0, last_done = 0, to_simulate = 0;
+    bool in_order = true;
+  };
+  std::vector<Pass> passes;
+  std::uint64_t simulated = 0, simulated_before_exact = 0;
+  auto counted = [&](const StepGroups& groups) {
+    ++simulated;  // once per distinct step: the serve keeps what it simulated
+    return bumpy(groups);
+  };
+  auto told = [&](const g5sim::ServeProgress& p) {
+    if (passes.empty() || passes.back().stage != p.stage) {
+      passes.push_back({p.stage, p.requests_done, 0, 0, true});
+      simulated_before_exact = simulated;
+    }
+    Pass& pass = passes.back();
+    pass.in_order = pass.in_order && p.requests_done >= pass.last_done && p.requests == many.size();
+    pass.last_done = p.requests_done;
+    pass.to_simulate = p.to_simulate;
+  };
+  const g5sim::ServeRun run = serving::serve_auto(many, settings, setup, counted, told, {});
   REQUIRE(run.auto_cache);
   CHECK(run.auto_cache->exact);
   CHECK(run.auto_cache->met);
   CHECK(run.auto_cache->rounds == 2);
   CHECK(run.auto_cache->grid_percent == 25);
+  // The 32-step exact try stops at its 33rd distinct step, before every request is done; each
+  // round's check (64 draws: both missed by more than their noise) is told with every request done.
+  REQUIRE(passes.size() == 6);
+  CHECK(passes[0].stage == "exact if at most 32 distinct steps");
+  CHECK(passes[0].last_done < many.size());
+  CHECK(passes[1].stage == "round 1 of at most 4, 50 % grid");
+  CHECK(passes[2].stage == "round 1 of at most 4: checking 64 steps drawn");
+  CHECK(passes[3].stage == "round 2 of at most 4, 25 % grid");
+  CHECK(passes[4].stage == "round 2 of at most 4: checking 64 steps drawn");
+  CHECK(passes[5].stage == "exact");
+  for (const std::size_t i : {1, 3, 5}) {
+    CHECK(passes[i].first_done == 0);
+    CHECK(passes[i].last_done == many.size());
+    CHECK(passes[i].in_order);
+  }
+  for (const std::size_t i : {2, 4}) CHECK(passes[i].first_done == many.size());
+  // The exact pass is told the steps round 2 took that no pass had simulated: more than 3 and at
+  // most 10 times those simulated before it (the rule above).
+  for (const std::size_t i : {0, 1, 2, 3, 4}) CHECK(passes[i].to_simulate == 0);
+  CHECK(simulated == run.distinct_steps);
+  CHECK(passes[5].to_simulate > 3 * simulated_before_exact);
+  CHECK(passes[5].to_simulate <= 10 * simulated_before_exact);
   const g5sim::ServeRun exact = serving::serve_requests(many, settings, g5sim::ServeSetup{}, bumpy);
   REQUIRE(run.requests.size() == exact.requests.size());
   for (std::size_t i = 0; i < many.size(); ++i) CHECK(run.requests[i].finish_ps == exact.requests[i].finish_ps);

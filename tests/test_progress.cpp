@@ -71,4 +71,38 @@ TEST_CASE("a long command's pace: its rate so far and the rest at that rate", "[
   CHECK(tools::pace(1000, 1000, 40.0, "requests") == ", 25 requests/s");
 }
 
+TEST_CASE("serve's progress line: each pass's pace its own, the exact pass's by the steps it simulates", "[progress]") {
+  // One pass: 10 of 100 requests in 5 s is 2 requests/s, and the other 90 take 45 s.
+  tools::ServePace one;
+  CHECK(one.line({10, 100, 250, "", 40, 0}, 5.0) ==
+        "serve: 10 of 100 requests done, about 45 s left; 5 s, 2 requests/s, 250 steps, 40 simulated");
+  // Under auto, round 2 begins at 20 s (told with nothing done); at 30 s 25 of 100 are done: 2.5
+  // requests/s over its 10 s, the other 75 in 30 s, of this round.
+  tools::ServePace passes;
+  const std::string round = "round 2 of at most 4, 25 % grid";
+  CHECK(passes.line({0, 100, 0, round, 300, 0}, 20.0) ==
+        "serve (round 2 of at most 4, 25 % grid): 0 of 100 requests done; 20 s, 0 steps, 300 simulated");
+  CHECK(passes.line({25, 100, 600, round, 340, 0}, 30.0) ==
+        "serve (round 2 of at most 4, 25 % grid): 25 of 100 requests done, about 30 s left in this round; 30 s, "
+        "2.5 requests/s, 600 steps, 340 simulated");
+  // The exact pass begins at 40 s with 400 steps simulated and 2,000 to simulate; at 60 s 500 more
+  // are: 25 steps simulated/s, and the other 1,500 take 60 s, whatever the requests' pace.
+  passes.line({0, 100, 0, "exact", 400, 2000}, 40.0);
+  CHECK(passes.line({30, 100, 900, "exact", 900, 2000}, 60.0) ==
+        "serve (exact, 2000 steps to simulate): 30 of 100 requests done, about 60 s left; 60 s, 25 steps "
+        "simulated/s, 900 steps, 900 simulated");
+  // A round's check is told with every request done: no requests' pace of its own.
+  tools::ServePace check;
+  check.line({0, 100, 0, round, 300, 0}, 20.0);
+  check.line({100, 100, 2400, round, 380, 0}, 30.0);
+  check.line({100, 100, 2400, "round 2 of at most 4: checking 64 steps drawn", 380, 0}, 30.0);
+  CHECK(check.line({100, 100, 2400, "round 2 of at most 4: checking 64 steps drawn", 420, 0}, 32.0) ==
+        "serve (round 2 of at most 4: checking 64 steps drawn): 100 of 100 requests done; 32 s, 2400 steps, 420 "
+        "simulated");
+  // Past its estimate (its steps differ a little from the round's), the rate alone.
+  CHECK(passes.line({90, 100, 2700, "exact", 2500, 2000}, 100.0) ==
+        "serve (exact, 2000 steps to simulate): 90 of 100 requests done; 100 s, 33 steps simulated/s, 2700 steps, "
+        "2500 simulated");
+}
+
 }  // namespace test_progress

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace tools {
 
@@ -20,15 +22,47 @@ std::string duration_text(double seconds) {
 
 }  // namespace
 
-std::string pace(std::uint64_t done, std::uint64_t total, double seconds, std::string_view unit) {
+Pace pace_of(std::uint64_t done, std::uint64_t total, double seconds, std::string_view unit) {
   // Within its first second a rate is noise (a first request done in a millisecond is no pace).
-  if (done == 0 || !(seconds >= 1) || !std::isfinite(seconds)) return "";
+  if (done == 0 || !(seconds >= 1) || !std::isfinite(seconds)) return {};
   const double rate = static_cast<double>(done) / seconds;
   // Two significant figures at least, no more decimals than that needs.
-  const std::string rate_text = rate >= 10 ? fmt::format("{:.0f}", rate) : fmt::format("{:.2g}", rate);
-  std::string text = fmt::format(", {} {}/s", rate_text, unit);
-  if (done < total) text += ", about " + duration_text(static_cast<double>(total - done) / rate) + " left";
-  return text;
+  Pace p;
+  p.rate = fmt::format("{} {}/s", rate >= 10 ? fmt::format("{:.0f}", rate) : fmt::format("{:.2g}", rate), unit);
+  if (done < total) p.left = "about " + duration_text(static_cast<double>(total - done) / rate) + " left";
+  return p;
+}
+
+std::string pace(std::uint64_t done, std::uint64_t total, double seconds, std::string_view unit) {
+  const Pace p = pace_of(done, total, seconds, unit);
+  if (p.rate.empty()) return "";
+  return ", " + p.rate + (p.left.empty() ? "" : ", " + p.left);
+}
+
+std::string ServePace::line(const g5sim::ServeProgress& p, double seconds) {
+  if (p.stage != stage_) {
+    stage_ = p.stage;
+    stage_began_ = seconds;
+    stage_simulated_ = p.simulated;
+    stage_done_ = p.requests_done;  // a round's check begins with every request done
+  }
+  std::string stage = p.stage;
+  if (p.to_simulate > 0) stage += fmt::format(", {} steps to simulate", p.to_simulate);
+  const double in_stage = seconds - stage_began_;
+  Pace pace;
+  if (p.to_simulate > 0) {
+    const std::uint64_t done = std::min(p.simulated - std::min(p.simulated, stage_simulated_), p.to_simulate);
+    pace = pace_of(done, p.to_simulate, in_stage, "steps simulated");
+  } else {
+    const std::uint64_t before = std::min(stage_done_, p.requests_done);
+    pace = pace_of(p.requests_done - before, p.requests - before, in_stage, "requests");
+    if (!pace.left.empty() && p.stage.rfind("round", 0) == 0) pace.left += " in this round";
+  }
+  // What was asked first (how long), then the counts: a narrow terminal cuts the line's end.
+  return fmt::format("serve{}: {} of {} requests done{}; {:.0f} s{}, {} steps, {} simulated",
+                     stage.empty() ? "" : " (" + stage + ")", p.requests_done, p.requests,
+                     pace.left.empty() ? "" : ", " + pace.left, seconds, pace.rate.empty() ? "" : ", " + pace.rate,
+                     p.steps, p.simulated);
 }
 
 bool ProgressLine::due() {
@@ -43,8 +77,14 @@ double ProgressLine::seconds() const {
 }
 
 void ProgressLine::show(const std::string& line) {
-  width_ = std::max(width_, line.size());
-  std::cerr << '\r' << line << std::string(width_ - line.size(), ' ') << std::flush;
+  // A line wider than the terminal wraps, and '\r' then rewrites only its last row: cut it to a
+  // column short of the width (the lines are ASCII).
+  winsize size{};
+  const std::size_t columns = ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
+  const std::string shown = columns > 1 && line.size() >= columns ? line.substr(0, columns - 1) : line;
+  width_ = std::max(width_, shown.size());
+  if (columns > 1) width_ = std::min(width_, columns - 1);
+  std::cerr << '\r' << shown << std::string(width_ - std::min(width_, shown.size()), ' ') << std::flush;
 }
 
 void ProgressLine::clear() {

@@ -9,13 +9,39 @@
 #include <string>
 #include <string_view>
 
+#include "g5sim/serve.hpp"
+
 namespace tools {
 
-/// The pace of a long command for its progress line: ", R UNIT/s, about T left", where R = done /
-/// seconds and T = (total - done) / R (the rest at the pace so far: an estimate, not a promise);
-/// ", R UNIT/s" when all are done; "" before the first is done or the first instant has passed.
-/// T reads "41 s", "3 min 20 s" or "2 h 05 min" (rounded to the second, then to the minute).
+/// The pace of a long command for its progress line: its rate R = done / seconds ("10 requests/s")
+/// and the rest at that pace, T = (total - done) / R ("about 88 s left": an estimate, not a
+/// promise; empty when all are done); both empty before the first is done or within the first
+/// second. T reads "41 s", "3 min 20 s" or "2 h 05 min" (rounded to the second, then to the minute).
+struct Pace {
+  std::string rate, left;
+};
+Pace pace_of(std::uint64_t done, std::uint64_t total, double seconds, std::string_view unit);
+/// The same as a line's tail: ", R UNIT/s, about T left", ", R UNIT/s" or "".
 std::string pace(std::uint64_t done, std::uint64_t total, double seconds, std::string_view unit);
+
+/// g5sim serve's progress line, from its reports (g5sim::ServeProgress), each pass's pace its own:
+///   serve: 40 of 100 requests done, about 6 s left; 14 s, 2.9 requests/s, 1003 steps, 352 simulated
+/// Under step_cache auto the pass leads ("(round 2 of at most 4, 25 % grid)") and its requests'
+/// pace is "left in this round". Its exact pass after rounds knows about how many steps it has to
+/// simulate: its pace is theirs ("25 steps simulated/s"), the one that sets its time (the engine's
+/// own work is milliseconds a thousand steps; a simulated step, tens of milliseconds).
+class ServePace {
+ public:
+  /// The line for `p`, told `seconds` after the start; every report is given (a new pass starts
+  /// its pace), whether or not its line is shown.
+  std::string line(const g5sim::ServeProgress& p, double seconds);
+
+ private:
+  std::string stage_;  // a serve's one pass began with the line
+  double stage_began_ = 0;
+  std::uint64_t stage_simulated_ = 0;  // simulated before the pass began
+  std::uint64_t stage_done_ = 0;       // requests done when it began
+};
 
 class ProgressLine {
  public:

@@ -56,24 +56,20 @@ class ServeCommand final : public Command {
     std::vector<g5sim::ServeRequest> requests = g5sim::requests_of(settings);
     // Outputs are opened (checked) before the long part.
     OutputSet outputs({{"--csv", csv_}, {"--json", json_}, {"--perfetto", perfetto_}});
-    // "serve: 120 of 1000 requests done, 2345 steps, 12 s, 10 requests/s, about 88 s left"
-    // (tools/progress_line.hpp).
+    // A line on a terminal (tools/progress_line.hpp, ServePace).
     std::optional<ProgressLine> progress;
     if (isatty(STDERR_FILENO) != 0) progress.emplace();
     g5sim::ServeControls controls;
     controls.max_steps = limits.max_serve_steps;
-    // Under step_cache auto each pass counts again: its name leads the line, its pace is its own.
-    std::string stage;
-    double stage_began = 0;
+    ServePace pace;
+    std::string shown_stage;
     controls.progress = [&](const g5sim::ServeProgress& p) {
       if (!progress) return;
-      if (p.stage != stage) stage = p.stage, stage_began = progress->seconds();
-      if (progress->due()) {
-        const double seconds = progress->seconds();
-        progress->show(fmt::format("serve{}: {} of {} requests done, {} steps, {:.0f} s{}",
-                                   stage.empty() ? "" : " (" + stage + ")", p.requests_done, p.requests, p.steps,
-                                   seconds, pace(p.requests_done, p.requests, seconds - stage_began, "requests")));
-      }
+      const double seconds = progress->seconds();
+      const std::string line = pace.line(p, seconds);
+      // A new pass is shown at once (a round's check is told once, then runs for seconds).
+      const bool new_stage = p.stage != shown_stage && seconds >= 1;
+      if (progress->due() || new_stage) progress->show(line), shown_stage = p.stage;
     };
     const g5sim::ServeReport report = g5sim::serve(chip, model, step, std::move(requests), settings, controls);
     if (progress) progress->clear();

@@ -285,16 +285,26 @@ struct ServeReport {
   std::optional<ServeEnergy> energy;     ///< a chip with an `energy` section
 };
 
-/// How a serve runs, beside what it computes: who is told of progress, what bounds it, and step
-/// times shared with other serves.
 /// How far a serve is, told after each finished request: requests finished of all, and the steps
-/// the engine has taken so far (each distinct one simulated once, or priced from the step cache).
+/// the engine has taken so far in this pass.
 struct ServeProgress {
   std::uint64_t requests_done = 0, requests = 0, steps = 0;
-  /// Under step_cache auto, which pass over the requests this is ("exact", "round 2, 25 % grid"):
-  /// each pass counts from 0 again. Empty: the serve's one pass.
+  /// Under step_cache auto, which pass over the requests this is ("exact if at most 32 distinct
+  /// steps", "round 2 of at most 4, 25 % grid", "exact"): each pass counts from 0 again. Empty:
+  /// the serve's one pass.
   std::string stage;
+  /// Distinct steps this serve has simulated so far, over every pass (steps read from the step
+  /// cache's folder or shared with other serves cost nothing and are not counted): what its time
+  /// goes to.
+  std::uint64_t simulated = 0;
+  /// In step_cache auto's exact pass after its rounds: about the distinct steps it has to simulate
+  /// (those the last round took that no pass had simulated; the exact pass takes steps like the
+  /// round's, not the same ones), so its end can be told; 0 otherwise.
+  std::uint64_t to_simulate = 0;
 };
+
+/// How a serve runs, beside what it computes: who is told of progress, what bounds it, and step
+/// times shared with other serves.
 
 struct ServeControls {
   std::function<void(const ServeProgress&)> progress;  ///< after each finished request
