@@ -22,7 +22,7 @@ namespace {
 void chip_totals(std::string& out, const hw::Chip& chip) {
   const hw::CostModel cost(chip);
   std::string peaks;
-  for (const hw::DType t : {hw::DType::fp8, hw::DType::bf16, hw::DType::fp32}) {
+  for (const hw::DType t : hw::kDTypes) {
     const double cube = cost.cube_peak_flops(t), vector = cost.vector_peak_ops(t);
     if (cube > 0)
       peaks += fmt::format("{}cube {} {:.1f} TFLOPS", peaks.empty() ? "" : ", ", hw::name_of(t), cube / 1e12);

@@ -11,6 +11,7 @@
 #include "api/json_text.hpp"
 #include "g5sim/report_fields.hpp"
 #include "models/kv_cache.hpp"
+#include "models/weight_format.hpp"
 
 namespace api {
 namespace {
@@ -32,9 +33,16 @@ std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool j
   return out;
 }
 
-// "int4 g64" for grouped integer weights, else the dtype's name.
-std::string weights_label(const models::Workload& w) {
+// "int4 g64" for grouped integer weights, else the dtype's name; microscaled weights on a chip
+// whose cube lacks their element type say that they ran weight-only, dequantised ("mxfp4 (as
+// bf16: no fp4 tensor rate)").
+std::string weights_label(const models::Workload& w, const hw::Chip& chip) {
   const bool grouped = w.weight_dtype == models::WeightDtype::int8 || w.weight_dtype == models::WeightDtype::int4;
+  if (const std::optional<models::Microscaling> mx = models::microscaling_of(w.weight_dtype)) {
+    if (chip.cube_macs(mx->element) == 0) {
+      return fmt::format("{} (as bf16: no {} tensor rate)", models::name_of(w.weight_dtype), hw::name_of(mx->element));
+    }
+  }
   if (!grouped) return std::string(models::name_of(w.weight_dtype));
   return w.weight_group == 0 ? fmt::format("{} per-column", models::name_of(w.weight_dtype))
                              : fmt::format("{} g{}", models::name_of(w.weight_dtype), w.weight_group);
@@ -251,7 +259,8 @@ void write_table_title(std::ostream& out, const RunDescription& run) {
                                models::name_of(w.prefill_mla_mode))
                  : fmt::format("MLA attention block ({})", models::name_of(w.compute_mode())))
           : std::string("attention block"),
-      phase_name(w), batch_text, models::name_of(w.kv_format), weights_label(w), run.chip.name, run.chip.cores);
+      phase_name(w), batch_text, models::name_of(w.kv_format), weights_label(w, run.chip), run.chip.name,
+      run.chip.cores);
 }
 
 // The table's settings lines: MLA modes, prefill attention, KV routes, sharding, memory per chip.

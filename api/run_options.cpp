@@ -290,9 +290,11 @@ std::vector<Row> format_rows() {
         .flag = "--weight-dtype",
         .type = T::text,
         .optional = true,
-        .choices = "bf16,fp16,fp8,int8,int4",
+        .choices = "bf16,fp16,fp8,int8,int4,mxfp8,mxfp6,mxfp4,nvfp4",
         .default_doc = "the model config's quantization, else bf16",
-        .doc = "projection weights (fp8: 128x128 block scales; int8/int4: group scales, --weight-group)",
+        .doc = "projection weights (fp8: 128x128 block scales; int8/int4: group scales, --weight-group; mxfp8/6/4: "
+               "an e8m0 scale per 32, nvfp4: an e4m3 scale per 16; microscaled weights run in their element type "
+               "where the chip's cube has it, else dequantised to bf16)",
         .takes = kAxis | kServe,
         .json_key = "weight_dtype"},
        &Request::weight_dtype,

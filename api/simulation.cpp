@@ -8,6 +8,7 @@
 
 #include "hw/config_error.hpp"
 #include "models/attention_block.hpp"
+#include "models/weight_format.hpp"
 #include "ops/layer_replay.hpp"
 #include "ops/loop_replay.hpp"
 #include "sim/simulator.hpp"
@@ -185,6 +186,16 @@ bool replay_loops(const hw::Chip& chip, Simulation& out) {
   return true;
 }
 
+// Microscaled weights (MXFP8/6/4, NVFP4) run natively where the cube has their element type, and
+// weight-only (dequantised to bf16) where it has not (models/weight_format.hpp).
+void fit_microscaled_weights(const hw::Chip& chip, ops::OpGraph& graph) {
+  for (ops::OpId v = 0; v < boost::num_vertices(graph); ++v) {
+    ops::OpNode& node = graph[v];
+    if (!std::holds_alternative<ops::MatmulShape>(node.payload) || node.mm().microscale_block == 0) continue;
+    if (chip.cube_macs(node.dtype) == 0) models::dequantise_microscaled(node);
+  }
+}
+
 // A chip lists the cube dtypes its tensor engine has (Ampere has no fp8): a graph with an fp8
 // matrix (fp8 weights, DeepSeek-V3.2's fp8 indexer) on a chip without one is refused by its first
 // such op, before anything is lowered, instead of dividing by a rate of zero.
@@ -199,7 +210,7 @@ void require_cube_dtypes(const hw::Chip& chip, const ops::OpGraph& graph) {
     // model's own (DeepSeek-V3.2's indexer keys), which no weight format changes.
     if (node.mm().k_block_rescale != 0) {
       throw hw::InputError("weight_dtype", fmt::format("{}, and op '{}' multiplies in fp8 (fp8 weights: use bf16, "
-                                                       "int8 or int4)",
+                                                       "int8, int4, or mxfp8, which runs here dequantised to bf16)",
                                                        missing, node.name));
     }
     throw hw::InputError("model", fmt::format("{}, and op '{}' of the model multiplies in fp8 whatever the "
@@ -211,6 +222,7 @@ void require_cube_dtypes(const hw::Chip& chip, const ops::OpGraph& graph) {
 }  // namespace
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options, bool replay) {
+  fit_microscaled_weights(chip, graph);
   require_cube_dtypes(chip, graph);
   Simulation out;
   if (replay) {

@@ -245,7 +245,7 @@ std::vector<ReportField> compare_workload_columns() {
       {.path = "weight_dtype",
        .type = T::text,
        .description = "the projection weights' format the first chip's run used",
-       .choices = "bf16,fp16,fp8,int8,int4"},
+       .choices = "bf16,fp16,fp8,int8,int4,mxfp8,mxfp6,mxfp4,nvfp4"},
   };
 }
 

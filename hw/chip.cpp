@@ -28,10 +28,13 @@ std::uint32_t u32_in(ConfigMap& m, std::string_view key, std::uint64_t lo, std::
 std::uint32_t u32(ConfigMap& m, std::string_view key) { return u32_in(m, key, 1, kMaxCount); }
 
 // Per-dtype tables list the dtypes the unit supports; each listed value must be positive.
-std::array<std::uint32_t, 3> read_dtype_table(ConfigMap m, std::initializer_list<DType> required) {
-  m.expect_keys({"fp8", "bf16", "fp32"});
-  std::array<std::uint32_t, 3> table{};
-  for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
+std::array<std::uint32_t, kDTypeCount> read_dtype_table(ConfigMap m, std::initializer_list<DType> required,
+                                                        std::initializer_list<DType> allowed) {
+  std::vector<std::string_view> names;
+  for (DType t : allowed) names.push_back(name_of(t));
+  m.expect_keys(names);
+  std::array<std::uint32_t, kDTypeCount> table{};
+  for (DType t : allowed) {
     const bool needed = std::find(required.begin(), required.end(), t) != required.end();
     if (needed || m.has(name_of(t))) table[static_cast<int>(t)] = u32(m, name_of(t));
   }
@@ -51,8 +54,11 @@ void read_tensor(ConfigMap& tiu, TensorUnit& unit) {
   // unit, so those entries are required. fp8 is listed where the tensor engine has it (Hopper,
   // SG2262; not Ampere): a step that asks a chip without it for an fp8 matrix is refused by name
   // (api::require_cube_dtypes).
-  unit.cube_macs_per_lane_per_cycle = read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16});
-  unit.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32});
+  // fp4 and fp6 where the cube multiplies microscaled operands natively (Blackwell, MI355X).
+  unit.cube_macs_per_lane_per_cycle = read_dtype_table(tiu.map("cube_macs_per_lane_per_cycle"), {DType::bf16},
+                                                       {DType::fp8, DType::bf16, DType::fp32, DType::fp4, DType::fp6});
+  unit.vector_eu_per_lane = read_dtype_table(tiu.map("vector_eu_per_lane"), {DType::bf16, DType::fp32},
+                                             {DType::fp8, DType::bf16, DType::fp32});
   {
     ConfigMap init = tiu.map("mm2_init_cycles");
     init.expect_keys({"nn", "nt", "tt"});
@@ -67,7 +73,7 @@ void read_tensor(ConfigMap& tiu, TensorUnit& unit) {
   unit.sfu_init_cycles = cycles(tiu, "sfu_init_cycles");
   unit.sfu_elements_per_lane_per_cycle = u32(tiu, "sfu_elements_per_lane_per_cycle");
   // Cross-field check: a lane's cube must reduce at least one k element per output column.
-  for (DType t : {DType::fp8, DType::bf16, DType::fp32}) {
+  for (DType t : kDTypes) {
     const std::uint32_t macs = unit.cube_macs_per_lane_per_cycle[static_cast<int>(t)];
     if (macs != 0 && macs % unit.cube_n != 0) {
       ErrorSite site = tiu.site("cube_macs_per_lane_per_cycle");

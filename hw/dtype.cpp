@@ -11,6 +11,8 @@ std::string_view name_of(DType t) {
     case DType::fp8: return "fp8";
     case DType::bf16: return "bf16";
     case DType::fp32: return "fp32";
+    case DType::fp4: return "fp4";
+    case DType::fp6: return "fp6";
   }
   return "?";
 }

@@ -22,10 +22,10 @@ ChipEnergy read_energy(ConfigMap section, const Chip& chip) {
   ChipEnergy e;
   {
     ConfigMap mac = section.map("pj_per_mac");
-    mac.expect_keys({"fp8", "bf16"});
+    mac.expect_keys({"fp8", "bf16", "fp4", "fp6"});
     // Priced exactly for the cube dtypes the tensor engine has: a price for one it lacks is an
     // unknown key, a missing one for one it has an error.
-    for (DType t : {DType::fp8, DType::bf16}) {
+    for (DType t : {DType::fp8, DType::bf16, DType::fp4, DType::fp6}) {
       if (chip.cube_macs(t) != 0) {
         e.pj_per_mac[static_cast<int>(t)] = mac.number_in(name_of(t), 0, kMaxPj);
       } else if (mac.has(name_of(t))) {

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "hw/dtype.hpp"
+
 namespace hw {
 
 class ConfigMap;
@@ -29,7 +31,7 @@ struct Chip;
 constexpr std::size_t kMaxResources = 4;
 
 struct ChipEnergy {
-  std::array<double, 3> pj_per_mac{};  ///< by DType; the tensor engine's cube dtypes (fp8, bf16)
+  std::array<double, kDTypeCount> pj_per_mac{};  ///< by DType; the tensor engine's cube dtypes (fp8, bf16, fp4, fp6)
   double pj_per_vector_element = 0;
   std::array<double, kMaxResources> pj_per_byte{};  ///< by Chip::resources index
   double static_w_per_core = 0, static_w_per_chip = 0;

@@ -37,6 +37,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/dtype.hpp"
+
 namespace hw {
 
 enum class EngineKind : std::uint8_t { tensor, sort, dma, collective };
@@ -58,10 +60,10 @@ constexpr std::size_t kMaxPathResources = 4;
 struct TensorUnit {
   double clock_mhz = 0;
   std::uint32_t lanes_per_core = 0;
-  std::uint32_t cube_n = 0;                                     ///< output columns one lane's cube produces per pass
-  std::array<std::uint32_t, 3> cube_macs_per_lane_per_cycle{};  ///< indexed by DType; 0 = unsupported
-  std::array<std::uint32_t, 3> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
-  std::array<std::uint32_t, 3> mm2_init_cycles{};               ///< indexed by MatmulLayout
+  std::uint32_t cube_n = 0;  ///< output columns one lane's cube produces per pass
+  std::array<std::uint32_t, kDTypeCount> cube_macs_per_lane_per_cycle{};  ///< indexed by DType; 0 = unsupported
+  std::array<std::uint32_t, kDTypeCount> vector_eu_per_lane{};            ///< indexed by DType; 0 = unsupported
+  std::array<std::uint32_t, 3> mm2_init_cycles{};                         ///< indexed by MatmulLayout
   std::uint32_t bank_conflict_cycles = 0;
   /// Fraction of the cube's stated rate its matrix instructions sustain, in (0, 1]: what the
   /// per-instruction costs do not see (issue gaps, operand staging, throttled clocks under load).

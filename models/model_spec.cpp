@@ -24,7 +24,7 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
   if (yaml) {
     WeightFormat f;
     if (m.has("weight_dtype")) {
-      f.dtype = parse_weight_dtype(m.one_of("weight_dtype", {"bf16", "fp16", "fp8", "int8", "int4"}));
+      f.dtype = parse_weight_dtype(m.one_of("weight_dtype", weight_dtype_names()));
     }
     if (m.has("weight_group_size")) {
       f.group = m.int_in("weight_group_size", 0, kMaxWeightGroup);
@@ -38,6 +38,9 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
   hw::ConfigMap q = m.map("quantization_config");
   const std::string method = q.string("quant_method");
   if (method == "fp8") return {WeightDtype::fp8, kDefaultWeightGroup};
+  // gpt-oss's checkpoints: MXFP4 experts (modules_to_not_convert lists what stays bf16: attention,
+  // router, embedding and head; the projections here are its experts' and attention's alike).
+  if (method == "mxfp4") return {WeightDtype::mxfp4, kDefaultWeightGroup};
   if (method == "gptq" || method == "awq") {
     const std::uint64_t bits = q.int_in("bits", 1, 64);
     if (bits != 4 && bits != 8) q.fail("bits", fmt::format("{}-bit weights are not modelled (4 or 8)", bits));
@@ -52,7 +55,7 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
     }
     return f;
   }
-  q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, gptq, awq)", method));
+  q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, mxfp4, gptq, awq)", method));
 }
 
 // The family (models/model_family.hpp) declares and reads its fields; the name, the model type,

@@ -1,6 +1,9 @@
 #include "models/weight_format.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <variant>
 
 #include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
@@ -14,6 +17,9 @@ constexpr std::uint64_t kGroupScaleBytes = 2;        // fp16 per group per colum
 constexpr std::uint64_t kQuantOpsPerActivation = 3;  // group max, scale, convert
 constexpr std::uint64_t kDequantOpsInt8 = 2;         // convert, scale
 constexpr std::uint64_t kDequantOpsInt4 = 3;         // unpack, convert, scale
+constexpr std::uint64_t kDequantOpsMx8 = 2;          // convert, scale (one value a byte)
+constexpr std::uint64_t kDequantOpsMxPacked = 3;     // unpack, convert, scale (fp6, fp4)
+constexpr std::uint64_t kMicroscaleBytes = 1;        // an e8m0 or e4m3 block scale
 
 using hw::ceil_div;
 
@@ -27,17 +33,52 @@ std::uint64_t column_bytes(WeightFormat f, std::uint64_t k) {
     case WeightDtype::fp8: return k + ceil_div(kFp8ScaleBytes * ceil_div(k, kBlock), kBlock);
     case WeightDtype::int8: return k + kGroupScaleBytes * groups;
     case WeightDtype::int4: return ceil_div(k, 2) + kGroupScaleBytes * groups;
+    case WeightDtype::mxfp8:
+    case WeightDtype::mxfp6:
+    case WeightDtype::mxfp4:
+    case WeightDtype::nvfp4: {
+      const Microscaling mx = *microscaling_of(f.dtype);
+      return ceil_div(k * mx.bits, 8) + kMicroscaleBytes * ceil_div(k, mx.block);
+    }
   }
   return 0;
 }
 
 }  // namespace
 
+const std::vector<std::string>& weight_dtype_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (auto t = static_cast<std::uint8_t>(WeightDtype::bf16); t <= static_cast<std::uint8_t>(WeightDtype::nvfp4);
+         ++t) {
+      out.emplace_back(name_of(static_cast<WeightDtype>(t)));
+    }
+    return out;
+  }();
+  return names;
+}
+
 WeightDtype parse_weight_dtype(std::string_view text) {
-  for (WeightDtype t : {WeightDtype::bf16, WeightDtype::fp16, WeightDtype::fp8, WeightDtype::int8, WeightDtype::int4}) {
-    if (text == name_of(t)) return t;
+  const std::vector<std::string>& names = weight_dtype_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (text == names[i]) return static_cast<WeightDtype>(i);
   }
-  throw hw::InputError("weight_dtype", fmt::format("expected bf16, fp16, fp8, int8 or int4, got '{}'", text));
+  throw hw::InputError("weight_dtype", fmt::format("expected one of {}, got '{}'", fmt::join(names, ", "), text));
+}
+
+std::optional<Microscaling> microscaling_of(WeightDtype t) {
+  switch (t) {
+    case WeightDtype::mxfp8: return Microscaling{32, 8, 0, hw::DType::fp8};
+    case WeightDtype::mxfp6: return Microscaling{32, 6, 0, hw::DType::fp6};
+    case WeightDtype::mxfp4: return Microscaling{32, 4, 0, hw::DType::fp4};
+    case WeightDtype::nvfp4: return Microscaling{16, 4, 4, hw::DType::fp4};
+    case WeightDtype::bf16:
+    case WeightDtype::fp16:
+    case WeightDtype::fp8:
+    case WeightDtype::int8:
+    case WeightDtype::int4: return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 std::string_view name_of(WeightDtype t) {
@@ -47,6 +88,10 @@ std::string_view name_of(WeightDtype t) {
     case WeightDtype::fp8: return "fp8";
     case WeightDtype::int8: return "int8";
     case WeightDtype::int4: return "int4";
+    case WeightDtype::mxfp8: return "mxfp8";
+    case WeightDtype::mxfp6: return "mxfp6";
+    case WeightDtype::mxfp4: return "mxfp4";
+    case WeightDtype::nvfp4: return "nvfp4";
   }
   return "?";
 }
@@ -57,7 +102,11 @@ std::uint64_t weight_matrix_bytes(WeightFormat f, std::uint64_t k, std::uint64_t
     case WeightDtype::fp16: return 2 * k * n;
     case WeightDtype::fp8: return k * n + kFp8ScaleBytes * ceil_div(k, kBlock) * ceil_div(n, kBlock);
     case WeightDtype::int8:
-    case WeightDtype::int4: return column_bytes(f, k) * n;
+    case WeightDtype::int4:
+    case WeightDtype::mxfp8:
+    case WeightDtype::mxfp6:
+    case WeightDtype::mxfp4: return column_bytes(f, k) * n;
+    case WeightDtype::nvfp4: return column_bytes(f, k) * n + microscaling_of(f.dtype)->tensor_scale_bytes;
   }
   return 0;
 }
@@ -67,7 +116,12 @@ void apply_weight_format(ops::OpNode& node, WeightFormat f) {
   const WeightDtype t = f.dtype;
   if (t == WeightDtype::bf16 || t == WeightDtype::fp16) return;
   s.b_col_bytes = column_bytes(f, s.k);
-  if (t == WeightDtype::fp8) {
+  if (const std::optional<Microscaling> mx = microscaling_of(t)) {
+    node.dtype = mx->element;
+    s.a_row_bytes = s.k * hw::bytes_of(hw::DType::bf16);  // activations arrive in bf16
+    s.a_quant_ops = kQuantOpsPerActivation;
+    s.microscale_block = mx->block;
+  } else if (t == WeightDtype::fp8) {
     node.dtype = hw::DType::fp8;
     s.a_row_bytes = s.k * hw::bytes_of(hw::DType::bf16);  // activations arrive in bf16
     s.a_quant_ops = kQuantOpsPerActivation;
@@ -75,6 +129,16 @@ void apply_weight_format(ops::OpNode& node, WeightFormat f) {
   } else {
     s.b_dequant_ops = t == WeightDtype::int8 ? kDequantOpsInt8 : kDequantOpsInt4;
   }
+}
+
+void dequantise_microscaled(ops::OpNode& node) {
+  if (!std::holds_alternative<ops::MatmulShape>(node.payload)) return;
+  ops::MatmulShape& s = node.mm();
+  if (s.microscale_block == 0 || node.dtype == hw::DType::bf16) return;  // not microscaled, or done
+  s.b_dequant_ops = node.dtype == hw::DType::fp8 ? kDequantOpsMx8 : kDequantOpsMxPacked;
+  node.dtype = hw::DType::bf16;
+  s.a_row_bytes = 0;
+  s.a_quant_ops = 0;
 }
 
 }  // namespace models

@@ -54,6 +54,10 @@ struct MatmulShape {
   std::uint64_t b_dequant_ops = 0;
   std::uint64_t a_quant_ops = 0;
   std::uint64_t k_block_rescale = 0;
+  /// Microscaled weights (MXFP8/6/4, NVFP4): k elements per scale; the cube multiplies them in the
+  /// node's dtype with the activations quantised alike, or, on a chip without that rate, the
+  /// weights are dequantised to bf16 (models::dequantise_microscaled); 0 = not microscaled.
+  std::uint64_t microscale_block = 0;
   /// A bias row of n elements (bf16) added to every output row in the epilogue (Qwen's q/k/v).
   bool bias = false;
 

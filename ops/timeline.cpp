@@ -253,15 +253,18 @@ sim::Tick idle_gaps(const hw::Chip& chip, const Lowered& lowered, const sim::Tra
   return every;
 }
 
+// The cube's rate an op's operands take: fp8, or the microscaled fp4 / fp6, else bf16.
+hw::DType cube_dtype(hw::DType d) {
+  return d == hw::DType::fp8 || d == hw::DType::fp4 || d == hw::DType::fp6 ? d : kActivationDtype;
+}
+
 // An op's roofline: its work at the chip's peak for its kind and dtype, its bytes at the roofline
 // bandwidth, its chip-to-chip bytes at the links' rate.
 void roofline(const OpGraph& graph, OpId v, const hw::CostModel& cost, OpTiming& t) {
   double peak = 0;  // FLOP or element-op per second; 0 for ops without arithmetic
   switch (traits_of(t.kind).peak) {
     case PeakUnit::none: break;
-    case PeakUnit::cube:
-      peak = cost.cube_peak_flops(graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : kActivationDtype);
-      break;
+    case PeakUnit::cube: peak = cost.cube_peak_flops(cube_dtype(graph[v].dtype)); break;
     case PeakUnit::vector:
       peak = cost.vector_peak_ops(is_row_op(t.kind) ? graph[v].vec().compute : graph[v].dtype);
       break;
@@ -280,8 +283,8 @@ void charge_energy(const OpGraph& graph, OpId v, const hw::Chip& chip, OpTiming&
   switch (traits_of(t.kind).peak) {
     case PeakUnit::none: break;
     case PeakUnit::cube: {
-      const hw::DType dtype = graph[v].dtype == hw::DType::fp8 ? hw::DType::fp8 : kActivationDtype;
-      t.compute_energy_pj = static_cast<double>(t.flops / 2) * price.pj_per_mac[static_cast<int>(dtype)];
+      t.compute_energy_pj =
+          static_cast<double>(t.flops / 2) * price.pj_per_mac[static_cast<int>(cube_dtype(graph[v].dtype))];
       break;
     }
     case PeakUnit::vector: t.compute_energy_pj = static_cast<double>(t.flops) * price.pj_per_vector_element; break;

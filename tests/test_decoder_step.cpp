@@ -11,9 +11,11 @@
 #include "models/decoder_step.hpp"
 #include "models/expert_routing.hpp"
 #include "models/ffn_block.hpp"
+#include "models/graph_helpers.hpp"
 #include "models/kv_cache.hpp"
 #include "models/memory_footprint.hpp"
 #include "models/run_limits.hpp"
+#include "models/weight_format.hpp"
 #include "ops/work_estimate.hpp"
 #include "test_configs.hpp"
 
@@ -668,6 +670,99 @@ TEST_CASE("weight formats: bytes with scales, the model's default, and the exper
   const auto fp8 = models::chip_footprint(v3, w, models::Parallelism{1, 1, 1});
   CHECK(fp8.weight_bytes < bf16.weight_bytes);
   CHECK(2 * fp8.weight_bytes > bf16.weight_bytes);
+}
+
+TEST_CASE("microscaled weights: packed values and block scales, the cube's own format where it has it, else bf16",
+          "[step][weights]") {
+  using models::WeightDtype;
+  // [7168, 1536] (q_a_proj), per column: mxfp8 7168 + 7168 / 32 = 7,392; mxfp6 7168 x 6 / 8 + 224 =
+  // 5,600; mxfp4 3,584 + 224 = 3,808; nvfp4 3,584 + 7168 / 16 = 4,032, and one fp32 scale a tensor.
+  CHECK(models::weight_matrix_bytes(WeightDtype::mxfp8, 7168, 1536) == 7'392ull * 1536);      // 11,354,112
+  CHECK(models::weight_matrix_bytes(WeightDtype::mxfp6, 7168, 1536) == 5'600ull * 1536);      // 8,601,600
+  CHECK(models::weight_matrix_bytes(WeightDtype::mxfp4, 7168, 1536) == 3'808ull * 1536);      // 5,849,088
+  CHECK(models::weight_matrix_bytes(WeightDtype::nvfp4, 7168, 1536) == 4'032ull * 1536 + 4);  // 6,193,156
+  // k = 100, not a whole number of blocks: the last block is partial and still has its scale.
+  // mxfp4 ceil(100 / 2) + ceil(100 / 32) = 54 a column; mxfp6 ceil(600 / 8) + 4 = 79; nvfp4 50 +
+  // ceil(100 / 16) = 57, x 3 columns + 4.
+  CHECK(models::weight_matrix_bytes(WeightDtype::mxfp4, 100, 3) == 162);
+  CHECK(models::weight_matrix_bytes(WeightDtype::mxfp6, 100, 3) == 237);
+  CHECK(models::weight_matrix_bytes(WeightDtype::nvfp4, 100, 3) == 175);
+  CHECK(models::parse_weight_dtype("nvfp4") == WeightDtype::nvfp4);
+  CHECK_THROWS_WITH(
+      models::parse_weight_dtype("fp4"),
+      Catch::Contains("expected one of bf16, fp16, fp8, int8, int4, mxfp8, mxfp6, mxfp4, nvfp4, got 'fp4'"));
+
+  // The projection as the model builds it: fp4 on the cube, the bf16 activations quantised in local
+  // memory (3 operations an element), the weights streamed at their packed bytes a column (the
+  // tensor's fp32 scale is a register's, not streamed).
+  ops::OpNode node = models::detail::matmul_op("q_a_proj", 1, 64, 7168, 1536);
+  models::apply_weight_format(node, WeightDtype::nvfp4);
+  CHECK(node.dtype == hw::DType::fp4);
+  CHECK(node.mm().b_col_bytes == 4'032);
+  CHECK(node.mm().a_row_bytes == 14'336);  // 7168 x 2
+  CHECK(node.mm().a_quant_ops == 3);
+  CHECK(node.mm().microscale_block == 16);
+  CHECK(node.mm().k_block_rescale == 0);  // the block-scaled MMA applies the scales
+  // On a chip without fp4: weight-only, dequantised (unpack, convert, scale) to the bf16 cube; a
+  // second pass changes nothing.
+  models::dequantise_microscaled(node);
+  models::dequantise_microscaled(node);
+  CHECK(node.dtype == hw::DType::bf16);
+  CHECK(node.mm().b_dequant_ops == 3);
+  CHECK(node.mm().a_quant_ops == 0);
+  CHECK(node.mm().a_row_bytes == 0);
+  CHECK(node.mm().b_col_bytes == 4'032);
+  ops::OpNode mx8 = models::detail::matmul_op("q_a_proj", 1, 64, 7168, 1536);
+  models::apply_weight_format(mx8, WeightDtype::mxfp8);
+  CHECK(mx8.dtype == hw::DType::fp8);
+  models::dequantise_microscaled(mx8);
+  CHECK(mx8.mm().b_dequant_ops == 2);  // one value a byte: convert, scale
+
+  // A gpt-oss config.json's quantization_config.
+  const std::string hf = R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+    "vocab_size": 129280, "intermediate_size": 18432, "num_attention_heads": 128, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "moe_intermediate_size": 2048,
+    "first_k_dense_replace": 3, "routed_scaling_factor": 2.5,
+    "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn"], "quant_method": "mxfp4"}})";
+  CHECK(models::model_from_hf_json(hf, "mx.json").weight_dtype == WeightDtype::mxfp4);
+
+  // Simulated: SG2262 (no fp4 rate) and the same chip with an fp4 cube at 4x its bf16 rate, and
+  // with a tile's whole k on one core (SG2262's split k sums partials in memory, their bytes as the
+  // split falls, which the cube's rate moves).
+  std::string text = test_configs::kSg2262;
+  text.replace(text.find("{fp8: 256, bf16: 128}"), 21, "{fp8: 256, bf16: 128, fp4: 512}");
+  text.replace(text.find("matmul_split_k: true"), 20, "matmul_split_k: false");
+  const hw::Chip fp4_chip = hw::chip_from_yaml(text, "sg2262-fp4");
+  CHECK(fp4_chip.cube_macs(hw::DType::fp4) == 512);
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  auto q_a_proj = [&](const hw::Chip& c, WeightDtype t, models::Workload w) {
+    w.weight_dtype = t;
+    const api::Simulation r = api::simulate_block(c, v3, w, {});
+    for (const auto& op : r.timeline.ops) {
+      if (op.name == "q_a_proj") return op;
+    }
+    FAIL("no q_a_proj");
+    return ops::OpTiming{};
+  };
+  // One decode: the weights are read once, so nvfp4 reads bf16's bytes less 1536 x (14,336 -
+  // 4,032) = 15,826,944, weight-only on SG2262 and natively on the fp4 chip.
+  const auto bf16 = q_a_proj(chip(), WeightDtype::bf16, decode(1, 1024));
+  CHECK(bf16.hbm_bytes - q_a_proj(chip(), WeightDtype::nvfp4, decode(1, 1024)).hbm_bytes == 15'826'944);
+  const auto fp4_bf16 = q_a_proj(fp4_chip, WeightDtype::bf16, decode(1, 1024));
+  CHECK(fp4_bf16.hbm_bytes - q_a_proj(fp4_chip, WeightDtype::nvfp4, decode(1, 1024)).hbm_bytes == 15'826'944);
+  // A 4,096-token prompt is compute-bound: on the fp4 cube the roofline's compute is the FLOPs at
+  // the fp4 peak, a quarter of bf16's; dequantised on SG2262 it is bf16's, plus the vector work.
+  const auto prompt = models::make_workload(models::Phase::prefill, 1, 4096, std::nullopt, models::KvFormat::bf16);
+  const auto native = q_a_proj(fp4_chip, WeightDtype::nvfp4, prompt);
+  const auto weight_only = q_a_proj(chip(), WeightDtype::nvfp4, prompt);
+  const auto dense = q_a_proj(chip(), WeightDtype::bf16, prompt);
+  CHECK(native.flops == 2ull * 4096 * 7168 * 1536);
+  CHECK(native.compute_ns * 4 == Approx(dense.compute_ns).epsilon(1e-12));
+  CHECK(weight_only.compute_ns == dense.compute_ns);
+  const auto dense_on_fp4_chip = q_a_proj(fp4_chip, WeightDtype::bf16, prompt);
+  CHECK(native.end - native.start < (dense_on_fp4_chip.end - dense_on_fp4_chip.start) / 2);
+  CHECK(weight_only.end - weight_only.start >= dense.end - dense.start);
 }
 
 TEST_CASE("DSA in prefill: the indexer runs over the prompt and attention keeps the top rows", "[step][dsa]") {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "api/simulation.hpp"
+#include "explore/validation/measured_rows.hpp"
 #include "g5sim/g5sim.hpp"
 #include "hw/chip.hpp"
 #include "hw/cost_model.hpp"
@@ -41,6 +42,13 @@ TEST_CASE("shipped chips load with their sourced peaks", "[configs][chips]") {
       {"chips/h20.yaml", 78, 78.0 * 64 * 8 * 2 * 1.83e9},      // 146.2 TFLOPS (spec sheet 148)
       {"chips/h200.yaml", 132, 132.0 * 64 * 32 * 2 * 1.83e9},  // H100's die: 989.4 TFLOPS
       {"chips/a100.yaml", 108, 108.0 * 64 * 16 * 2 * 1.41e9},  // 311.9 TFLOPS (datasheet 312)
+      // The rivals (docs/rival_chips.md): each dense bf16 figure as its vendor states it.
+      {"chips/b200.yaml", 148, 148.0 * 128 * 32 * 2 * 1.855e9},         // 2,249 TFLOPS (HGX B200: 2,250)
+      {"chips/gb200-nvl72.yaml", 148, 148.0 * 128 * 32 * 2 * 2.062e9},  // 2,500 TFLOPS
+      {"chips/mi300x.yaml", 304, 304.0 * 64 * 16 * 2 * 2.1e9},          // 1,307 TFLOPS
+      {"chips/mi355x.yaml", 256, 256.0 * 64 * 32 * 2 * 2.4e9},          // 2,517 TFLOPS
+      {"chips/tpu-v6e.yaml", 1, 1.0 * 4 * 65536 * 2 * 1.75e9},          // 918 TFLOPS
+      {"chips/ascend-910b.yaml", 24, 24.0 * 16 * 256 * 2 * 1.8e9},      // 354 TFLOPS (910B2)
   };
   for (const Case& c : cases) {
     INFO(c.file);
@@ -51,11 +59,41 @@ TEST_CASE("shipped chips load with their sourced peaks", "[configs][chips]") {
   }
 }
 
+TEST_CASE("the rivals' microscaled rates: fp4 and fp6 where the vendor states them", "[configs][chips]") {
+  // B200: dense FP4 9,000 TFLOPS = 4x bf16, FP6 at the FP8 rate; MI355X: MXFP4 and MXFP6 both
+  // 10.1 PF = 4x bf16; MI300X, TPU v6e and the 910B have neither (nvfp4 weights run there as bf16).
+  const hw::Chip b200 = hw::load_chip(shipped("chips/b200.yaml"));
+  CHECK(b200.cube_macs(hw::DType::fp4) == 4 * b200.cube_macs(hw::DType::bf16));
+  CHECK(b200.cube_macs(hw::DType::fp6) == b200.cube_macs(hw::DType::fp8));
+  const hw::Chip mi355x = hw::load_chip(shipped("chips/mi355x.yaml"));
+  CHECK(mi355x.cube_macs(hw::DType::fp4) == 4 * mi355x.cube_macs(hw::DType::bf16));
+  CHECK(mi355x.cube_macs(hw::DType::fp6) == mi355x.cube_macs(hw::DType::fp4));
+  for (const char* file : {"chips/mi300x.yaml", "chips/tpu-v6e.yaml", "chips/ascend-910b.yaml", "chips/h100.yaml"}) {
+    INFO(file);
+    const hw::Chip chip = hw::load_chip(shipped(file));
+    CHECK(chip.cube_macs(hw::DType::fp4) == 0);
+    CHECK(chip.cube_macs(hw::DType::fp6) == 0);
+  }
+  // The 910B has no fp8 rate either.
+  CHECK(hw::load_chip(shipped("chips/ascend-910b.yaml")).cube_macs(hw::DType::fp8) == 0);
+  // Their public measurements (validation/rivals_measured.csv) read, each row naming a shipped chip:
+  // B200 59 kernel rows, GB200 64 (5 whole steps excluded), MI300X 24, MI355X 27, TPU v6e 16,
+  // Ascend 4.
+  const auto table = explore::validation::read_measured_file(shipped("../validation/rivals_measured.csv"));
+  std::map<std::string, std::size_t> per_chip;
+  for (const auto& r : table.rows) ++per_chip[r.chip];
+  CHECK(per_chip ==
+        std::map<std::string, std::size_t>{
+            {"ascend-910b", 4}, {"b200", 59}, {"gb200-nvl72", 64}, {"mi300x", 24}, {"mi355x", 27}, {"tpu-v6e", 16}});
+}
+
 TEST_CASE("a decode block runs on every shipped chip, with the formula's KV bytes", "[configs][chips]") {
   // Qwen1.5-7B, B = 1, 512 tokens: K and V of 32 heads x 128, bf16: 512 x 2 x 32 x 128 x 2 = 8,388,608 B.
   const auto qwen = models::load_model(shipped("models/qwen1.5-7b.yaml"));
-  for (const char* file : {"chips/sg2262.yaml", "chips/bm1684x.yaml", "chips/bm1688.yaml", "chips/h800.yaml",
-                           "chips/h100.yaml", "chips/h20.yaml", "chips/h200.yaml", "chips/a100.yaml"}) {
+  for (const char* file :
+       {"chips/sg2262.yaml", "chips/bm1684x.yaml", "chips/bm1688.yaml", "chips/h800.yaml", "chips/h100.yaml",
+        "chips/h20.yaml", "chips/h200.yaml", "chips/a100.yaml", "chips/b200.yaml", "chips/gb200-nvl72.yaml",
+        "chips/mi300x.yaml", "chips/mi355x.yaml", "chips/tpu-v6e.yaml", "chips/ascend-910b.yaml"}) {
     INFO(file);
     const hw::Chip chip = hw::load_chip(shipped(file));
     const auto r = api::simulate_block(chip, qwen, test_configs::decode(1, 512), {});

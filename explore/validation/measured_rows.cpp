@@ -13,6 +13,7 @@
 #include "hw/config_error.hpp"
 #include "hw/input_file.hpp"
 #include "hw/number_text.hpp"
+#include "models/weight_format.hpp"
 
 namespace explore::validation {
 
@@ -251,7 +252,7 @@ MeasuredRow read_row(const RowReader& r, int line) {
   row.ctx = r.count("ctx", 1, std::uint64_t{1} << 24).value_or(0);
   if (row.workload != WorkloadKind::matmul && !serve && row.ctx == 0) r.fail("ctx", "required (kv_len)");
   row.q_len = r.count("q_len", 1, std::uint64_t{1} << 24);
-  row.weight_dtype = r.one_of("weight_dtype", {"bf16", "fp16", "fp8", "int8", "int4"}, true);
+  row.weight_dtype = r.one_of("weight_dtype", models::weight_dtype_names(), true);
   row.weight_group = r.count("weight_group", 0, std::uint64_t{1} << 20);
   row.kv_dtype = r.one_of("kv_dtype", {"bf16", "fp8", "fp8-flashmla"}, true);
   row.tp = r.count("tp", 1, 65536);

@@ -157,7 +157,8 @@ struct Request {
   std::string kv_dtype = "bf16";    ///< "bf16", "fp8" or "fp8-flashmla"
   std::string mla_mode = "absorb";  ///< decode compute and cache: absorb, standard, expanded
   std::string prefill_mla_mode = "expanded";
-  std::string weight_dtype;  ///< bf16, fp16, fp8, int8, int4; "" = the model config's, else bf16
+  std::string
+      weight_dtype;  ///< bf16, fp16, fp8, int8, int4, mxfp8, mxfp6, mxfp4, nvfp4; "" = the model config's, else bf16
   std::optional<std::uint64_t>
       weight_group;                ///< int8/int4 scale group along k (0: per column); default the model's, else 128
   std::string kv_read_engine;      ///< "" = the chip's first kv_stream engine (SG2262: gdma)
