@@ -45,6 +45,7 @@
 // Cost: the first phase's steps and the samples are simulated once and reused by every round; a
 // round re-runs the engine alone (milliseconds per thousand steps) and its new anchors.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -63,10 +64,7 @@ inline constexpr std::uint64_t kFinestGridPercent = 6;
 /// Rounds a serve can take at most: one per grid from the first, halved, to the finest (4).
 constexpr std::uint64_t max_auto_rounds() {
   std::uint64_t rounds = 1;
-  for (std::uint64_t p = kFirstGridPercent; p > kFinestGridPercent;
-       p = p / 2 > kFinestGridPercent ? p / 2 : kFinestGridPercent) {
-    ++rounds;
-  }
+  for (std::uint64_t p = kFirstGridPercent; p > kFinestGridPercent; p = std::max(kFinestGridPercent, p / 2)) ++rounds;
   return rounds;
 }
 /// When refining stalls, the serve runs exactly if its steps left number at most this many times

@@ -305,7 +305,6 @@ struct ServeProgress {
 
 /// How a serve runs, beside what it computes: who is told of progress, what bounds it, and step
 /// times shared with other serves.
-
 struct ServeControls {
   std::function<void(const ServeProgress&)> progress;  ///< after each finished request
   std::uint64_t max_steps = kMaxServeSteps;
