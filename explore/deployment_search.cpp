@@ -196,6 +196,8 @@ void apply_point(const SearchSpec& spec, const std::vector<SearchDimension>& dim
     const Knob& k = *dimensions[d].knob;
     if (k.run_option) {
       g5sim::set_option_text(step, *g5sim::find_run_option(k.name), values[d]);
+    } else if (k.optional && values[d].empty()) {
+      serve.reset(k.name);  // not given (a role's chip: the serve's)
     } else {
       serve.set_text(k.name, values[d]);
     }

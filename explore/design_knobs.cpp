@@ -94,6 +94,15 @@ std::vector<Knob> workload_rows() {
        .group = "workload",
        .takes = kSensitivityKnob,
        .check = check_contexts},
+      {.name = "role",
+       .flag = "--role",
+       .type = T::text,
+       .choices = "both,prefill,decode",
+       .default_text = "both",
+       .doc = "with a disaggregated serve (--serve 'disagg=P:D ...'): vary the chip of one role, the other held (its "
+              "prefill_chip or decode_chip item, else the chip as given)",
+       .group = "workload",
+       .takes = kSensitivityKnob | kSolveKnob},
   };
 }
 

@@ -122,6 +122,11 @@ WorkloadMeter::WorkloadMeter(const DesignWorkload& workload, std::vector<std::st
   if (is_member(metrics_, "goodput_requests_per_s") && !workload.slo_ttft_ms && !workload.slo_tpot_ms) {
     throw hw::InputError(what, fmt::format("{}: goodput_requests_per_s needs an SLO (slo_ttft_ms, slo_tpot_ms)", what));
   }
+  if (!serving_ && workload.role != "both") {
+    throw hw::InputError("role", fmt::format("--role {} varies one role's chip of a disaggregated serve: give "
+                                             "--serve 'disagg=P:D ...'",
+                                             workload.role));
+  }
   if (!serving_) return;
   // A serve's engine makes its steps' sequences: the run's shape is not its own.
   const g5sim::Request defaults;
@@ -134,6 +139,16 @@ WorkloadMeter::WorkloadMeter(const DesignWorkload& workload, std::vector<std::st
     }
   }
   serve_settings_ = *workload.serve;
+  if (workload.role != "both") {
+    if (serve_settings_->text("disagg") == "none") {
+      throw hw::InputError("role",
+                           fmt::format("--role {} varies one role's chip: the serve needs disagg=P:D", workload.role));
+    }
+    const char* held_knob = workload.role == "decode" ? "prefill_chip" : "decode_chip";
+    if (serve_settings_->text(held_knob).empty()) {
+      held_ = g5sim::Chip::from_yaml(workload.chip.text, g5sim::source_label(workload.chip.source));
+    }
+  }
   load_ = g5sim::requests_of(*serve_settings_);
   serve_settings_->set("jobs", std::uint64_t{1});  // the measurements are the parallelism
   if (workload.slo_ttft_ms) serve_settings_->set("slo_ttft_ms", *workload.slo_ttft_ms);
@@ -143,9 +158,15 @@ WorkloadMeter::WorkloadMeter(const DesignWorkload& workload, std::vector<std::st
 Measurement WorkloadMeter::measure(const g5sim::Chip& chip, const g5sim::Request& request) const {
   Measurement m;
   if (serving_) {
-    const g5sim::ServeReport report = g5sim::serve(chip, workload_.model, request, load_, *serve_settings_);
+    // One role's chip varied: the other's held (RoleChips take the place of the role knobs).
+    g5sim::RoleChips roles;
+    if (workload_.role == "decode") roles.decode = chip, roles.prefill = held_;
+    if (workload_.role == "prefill") roles.prefill = chip, roles.decode = held_;
+    const g5sim::ServeReport report = g5sim::serve(chip, workload_.model, request, load_, *serve_settings_, {}, roles);
     for (const std::string& metric : metrics_) m.metrics.push_back(serve_metric(metric, report.summary));
+    // The varied chip's deployment: a role's own when one role's chip is varied.
     m.deployment = report.memory.deployment;
+    if (workload_.role == "decode" && report.roles) m.deployment = report.roles->decode.memory.deployment;
   } else {
     const g5sim::Result result = g5sim::simulate(chip, workload_.model, request);
     for (const std::string& metric : metrics_) m.metrics.push_back(run_metric(metric, result));
@@ -158,8 +179,10 @@ Measurement WorkloadMeter::measure(const g5sim::Chip& chip, const g5sim::Request
 }
 
 std::string WorkloadMeter::describe(const Measurement& base) const {
-  if (serving_)
-    return "serve " + (workload_.serve_items.empty() ? given_items(*workload_.serve) : workload_.serve_items);
+  if (serving_) {
+    return "serve " + (workload_.serve_items.empty() ? given_items(*workload_.serve) : workload_.serve_items) +
+           (workload_.role == "both" ? "" : ", the " + workload_.role + " chip varied");
+  }
   const g5sim::Request& r = workload_.base;
   return !r.mix.empty()    ? "mix " + r.mix
          : !r.seqs.empty() ? "seqs " + r.seqs

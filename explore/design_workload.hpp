@@ -64,6 +64,7 @@ class WorkloadMeter {
   bool serving_ = false;
   std::vector<g5sim::ServeRequest> load_;
   std::optional<g5sim::ServeSettings> serve_settings_;
+  std::optional<g5sim::Chip> held_;  ///< --role prefill or decode: the other role's chip, unless its item names one
 };
 
 /// A number as the CSV and JSON write it (the shortest text that reads back the same double).

@@ -654,6 +654,7 @@ SolveSpec solve_spec_of(ChipText chip, Model model, Request base, const KnobItem
       w.serve_items = design.text("serve");
       w.serve = serve_settings_of(w.serve_items);
     }
+    w.role = design.text("role");
     if (!design.given("target") && !w.slo_tpot_ms && !w.slo_ttft_ms) {
       throw hw::InputError("target",
                            "give a target (step_ms<=30, ...) or, for a run, an SLO (slo_tpot_ms, slo_ttft_ms)");

@@ -27,9 +27,16 @@ std::string json_value(const SearchDimension& d, const std::string& value) {
   return d.numeric() ? value : api::json_string(value);
 }
 
+// Whether the table shows a dimension: not an optional knob left out at every point (a role's
+// chip not given: the JSON and CSV still hold its empty column).
+bool shown(const SearchDimension& d) {
+  return !d.knob->optional || std::any_of(d.values.begin(), d.values.end(), [](const auto& v) { return !v.empty(); });
+}
+
 std::string knobs_text(const SearchReport& r, const SearchKnobs& k) {
   std::string out = fmt::format("tp {} ep {} dp {}", k.tp, k.ep, k.dp);
   for (std::size_t d = 0; d < r.dimensions.size(); ++d) {
+    if (!shown(r.dimensions[d])) continue;
     out += fmt::format("{} {} {}", d == 0 ? "," : ",", r.dimensions[d].knob->name, k.values[d]);
   }
   return out;
@@ -192,7 +199,7 @@ void write_search_table(std::ostream& out, const SearchReport& r) {
     const PointOutcome& o = p.outcome;
     fmt::print(out, "  {:>5} {:>3} {:>3} {:>3} {:>5}", i, k.tp, k.ep, k.dp, o.chips);
     for (std::size_t d = 0; d < r.dimensions.size(); ++d) {
-      fmt::print(out, " {:>{}}", k.values[d], r.dimensions[d].knob->width);
+      if (shown(r.dimensions[d])) fmt::print(out, " {:>{}}", k.values[d], r.dimensions[d].knob->width);
     }
     fmt::print(out, " {:>11.1f} {:>10.2f} {:>9.1f} {:>9.2f} {:>5}{}\n", o.tokens_per_s_per_chip,
                o.tokens_per_s_per_user, ttft_at(o, r.slo_stat), tpot_at(o, r.slo_stat),
@@ -205,7 +212,7 @@ void write_search_table(std::ostream& out, const SearchReport& r) {
                r.fronts[c].size(), run);
     fmt::print(out, "  {:>5} {:>3} {:>3} {:>3} {:>5}", "point", "tp", "ep", "dp", "chips");
     for (const SearchDimension& d : r.dimensions) {
-      fmt::print(out, " {:>{}}", d.knob->label.empty() ? d.knob->name : d.knob->label, d.knob->width);
+      if (shown(d)) fmt::print(out, " {:>{}}", d.knob->label.empty() ? d.knob->name : d.knob->label, d.knob->width);
     }
     fmt::print(out, " {:>11} {:>10} {:>9} {:>9} {:>5}\n", "tok/s/chip", "tok/s/user",
                fmt::format("ttft_{}", r.slo_stat), fmt::format("tpot_{}", r.slo_stat), "slo");

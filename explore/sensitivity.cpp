@@ -544,6 +544,7 @@ SensitivitySpec sensitivity_spec_of(ChipText chip, Model model, Request base, co
     } else if (w.slo_ttft_ms || w.slo_tpot_ms) {
       throw hw::InputError(w.slo_ttft_ms ? "slo_ttft_ms" : "slo_tpot_ms", "an SLO is a serve's (give a serve)");
     }
+    w.role = design.text("role");
     if (design.given("ctx")) spec.contexts = explore::parse_context_list(design.text("ctx"));
     for (std::size_t start = 0; !design.text("fields").empty() && start <= design.text("fields").size();) {
       const std::string& fields = design.text("fields");

@@ -22,21 +22,31 @@ namespace {
 // The serve's first phase asked for more distinct steps than the budget.
 struct OverBudget {};
 
-// Every step this serve simulated, by its mix text: what the rounds reuse and the checks compare
-// with. Its timers run on up to `jobs` threads at once (a bucketed step's new anchors).
+// Every step this serve simulated, by its chip and groups: what the rounds reuse and the checks
+// compare with. Its timers run on up to `jobs` threads at once (a bucketed step's new anchors).
 class SimulatedSteps {
  public:
-  SimulatedSteps(const StepTimer& timer, const StepTimer& draft_timer) : timer_(timer), draft_timer_(draft_timer) {}
+  explicit SimulatedSteps(const std::vector<ChipSteps>& chips) : chips_(chips) {}
 
-  StepTimer verify(std::uint64_t budget = 0) {
-    return [this, budget](const StepGroups& groups) { return timed(groups, false, budget); };
+  /// The serve's chips, each timed through this record (`budget` steps at most over every chip,
+  /// 0: no bound); their hooks know what it holds and record the steps taken in `taken`.
+  std::vector<ChipSteps> timers(std::uint64_t budget, std::vector<StepHooks::Taken>* taken) {
+    std::vector<ChipSteps> out;
+    for (std::size_t k = 0; k < chips_.size(); ++k) {
+      ChipSteps c;
+      c.timer = [this, budget, k](const StepGroups& groups) { return timed(k, groups, false, budget); };
+      if (chips_[k].draft_timer) {
+        c.draft_timer = [this, k](const StepGroups& groups) { return timed(k, groups, true, 0); };
+      }
+      c.hooks.known = [this, k](const StepGroups& groups, bool draft) { return known(k, groups, draft); };
+      c.hooks.taken = taken;
+      c.hooks.prefetch = chips_[k].hooks.prefetch;  // the exact passes' steps ahead
+      out.push_back(std::move(c));
+    }
+    return out;
   }
-  StepTimer draft() {
-    if (!draft_timer_) return {};
-    return [this](const StepGroups& groups) { return timed(groups, true, 0); };
-  }
-  std::optional<StepTime> known(const StepGroups& groups, bool draft) const {
-    const Key key = key_of(groups);
+  std::optional<StepTime> known(std::size_t chip, const StepGroups& groups, bool draft) const {
+    const Key key = key_of(chip, groups);
     const std::lock_guard<std::mutex> lock(mutex_);
     const auto& steps = draft ? drafts_ : steps_;
     const auto it = steps.find(key);
@@ -48,7 +58,7 @@ class SimulatedSteps {
   std::uint64_t unknown(const std::vector<StepHooks::Taken>& taken) const {
     std::set<Key> left;
     for (const StepHooks::Taken& t : taken) {
-      Key key = key_of(t.groups);
+      Key key = key_of(t.chip, t.groups);
       if (steps_.count(key) == 0) left.insert(std::move(key));
     }
     return left.size();
@@ -56,31 +66,31 @@ class SimulatedSteps {
 
  private:
   // A step's groups as numbers (what its mix text says, without formatting it: a warm serve looks
-  // up every step it takes).
+  // up every step it takes), after its chip's index when that is not the first.
   using Key = std::vector<std::array<std::uint64_t, 4>>;
-  static Key key_of(const StepGroups& groups) {
+  static Key key_of(std::size_t chip, const StepGroups& groups) {
     Key key;
-    key.reserve(groups.size());
+    key.reserve(groups.size() + 1);
+    if (chip > 0) key.push_back({chip, ~std::uint64_t{0}, ~std::uint64_t{0}, ~std::uint64_t{0}});
     for (const g5sim::SequenceRecord& g : groups) key.push_back({g.count, g.q_len, g.history, g.path == "decode"});
     return key;
   }
 
-  StepTime timed(const StepGroups& groups, bool draft, std::uint64_t budget) {
-    Key key = key_of(groups);
+  StepTime timed(std::size_t chip, const StepGroups& groups, bool draft, std::uint64_t budget) {
+    Key key = key_of(chip, groups);
     auto& steps = draft ? drafts_ : steps_;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (const auto it = steps.find(key); it != steps.end()) return it->second;
       if (budget > 0 && !draft && steps.size() >= budget) throw OverBudget{};
     }
-    const StepTime t = draft ? draft_timer_(groups) : timer_(groups);
+    const StepTime t = draft ? chips_[chip].draft_timer(groups) : chips_[chip].timer(groups);
     const std::lock_guard<std::mutex> lock(mutex_);
     steps.emplace(std::move(key), t);
     return t;
   }
 
-  const StepTimer& timer_;
-  const StepTimer& draft_timer_;
+  const std::vector<ChipSteps>& chips_;
   mutable std::mutex mutex_;
   std::map<Key, StepTime> steps_, drafts_;
 };
@@ -157,8 +167,8 @@ std::vector<std::vector<double>> chances(const ServeRun& run, const std::vector<
 // The round's check (the header's step 3): its strata's errors from `draws_count` draws; the samples
 // simulated through `steps`.
 std::vector<g5sim::StepCacheCheck> check(const ServeRun& run, const std::vector<StepHooks::Taken>& taken,
-                                         SimulatedSteps& steps, const StepTimer& exact, std::uint64_t round,
-                                         unsigned jobs, double bound, std::uint64_t draws_count) {
+                                         SimulatedSteps& steps, const std::vector<ChipSteps>& exact,
+                                         std::uint64_t round, unsigned jobs, double bound, std::uint64_t draws_count) {
   const std::vector<std::vector<double>> p = chances(run, strata_weights(run));
   // One pool for every stratum, drawn from their even mixture.
   std::vector<double> mixture(run.steps.size(), 0);
@@ -171,16 +181,21 @@ std::vector<g5sim::StepCacheCheck> check(const ServeRun& run, const std::vector<
   }
   for (double& q : mixture) q /= std::max(1.0, strata);
   const std::vector<std::size_t> drawn = draw(mixture, 0x9e3779b97f4a7c15ULL * (round + 1), draws_count);
-  std::map<std::string, std::size_t> fresh;  // steps to simulate: mix text -> a step index
+  // Steps to simulate: (chip, mix text) -> a step index.
+  std::map<std::pair<std::size_t, std::string>, std::size_t> fresh;
   for (std::size_t i : drawn) {
-    if (!steps.known(taken[i].groups, false)) fresh.emplace(g5sim::mix_text(taken[i].groups), i);
+    const StepHooks::Taken& t = taken[i];
+    if (!steps.known(t.chip, t.groups, false)) fresh.emplace(std::pair{t.chip, g5sim::mix_text(t.groups)}, i);
   }
   std::vector<std::size_t> order;
-  for (const auto& [mix, i] : fresh) order.push_back(i);
-  api::parallel_for(order.size(), jobs, [&](std::size_t j) { exact(taken[order[j]].groups); });
+  for (const auto& [key, i] : fresh) order.push_back(i);
+  api::parallel_for(order.size(), jobs, [&](std::size_t j) {
+    const StepHooks::Taken& t = taken[order[j]];
+    exact[t.chip].timer(t.groups);
+  });
   // Each drawn step's exact time, looked up once for every stratum.
   std::vector<std::uint64_t> exact_ps;
-  for (std::size_t i : drawn) exact_ps.push_back(steps.known(taken[i].groups, false)->ps);
+  for (std::size_t i : drawn) exact_ps.push_back(steps.known(taken[i].chip, taken[i].groups, false)->ps);
   std::vector<g5sim::StepCacheCheck> out;
   for (std::size_t k = 0; k < p.size(); ++k) {
     std::vector<Draw> draws;
@@ -279,11 +294,18 @@ std::vector<std::vector<std::uint64_t>> strata_weights(const ServeRun& run) {
 ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettings& settings, ServeSetup setup,
                     const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
                     const StepTimer& draft_timer, const StepPrefetch& prefetch) {
-  SimulatedSteps steps(timer, draft_timer);
+  std::vector<ChipSteps> chips{ChipSteps{timer, draft_timer, {}}};
+  chips[0].hooks.prefetch = prefetch;
+  return serve_auto(requests, settings, std::move(setup), chips, progress);
+}
+
+ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettings& settings, ServeSetup setup,
+                    const std::vector<ChipSteps>& chips,
+                    const std::function<void(const g5sim::ServeProgress&)>& progress) {
+  SimulatedSteps steps(chips);
   g5sim::AutoStepCache report;
   report.bound_percent = setup.auto_percent;
   report.exact_budget = kExactBudget;
-  const StepTimer drafts = steps.draft();
   // Each pass tells its progress under its own name; the exact pass after rounds, its steps to
   // simulate.
   auto staged = [&](std::string stage,
@@ -298,30 +320,24 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
       progress(named);
     };
   };
-  StepHooks hooks;
-  hooks.known = [&](const StepGroups& groups, bool draft) { return steps.known(groups, draft); };
-  hooks.prefetch = prefetch;  // the exact passes' steps ahead
   try {
     setup.bucket_percent = 0;
-    ServeRun run =
-        serve_requests(requests, settings, setup, steps.verify(kExactBudget),
-                       staged(fmt::format("exact if at most {} distinct steps", kExactBudget)), drafts, hooks);
+    ServeRun run = serve_requests(requests, settings, setup, steps.timers(kExactBudget, nullptr),
+                                  staged(fmt::format("exact if at most {} distinct steps", kExactBudget)));
     report.exact = true;
     run.auto_cache = report;
     return run;
   } catch (const OverBudget&) {
   }
-  const StepTimer verify = steps.verify();
   setup.bucket_samples = 0;
   double last_largest = 0;  // the last round's largest error over its bound
   for (std::uint64_t percent = kFirstGridPercent;; percent = std::max(kFinestGridPercent, percent / 2)) {
     setup.bucket_percent = percent;
     std::vector<StepHooks::Taken> taken;
-    hooks.taken = &taken;
+    const std::vector<ChipSteps> verify = steps.timers(0, &taken);
     ServeRun run = serve_requests(
         requests, settings, setup, verify,
-        staged(fmt::format("round {} of at most {}, {} % grid", report.rounds + 1, max_auto_rounds(), percent)), drafts,
-        hooks);
+        staged(fmt::format("round {} of at most {}, {} % grid", report.rounds + 1, max_auto_rounds(), percent)));
     const std::uint64_t simulated = steps.size();
     report.grid_percent = percent;
     ++report.rounds;
@@ -353,7 +369,7 @@ ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettin
     last_largest = largest;
     if (exact) {
       setup.bucket_percent = 0;
-      run = serve_requests(requests, settings, setup, verify, staged("exact", left), drafts, hooks);
+      run = serve_requests(requests, settings, setup, verify, staged("exact", left));
       report.exact = true;
       report.met = true;
     }

@@ -72,7 +72,14 @@ constexpr std::uint64_t max_auto_rounds() {
 /// most ten times what the search has spent.
 inline constexpr std::uint64_t kStalledExactFactor = 10;
 
-/// Serves `requests` under `step_cache auto:setup.auto_percent` (setup.auto_percent > 0):
+/// Serves `requests` under `step_cache auto:setup.auto_percent` (setup.auto_percent > 0) on the
+/// serve's chips (serve_requests'; their hooks' prefetch is used, the rest is this search's):
+/// bucket_percent is set per round; the run's distinct_steps counts every step simulated (anchors,
+/// first phase, samples; drafts aside), its auto_cache says how the times were found.
+ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettings& settings, ServeSetup setup,
+                    const std::vector<ChipSteps>& chips,
+                    const std::function<void(const g5sim::ServeProgress&)>& progress);
+/// The same on one chip: `timer`, `draft_timer`, and its steps ahead `prefetch`.
 /// bucket_percent is set per round; the run's distinct_steps counts every step simulated (anchors,
 /// first phase, samples; drafts aside), its auto_cache says how the times were found.
 ServeRun serve_auto(const std::vector<ServeRequest>& requests, const ServeSettings& settings, ServeSetup setup,

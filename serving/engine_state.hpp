@@ -36,6 +36,7 @@ class KvBlockPool {
   std::uint64_t blocks_for(std::uint64_t tokens) const {
     return tokens / block_tokens_ + (tokens % block_tokens_ != 0 ? 1 : 0);
   }
+  std::uint64_t blocks() const { return blocks_; }
   std::uint64_t free() const { return free_; }
   std::uint64_t used() const { return blocks_ - free_; }
   /// Takes n blocks; the caller checked that n <= free().
@@ -49,6 +50,7 @@ class KvBlockPool {
 /// One engine instance: its queue, its running requests, its KV blocks and its clock.
 struct Instance {
   enum class Role { colocated, prefill, decode } role = Role::colocated;
+  std::size_t chip = 0;  ///< which of the serve's chips runs it (ChipSteps' index)
   std::multimap<std::pair<std::uint64_t, std::uint64_t>, std::size_t> pending;  // (arrival, seq) -> request
   std::deque<std::size_t> waiting;                                              // arrived, head first
   std::vector<std::size_t> running;                                             // admission order

@@ -158,10 +158,11 @@ std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim
 // the engine's).
 class StepSimulation {
  public:
-  StepSimulation(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::ServeReport& report,
+  // `step`: what each of its steps runs with (the report's, or the decode chip's deployment).
+  StepSimulation(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Request step, g5sim::ServeReport& report,
                  std::shared_ptr<g5sim::SharedStepTimes> shared, const std::string& store_dir)
-      : chip_(chip), model_(model), report_(report), shared_(std::move(shared)) {
-    const g5sim::Request& s = report.step;
+      : chip_(chip), model_(model), step_(std::move(step)), report_(report), shared_(std::move(shared)) {
+    const g5sim::Request& s = step_;
     const g5sim::Runtime& rt = g5sim::runtime_named(s.runtime == "none" ? std::string() : s.runtime);
     runtime_ = report.setup.runtime ? &*report.setup.runtime : nullptr;
     // A step's key in a store shared with other serves: the configs, the deployment, every run
@@ -330,7 +331,7 @@ class StepSimulation {
     return t;
   }
   g5sim::Result simulated(const StepGroups& groups) const {
-    g5sim::Request r = report_.step;
+    g5sim::Request r = step_;
     r.groups = groups;
     return g5sim::simulate(chip_, model_, r);
   }
@@ -354,6 +355,7 @@ class StepSimulation {
 
   const g5sim::Chip& chip_;
   const g5sim::Model& model_;
+  const g5sim::Request step_;
   g5sim::ServeReport& report_;
   std::shared_ptr<g5sim::SharedStepTimes> shared_;
   std::optional<StepStore> store_;
@@ -395,10 +397,126 @@ ServeSettings with_runtime_knobs(ServeSettings settings, const g5sim::Request& s
   return settings;
 }
 
-g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Request step,
+// A role's chip: the caller's, else its knob's (a shipped chip's stem or a config's path).
+std::optional<g5sim::Chip> role_chip(const std::optional<g5sim::Chip>& given, const ServeSettings& settings,
+                                     const char* knob) {
+  if (given) return given;
+  if (!settings.given(knob) || settings.text(knob).empty()) return std::nullopt;
+  return g5sim::Chip::from_file(g5sim::chip_path(settings.text(knob)));
+}
+
+// One role's side of a disaggregated serve (its link's bytes per token: its chip's share).
+g5sim::ServeRole role_of(const g5sim::Chip& chip, const g5sim::ServingMemory& memory, std::uint64_t instances,
+                         std::uint64_t kv_tokens) {
+  g5sim::ServeRole r;
+  r.chip = chip.name();
+  r.chip_source = g5sim::source_label(chip.source());
+  r.instances = instances;
+  r.kv_tokens = kv_tokens;
+  r.memory = memory;
+  r.link = kv_transfer_link(chip, memory.kv_bytes_per_token);
+  return r;
+}
+
+// The transfer between two roles' sides: each chip of the decode side receives its share of a
+// sequence's cache while each of the prefill side sends its own, both at once over their own
+// links; the larger share over the slower link bounds it, after the longer latency:
+//     ps(bytes) = max(latency_p, latency_d) + bytes x max(share_p, share_d) / share / min(bw_p, bw_d)
+// (bytes counted at the larger share, so that bytes_per_token holds it).
+g5sim::KvTransfer slower_side(const g5sim::KvTransfer& prefill, const g5sim::KvTransfer& decode) {
+  g5sim::KvTransfer t;
+  t.bytes_per_token = std::max(prefill.bytes_per_token, decode.bytes_per_token);
+  const bool prefill_slower = prefill.bandwidth_gb_per_s < decode.bandwidth_gb_per_s;
+  t.bandwidth_gb_per_s = std::min(prefill.bandwidth_gb_per_s, decode.bandwidth_gb_per_s);
+  t.latency_ns = std::max(prefill.latency_ns, decode.latency_ns);
+  t.link = prefill_slower ? prefill.link : decode.link;
+  return t;
+}
+
+// The memory and the KV cache in tokens of `chip` serving `step`'s deployment (sized now when
+// none was given), the step held to it.
+struct RoleFit {
+  g5sim::ServingMemory memory;
+  std::uint64_t kv_tokens = 0;
+};
+RoleFit role_fit(const g5sim::Chip& chip, const g5sim::Model& model, const g5sim::Request& step,
+                 const std::vector<ServeRequest>& requests, const ServeSettings& settings) {
+  RoleFit f;
+  f.memory = serving_deployment(chip, model, step, requests, settings);
+  f.kv_tokens = settings.given("kv_tokens")
+                    ? settings.count("kv_tokens")
+                    : kv_tokens_of(f.memory, settings.decimal("memory_utilization"), chip.name());
+  return f;
+}
+
+// `step` on `memory`'s deployment, whatever its sequences.
+g5sim::Request held_to(g5sim::Request step, const g5sim::ServingMemory& memory) {
+  step.tp = memory.deployment.tp;
+  step.ep = memory.deployment.ep;
+  step.dp = memory.deployment.dp;
+  step.batch.reset();
+  step.q_len.reset();
+  return step;
+}
+
+// A decode chip of its own: its deployment and cache, the roles of the report, the slower side's
+// link. Throws naming decode_chip when there is no disaggregation to give it a role in.
+g5sim::Request set_up_decode_chip(const g5sim::Chip& decode, const g5sim::Model& model,
+                                  const g5sim::Request& given_step, const std::vector<ServeRequest>& requests,
+                                  const ServeSettings& settings, g5sim::ServeReport& report) {
+  const RoleFit fit = role_fit(decode, model, given_step, requests, settings);
+  ServeSetup& setup = report.setup;
+  setup.decode_chip = ServeSetup::DecodeChip{fit.memory.deployment.dp, fit.kv_tokens};
+  g5sim::ServeRoles& roles = *report.roles;
+  roles.decode = role_of(decode, fit.memory, setup.decode_instances, fit.kv_tokens);
+  roles.own_chips = true;
+  setup.kv_transfer = slower_side(roles.prefill.link, roles.decode.link);
+  return held_to(given_step, fit.memory);
+}
+
+// Every chip of the deployment: each step's simulated dynamic energy and its static power over
+// the serve, each role's chip its own (both need an `energy` section).
+std::optional<g5sim::ServeEnergy> energy_of_roles(const g5sim::Chip& chip, const std::optional<g5sim::Chip>& decode,
+                                                  const g5sim::ServeReport& report) {
+  if (!decode) return energy_of(chip, report);
+  const std::optional<hw::ChipEnergy>& p = chip.data().chip.energy;
+  const std::optional<hw::ChipEnergy>& d = decode->data().chip.energy;
+  if (!p || !d) return std::nullopt;
+  const g5sim::ServeRoles& roles = *report.roles;
+  const double pc = static_cast<double>(roles.prefill.memory.deployment.chips());
+  const double dc = static_cast<double>(roles.decode.memory.deployment.chips());
+  g5sim::ServeEnergy e;
+  e.dynamic_j = report.run.dynamic_energy_j * pc + report.run.decode_chip_dynamic_energy_j * dc;
+  // A role's static power: its chips, every core of its chip (a step's cores option is the prefill chip's).
+  e.static_j = (p->static_w(chip.cores()) * pc * static_cast<double>(roles.prefill.instances) +
+                d->static_w(decode->cores()) * dc * static_cast<double>(roles.decode.instances)) *
+               report.summary.duration_s;
+  e.total_j = e.dynamic_j + e.static_j;
+  if (report.summary.output_tokens > 0 && e.total_j > 0) {
+    e.joules_per_token = e.total_j / static_cast<double>(report.summary.output_tokens);
+    e.tokens_per_joule = 1.0 / e.joules_per_token;
+  }
+  if (report.summary.duration_s > 0) {
+    e.average_w = e.total_j / (static_cast<double>(report.chips) * report.summary.duration_s);
+  }
+  return e;
+}
+
+g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model& model, g5sim::Request step,
                                std::vector<ServeRequest> requests, const ServeSettings& given_settings,
-                               const g5sim::ServeControls& controls) {
+                               const g5sim::ServeControls& controls, const g5sim::RoleChips& given_roles) {
   check_step(step);
+  // The roles' chips: the prefill instances run `chip` (the serve's, or the prefill role's own).
+  const std::optional<g5sim::Chip> prefill_chip = role_chip(given_roles.prefill, given_settings, "prefill_chip");
+  std::optional<g5sim::Chip> decode_chip = role_chip(given_roles.decode, given_settings, "decode_chip");
+  const g5sim::Chip& chip = prefill_chip ? *prefill_chip : serve_chip;
+  if ((prefill_chip || decode_chip) && parse_disagg_or_none(given_settings.text("disagg")).first == 0) {
+    throw hw::InputError(decode_chip ? "decode_chip" : "prefill_chip",
+                         "a chip per role needs prefill and decode instances: give --disagg P:D");
+  }
+  if (!decode_chip && prefill_chip) decode_chip = serve_chip;
+  if (decode_chip && decode_chip->sha256() == chip.sha256()) decode_chip.reset();  // one chip after all
+  const g5sim::Request given_step = step;
   g5sim::ServeReport report;
   report.chip = chip.name();
   report.model = model.name();
@@ -406,11 +524,7 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   report.model_source = g5sim::source_label(model.source());
   report.memory = serving_deployment(chip, model, step, requests, given_settings);
   // Every step runs on the deployment sized once, whatever its sequences.
-  step.tp = report.memory.deployment.tp;
-  step.ep = report.memory.deployment.ep;
-  step.dp = report.memory.deployment.dp;
-  step.batch.reset();
-  step.q_len.reset();
+  step = held_to(step, report.memory);
   report.step = step;
   const ServeSettings settings = with_runtime_knobs(given_settings, step, report.memory.deployment.dp);
   report.settings = settings;
@@ -419,30 +533,52 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& chip, const g5sim::Model& mode
   }
   report.settings.set("chunk", g5sim::effective_value(settings, *settings.find("chunk")));
   report.setup = setup_of(chip, settings, report.memory, step, controls.max_steps);
-  StepSimulation simulation(chip, model, report, controls.shared_steps, store_folder(settings));
-  const StepTimer draft_timer = simulation.draft_timer();
-  StepHooks hooks;
-  hooks.prefetch = simulation.prefetch(report.setup.jobs);
+  ServeSetup& setup = report.setup;
+  if (setup.prefill_instances > 0) {
+    report.roles.emplace();
+    report.roles->prefill = role_of(chip, report.memory, setup.prefill_instances, report.settings.count("kv_tokens"));
+    report.roles->decode = report.roles->prefill;
+    report.roles->decode.instances = setup.decode_instances;
+  }
+  const std::string store = store_folder(settings);
+  StepSimulation simulation(chip, model, step, report, controls.shared_steps, store);
+  std::optional<StepSimulation> decode_simulation;
+  if (decode_chip) {
+    const g5sim::Request decode_step = set_up_decode_chip(*decode_chip, model, given_step, requests, settings, report);
+    decode_simulation.emplace(*decode_chip, model, decode_step, report, controls.shared_steps, store);
+  }
+  std::vector<ChipSteps> chips;
+  for (StepSimulation* s : {&simulation, decode_simulation ? &*decode_simulation : nullptr}) {
+    if (s == nullptr) continue;
+    ChipSteps c{s->timer(), s->draft_timer(), {}};
+    c.hooks.prefetch = s->prefetch(setup.jobs);
+    chips.push_back(std::move(c));
+  }
   // Progress says how many steps were simulated: what the serve's time goes to.
   std::function<void(const g5sim::ServeProgress&)> progress;
   if (controls.progress) {
     progress = [&](const g5sim::ServeProgress& p) {
       g5sim::ServeProgress counted = p;
-      counted.simulated = simulation.simulated_steps();
+      counted.simulated = simulation.simulated_steps() + (decode_simulation ? decode_simulation->simulated_steps() : 0);
       controls.progress(counted);
     };
   }
-  report.run = report.setup.auto_percent > 0 ? serve_auto(requests, report.settings, report.setup, simulation.timer(),
-                                                          progress, draft_timer, hooks.prefetch)
-                                             : serve_requests(std::move(requests), report.settings, report.setup,
-                                                              simulation.timer(), progress, draft_timer, hooks);
-  const ServeSetup& setup = report.setup;
-  const std::uint64_t instances = setup.prefill_instances > 0 ? setup.prefill_instances + setup.decode_instances : 1;
-  report.chips = report.memory.deployment.chips() * instances;
+  report.run = setup.auto_percent > 0 ? serve_auto(requests, report.settings, setup, chips, progress)
+                                      : serve_requests(std::move(requests), report.settings, setup, chips, progress);
+  if (report.roles) {
+    const g5sim::ServeRoles& r = *report.roles;
+    report.chips = hw::checked("the serve's chips", [&] {
+      return (hw::Count(r.prefill.memory.deployment.chips()) * r.prefill.instances +
+              hw::Count(r.decode.memory.deployment.chips()) * r.decode.instances)
+          .value();
+    });
+  } else {
+    report.chips = report.memory.deployment.chips();
+  }
   report.summary = summarize(report.run, report.chips, settings.optional_decimal("slo_ttft_ms"),
                              settings.optional_decimal("slo_tpot_ms"));
   if (setup.runtime) report.summary.runtime_bands = g5sim::runtime_bands_of(*setup.runtime);
-  report.energy = energy_of(chip, report);
+  report.energy = energy_of_roles(chip, decode_chip, report);
   return report;
 }
 
@@ -534,25 +670,41 @@ std::optional<std::string> deployment_refusal(const Chip& chip, const Model& mod
                                               const ServeSettings& settings) {
   const std::uint64_t longest = serving::longest_request(requests);
   const std::uint64_t dp = step.dp.value_or(1);
-  try {
-    const serving::Fit f = serving::fit(chip, model, step, step.tp.value_or(1), step.ep.value_or(1), dp,
-                                        settings.decimal("memory_utilization"));
-    const std::uint64_t per_rank = f.kv_tokens / dp;
-    if (per_rank < longest) {
-      return fmt::format("the KV cache of a DP rank holds {} tokens, the longest request needs {}", per_rank, longest);
+  // Every role's chip holds the deployment: the serve's (or the prefill role's own) and the decode
+  // role's own (a bad name is the serve's error to give).
+  std::vector<Chip> chips;
+  for (const char* knob : {"prefill_chip", "decode_chip"}) {
+    std::optional<Chip> own;
+    try {
+      own = serving::role_chip(std::nullopt, settings, knob);
+    } catch (const ConfigError&) {
     }
-    return std::nullopt;
-  } catch (const ConfigError& e) {
-    return std::string(e.what());
-  } catch (const hw::InputError& e) {
-    return std::string(e.what());
+    chips.push_back(own ? *own : chip);
   }
+  if (chips[0].sha256() == chips[1].sha256()) chips.pop_back();
+  for (const Chip& c : chips) {
+    const std::string who = chips.size() > 1 ? c.name() + ": " : std::string();
+    try {
+      const serving::Fit f = serving::fit(c, model, step, step.tp.value_or(1), step.ep.value_or(1), dp,
+                                          settings.decimal("memory_utilization"));
+      const std::uint64_t per_rank = f.kv_tokens / dp;
+      if (per_rank < longest) {
+        return fmt::format("{}the KV cache of a DP rank holds {} tokens, the longest request needs {}", who, per_rank,
+                           longest);
+      }
+    } catch (const ConfigError& e) {
+      return who + e.what();
+    } catch (const hw::InputError& e) {
+      return who + e.what();
+    }
+  }
+  return std::nullopt;
 }
 
 ServeReport serve(const Chip& chip, const Model& model, const Request& step, std::vector<ServeRequest> requests,
-                  const ServeSettings& settings, const ServeControls& controls) {
+                  const ServeSettings& settings, const ServeControls& controls, const RoleChips& roles) {
   return api::public_errors(
-      [&] { return serving::serve_steps(chip, model, step, std::move(requests), settings, controls); });
+      [&] { return serving::serve_steps(chip, model, step, std::move(requests), settings, controls, roles); });
 }
 
 ServeReport serve(const Chip& chip, const Model& model, const Request& step, const ServeSettings& settings,

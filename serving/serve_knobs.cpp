@@ -7,6 +7,7 @@
 #include "g5sim/knobs.hpp"
 #include "g5sim/run_options.hpp"
 #include "g5sim/serve.hpp"
+#include "hw/config_error.hpp"
 #include "serving/serve.hpp"
 
 namespace g5sim {
@@ -16,6 +17,18 @@ void check_length(const std::string& text) { serving::check_length_text(text); }
 void check_step_cache(const std::string& text) { serving::parse_step_cache(text); }
 void check_disagg(const std::string& text) { serving::parse_disagg_or_none(text); }
 void check_accept(const std::string& text) { serving::parse_accept(text); }
+// A role's chip names a shipped chip or a config file (read when the serve runs); empty, the
+// serve's chip (as a search point's knobs write it when not given).
+void check_role_chip(const std::string& field, const std::string& text) {
+  if (text.empty()) return;
+  try {
+    chip_path(text);
+  } catch (const ConfigError& e) {
+    throw hw::InputError(field, e.what());
+  }
+}
+void check_prefill_chip(const std::string& text) { check_role_chip("prefill_chip", text); }
+void check_decode_chip(const std::string& text) { check_role_chip("decode_chip", text); }
 
 // chunk 0 defers to the step's token budget.
 KnobValue budget_chunk(const Settings& s) {
@@ -241,6 +254,36 @@ std::vector<Knob> cache_rows() {
   };
 }
 
+// A role's own chip under disaggregation.
+std::vector<Knob> role_rows() {
+  return {
+      {.name = "prefill_chip",
+       .flag = "--prefill-chip",
+       .type = T::text,
+       .optional = true,
+       .default_doc = "the serve's chip",
+       .doc = "with --disagg: the prefill instances' own chip (a shipped chip's stem or a YAML path), each instance "
+              "sharded for it",
+       .group = "disagg",
+       .takes = kAnyServe | kSearchList,
+       .check = check_prefill_chip,
+       .label = "prefill chip",
+       .width = 12},
+      {.name = "decode_chip",
+       .flag = "--decode-chip",
+       .type = T::text,
+       .optional = true,
+       .default_doc = "the serve's chip",
+       .doc = "with --disagg: the decode instances' own chip (a shipped chip's stem or a YAML path); the KV cache "
+              "crosses over the slower side's link",
+       .group = "disagg",
+       .takes = kAnyServe | kSearchList,
+       .check = check_decode_chip,
+       .label = "decode chip",
+       .width = 12},
+  };
+}
+
 std::vector<Knob> slo_and_mode_rows() {
   return {
       {.name = "slo_ttft_ms",
@@ -326,7 +369,7 @@ std::vector<Knob> slo_and_mode_rows() {
 const std::vector<Knob>& serve_knobs() {
   static const std::vector<Knob> table = [] {
     std::vector<Knob> out;
-    for (auto&& part : {load_rows(), engine_rows(), cache_rows(), slo_and_mode_rows()}) {
+    for (auto&& part : {load_rows(), engine_rows(), cache_rows(), slo_and_mode_rows(), role_rows()}) {
       out.insert(out.end(), part.begin(), part.end());
     }
     return out;

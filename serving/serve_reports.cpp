@@ -154,6 +154,62 @@ std::vector<ReportField> serve_disaggregation_rows() {
        .unit = "bytes",
        .description = "KV cache bytes moved from prefill to decode instances, summed over all requests",
        .minimum = 0},
+      {.path = "disaggregation.bytes_per_token",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "bytes a token's KV cache moves per transfer: a chip's share of it, the larger of the two "
+                      "roles' shares when they differ",
+       .minimum = 1},
+      {.path = "disaggregation.own_chips",
+       .type = F::flag,
+       .description = "true when the roles run chips of their own (--prefill-chip, --decode-chip): the cache then "
+                      "crosses at the slower side's bandwidth after the longer latency"},
+  };
+}
+
+// One role of a disaggregation (prefill or decode): its chip, instances, sharding, cache and link.
+std::vector<ReportField> serve_role_rows(const std::string& role) {
+  const std::string key = "disaggregation." + role;
+  return {
+      {.path = key, .type = F::object, .description = "the " + role + " instances: their chip, sharding and link"},
+      {.path = key + ".chip", .type = F::text, .description = "the chip config's name the " + role + " instances run"},
+      {.path = key + ".chip_source",
+       .type = F::text,
+       .description = "that chip config: shipped:NAME, or its path (relative to the working folder when under it)"},
+      {.path = key + ".instances", .type = F::integer, .description = role + " instances", .minimum = 1},
+      {.path = key + ".deployment",
+       .type = F::object,
+       .description = "the sharding of one " + role +
+                      " instance (its own chip's smallest that holds the load, "
+                      "unless --tp, --ep, --dp are given)"},
+      {.path = key + ".deployment.tp", .type = F::integer, .description = "tensor-parallel chips", .minimum = 1},
+      {.path = key + ".deployment.ep", .type = F::integer, .description = "expert-parallel chips", .minimum = 1},
+      {.path = key + ".deployment.dp", .type = F::integer, .description = "data-parallel ranks", .minimum = 1},
+      {.path = key + ".deployment.chips", .type = F::integer, .description = "chips of one instance", .minimum = 1},
+      {.path = key + ".kv_tokens",
+       .type = F::integer,
+       .unit = "tokens",
+       .description = "KV cache of one " + role + " instance",
+       .minimum = 1},
+      {.path = key + ".kv_bytes_per_token",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "KV cache bytes a token takes on one of its chips (every layer)",
+       .minimum = 1},
+      {.path = key + ".link",
+       .type = F::text,
+       .description = "its chip's link for KV caches (rdma: its nodes section; c2c: its chip-to-chip links together)",
+       .choices = "rdma,c2c"},
+      {.path = key + ".bandwidth_gb_per_s",
+       .type = F::number,
+       .unit = "GB/s",
+       .description = "that link's bandwidth",
+       .minimum = 0},
+      {.path = key + ".latency_ns",
+       .type = F::number,
+       .unit = "ns",
+       .description = "that link's latency",
+       .minimum = 0},
   };
 }
 
@@ -734,6 +790,8 @@ std::vector<ReportField> serve_step_rows() {
 std::vector<ReportField> serve_json_fields() {
   std::vector<ReportField> rows = serve_identity_rows();
   append(rows, serve_disaggregation_rows());
+  append(rows, serve_role_rows("prefill"));
+  append(rows, serve_role_rows("decode"));
   append(rows, serve_mtp_rows());
   append(rows, serve_engine_rows());
   append(rows, serve_kv_cache_rows());

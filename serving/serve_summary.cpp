@@ -96,7 +96,9 @@ ServeSummary summarize(const ServeRun& run, std::uint64_t chips, std::optional<d
   for (const StepLog& step : run.steps) {
     const double d = static_cast<double>(step.duration_ps);
     busy += d;
-    const double used = static_cast<double>(step.kv_blocks_used) / static_cast<double>(run.kv_blocks);
+    // Of its instance's cache (a decode chip of its own has its own size).
+    const std::uint64_t blocks = step.kv_blocks > 0 ? step.kv_blocks : run.kv_blocks;
+    const double used = static_cast<double>(step.kv_blocks_used) / static_cast<double>(blocks);
     kv += used * d;
     batch += static_cast<double>(step.sequences) * d;
     s.kv_utilisation_peak = std::max(s.kv_utilisation_peak, used);

@@ -133,15 +133,29 @@ void write_serve_json_identity(std::ostream& out, const ServeReport& r) {
              d.ep, d.dp, d.chips(), d.automatic ? "true" : "false");
 }
 
+// One role of the "disaggregation" object: its chip, instances, sharding, cache and link.
+std::string role_json(const g5sim::ServeRole& role) {
+  const g5sim::Deployment& d = role.memory.deployment;
+  return fmt::format(
+      "{{\"chip\": {}, \"chip_source\": {}, \"instances\": {}, \"deployment\": {{\"tp\": {}, \"ep\": {}, \"dp\": {}, "
+      "\"chips\": {}}}, \"kv_tokens\": {}, \"kv_bytes_per_token\": {}, \"link\": {}, \"bandwidth_gb_per_s\": {}, "
+      "\"latency_ns\": {}}}",
+      api::json_string(role.chip), api::json_string(role.chip_source), role.instances, d.tp, d.ep, d.dp, d.chips(),
+      role.kv_tokens, role.memory.kv_bytes_per_token, api::json_string(role.link.link),
+      json_number(role.link.bandwidth_gb_per_s), json_number(role.link.latency_ns));
+}
+
 // serve JSON's "disaggregation" object (null without prefill instances).
 void write_serve_json_disaggregation(std::ostream& out, const ServeReport& r) {
-  if (r.setup.prefill_instances > 0) {
+  if (r.setup.prefill_instances > 0 && r.roles) {
     const KvTransfer& t = r.setup.kv_transfer;
     fmt::print(out,
                "  \"disaggregation\": {{\"prefill_instances\": {}, \"decode_instances\": {}, \"chips\": {}, "
-               "\"link\": {}, \"bandwidth_gb_per_s\": {}, \"latency_ns\": {}, \"kv_transfer_bytes\": {}}},\n",
+               "\"link\": {}, \"bandwidth_gb_per_s\": {}, \"latency_ns\": {}, \"kv_transfer_bytes\": {}, "
+               "\"bytes_per_token\": {}, \"own_chips\": {}, \"prefill\": {}, \"decode\": {}}},\n",
                r.setup.prefill_instances, r.setup.decode_instances, r.chips, api::json_string(t.link),
-               json_number(t.bandwidth_gb_per_s), json_number(t.latency_ns), r.run.kv_transfer_bytes);
+               json_number(t.bandwidth_gb_per_s), json_number(t.latency_ns), r.run.kv_transfer_bytes, t.bytes_per_token,
+               r.roles->own_chips ? "true" : "false", role_json(r.roles->prefill), role_json(r.roles->decode));
   } else {
     out << "  \"disaggregation\": null,\n";
   }
@@ -426,13 +440,25 @@ void write_serve_perfetto(std::ostream& out, const ServeReport& r) {
   out << "\n]}\n";
 }
 
-void write_serve_table(std::ostream& out, const ServeReport& r) {
+// The serve table's head: the model on its chip (each role's with a chip per role), and with a
+// disaggregation its instances, the cache moved and the link.
+void write_serve_table_head(std::ostream& out, const ServeReport& r) {
   const ServeSummary& s = r.summary;
   const g5sim::Deployment& d = r.memory.deployment;
   const bool disagg = r.setup.prefill_instances > 0;
-  fmt::print(out, "g5sim serve: {} on {} (tp {} ep {} dp {}{}, {} chip{}{}), {} requests, {} in / {} out tokens\n",
-             r.model, r.chip, d.tp, d.ep, d.dp, disagg ? " an instance" : "", r.chips, r.chips == 1 ? "" : "s",
-             disagg ? " in all" : "", s.requests, s.input_tokens, s.output_tokens);
+  if (r.roles && r.roles->own_chips) {
+    const g5sim::Deployment& p = r.roles->prefill.memory.deployment;
+    const g5sim::Deployment& q = r.roles->decode.memory.deployment;
+    fmt::print(out,
+               "g5sim serve: {}, prefill on {} (tp {} ep {} dp {} an instance), decode on {} (tp {} ep {} dp {} an "
+               "instance), {} chips in all, {} requests, {} in / {} out tokens\n",
+               r.model, r.roles->prefill.chip, p.tp, p.ep, p.dp, r.roles->decode.chip, q.tp, q.ep, q.dp, r.chips,
+               s.requests, s.input_tokens, s.output_tokens);
+  } else {
+    fmt::print(out, "g5sim serve: {} on {} (tp {} ep {} dp {}{}, {} chip{}{}), {} requests, {} in / {} out tokens\n",
+               r.model, r.chip, d.tp, d.ep, d.dp, disagg ? " an instance" : "", r.chips, r.chips == 1 ? "" : "s",
+               disagg ? " in all" : "", s.requests, s.input_tokens, s.output_tokens);
+  }
   if (disagg) {
     const KvTransfer& t = r.setup.kv_transfer;
     // A chip config without a nodes section names no link between instances: its chip-to-chip
@@ -443,7 +469,23 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
                r.setup.prefill_instances, r.setup.decode_instances, r.run.kv_transfer_bytes,
                static_cast<double>(r.run.kv_transfer_bytes) / (1u << 30), t.link, t.bandwidth_gb_per_s, t.latency_ns,
                t.link == "c2c" ? "; assumed: the chip config has no nodes section, so its chip-to-chip links" : "");
+    if (r.roles && r.roles->own_chips) {
+      const g5sim::ServeRole& p = r.roles->prefill;
+      const g5sim::ServeRole& q = r.roles->decode;
+      fmt::print(out,
+                 "roles         prefill {} x {} chips ({} {} GB/s), decode {} x {} chips ({} {} GB/s): the cache "
+                 "crosses at the slower side's rate, {} bytes a token\n",
+                 p.instances, p.memory.deployment.chips(), p.link.link, p.link.bandwidth_gb_per_s, q.instances,
+                 q.memory.deployment.chips(), q.link.link, q.link.bandwidth_gb_per_s,
+                 r.setup.kv_transfer.bytes_per_token);
+    }
   }
+}
+
+void write_serve_table(std::ostream& out, const ServeReport& r) {
+  const ServeSummary& s = r.summary;
+  const bool disagg = r.setup.prefill_instances > 0;
+  write_serve_table_head(out, r);
   if (r.settings.count("mtp") > 0) {
     fmt::print(
         out, "mtp           {} drafts a step, acceptance {} ({}): {:.3f} tokens per verify over {} verifies\n",
@@ -452,9 +494,13 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
         r.run.mtp_verifies > 0 ? static_cast<double>(r.run.mtp_tokens) / static_cast<double>(r.run.mtp_verifies) : 0.0,
         r.run.mtp_verifies);
   }
-  fmt::print(out, "engine        {}{}{}, KV {} tokens ({} blocks of {})\n", disagg ? "each instance: " : "",
+  const bool own_chips = r.roles && r.roles->own_chips;
+  fmt::print(out, "engine        {}{}{}, KV {} tokens ({} blocks of {}){}\n", disagg ? "each instance: " : "",
              r.settings.text("schedule") == "prefill-first" ? "prefill-first steps, " : "", engine_line(r.settings),
-             r.settings.count("kv_tokens"), r.run.kv_blocks, r.settings.count("block_tokens"));
+             r.settings.count("kv_tokens"), r.run.kv_blocks, r.settings.count("block_tokens"),
+             own_chips ? fmt::format(" a prefill one, {} ({} blocks) a decode one", r.roles->decode.kv_tokens,
+                                     r.run.decode_kv_blocks)
+                       : std::string());
   if (r.setup.runtime) {
     const Runtime& rt = *r.setup.runtime;
     fmt::print(out, "runtime       {} {}: {}\n", rt.name, rt.version, rt.adds);

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "g5sim/run_options.hpp"
@@ -44,6 +45,14 @@ void check_setup(const ServeSettings& settings, const ServeSetup& setup) {
   if (setup.prefill_instances > 0 && !(setup.kv_transfer.bandwidth_gb_per_s > 0 && setup.kv_transfer.latency_ns >= 0)) {
     throw hw::InputError("disagg", "disaggregation needs a KV transfer link with a positive bandwidth");
   }
+  if (setup.decode_chip) {
+    if (setup.prefill_instances == 0) throw hw::InputError("disagg", "a decode chip of its own needs --disagg P:D");
+    in_range("decode_chip.dp", setup.decode_chip->dp, 1, models::kMaxDegree);
+    if (setup.decode_chip->kv_tokens < settings.count("block_tokens")) {
+      throw hw::InputError("kv_tokens", fmt::format("the decode chip's KV cache holds {} tokens, less than one block",
+                                                    setup.decode_chip->kv_tokens));
+    }
+  }
   const std::uint64_t mtp = settings.count("mtp");
   if (mtp > 0) {
     if (setup.accept.size() != 1 && setup.accept.size() != mtp) {
@@ -61,11 +70,24 @@ void check_setup(const ServeSettings& settings, const ServeSetup& setup) {
   }
 }
 
+// Two chips' bucketing errors as one: their samples together.
+std::optional<BucketError> merged(const std::optional<BucketError>& a, const std::optional<BucketError>& b) {
+  if (!a) return b;
+  if (!b) return a;
+  BucketError m;
+  m.samples = a->samples + b->samples;
+  m.max_abs = std::max(a->max_abs, b->max_abs);
+  if (m.samples > 0) {
+    m.mean_abs = (a->mean_abs * static_cast<double>(a->samples) + b->mean_abs * static_cast<double>(b->samples)) /
+                 static_cast<double>(m.samples);
+  }
+  return m;
+}
+
 class Engine {
  public:
   Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
-         const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
-         const StepTimer& draft_timer, const StepHooks& hooks);
+         const std::vector<ChipSteps>& chips, const std::function<void(const g5sim::ServeProgress&)>& progress);
   ServeRun run();
 
  private:
@@ -88,7 +110,8 @@ class Engine {
   std::uint64_t time_step(const Instance& in, const FormedStep& step, const StepGroups& exact, StepLog& log,
                           StepTime& verify);
   StepTime timed(const Instance& in, const StepGroups& groups, bool draft);
-  std::optional<StepTime> known(const StepGroups& groups, bool draft) const;
+  std::optional<StepTime> known(std::size_t chip, const StepGroups& groups, bool draft) const;
+  std::uint64_t dp_of(std::size_t chip) const { return chip == 0 ? setup_.dp : setup_.decode_chip->dp; }
   void finish_step(Instance& in, const FormedStep& step, StepLog& log, std::uint64_t device_ps, const StepTime& verify);
   void look_ahead(const Instance& in, const FormedStep& step, const StepLog& log, const StepGroups& exact);
   std::unique_ptr<Engine> copy_ahead();
@@ -109,8 +132,8 @@ class Engine {
   const bool closed_;
   const std::uint64_t mtp_, block_tokens_;
   std::shared_ptr<const StepFormation> formation_;
-  std::shared_ptr<StepCost> cost_;  // a copy ahead only peeks into it
-  const StepHooks& hooks_;
+  const std::vector<ChipSteps>& chips_;
+  std::vector<std::shared_ptr<StepCost>> costs_;  // one per chip; a copy ahead only peeks into them
   // A copy stepping ahead: it times steps by what is at hand or a guess, starting the unknown ones
   // (not `current_`, the step the engine times itself), and tells no progress.
   bool ahead_ = false, current_ = false;
@@ -137,8 +160,7 @@ class Engine {
 };
 
 Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
-               const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
-               const StepTimer& draft_timer, const StepHooks& hooks)
+               const std::vector<ChipSteps>& chips, const std::function<void(const g5sim::ServeProgress&)>& progress)
     : requests_(std::move(requests)),
       settings_(settings),
       setup_(setup),
@@ -147,11 +169,17 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
       mtp_(settings.count("mtp")),
       block_tokens_(settings.count("block_tokens")),
       formation_(StepFormation::of(settings)),
-      cost_(std::make_shared<StepCost>(setup, 1 + settings.count("mtp"), timer, draft_timer, hooks)),
-      hooks_(hooks),
+      chips_(chips),
       runtime_(setup.runtime ? &*setup.runtime : nullptr),
       after_ps_(setup.runtime ? setup.runtime->after_token_ns * 1000 : 0) {
   check_setup(settings, setup);
+  if (chips_.size() != (setup.decode_chip ? 2u : 1u)) {
+    throw std::logic_error("serve: one step timer per chip (two with a decode chip of its own)");
+  }
+  for (std::size_t k = 0; k < chips_.size(); ++k) {
+    costs_.push_back(std::make_shared<StepCost>(setup, 1 + mtp_, chips_[k].timer, chips_[k].draft_timer,
+                                                chips_[k].hooks, k, dp_of(k)));
+  }
   if (requests_.empty()) throw hw::InputError("requests", "no requests to serve");
   if (mtp_ > 0) acceptance_.emplace(mtp_, setup.accept, settings.optional_count("accept_draw"));
   if (runtime_ && runtime_->has_serial_front_end()) {
@@ -163,6 +191,7 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
                      [](const ServeRequest& a, const ServeRequest& b) { return a.arrival_ps < b.arrival_ps; });
   }
   run_.kv_blocks = settings.count("kv_tokens") / block_tokens_;
+  if (setup.decode_chip) run_.decode_kv_blocks = setup.decode_chip->kv_tokens / block_tokens_;
   check_every_request_fits();
   const std::size_t n = requests_.size();
   live_.resize(n);
@@ -180,17 +209,22 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
   set_up_instances();
 }
 
+// Every instance's cache holds every request at its end: with a decode chip of its own, its
+// instances' too (a prompt recomputed after a preemption runs there).
 void Engine::check_every_request_fits() const {
   const KvBlockPool blocks(run_.kv_blocks, block_tokens_);
   for (const ServeRequest& r : requests_) {
     // At its end: every token but the last in the cache, and a verify's drafts beside them.
     const std::uint64_t tokens = r.input_tokens + r.output_tokens - 1 + mtp_;
     const std::uint64_t need = blocks.blocks_for(tokens);
-    if (need > run_.kv_blocks) {
-      throw hw::InputError(
-          "requests", fmt::format("request '{}' needs {} tokens of KV cache ({} blocks of {}) at its end, but the "
-                                  "deployment holds {} blocks ({} tokens): it can never run",
-                                  r.id, tokens, need, block_tokens_, run_.kv_blocks, settings_.count("kv_tokens")));
+    for (const auto& [held, who] : {std::pair{run_.kv_blocks, "deployment"}, {run_.decode_kv_blocks, "decode chip"}}) {
+      if (held == 0 && std::string_view(who) == "decode chip") continue;
+      if (need > held) {
+        throw hw::InputError("requests",
+                             fmt::format("request '{}' needs {} tokens of KV cache ({} blocks of {}) at its end, but "
+                                         "the {} holds {} blocks ({} tokens): it can never run",
+                                         r.id, tokens, need, block_tokens_, who, held, held * block_tokens_));
+      }
     }
   }
 }
@@ -201,8 +235,11 @@ void Engine::set_up_instances() {
   const bool disaggregated = setup_.prefill_instances > 0;
   const std::size_t count = disaggregated ? setup_.prefill_instances + setup_.decode_instances : 1;
   for (std::size_t k = 0; k < count; ++k) {
-    Instance& in = instances_.emplace_back(run_.kv_blocks, block_tokens_);
-    if (disaggregated) in.role = k < setup_.prefill_instances ? Instance::Role::prefill : Instance::Role::decode;
+    const bool decode = disaggregated && k >= setup_.prefill_instances;
+    const bool own_chip = decode && setup_.decode_chip;
+    Instance& in = instances_.emplace_back(own_chip ? run_.decode_kv_blocks : run_.kv_blocks, block_tokens_);
+    if (disaggregated) in.role = decode ? Instance::Role::decode : Instance::Role::prefill;
+    in.chip = own_chip ? 1 : 0;
   }
   entry_instances_ = disaggregated ? setup_.prefill_instances : 1;
   const std::size_t n = requests_.size();
@@ -280,8 +317,11 @@ ServeRun Engine::run() {
   while (finished_ < requests_.size()) advance();
   if (runtime_) attribute_runtime();
   run_.has_runtime = runtime_ != nullptr;
-  run_.distinct_steps = cost_->distinct_steps();
-  run_.bucket_error = cost_->bucket_error();
+  run_.distinct_steps = 0;
+  for (const std::shared_ptr<StepCost>& cost : costs_) {
+    run_.distinct_steps += cost->distinct_steps();
+    run_.bucket_error = merged(run_.bucket_error, cost->bucket_error());
+  }
   if (every_step_banded_ && time_sum_ > 0) {
     run_.band_low_ratio = band_low_ / time_sum_;
     run_.band_high_ratio = band_high_ / time_sum_;
@@ -317,7 +357,7 @@ bool Engine::take_step(Instance& in) {
   // queue. A queue that cannot be admitted with every block free cannot happen: each request fits alone.
   if (step.scheduled.empty()) return false;
   const StepGroups exact = groups_of(step);
-  if (!ahead_ && hooks_.prefetch.on() && setup_.bucket_percent == 0) look_ahead(in, step, log, exact);
+  if (!ahead_ && chips_[in.chip].hooks.prefetch.on() && setup_.bucket_percent == 0) look_ahead(in, step, log, exact);
   StepTime verify;
   const std::uint64_t device_ps = time_step(in, step, exact, log, verify);
   finish_step(in, step, log, device_ps, verify);
@@ -335,6 +375,7 @@ void Engine::finish_step(Instance& in, const FormedStep& step, StepLog& log, std
   log.duration_ps = step_ps;
   log.sequences = step.scheduled.size();
   log.kv_blocks_used = in.pool.used();
+  log.kv_blocks = in.pool.blocks();
   time_sum_ += static_cast<double>(step_ps);
   if (verify.has_band) {
     // The band's ratios of the verify step, applied to the whole step.
@@ -371,8 +412,9 @@ std::uint64_t Engine::time_step(const Instance& in, const FormedStep& step, cons
   if (verify.ps == 0) throw std::logic_error("serve: a step took no time");
   std::uint64_t step_ps = verify.ps;
   log.runtime_ps = verify.runtime_ps;
-  run_.dynamic_energy_j += verify.dynamic_j;
-  if (mtp_ == 0 || !cost_->has_draft_timer() || log.decode_tokens == 0) return step_ps;
+  double& energy = in.chip == 0 ? run_.dynamic_energy_j : run_.decode_chip_dynamic_energy_j;
+  energy += verify.dynamic_j;
+  if (mtp_ == 0 || !costs_[in.chip]->has_draft_timer() || log.decode_tokens == 0) return step_ps;
   // The drafts: mtp passes of the draft module over the step's decodes (one token each).
   std::map<std::uint64_t, std::uint64_t> histories;
   for (const auto& [i, q] : step.scheduled) {
@@ -383,7 +425,7 @@ std::uint64_t Engine::time_step(const Instance& in, const FormedStep& step, cons
   if (drafts.empty()) return step_ps;
   const StepTime draft = timed(in, drafts, true);
   last_draft_ps_ = draft.ps;
-  run_.dynamic_energy_j += draft.dynamic_j * static_cast<double>(mtp_);
+  energy += draft.dynamic_j * static_cast<double>(mtp_);
   log.runtime_ps += draft.runtime_ps * mtp_;
   return hw::checked("the step's time in picoseconds", [&] { return (hw::Count(draft.ps) * mtp_ + step_ps).value(); });
 }
@@ -392,9 +434,11 @@ std::uint64_t Engine::time_step(const Instance& in, const FormedStep& step, cons
 // instance's last device time, the last draft pass's), the step started on another thread unless
 // it is the one the engine is about to time itself.
 StepTime Engine::timed(const Instance& in, const StepGroups& groups, bool draft) {
-  if (!ahead_) return draft ? cost_->drafts(groups) : cost_->step(groups);
-  if (std::optional<StepTime> t = known(groups, draft)) return *t;
-  if (!current_ || draft) hooks_.prefetch.start(groups, draft);  // the engine's own drafts come after its step
+  StepCost& cost = *costs_[in.chip];
+  if (!ahead_) return draft ? cost.drafts(groups) : cost.step(groups);
+  if (std::optional<StepTime> t = known(in.chip, groups, draft)) return *t;
+  // The engine's own drafts come after its step.
+  if (!current_ || draft) chips_[in.chip].hooks.prefetch.start(groups, draft);
   StepTime guess;
   guess.ps = std::max<std::uint64_t>(1, draft ? last_draft_ps_ : in.last_device_ps);
   return guess;
@@ -402,12 +446,13 @@ StepTime Engine::timed(const Instance& in, const StepGroups& groups, bool draft)
 
 // A step's time when this serve has it without simulating: timed already, known to the hooks, or
 // simulated ahead and done.
-std::optional<StepTime> Engine::known(const StepGroups& groups, bool draft) const {
-  if (std::optional<StepTime> t = cost_->peek(groups, draft)) return t;
-  if (hooks_.known) {
-    if (std::optional<StepTime> t = hooks_.known(groups, draft)) return t;
+std::optional<StepTime> Engine::known(std::size_t chip, const StepGroups& groups, bool draft) const {
+  if (std::optional<StepTime> t = costs_[chip]->peek(groups, draft)) return t;
+  const StepHooks& hooks = chips_[chip].hooks;
+  if (hooks.known) {
+    if (std::optional<StepTime> t = hooks.known(groups, draft)) return t;
   }
-  if (hooks_.prefetch.ready) return hooks_.prefetch.ready(groups, draft);
+  if (hooks.prefetch.ready) return hooks.prefetch.ready(groups, draft);
   return std::nullopt;
 }
 
@@ -417,8 +462,8 @@ std::optional<StepTime> Engine::known(const StepGroups& groups, bool draft) cons
 // starting the unknown steps it takes, until J run, 4 J steps are taken or every request is done.
 // The copy's errors end it quietly: the engine meets its own.
 void Engine::look_ahead(const Instance& in, const FormedStep& step, const StepLog& log, const StepGroups& exact) {
-  const StepPrefetch& prefetch = hooks_.prefetch;
-  if (known(exact, false)) return;
+  const StepPrefetch& prefetch = chips_[in.chip].hooks.prefetch;
+  if (known(in.chip, exact, false)) return;
   const std::size_t own = prefetch.started(exact, false) ? 0 : 1;
   if (prefetch.running() + own >= prefetch.jobs) return;
   const std::unique_ptr<Engine> ahead = copy_ahead();
@@ -471,8 +516,9 @@ std::uint64_t Engine::scheduler_cpu(const Instance& in, const StepLog& log) cons
   if (!runtime_) return 0;
   std::uint64_t sequences = log.sequences, tokens = log.prefill_tokens + log.decode_tokens;
   if (runtime_->scheduler_per_dp_rank) {
-    sequences = (sequences + setup_.dp - 1) / setup_.dp;
-    tokens = (tokens + setup_.dp - 1) / setup_.dp;
+    const std::uint64_t dp = dp_of(in.chip);
+    sequences = (sequences + dp - 1) / dp;
+    tokens = (tokens + dp - 1) / dp;
   }
   const std::uint64_t cpu_ps = runtime_->step_cpu_ns(sequences, tokens) * 1000;
   if (!runtime_->overlap) return cpu_ps;
@@ -646,9 +692,16 @@ void Engine::finish(std::size_t i, std::uint64_t end) {
 }  // namespace
 
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
+                        const std::vector<ChipSteps>& chips,
+                        const std::function<void(const g5sim::ServeProgress&)>& progress) {
+  return Engine(std::move(requests), settings, setup, chips, progress).run();
+}
+
+ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
                         const StepTimer& timer, const std::function<void(const g5sim::ServeProgress&)>& progress,
                         const StepTimer& draft_timer, const StepHooks& hooks) {
-  return Engine(std::move(requests), settings, setup, timer, progress, draft_timer, hooks).run();
+  const std::vector<ChipSteps> chips{ChipSteps{timer, draft_timer, hooks}};
+  return Engine(std::move(requests), settings, setup, chips, progress).run();
 }
 
 }  // namespace serving

@@ -108,13 +108,29 @@ struct StepHooks {
   struct Taken {
     StepGroups groups;
     std::uint64_t ps = 0;
+    std::size_t chip = 0;  ///< which of the serve's chips ran it (ChipSteps' index)
   };
   std::vector<Taken>* taken = nullptr;
   StepPrefetch prefetch;
 };
 
+/// The steps of one of a serve's chips: every instance's, or under disaggregation with a chip per
+/// role (g5sim::ServeSetup::decode_chip) first the prefill instances' and then the decode ones'.
+/// Each chip has its own step cache: a step's groups say what it runs, its chip what it costs.
+struct ChipSteps {
+  StepTimer timer, draft_timer;
+  StepHooks hooks;
+};
+
 /// Serves `requests` with the engine's `settings` (its knobs, read by name where they act) and
-/// what the serve derived (`setup`). Throws ConfigError for a request that can never fit the KV cache or
+/// what the serve derived (`setup`), each step timed by its instance's chip: `chips` holds one,
+/// or two when setup.decode_chip is set. Throws as the overload below does.
+ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,
+                        const std::vector<ChipSteps>& chips,
+                        const std::function<void(const g5sim::ServeProgress&)>& progress = {});
+
+/// Serves `requests` with the engine's `settings` (its knobs, read by name where they act) and
+/// what the serve derived (`setup`), on one chip. Throws ConfigError for a request that can never fit the KV cache or
 /// limits out of range, and passes on the timer's errors. `draft_timer`: one pass of the MTP draft
 /// module over decodes of one token each (with mtp > 0; none: the drafts cost nothing).
 ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeSettings& settings, const ServeSetup& setup,

@@ -19,16 +19,18 @@ bool StepCost::Key::operator<(const Key& other) const {
 }
 
 StepCost::StepCost(const g5sim::ServeSetup& setup, std::uint64_t verify_width, StepTimer timer, StepTimer draft_timer,
-                   StepHooks hooks)
+                   StepHooks hooks, std::size_t chip, std::uint64_t dp)
     : setup_(setup),
       verify_width_(verify_width),
+      chip_(chip),
+      dp_(dp == 0 ? setup.dp : dp),
       timer_(std::move(timer)),
       draft_timer_(std::move(draft_timer)),
       hooks_(std::move(hooks)) {}
 
 g5sim::StepTime StepCost::step(const StepGroups& exact) {
   const g5sim::StepTime t = timed(exact, false, timer_, verify_width_);
-  if (hooks_.taken) hooks_.taken->push_back({exact, t.ps});
+  if (hooks_.taken) hooks_.taken->push_back({exact, t.ps, chip_});
   return t;
 }
 
@@ -57,7 +59,7 @@ g5sim::StepTime StepCost::timed(const StepGroups& exact, bool draft, const StepT
   if (hooks_.known) {
     if (std::optional<g5sim::StepTime> t = hooks_.known(exact, draft)) return *t;
   }
-  const std::vector<StepAnchor> anchors = bucketed_step(exact, setup_.bucket_percent, setup_.dp, width);
+  const std::vector<StepAnchor> anchors = bucketed_step(exact, setup_.bucket_percent, dp_, width);
   // The anchors not yet simulated, simulated at once, then cached in the anchors' order.
   std::vector<const StepAnchor*> fresh;
   for (const StepAnchor& a : anchors) {

@@ -20,9 +20,11 @@ namespace serving {
 class StepCost {
  public:
   /// `timer` times a step of the model; `draft_timer` one pass of the MTP draft module over decodes
-  /// of one token each. `verify_width`: a decode's q_len (1 + mtp).
+  /// of one token each. `verify_width`: a decode's q_len (1 + mtp). `chip`: which of the serve's
+  /// chips it times (its taken steps say so), with `dp` DP ranks (bucketing keys a step by its
+  /// fullest); 0: setup.dp.
   StepCost(const g5sim::ServeSetup& setup, std::uint64_t verify_width, StepTimer timer, StepTimer draft_timer,
-           StepHooks hooks = {});
+           StepHooks hooks = {}, std::size_t chip = 0, std::uint64_t dp = 0);
 
   /// The step of `exact` groups.
   g5sim::StepTime step(const StepGroups& exact);
@@ -50,6 +52,8 @@ class StepCost {
 
   const g5sim::ServeSetup& setup_;
   std::uint64_t verify_width_;
+  std::size_t chip_;
+  std::uint64_t dp_;
   StepTimer timer_, draft_timer_;
   StepHooks hooks_;
   std::map<Key, g5sim::StepTime> cache_;

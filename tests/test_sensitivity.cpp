@@ -113,6 +113,43 @@ TEST_CASE("A refused side leaves a one-sided difference and a zero field none", 
   CHECK(p.fields.back().field == "engines.cdma.startup_ns");
 }
 
+TEST_CASE("Sensitivity with role decode varies the decode chip alone: beside a held H100 prefill, TTFT does not move",
+          "[sensitivity][roles]") {
+  // One request (64 in, 4 out), its prompt on H100 (held), its decodes on the DDR-bound chip
+  // (varied). Its TTFT is H100's prefill step and the cache's crossing at H100's RDMA rate (the
+  // slower side), neither of which the decode chip's DDR touches: elasticity exactly 0. Its TPOT
+  // is the decode chip's steps, DDR-bound: about -1.
+  // The DDR-bound chip with 1 TiB of DDR, so that one chip holds the model.
+  std::string roomy = kDdrBound;
+  const std::size_t at = roomy.find("capacity_bytes: 1073741824");
+  REQUIRE(at != std::string::npos);
+  roomy.replace(at, 26, "capacity_bytes: 1099511627776");
+  for (const char* metric : {"ttft_p50_ms", "tpot_p50_ms"}) {
+    g5sim::SensitivitySpec spec = ddr_bound_spec({"ddr.bandwidth_gb_per_s"});
+    spec.workload.chip = {roomy, "ddr-bound-roomy"};
+    spec.workload.base = g5sim::Request{};
+    spec.workload.base.layers = 1;
+    spec.workload.serve = g5sim::serve_settings_of(
+        "disagg=1:1 prefill_chip=h100 rate=1 requests=1 input_len=64 output_len=4 step_cache=exact");
+    spec.workload.role = "decode";
+    spec.metric = metric;
+    const g5sim::SensitivityReport r = g5sim::sensitivity(spec);
+    const auto& ddr = field(r.points.at(0), "ddr.bandwidth_gb_per_s");
+    REQUIRE(ddr.elasticity.has_value());
+    if (std::string(metric) == "ttft_p50_ms") {
+      CHECK(*ddr.elasticity == 0.0);
+    } else {
+      CHECK(std::fabs(*ddr.elasticity + 1) < 1e-3);
+    }
+  }
+  // Without a disaggregation there is no role to vary.
+  g5sim::SensitivitySpec spec = ddr_bound_spec({"ddr.bandwidth_gb_per_s"});
+  spec.workload.base = g5sim::Request{};
+  spec.workload.serve = g5sim::serve_settings_of("rate=1 requests=1 input_len=64 output_len=4");
+  spec.workload.role = "decode";
+  CHECK_THROWS_WITH(g5sim::sensitivity(spec), Catch::Contains("the serve needs disagg=P:D"));
+}
+
 TEST_CASE("Sensitivity refuses what it cannot differentiate before any run", "[sensitivity]") {
   auto spec = ddr_bound_spec({"ddr.bandwith_gb_per_s"});
   CHECK_THROWS_WITH(g5sim::sensitivity(spec),

@@ -759,6 +759,149 @@ TEST_CASE("serve: disaggregated, finished prompts go to the decode instances rou
   CHECK(run.requests[2].finish_ps == 5 * kMs + 1'030'000'000);
 }
 
+TEST_CASE("serve: a decode chip of its own times the decode instances' steps, with its own KV cache and DP ranks",
+          "[serve][disagg][roles]") {
+  // The prefill chip: 1 ms + 1 us a token (HandTimer); the decode chip: 3 ms + 2 us a token.
+  HandTimer prefill;
+  std::vector<std::string> decode_mixes;
+  serving::StepTimer decode = [&](const StepGroups& groups) {
+    decode_mixes.push_back(g5sim::mix_text(groups));
+    std::uint64_t tokens = 0;
+    for (const g5sim::SequenceRecord& g : groups) tokens += g.count * g.q_len;
+    return StepTime{3 * kMs + 2 * kUs * tokens, false, 0, 0};
+  };
+  g5sim::ServeSettings s;
+  s.set("kv_tokens", std::uint64_t{1'000'000});
+  g5sim::ServeSetup setup;
+  setup.prefill_instances = 1;
+  setup.decode_instances = 1;
+  setup.kv_transfer = g5sim::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  // The decode instance holds 160 tokens: 10 blocks of 16.
+  setup.decode_chip = g5sim::ServeSetup::DecodeChip{2, 160};
+  const std::vector<serving::ChipSteps> chips{{std::ref(prefill), {}, {}}, {decode, {}, {}}};
+  const g5sim::ServeRun run = serving::serve_requests({request("a", 0, 100, 3)}, s, setup, chips);
+  // The prompt on the prefill chip (1.1 ms), its cache over the link (100,000 B: 100.5 us), then
+  // 2 decodes on the decode chip at 3.002 ms each.
+  CHECK(prefill.mixes == std::vector<std::string>{"1x100@0"});
+  CHECK(decode_mixes == std::vector<std::string>{"1x1@100", "1x1@101"});
+  REQUIRE(run.steps.size() == 3);
+  CHECK(run.steps[0].duration_ps == 1'100'000'000);
+  CHECK(run.steps[1].start_ps == 1'200'500'000);
+  CHECK(run.steps[1].duration_ps == 3'002'000'000);
+  CHECK(run.requests[0].finish_ps == 1'200'500'000 + 2 * std::uint64_t{3'002'000'000});
+  // Each instance's blocks: 62,500 on the prefill side, 10 on the decode side; a step's use is of its own.
+  CHECK(run.kv_blocks == 62'500);
+  CHECK(run.decode_kv_blocks == 10);
+  CHECK(run.steps[0].kv_blocks == 62'500);
+  CHECK(run.steps[1].kv_blocks == 10);
+  CHECK(run.steps[1].kv_blocks_used == 7);  // 101 tokens: ceil(101 / 16)
+}
+
+TEST_CASE("serve: a request the decode chip's cache cannot hold is refused before anything runs",
+          "[serve][disagg][roles]") {
+  HandTimer timer;
+  g5sim::ServeSettings s;
+  s.set("kv_tokens", std::uint64_t{1'000'000});
+  g5sim::ServeSetup setup;
+  setup.prefill_instances = 1;
+  setup.decode_instances = 1;
+  setup.kv_transfer = g5sim::KvTransfer{1000, 1.0, 500.0, "c2c"};
+  setup.decode_chip = g5sim::ServeSetup::DecodeChip{1, 64};
+  const std::vector<serving::ChipSteps> chips{{std::ref(timer), {}, {}}, {std::ref(timer), {}, {}}};
+  // 100 + 3 - 1 = 102 tokens at its end: 7 blocks of 16; the decode chip holds 4.
+  CHECK_THROWS_WITH(
+      serving::serve_requests({request("a", 0, 100, 3)}, s, setup, chips),
+      Catch::Contains("request 'a' needs 102 tokens") && Catch::Contains("the decode chip holds 4 blocks"));
+  CHECK(timer.mixes.empty());
+}
+
+TEST_CASE("serve: H100 prefill beside SG2262 decode: the latent cache crosses at H100's RDMA rate",
+          "[serve][sim][disagg][roles]") {
+  // DeepSeek-V3 (2 of its layers simulated; memory and cache are the whole model's): one request of
+  // 1,024 tokens and 2 outputs, its prompt on H100, its one decode on SG2262.
+  const g5sim::Chip h100 = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Chip sg2262 = g5sim::Chip::from_file(g5sim::chip_path("sg2262"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("deepseek-v3"));
+  g5sim::Request base;
+  base.layers = 2;
+  g5sim::ServeSettings settings;
+  settings.set_text("disagg", "1:1");
+  settings.set_text("step_cache", "exact");
+  settings.set_text("decode_chip", "sg2262");
+  const g5sim::ServeReport report = g5sim::serve(h100, model, base, {request("only", 0, 1024, 2)}, settings);
+  REQUIRE(report.roles);
+  const g5sim::ServeRoles& roles = *report.roles;
+  CHECK(roles.own_chips);
+  CHECK(roles.prefill.chip == "H100");
+  CHECK(roles.decode.chip == "SG2262");
+  // MLA's latent cache, every layer: 61 x (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B = 70,272
+  // B a token, on every chip of either side (DP ranks each hold their sequences whole).
+  CHECK(roles.prefill.memory.kv_bytes_per_token == 70'272);
+  CHECK(roles.decode.memory.kv_bytes_per_token == 70'272);
+  // The prompt's 1,024 tokens: 71,958,528 B.
+  CHECK(report.run.kv_transfer_bytes == 71'958'528);
+  CHECK(report.run.requests.at(0).kv_transfer_bytes == 71'958'528);
+  // The slower side: H100's RDMA, 50 GB/s after 5,000 ns (configs/chips/h100.yaml nodes), against
+  // SG2262's 8 C2C links of 56 GB/s (448 GB/s, 250 ns).
+  CHECK(roles.prefill.link.link == "rdma");
+  CHECK(roles.decode.link.link == "c2c");
+  CHECK(roles.decode.link.bandwidth_gb_per_s == 448);
+  const g5sim::KvTransfer& t = report.setup.kv_transfer;
+  CHECK(t.bandwidth_gb_per_s == 50);
+  CHECK(t.latency_ns == 5000);
+  CHECK(t.bytes_per_token == 70'272);
+  // 5,000 ns + 71,958,528 B / 50 B/ns = 5,000 + 1,439,170.56 ns = 1,444,170,560 ps.
+  CHECK(t.picoseconds(71'958'528) == 1'444'170'560);
+  // Each side's steps are its own chip's simulation, on its own deployment.
+  const g5sim::Deployment& pd = roles.prefill.memory.deployment;
+  const g5sim::Deployment& dd = roles.decode.memory.deployment;
+  auto step_ps = [&](const g5sim::Chip& chip, const g5sim::Deployment& d, const std::string& mix) {
+    g5sim::Request r = base;
+    r.mix = mix;
+    r.tp = d.tp;
+    r.ep = d.ep;
+    r.dp = d.dp;
+    return g5sim::simulate(chip, model, r).total_ps;
+  };
+  REQUIRE(report.run.steps.size() == 2);
+  const g5sim::StepLog& first = report.run.steps[0];
+  const g5sim::StepLog& second = report.run.steps[1];
+  CHECK(first.instance == 0);
+  CHECK(first.start_ps == 0);
+  CHECK(first.duration_ps == step_ps(h100, pd, "1x1024@0"));
+  CHECK(second.instance == 1);
+  CHECK(second.start_ps == first.duration_ps + 1'444'170'560);
+  CHECK(second.duration_ps == step_ps(sg2262, dd, "1x1@1024"));
+  // The first token comes with the cache; the second ends the decode.
+  const serving::RequestOutcome& o = report.run.requests.at(0);
+  CHECK(o.first_token_ps == second.start_ps);
+  CHECK(o.finish_ps == second.start_ps + second.duration_ps);
+  // Chips: each side's instance, sharded for its own chip.
+  CHECK(report.chips == pd.chips() + dd.chips());
+}
+
+TEST_CASE("serve: a chip per role needs a disaggregation", "[serve][disagg][roles]") {
+  const g5sim::Chip h100 = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));
+  g5sim::ServeSettings settings;
+  settings.set_text("decode_chip", "sg2262");
+  try {
+    (void)g5sim::serve(h100, model, g5sim::Request{}, {request("only", 0, 16, 2)}, settings);
+    FAIL("no error");
+  } catch (const g5sim::ConfigError& e) {
+    CHECK(e.field() == "decode_chip");
+    CHECK_THAT(e.what(), Catch::Contains("give --disagg P:D"));
+  }
+  // A chip no config has is refused when given, naming the knob.
+  try {
+    settings.set_text("prefill_chip", "h1000");
+    FAIL("no error");
+  } catch (const g5sim::ConfigError& e) {
+    CHECK(e.field() == "prefill_chip");
+    CHECK_THAT(e.what(), Catch::Contains("did you mean 'h100'"));
+  }
+}
+
 TEST_CASE("serve: MTP with every draft accepted emits K + 1 tokens a verify", "[serve][mtp]") {
   HandTimer timer;
   ServeLimits limits = roomy();

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "api/result_state.hpp"
 #include "api/simulation.hpp"
 #include "explore/validation/measured_rows.hpp"
 #include "g5sim/g5sim.hpp"
@@ -227,6 +228,24 @@ TEST_CASE("g5sim list says what a calibrated config changed and how well it fits
         "engines.tensor.cube_efficiency 1.0 -> 1.0, engines.tma.startup_ns 477.184 -> 477.184, "
         "l2.bandwidth_gb_per_s 9627.59 -> 9627.59");
   CHECK(g5sim::Chip::from_file(g5sim::chip_path("h100")).calibration_summary().empty());
+}
+
+TEST_CASE("the rivals with at least 10 public rows ship calibrated, with held-out bands", "[shipped][calibration]") {
+  // validation/rivals_measured.csv: B200 59 rows, GB200 64, MI300X 24, MI355X 27, v6e 16 (Ascend's
+  // 4 are too few). Each calibrated config carries its fit's record and held-out bands.
+  for (const char* name : {"b200", "gb200-nvl72", "mi300x", "mi355x", "tpu-v6e"}) {
+    const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::chip_path(std::string(name) + ".calibrated"));
+    INFO(name);
+    CHECK(chip.data().chip.error_bands.has_value());
+    CHECK(chip.calibration_summary().rfind("calibrated: ", 0) == 0);
+  }
+  // GB200 is B200's silicon: its fit is B200's, transferred, and its fields equal B200's.
+  const g5sim::Chip b200 = g5sim::Chip::from_file(g5sim::chip_path("b200.calibrated"));
+  const g5sim::Chip gb200 = g5sim::Chip::from_file(g5sim::chip_path("gb200-nvl72.calibrated"));
+  CHECK(b200.data().chip.ddr_efficiency == gb200.data().chip.ddr_efficiency);
+  CHECK(gb200.calibration_summary().find("fit on b200.calibrated") != std::string::npos);
+  CHECK_FALSE(g5sim::shipped_chips().empty());
+  for (const std::string& stem : g5sim::shipped_chips()) CHECK(stem != "ascend-910b.calibrated");
 }
 
 }  // namespace test_shipped_configs

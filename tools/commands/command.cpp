@@ -239,7 +239,9 @@ std::string help_of(const g5sim::Knob& k, bool list) {
     std::replace(words.begin(), words.end(), ',', '|');
     help += fmt::format(" ({})", words);
   }
-  if (list) help += ": a list (64,128,256 or LO:HI, doubling)";
+  // A count's list may be a doubling range; a word's list is its values, comma separated.
+  if (list)
+    help += k.type == g5sim::KnobType::count ? ": a list (64,128,256 or LO:HI, doubling)" : ": a list, comma separated";
   if (k.type == g5sim::KnobType::flag) return help;
   const std::string& default_doc = !k.default_doc.empty() ? k.default_doc : k.default_text;
   if (!default_doc.empty()) help += fmt::format(" [default: {}]", default_doc);

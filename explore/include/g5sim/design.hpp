@@ -52,6 +52,10 @@ struct DesignWorkload {
   /// quote; "" quotes the given knobs in table order.
   std::string serve_items;
   std::optional<double> slo_ttft_ms, slo_tpot_ms;
+  /// Which of a disaggregated serve's chips the varied chip is: "both" (every instance), "prefill"
+  /// or "decode" (that role's; the other role runs its prefill_chip / decode_chip item, else the
+  /// chip as given, held).
+  std::string role = "both";
 };
 
 /// A serve's settings from its KEY=VALUE items separated by spaces (a design command's --serve,

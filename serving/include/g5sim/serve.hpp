@@ -119,7 +119,14 @@ struct ServeSetup {
   std::uint64_t bucket_samples = 16;  ///< bucketed steps re-simulated exactly to measure the error
   std::uint64_t prefill_instances = 0, decode_instances = 0;  ///< disagg P:D; 0 and 0: one instance
   KvTransfer kv_transfer;                                     ///< with disagg
-  std::vector<double> accept;                                 ///< mtp's acceptance rates, one or one per draft
+  /// Disaggregation with a chip per role (RoleChips): the decode instances' chip's DP ranks and each
+  /// decode instance's KV cache in tokens (the prefill instances': dp and the kv_tokens knob).
+  /// None: every instance runs the serve's chip.
+  struct DecodeChip {
+    std::uint64_t dp = 1, kv_tokens = 0;
+  };
+  std::optional<DecodeChip> decode_chip;
+  std::vector<double> accept;  ///< mtp's acceptance rates, one or one per draft
   /// The runtime (Request::runtime other than none): its request front end, its scheduler's CPU
   /// per step and whether it overlaps the step before, its schedulers per DP rank, where a
   /// disaggregated request's first token is streamed from. None: the chip alone.
@@ -176,6 +183,7 @@ struct StepLog {
   std::uint64_t start_ps = 0, duration_ps = 0;
   std::uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
   std::uint64_t kv_blocks_used = 0;  ///< after the step's allocation
+  std::uint64_t kv_blocks = 0;       ///< its instance's KV cache (not written: run.kv_blocks, or the decode chip's)
   std::uint64_t waiting = 0;         ///< arrived, not admitted, at the step's start
   /// Of duration_ps, the runtime's: its scheduler CPU (first: cpu_ps) and its device-side charge.
   std::uint64_t runtime_ps = 0, cpu_ps = 0;
@@ -198,6 +206,10 @@ struct ServeRun {
   /// One chip's dynamic energy summed over the steps taken (each step's simulated chip, drafts
   /// included), in joules; 0 without an `energy` section.
   double dynamic_energy_j = 0;
+  /// With a decode chip of its own (ServeSetup::decode_chip): dynamic_energy_j is the prefill
+  /// chip's steps', this the decode chip's; and each decode instance's KV cache in blocks.
+  double decode_chip_dynamic_energy_j = 0;
+  std::uint64_t decode_kv_blocks = 0;
 };
 
 /// A calibrated runtime's held-out band on one of a serve's metrics (g5sim::Runtime::bands): the
@@ -266,7 +278,23 @@ struct ServeEnergy {
   std::optional<double> tdp_w;
 };
 
+/// One role of a disaggregated serve: its chip, its instances and each one's sharding and KV
+/// cache, and its side of the KV transfer (bytes_per_token: what one of its chips holds of a token).
+struct ServeRole {
+  std::string chip, chip_source;
+  std::uint64_t instances = 0, kv_tokens = 0;
+  ServingMemory memory;
+  KvTransfer link;
+};
+/// A disaggregated serve's roles. own_chips: the decode instances run a chip of their own
+/// (RoleChips); the transfer then runs over the slower side (ServeSetup::kv_transfer).
+struct ServeRoles {
+  ServeRole prefill, decode;
+  bool own_chips = false;
+};
+
 struct ServeReport {
+  /// chip: every instance's, or with a chip per role the prefill instances' (roles says).
   std::string chip, model, chip_source, model_source;
   Request step;  ///< what every step ran with (its mix aside)
   ServingMemory memory;
@@ -282,7 +310,8 @@ struct ServeReport {
   std::uint64_t simulated_commands = 0;  ///< over the distinct steps
   std::uint64_t steps_read = 0;          ///< distinct steps read from the step cache's folder, not simulated
   double simulate_seconds = 0;           ///< wall time of the distinct steps' simulations
-  std::optional<ServeEnergy> energy;     ///< a chip with an `energy` section
+  std::optional<ServeEnergy> energy;     ///< a chip with an `energy` section (with a chip per role: both)
+  std::optional<ServeRoles> roles;       ///< with disagg
 };
 
 /// How far a serve is, told after each finished request: requests finished of all, and the steps
@@ -311,11 +340,19 @@ struct ServeControls {
   std::shared_ptr<SharedStepTimes> shared_steps;  ///< none: this serve's own cache alone
 };
 
+/// The chip of each role of a disaggregated serve where it is not the serve's chip (`serve --disagg
+/// P:D --prefill-chip A --decode-chip B`; sensitivity --role decode varies one with the other held).
+struct RoleChips {
+  std::optional<Chip> prefill, decode;
+};
+
 /// Serves `requests` on `chip` running `model`, each step as `step` (its run options; its
 /// sequences are the engine's) with `settings`' engine. The deployment is `step`'s tp, ep, dp
-/// when given, else the smallest whose KV cache holds the longest request.
+/// when given, else the smallest whose KV cache holds the longest request (with a chip per role:
+/// each role's own). The settings' prefill_chip and decode_chip (a shipped chip's stem or a
+/// config's path) give a role its own chip; `roles`' chips, when set, take their place.
 ServeReport serve(const Chip& chip, const Model& model, const Request& step, std::vector<ServeRequest> requests,
-                  const ServeSettings& settings, const ServeControls& controls = {});
+                  const ServeSettings& settings, const ServeControls& controls = {}, const RoleChips& roles = {});
 /// The same with the requests the settings' load makes (requests_of).
 ServeReport serve(const Chip& chip, const Model& model, const Request& step, const ServeSettings& settings,
                   const ServeControls& controls = {});
