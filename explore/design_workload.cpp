@@ -159,10 +159,18 @@ Measurement WorkloadMeter::measure(const g5sim::Chip& chip, const g5sim::Request
   Measurement m;
   if (serving_) {
     // One role's chip varied: the other's held (RoleChips take the place of the role knobs).
+    // The sharding held (the base run's) is the varied role's; the other role's is its own chip's
+    // (held as its chip is), unless the workload gave one for every instance.
     g5sim::RoleChips roles;
+    g5sim::Request step = request;
+    if (workload_.role != "both" && request.tp && !workload_.base.tp && !workload_.base.ep && !workload_.base.dp) {
+      const g5sim::Deployment held{*request.tp, request.ep.value_or(1), request.dp.value_or(1), 1, false};
+      (workload_.role == "decode" ? roles.decode_sharding : roles.prefill_sharding) = held;
+      step.tp.reset(), step.ep.reset(), step.dp.reset();
+    }
     if (workload_.role == "decode") roles.decode = chip, roles.prefill = held_;
     if (workload_.role == "prefill") roles.prefill = chip, roles.decode = held_;
-    const g5sim::ServeReport report = g5sim::serve(chip, workload_.model, request, load_, *serve_settings_, {}, roles);
+    const g5sim::ServeReport report = g5sim::serve(chip, workload_.model, step, load_, *serve_settings_, {}, roles);
     for (const std::string& metric : metrics_) m.metrics.push_back(serve_metric(metric, report.summary));
     // The varied chip's deployment: a role's own when one role's chip is varied.
     m.deployment = report.memory.deployment;

@@ -510,13 +510,19 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model
   const std::optional<g5sim::Chip> prefill_chip = role_chip(given_roles.prefill, given_settings, "prefill_chip");
   std::optional<g5sim::Chip> decode_chip = role_chip(given_roles.decode, given_settings, "decode_chip");
   const g5sim::Chip& chip = prefill_chip ? *prefill_chip : serve_chip;
+  // Each role's sharding: held by the caller, else the step's.
+  auto sharded = [](g5sim::Request r, const std::optional<g5sim::Deployment>& d) {
+    if (d) r.tp = d->tp, r.ep = d->ep, r.dp = d->dp;
+    return r;
+  };
+  const g5sim::Request decode_given = sharded(step, given_roles.decode_sharding);
+  step = sharded(step, given_roles.prefill_sharding);
   if ((prefill_chip || decode_chip) && parse_disagg_or_none(given_settings.text("disagg")).first == 0) {
     throw hw::InputError(decode_chip ? "decode_chip" : "prefill_chip",
                          "a chip per role needs prefill and decode instances: give --disagg P:D");
   }
   if (!decode_chip && prefill_chip) decode_chip = serve_chip;
   if (decode_chip && decode_chip->sha256() == chip.sha256()) decode_chip.reset();  // one chip after all
-  const g5sim::Request given_step = step;
   g5sim::ServeReport report;
   report.chip = chip.name();
   report.model = model.name();
@@ -544,7 +550,7 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model
   StepSimulation simulation(chip, model, step, report, controls.shared_steps, store);
   std::optional<StepSimulation> decode_simulation;
   if (decode_chip) {
-    const g5sim::Request decode_step = set_up_decode_chip(*decode_chip, model, given_step, requests, settings, report);
+    const g5sim::Request decode_step = set_up_decode_chip(*decode_chip, model, decode_given, requests, settings, report);
     decode_simulation.emplace(*decode_chip, model, decode_step, report, controls.shared_steps, store);
   }
   std::vector<ChipSteps> chips;

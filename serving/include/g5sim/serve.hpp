@@ -344,6 +344,10 @@ struct ServeControls {
 /// P:D --prefill-chip A --decode-chip B`; sensitivity --role decode varies one with the other held).
 struct RoleChips {
   std::optional<Chip> prefill, decode;
+  /// A role's sharding held (its tp, ep and dp; sensitivity and solve hold the varied role's), in
+  /// place of the step's; not given: the step's when it has one, else the role chip's smallest
+  /// that holds the load.
+  std::optional<Deployment> prefill_sharding, decode_sharding;
 };
 
 /// Serves `requests` on `chip` running `model`, each step as `step` (its run options; its
