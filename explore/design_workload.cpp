@@ -170,7 +170,10 @@ Measurement WorkloadMeter::measure(const g5sim::Chip& chip, const g5sim::Request
     }
     if (workload_.role == "decode") roles.decode = chip, roles.prefill = held_;
     if (workload_.role == "prefill") roles.prefill = chip, roles.decode = held_;
-    const g5sim::ServeReport report = g5sim::serve(chip, workload_.model, step, load_, *serve_settings_, {}, roles);
+    g5sim::ServeControls controls;
+    controls.shared_steps = shared_steps_;
+    const g5sim::ServeReport report =
+        g5sim::serve(chip, workload_.model, step, load_, *serve_settings_, controls, roles);
     for (const std::string& metric : metrics_) m.metrics.push_back(serve_metric(metric, report.summary));
     // The varied chip's deployment: a role's own when one role's chip is varied.
     m.deployment = report.memory.deployment;

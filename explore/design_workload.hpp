@@ -2,6 +2,7 @@
 // The design-space commands' shared parts below their public headers (g5sim/design.hpp): the
 // chip's fields by name, rewritten; a workload measured by named metrics; the JSON's head.
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -65,6 +66,9 @@ class WorkloadMeter {
   std::vector<g5sim::ServeRequest> load_;
   std::optional<g5sim::ServeSettings> serve_settings_;
   std::optional<g5sim::Chip> held_;  ///< --role prefill or decode: the other role's chip, unless its item names one
+  /// Steps shared by the measurements: a step is keyed by its chip's bytes, so only a chip that
+  /// does not change (a held role's, a field that leaves the steps alone) shares its own.
+  std::shared_ptr<g5sim::SharedStepTimes> shared_steps_ = std::make_shared<g5sim::SharedStepTimes>();
 };
 
 /// A number as the CSV and JSON write it (the shortest text that reads back the same double).

@@ -550,7 +550,8 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model
   StepSimulation simulation(chip, model, step, report, controls.shared_steps, store);
   std::optional<StepSimulation> decode_simulation;
   if (decode_chip) {
-    const g5sim::Request decode_step = set_up_decode_chip(*decode_chip, model, decode_given, requests, settings, report);
+    const g5sim::Request decode_step =
+        set_up_decode_chip(*decode_chip, model, decode_given, requests, settings, report);
     decode_simulation.emplace(*decode_chip, model, decode_step, report, controls.shared_steps, store);
   }
   std::vector<ChipSteps> chips;
