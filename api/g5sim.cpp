@@ -33,10 +33,19 @@ namespace {
 
 using api::public_errors;
 
+// "attention" and "ffn" are a step's sides (models::StepPart), which api/afd_step.cpp simulates
+// apart; the run-option table does not offer them (a front end refuses them), and a run of one
+// reports itself as a step.
 api::Scope parse_scope(const std::string& text) {
   if (text == "block") return api::Scope::block;
-  if (text == "step") return api::Scope::step;
+  if (text == "step" || text == "attention" || text == "ffn") return api::Scope::step;
   throw hw::InputError("scope", fmt::format("expected block or step, got '{}'", text));
+}
+
+models::StepPart step_part(const std::string& scope) {
+  return scope == "attention" ? models::StepPart::attention
+         : scope == "ffn"     ? models::StepPart::ffn
+                              : models::StepPart::whole;
 }
 
 ops::AttentionSplit parse_split(const std::string& text) {
@@ -113,7 +122,7 @@ void deploy(const hw::Chip& chip, const models::ModelSpec& model, const Request&
   s.automatic_sharding = chosen.automatic;
   s.workload = std::move(chosen.workload);
   models::validate_parallelism(s.parallelism, model, s.workload);
-  s.footprint = models::chip_footprint(model, s.workload, s.parallelism);
+  s.footprint = models::chip_footprint(model, s.workload, s.parallelism, s.part);
   // A block is a piece of a chip's share: the deployment's capacity is checked for whole steps.
   if (s.scope == api::Scope::step && s.footprint.total() > chip.ddr_capacity_bytes) {
     auto gib = [](std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1u << 30)); };
@@ -479,6 +488,7 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& given
     auto state = std::make_shared<Result::State>(chip, model);
     Result result;
     state->scope = parse_scope(request.scope);
+    state->part = step_part(request.scope);
     if (state->scope == api::Scope::block && (request.layers || !request.expert_load.empty())) {
       throw hw::InputError(request.layers ? "layers" : "expert_load", "layers and expert_load need scope step");
     }
@@ -510,6 +520,7 @@ Result simulate(const Chip& whole_chip, const Model& model, const Request& given
       step.host_launch_ns = *request.host_launch_ns;
       step.expert_load = load ? &*load : nullptr;
       step.parallelism = state->parallelism;
+      step.part = state->part;
       state->layers = request.layers.value_or(m.num_hidden_layers);
       state->micro_batches = request.micro_batches;
       state->host_launch_ns = *request.host_launch_ns;

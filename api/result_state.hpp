@@ -40,6 +40,7 @@ struct Result::State {
   models::Workload workload;  ///< the global step (batch over all DP ranks)
   ops::LoweringOptions options;
   api::Scope scope = api::Scope::step;
+  models::StepPart part = models::StepPart::whole;  ///< a side of the step (api/step_part.hpp)
   std::uint64_t layers = 0;
   std::uint64_t micro_batches = 1;
   std::uint64_t host_launch_ns = 0;

@@ -175,13 +175,24 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
     for (std::uint64_t i = 0; i < N; ++i) {
       const ExpertShare* share = nullptr;
       if (m.is_moe_layer(l)) share = measured ? &*measured : &*uniform[i];
+      // The FFN side's tokens come from the attention chips, not from each other.
+      std::optional<ExpertShare> arriving;
+      if (share && options.part == StepPart::ffn) {
+        arriving = *share;
+        arriving->dispatch_bytes = arriving->combine_bytes = 0;
+        share = &*arriving;
+      }
       const ops::OpId first = static_cast<ops::OpId>(boost::num_vertices(graph));
-      const ops::OpId attention = add_attention_block(graph, m, parts[i], layer, previous[i], p.tp);
-      previous[i] = add_ffn_block(graph, m, parts[i], layer, attention, p, share);
+      const ops::OpId attention = options.part == StepPart::ffn
+                                      ? previous[i]
+                                      : add_attention_block(graph, m, parts[i], layer, previous[i], p.tp);
+      previous[i] = options.part == StepPart::attention ? attention
+                                                        : add_ffn_block(graph, m, parts[i], layer, attention, p, share);
       if (N > 1) schedule_micro_batch(graph, first, layer);
     }
     if (options.host_launch_ns > 0) wait_for_launch(graph, layer_begin);
   }
+  if (options.part == StepPart::ffn) return graph;  // the head is the attention side's
   const std::uint64_t logit_rows = w.logit_rows();
   const ops::OpId final_norm = outside.add(detail::rmsnorm_op("final_norm", logit_rows, m.hidden_size));
   // The output layer stays 16-bit unless the run says it is stored as the projections are.

@@ -17,6 +17,7 @@
 #include "models/expert_routing.hpp"
 #include "models/model_spec.hpp"
 #include "models/parallelism.hpp"
+#include "models/step_part.hpp"
 #include "models/workload.hpp"
 #include "ops/op_graph.hpp"
 
@@ -39,6 +40,7 @@ struct StepOptions {
   /// that waits for every op of layer l - 1 (the embedding for layer 0) and that every op of
   /// layer l waits for, so nothing overlaps the launch, not even a weight prefetch.
   std::uint64_t host_launch_ns = 0;
+  StepPart part = StepPart::whole;
 };
 
 /// One chip's share of the step of the global `workload` (batch over all DP ranks). Throws

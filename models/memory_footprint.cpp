@@ -12,7 +12,8 @@
 
 namespace models {
 
-MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const Parallelism& p) {
+MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const Parallelism& p, StepPart part) {
+  const bool attention_side = part != StepPart::ffn, ffn_side = part != StepPart::attention;
   // Every product is checked: with large fields a weight or KV byte count passes 2^64.
   using hw::Count;
   const Count H = m.hidden_size;
@@ -27,51 +28,63 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   f.weight_bytes = hw::checked(fmt::format("the weight bytes of {} ({})", m.name, m.source), [&] {
     // The embedding (16-bit rows), the final norm, and the lm_head: in the projections' format
     // when the run says so, else 16-bit and one table with the embedding when tied.
-    Count total = plain(Count(m.vocab_size) * H / tp + H);
-    if (global.lm_head_weights == LmHeadWeights::projections) {
+    Count total{0};
+    if (attention_side) total += plain(Count(m.vocab_size) * H / tp + H);
+    if (attention_side && global.lm_head_weights == LmHeadWeights::projections) {
       total += mat(H, Count(m.vocab_size) / tp);
-    } else if (!m.tie_word_embeddings) {
+    } else if (attention_side && !m.tie_word_embeddings) {
       total += plain(Count(m.vocab_size) * H / tp);
     }
-    for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
-      total += plain(Count(2) * H);  // attention and FFN norms
+    // A layer's attention weights (with its norm's) and its FFN's.
+    auto attention_layer = [&]() {
+      Count bytes = plain(H);
       if (m.attention == AttentionKind::mla) {
         const Count n = m.num_attention_heads, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
         const Count dn = m.qk_nope_head_dim, dv = m.v_head_dim;
         if (m.q_lora_rank) {
           const Count rq = *m.q_lora_rank;
-          total += mat(H, rq) + plain(rq) + mat(rq, n * (dn + dr) / tp);
+          bytes += mat(H, rq) + plain(rq) + mat(rq, n * (dn + dr) / tp);
         } else {
-          total += mat(H, n * (dn + dr) / tp);
+          bytes += mat(H, n * (dn + dr) / tp);
         }
-        total += mat(H, dc + dr) + plain(dc) + mat(dc, n * (dn + dv) / tp) + mat(n * dv / tp, H);
+        bytes += mat(H, dc + dr) + plain(dc) + mat(dc, n * (dn + dv) / tp) + mat(n * dv / tp, H);
         if (m.dsa) {
           // The DSA indexer (replicated, bf16): wq_b, wk (+ its norm), weights_proj.
           const Count q_width = m.q_lora_rank ? *m.q_lora_rank : m.hidden_size;
           const Count ih = m.dsa->index_n_heads, id = m.dsa->index_head_dim;
-          total += plain(q_width * ih * id + H * id + id + H * ih);
+          bytes += plain(q_width * ih * id + H * id + id + H * ih);
         }
       } else {
         const Count n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
-        total += mat(H, (n + Count(2) * g) * d / tp) + mat(n * d / tp, H);
-        if (m.qkv_bias) total += plain((n + Count(2) * g) * d / tp);
-        if (m.qk_norm) total += plain(Count(2) * d);  // one RMSNorm weight for q heads, one for k
+        bytes += mat(H, (n + Count(2) * g) * d / tp) + mat(n * d / tp, H);
+        if (m.qkv_bias) bytes += plain((n + Count(2) * g) * d / tp);
+        if (m.qk_norm) bytes += plain(Count(2) * d);  // one RMSNorm weight for q heads, one for k
       }
+      return bytes;
+    };
+    auto ffn_layer = [&](std::uint64_t l) {
+      Count bytes = plain(H);
       if (m.is_moe_layer(l)) {
         const MoeSpec& moe = *m.moe;
         const Count width = p.ep == 1 ? moe.moe_intermediate_size / tp : moe.moe_intermediate_size;
         const Count shared = Count(moe.n_shared_experts) * moe.moe_intermediate_size / tp;
-        total += plain(H * moe.n_routed_experts);  // the router
-        if (moe.n_shared_experts > 0) total += mat(H, Count(2) * shared) + mat(shared, H);
-        total += Count(experts_per_rank(moe.n_routed_experts, p.ep)) * (mat(H, Count(2) * width) + mat(width, H));
+        bytes += plain(H * moe.n_routed_experts);  // the router
+        if (moe.n_shared_experts > 0) bytes += mat(H, Count(2) * shared) + mat(shared, H);
+        bytes += Count(experts_per_rank(moe.n_routed_experts, p.ep)) * (mat(H, Count(2) * width) + mat(width, H));
       } else {
         const Count I = Count(m.intermediate_size) / tp;
-        total += mat(H, Count(2) * I) + mat(I, H);
+        bytes += mat(H, Count(2) * I) + mat(I, H);
       }
+      return bytes;
+    };
+    for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
+      if (attention_side) total += attention_layer();
+      if (ffn_side) total += ffn_layer(l);
     }
     return total.value();
   });
   const Workload chip = chip_workload(global, p);
+  if (!attention_side) return f;  // the FFN side holds no cache
   f.kv_cache_bytes = hw::checked("the KV cache bytes per chip", [&] {
     Count per_token = kv_bytes_per_token_per_layer(m, chip, tp);
     per_token += indexer_bytes_per_token_per_layer(m);

@@ -18,6 +18,7 @@
 
 #include "models/model_spec.hpp"
 #include "models/parallelism.hpp"
+#include "models/step_part.hpp"
 #include "models/workload.hpp"
 
 namespace models {
@@ -28,7 +29,11 @@ struct MemoryFootprint {
   std::uint64_t total() const { return weight_bytes + kv_cache_bytes; }
 };
 
-MemoryFootprint chip_footprint(const ModelSpec& model, const Workload& global, const Parallelism& p);
+/// `part`: the whole model, or one side of attention-FFN disaggregation (models/decoder_step.hpp):
+/// the attention side holds the embedding, the head, the attention weights and norms and the KV
+/// cache; the FFN side the FFN weights and norms, and no cache.
+MemoryFootprint chip_footprint(const ModelSpec& model, const Workload& global, const Parallelism& p,
+                               StepPart part = StepPart::whole);
 /// The model's parameters: every weight of every layer, the embedding and lm_head (once when
 /// tied) and the norms, on one chip with no sharding.
 std::uint64_t parameter_count(const ModelSpec& model);
