@@ -180,6 +180,10 @@ AfdStep afd_step(const Chip& attention_chip, std::uint64_t attention_chips, cons
     if (out.micro_batches < 1 || out.micro_batches > 64) {
       throw hw::InputError("micro_batches", fmt::format("{} is outside 1..64", out.micro_batches));
     }
+    // A step of fewer sequences runs as many micro-batches as it has (a serve's step of one).
+    std::uint64_t sequences = 0;
+    for (const SequenceRecord& g : step.groups) sequences += g.count;
+    out.micro_batches = std::min(out.micro_batches, std::max<std::uint64_t>(sequences, 1));
     out.micro_batch_groups = deal(step.groups, out.micro_batches);
     out.link = afd_link(attention_chip, attention_chips, ffn_chip, ffn_chips);
     const models::ModelSpec& spec = model.data().spec;

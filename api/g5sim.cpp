@@ -601,7 +601,8 @@ ServingMemory serving_memory(const Chip& chip, const Model& model, const Request
     ServingMemory out;
     out.deployment = Deployment{p.tp, p.ep, p.dp, chosen.workload.sequences(), chosen.automatic};
     out.capacity_bytes = c.ddr_capacity_bytes;
-    out.weight_bytes = models::chip_footprint(m, chosen.workload, p).weight_bytes;
+    // A side of attention-FFN disaggregation (scope attention or ffn) holds its side's weights.
+    out.weight_bytes = models::chip_footprint(m, chosen.workload, p, step_part(request.scope)).weight_bytes;
     out.kv_bytes_per_token = hw::checked("the KV cache bytes per token", [&] {
       hw::Count per_layer = models::kv_bytes_per_token_per_layer(m, chosen.workload, p.tp);
       per_layer += models::indexer_bytes_per_token_per_layer(m);

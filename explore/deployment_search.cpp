@@ -202,6 +202,12 @@ void apply_point(const SearchSpec& spec, const std::vector<SearchDimension>& dim
       serve.set_text(k.name, values[d]);
     }
   }
+  // Attention-FFN disaggregation shards each side itself: the point's sharding is not its. A
+  // role's chip belongs to points with roles (an FFN chip to AFD points, a prefill or decode chip
+  // to disaggregated ones).
+  if (serve.text("afd") != "none") step.tp.reset(), step.ep.reset(), step.dp.reset();
+  if (serve.text("afd") == "none") serve.reset("ffn_chip");
+  if (serve.text("disagg") == "none") serve.reset("prefill_chip"), serve.reset("decode_chip");
   // The acceptance rates belong to points with drafts.
   if (serve.count("mtp") == 0) {
     serve.reset("accept");

@@ -27,16 +27,18 @@ std::string json_value(const SearchDimension& d, const std::string& value) {
   return d.numeric() ? value : api::json_string(value);
 }
 
-// Whether the table shows a dimension: not an optional knob left out at every point (a role's
-// chip not given: the JSON and CSV still hold its empty column).
+// Whether the table shows a dimension: not a quiet knob at its default at every point (a role's
+// chip not given, no AFD: the JSON and CSV still hold its column).
 bool shown(const SearchDimension& d) {
-  return !d.knob->optional || std::any_of(d.values.begin(), d.values.end(), [](const auto& v) { return !v.empty(); });
+  const Knob& k = *d.knob;
+  return !k.quiet_at_default || std::any_of(d.values.begin(), d.values.end(),
+                                            [&](const std::string& v) { return !v.empty() && v != k.default_text; });
 }
 
 std::string knobs_text(const SearchReport& r, const SearchKnobs& k) {
   std::string out = fmt::format("tp {} ep {} dp {}", k.tp, k.ep, k.dp);
   for (std::size_t d = 0; d < r.dimensions.size(); ++d) {
-    if (!shown(r.dimensions[d])) continue;
+    if (!shown(r.dimensions[d]) || k.values[d].empty()) continue;
     out += fmt::format("{} {} {}", d == 0 ? "," : ",", r.dimensions[d].knob->name, k.values[d]);
   }
   return out;

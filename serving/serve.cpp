@@ -150,6 +150,12 @@ std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim
   return e;
 }
 
+// An instance's FFN side under attention-FFN disaggregation (the attention side is the serve's chip).
+struct AfdSides {
+  const g5sim::Chip* ffn = nullptr;
+  std::uint64_t attention_chips = 0, ffn_chips = 0;
+};
+
 // The step timers over the simulation: a step of the model, and one pass of the MTP draft module.
 // They run on up to setup.jobs threads at once (a bucketed step's new anchors): the report's
 // tallies under a lock; the band's basis and coverage are those of the simulated step whose mix
@@ -159,9 +165,11 @@ std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim
 class StepSimulation {
  public:
   // `step`: what each of its steps runs with (the report's, or the decode chip's deployment).
+  // `afd`: each step under attention-FFN disaggregation, `chip` its attention side's.
   StepSimulation(const g5sim::Chip& chip, const g5sim::Model& model, g5sim::Request step, g5sim::ServeReport& report,
-                 std::shared_ptr<g5sim::SharedStepTimes> shared, const std::string& store_dir)
-      : chip_(chip), model_(model), step_(std::move(step)), report_(report), shared_(std::move(shared)) {
+                 std::shared_ptr<g5sim::SharedStepTimes> shared, const std::string& store_dir,
+                 std::optional<AfdSides> afd = std::nullopt)
+      : chip_(chip), model_(model), step_(std::move(step)), report_(report), shared_(std::move(shared)), afd_(afd) {
     const g5sim::Request& s = step_;
     const g5sim::Runtime& rt = g5sim::runtime_named(s.runtime == "none" ? std::string() : s.runtime);
     runtime_ = report.setup.runtime ? &*report.setup.runtime : nullptr;
@@ -178,6 +186,7 @@ class StepSimulation {
       if ((o.takes & g5sim::kServe) == 0 || o.same_results || o.name == "runtime") continue;
       prefix_ += fmt::format("{}={} ", o.name, g5sim::option_text(g5sim::get_option(s, o)));
     }
+    if (afd_) prefix_ += fmt::format("afd {}:{} {} ", afd_->attention_chips, afd_->ffn_chips, afd_->ffn->sha256());
     if (!store_dir.empty()) store_.emplace(store_dir, prefix_);
   }
   StepTimer timer() {
@@ -337,6 +346,15 @@ class StepSimulation {
   }
   Simulated step(const StepGroups& groups) const {
     const auto started = std::chrono::steady_clock::now();
+    if (afd_) {
+      g5sim::Request r = step_;
+      r.groups = groups;
+      const g5sim::AfdStep a = g5sim::afd_step(chip_, afd_->attention_chips, *afd_->ffn, afd_->ffn_chips, model_, r);
+      // No band (each side's own would not bound the pipeline) and no energy yet; no runtime.
+      return {{StepTime{a.schedule.total_ps, false, 0, 0, 0, 0}, {}, 1, "attention-FFN disaggregation: no band", 0},
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+              0};
+    }
     const g5sim::Result result = simulated(groups);
     return {{StepTime{result.total_ps, result.has_band, result.band_low_ps, result.band_high_ps,
                       result.dynamic_energy_j, 0},
@@ -358,6 +376,7 @@ class StepSimulation {
   const g5sim::Request step_;
   g5sim::ServeReport& report_;
   std::shared_ptr<g5sim::SharedStepTimes> shared_;
+  std::optional<AfdSides> afd_;
   std::optional<StepStore> store_;
   const g5sim::Runtime* runtime_ = nullptr;
   std::string prefix_;
@@ -474,6 +493,61 @@ g5sim::Request set_up_decode_chip(const g5sim::Chip& decode, const g5sim::Model&
   return held_to(given_step, fit.memory);
 }
 
+// Attention-FFN disaggregation (the afd knob): the attention side's memory (its A chips are the
+// instance's DP ranks, each holding its sequences' cache), the FFN side checked to hold its
+// weights at the settings' memory utilization, and what AFD does not combine with yet refused.
+g5sim::ServingMemory afd_memory(const g5sim::Chip& chip, const g5sim::Chip& ffn, const g5sim::Model& model,
+                                const g5sim::Request& step, const ServeSettings& settings, g5sim::ServeAfd& afd) {
+  if (parse_disagg_or_none(settings.text("disagg")).first > 0) {
+    throw hw::InputError("afd",
+                         "attention-FFN disaggregation inside prefill/decode disaggregation is not built "
+                         "yet: give --afd or --disagg");
+  }
+  if (step.tp || step.ep || step.dp) {
+    throw hw::InputError(step.tp   ? "tp"
+                         : step.ep ? "ep"
+                                   : "dp",
+                         "--afd A:F shards each side itself (attention dp A, FFN ep = dp F): leave --tp, --ep, "
+                         "--dp out");
+  }
+  if (!step.runtime.empty() && step.runtime != "none") {
+    throw hw::InputError("runtime", "a runtime's kernel and collective costs are not priced under --afd yet");
+  }
+  if (settings.count("mtp") > 0) throw hw::InputError("mtp", "MTP's draft passes are not priced under --afd yet");
+  g5sim::Request side = step;
+  side.scope = "attention";
+  side.tp = side.ep = 1;
+  side.dp = side.batch = afd.attention_chips;
+  const g5sim::ServingMemory memory = g5sim::serving_memory(chip, model, side);
+  side.scope = "ffn";
+  side.ep = side.dp = side.batch = afd.ffn_chips;
+  const g5sim::ServingMemory f = g5sim::serving_memory(ffn, model, side);
+  const double utilisation = settings.decimal("memory_utilization");
+  if (static_cast<double>(f.weight_bytes) > std::floor(utilisation * static_cast<double>(f.capacity_bytes))) {
+    throw hw::InputError("afd", fmt::format("{} FFN chips of {} cannot hold the FFN side: its weights take {} bytes "
+                                            "a chip, {} x {} bytes are usable (raise F)",
+                                            afd.ffn_chips, ffn.name(), f.weight_bytes, utilisation, f.capacity_bytes));
+  }
+  afd.ffn_chip = ffn.name();
+  afd.ffn_chip_source = g5sim::source_label(ffn.source());
+  afd.ffn_weight_bytes = f.weight_bytes;
+  afd.ffn_capacity_bytes = f.capacity_bytes;
+  afd.micro_batches = step.micro_batches;
+  afd.link = g5sim::afd_link(chip, afd.attention_chips, ffn, afd.ffn_chips);
+  return memory;
+}
+
+// The activations an AFD serve moved, each way: every step's new tokens over the layers it
+// simulates (g5sim::afd_layer_bytes per token and layer).
+void count_afd_bytes(const g5sim::Model& model, const g5sim::Request& step, g5sim::ServeReport& report) {
+  const std::uint64_t layers = step.layers.value_or(model.data().spec.num_hidden_layers);
+  std::uint64_t per_token = 0;
+  for (std::uint64_t l = 0; l < layers; ++l) per_token += g5sim::afd_layer_bytes(model, l, 1);
+  hw::Count bytes{0};
+  for (const g5sim::StepLog& s : report.run.steps) bytes += hw::Count(s.prefill_tokens + s.decode_tokens) * per_token;
+  report.afd->dispatch_bytes = report.afd->combine_bytes = hw::checked("the AFD bytes", [&] { return bytes.value(); });
+}
+
 // Every chip of the deployment: each step's simulated dynamic energy and its static power over
 // the serve, each role's chip its own (both need an `energy` section).
 std::optional<g5sim::ServeEnergy> energy_of_roles(const g5sim::Chip& chip, const std::optional<g5sim::Chip>& decode,
@@ -502,6 +576,31 @@ std::optional<g5sim::ServeEnergy> energy_of_roles(const g5sim::Chip& chip, const
   return e;
 }
 
+// Every chip of the serve: each role's instances' chips, an AFD instance's two sides, or the
+// deployment's.
+std::uint64_t chips_of(const g5sim::ServeReport& report) {
+  if (report.afd) return report.afd->attention_chips + report.afd->ffn_chips;
+  if (!report.roles) return report.memory.deployment.chips();
+  const g5sim::ServeRoles& r = *report.roles;
+  return hw::checked("the serve's chips", [&] {
+    return (hw::Count(r.prefill.memory.deployment.chips()) * r.prefill.instances +
+            hw::Count(r.decode.memory.deployment.chips()) * r.decode.instances)
+        .value();
+  });
+}
+
+// The FFN chips of attention-FFN disaggregation (the afd knob): its own config, else the serve's.
+std::optional<g5sim::Chip> afd_ffn_chip(const g5sim::Chip& chip, const ServeSettings& settings) {
+  if (parse_afd_or_none(settings.text("afd")).first > 0) {
+    std::optional<g5sim::Chip> ffn = role_chip(std::nullopt, settings, "ffn_chip");
+    return ffn ? ffn : chip;
+  }
+  if (settings.given("ffn_chip") && !settings.text("ffn_chip").empty()) {
+    throw hw::InputError("ffn_chip", "an FFN chip needs attention-FFN disaggregation: give --afd A:F");
+  }
+  return std::nullopt;
+}
+
 g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model& model, g5sim::Request step,
                                std::vector<ServeRequest> requests, const ServeSettings& given_settings,
                                const g5sim::ServeControls& controls, const g5sim::RoleChips& given_roles) {
@@ -522,15 +621,26 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model
                          "a chip per role needs prefill and decode instances: give --disagg P:D");
   }
   if (!decode_chip && prefill_chip) decode_chip = serve_chip;
+  const auto [afd_attention, afd_ffn] = parse_afd_or_none(given_settings.text("afd"));
+  const std::optional<g5sim::Chip> ffn_chip = afd_ffn_chip(chip, given_settings);
   if (decode_chip && decode_chip->sha256() == chip.sha256()) decode_chip.reset();  // one chip after all
   g5sim::ServeReport report;
   report.chip = chip.name();
   report.model = model.name();
   report.chip_source = g5sim::source_label(chip.source());
   report.model_source = g5sim::source_label(model.source());
-  report.memory = serving_deployment(chip, model, step, requests, given_settings);
-  // Every step runs on the deployment sized once, whatever its sequences.
-  step = held_to(step, report.memory);
+  if (ffn_chip) {
+    report.afd.emplace();
+    report.afd->attention_chips = afd_attention;
+    report.afd->ffn_chips = afd_ffn;
+    report.memory = afd_memory(chip, *ffn_chip, model, step, given_settings, *report.afd);
+    step.batch.reset();  // each side shards itself: tp, ep and dp stay unset
+    step.q_len.reset();
+  } else {
+    report.memory = serving_deployment(chip, model, step, requests, given_settings);
+    // Every step runs on the deployment sized once, whatever its sequences.
+    step = held_to(step, report.memory);
+  }
   report.step = step;
   const ServeSettings settings = with_runtime_knobs(given_settings, step, report.memory.deployment.dp);
   report.settings = settings;
@@ -547,7 +657,11 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model
     report.roles->decode.instances = setup.decode_instances;
   }
   const std::string store = store_folder(settings);
-  StepSimulation simulation(chip, model, step, report, controls.shared_steps, store);
+  std::optional<AfdSides> afd;
+  if (ffn_chip) afd = AfdSides{&*ffn_chip, afd_attention, afd_ffn};
+  setup.afd_attention_chips = afd_attention;
+  setup.afd_ffn_chips = afd_ffn;
+  StepSimulation simulation(chip, model, step, report, controls.shared_steps, store, afd);
   std::optional<StepSimulation> decode_simulation;
   if (decode_chip) {
     const g5sim::Request decode_step =
@@ -572,20 +686,12 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model
   }
   report.run = setup.auto_percent > 0 ? serve_auto(requests, report.settings, setup, chips, progress)
                                       : serve_requests(std::move(requests), report.settings, setup, chips, progress);
-  if (report.roles) {
-    const g5sim::ServeRoles& r = *report.roles;
-    report.chips = hw::checked("the serve's chips", [&] {
-      return (hw::Count(r.prefill.memory.deployment.chips()) * r.prefill.instances +
-              hw::Count(r.decode.memory.deployment.chips()) * r.decode.instances)
-          .value();
-    });
-  } else {
-    report.chips = report.memory.deployment.chips();
-  }
+  report.chips = chips_of(report);
+  if (report.afd) count_afd_bytes(model, step, report);
   report.summary = summarize(report.run, report.chips, settings.optional_decimal("slo_ttft_ms"),
                              settings.optional_decimal("slo_tpot_ms"));
   if (setup.runtime) report.summary.runtime_bands = g5sim::runtime_bands_of(*setup.runtime);
-  report.energy = energy_of_roles(chip, decode_chip, report);
+  if (!report.afd) report.energy = energy_of_roles(chip, decode_chip, report);
   return report;
 }
 
@@ -675,6 +781,8 @@ void check_pairs(const ServeSettings& settings) {
 std::optional<std::string> deployment_refusal(const Chip& chip, const Model& model, const Request& step,
                                               const std::vector<ServeRequest>& requests,
                                               const ServeSettings& settings) {
+  // Under attention-FFN disaggregation each side is sized by the serve itself.
+  if (settings.text("afd") != "none") return std::nullopt;
   const std::uint64_t longest = serving::longest_request(requests);
   const std::uint64_t dp = step.dp.value_or(1);
   // Every role's chip holds the deployment: the serve's (or the prefill role's own) and the decode

@@ -24,6 +24,9 @@ namespace serving {
 std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text);
 /// The same, or "none": (0, 0), one instance doing both.
 std::pair<std::uint64_t, std::uint64_t> parse_disagg_or_none(const std::string& text);
+/// afd: "A:F", A attention and F FFN chips of an instance, each 1..65536; or "none": (0, 0).
+/// Throws InputError naming "afd".
+std::pair<std::uint64_t, std::uint64_t> parse_afd_or_none(const std::string& text);
 /// accept: "P" or "P1,P2,..." rates in [0, 1], at most kMaxMtpDrafts. Throws InputError naming "accept".
 std::vector<double> parse_accept(const std::string& text);
 /// step_cache: "exact"; "bucket:PCT", PCT a whole percent 1..100 (the grid); "auto:PCT", PCT a

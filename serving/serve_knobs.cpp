@@ -29,6 +29,8 @@ void check_role_chip(const std::string& field, const std::string& text) {
 }
 void check_prefill_chip(const std::string& text) { check_role_chip("prefill_chip", text); }
 void check_decode_chip(const std::string& text) { check_role_chip("decode_chip", text); }
+void check_ffn_chip(const std::string& text) { check_role_chip("ffn_chip", text); }
+void check_afd(const std::string& text) { serving::parse_afd_or_none(text); }
 
 // chunk 0 defers to the step's token budget.
 KnobValue budget_chunk(const Settings& s) {
@@ -268,7 +270,8 @@ std::vector<Knob> role_rows() {
        .takes = kAnyServe | kSearchList,
        .check = check_prefill_chip,
        .label = "prefill chip",
-       .width = 12},
+       .width = 12,
+       .quiet_at_default = true},
       {.name = "decode_chip",
        .flag = "--decode-chip",
        .type = T::text,
@@ -280,7 +283,33 @@ std::vector<Knob> role_rows() {
        .takes = kAnyServe | kSearchList,
        .check = check_decode_chip,
        .label = "decode chip",
-       .width = 12},
+       .width = 12,
+       .quiet_at_default = true},
+      {.name = "afd",
+       .flag = "--afd",
+       .type = T::text,
+       .default_text = "none",
+       .doc = "A:F attention-FFN disaggregation: each instance's attention (and KV cache) on A chips, its FFN on F "
+              "chips, activations crossing every layer, --micro-batches pipelining them (none: every chip runs "
+              "both)",
+       .group = "afd",
+       .takes = kAnyServe | kSearchList,
+       .pair = true,
+       .check = check_afd,
+       .width = 6,
+       .quiet_at_default = true},
+      {.name = "ffn_chip",
+       .flag = "--ffn-chip",
+       .type = T::text,
+       .optional = true,
+       .default_doc = "the serve's chip",
+       .doc = "with --afd: the FFN chips' config (a shipped chip's stem or a YAML path)",
+       .group = "afd",
+       .takes = kAnyServe | kSearchList,
+       .check = check_ffn_chip,
+       .label = "ffn chip",
+       .width = 12,
+       .quiet_at_default = true},
   };
 }
 

@@ -57,21 +57,27 @@ std::vector<ServeRequest> requests_of_load(const ServeSettings& s) {
 
 }  // namespace
 
-std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text) {
+// "A:B", each a whole number 1..most; nothing else.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> count_pair(const std::string& text, std::uint64_t most) {
   const std::size_t colon = text.find(':');
-  std::uint64_t counts[2] = {0, 0};
-  bool ok = colon != std::string::npos;
-  for (int side = 0; ok && side < 2; ++side) {
-    const std::optional<std::uint64_t> count =
-        hw::read_whole_number(side == 0 ? text.substr(0, colon) : text.substr(colon + 1));
-    ok = count && *count >= 1 && *count <= g5sim::kMaxServeInstances;
-    if (ok) counts[side] = *count;
-  }
-  if (!ok) {
-    throw hw::InputError("disagg", fmt::format("expected P:D, prefill and decode instances 1..{} each, got '{}'",
-                                               g5sim::kMaxServeInstances, text));
-  }
-  return {counts[0], counts[1]};
+  if (colon == std::string::npos) return std::nullopt;
+  const std::optional<std::uint64_t> a = hw::read_whole_number(text.substr(0, colon));
+  const std::optional<std::uint64_t> b = hw::read_whole_number(text.substr(colon + 1));
+  if (!a || !b || *a < 1 || *b < 1 || *a > most || *b > most) return std::nullopt;
+  return std::pair{*a, *b};
+}
+
+std::pair<std::uint64_t, std::uint64_t> parse_disagg(const std::string& text) {
+  if (const auto counts = count_pair(text, g5sim::kMaxServeInstances)) return *counts;
+  throw hw::InputError("disagg", fmt::format("expected P:D, prefill and decode instances 1..{} each, got '{}'",
+                                             g5sim::kMaxServeInstances, text));
+}
+
+std::pair<std::uint64_t, std::uint64_t> parse_afd_or_none(const std::string& text) {
+  if (text == "none") return {0, 0};
+  if (const auto counts = count_pair(text, g5sim::kMaxAfdChips)) return *counts;
+  throw hw::InputError("afd", fmt::format("expected A:F, attention and FFN chips 1..{} each, or none, got '{}'",
+                                          g5sim::kMaxAfdChips, text));
 }
 
 std::pair<std::uint64_t, std::uint64_t> parse_disagg_or_none(const std::string& text) {

@@ -167,6 +167,61 @@ std::vector<ReportField> serve_disaggregation_rows() {
   };
 }
 
+// Attention-FFN disaggregation: the FFN side, the link and the activations moved.
+std::vector<ReportField> serve_afd_rows() {
+  return {
+      {.path = "afd",
+       .type = F::object,
+       .description = "attention-FFN disaggregation (--afd A:F): each instance's attention on the chip above (its "
+                      "deployment, dp A), its FFN on chips of its own; null without --afd",
+       .nullable = true},
+      {.path = "afd.attention_chips",
+       .type = F::integer,
+       .description = "attention chips of an instance",
+       .minimum = 1},
+      {.path = "afd.ffn_chips", .type = F::integer, .description = "FFN chips of an instance", .minimum = 1},
+      {.path = "afd.ffn_chip", .type = F::text, .description = "the FFN chips' config name"},
+      {.path = "afd.ffn_chip_source",
+       .type = F::text,
+       .description = "that config: shipped:NAME, or its path (relative to the working folder when under it)"},
+      {.path = "afd.ffn_weight_bytes",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "the FFN side's weights on one FFN chip (experts / F, the dense FFNs whole)",
+       .minimum = 0},
+      {.path = "afd.micro_batches",
+       .type = F::integer,
+       .description = "micro-batches a step is dealt into (--micro-batches; a step of fewer sequences runs fewer)",
+       .minimum = 1},
+      {.path = "afd.attention_link",
+       .type = F::text,
+       .description = "the attention chip's link (rdma: its nodes section; c2c: its chip-to-chip links together)",
+       .choices = "rdma,c2c"},
+      {.path = "afd.ffn_link", .type = F::text, .description = "the FFN chip's link", .choices = "rdma,c2c"},
+      {.path = "afd.bandwidth_gb_per_s",
+       .type = F::number,
+       .unit = "GB/s",
+       .description = "the activations' bandwidth: min(A x the attention link's, F x the FFN link's)",
+       .minimum = 0},
+      {.path = "afd.latency_ns",
+       .type = F::number,
+       .unit = "ns",
+       .description = "the longer of the two links' latencies, added to each layer's transfer",
+       .minimum = 0},
+      {.path = "afd.dispatch_bytes",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "activations sent attention to FFN over every step taken: each step's new tokens x hidden x 2 x "
+                      "(top_k + 1 with shared experts) per MoE layer, x 1 per dense layer",
+       .minimum = 0},
+      {.path = "afd.combine_bytes",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "the FFN outputs sent back, as many",
+       .minimum = 0},
+  };
+}
+
 // One role of a disaggregation (prefill or decode): its chip, instances, sharding, cache and link.
 std::vector<ReportField> serve_role_rows(const std::string& role) {
   const std::string key = "disaggregation." + role;
@@ -792,6 +847,7 @@ std::vector<ReportField> serve_json_fields() {
   append(rows, serve_disaggregation_rows());
   append(rows, serve_role_rows("prefill"));
   append(rows, serve_role_rows("decode"));
+  append(rows, serve_afd_rows());
   append(rows, serve_mtp_rows());
   append(rows, serve_engine_rows());
   append(rows, serve_kv_cache_rows());

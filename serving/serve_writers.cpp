@@ -161,6 +161,23 @@ void write_serve_json_disaggregation(std::ostream& out, const ServeReport& r) {
   }
 }
 
+// serve JSON's "afd" object (null without attention-FFN disaggregation).
+void write_serve_json_afd(std::ostream& out, const ServeReport& r) {
+  if (!r.afd) {
+    out << "  \"afd\": null,\n";
+    return;
+  }
+  const g5sim::ServeAfd& a = *r.afd;
+  fmt::print(out,
+             "  \"afd\": {{\"attention_chips\": {}, \"ffn_chips\": {}, \"ffn_chip\": {}, \"ffn_chip_source\": {}, "
+             "\"ffn_weight_bytes\": {}, \"micro_batches\": {}, \"attention_link\": {}, \"ffn_link\": {}, "
+             "\"bandwidth_gb_per_s\": {}, \"latency_ns\": {}, \"dispatch_bytes\": {}, \"combine_bytes\": {}}},\n",
+             a.attention_chips, a.ffn_chips, api::json_string(a.ffn_chip), api::json_string(a.ffn_chip_source),
+             a.ffn_weight_bytes, a.micro_batches, api::json_string(a.link.attention_link),
+             api::json_string(a.link.ffn_link), json_number(a.link.bandwidth_gb_per_s), json_number(a.link.latency_ns),
+             a.dispatch_bytes, a.combine_bytes);
+}
+
 // serve JSON's "mtp" object (null without multi-token prediction).
 void write_serve_json_mtp(std::ostream& out, const ServeReport& r) {
   if (r.settings.count("mtp") > 0) {
@@ -329,6 +346,7 @@ void write_serve_json_steps(std::ostream& out, const ServeReport& r) {
 void write_serve_json(std::ostream& out, const ServeReport& r) {
   write_serve_json_identity(out, r);
   write_serve_json_disaggregation(out, r);
+  write_serve_json_afd(out, r);
   write_serve_json_mtp(out, r);
   write_serve_json_engine(out, r);
   write_serve_json_runtime(out, r);
@@ -446,7 +464,19 @@ void write_serve_table_head(std::ostream& out, const ServeReport& r) {
   const ServeSummary& s = r.summary;
   const g5sim::Deployment& d = r.memory.deployment;
   const bool disagg = r.setup.prefill_instances > 0;
-  if (r.roles && r.roles->own_chips) {
+  if (r.afd) {
+    const g5sim::ServeAfd& a = *r.afd;
+    fmt::print(out,
+               "g5sim serve: {}, attention on {} x {} (dp {}), FFN on {} x {} (ep {}), {} chips, {} requests, {} in / "
+               "{} out tokens\n",
+               r.model, a.attention_chips, r.chip, a.attention_chips, a.ffn_chips, a.ffn_chip, a.ffn_chips, r.chips,
+               s.requests, s.input_tokens, s.output_tokens);
+    fmt::print(out,
+               "afd           {} micro-batches a step; {} bytes of activations each way over {} GB/s ({} side {}, {} "
+               "side {}) after {} ns; FFN weights {} bytes a chip\n",
+               a.micro_batches, a.dispatch_bytes, a.link.bandwidth_gb_per_s, r.chip, a.link.attention_link, a.ffn_chip,
+               a.link.ffn_link, a.link.latency_ns, a.ffn_weight_bytes);
+  } else if (r.roles && r.roles->own_chips) {
     const g5sim::Deployment& p = r.roles->prefill.memory.deployment;
     const g5sim::Deployment& q = r.roles->decode.memory.deployment;
     fmt::print(out,

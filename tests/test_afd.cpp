@@ -136,8 +136,11 @@ TEST_CASE("AFD: bad steps name their field", "[afd]") {
   CHECK(field_of(1, 1) == "groups");
   step.groups = {g5sim::SequenceRecord{2, 1, 128, ""}};
   CHECK(field_of(0, 1) == "attention_chips");
-  step.micro_batches = 4;  // 2 sequences over 4 micro-batches
+  step.micro_batches = 65;
   CHECK(field_of(1, 1) == "micro_batches");
+  // 2 sequences run as 2 micro-batches, whatever more were asked for.
+  step.micro_batches = 4;
+  CHECK(g5sim::afd_step(h100, 1, h100, 8, v3, step).micro_batches == 2);
   step.micro_batches = 1;
   step.tp = 2;
   CHECK(field_of(1, 1) == "tp");

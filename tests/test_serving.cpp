@@ -880,6 +880,62 @@ TEST_CASE("serve: H100 prefill beside SG2262 decode: the latent cache crosses at
   CHECK(report.chips == pd.chips() + dd.chips());
 }
 
+TEST_CASE("serve: attention-FFN disaggregation times each step as g5sim::afd_step, on A + F chips",
+          "[serve][sim][afd]") {
+  // DeepSeek-V3's first 2 (dense) layers simulated; attention on 2 SG2262, FFN on 16 H100 (the
+  // whole model's FFN side, 44.8 GB a chip; 4 could not hold it).
+  const g5sim::Chip sg2262 = g5sim::Chip::from_file(g5sim::chip_path("sg2262"));
+  const g5sim::Chip h100 = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model v3 = g5sim::Model::from_file(g5sim::model_path("deepseek-v3"));
+  g5sim::Request base;
+  base.layers = 2;
+  g5sim::ServeSettings settings;
+  settings.set_text("afd", "2:16");
+  settings.set_text("ffn_chip", "h100");
+  settings.set_text("step_cache", "exact");
+  const g5sim::ServeReport report = g5sim::serve(sg2262, v3, base, {request("only", 0, 256, 2)}, settings);
+  REQUIRE(report.afd);
+  CHECK(report.chips == 18);
+  CHECK(report.afd->ffn_chip == "H100");
+  // Each step is the AFD step of its groups: the prompt, then one decode.
+  auto afd_ps = [&](const std::string& mix) {
+    g5sim::Request r = base;
+    r.groups = {mix == "1x256@0" ? g5sim::SequenceRecord{1, 256, 0, ""} : g5sim::SequenceRecord{1, 1, 256, ""}};
+    return g5sim::afd_step(sg2262, 2, h100, 16, v3, r).schedule.total_ps;
+  };
+  REQUIRE(report.run.steps.size() == 2);
+  CHECK(report.run.steps[0].duration_ps == afd_ps("1x256@0"));
+  CHECK(report.run.steps[1].duration_ps == afd_ps("1x1@256"));
+  // 257 new tokens over 2 dense layers, 7,168 x 2 B each way: 257 x 2 x 14,336 = 7,368,704 B.
+  CHECK(report.afd->dispatch_bytes == 7'368'704);
+  CHECK(report.afd->combine_bytes == 7'368'704);
+  // The KV cache is the attention side's: 2 DP ranks, each (0.9 x DDR - its attention weights) /
+  // 70,272 B a token.
+  CHECK(report.memory.deployment.dp == 2);
+  CHECK(report.memory.kv_bytes_per_token == 70'272);
+  const double usable = std::floor(0.9 * static_cast<double>(report.memory.capacity_bytes));
+  CHECK(report.settings.count("kv_tokens") ==
+        2 * static_cast<std::uint64_t>((usable - static_cast<double>(report.memory.weight_bytes)) / 70'272.0));
+  // What AFD does not combine with yet is refused, naming the field.
+  auto field_of = [&](const char* knob, const char* value, std::optional<std::uint64_t> tp = std::nullopt) {
+    g5sim::ServeSettings s = settings;
+    if (*knob) s.set_text(knob, value);
+    g5sim::Request r = base;
+    r.tp = tp;
+    try {
+      (void)g5sim::serve(sg2262, v3, r, {request("only", 0, 16, 2)}, s);
+    } catch (const g5sim::ConfigError& e) {
+      return e.field();
+    }
+    return std::string("none");
+  };
+  CHECK(field_of("disagg", "1:1") == "afd");
+  CHECK(field_of("", "", 2) == "tp");
+  CHECK(field_of("mtp", "1") == "mtp");
+  CHECK(field_of("afd", "none") == "ffn_chip");  // an FFN chip without --afd
+  CHECK(field_of("afd", "2:4") == "afd");        // four H100s cannot hold DeepSeek-V3's FFN side
+}
+
 TEST_CASE("serve: a chip per role needs a disaggregation", "[serve][disagg][roles]") {
   const g5sim::Chip h100 = g5sim::Chip::from_file(g5sim::chip_path("h100"));
   const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("qwen2.5-1.5b"));

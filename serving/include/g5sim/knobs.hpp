@@ -85,6 +85,9 @@ struct Knob {
   /// A searchable knob's column in the search table: its heading ("" = its name) and width.
   std::string label;
   int width = 0;
+  /// The search table leaves its column out while every point has it at its default (a mode most
+  /// searches do not use); the CSV and JSON keep it.
+  bool quiet_at_default = false;
 
   /// Python's keyword: `keyword`, else `name`.
   const std::string& python() const { return keyword.empty() ? name : keyword; }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "g5sim/afd.hpp"
 #include "g5sim/g5sim.hpp"
 #include "g5sim/knobs.hpp"
 #include "g5sim/report_fields.hpp"
@@ -43,6 +44,7 @@ constexpr std::uint64_t kMaxServeSteps = 100'000'000;  ///< a serve that takes m
 /// Drafts of a verify: 1 + 7 tokens is the mixed step's decode at most (decode_max_q 8).
 constexpr std::uint64_t kMaxMtpDrafts = 7;
 constexpr std::uint64_t kMaxServeInstances = 1024;      ///< prefill or decode instances (disagg)
+constexpr std::uint64_t kMaxAfdChips = 65536;           ///< attention or FFN chips of an instance (afd)
 constexpr double kMaxArrivalSeconds = 1e6;              ///< about 11.6 days
 constexpr std::uint64_t kMaxServeRequests = 1'000'000;  ///< requests of one serve
 constexpr double kMaxRate = 1e6;                        ///< requests per second
@@ -126,6 +128,9 @@ struct ServeSetup {
     std::uint64_t dp = 1, kv_tokens = 0;
   };
   std::optional<DecodeChip> decode_chip;
+  /// Attention-FFN disaggregation (the afd knob, g5sim/afd.hpp): each instance's attention chips
+  /// (its DP ranks: dp is this) and FFN chips. 0 and 0: none.
+  std::uint64_t afd_attention_chips = 0, afd_ffn_chips = 0;
   std::vector<double> accept;  ///< mtp's acceptance rates, one or one per draft
   /// The runtime (Request::runtime other than none): its request front end, its scheduler's CPU
   /// per step and whether it overlaps the step before, its schedulers per DP rank, where a
@@ -286,6 +291,17 @@ struct ServeRole {
   ServingMemory memory;
   KvTransfer link;
 };
+/// An instance under attention-FFN disaggregation: its FFN side (the attention side is the
+/// report's chip and memory), the link between them, and the micro-batches pipelining them.
+struct ServeAfd {
+  std::uint64_t attention_chips = 0, ffn_chips = 0, micro_batches = 1;
+  std::string ffn_chip, ffn_chip_source;
+  std::uint64_t ffn_weight_bytes = 0, ffn_capacity_bytes = 0;  ///< per FFN chip
+  AfdLink link;
+  /// Over every step taken, each way.
+  std::uint64_t dispatch_bytes = 0, combine_bytes = 0;
+};
+
 /// A disaggregated serve's roles. own_chips: the decode instances run a chip of their own
 /// (RoleChips); the transfer then runs over the slower side (ServeSetup::kv_transfer).
 struct ServeRoles {
@@ -312,6 +328,7 @@ struct ServeReport {
   double simulate_seconds = 0;           ///< wall time of the distinct steps' simulations
   std::optional<ServeEnergy> energy;     ///< a chip with an `energy` section (with a chip per role: both)
   std::optional<ServeRoles> roles;       ///< with disagg
+  std::optional<ServeAfd> afd;           ///< with afd
 };
 
 /// How far a serve is, told after each finished request: requests finished of all, and the steps
