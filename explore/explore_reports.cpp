@@ -237,7 +237,10 @@ std::vector<ReportField> compare_workload_columns() {
        .type = T::text,
        .description = "the step's sequences as groups COUNTxQ_LEN@HISTORY joined by commas (a uniform batch is one "
                       "group)"},
-      {.path = "kv_dtype", .type = T::text, .description = "the KV cache format", .choices = "bf16,fp8,fp8-flashmla"},
+      {.path = "kv_dtype",
+       .type = T::text,
+       .description = "the KV cache format",
+       .choices = "bf16,fp8,fp8-flashmla,mxfp8,mxfp6,mxfp4,nvfp4"},
       {.path = "mla_mode",
        .type = T::text,
        .description = "the MLA decode mode (its default on a model without MLA)",

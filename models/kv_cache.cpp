@@ -35,6 +35,17 @@ KvCacheLayout kv_cache_layout(const ModelSpec& m, MlaMode cache_mode, KvFormat f
       l.bytes_per_stream = m.kv_lora_rank + 4 * ((m.kv_lora_rank + 127) / 128) + 2 * m.qk_rope_head_dim;
       l.dequantize = true;
       break;
+    case KvFormat::mxfp8:
+    case KvFormat::mxfp6:
+    case KvFormat::mxfp4:
+    case KvFormat::nvfp4: {
+      // ceil(E x bits / 8) packed bytes and one scale byte per block of the stream's E elements.
+      const std::uint64_t bits = format == KvFormat::mxfp8 ? 8 : format == KvFormat::mxfp6 ? 6 : 4;
+      const std::uint64_t block = format == KvFormat::nvfp4 ? 16 : 32;
+      l.bytes_per_stream = (l.elements * bits + 7) / 8 + (l.elements + block - 1) / block;
+      l.dequantize = true;
+      break;
+    }
   }
   return l;
 }

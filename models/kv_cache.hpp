@@ -7,6 +7,10 @@
 //   MLA, expanded: n heads x (d_n + d_r + d_v) elements (K with its RoPE part, and V):
 //       V2-Lite bf16 16 x 320 x 2 = 10,240 B (seed 000).
 //   GQA / MHA: g KV heads x 2 d_h elements.
+//   Microscaled (mxfp8, mxfp6, mxfp4: 8, 6, 4 bits and an e8m0 scale per 32; nvfp4: 4 bits and an
+//   e4m3 scale per 16), packed along each stream: ceil(E bits / 8) + ceil(E / block) bytes. The
+//   DeepSeek latent (E = 576): mxfp8 594 B, mxfp6 450 B, mxfp4 306 B, nvfp4 324 B (NVFP4's
+//   per-tensor fp32 scale is the cache's, not a token's). The kernel dequantises them as fp8's.
 // fp8-flashmla exists only for the MLA latent; any other pairing is a ConfigError.
 
 #include <cstdint>

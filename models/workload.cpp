@@ -228,7 +228,13 @@ KvFormat parse_kv_format(std::string_view text) {
   if (text == "bf16") return KvFormat::bf16;
   if (text == "fp8") return KvFormat::fp8;
   if (text == "fp8-flashmla") return KvFormat::fp8_flashmla;
-  throw hw::InputError("kv_format", fmt::format("expected bf16, fp8 or fp8-flashmla, got '{}'", text));
+  if (text == "mxfp8") return KvFormat::mxfp8;
+  if (text == "mxfp6") return KvFormat::mxfp6;
+  if (text == "mxfp4") return KvFormat::mxfp4;
+  if (text == "nvfp4") return KvFormat::nvfp4;
+  throw hw::InputError("kv_format", fmt::format("expected bf16, fp8, fp8-flashmla, mxfp8, mxfp6, mxfp4 or nvfp4, got "
+                                                "'{}'",
+                                                text));
 }
 
 MlaMode parse_mla_mode(std::string_view text, const std::string& field) {
@@ -267,6 +273,10 @@ std::string_view name_of(KvFormat f) {
     case KvFormat::bf16: return "bf16";
     case KvFormat::fp8: return "fp8";
     case KvFormat::fp8_flashmla: return "fp8-flashmla";
+    case KvFormat::mxfp8: return "mxfp8";
+    case KvFormat::mxfp6: return "mxfp6";
+    case KvFormat::mxfp4: return "mxfp4";
+    case KvFormat::nvfp4: return "nvfp4";
   }
   return "?";
 }

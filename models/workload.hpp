@@ -29,6 +29,12 @@ enum class KvFormat : std::uint8_t {
   bf16,          ///< 2 bytes per element
   fp8,           ///< 1 byte per element, as seed 003 counts it: (d_c + d_r) x 1 for MLA
   fp8_flashmla,  ///< FlashMLA's scaled latent layout: d_c fp8 + one fp32 scale per 128 + d_r bf16
+  /// Microscaled (OCP MX, NVFP4): a stream's elements packed at 8, 6 or 4 bits, a one-byte scale per
+  /// block of 32 (e8m0; nvfp4: of 16, e4m3) along the stream (models/kv_cache.hpp).
+  mxfp8,
+  mxfp6,
+  mxfp4,
+  nvfp4,
 };
 
 /// How MLA runs and what it caches (--mla-mode, --prefill-mla-mode).

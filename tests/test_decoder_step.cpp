@@ -260,6 +260,20 @@ TEST_CASE("MLA cache modes and KV formats: bytes per token per layer", "[step][m
   // The decode history read moves exactly that many bytes per token: 4096 x 656 = 2,686,976.
   const auto r = api::simulate_block(chip(), v3, decode(1, 4096, KvFormat::fp8_flashmla), {});
   CHECK(r.timeline.op(OpKind::kv_cache_read).hbm_bytes == 2'686'976);
+  // Microscaled latents, packed along the 576 elements with a scale byte per block: mxfp8 576 +
+  // 18 = 594, mxfp6 432 + 18 = 450, mxfp4 288 + 18 = 306, nvfp4 288 + 36 = 324 bytes.
+  CHECK(per_token(v3, models::MlaMode::absorb, KvFormat::mxfp8) == 594);
+  CHECK(per_token(v3, models::MlaMode::absorb, KvFormat::mxfp6) == 450);
+  CHECK(per_token(v3, models::MlaMode::absorb, KvFormat::mxfp4) == 306);
+  CHECK(per_token(v3, models::MlaMode::absorb, KvFormat::nvfp4) == 324);
+  // Per head of the expanded cache (320 elements, 128 heads): mxfp4 160 + 10 = 170 bytes a head.
+  CHECK(per_token(v3, models::MlaMode::expanded, KvFormat::mxfp4) == 128 * 170);
+  // The decode history read: 4096 x 306 = 1,253,376 bytes.
+  CHECK(api::simulate_block(chip(), v3, decode(1, 4096, KvFormat::mxfp4), {})
+            .timeline.op(OpKind::kv_cache_read)
+            .hbm_bytes == 1'253'376);
+  CHECK(models::parse_kv_format("nvfp4") == KvFormat::nvfp4);
+  CHECK(models::name_of(KvFormat::mxfp6) == "mxfp6");
   // Expanded cache, V3 bf16: 4096 x 128 x 320 x 2 = 335,544,320 bytes, read once.
   auto expanded = decode(1, 4096);
   expanded.mla_mode = models::MlaMode::expanded;

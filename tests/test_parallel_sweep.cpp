@@ -349,7 +349,8 @@ TEST_CASE("a deployment, a query length and a core count are grid axes", "[sweep
   CHECK((r.q_len == 2u && r.cores == 32u && r.tp == 1u && r.dp == 16u && !r.ep));
   // Values are checked before anything runs: a count through the table's range, a word its choices.
   g.set_axis("kv_dtype", {"bf16", "int4"});
-  CHECK_THROWS_WITH(explore::check_grid_values(g), "expected one of bf16,fp8,fp8-flashmla, got 'int4'");
+  CHECK_THROWS_WITH(explore::check_grid_values(g),
+                    "expected one of bf16,fp8,fp8-flashmla,mxfp8,mxfp6,mxfp4,nvfp4, got 'int4'");
   g.set_axis("kv_dtype", {});
   g.set_axis("tp", {"0"});
   CHECK_THROWS_AS(explore::check_grid_values(g), g5sim::ConfigError);

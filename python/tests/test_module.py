@@ -96,7 +96,7 @@ def test_config_error_survives_pickling(chip_dict):
     ({"batch": True}, "batch", "batch: expected a whole number, got True"),
     ({"ctx": 2 ** 70}, "ctx", "ctx: 1180591620717411303424 is outside 1..16777216"),
     ({"tp": 3}, "tp", "tp: tensor-parallel degree tp = 3 does not divide num_attention_heads (128)"),
-    ({"kv_dtype": "int4"}, "kv_dtype", "kv_dtype: expected bf16, fp8 or fp8-flashmla, got 'int4'"),
+    ({"kv_dtype": "int4"}, "kv_dtype", "kv_dtype: expected bf16, fp8, fp8-flashmla, mxfp8, mxfp6, mxfp4 or nvfp4, got 'int4'"),
     ({"ctx": 1}, "q_len", None),                      # decode needs q_len < ctx
     ({"scope": "layer"}, "scope", "scope: expected block or step, got 'layer'"),
     ({"attn_split": "rows"}, "attn_split", "attn_split: expected seq or head, got 'rows'"),
@@ -258,7 +258,7 @@ def test_threads_give_the_serial_results(chip, v3):
 def test_python_m_g5sim_runs_the_cli():
     bad = run_module(["run", "--kv-dtype", "int4"], check=False)
     assert bad.returncode == 2
-    assert bad.stderr == "g5sim: error: --kv-dtype: expected bf16, fp8 or fp8-flashmla, got 'int4'\n"
+    assert bad.stderr == "g5sim: error: --kv-dtype: expected bf16, fp8, fp8-flashmla, mxfp8, mxfp6, mxfp4 or nvfp4, got 'int4'\n"
     ok = run_module(["check"], check=False)
     assert ok.returncode == 0 and ok.stdout.endswith("ok\n")
 
