@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -19,6 +20,7 @@
 #include "g5sim/run_options.hpp"
 #include "hw/chip.hpp"
 #include "hw/config_error.hpp"
+#include "hw/number_text.hpp"
 #include "models/run_limits.hpp"
 
 namespace g5sim {
@@ -292,9 +294,29 @@ void DeploymentSearch::Grid::lay_out() {
   std::size_t block = 1, combinations = 1;
   for (std::size_t d : numeric) block *= dimensions[d].values.size();
   for (std::size_t d : text) combinations *= dimensions[d].values.size();
+  // The afd dimension: a combination with attention-FFN disaggregation shards each side itself, so
+  // its block is laid out once per chip (at its first sharding), its sharding the attention side's.
+  std::optional<std::size_t> afd;
+  for (std::size_t a = 0; a < text.size(); ++a) {
+    if (dimensions[text[a]].knob->name == "afd") afd = a;
+  }
+  // Combination t's attention chips (the A of its "A:F", checked when the list was read; 0 for none).
+  auto attention_chips_of = [&](std::size_t t) -> std::uint64_t {
+    if (!afd) return 0;
+    std::size_t rest = t;
+    for (std::size_t a = text.size(); a-- > *afd + 1;) rest /= dimensions[text[a]].values.size();
+    const SearchDimension& d = dimensions[text[*afd]];
+    const std::string& value = d.values[rest % d.values.size()];
+    if (value == "none") return 0;
+    return hw::read_whole_number(value.substr(0, value.find(':'))).value_or(0);
+  };
   for (std::size_t c = 0; c < spec.chips.size(); ++c) {
-    for (const explore::Sharding& sh : explore::shardings_of(spec.chips[c], spec, requests)) {
+    const std::vector<explore::Sharding> shardings = explore::shardings_of(spec.chips[c], spec, requests);
+    for (std::size_t s = 0; s < shardings.size(); ++s) {
+      const explore::Sharding& sh = shardings[s];
       for (std::size_t t = 0; t < combinations; ++t) {
+        const std::uint64_t attention_chips = attention_chips_of(t);
+        if (attention_chips > 0 && s > 0) continue;
         if (points.size() + block > kMaxSearchPoints) {
           throw hw::InputError("sharding",
                                fmt::format("the grid has more than {} points: give shorter lists", kMaxSearchPoints));
@@ -313,6 +335,7 @@ void DeploymentSearch::Grid::lay_out() {
             rest /= dimensions[text[a]].values.size();
           }
           SearchKnobs k{c, sh.tp, sh.ep, sh.dp, {}, sh.refusal};
+          if (attention_chips > 0) k = SearchKnobs{c, 1, 1, attention_chips, {}, ""};
           Request step = spec.base;
           ServeSettings serve = spec.serve;
           std::vector<std::string> given;

@@ -143,6 +143,33 @@ TEST_CASE("search: a coarse pass, then the front's unrun neighbours", "[search]"
   CHECK(r.points.size() == 5);
 }
 
+TEST_CASE("search: an AFD point is laid out once per chip, its sharding the attention side's", "[search][sim][afd]") {
+  // max_chips 2: three shardings (tp 1 dp 1, tp 1 dp 2, tp 2 dp 1) for the colocated points; the
+  // AFD point (1 attention chip, 1 FFN chip) shards each side itself: one point, tp 1 ep 1 dp 1.
+  g5sim::SearchSpec spec = small_spec({{"max_chips", "2"}, {"afd", "none,1:1"}, {"exhaustive", "true"}});
+  const g5sim::SearchReport r = g5sim::search(spec);
+  std::size_t afd_dimension = r.dimensions.size();
+  for (std::size_t d = 0; d < r.dimensions.size(); ++d) {
+    if (r.dimensions[d].knob->name == "afd") afd_dimension = d;
+  }
+  REQUIRE(afd_dimension < r.dimensions.size());
+  std::size_t colocated = 0, afd = 0;
+  for (const g5sim::SearchPoint& p : r.points) {
+    if (p.knobs.values[afd_dimension] == "none") {
+      ++colocated;
+      continue;
+    }
+    ++afd;
+    CHECK(p.knobs.tp == 1);
+    CHECK(p.knobs.ep == 1);
+    CHECK(p.knobs.dp == 1);
+    CHECK(p.outcome.error.empty());
+    CHECK(p.outcome.chips == 2);
+  }
+  CHECK(colocated == 3);
+  CHECK(afd == 1);
+}
+
 TEST_CASE(
     "search: on a real serve every front point is undominated, every other dominated by one on it, and "
     "the best point served again meets the SLO",
