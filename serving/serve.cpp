@@ -128,6 +128,19 @@ ServeSetup setup_of(const g5sim::Chip& chip, const ServeSettings& settings, cons
   return setup;
 }
 
+// The figures that follow from a serve's dynamic and static energy: the total, per output token,
+// and the average power of a chip over the serve.
+void with_totals(g5sim::ServeEnergy& e, const g5sim::ServeReport& report) {
+  e.total_j = e.dynamic_j + e.static_j;
+  if (report.summary.output_tokens > 0 && e.total_j > 0) {
+    e.joules_per_token = e.total_j / static_cast<double>(report.summary.output_tokens);
+    e.tokens_per_joule = 1.0 / e.joules_per_token;
+  }
+  if (report.summary.duration_s > 0) {
+    e.average_w = e.total_j / (static_cast<double>(report.chips) * report.summary.duration_s);
+  }
+}
+
 // Every chip of the deployment: each step's simulated dynamic energy and its static power over
 // the serve (g5sim::ServeEnergy).
 std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim::ServeReport& report) {
@@ -138,14 +151,7 @@ std::optional<g5sim::ServeEnergy> energy_of(const g5sim::Chip& chip, const g5sim
   g5sim::ServeEnergy e;
   e.dynamic_j = report.run.dynamic_energy_j * static_cast<double>(report.memory.deployment.chips());
   e.static_j = price->static_w(cores) * static_cast<double>(report.chips) * report.summary.duration_s;
-  e.total_j = e.dynamic_j + e.static_j;
-  if (report.summary.output_tokens > 0 && e.total_j > 0) {
-    e.joules_per_token = e.total_j / static_cast<double>(report.summary.output_tokens);
-    e.tokens_per_joule = 1.0 / e.joules_per_token;
-  }
-  if (report.summary.duration_s > 0) {
-    e.average_w = e.total_j / (static_cast<double>(report.chips) * report.summary.duration_s);
-  }
+  with_totals(e, report);
   e.tdp_w = price->tdp_w;
   return e;
 }
@@ -565,14 +571,7 @@ std::optional<g5sim::ServeEnergy> energy_of_roles(const g5sim::Chip& chip, const
   e.static_j = (p->static_w(chip.cores()) * pc * static_cast<double>(roles.prefill.instances) +
                 d->static_w(decode->cores()) * dc * static_cast<double>(roles.decode.instances)) *
                report.summary.duration_s;
-  e.total_j = e.dynamic_j + e.static_j;
-  if (report.summary.output_tokens > 0 && e.total_j > 0) {
-    e.joules_per_token = e.total_j / static_cast<double>(report.summary.output_tokens);
-    e.tokens_per_joule = 1.0 / e.joules_per_token;
-  }
-  if (report.summary.duration_s > 0) {
-    e.average_w = e.total_j / (static_cast<double>(report.chips) * report.summary.duration_s);
-  }
+  with_totals(e, report);
   return e;
 }
 
