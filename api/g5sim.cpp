@@ -89,6 +89,8 @@ models::Workload workload_of(const Request& r, const models::ModelSpec& model, s
   w.prefill_mla_mode = models::parse_mla_mode(r.prefill_mla_mode, "prefill_mla_mode");
   w.weight_dtype = r.weight_dtype.empty() ? model.weight_dtype : models::parse_weight_dtype(r.weight_dtype);
   w.weight_group = r.weight_group.value_or(model.weight_group);
+  w.act_dtype = models::parse_act_dtype(r.act_dtype);
+  models::check_act_dtype(w.weight_dtype, w.act_dtype);
   if (w.weight_group > models::kMaxWeightGroup) {
     throw hw::InputError("weight_group", fmt::format("expected 0 (one scale per column) .. {}, got {}",
                                                      models::kMaxWeightGroup, w.weight_group));
@@ -164,6 +166,19 @@ OpRecord record_of(const ops::OpTiming& t) {
   return o;
 }
 
+// The workload's formats and modes as a result echoes them.
+void fill_formats(Result& r, const models::Workload& w) {
+  r.prefill_attention = std::string(models::name_of(w.prefill_attention));
+  r.kv_append = std::string(models::name_of(w.kv_append));
+  r.lm_head_weights = std::string(models::name_of(w.lm_head_weights));
+  r.kv_dtype = std::string(models::name_of(w.kv_format));
+  r.mla_mode = std::string(models::name_of(w.mla_mode));
+  r.prefill_mla_mode = std::string(models::name_of(w.prefill_mla_mode));
+  r.weight_dtype = std::string(models::name_of(w.weight_dtype));
+  r.weight_group = w.weight_group;
+  r.act_dtype = std::string(models::name_of(w.act_dtype));
+}
+
 // The public fields of a result, from its state.
 void fill(Result& r, const Result::State& s) {
   const hw::Chip& chip = s.chip.data().chip;
@@ -185,20 +200,13 @@ void fill(Result& r, const Result::State& s) {
   r.batch = w.sequences();
   r.q_len = w.max_q_len();
   r.kv_len = w.max_kv_len();
-  r.prefill_attention = std::string(models::name_of(w.prefill_attention));
-  r.kv_append = std::string(models::name_of(w.kv_append));
-  r.lm_head_weights = std::string(models::name_of(w.lm_head_weights));
   const models::Workload chip_share = models::chip_workload(w, s.parallelism);
   for (const auto& [from, to] : {std::pair{&w, &r.sequences}, {&chip_share, &r.chip_sequences}}) {
     for (const models::SequenceGroup& g : from->groups) {
       to->push_back(SequenceRecord{g.count, g.q_len, g.history, g.decode ? "decode" : "prefill"});
     }
   }
-  r.kv_dtype = std::string(models::name_of(w.kv_format));
-  r.mla_mode = std::string(models::name_of(w.mla_mode));
-  r.prefill_mla_mode = std::string(models::name_of(w.prefill_mla_mode));
-  r.weight_dtype = std::string(models::name_of(w.weight_dtype));
-  r.weight_group = w.weight_group;
+  fill_formats(r, w);
   r.kv_read_engine = api::kv_read_engine_name(chip, s.options);
   r.attn_split = s.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head";
   r.tp = s.parallelism.tp;
@@ -614,7 +622,7 @@ ServingMemory serving_memory(const Chip& chip, const Model& model, const Request
 
 OpResult simulate_matmul(const Chip& chip, const MatmulOp& op, std::uint32_t cores) {
   return public_errors([&] {
-    const api::MatmulRequest request{op.m, op.n, op.k, hw::parse_dtype(op.dtype, "--dtype")};
+    const api::MatmulRequest request = api::matmul_request(op.m, op.n, op.k, op.dtype, "--dtype");
     return api::run_matmul(chip.data().chip, request, cores);
   });
 }

@@ -10,6 +10,7 @@
 #include "hw/config_error.hpp"
 #include "hw/cost_model.hpp"
 #include "models/graph_helpers.hpp"
+#include "models/weight_format.hpp"
 #include "ops/lowering.hpp"
 #include "ops/op_graph.hpp"
 #include "ops/timeline.hpp"
@@ -60,6 +61,25 @@ void require(std::uint64_t v, const char* flag) {
 
 }  // namespace
 
+MatmulRequest matmul_request(std::uint64_t m, std::uint64_t n, std::uint64_t k, std::string_view dtype,
+                             std::string_view flag) {
+  MatmulRequest q{m, n, k, hw::DType::bf16, std::nullopt};
+  for (const std::string_view mx : {"mxfp8", "mxfp6", "mxfp4", "nvfp4"}) {
+    if (dtype != mx) continue;
+    q.microscaled = models::parse_weight_dtype(dtype);
+    q.dtype = models::microscaling_of(*q.microscaled)->element;
+    return q;
+  }
+  if (dtype != "bf16" && dtype != "fp8" && dtype != "fp32") {
+    throw hw::ConfigError(
+        fmt::format("{}: unknown dtype '{}' (expected one of: bf16, fp8, fp32, mxfp8, mxfp6, "
+                    "mxfp4, nvfp4)",
+                    flag, dtype));
+  }
+  q.dtype = hw::parse_dtype(dtype, flag);
+  return q;
+}
+
 OpRunResult run_matmul(const hw::Chip& full, const MatmulRequest& q, std::uint32_t cores) {
   require(q.m, "--m");
   require(q.n, "--n");
@@ -71,10 +91,18 @@ OpRunResult run_matmul(const hw::Chip& full, const MatmulRequest& q, std::uint32
   ops::OpGraph g;
   ops::OpNode node = models::detail::matmul_op("matmul", 1, q.m, q.k, q.n);
   node.dtype = q.dtype;
+  if (q.microscaled) {
+    // Both operands packed with their block scales, as a block-scaled GEMM benchmark feeds them
+    // (already quantised: no quantisation work); the output in bf16.
+    models::apply_weight_format(
+        node, {*q.microscaled, models::kDefaultWeightGroup, models::parse_act_dtype(models::name_of(*q.microscaled))});
+    node.mm().a_quant_ops = 0;
+  }
   const ops::OpId id = ops::add_op(g, node);
   OpRunResult r = simulate_alone(chip, g, q.dtype);
   r.op = "matmul";
-  r.shape = fmt::format("[{}, {}] x [{}, {}] {}", q.m, q.k, q.k, q.n, hw::name_of(q.dtype));
+  r.shape = fmt::format("[{}, {}] x [{}, {}] {}", q.m, q.k, q.k, q.n,
+                        q.microscaled ? models::name_of(*q.microscaled) : hw::name_of(q.dtype));
   r.unique_bytes = ops::unique_bytes(g, id);
   return r;
 }

@@ -3,18 +3,29 @@
 // report): the library's side, on its own chip type and dtype.
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
+#include <string_view>
 
 #include "g5sim/op_run.hpp"
 #include "hw/chip.hpp"
 #include "hw/dtype.hpp"
+#include "models/weight_format.hpp"
 
 namespace api {
 
 struct MatmulRequest {
   std::uint64_t m = 0, n = 0, k = 0;
   hw::DType dtype = hw::DType::bf16;
+  /// Both operands in a microscaled format (mxfp8, mxfp6, mxfp4, nvfp4), their block scales
+  /// streamed with them (models/weight_format.hpp); dtype is then the format's element.
+  std::optional<models::WeightDtype> microscaled;
 };
+
+/// A matmul of m x k x n in `dtype`: bf16, fp8 or fp32 (plain operands), or mxfp8, mxfp6, mxfp4,
+/// nvfp4 (both operands microscaled). Throws hw::ConfigError naming `flag`.
+MatmulRequest matmul_request(std::uint64_t m, std::uint64_t n, std::uint64_t k, std::string_view dtype,
+                             std::string_view flag);
 
 using Fa2Request = g5sim::AttentionOp;
 using OpRunResult = g5sim::OpResult;

@@ -33,19 +33,23 @@ std::string command_counts(const hw::Chip& chip, const ops::Timeline& tl, bool j
   return out;
 }
 
-// "int4 g64" for grouped integer weights, else the dtype's name; microscaled weights on a chip
-// whose cube lacks their element type say that they ran weight-only, dequantised ("mxfp4 (as
-// bf16: no fp4 tensor rate)").
+// "int4 g64" for grouped integer weights, else the dtype's name; fp8 or microscaled weights on a
+// chip whose cube lacks their element type say that they ran weight-only, dequantised ("mxfp4 (as
+// bf16: no fp4 tensor rate)"); activations fixed by --act-dtype follow (" acts=fp8").
 std::string weights_label(const models::Workload& w, const hw::Chip& chip) {
   const bool grouped = w.weight_dtype == models::WeightDtype::int8 || w.weight_dtype == models::WeightDtype::int4;
-  if (const std::optional<models::Microscaling> mx = models::microscaling_of(w.weight_dtype)) {
-    if (chip.cube_macs(mx->element) == 0) {
-      return fmt::format("{} (as bf16: no {} tensor rate)", models::name_of(w.weight_dtype), hw::name_of(mx->element));
-    }
+  const std::string acts =
+      w.act_dtype == models::ActDtype::auto_ ? "" : fmt::format(" acts={}", models::name_of(w.act_dtype));
+  std::optional<hw::DType> element;
+  if (const std::optional<models::Microscaling> mx = models::microscaling_of(w.weight_dtype)) element = mx->element;
+  if (w.weight_dtype == models::WeightDtype::fp8) element = hw::DType::fp8;
+  if (element && w.act_dtype == models::ActDtype::auto_ && chip.cube_macs(*element) == 0) {
+    return fmt::format("{} (as bf16: no {} tensor rate)", models::name_of(w.weight_dtype), hw::name_of(*element));
   }
-  if (!grouped) return std::string(models::name_of(w.weight_dtype));
-  return w.weight_group == 0 ? fmt::format("{} per-column", models::name_of(w.weight_dtype))
-                             : fmt::format("{} g{}", models::name_of(w.weight_dtype), w.weight_group);
+  if (!grouped) return std::string(models::name_of(w.weight_dtype)) + acts;
+  return (w.weight_group == 0 ? fmt::format("{} per-column", models::name_of(w.weight_dtype))
+                              : fmt::format("{} g{}", models::name_of(w.weight_dtype), w.weight_group)) +
+         acts;
 }
 
 }  // namespace
@@ -474,12 +478,12 @@ void write_json_workload(std::ostream& out, const RunDescription& run) {
              "  \"workload\": {{\"phase\": \"{}\", \"batch\": {}, \"q_len\": {}, \"kv_len\": {}, "
              "\"prefill_attention\": \"{}\", \"kv_dtype\": \"{}\", "
              "\"mla_mode\": \"{}\", \"prefill_mla_mode\": \"{}\", \"weight_dtype\": \"{}\", \"weight_group_size\": {}, "
-             "\"kv_read_engine\": "
+             "\"act_dtype\": \"{}\", \"kv_read_engine\": "
              "\"{}\", \"attn_split\": \"{}\", \"kv_append\": \"{}\", \"lm_head_weights\": \"{}\", "
              "\"prefetch_weights\": {}}},\n",
              phase_name(w), w.sequences(), w.max_q_len(), w.max_kv_len(), models::name_of(w.prefill_attention),
              models::name_of(w.kv_format), models::name_of(w.mla_mode), models::name_of(w.prefill_mla_mode),
-             models::name_of(w.weight_dtype), w.weight_group, kv_engine_name(run),
+             models::name_of(w.weight_dtype), w.weight_group, models::name_of(w.act_dtype), kv_engine_name(run),
              run.options.attn_split == ops::AttentionSplit::seq ? "seq" : "head", models::name_of(w.kv_append),
              models::name_of(w.lm_head_weights), run.options.prefetch_weights ? "true" : "false");
   // The step's sequences over all chips, and the simulated chip's share (its DP rank's).

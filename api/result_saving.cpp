@@ -29,6 +29,7 @@ void each_field(R& r, F&& field) {
   field("prefill_attention", r.prefill_attention);
   field("kv_append", r.kv_append);
   field("lm_head_weights", r.lm_head_weights);
+  field("act_dtype", r.act_dtype);
   field("chip_source", r.chip_source);
   field("chip_sha256", r.chip_sha256);
   field("model_source", r.model_source);

@@ -313,6 +313,18 @@ std::vector<Row> format_rows() {
         .json_key = "weight_group_size"},
        &Request::weight_group,
        grouped_weights_only},
+      {{.name = "act_dtype",
+        .flag = "--act-dtype",
+        .type = T::text,
+        .choices = "auto,bf16,fp8,mxfp8,mxfp6,mxfp4,nvfp4",
+        .doc = "projection activations: auto (the weights decide: their element where the chip's cube has it, "
+               "else bf16), bf16 (weight-only), or a format the activations are stored and multiplied in (fp8: "
+               "a scale per 128; mx*: per 32; nvfp4: per 16; refused where the cube lacks it)",
+        .takes = kAxis | kServe,
+        .json_key = "act_dtype"},
+       &Request::act_dtype,
+       nullptr,
+       word<&Result::act_dtype>},
   };
 }
 

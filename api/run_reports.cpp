@@ -166,6 +166,11 @@ std::vector<ReportField> run_workload_rows() {
        .description =
            "int8/int4 weights: k elements sharing one scale (0: one scale per column); written for any dtype",
        .minimum = 0},
+      {.path = "workload.act_dtype",
+       .type = FieldType::text,
+       .description = "the projections' activations as asked: auto (the weights decide), bf16 (weight-only), or "
+                      "the format they are stored and multiplied in",
+       .choices = option_choices("act_dtype")},
       {.path = "workload.kv_read_engine",
        .type = FieldType::text,
        .description = "the chip's DMA engine, by its config name, that streams the decode KV history"},

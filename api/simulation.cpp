@@ -186,43 +186,55 @@ bool replay_loops(const hw::Chip& chip, Simulation& out) {
   return true;
 }
 
-// Microscaled weights (MXFP8/6/4, NVFP4) run natively where the cube has their element type, and
-// weight-only (dequantised to bf16) where it has not (models/weight_format.hpp).
-void fit_microscaled_weights(const hw::Chip& chip, ops::OpGraph& graph) {
+// Quantised floating-point weights (fp8 blocks, MXFP8/6/4, NVFP4) run natively where the cube has
+// their element type, and weight-only (dequantised to bf16) where it has not, as FP8 and MXFP4
+// checkpoints run on GPUs without those rates (models/weight_format.hpp). Activations fixed by
+// --act-dtype have no fallback: a cube without their element refuses the run, naming the op; weights
+// narrower than it are converted on the vector unit where the chip has no rate for them.
+void fit_quantised_weights(const hw::Chip& chip, ops::OpGraph& graph) {
   for (ops::OpId v = 0; v < boost::num_vertices(graph); ++v) {
     ops::OpNode& node = graph[v];
-    if (!std::holds_alternative<ops::MatmulShape>(node.payload) || node.mm().microscale_block == 0) continue;
-    if (chip.cube_macs(node.dtype) == 0) models::dequantise_microscaled(node);
+    if (!std::holds_alternative<ops::MatmulShape>(node.payload)) continue;
+    const ops::MatmulShape& s = node.mm();
+    if (!s.act_fixed) {
+      if ((s.microscale_block != 0 || s.k_block_rescale != 0) && chip.cube_macs(node.dtype) == 0) {
+        models::dequantise_to_bf16(node);
+      }
+      continue;
+    }
+    if (chip.cube_macs(node.dtype) == 0) {
+      throw hw::InputError(
+          "act_dtype",
+          fmt::format("{} has no {} tensor rate (engines.{}.cube_macs_per_lane_per_cycle lists none), and op '{}' "
+                      "multiplies its activations in {}: use --act-dtype auto (the weights' element where the chip "
+                      "has it, else bf16) or bf16",
+                      chip.name, hw::name_of(node.dtype), chip.engines[chip.tensor_engine()].name, node.name,
+                      hw::name_of(node.dtype)));
+    }
+    if (chip.cube_macs(s.b_element) == 0) models::convert_narrow_weights(node);
   }
 }
 
-// A chip lists the cube dtypes its tensor engine has (Ampere has no fp8): a graph with an fp8
-// matrix (fp8 weights, DeepSeek-V3.2's fp8 indexer) on a chip without one is refused by its first
-// such op, before anything is lowered, instead of dividing by a rate of zero.
+// A chip lists the cube dtypes its tensor engine has (Ampere has no fp8): a graph with a matrix in
+// fp8 the weights' format does not decide (DeepSeek-V3.2's fp8 indexer keys) on a chip without
+// it is refused by its first such op, before anything is lowered, instead of dividing by a rate
+// of zero.
 void require_cube_dtypes(const hw::Chip& chip, const ops::OpGraph& graph) {
   if (chip.cube_macs(hw::DType::fp8) != 0) return;
   for (ops::OpId v = 0; v < boost::num_vertices(graph); ++v) {
     const ops::OpNode& node = graph[v];
     if (node.dtype != hw::DType::fp8 || !std::holds_alternative<ops::MatmulShape>(node.payload)) continue;
-    const std::string missing =
-        fmt::format("{} has no fp8 tensor rate (engines.tensor.cube_macs_per_lane_per_cycle lists no fp8)", chip.name);
-    // fp8 weights carry their block scales (models/weight_format.cpp); another fp8 matrix is the
-    // model's own (DeepSeek-V3.2's indexer keys), which no weight format changes.
-    if (node.mm().k_block_rescale != 0) {
-      throw hw::InputError("weight_dtype", fmt::format("{}, and op '{}' multiplies in fp8 (fp8 weights: use bf16, "
-                                                       "int8, int4, or mxfp8, which runs here dequantised to bf16)",
-                                                       missing, node.name));
-    }
-    throw hw::InputError("model", fmt::format("{}, and op '{}' of the model multiplies in fp8 whatever the "
-                                              "weights' format: run it on a chip with an fp8 rate",
-                                              missing, node.name));
+    throw hw::InputError("model", fmt::format("{} has no fp8 tensor rate (engines.tensor.cube_macs_per_lane_per_cycle "
+                                              "lists no fp8), and op '{}' of the model multiplies in fp8 whatever "
+                                              "the weights' format: run it on a chip with an fp8 rate",
+                                              chip.name, node.name));
   }
 }
 
 }  // namespace
 
 Simulation simulate_graph(const hw::Chip& chip, ops::OpGraph graph, const ops::LoweringOptions& options, bool replay) {
-  fit_microscaled_weights(chip, graph);
+  fit_quantised_weights(chip, graph);
   require_cube_dtypes(chip, graph);
   Simulation out;
   if (replay) {

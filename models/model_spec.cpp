@@ -41,6 +41,16 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
   // gpt-oss's checkpoints: MXFP4 experts (modules_to_not_convert lists what stays bf16: attention,
   // router, embedding and head; the projections here are its experts' and attention's alike).
   if (method == "mxfp4") return {WeightDtype::mxfp4, kDefaultWeightGroup};
+  // NVIDIA Model Optimizer's checkpoints (nvidia/DeepSeek-R1-FP4 and kin): quant_algo names the
+  // format of the quantised projections.
+  if (method == "modelopt" || method == "modelopt_fp4") {
+    const std::string algo = q.string("quant_algo");
+    if (algo == "NVFP4" || algo == "W4A16_NVFP4") return {WeightDtype::nvfp4, kDefaultWeightGroup};
+    if (algo == "FP8") return {WeightDtype::fp8, kDefaultWeightGroup};
+    q.fail("quant_algo", fmt::format("'{}' is not modelled (NVFP4, W4A16_NVFP4, FP8; a MIXED_PRECISION "
+                                     "checkpoint: give --weight-dtype)",
+                                     algo));
+  }
   if (method == "gptq" || method == "awq") {
     const std::uint64_t bits = q.int_in("bits", 1, 64);
     if (bits != 4 && bits != 8) q.fail("bits", fmt::format("{}-bit weights are not modelled (4 or 8)", bits));
@@ -55,7 +65,7 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
     }
     return f;
   }
-  q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, mxfp4, gptq, awq)", method));
+  q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, mxfp4, modelopt, gptq, awq)", method));
 }
 
 // The family (models/model_family.hpp) declares and reads its fields; the name, the model type,

@@ -130,7 +130,11 @@ ExpertShare expert_share(const ModelSpec& m, const Workload& chip, const Paralle
     // This chip's own tokens (split over its TP group) go out to the other EP ranks' experts.
     const std::uint64_t own = chip.tokens();
     const std::uint64_t H = m.hidden_size;
-    const std::uint64_t out_token = chip.weight_dtype == WeightDtype::fp8 ? H + 4 * ((H + 127) / 128) : 2 * H;
+    // Tokens go out in the activations' format (auto: fp8 with fp8 weights, else bf16).
+    const ActDtype sent = chip.act_dtype != ActDtype::auto_       ? chip.act_dtype
+                          : chip.weight_dtype == WeightDtype::fp8 ? ActDtype::fp8
+                                                                  : ActDtype::bf16;
+    const std::uint64_t out_token = act_row_bytes(sent, H);
     share.dispatch_bytes = own * k * out_token * (p.ep - 1) / p.ep / p.tp;
     share.combine_bytes = own * k * 2 * H * (p.ep - 1) / p.ep / p.tp;
     share.sent_tokens = own / p.tp;

@@ -49,10 +49,11 @@ struct ExpertShare {
   ExpertAssignment experts;        ///< local experts touched, tokens each
   std::uint64_t group_tokens = 0;  ///< G above
   std::uint64_t rank = 0;          ///< EP rank simulated
-  /// Bytes this chip sends in the dispatch and in the combine all-to-all. Tokens go out in bf16, or,
-  /// with fp8 weights, in fp8 with one fp32 scale per 128 elements (DeepSeek-V3 quantises the
-  /// activations before dispatch, so the experts' up-projections take fp8; DeepEP's dispatch);
-  /// they come back in bf16.
+  /// Bytes this chip sends in the dispatch and in the combine all-to-all. Tokens go out in the
+  /// activations' format (models::act_row_bytes): with --act-dtype auto, bf16, or, with fp8
+  /// weights, fp8 with one fp32 scale per 128 elements (DeepSeek-V3 quantises the activations
+  /// before dispatch, so the experts' up-projections take fp8; DeepEP's dispatch); they come back
+  /// in bf16.
   std::uint64_t dispatch_bytes = 0, combine_bytes = 0;
   /// Tokens this chip sends (its own over its TP group) and the bytes of one in the dispatch and
   /// in the combine: dispatch_bytes = sent_tokens x k x dispatch_token_bytes x (ep - 1) / ep.

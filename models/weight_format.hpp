@@ -30,7 +30,28 @@
 // quantised alike in local memory (kQuantOpsPerActivation a element; the scales are applied by the
 // block-scaled MMA itself, so no rescale); on a chip without it they are dequantised to bf16 on the
 // vector unit (kDequantOps a weight element, as int4) and run at the bf16 rate: weight-only, as
-// gpt-oss's MXFP4 experts run on Hopper (dequantise_microscaled, at lowering).
+// gpt-oss's MXFP4 experts run on Hopper (dequantise_to_bf16, at lowering).
+// Activations (--act-dtype; default auto: the weights decide, as above). An explicit format fixes
+// what the projections' activations are stored and multiplied in, as W4A4 / W4A8 / W4A16 kernels do:
+//   bf16         2 k a row of k                           weight-only: any quantised weights are
+//                                                         dequantised to bf16 (kDequantOps a weight)
+//   fp8          k + 4 ceil(k / 128)                      e4m3, one fp32 scale per 128 (DeepSeek-V3's
+//                                                         1 x 128 activation tiles)
+//   mxfp8        k + ceil(k / 32)                         e4m3, an e8m0 scale per 32
+//   mxfp6        ceil(3 k / 4) + ceil(k / 32)             e2m3, an e8m0 scale per 32
+//   mxfp4        ceil(k / 2) + ceil(k / 32)               e2m1, an e8m0 scale per 32
+//   nvfp4        ceil(k / 2) + ceil(k / 16)               e2m1, an e4m3 scale per 16 (and one fp32
+//                                                         scale a tensor, held in a register)
+// The cube multiplies in the wider of the two elements (bf16 > fp8 > fp6 > fp4; integer weights
+// are dequantised to the activations' element): mxfp4 weights with fp8 activations run at the fp8
+// rate. A chip whose cube lacks that element refuses the run (no fallback: the format was asked
+// for); a chip without the weights' own narrower element converts them on the vector unit
+// (kDequantOps a weight), as a kernel without a mixed-input MMA does. The matmul reads its
+// activations at the format's bytes; their quantisation (kQuantOpsPerActivation an element) is
+// charged where they are read, standing for the producer's fused epilogue, whose store is still
+// charged in bf16. The MoE dispatch sends tokens in the format (auto: fp8 weights send fp8 with a
+// scale per 128, as DeepEP does; else bf16); the combine returns bf16. bf16 or fp16 weights take
+// bf16 activations only (a narrower format would need quantised weights).
 // Which matmuls: the projections of attention and of every FFN (experts included); the
 // embedding, lm_head, the MoE router and the DSA indexer stay bf16, as in DeepSeek's fp8
 // checkpoints.
@@ -54,14 +75,34 @@ const std::vector<std::string>& weight_dtype_names();
 /// The group size of int8/int4 scales when nothing says otherwise.
 constexpr std::uint64_t kDefaultWeightGroup = 128;
 
-/// A weight format: the element type and, for int8/int4, the scale group along k.
+/// The projections' activation format (the table above); auto_: the weights decide.
+enum class ActDtype : std::uint8_t { auto_, bf16, fp8, mxfp8, mxfp6, mxfp4, nvfp4 };
+
+/// Every activation dtype's name, in the enum's order ("auto", "bf16", ..., "nvfp4").
+const std::vector<std::string>& act_dtype_names();
+/// One of act_dtype_names(); throws hw::InputError("act_dtype").
+ActDtype parse_act_dtype(std::string_view text);
+std::string_view name_of(ActDtype t);
+/// Bytes of one row of k activations in `t` (auto: bf16), scales included (the table above).
+std::uint64_t act_row_bytes(ActDtype t, std::uint64_t k);
+/// The element the cube takes activations of `t` in (auto: bf16).
+hw::DType act_element(ActDtype t);
+
+/// A weight format: the element type, for int8/int4 the scale group along k, and the activations'
+/// format.
 struct WeightFormat {
-  // Implicit from a dtype alone: the default group.
-  WeightFormat(WeightDtype d = WeightDtype::bf16, std::uint64_t g = kDefaultWeightGroup)  // NOLINT
-      : dtype(d), group(g) {}
+  // Implicit from a dtype alone: the default group, activations as the weights decide.
+  WeightFormat(WeightDtype d = WeightDtype::bf16, std::uint64_t g = kDefaultWeightGroup,  // NOLINT
+               ActDtype a = ActDtype::auto_)
+      : dtype(d), group(g), act(a) {}
   WeightDtype dtype;
   std::uint64_t group;
+  ActDtype act;
 };
+
+/// Throws hw::InputError("act_dtype") when `act` cannot go with weights `weights` (bf16 or fp16
+/// weights take bf16 activations only).
+void check_act_dtype(WeightDtype weights, ActDtype act);
 
 /// One of weight_dtype_names(); throws hw::InputError("weight_dtype").
 WeightDtype parse_weight_dtype(std::string_view text);
@@ -81,9 +122,14 @@ struct Microscaling {
 };
 std::optional<Microscaling> microscaling_of(WeightDtype t);
 
-/// A microscaled weight matmul (ops::MatmulShape::microscale_block) made weight-only for a chip
-/// whose cube lacks its element type: the weights dequantised to bf16 on the vector unit, the
-/// activations as they come, the bf16 rate. Nothing for another op.
-void dequantise_microscaled(ops::OpNode& matmul);
+/// A floating-point quantised weight matmul (microscaled, or fp8 blocks) made weight-only for a
+/// chip whose cube lacks its element type: the weights dequantised to bf16 on the vector unit,
+/// the activations as they come, the bf16 rate. Nothing for another op, or one whose activation
+/// format was fixed (ops::MatmulShape::act_fixed).
+void dequantise_to_bf16(ops::OpNode& matmul);
+
+/// A matmul with fixed activations whose weights are narrower than the cube's element, on a chip
+/// without a rate for the weights' element: they are converted on the vector unit first.
+void convert_narrow_weights(ops::OpNode& matmul);
 
 }  // namespace models

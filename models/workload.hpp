@@ -84,6 +84,7 @@ struct Workload {
   MlaMode prefill_mla_mode = MlaMode::expanded;      ///< prefill compute (MHA, as vLLM and SGLang)
   WeightDtype weight_dtype = WeightDtype::bf16;      ///< how the projections' weights are stored
   std::uint64_t weight_group = kDefaultWeightGroup;  ///< int8/int4 scale group along k (0: per column)
+  ActDtype act_dtype = ActDtype::auto_;              ///< the projections' activations (auto: the weights')
   PrefillAttention prefill_attention = PrefillAttention::causal;
   KvAppend kv_append = KvAppend::in_place;
   LmHeadWeights lm_head_weights = LmHeadWeights::bf16;
@@ -93,7 +94,7 @@ struct Workload {
   /// divide by dp instead.
   bool dealt = false;
 
-  WeightFormat weight_format() const { return {weight_dtype, weight_group}; }
+  WeightFormat weight_format() const { return {weight_dtype, weight_group, act_dtype}; }
 
   std::uint64_t sequences() const;       ///< over all groups
   std::uint64_t tokens() const;          ///< new tokens: the rows of every projection

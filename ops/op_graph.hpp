@@ -56,8 +56,13 @@ struct MatmulShape {
   std::uint64_t k_block_rescale = 0;
   /// Microscaled weights (MXFP8/6/4, NVFP4): k elements per scale; the cube multiplies them in the
   /// node's dtype with the activations quantised alike, or, on a chip without that rate, the
-  /// weights are dequantised to bf16 (models::dequantise_microscaled); 0 = not microscaled.
+  /// weights are dequantised to bf16 (models::dequantise_to_bf16); 0 = not microscaled.
   std::uint64_t microscale_block = 0;
+  /// The activations' format was fixed (--act-dtype): the cube must have the node's dtype (no
+  /// bf16 fallback), and b_element is the weights' floating-point element (bf16 for bf16 or
+  /// integer weights), converted on the vector unit where the chip has no rate for it.
+  bool act_fixed = false;
+  hw::DType b_element = hw::DType::bf16;
   /// A bias row of n elements (bf16) added to every output row in the epilogue (Qwen's q/k/v).
   bool bias = false;
 

@@ -814,6 +814,7 @@ void bind_result_identity(py::class_<g5sim::Result>& result) {
       .def_readonly("prefill_attention", &g5sim::Result::prefill_attention)
       .def_readonly("kv_append", &g5sim::Result::kv_append)
       .def_readonly("lm_head_weights", &g5sim::Result::lm_head_weights)
+      .def_readonly("act_dtype", &g5sim::Result::act_dtype)
       .def_readonly("sequences", &g5sim::Result::sequences,
                     "The step's groups of sequences over all chips (a uniform batch: one).")
       .def_readonly("chip_sequences", &g5sim::Result::chip_sequences,

@@ -600,6 +600,38 @@ std::optional<g5sim::Chip> afd_ffn_chip(const g5sim::Chip& chip, const ServeSett
   return std::nullopt;
 }
 
+// Each role's step request: its sharding held by the caller, else the role's own knobs
+// (--decode-ep), else the step's. A role's chip or sharding without --disagg is refused, naming it.
+std::pair<g5sim::Request, g5sim::Request> role_requests(const g5sim::Request& step, const ServeSettings& settings,
+                                                        const g5sim::RoleChips& roles, const char* role_chip_knob) {
+  auto sharded = [](g5sim::Request r, const std::optional<g5sim::Deployment>& d) {
+    if (d) r.tp = d->tp, r.ep = d->ep, r.dp = d->dp;
+    return r;
+  };
+  std::string role_knob;  // the first role sharding knob given, if any
+  auto role_sharded = [&](g5sim::Request r, const std::string& role) {
+    for (const auto& [dim, member] :
+         {std::pair{"tp", &g5sim::Request::tp}, {"ep", &g5sim::Request::ep}, {"dp", &g5sim::Request::dp}}) {
+      const std::string name = role + "_" + dim;
+      if (!settings.given(name)) continue;
+      r.*member = settings.count(name);
+      if (role_knob.empty()) role_knob = name;
+    }
+    return r;
+  };
+  std::pair<g5sim::Request, g5sim::Request> out{sharded(role_sharded(step, "prefill"), roles.prefill_sharding),
+                                                sharded(role_sharded(step, "decode"), roles.decode_sharding)};
+  if (parse_disagg_or_none(settings.text("disagg")).first == 0) {
+    if (role_chip_knob != nullptr) {
+      throw hw::InputError(role_chip_knob, "a chip per role needs prefill and decode instances: give --disagg P:D");
+    }
+    if (!role_knob.empty()) {
+      throw hw::InputError(role_knob, "a role's own sharding needs prefill and decode instances: give --disagg P:D");
+    }
+  }
+  return out;
+}
+
 g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model& model, g5sim::Request step,
                                std::vector<ServeRequest> requests, const ServeSettings& given_settings,
                                const g5sim::ServeControls& controls, const g5sim::RoleChips& given_roles) {
@@ -608,21 +640,17 @@ g5sim::ServeReport serve_steps(const g5sim::Chip& serve_chip, const g5sim::Model
   const std::optional<g5sim::Chip> prefill_chip = role_chip(given_roles.prefill, given_settings, "prefill_chip");
   std::optional<g5sim::Chip> decode_chip = role_chip(given_roles.decode, given_settings, "decode_chip");
   const g5sim::Chip& chip = prefill_chip ? *prefill_chip : serve_chip;
-  // Each role's sharding: held by the caller, else the step's.
-  auto sharded = [](g5sim::Request r, const std::optional<g5sim::Deployment>& d) {
-    if (d) r.tp = d->tp, r.ep = d->ep, r.dp = d->dp;
-    return r;
-  };
-  const g5sim::Request decode_given = sharded(step, given_roles.decode_sharding);
-  step = sharded(step, given_roles.prefill_sharding);
-  if ((prefill_chip || decode_chip) && parse_disagg_or_none(given_settings.text("disagg")).first == 0) {
-    throw hw::InputError(decode_chip ? "decode_chip" : "prefill_chip",
-                         "a chip per role needs prefill and decode instances: give --disagg P:D");
-  }
-  if (!decode_chip && prefill_chip) decode_chip = serve_chip;
+  const auto [prefill_given, decode_given] = role_requests(step, given_settings, given_roles,
+                                                           decode_chip    ? "decode_chip"
+                                                           : prefill_chip ? "prefill_chip"
+                                                                          : nullptr);
+  step = prefill_given;
+  // Roles sharded apart run apart, on one chip or two.
+  const bool apart = decode_given.tp != step.tp || decode_given.ep != step.ep || decode_given.dp != step.dp;
+  if (!decode_chip && (prefill_chip || apart)) decode_chip = serve_chip;
   const auto [afd_attention, afd_ffn] = parse_afd_or_none(given_settings.text("afd"));
   const std::optional<g5sim::Chip> ffn_chip = afd_ffn_chip(chip, given_settings);
-  if (decode_chip && decode_chip->sha256() == chip.sha256()) decode_chip.reset();  // one chip after all
+  if (decode_chip && decode_chip->sha256() == chip.sha256() && !apart) decode_chip.reset();  // one chip after all
   g5sim::ServeReport report;
   report.chip = chip.name();
   report.model = model.name();

@@ -8,6 +8,7 @@
 #include "g5sim/run_options.hpp"
 #include "g5sim/serve.hpp"
 #include "hw/config_error.hpp"
+#include "models/run_limits.hpp"
 #include "serving/serve.hpp"
 
 namespace g5sim {
@@ -46,22 +47,45 @@ using T = KnobType;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-// A search list of one of the step's run options: its type, range and help are the run-option
-// table's.
-Knob run_option_list(const std::string& name) {
+// A search list of one of the step's run options: its type, range, choices and help are the
+// run-option table's; a format's column is shown only when the search varies it.
+Knob run_option_list(const std::string& name, const std::string& label, int width) {
   const RunOption* o = find_run_option(name);
+  const bool text = o->type == g5sim::OptionType::text;
   Knob k{.name = name,
          .flag = o->flag,
-         .type = T::count,
+         .type = text ? T::text : T::count,
          .min = o->min,
          .max = o->max,
-         .default_text = "1",
+         .optional = o->optional,
+         .choices = o->choices,
+         .default_text = text ? o->fallback : "1",
+         .default_doc = o->default_doc,
          .doc = o->doc,
          .group = "run",
          .takes = kSearchList,
          .run_option = true,
-         .label = "mb",
-         .width = 3};
+         .label = label,
+         .width = width,
+         .quiet_at_default = text};
+  if (text && !o->optional) k.default_text = option_text(get_option(Request{}, *o));
+  return k;
+}
+
+// A role's own tp, ep or dp (--decode-ep 32): that role's instances sharded so, the other role's
+// as --tp/--ep/--dp (or the smallest that holds the load) shard it.
+Knob role_sharding_row(const std::string& role, const std::string& dim, const std::string& what) {
+  Knob k{.name = role + "_" + dim,
+         .flag = "--" + role + "-" + dim,
+         .type = T::count,
+         .min = 1,
+         .max = models::kMaxDegree,
+         .optional = true,
+         .default_doc = "--" + dim + " (else the smallest sharding of the role's chip that holds the load)",
+         .unit = "chips",
+         .doc = "with --disagg: each " + role + " instance's " + what + " (its other two from --tp/--ep/--dp)",
+         .group = "disagg",
+         .takes = kServeKnob | kServeItem};
   return k;
 }
 
@@ -194,7 +218,10 @@ std::vector<Knob> engine_rows() {
        .engine_line = true,
        .width = 6},
   };
-  rows.push_back(run_option_list("micro_batches"));
+  rows.push_back(run_option_list("micro_batches", "mb", 3));
+  rows.push_back(run_option_list("weight_dtype", "weights", 7));
+  rows.push_back(run_option_list("act_dtype", "acts", 5));
+  rows.push_back(run_option_list("kv_dtype", "kv", 12));
   return rows;
 }
 
@@ -285,6 +312,12 @@ std::vector<Knob> role_rows() {
        .label = "decode chip",
        .width = 12,
        .quiet_at_default = true},
+      role_sharding_row("prefill", "tp", "tensor parallel chips"),
+      role_sharding_row("prefill", "ep", "expert parallel chips"),
+      role_sharding_row("prefill", "dp", "data parallel chips"),
+      role_sharding_row("decode", "tp", "tensor parallel chips"),
+      role_sharding_row("decode", "ep", "expert parallel chips"),
+      role_sharding_row("decode", "dp", "data parallel chips"),
       {.name = "afd",
        .flag = "--afd",
        .type = T::text,

@@ -162,8 +162,9 @@ std::vector<ReportField> serve_disaggregation_rows() {
        .minimum = 1},
       {.path = "disaggregation.own_chips",
        .type = F::flag,
-       .description = "true when the roles run chips of their own (--prefill-chip, --decode-chip): the cache then "
-                      "crosses at the slower side's bandwidth after the longer latency"},
+       .description = "true when the roles are sized apart: chips of their own (--prefill-chip, --decode-chip; the "
+                      "cache then crosses at the slower side's bandwidth after the longer latency) or shardings of "
+                      "their own (--prefill-tp, --decode-ep, ...)"},
   };
 }
 

@@ -386,7 +386,7 @@ TEST_CASE("an L2 that caches reads serves operand blocks other cores already rea
                   "waits_on: [tiu, hau], crosses: [l2, ddr], bandwidth_gb_per_s: 68.264");
   const hw::Chip scratchpad = hw::chip_from_yaml(text, "l2-scratchpad");
   const hw::Chip cache = hw::chip_from_yaml(replaced(text, "caches_reads: false", "caches_reads: true"), "l2-cache");
-  const api::MatmulRequest mm{1024, 4096, 4096, hw::DType::bf16};
+  const api::MatmulRequest mm{1024, 4096, 4096, hw::DType::bf16, std::nullopt};
   const auto plain = api::run_matmul(scratchpad, mm, 0);
   const auto cached = api::run_matmul(cache, mm, 0);
   // Unique bytes: A 1024 x 4096 x 2 + B 4096 x 4096 x 2 + C 1024 x 4096 x 2 = 8,388,608 +

@@ -14,6 +14,7 @@
 #include "models/graph_helpers.hpp"
 #include "models/kv_cache.hpp"
 #include "models/memory_footprint.hpp"
+#include "models/parallelism.hpp"
 #include "models/run_limits.hpp"
 #include "models/weight_format.hpp"
 #include "ops/work_estimate.hpp"
@@ -719,8 +720,8 @@ TEST_CASE("microscaled weights: packed values and block scales, the cube's own f
   CHECK(node.mm().k_block_rescale == 0);  // the block-scaled MMA applies the scales
   // On a chip without fp4: weight-only, dequantised (unpack, convert, scale) to the bf16 cube; a
   // second pass changes nothing.
-  models::dequantise_microscaled(node);
-  models::dequantise_microscaled(node);
+  models::dequantise_to_bf16(node);
+  models::dequantise_to_bf16(node);
   CHECK(node.dtype == hw::DType::bf16);
   CHECK(node.mm().b_dequant_ops == 3);
   CHECK(node.mm().a_quant_ops == 0);
@@ -729,7 +730,7 @@ TEST_CASE("microscaled weights: packed values and block scales, the cube's own f
   ops::OpNode mx8 = models::detail::matmul_op("q_a_proj", 1, 64, 7168, 1536);
   models::apply_weight_format(mx8, WeightDtype::mxfp8);
   CHECK(mx8.dtype == hw::DType::fp8);
-  models::dequantise_microscaled(mx8);
+  models::dequantise_to_bf16(mx8);
   CHECK(mx8.mm().b_dequant_ops == 2);  // one value a byte: convert, scale
 
   // A gpt-oss config.json's quantization_config.
@@ -740,6 +741,14 @@ TEST_CASE("microscaled weights: packed values and block scales, the cube's own f
     "first_k_dense_replace": 3, "routed_scaling_factor": 2.5,
     "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn"], "quant_method": "mxfp4"}})";
   CHECK(models::model_from_hf_json(hf, "mx.json").weight_dtype == WeightDtype::mxfp4);
+  // NVIDIA Model Optimizer's NVFP4 checkpoints (nvidia/DeepSeek-R1-FP4): quant_method modelopt.
+  std::string modelopt = hf;
+  modelopt.replace(modelopt.find("\"quant_method\": \"mxfp4\""), 23,
+                   "\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\"");
+  CHECK(models::model_from_hf_json(modelopt, "nv.json").weight_dtype == WeightDtype::nvfp4);
+  modelopt.replace(modelopt.find("NVFP4"), 5, "INT8_SQ");
+  CHECK_THROWS_WITH(models::model_from_hf_json(modelopt, "nv.json"),
+                    Catch::Contains("quantization_config.quant_algo: 'INT8_SQ' is not modelled"));
 
   // Simulated: SG2262 (no fp4 rate) and the same chip with an fp4 cube at 4x its bf16 rate, and
   // with a tile's whole k on one core (SG2262's split k sums partials in memory, their bytes as the
@@ -809,6 +818,122 @@ TEST_CASE("DSA in prefill: the indexer runs over the prompt and attention keeps 
   CHECK(prefill(1024).timeline.op(OpKind::fa2).flops == 42'991'616'000);
   // fa2 waits for the selection.
   CHECK(r.timeline.op(OpKind::fa2).start >= r.timeline.op(OpKind::indexer_topk).end);
+}
+
+TEST_CASE("activation formats: bytes a row, the cube's element, mixed inputs, the dispatch and refusals",
+          "[step][weights]") {
+  using models::ActDtype;
+  using models::WeightDtype;
+  // A row of k = 7168 activations (DeepSeek-V3's hidden size): bf16 2 x 7168 = 14,336; fp8 7168 +
+  // 4 x ceil(7168 / 128) = 7168 + 224 = 7,392; mxfp8 7168 + 7168 / 32 = 7,392; mxfp6 3 x 7168 / 4
+  // + 224 = 5,600; mxfp4 3,584 + 224 = 3,808; nvfp4 3,584 + 7168 / 16 = 4,032.
+  CHECK(models::act_row_bytes(ActDtype::bf16, 7168) == 14'336);
+  CHECK(models::act_row_bytes(ActDtype::auto_, 7168) == 14'336);
+  CHECK(models::act_row_bytes(ActDtype::fp8, 7168) == 7'392);
+  CHECK(models::act_row_bytes(ActDtype::mxfp8, 7168) == 7'392);
+  CHECK(models::act_row_bytes(ActDtype::mxfp6, 7168) == 5'600);
+  CHECK(models::act_row_bytes(ActDtype::mxfp4, 7168) == 3'808);
+  CHECK(models::act_row_bytes(ActDtype::nvfp4, 7168) == 4'032);
+  // k = 100, blocks rounded up: fp8 100 + 4 x 1 = 104; mxfp6 75 + 4 = 79; nvfp4 50 + 7 = 57.
+  CHECK(models::act_row_bytes(ActDtype::fp8, 100) == 104);
+  CHECK(models::act_row_bytes(ActDtype::mxfp6, 100) == 79);
+  CHECK(models::act_row_bytes(ActDtype::nvfp4, 100) == 57);
+  CHECK(models::parse_act_dtype("auto") == ActDtype::auto_);
+  CHECK_THROWS_WITH(models::parse_act_dtype("fp4"),
+                    Catch::Contains("expected one of auto, bf16, fp8, mxfp8, mxfp6, mxfp4, nvfp4, got 'fp4'"));
+
+  auto q_a = [](models::WeightFormat f) {
+    ops::OpNode node = models::detail::matmul_op("q_a_proj", 1, 64, 7168, 1536);
+    models::apply_weight_format(node, f);
+    return node;
+  };
+  // W4A4 (NVFP4 both): the fp4 cube; A read at 4,032 bytes a row, B at 4,032 a column; the
+  // block-scaled MMA takes both scales (no dequantisation, no rescale).
+  ops::OpNode w4a4 = q_a({WeightDtype::nvfp4, 128, ActDtype::nvfp4});
+  CHECK(w4a4.dtype == hw::DType::fp4);
+  CHECK(w4a4.mm().act_fixed);
+  CHECK(w4a4.mm().a_row_bytes == 4'032);
+  CHECK(w4a4.mm().b_col_bytes == 4'032);
+  CHECK(w4a4.mm().microscale_block == 16);
+  CHECK(w4a4.mm().b_dequant_ops == 0);
+  CHECK(w4a4.mm().a_quant_ops == 3);  // the producer's quantisation, charged where A is read
+  models::dequantise_to_bf16(w4a4);   // fixed activations have no bf16 fallback
+  CHECK(w4a4.dtype == hw::DType::fp4);
+  // W4A8 (MXFP4 weights, fp8 activations): the wider element, fp8, on a mixed-input MMA; A at
+  // 7,392 a row, B at 3,808 a column. A chip without an fp4 rate converts the weights first
+  // (unpack, convert, scale: 3 operations a weight); one with it does not.
+  ops::OpNode w4a8 = q_a({WeightDtype::mxfp4, 128, ActDtype::fp8});
+  CHECK(w4a8.dtype == hw::DType::fp8);
+  CHECK(w4a8.mm().b_element == hw::DType::fp4);
+  CHECK(w4a8.mm().a_row_bytes == 7'392);
+  CHECK(w4a8.mm().b_col_bytes == 3'808);
+  CHECK(w4a8.mm().microscale_block == 32);
+  CHECK(w4a8.mm().b_dequant_ops == 0);
+  models::convert_narrow_weights(w4a8);
+  CHECK(w4a8.mm().b_dequant_ops == 3);
+  // W4A16 asked for (MXFP4 weights, bf16 activations): weight-only, whatever the chip.
+  const ops::OpNode w4a16 = q_a({WeightDtype::mxfp4, 128, ActDtype::bf16});
+  CHECK(w4a16.dtype == hw::DType::bf16);
+  CHECK(w4a16.mm().b_dequant_ops == 3);
+  CHECK(w4a16.mm().a_row_bytes == 14'336);
+  CHECK(w4a16.mm().a_quant_ops == 0);
+  CHECK(w4a16.mm().microscale_block == 0);
+  // Integer weights with fp8 activations (W4A8 int4): dequantised to the fp8 cube's element; the
+  // int4 g128 column is 3,584 + 2 x 56 = 3,696 bytes.
+  const ops::OpNode int4_fp8 = q_a({WeightDtype::int4, 128, ActDtype::fp8});
+  CHECK(int4_fp8.dtype == hw::DType::fp8);
+  CHECK(int4_fp8.mm().b_dequant_ops == 3);
+  CHECK(int4_fp8.mm().b_col_bytes == 3'696);
+  // fp8 block weights with MXFP8 activations: fp8, the 128-blocks' rescale kept.
+  const ops::OpNode fp8_mx = q_a({WeightDtype::fp8, 128, ActDtype::mxfp8});
+  CHECK(fp8_mx.dtype == hw::DType::fp8);
+  CHECK(fp8_mx.mm().k_block_rescale == 128);
+  // MXFP8 weights with MXFP4 activations: the weights' fp8 is the wider; A packed at 3,808.
+  const ops::OpNode w8a4 = q_a({WeightDtype::mxfp8, 128, ActDtype::mxfp4});
+  CHECK(w8a4.dtype == hw::DType::fp8);
+  CHECK(w8a4.mm().a_row_bytes == 3'808);
+  // bf16 weights take bf16 activations only.
+  CHECK_NOTHROW(models::check_act_dtype(WeightDtype::bf16, ActDtype::bf16));
+  CHECK_THROWS_WITH(models::check_act_dtype(WeightDtype::bf16, ActDtype::fp8),
+                    Catch::Contains("the weights are bf16, which multiply bf16 activations"));
+
+  // Simulated on SG2262 with an fp4 cube: one decode of 64 tokens holds q_a_proj's A in nvfp4
+  // instead of bf16, 64 x (14,336 - 4,032) = 659,456 bytes fewer; the split reads A once in each
+  // of its 8 column parts (1536 columns over 64 cores, k split 8 ways), 8 x 659,456 = 5,275,648.
+  std::string text = test_configs::kSg2262;
+  text.replace(text.find("{fp8: 256, bf16: 128}"), 21, "{fp8: 256, bf16: 128, fp4: 512}");
+  const hw::Chip fp4_chip = hw::chip_from_yaml(text, "sg2262-fp4");
+  const auto v3 = model(test_configs::kDeepSeekV3, "v3");
+  auto q_a_op = [&](const hw::Chip& c, ActDtype act) {
+    models::Workload w = decode(64, 1024);
+    w.weight_dtype = WeightDtype::nvfp4;
+    w.act_dtype = act;
+    const api::Simulation r = api::simulate_block(c, v3, w, {});
+    return r.timeline.op(OpKind::matmul);
+  };
+  const ops::OpTiming native = q_a_op(fp4_chip, ActDtype::auto_);
+  const ops::OpTiming w4a4_op = q_a_op(fp4_chip, ActDtype::nvfp4);
+  REQUIRE(native.name == "q_a_proj");
+  CHECK(native.unique_bytes - w4a4_op.unique_bytes == 659'456);
+  CHECK(native.hbm_bytes - w4a4_op.hbm_bytes == 5'275'648);
+  CHECK(native.flops == w4a4_op.flops);
+  // SG2262 itself has no fp4 rate: asked-for fp4 activations are refused, naming the option.
+  CHECK_THROWS_WITH(q_a_op(chip(), ActDtype::nvfp4),
+                    Catch::Contains("has no fp4 tensor rate") && Catch::Contains("op 'q_a_proj'"));
+
+  // The dispatch all-to-all sends tokens in the activations' format: DeepSeek-V3 (hidden 7168) at
+  // ep 8, a token 3,808 bytes in MXFP4, 7,392 in fp8 (auto with fp8 weights), 14,336 in bf16.
+  const models::Parallelism ep8{1, 8, 8};
+  auto token_bytes = [&](WeightDtype weights, ActDtype act) {
+    models::Workload w = decode(64, 1024);
+    w.weight_dtype = weights;
+    w.act_dtype = act;
+    return models::expert_share(v3, models::chip_workload(w, ep8), ep8, nullptr).dispatch_token_bytes;
+  };
+  CHECK(token_bytes(WeightDtype::mxfp4, ActDtype::mxfp4) == 3'808);
+  CHECK(token_bytes(WeightDtype::fp8, ActDtype::auto_) == 7'392);
+  CHECK(token_bytes(WeightDtype::mxfp4, ActDtype::auto_) == 14'336);
+  CHECK(token_bytes(WeightDtype::mxfp4, ActDtype::bf16) == 14'336);
 }
 
 TEST_CASE("micro-batches: one group's combine all-to-all overlaps the other's experts", "[step][moe][overlap]") {

@@ -264,12 +264,42 @@ TEST_CASE("decode split: a sequence one core reads whole is finished by fa2, not
   }
 }
 
+TEST_CASE("op matmul in NVFP4 and MXFP4: both operands packed with their block scales", "[ops][weights]") {
+  // SG2262 with an fp4 cube at 4x its bf16 rate (the shipped chip has none).
+  std::string text = test_configs::kSg2262;
+  text.replace(text.find("{fp8: 256, bf16: 128}"), 21, "{fp8: 256, bf16: 128, fp4: 512}");
+  const hw::Chip fp4_chip = hw::chip_from_yaml(text, "sg2262-fp4");
+  // [256, 7168] x [7168, 1536] (q_a_proj of 256 tokens). NVFP4: a row or column of 7168 is 3,584 B
+  // of e2m1 values and 7168 / 16 = 448 e4m3 scales: A 256 x 4,032 = 1,032,192, B 1536 x 4,032 =
+  // 6,193,152 (the tensor's fp32 scale is a register's), C in bf16 256 x 1536 x 2 = 786,432:
+  // 8,011,776 unique bytes.
+  const auto nv = api::run_matmul(fp4_chip, api::matmul_request(256, 1536, 7168, "nvfp4", "--dtype"), 0);
+  CHECK(nv.unique_bytes == 8'011'776);
+  CHECK(nv.shape == "[256, 7168] x [7168, 1536] nvfp4");
+  // MXFP4: 3,584 B of values and 7168 / 32 = 224 e8m0 scales: A 256 x 3,808 = 974,848, B 1536 x
+  // 3,808 = 5,849,088, C 786,432: 7,610,368.
+  const auto mx = api::run_matmul(fp4_chip, api::matmul_request(256, 1536, 7168, "mxfp4", "--dtype"), 0);
+  CHECK(mx.unique_bytes == 7'610'368);
+  // The same FLOPs as bf16, 2 x 256 x 7168 x 1536 = 5,637,144,576, on the fp4 cube.
+  CHECK(mx.flops == 5'637'144'576);
+  const auto bf16 = api::run_matmul(fp4_chip, api::matmul_request(256, 1536, 7168, "bf16", "--dtype"), 0);
+  CHECK(bf16.flops == mx.flops);
+  CHECK(mx.total_ps < bf16.total_ps);
+  // A chip without an fp4 cube refuses, as a plain fp8 matmul on a chip without fp8 does; an
+  // unknown dtype names the flag and the accepted ones.
+  CHECK_THROWS_WITH(
+      api::run_matmul(test_configs::sg2262(), api::matmul_request(256, 1536, 7168, "mxfp4", "--dtype"), 0),
+      Catch::Contains("--dtype: SG2262-test has no fp4 cube"));
+  CHECK_THROWS_WITH(api::matmul_request(1, 1, 1, "fp4", "--dtype"),
+                    "--dtype: unknown dtype 'fp4' (expected one of: bf16, fp8, fp32, mxfp8, mxfp6, mxfp4, nvfp4)");
+}
+
 TEST_CASE("tiling: 512 x 2048 x 4096 bf16 on one SG2262 core moves 1.36 x its unique bytes", "[ops][tiling]") {
   const hw::Chip chip = hw::chip_from_yaml(test_configs::kSg2262, "sg2262-test");
   const hw::CostModel cost(chip);
   // M = 512, N = 2048, K = 4096 (Python G5's case). Unique: A 512 x 4096 x 2 = 4,194,304,
   // B 4096 x 2048 x 2 = 16,777,216, C 512 x 2048 x 2 = 2,097,152: 23,068,672 bytes.
-  const auto r = api::run_matmul(chip, api::MatmulRequest{512, 2048, 4096, hw::DType::bf16}, 1);
+  const auto r = api::run_matmul(chip, api::MatmulRequest{512, 2048, 4096, hw::DType::bf16, std::nullopt}, 1);
   CHECK(r.unique_bytes == 23'068'672);
   // The tiles: all 512 rows, 688 columns (3 n-tiles: 688, 688, 672), k-steps of 128, one fp32
   // accumulator: 2 x 512 x 128 x 2 + 2 x 128 x 688 x 2 + 512 x 688 x 4 = 2,023,424 B of 2 MiB.
@@ -293,7 +323,7 @@ TEST_CASE("tiling: 512 x 2048 x 4096 bf16 on one SG2262 core moves 1.36 x its un
   // fp32 partial 1,792 x 4 = 7,168 B out and, to reduce its 112 columns, 16 x 112 x 4 = 7,168 B in
   // (458,752 each in all), and 112 x 2 = 224 B of output (14,336): 30,308,352 B against the unique
   // 29,360,128 + 4,096 + 14,336 = 29,378,560.
-  const auto gemv = api::run_matmul(chip, api::MatmulRequest{1, 7168, 2048, hw::DType::bf16}, 0);
+  const auto gemv = api::run_matmul(chip, api::MatmulRequest{1, 7168, 2048, hw::DType::bf16, std::nullopt}, 0);
   CHECK(gemv.unique_bytes == 29'378'560);
   CHECK(gemv.ddr_bytes == 30'308'352);
 }
@@ -337,7 +367,8 @@ TEST_CASE("work split: square matmuls get a 2-D grid, GEMVs split K and reduce",
     // message (64 sends), loads 64 x 9 x 4 = 2,304 B of partial slices in one strided transfer on
     // the SDMA and stores 9 x 2 = 18 B. Bytes: weights 7168 x 576 x 2 = 8,257,536, the row once
     // 14,336, partials 2 x 64 x 2,304 = 294,912, output 1,152: 8,567,936.
-    const auto r = api::run_matmul(test_configs::sg2262(), api::MatmulRequest{1, 576, 7168, hw::DType::bf16}, 0);
+    const auto r =
+        api::run_matmul(test_configs::sg2262(), api::MatmulRequest{1, 576, 7168, hw::DType::bf16, std::nullopt}, 0);
     CHECK(r.ddr_bytes == 8'567'936);
   }
 }
@@ -367,7 +398,7 @@ TEST_CASE("the grid estimate counts a core's passes over A and B: H100's [480, 4
   CHECK(cells.size() == 132);
   // The run: 165,634,729 ps (512 rows, 2 x 66 before and after: 165,019,818), where 1 x 132 took
   // 262,489,796.
-  const auto r480 = api::run_matmul(chip, api::MatmulRequest{480, 24576, 4096, hw::DType::bf16}, 0);
+  const auto r480 = api::run_matmul(chip, api::MatmulRequest{480, 24576, 4096, hw::DType::bf16, std::nullopt}, 0);
   CHECK(r480.total_ps == 165'634'729);
 }
 
@@ -426,7 +457,7 @@ TEST_CASE("weight layout: k-major weights make a column slice contiguous, n-majo
     // Bytes: every core reads all of A (64 x 2048 x 2 = 262,144; no L2 to share it), its 64
     // columns of B (64 x 2048 x 2 = 262,144) and stores 64 x 64 x 2 = 8,192:
     // 64 x (262,144 + 262,144 + 8,192) = 34,078,720.
-    const auto r = api::run_matmul(k_major, api::MatmulRequest{64, 4096, 2048, hw::DType::bf16}, 0);
+    const auto r = api::run_matmul(k_major, api::MatmulRequest{64, 4096, 2048, hw::DType::bf16, std::nullopt}, 0);
     CHECK(r.ddr_bytes == 34'078'720);
   }
 }
@@ -560,8 +591,8 @@ TEST_CASE("staged activations: a software-managed L2 holds the A that every colu
   // = 393,216. Without the L2 each core reads its half of A, 64 x 7168 x 2 = 917,504, and B is
   // read by both halves: 64 x 917,504 + 2 x 22,020,096 + 393,216 = 103,153,664. Staged, A crosses
   // the DDR once and B once: 1,835,008 + 22,020,096 + 393,216 = 24,248,320.
-  const auto plain = api::run_matmul(without_l2, api::MatmulRequest{128, 1536, 7168, hw::DType::bf16}, 0);
-  const auto staged = api::run_matmul(with_l2, api::MatmulRequest{128, 1536, 7168, hw::DType::bf16}, 0);
+  const auto plain = api::run_matmul(without_l2, api::MatmulRequest{128, 1536, 7168, hw::DType::bf16, std::nullopt}, 0);
+  const auto staged = api::run_matmul(with_l2, api::MatmulRequest{128, 1536, 7168, hw::DType::bf16, std::nullopt}, 0);
   CHECK(plain.ddr_bytes == 103'153'664);
   CHECK(staged.ddr_bytes == 24'248'320);
   CHECK(staged.total_ps < plain.total_ps);
@@ -580,8 +611,9 @@ TEST_CASE("split-K partials go to a software-managed L2 and come back from it", 
   CHECK(parts.front().k_parts == 64);
   CHECK(ops::partials_in_l2(with_l2, parts));
   CHECK_FALSE(ops::partials_in_l2(test_configs::sg2262(), parts));
-  const auto plain = api::run_matmul(test_configs::sg2262(), api::MatmulRequest{1, 576, 7168, hw::DType::bf16}, 0);
-  const auto in_l2 = api::run_matmul(with_l2, api::MatmulRequest{1, 576, 7168, hw::DType::bf16}, 0);
+  const auto plain =
+      api::run_matmul(test_configs::sg2262(), api::MatmulRequest{1, 576, 7168, hw::DType::bf16, std::nullopt}, 0);
+  const auto in_l2 = api::run_matmul(with_l2, api::MatmulRequest{1, 576, 7168, hw::DType::bf16, std::nullopt}, 0);
   CHECK(plain.ddr_bytes == 8'567'936);
   CHECK(in_l2.ddr_bytes == 8'273'024);
   CHECK(in_l2.total_ps < plain.total_ps);

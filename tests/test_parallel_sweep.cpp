@@ -102,7 +102,8 @@ TEST_CASE("parallel_for reports the lowest failing item's error, whatever the ti
 TEST_CASE("grid points nest chips, models, the table's axes with the batch last, then contexts", "[sweep][grid]") {
   // The nesting: the table's grid axes in its order, the batch moved last (the context is inside).
   CHECK(explore::grid_nesting() == std::vector<std::string>{"phase", "q_len", "mix", "kv_dtype", "mla_mode",
-                                                            "weight_dtype", "cores", "tp", "ep", "dp", "batch"});
+                                                            "weight_dtype", "act_dtype", "cores", "tp", "ep", "dp",
+                                                            "batch"});
   explore::SweepGrid g;
   g.chips = {"a.yaml", "b.yaml"};
   g.set_axis("batch", {"8", "64"});
@@ -189,16 +190,17 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   CHECK(text.substr(grid_line.size() + 64, 12) == " shard 0/1\npoint,"s.substr(0, 12));
   CHECK(text.find(
             "\npoint,chip,model,phase,batch,ctx,q_len,mix,kv_dtype,mla_mode,prefill_mla_mode,prefill_attention,"
-            "weight_dtype,"
+            "weight_dtype,act_dtype,"
             "kv_read_engine,attn_split,scope,layers,micro_batches,host_launch_ns,cores,tp,ep,dp,prefetch,replay,chips,"
             "chip_source,chip_sha256,model_source,model_sha256,total_ns,band_low_ns,band_high_ns,tokens_per_s,"
             "tokens_per_s_per_chip,"
             "kv_cache_read_bytes,kv_cache_read_ns,fa2_ns,regime,bound_by,fits,bytes_per_chip\n") != std::string::npos);
   // Point 95: the last chip (32 cores), the last model, batch 4, ctx 65536, on a block.
-  CHECK(text.find("\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,4x1@65536,bf16,absorb,expanded,causal,bf16,gdma,"
-                  "seq,block,1,1,0,32,"
-                  "1,1,1,true,true,1," +
-                  chip_b + ",") != std::string::npos);
+  CHECK(text.find(
+            "\n95,SG2262-half,DeepSeek-V2-Lite,decode,4,65536,1,4x1@65536,bf16,absorb,expanded,causal,bf16,auto,gdma,"
+            "seq,block,1,1,0,32,"
+            "1,1,1,true,true,1," +
+            chip_b + ",") != std::string::npos);
   std::vector<std::string> shards;
   for (const char* s : {"0/3", "1/3", "2/3"})
     shards.push_back(run({"--shard", s}, std::string("shard") + s[0] + ".csv"));
@@ -223,7 +225,7 @@ TEST_CASE("sharded sweeps merge into the unsharded file, byte for byte", "[cli][
   // A row cut mid-line.
   std::ofstream(dir / "midrow.csv") << cut << "95,SG2262-half,DeepSeek-V2-Lite\n";
   CHECK_THROWS_WITH(explore::merge_sweeps({shards[0], shards[1], (dir / "midrow.csv").string()}),
-                    Catch::Contains("midrow.csv:34: 3 cells, the header has 42 (a cut row?)"));
+                    Catch::Contains("midrow.csv:34: 3 cells, the header has 43 (a cut row?)"));
   // A shard of another grid (scope step instead of block) and a file that is no sweep.
   auto step_args = base;
   step_args.erase(std::find(step_args.begin(), step_args.end(), "--scope"),

@@ -958,6 +958,52 @@ TEST_CASE("serve: a chip per role needs a disaggregation", "[serve][disagg][role
   }
 }
 
+TEST_CASE("serve: each role sharded its own way on one chip (--decode-ep, --decode-dp)",
+          "[serve][sim][disagg][roles]") {
+  // DeepSeek-V3 on H100 (2 of its layers simulated): prefill instances at tp 1 ep 16 dp 16 (the
+  // step's --tp/--ep/--dp), decode instances at ep 32 dp 32 (their tp from --tp), as DeepSeek's
+  // own deployment shards decode wider than prefill.
+  const g5sim::Chip h100 = g5sim::Chip::from_file(g5sim::chip_path("h100"));
+  const g5sim::Model model = g5sim::Model::from_file(g5sim::model_path("deepseek-v3"));
+  g5sim::Request base;
+  base.layers = 2;
+  base.tp = 1;
+  base.ep = 16;
+  base.dp = 16;
+  g5sim::ServeSettings settings;
+  settings.set_text("disagg", "1:1");
+  settings.set_text("step_cache", "exact");
+  settings.set_text("decode_ep", "32");
+  settings.set_text("decode_dp", "32");
+  const g5sim::ServeReport report = g5sim::serve(h100, model, base, {request("only", 0, 256, 2)}, settings);
+  REQUIRE(report.roles);
+  const g5sim::Deployment& pd = report.roles->prefill.memory.deployment;
+  const g5sim::Deployment& dd = report.roles->decode.memory.deployment;
+  CHECK((pd.tp == 1 && pd.ep == 16 && pd.dp == 16));
+  CHECK((dd.tp == 1 && dd.ep == 32 && dd.dp == 32));
+  CHECK(report.roles->decode.chip == "H100");
+  CHECK(report.roles->own_chips);  // sized apart
+  // Chips: one prefill instance of 16 and one decode instance of 32.
+  CHECK(report.chips == 48);
+  // The decode step is the 32-chip deployment's simulation of one sequence at 256 tokens.
+  g5sim::Request decode = base;
+  decode.mix = "1x1@256";
+  decode.ep = 32;
+  decode.dp = 32;
+  REQUIRE(report.run.steps.size() == 2);
+  CHECK(report.run.steps[1].duration_ps == g5sim::simulate(h100, model, decode).total_ps);
+  // Without prefill and decode instances a role's sharding is refused, naming the knob.
+  g5sim::ServeSettings colocated;
+  colocated.set_text("decode_ep", "32");
+  try {
+    (void)g5sim::serve(h100, model, base, {request("only", 0, 256, 2)}, colocated);
+    FAIL("no error");
+  } catch (const g5sim::ConfigError& e) {
+    CHECK(e.field() == "decode_ep");
+    CHECK_THAT(e.what(), Catch::Contains("give --disagg P:D"));
+  }
+}
+
 TEST_CASE("serve: MTP with every draft accepted emits K + 1 tokens a verify", "[serve][mtp]") {
   HandTimer timer;
   ServeLimits limits = roomy();

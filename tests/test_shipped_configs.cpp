@@ -146,16 +146,38 @@ bool same_value(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-TEST_CASE("a chip without an fp8 tensor rate refuses fp8 matrices by name", "[configs][chips]") {
-  // Ampere's tensor cores have no fp8 mode: a100.yaml lists no fp8 rate, so an fp8 weight is
-  // refused before lowering (a rate of 0 would divide by zero), naming the chip and the first op.
+TEST_CASE("a chip without an fp8 tensor rate runs fp8 weights weight-only and refuses fp8 activations by name",
+          "[configs][chips]") {
+  // Ampere's tensor cores have no fp8 mode: a100.yaml lists no fp8 rate. fp8 weights run there as
+  // vLLM's FP8 Marlin kernels run them: streamed at fp8's bytes, dequantised to bf16 on the vector
+  // unit (convert, scale: 2 operations a weight), multiplied at the bf16 rate.
   const hw::Chip a100 = hw::load_chip(shipped("chips/a100.yaml"));
   CHECK(a100.cube_macs(hw::DType::fp8) == 0);
   const auto qwen = models::load_model(shipped("models/qwen1.5-7b.yaml"));
   models::Workload fp8 = test_configs::decode(1, 512);
   fp8.weight_dtype = models::WeightDtype::fp8;
-  CHECK_THROWS_WITH(api::simulate_block(a100, qwen, fp8, {}), Catch::Contains("A100 has no fp8 tensor rate") &&
-                                                                  Catch::Contains("op 'qkv_proj' multiplies in fp8"));
+  const api::Simulation weight_only = api::simulate_block(a100, qwen, fp8, {});
+  const ops::OpNode& qkv = weight_only.graph[weight_only.timeline.op(ops::OpKind::matmul).id];
+  CHECK(qkv.name == "qkv_proj");
+  CHECK(qkv.dtype == hw::DType::bf16);
+  CHECK(qkv.mm().b_dequant_ops == 2);
+  CHECK(qkv.mm().k_block_rescale == 0);
+  // Qwen1.5-7B's qkv: k = 4096, fp8 with a 4-byte scale per 128 x 128 block, charged per column
+  // as 4096 + ceil(4 x 32 / 128) = 4,097 bytes.
+  CHECK(qkv.mm().b_col_bytes == 4'097);
+  // fp8 activations asked for are refused, naming the option, the chip and the first op.
+  fp8.act_dtype = models::ActDtype::fp8;
+  CHECK_THROWS_WITH(api::simulate_block(a100, qwen, fp8, {}),
+                    Catch::Contains("A100 has no fp8 tensor rate") && Catch::Contains("op 'qkv_proj' multiplies its "
+                                                                                      "activations in fp8"));
+  std::string field;
+  try {
+    api::simulate_block(a100, qwen, fp8, {});
+  } catch (const hw::InputError& e) {
+    field = e.field();
+  }
+  CHECK(field == "act_dtype");
+  fp8.act_dtype = models::ActDtype::auto_;
   // DeepSeek-V3.2's indexer keys are fp8 whatever the weights: refused naming the model's op.
   const auto v32 = models::load_model(shipped("models/deepseek-v3.2-exp.yaml"));
   CHECK_THROWS_WITH(api::simulate_block(a100, v32, test_configs::decode(1, 512), {}),

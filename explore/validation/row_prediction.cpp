@@ -234,12 +234,10 @@ std::vector<Prediction> predict_all(const std::vector<const MeasuredRow*>& rows,
         break;
       }
       case WorkloadKind::matmul: {
-        api::MatmulRequest m;
-        m.m = option_count(row, "m", 0);
-        m.n = option_count(row, "n", 0);
-        m.k = option_count(row, "k", 0);
+        const api::MatmulRequest m =
+            api::matmul_request(option_count(row, "m", 0), option_count(row, "n", 0), option_count(row, "k", 0),
+                                option_text(row, "dtype", "bf16"), "dtype");
         if (m.m == 0 || m.n == 0 || m.k == 0) throw hw::ConfigError("a matmul row needs m=, n= and k= in options");
-        m.dtype = hw::parse_dtype(option_text(row, "dtype", "bf16"), "dtype");
         const api::OpRunResult r = api::run_matmul(chip.data().chip, m, cores);
         each([&](const MeasuredRow& x) { return metric_of_op(x, r); }, r.commands);
         break;

@@ -107,6 +107,7 @@ class Request:
     prefill_attention: Optional[str]
     weight_dtype: Optional[str]
     weight_group: Optional[int]
+    act_dtype: str
     kv_read_engine: Optional[str]
     attn_split: str
     kv_append: Optional[str]
@@ -205,6 +206,7 @@ class Result:
     prefill_attention: str
     kv_append: str
     lm_head_weights: str
+    act_dtype: str
     sequences: List[SequenceGroup]
     chip_sequences: List[SequenceGroup]
     chip_source: str

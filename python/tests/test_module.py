@@ -140,7 +140,8 @@ def test_result_fields_agree_with_to_dict(chip, v3):
     assert d["workload"] == {"phase": "decode", "batch": 2, "q_len": 1, "kv_len": 4096, "prefill_attention": "causal",
                              "kv_dtype": "bf16",
                              "mla_mode": "absorb", "prefill_mla_mode": "expanded", "weight_dtype": "bf16",
-                             "weight_group_size": 128, "kv_read_engine": "gdma", "attn_split": "seq",
+                             "weight_group_size": 128, "act_dtype": "auto", "kv_read_engine": "gdma",
+                             "attn_split": "seq",
                              "kv_append": "in-place", "lm_head_weights": "bf16", "prefetch_weights": True}
     # The configs are named by source and digest; the chip's cores and tokens/s per chip are there.
     assert (d["chip_source"], d["chip_sha256"]) == (chip.source, chip.sha256) and len(chip.sha256) == 64
@@ -472,3 +473,19 @@ def test_the_module_binds_only_the_public_api():
     with open(source, encoding="utf-8") as f:
         quoted = re.findall(r'^#include "([^"]+)"', f.read(), re.M)
     assert quoted and all(path.startswith("g5sim/") for path in quoted), quoted
+
+
+def test_act_dtype_is_a_keyword_with_its_refusal(chip, v3):
+    # fp8 weights with fp8 activations on the test SG2262 (it has an fp8 cube): echoed as asked.
+    r = g5sim.simulate(chip, v3, batch=8, ctx=1024, scope="block", tp=1, ep=1, dp=1, weight_dtype="fp8",
+                       act_dtype="fp8")
+    assert r.act_dtype == "fp8" and r.to_dict()["workload"]["act_dtype"] == "fp8"
+    # No fp4 cube: MXFP4 activations are refused, naming the keyword and the first op.
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.simulate(chip, v3, batch=8, ctx=1024, scope="block", tp=1, ep=1, dp=1, weight_dtype="mxfp4",
+                       act_dtype="mxfp4")
+    assert raised.value.field == "act_dtype" and "op 'q_a_proj' multiplies its activations in fp4" in str(raised.value)
+    # bf16 weights take bf16 activations only.
+    with pytest.raises(g5sim.ConfigError) as raised:
+        g5sim.simulate(chip, v3, batch=8, ctx=1024, scope="block", tp=1, ep=1, dp=1, act_dtype="fp8")
+    assert raised.value.field == "act_dtype" and "the weights are bf16" in str(raised.value)

@@ -109,7 +109,7 @@ def test_a_cut_sweep_csv_is_one_error_line_not_a_traceback(tmp_path):
     cut.write_text(text[: text.rindex(",memory")])
     done = run_module(["plot", str(cut), "-o", str(tmp_path / "x.png")])
     assert done.returncode == 2
-    assert done.stderr == (f"g5sim: error: plot: {cut}: row 3 does not have the header's 42 cells (a cut file?)\n")
+    assert done.stderr == (f"g5sim: error: plot: {cut}: row 3 does not have the header's 43 cells (a cut file?)\n")
     assert run_module(["plot", str(whole), "-o", str(tmp_path / "ok.png")]).returncode == 0
 
 

@@ -19,7 +19,11 @@ class OpCommand final : public Command {
     matmul_->add_option("--m", mm_.m, "rows")->required()->check(count_in(1, g5sim::run_limits().max_context));
     matmul_->add_option("--n", mm_.n, "columns")->required()->check(count_in(1, g5sim::run_limits().max_context));
     matmul_->add_option("--k", mm_.k, "reduction")->required()->check(count_in(1, g5sim::run_limits().max_context));
-    matmul_->add_option("--dtype", mm_.dtype, "bf16 or fp8")->capture_default_str();
+    matmul_
+        ->add_option("--dtype", mm_.dtype,
+                     "bf16, fp8 or fp32 (plain operands), or mxfp8, mxfp6, mxfp4, nvfp4 (both operands microscaled, "
+                     "their block scales streamed with them: an e8m0 scale per 32, nvfp4 an e4m3 scale per 16)")
+        ->capture_default_str();
     add_common(matmul_);
     CLI::App* fa2 = app()->add_subcommand("fa2", "flash attention (decode when q-len < kv-len)");
     fa2->add_option("--batch", fa_.batch, "sequences")

@@ -22,6 +22,16 @@ namespace {
 
 constexpr unsigned kSearchUse = g5sim::kSearchKnob | g5sim::kSearchList;
 
+// The run options search takes as lists (a grid dimension each: micro-batches, the formats) and
+// the sharding it searches itself: not also flags of one value.
+std::vector<std::string> options_searched() {
+  std::vector<std::string> out{"tp", "ep", "dp"};
+  for (const g5sim::Knob* k : g5sim::knobs_taking(g5sim::kSearchList)) {
+    if (k->run_option) out.push_back(k->name);
+  }
+  return out;
+}
+
 class SearchCommand final : public Command {
  public:
   explicit SearchCommand(CLI::App& parent)
@@ -29,7 +39,7 @@ class SearchCommand final : public Command {
             "search",
             "the best deployment under an SLO: every sharding, batch cap, chunk, disaggregation and MTP of a model "
             "on one or more chips serves the same requests; the Pareto front of tokens/s per chip against per user")),
-        options_(app(), g5sim::kServe, {"tp", "ep", "dp", "micro_batches"}),
+        options_(app(), g5sim::kServe, options_searched()),
         knobs_(app(), kSearchUse) {
     CLI::App* a = app();
     a->add_option("--chip", chips_, "the chips, comma separated: config files or shipped names (sg2262,h100)")

@@ -161,6 +161,7 @@ struct Request {
       weight_dtype;  ///< bf16, fp16, fp8, int8, int4, mxfp8, mxfp6, mxfp4, nvfp4; "" = the model config's, else bf16
   std::optional<std::uint64_t>
       weight_group;                ///< int8/int4 scale group along k (0: per column); default the model's, else 128
+  std::string act_dtype = "auto";  ///< projection activations: auto, bf16, fp8, mxfp8, mxfp6, mxfp4, nvfp4
   std::string kv_read_engine;      ///< "" = the chip's first kv_stream engine (SG2262: gdma)
   std::string attn_split = "seq";  ///< decode attention over cores: "seq" or "head"
   /// decode: "in-place", or "concat" (a static graph's copy of the history); "": the runtime's, else in-place
@@ -262,6 +263,7 @@ class Result {
   std::string prefill_attention;  ///< "causal" or "full"
   std::string kv_append;          ///< "in-place" or "concat"
   std::string lm_head_weights;    ///< "bf16" or "projections"
+  std::string act_dtype;          ///< the projections' activations as asked: "auto", "bf16", "fp8", ...
   /// The step's sequences over all chips, group by group (a uniform batch: one group). batch is
   /// their count, q_len and kv_len the largest of any group (a uniform batch's own).
   std::vector<SequenceRecord> sequences;

@@ -19,7 +19,9 @@ class Chip;
 /// [m, k] x [k, n], the B operand weights in DDR.
 struct MatmulOp {
   std::uint64_t m = 0, n = 0, k = 0;
-  std::string dtype = "bf16";  ///< bf16 or fp8
+  /// bf16, fp8 or fp32 (plain operands), or mxfp8, mxfp6, mxfp4, nvfp4: both operands
+  /// microscaled, their block scales streamed with them (an e8m0 scale per 32; nvfp4 an e4m3 per 16)
+  std::string dtype = "bf16";
 };
 
 /// Flash attention; decode when q_len < kv_len (split over the history, then merged).

@@ -302,8 +302,9 @@ struct ServeAfd {
   std::uint64_t dispatch_bytes = 0, combine_bytes = 0;
 };
 
-/// A disaggregated serve's roles. own_chips: the decode instances run a chip of their own
-/// (RoleChips); the transfer then runs over the slower side (ServeSetup::kv_transfer).
+/// A disaggregated serve's roles. own_chips: the roles are sized apart, the decode instances on a
+/// chip (RoleChips) or a sharding (--decode-ep, ...) of their own; the transfer then runs over the
+/// slower side (ServeSetup::kv_transfer).
 struct ServeRoles {
   ServeRole prefill, decode;
   bool own_chips = false;
