@@ -40,11 +40,9 @@ std::string weights_label(const models::Workload& w, const hw::Chip& chip) {
   const bool grouped = w.weight_dtype == models::WeightDtype::int8 || w.weight_dtype == models::WeightDtype::int4;
   const std::string acts =
       w.act_dtype == models::ActDtype::auto_ ? "" : fmt::format(" acts={}", models::name_of(w.act_dtype));
-  std::optional<hw::DType> element;
-  if (const std::optional<models::Microscaling> mx = models::microscaling_of(w.weight_dtype)) element = mx->element;
-  if (w.weight_dtype == models::WeightDtype::fp8) element = hw::DType::fp8;
-  if (element && w.act_dtype == models::ActDtype::auto_ && chip.cube_macs(*element) == 0) {
-    return fmt::format("{} (as bf16: no {} tensor rate)", models::name_of(w.weight_dtype), hw::name_of(*element));
+  const hw::DType element = models::weight_element(w.weight_dtype);
+  if (element != hw::DType::bf16 && w.act_dtype == models::ActDtype::auto_ && chip.cube_macs(element) == 0) {
+    return fmt::format("{} (as bf16: no {} tensor rate)", models::name_of(w.weight_dtype), hw::name_of(element));
   }
   if (!grouped) return std::string(models::name_of(w.weight_dtype)) + acts;
   return (w.weight_group == 0 ? fmt::format("{} per-column", models::name_of(w.weight_dtype))

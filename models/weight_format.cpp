@@ -81,6 +81,11 @@ std::optional<Microscaling> microscaling_of(WeightDtype t) {
   return std::nullopt;
 }
 
+hw::DType weight_element(WeightDtype t) {
+  if (const std::optional<Microscaling> mx = microscaling_of(t)) return mx->element;
+  return t == WeightDtype::fp8 ? hw::DType::fp8 : hw::DType::bf16;
+}
+
 std::string_view name_of(WeightDtype t) {
   switch (t) {
     case WeightDtype::bf16: return "bf16";
@@ -193,11 +198,10 @@ std::uint64_t element_bits(hw::DType t) {
   return 16;
 }
 
-// The weights' floating-point element (bf16 for bf16, fp16 and the integer formats, which are
-// dequantised to whatever the cube takes).
-hw::DType weight_element(WeightDtype t) {
-  if (const std::optional<Microscaling> mx = microscaling_of(t)) return mx->element;
-  return t == WeightDtype::fp8 ? hw::DType::fp8 : hw::DType::bf16;
+// Vector operations to dequantise one floating-point weight of `element`: convert and scale a
+// byte-wide value, unpack first a packed (fp6, fp4) one.
+std::uint64_t float_dequant_ops(hw::DType element) {
+  return element == hw::DType::fp8 ? kDequantOpsMx8 : kDequantOpsMxPacked;
 }
 
 std::uint64_t dequant_ops(WeightDtype t) {
@@ -273,7 +277,7 @@ void dequantise_to_bf16(ops::OpNode& node) {
   ops::MatmulShape& s = node.mm();
   if (s.act_fixed || node.dtype == hw::DType::bf16) return;       // fixed, or done
   if (s.microscale_block == 0 && s.k_block_rescale == 0) return;  // not quantised weights
-  s.b_dequant_ops = node.dtype == hw::DType::fp8 ? kDequantOpsMx8 : kDequantOpsMxPacked;
+  s.b_dequant_ops = float_dequant_ops(node.dtype);
   node.dtype = hw::DType::bf16;
   s.a_row_bytes = 0;
   s.a_quant_ops = 0;
@@ -284,7 +288,7 @@ void convert_narrow_weights(ops::OpNode& node) {
   if (!std::holds_alternative<ops::MatmulShape>(node.payload)) return;
   ops::MatmulShape& s = node.mm();
   if (!s.act_fixed || s.b_dequant_ops != 0 || s.b_element == node.dtype || s.b_element == hw::DType::bf16) return;
-  s.b_dequant_ops = s.b_element == hw::DType::fp8 ? kDequantOpsMx8 : kDequantOpsMxPacked;
+  s.b_dequant_ops = float_dequant_ops(s.b_element);
 }
 
 }  // namespace models

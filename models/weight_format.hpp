@@ -121,6 +121,9 @@ struct Microscaling {
   hw::DType element = hw::DType::bf16;
 };
 std::optional<Microscaling> microscaling_of(WeightDtype t);
+/// The weights' floating-point element: fp8 for fp8 and mxfp8, fp6, fp4; bf16 for bf16, fp16 and
+/// the integer formats (dequantised to whatever the cube takes).
+hw::DType weight_element(WeightDtype t);
 
 /// A floating-point quantised weight matmul (microscaled, or fp8 blocks) made weight-only for a
 /// chip whose cube lacks its element type: the weights dequantised to bf16 on the vector unit,
