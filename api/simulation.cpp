@@ -197,9 +197,7 @@ void fit_quantised_weights(const hw::Chip& chip, ops::OpGraph& graph) {
     if (!std::holds_alternative<ops::MatmulShape>(node.payload)) continue;
     const ops::MatmulShape& s = node.mm();
     if (!s.act_fixed) {
-      if ((s.microscale_block != 0 || s.k_block_rescale != 0) && chip.cube_macs(node.dtype) == 0) {
-        models::dequantise_to_bf16(node);
-      }
+      if (chip.cube_macs(node.dtype) == 0) models::dequantise_to_bf16(node);  // nothing for other ops
       continue;
     }
     if (chip.cube_macs(node.dtype) == 0) {

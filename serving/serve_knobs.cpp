@@ -59,7 +59,7 @@ Knob run_option_list(const std::string& name, const std::string& label, int widt
          .max = o->max,
          .optional = o->optional,
          .choices = o->choices,
-         .default_text = text ? o->fallback : "1",
+         .default_text = text ? option_text(get_option(Request{}, *o)) : "1",
          .default_doc = o->default_doc,
          .doc = o->doc,
          .group = "run",
@@ -68,7 +68,6 @@ Knob run_option_list(const std::string& name, const std::string& label, int widt
          .label = label,
          .width = width,
          .quiet_at_default = text};
-  if (text && !o->optional) k.default_text = option_text(get_option(Request{}, *o));
   return k;
 }
 

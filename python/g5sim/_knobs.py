@@ -81,8 +81,10 @@ def text_of(knob: Dict[str, Any], value: Any, as_list: bool = False) -> str:
 
 
 def items_of(use: str, keywords: Dict[str, Any], lists: bool = False) -> Tuple[List[Tuple[str, str]], Dict[str, Any]]:
-    """(the knob items of `keywords` in table order, the keywords left): None is "not given"."""
-    table = taking(use)
+    """(the knob items of `keywords` in table order, the keywords left): None is "not given". With
+    lists, the knobs a search lists are items too (micro_batches and the formats, run options a
+    search varies as dimensions of its grid)."""
+    table = [k for k in KNOBS if k[use] or (lists and k["search_list"])]
     wanted = {k["keyword"]: k for k in table}
     items = []
     for knob in table:

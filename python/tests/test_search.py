@@ -80,3 +80,24 @@ def test_search_plot_and_errors(tmp_path):
     bad = g5sim_cli("search", *FLAGS, "--slo-stat", "p95")
     assert bad.returncode == 2
     assert bad.stderr == "g5sim: error: --slo-stat: expected p50, p90 or p99, got 'p95'\n"
+
+
+def test_search_lists_run_options_as_dimensions():
+    # micro_batches and the formats are run options a search varies: a list makes each a dimension
+    # (2 weight formats x 1 sharding = 2 points), the same as the command line's --weight-dtype bf16,fp8.
+    keywords = dict(concurrency=4, num_requests=8, input_len=128, output_len=16, tp=1, ep=1, dp=1, layers=2)
+    frame = g5sim.search("h100", "qwen2.5-1.5b", weight_dtype=["bf16", "fp8"], micro_batches=1, **keywords)
+    assert list(frame["weight_dtype"]) == ["bf16", "fp8"]
+    assert list(frame["act_dtype"]) == ["auto", "auto"] and list(frame["micro_batches"]) == [1, 1]
+    flags = ["--chip", "h100", "--model", "qwen2.5-1.5b", "--concurrency", "4", "--requests", "8", "--input-len",
+             "128", "--output-len", "16", "--tp", "1", "--ep", "1", "--dp", "1", "--layers", "2", "--weight-dtype",
+             "bf16,fp8", "--micro-batches", "1", "--csv", "-"]
+    done = g5sim_cli("search", *flags)
+    assert done.returncode == 0, done.stderr
+    import io
+
+    import pandas as pd
+    cli = pd.read_csv(io.StringIO(done.stdout), float_precision="round_trip", keep_default_na=False)
+    assert list(cli["weight_dtype"]) == ["bf16", "fp8"]
+    assert list(cli["tokens_per_s_per_chip"]) == list(frame["tokens_per_s_per_chip"])
+    assert all(frame["tokens_per_s_per_chip"] > 0)
