@@ -598,6 +598,14 @@ void check_deployment(const Chip& chip, const Model& model, const Request& given
   });
 }
 
+std::uint64_t KvGrowth::bytes(std::uint64_t tokens) const {
+  return public_errors([&] {
+    return hw::checked("the KV cache bytes of a sequence", [&] {
+      return (hw::Count(per_token) * tokens + hw::Count(window_per_token) * std::min(tokens, window) + fixed).value();
+    });
+  });
+}
+
 ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& given) {
   return public_errors([&] {
     const Request request = resolved(given, model);
@@ -611,11 +619,14 @@ ServingMemory serving_memory(const Chip& chip, const Model& model, const Request
     out.capacity_bytes = c.ddr_capacity_bytes;
     // A side of attention-FFN disaggregation (scope attention or ffn) holds its side's weights.
     out.weight_bytes = models::chip_footprint(m, chosen.workload, p, step_part(request.scope)).weight_bytes;
-    out.kv_bytes_per_token = hw::checked("the KV cache bytes per token", [&] {
-      hw::Count per_layer = models::kv_bytes_per_token_per_layer(m, chosen.workload, p.tp);
-      per_layer += models::indexer_bytes_per_token_per_layer(m);
-      return (per_layer * m.num_hidden_layers).value();
-    });
+    const models::KvGrowth g = models::kv_growth(m, chosen.workload, p.tp);
+    out.kv = KvGrowth{g.per_token, g.window_per_token, g.window, g.fixed};
+    out.kv_bytes_per_token = out.kv.unit();
+    if (out.kv_bytes_per_token == 0) {
+      throw hw::InputError("model", fmt::format("{} keeps no KV history in any layer: a serve sizes its cache in "
+                                                "tokens of one",
+                                                m.name));
+    }
     return out;
   });
 }

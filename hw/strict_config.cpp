@@ -299,7 +299,7 @@ std::string ConfigMap::one_of(std::string_view key, const std::vector<std::strin
   return value;
 }
 
-std::vector<std::string> ConfigMap::string_list(std::string_view key) {
+std::vector<std::string> ConfigMap::string_list(std::string_view key, bool distinct) {
   read_.emplace(key);
   for (const auto& kv : node_) {
     if (kv.first.Scalar() != key) continue;
@@ -307,7 +307,7 @@ std::vector<std::string> ConfigMap::string_list(std::string_view key) {
     std::vector<std::string> out;
     for (const auto& item : kv.second) {
       if (!item.IsScalar() || item.Scalar().empty()) fail(key, "expected a list of names");
-      if (std::find(out.begin(), out.end(), item.Scalar()) != out.end()) {
+      if (distinct && std::find(out.begin(), out.end(), item.Scalar()) != out.end()) {
         fail(key, fmt::format("'{}' is listed twice", item.Scalar()));
       }
       out.push_back(item.Scalar());

@@ -59,8 +59,8 @@ class ConfigMap {
   bool boolean(std::string_view key);                    ///< true or false (unquoted)
   /// A non-empty scalar that must be one of `options`.
   std::string one_of(std::string_view key, const std::vector<std::string>& options);
-  /// A required sequence of non-empty strings (`[]` is allowed), with no repeats.
-  std::vector<std::string> string_list(std::string_view key);
+  /// A required sequence of non-empty strings (`[]` is allowed), with no repeats when `distinct`.
+  std::vector<std::string> string_list(std::string_view key, bool distinct = true);
   /// A required sequence of distinct integers, each in [lo, hi] (`[]` is allowed).
   std::vector<std::uint64_t> int_list(std::string_view key, std::uint64_t lo, std::uint64_t hi);
   /// The keys of this mapping, in document order.

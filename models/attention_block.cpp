@@ -8,6 +8,7 @@
 #include "hw/config_error.hpp"
 #include "models/graph_helpers.hpp"
 #include "models/kv_cache.hpp"
+#include "models/linear_attention_block.hpp"
 
 namespace models {
 namespace {
@@ -228,18 +229,18 @@ MlaProjections add_mla_projections(LayerGraph& lg, const ModelSpec& m, const Wor
   p.q_latent = p.attn_norm;  // what the query projections read: q_a_norm, or the hidden state
   if (m.q_lora_rank) {
     const std::uint64_t rq = *m.q_lora_rank;
-    const OpId q_a = lg.add(projection(matmul_op("q_a_proj", 1, T, H, rq), w.weight_format()));
+    const OpId q_a = lg.add(projection(matmul_op("q_a_proj", 1, T, H, rq), dense_weights(m, w)));
     const OpId q_a_norm = lg.add(rmsnorm_op("q_a_norm", T, rq));
-    p.q_b = lg.add(projection(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)), w.weight_format()));
+    p.q_b = lg.add(projection(matmul_op("q_b_proj", 1, T, rq, n * (dn + dr)), dense_weights(m, w)));
     lg.depend(p.attn_norm, q_a);
     lg.depend(q_a, q_a_norm);
     lg.depend(q_a_norm, p.q_b);
     p.q_latent = q_a_norm;
   } else {
-    p.q_b = lg.add(projection(matmul_op("q_proj", 1, T, H, n * (dn + dr)), w.weight_format()));
+    p.q_b = lg.add(projection(matmul_op("q_proj", 1, T, H, n * (dn + dr)), dense_weights(m, w)));
     lg.depend(p.attn_norm, p.q_b);
   }
-  const OpId kv_a = lg.add(projection(matmul_op("kv_a_proj", 1, T, H, dc + dr), w.weight_format()));
+  const OpId kv_a = lg.add(projection(matmul_op("kv_a_proj", 1, T, H, dc + dr), dense_weights(m, w)));
   const OpId kv_a_norm = lg.add(rmsnorm_op("kv_a_norm", T, dc));
   p.rope = lg.add(vector_op("rope", OpKind::rope, T * (n + 1), dr, kRopeOpsPerElement));
   lg.depend(p.attn_norm, kv_a);
@@ -252,7 +253,7 @@ MlaProjections add_mla_projections(LayerGraph& lg, const ModelSpec& m, const Wor
   const bool mha_prefill = !prefill.groups.empty() && prefill.compute_mode() != MlaMode::absorb;
   if (w.mla_mode == MlaMode::expanded || mha_prefill) {
     const std::uint64_t rows = w.mla_mode == MlaMode::expanded ? T : prefill.tokens();
-    p.kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, rows, dc, n * (dn + dv)), w.weight_format()));
+    p.kv_b = lg.add(projection(matmul_op("kv_b_proj", 1, rows, dc, n * (dn + dv)), dense_weights(m, w)));
     lg.depend(kv_a_norm, *p.kv_b);
   }
   p.cache_write = lg.add(cache_write_op(T, cache, w.kv_format));
@@ -280,7 +281,7 @@ OpId add_mla_absorb(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::
   attn.qk_dim = dc + m.qk_rope_head_dim;
   attn.v_dim = dc;
   set_history(attn, cache);
-  const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), w.weight_format()));
+  const OpId q_absorb = lg.add(projection(matmul_op("q_absorb", n, T, dn, dc), dense_weights(m, w)));
   lg.depend(p.q_b, q_absorb);
   // The absorption runs once this step's latent rows are in the cache. The history read is tied
   // to the absorption's TIU command (seed 003, appendix B), so through this edge it also finds
@@ -311,7 +312,7 @@ OpId add_mla_absorb(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::
     }
     out = merge_chunk_attention(lg, over_history, fa2);
   }
-  const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), w.weight_format()));
+  const OpId v_up = lg.add(projection(matmul_op("v_up", n, T, dc, dv), dense_weights(m, w)));
   lg.depend(out, v_up);
   return v_up;
 }
@@ -329,7 +330,7 @@ OpId add_kv_up_projection(LayerGraph& lg, const ModelSpec& m, const Workload& w,
   set_history(latent, cache);
   const OpId read_op = lg.add(cache_read_op(latent, cache_bytes(m, w, tp, rows)));
   lg.depend(cache_write, read_op);
-  OpNode up = projection(matmul_op("kv_up_proj", 1, rows, dc + dr, n * (dn + dv)), w.weight_format());
+  OpNode up = projection(matmul_op("kv_up_proj", 1, rows, dc + dr, n * (dn + dv)), dense_weights(m, w));
   up.flops = hw::checked("the FLOPs of kv_up_proj", [&] { return (hw::Count(2) * rows * dc * n * (dn + dv)).value(); });
   up.mm().a_row_bytes = cache.bytes_per_token();
   const OpId up_op = lg.add(up);
@@ -428,19 +429,57 @@ OpId add_mla(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
                           : add_mla_mha(lg, m, part, tp, p, attn, cache, prefill_selection));
   }
   const std::uint64_t dv = m.v_head_dim;
-  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, w.tokens(), n * dv, m.hidden_size), w.weight_format()));
+  const OpId o_proj =
+      lg.add(projection(matmul_op("o_proj", 1, w.tokens(), n * dv, m.hidden_size), dense_weights(m, w)));
   for (OpId out : outputs) lg.depend(out, o_proj);
   return o_proj;
 }
 
-OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp) {
+// A sliding window's decodes: each group's history cut to the window + q_len - 1 tokens its
+// queries see (the cache keeps the rest for no one; the read skips it).
+Workload windowed_decodes(Workload part, std::uint64_t window) {
+  for (SequenceGroup& g : part.groups) g.history = std::min(g.history, window + g.q_len - 1);
+  return part;
+}
+
+// A sliding window's prompt chunks over their history: only queries t < window - 1 see any of
+// it, the last window - 1 tokens (AttentionShape::window states the pairs).
+std::vector<ops::QueryGroup> windowed_history_groups(const Workload& w, std::uint64_t window) {
+  std::vector<ops::QueryGroup> out;
+  for (const SequenceGroup& g : w.groups) {
+    if (g.history > 0 && window > 1)
+      out.push_back({g.count, std::min(g.q_len, window - 1), std::min(g.history, window - 1)});
+  }
+  return out;
+}
+
+std::uint64_t group_tokens(const std::vector<ops::QueryGroup>& groups) {
+  hw::Count n(0);
+  for (const ops::QueryGroup& g : groups) n += hw::Count(g.count) * g.kv_len;
+  return n.value();
+}
+
+// Qwen3-Next's output gate: attention output x sigmoid(gate), the gate being q_proj's second half.
+OpId add_output_gate(LayerGraph& lg, std::uint64_t T, std::uint64_t width, const std::vector<OpId>& outputs) {
+  OpNode gate = vector_op("attn_output_gate", OpKind::swiglu, T, width, kSwigluOpsPerElement);
+  add_sfu(gate, kSwigluSfuPerElement, 0);
+  gate.vec().load_width = 2 * width;  // the output and its gate
+  const OpId id = lg.add(gate);
+  for (OpId out : outputs) lg.depend(out, id);
+  return id;
+}
+
+OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optional<OpId> input, std::uint64_t tp,
+             std::uint64_t window) {
   const std::uint64_t T = w.tokens();
-  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp, g = m.num_key_value_heads / tp, d = m.head_dim;
+  const std::uint64_t H = m.hidden_size, n = m.num_attention_heads / tp, g = m.kv_heads_on_chip(tp), d = m.head_dim;
   const KvCacheLayout cache = kv_cache_layout(m, w.mla_mode, w.kv_format, tp);
 
   const OpId attn_norm = lg.add(rmsnorm_op("attn_norm", T, H));
   if (input) lg.depend(*input, attn_norm);
-  OpNode qkv_node = projection(matmul_op("qkv_proj", 1, T, H, (n + 2 * g) * d), w.weight_format());
+  // With an output gate, q_proj also yields a gate per query element.
+  const std::uint64_t q_width = (m.attention_output_gate ? 2 : 1) * n * d;
+  OpNode qkv_node = projection(matmul_op("qkv_proj", 1, T, H, q_width + 2 * g * d), dense_weights(m, w));
   qkv_node.mm().bias = m.qkv_bias;
   const OpId qkv = lg.add(qkv_node);
   // RoPE on the rotary part of each q and k head (all of it unless partial_rotary_factor says less).
@@ -458,16 +497,20 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
   lg.depend(rope, cache_write);
   std::vector<OpId> outputs;
   for (const bool decode_path : {true, false}) {
-    const Workload part = w.part(decode_path);
+    Workload part = w.part(decode_path);
     if (part.groups.empty()) continue;
+    if (window > 0 && part.decode()) part = windowed_decodes(std::move(part), window);
     ops::AttentionShape attn;
     attn.groups = attended_groups(part);
     attn.heads = n;
     attn.qk_dim = d;
     attn.v_dim = d;
+    attn.sinks = m.attention_sinks;
     set_history(attn, cache);
     attn.decode = part.decode();
-    attn.causal = !part.decode() && part.prefill_attention == PrefillAttention::causal;
+    // A sliding window is a causal band whatever the prefill mask.
+    attn.causal = !part.decode() && (part.prefill_attention == PrefillAttention::causal || window > 0);
+    attn.window = window;
     if (part.decode()) {
       // The history read follows the write, or the copy a static graph makes of the cache.
       OpId read_after = cache_write;
@@ -487,31 +530,46 @@ OpId add_gqa(LayerGraph& lg, const ModelSpec& m, const Workload& w, std::optiona
     const OpId fa2 = add_attention_core(lg, self, cache_bytes(m, part, tp, part.tokens()), cache_write, EdgeKind::data,
                                         {rope, cache_write});
     std::optional<OpId> history;
-    if (part.history_tokens() > 0) {
-      ops::AttentionShape h = attn;
-      h.groups = history_groups(part);
+    ops::AttentionShape h = attn;
+    h.groups = window > 0 ? windowed_history_groups(part, window) : history_groups(part);
+    if (!h.groups.empty()) {
       h.decode = true, h.causal = false, h.over_chunks = true;
-      history = add_attention_core(lg, h, cache_bytes(m, part, tp, part.history_tokens()), cache_write, EdgeKind::data,
+      history = add_attention_core(lg, h, cache_bytes(m, part, tp, group_tokens(h.groups)), cache_write, EdgeKind::data,
                                    {rope, cache_write});
     }
     outputs.push_back(merge_chunk_attention(lg, history, fa2));
   }
-  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * d, H), w.weight_format()));
+  if (m.attention_output_gate) outputs = {add_output_gate(lg, T, n * d, outputs)};
+  const OpId o_proj = lg.add(projection(matmul_op("o_proj", 1, T, n * d, H), dense_weights(m, w)));
   for (OpId out : outputs) lg.depend(out, o_proj);
   return o_proj;
 }
 
 }  // namespace
 
-std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w, std::uint64_t tp) {
+std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& w, std::uint64_t tp, std::uint64_t layer) {
+  switch (model.mixer(layer)) {
+    case LayerMixer::linear_attention: return 0;  // a state, not a history (delta_rule reads it)
+    case LayerMixer::sliding_attention: {
+      const Workload decodes = windowed_decodes(w.part(true), model.sliding_window);
+      return cache_bytes(
+          model, w, tp,
+          decodes.history_tokens() + group_tokens(windowed_history_groups(w.part(false), model.sliding_window)));
+    }
+    case LayerMixer::full_attention: break;
+  }
   return cache_bytes(model, w, tp, w.history_tokens());
 }
 
 OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const Workload& workload, int layer,
                          std::optional<OpId> input, std::uint64_t tp) {
   LayerGraph lg(graph, layer);
-  const OpId o_proj = model.attention == AttentionKind::mla ? add_mla(lg, model, workload, input, tp)
-                                                            : add_gqa(lg, model, workload, input, tp);
+  const LayerMixer mixer = model.mixer(static_cast<std::uint64_t>(layer));
+  const OpId o_proj =
+      mixer == LayerMixer::linear_attention ? add_gated_deltanet(lg, model, workload, input, tp)
+      : model.attention == AttentionKind::mla
+          ? add_mla(lg, model, workload, input, tp)
+          : add_gqa(lg, model, workload, input, tp, mixer == LayerMixer::sliding_attention ? model.sliding_window : 0);
   if (tp == 1) return o_proj;
   // Each chip holds a partial sum of the [T, H] output: all-reduce it over the TP group.
   const OpId reduce =

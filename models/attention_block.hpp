@@ -39,6 +39,15 @@
 // absorption follows the cache write (a barrier), so the rows written this step, which the read
 // includes, are in the cache before it starts.
 //
+// Sliding window (a sliding_attention layer, window W): a decode query sees the last W keys, so a
+// decode group reads min(h_s, W + q_s - 1) history tokens and attends them; a prompt attends a
+// causal band (query t sees min(W, t + 1 + history) keys, each row block streaming only its band),
+// and a chunk's queries t < W - 1 see the last W - 1 tokens of its history. Attention sinks
+// (gpt-oss) add an exp and an add to each query row's softmax. Qwen3-Next's output gate doubles
+// the q part of qkv_proj and multiplies the attention output by the gate's sigmoid
+// (attn_output_gate) before o_proj. A linear_attention layer is a Gated DeltaNet instead
+// (models/linear_attention_block.hpp).
+//
 // GQA / MHA (Llama style), n query heads sharing g = num_key_value_heads K/V heads of d_h:
 //   attn_norm, qkv_proj [T, H] x [H, (n + 2g) d_h], rope on [T (n + g), d_h], kv_cache_write of
 //   2 g d_h elements per token, kv_cache_read (decode) of B * kv_len * 2 g d_h * e bytes (after
@@ -68,8 +77,12 @@ ops::OpId add_attention_block(ops::OpGraph& graph, const ModelSpec& model, const
 /// A graph holding one attention block alone (layer 0).
 ops::OpGraph build_attention_block(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
-/// KV cache bytes a step reads for one layer on one chip: the history of every sequence times the
-/// bytes per token (models/kv_cache.hpp); B * kv_len * bytes per token for a uniform decode.
-std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
+/// KV cache bytes a step reads for layer `layer` on one chip: the history of every sequence times
+/// the bytes per token (models/kv_cache.hpp); B * kv_len * bytes per token for a uniform decode. A
+/// sliding_attention layer reads min(history, window + q_len - 1) tokens of a decode and the last
+/// window - 1 history tokens of a prompt chunk; a linear_attention layer none (its state is
+/// delta_rule's, models/linear_attention_block.hpp).
+std::uint64_t kv_read_bytes(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1,
+                            std::uint64_t layer = 0);
 
 }  // namespace models

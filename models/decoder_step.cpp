@@ -197,7 +197,8 @@ ops::OpGraph build_decoder_step(const ModelSpec& m, const Workload& global, cons
   const ops::OpId final_norm = outside.add(detail::rmsnorm_op("final_norm", logit_rows, m.hidden_size));
   // The output layer stays 16-bit unless the run says it is stored as the projections are.
   ops::OpNode head = detail::matmul_op("lm_head", 1, logit_rows, m.hidden_size, m.vocab_size / p.tp);
-  if (w.lm_head_weights == LmHeadWeights::projections) head = detail::projection(std::move(head), w.weight_format());
+  if (w.lm_head_weights == LmHeadWeights::projections)
+    head = detail::projection(std::move(head), detail::dense_weights(m, w));
   const ops::OpId lm_head = outside.add(head);
   for (ops::OpId last : previous) outside.depend(last, final_norm);
   outside.depend(final_norm, lm_head);

@@ -99,7 +99,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   const OpId norm = lg.add(rmsnorm_op("ffn_norm", T, H));
   lg.depend(input, norm);
   if (!m.is_moe_layer(static_cast<std::uint64_t>(layer))) {
-    return tp_all_reduce(lg, p, T, H, add_mlp(lg, "mlp_", T, H, m.intermediate_size / p.tp, norm, w.weight_format()));
+    return tp_all_reduce(lg, p, T, H, add_mlp(lg, "mlp_", T, H, m.intermediate_size / p.tp, norm, dense_weights(m, w)));
   }
 
   const MoeSpec& moe = *m.moe;
@@ -124,8 +124,7 @@ OpId add_ffn_block(ops::OpGraph& graph, const ModelSpec& m, const Workload& w, i
   // the dispatch all-to-all is in flight, so it hides behind them.
   std::optional<OpId> shared;
   if (moe.n_shared_experts > 0) {
-    shared =
-        add_mlp(lg, "shared_", T, H, moe.n_shared_experts * moe.moe_intermediate_size / p.tp, norm, w.weight_format());
+    shared = add_mlp(lg, "shared_", T, H, moe.shared_width() / p.tp, norm, dense_weights(m, w));
   }
 
   OpNode weights;

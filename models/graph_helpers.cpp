@@ -58,6 +58,11 @@ ops::OpNode collective_op(std::string name, ops::OpKind kind, std::uint64_t byte
   return node;
 }
 
+WeightFormat dense_weights(const ModelSpec& m, const Workload& w) {
+  if (!m.quantised_experts_only) return w.weight_format();
+  return WeightFormat{WeightDtype::bf16, w.weight_group, ActDtype::auto_};
+}
+
 ops::OpNode fa2_op(const ops::AttentionShape& attn, std::uint64_t kv_bytes) {
   ops::OpNode fa;
   fa.name = "fa2";

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "hw/dtype.hpp"
+#include "models/model_spec.hpp"
 #include "models/weight_format.hpp"
+#include "models/workload.hpp"
 #include "ops/op_graph.hpp"
 
 namespace models::detail {
@@ -40,6 +42,9 @@ class LayerGraph {
 };
 
 ops::OpNode matmul_op(std::string name, std::uint64_t groups, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+/// The format of every projection but the routed experts': the workload's, or bf16 when the
+/// checkpoint quantises its experts alone (ModelSpec::quantised_experts_only).
+WeightFormat dense_weights(const ModelSpec& m, const Workload& w);
 /// A projection: `node` (a matmul whose B is a weight matrix) with its weights in format `t`.
 ops::OpNode projection(ops::OpNode node, WeightFormat t);
 ops::OpNode vector_op(std::string name, ops::OpKind kind, std::uint64_t rows, std::uint64_t width,

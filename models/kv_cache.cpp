@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "hw/checked_count.hpp"
 #include "hw/config_error.hpp"
+#include "models/linear_attention_block.hpp"
 
 namespace models {
 
@@ -16,7 +20,7 @@ KvCacheLayout kv_cache_layout(const ModelSpec& m, MlaMode cache_mode, KvFormat f
     l.streams = m.num_attention_heads / tp;
     l.elements = m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim;
   } else {
-    l.streams = m.num_key_value_heads / tp;
+    l.streams = m.kv_heads_on_chip(tp);
     l.elements = 2 * m.head_dim;
   }
   switch (format) {
@@ -52,6 +56,28 @@ KvCacheLayout kv_cache_layout(const ModelSpec& m, MlaMode cache_mode, KvFormat f
 
 std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& w, std::uint64_t tp) {
   return kv_cache_layout(model, w.mla_mode, w.kv_format, tp).bytes_per_token();
+}
+
+KvGrowth kv_growth(const ModelSpec& m, const Workload& w, std::uint64_t tp) {
+  return hw::checked("the KV cache bytes per sequence", [&] {
+    const hw::Count per_layer = kv_bytes_per_token_per_layer(m, w, tp);
+    KvGrowth g;
+    g.per_token = (per_layer * m.layers_of(LayerMixer::full_attention) +
+                   hw::Count(indexer_bytes_per_token_per_layer(m)) * m.num_hidden_layers)
+                      .value();
+    g.window_per_token = (per_layer * m.layers_of(LayerMixer::sliding_attention)).value();
+    g.window = g.window_per_token > 0 ? m.sliding_window : 0;
+    g.fixed = (hw::Count(linear_state_bytes(m, tp)) * m.layers_of(LayerMixer::linear_attention)).value();
+    return g;
+  });
+}
+
+std::uint64_t sequence_kv_bytes(const ModelSpec& m, const Workload& w, std::uint64_t tp, std::uint64_t tokens) {
+  const KvGrowth g = kv_growth(m, w, tp);
+  return hw::checked("the KV cache bytes per sequence", [&] {
+    return (hw::Count(g.per_token) * tokens + hw::Count(g.window_per_token) * std::min(tokens, g.window) + g.fixed)
+        .value();
+  });
 }
 
 std::uint64_t indexer_bytes_per_token_per_layer(const ModelSpec& model) {

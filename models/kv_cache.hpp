@@ -37,6 +37,23 @@ KvCacheLayout kv_cache_layout(const ModelSpec& model, MlaMode cache_mode, KvForm
 /// MLA's layout).
 std::uint64_t kv_bytes_per_token_per_layer(const ModelSpec& model, const Workload& workload, std::uint64_t tp = 1);
 
+/// Bytes one sequence of `tokens` cached tokens holds over all layers on one chip:
+///   full_attention layers     tokens x L each (L: kv_bytes_per_token_per_layer)
+///   sliding_attention layers  min(tokens, sliding_window) x L each (the keys a query can still see)
+///   linear_attention layers   its state, linear_state_bytes (models/linear_attention_block.hpp)
+/// plus DSA's index keys (tokens x their bytes, every layer). Throws hw::CountOverflow.
+std::uint64_t sequence_kv_bytes(const ModelSpec& model, const Workload& workload, std::uint64_t tp,
+                                std::uint64_t tokens);
+
+/// How a sequence's cache grows: `per_token` bytes for every token (full-attention layers and DSA's
+/// keys), `window_per_token` for each of its last `window` tokens (sliding layers), and `fixed`
+/// bytes whatever its length (linear-attention states). sequence_kv_bytes(tokens) = per_token x
+/// tokens + window_per_token x min(tokens, window) + fixed.
+struct KvGrowth {
+  std::uint64_t per_token = 0, window_per_token = 0, window = 0, fixed = 0;
+};
+KvGrowth kv_growth(const ModelSpec& model, const Workload& workload, std::uint64_t tp);
+
 /// Bytes per token per layer of DeepSeek Sparse Attention's indexer key cache (an fp8 key of
 /// index_head_dim and one fp32 scale, replicated); 0 without DSA.
 std::uint64_t indexer_bytes_per_token_per_layer(const ModelSpec& model);

@@ -23,6 +23,11 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   auto mat = [fmt_w](const Count& k, const Count& n) {
     return Count(weight_matrix_bytes(fmt_w, k.value(), n.value()));
   };
+  // Every projection but the routed experts' (bf16 when the checkpoint quantises experts alone).
+  const WeightFormat fmt_dense = m.quantised_experts_only ? WeightFormat{} : fmt_w;
+  auto dense = [fmt_dense](const Count& k, const Count& n) {
+    return Count(weight_matrix_bytes(fmt_dense, k.value(), n.value()));
+  };
   auto plain = [](const Count& elements) { return elements * 2; };
   MemoryFootprint f;
   f.weight_bytes = hw::checked(fmt::format("the weight bytes of {} ({})", m.name, m.source), [&] {
@@ -31,23 +36,31 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
     Count total{0};
     if (attention_side) total += plain(Count(m.vocab_size) * H / tp + H);
     if (attention_side && global.lm_head_weights == LmHeadWeights::projections) {
-      total += mat(H, Count(m.vocab_size) / tp);
+      total += dense(H, Count(m.vocab_size) / tp);
     } else if (attention_side && !m.tie_word_embeddings) {
       total += plain(Count(m.vocab_size) * H / tp);
     }
     // A layer's attention weights (with its norm's) and its FFN's.
-    auto attention_layer = [&]() {
+    auto attention_layer = [&](std::uint64_t l) {
       Count bytes = plain(H);
-      if (m.attention == AttentionKind::mla) {
+      if (m.mixer(l) == LayerMixer::linear_attention) {
+        // Gated DeltaNet (models/linear_attention_block.hpp): in_proj_qkvz, in_proj_ba, the
+        // convolution's taps, A_log and dt_bias per value head, the gated norm, out_proj.
+        const GatedDeltaNetSpec& g = *m.linear_attention;
+        const Count kd = Count(g.key_dim()) / tp, vd = Count(g.value_dim()) / tp, nv = Count(g.num_value_heads) / tp;
+        bytes += dense(H, Count(2) * kd + Count(2) * vd) + dense(H, Count(2) * nv);
+        bytes += plain((Count(2) * kd + vd) * g.conv_kernel + Count(2) * nv + g.value_head_dim);
+        bytes += dense(vd, H);
+      } else if (m.attention == AttentionKind::mla) {
         const Count n = m.num_attention_heads, dc = m.kv_lora_rank, dr = m.qk_rope_head_dim;
         const Count dn = m.qk_nope_head_dim, dv = m.v_head_dim;
         if (m.q_lora_rank) {
           const Count rq = *m.q_lora_rank;
-          bytes += mat(H, rq) + plain(rq) + mat(rq, n * (dn + dr) / tp);
+          bytes += dense(H, rq) + plain(rq) + dense(rq, n * (dn + dr) / tp);
         } else {
-          bytes += mat(H, n * (dn + dr) / tp);
+          bytes += dense(H, n * (dn + dr) / tp);
         }
-        bytes += mat(H, dc + dr) + plain(dc) + mat(dc, n * (dn + dv) / tp) + mat(n * dv / tp, H);
+        bytes += dense(H, dc + dr) + plain(dc) + dense(dc, n * (dn + dv) / tp) + dense(n * dv / tp, H);
         if (m.dsa) {
           // The DSA indexer (replicated, bf16): wq_b, wk (+ its norm), weights_proj.
           const Count q_width = m.q_lora_rank ? *m.q_lora_rank : m.hidden_size;
@@ -55,10 +68,13 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
           bytes += plain(q_width * ih * id + H * id + id + H * ih);
         }
       } else {
-        const Count n = m.num_attention_heads, g = m.num_key_value_heads, d = m.head_dim;
-        bytes += mat(H, (n + Count(2) * g) * d / tp) + mat(n * d / tp, H);
-        if (m.qkv_bias) bytes += plain((n + Count(2) * g) * d / tp);
+        // q (twice over with an output gate) and each chip's K/V heads (replicated past tp = g).
+        const Count n = Count(m.num_attention_heads) / tp, g = m.kv_heads_on_chip(tp), d = m.head_dim;
+        const Count q = n * (m.attention_output_gate ? 2 : 1);
+        bytes += dense(H, (q + Count(2) * g) * d) + dense(n * d, H);
+        if (m.qkv_bias) bytes += plain((q + Count(2) * g) * d);
         if (m.qk_norm) bytes += plain(Count(2) * d);  // one RMSNorm weight for q heads, one for k
+        if (m.attention_sinks) bytes += plain(n);     // a sink logit per head
       }
       return bytes;
     };
@@ -67,18 +83,18 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
       if (m.is_moe_layer(l)) {
         const MoeSpec& moe = *m.moe;
         const Count width = p.ep == 1 ? moe.moe_intermediate_size / tp : moe.moe_intermediate_size;
-        const Count shared = Count(moe.n_shared_experts) * moe.moe_intermediate_size / tp;
+        const Count shared = Count(moe.shared_width()) / tp;
         bytes += plain(H * moe.n_routed_experts);  // the router
-        if (moe.n_shared_experts > 0) bytes += mat(H, Count(2) * shared) + mat(shared, H);
+        if (moe.n_shared_experts > 0) bytes += dense(H, Count(2) * shared) + dense(shared, H);
         bytes += Count(experts_per_rank(moe.n_routed_experts, p.ep)) * (mat(H, Count(2) * width) + mat(width, H));
       } else {
         const Count I = Count(m.intermediate_size) / tp;
-        bytes += mat(H, Count(2) * I) + mat(I, H);
+        bytes += dense(H, Count(2) * I) + dense(I, H);
       }
       return bytes;
     };
     for (std::uint64_t l = 0; l < m.num_hidden_layers; ++l) {
-      if (attention_side) total += attention_layer();
+      if (attention_side) total += attention_layer(l);
       if (ffn_side) total += ffn_layer(l);
     }
     return total.value();
@@ -86,9 +102,9 @@ MemoryFootprint chip_footprint(const ModelSpec& m, const Workload& global, const
   const Workload chip = chip_workload(global, p);
   if (!attention_side) return f;  // the FFN side holds no cache
   f.kv_cache_bytes = hw::checked("the KV cache bytes per chip", [&] {
-    Count per_token = kv_bytes_per_token_per_layer(m, chip, tp);
-    per_token += indexer_bytes_per_token_per_layer(m);
-    return (Count(chip.cached_tokens()) * m.num_hidden_layers * per_token).value();
+    Count total{0};
+    for (const SequenceGroup& g : chip.groups) total += Count(g.count) * sequence_kv_bytes(m, chip, tp, g.kv_len());
+    return total.value();
   });
   // The total is compared with the capacity: it must not wrap either.
   hw::checked("the bytes per chip", [&] { return (Count(f.weight_bytes) + f.kv_cache_bytes).value(); });

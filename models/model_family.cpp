@@ -15,9 +15,9 @@ namespace models {
 
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> registry{
-      &families::deepseek(), &families::deepseek_dsa(), &families::llama(),
-      &families::chatglm(),  &families::qwen3(),        &families::qwen3_moe(),
-      &families::glm4_moe(), &families::minicpm(),      &families::minicpm3(),
+      &families::deepseek(), &families::deepseek_dsa(), &families::llama(),      &families::chatglm(),
+      &families::qwen3(),    &families::qwen3_moe(),    &families::glm4_moe(),   &families::minicpm(),
+      &families::minicpm3(), &families::gpt_oss(),      &families::qwen3_next(),
   };
   return registry;
 }
@@ -69,7 +69,7 @@ Fields::Fields(hw::ConfigMap& map, std::vector<Field> fields, bool yaml, std::st
   fields_.insert(fields_.begin(), {{"hidden_size", FieldKind::count, 1, families::kMaxWidth},
                                    {"num_attention_heads", FieldKind::count, 1, double(kMaxHeads)}});
   std::vector<std::string_view> keys{"model_type"};
-  if (yaml) keys.insert(keys.end(), {"name", "weight_dtype", "weight_group_size"});
+  if (yaml) keys.insert(keys.end(), {"name", "weight_dtype", "weight_group_size", "quantised_layers"});
   for (const Field& f : fields_) {
     if (f.schema == KeySchema::both || (f.schema == KeySchema::yaml) == yaml) keys.push_back(f.key);
   }
@@ -137,6 +137,24 @@ std::vector<std::uint64_t> Fields::count_list(std::string_view key) {
   const Field& f = declared(key, FieldKind::count_list);
   if (absent_default(key)) return {};  // the only list default is "[]" (mlp_only_layers)
   return map_.int_list(key, static_cast<std::uint64_t>(f.lo), static_cast<std::uint64_t>(f.hi));
+}
+
+std::string Fields::text(std::string_view key, const std::vector<std::string>& options) {
+  declared(key, FieldKind::text);
+  if (const std::optional<std::string> d = absent_default(key)) return *d;
+  return map_.one_of(key, options);
+}
+
+std::vector<std::string> Fields::text_list(std::string_view key, const std::vector<std::string>& options) {
+  declared(key, FieldKind::text_list);
+  std::vector<std::string> words = map_.string_list(key, false);
+  if (words.empty()) fail(key, "expected a non-empty list");
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (std::find(options.begin(), options.end(), words[i]) == options.end()) {
+      fail(key, fmt::format("entry {} is '{}', expected one of {}", i, words[i], fmt::join(options, ", ")));
+    }
+  }
+  return words;
 }
 
 bool Fields::has_or_default(std::string_view key) const {

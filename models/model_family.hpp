@@ -32,6 +32,8 @@ enum class FieldKind : std::uint8_t {
   number,         ///< a finite number in (lo, hi] (lo_open) or [lo, hi]
   flag,           ///< true or false
   count_list,     ///< a list of distinct whole numbers in [lo, hi]
+  text,           ///< one of the words the family accepts (it checks them)
+  text_list,      ///< a list of such words (layer_types)
 };
 
 struct Field {
@@ -63,6 +65,10 @@ class Fields {
   double number(std::string_view key);
   bool flag(std::string_view key);
   std::vector<std::uint64_t> count_list(std::string_view key);
+  /// One of `options` (absent from a config.json: its class default, if any).
+  std::string text(std::string_view key, const std::vector<std::string>& options);
+  /// A non-empty list of words, each one of `options`.
+  std::vector<std::string> text_list(std::string_view key, const std::vector<std::string>& options);
   /// An optional field: its value, or nullopt when absent.
   std::optional<std::uint64_t> maybe_count(std::string_view key);
   std::optional<bool> maybe_flag(std::string_view key);

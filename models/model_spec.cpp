@@ -68,6 +68,33 @@ WeightFormat read_weight_format(hw::ConfigMap& m, bool yaml) {
   q.fail("quant_method", fmt::format("'{}' is not modelled (fp8, mxfp4, modelopt, gptq, awq)", method));
 }
 
+// Whether the checkpoint quantises its routed experts alone: YAML's optional `quantised_layers`
+// (all, the default, or experts); a config.json's quantization_config whose
+// modules_to_not_convert names the attention (gpt-oss: "model.layers.*.self_attn").
+bool read_experts_only(hw::ConfigMap& m, bool yaml, const ModelSpec& s) {
+  bool experts_only = false;
+  std::string_view key = "quantised_layers";
+  if (yaml) {
+    experts_only = m.has("quantised_layers") && m.one_of("quantised_layers", {"all", "experts"}) == "experts";
+  } else if (m.has("quantization_config")) {
+    hw::ConfigMap q = m.map("quantization_config");
+    if (q.has("modules_to_not_convert")) {
+      key = "modules_to_not_convert";
+      for (const std::string& module : q.string_list("modules_to_not_convert")) {
+        experts_only = experts_only || module.find("self_attn") != std::string::npos;
+      }
+      if (experts_only && !s.moe) {
+        q.fail(key,
+               "names the attention of a model without experts: only routed experts can be quantised "
+               "apart from the rest (give --weight-dtype)");
+      }
+      return experts_only;
+    }
+  }
+  if (experts_only && !s.moe) m.fail(key, "experts: the model has no routed experts");
+  return experts_only;
+}
+
 // The family (models/model_family.hpp) declares and reads its fields; the name, the model type,
 // the hidden size and the checkpoint's weights are every family's.
 ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
@@ -81,6 +108,7 @@ ModelSpec read_model(hw::ConfigMap m, std::string name, bool yaml) {
   family.build(fields, s);
   s.class_defaults_taken = fields.defaults_taken();
   s.set_weights(read_weight_format(m, yaml));
+  s.quantised_experts_only = read_experts_only(m, yaml, s);
   m.finish();
   return s;
 }
@@ -120,6 +148,21 @@ void require_json(const std::string& text, const std::string& source) {
 }
 
 }  // namespace
+
+std::string_view name_of(LayerMixer m) {
+  switch (m) {
+    case LayerMixer::full_attention: return "full_attention";
+    case LayerMixer::sliding_attention: return "sliding_attention";
+    case LayerMixer::linear_attention: return "linear_attention";
+  }
+  return "?";
+}
+
+std::uint64_t ModelSpec::layers_of(LayerMixer m) const {
+  std::uint64_t n = 0;
+  for (std::uint64_t l = 0; l < num_hidden_layers; ++l) n += mixer(l) == m ? 1 : 0;
+  return n;
+}
 
 bool ModelSpec::is_moe_layer(std::uint64_t l) const {
   if (!moe || l < moe->first_k_dense_replace || (l + 1) % moe->decoder_sparse_step != 0) return false;

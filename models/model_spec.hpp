@@ -30,6 +30,12 @@
 //                              scale_depth, dim_model_base
 //   minicpm3                   MiniCPM3: MLA without MoE (v_head_dim = hidden_size / heads, as
 //                              its code defines it), the muP scalars
+//   gpt_oss                    gpt-oss: GQA with attention sinks, layer_types alternating
+//                              sliding_attention (sliding_window keys) and full_attention, routed
+//                              experts of intermediate_size (num_local_experts)
+//   qwen3_next                 Qwen3-Next: Gated DeltaNet layers (linear_*) and gated full
+//                              attention every full_attention_interval-th layer (or layer_types),
+//                              routed and one shared expert
 // The families are registered units, one file each (models/model_family.hpp,
 // models/families/); a config.json without model_type is read by its architectures entry.
 // Two formats:
@@ -43,6 +49,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/weight_format.hpp"
@@ -51,6 +58,32 @@ namespace models {
 
 enum class AttentionKind { mla, gqa };
 
+/// What mixes a layer's tokens. full_attention: the model's attention over the whole history;
+/// sliding_attention: the same over the last sliding_window positions (a query at p sees keys
+/// p - window + 1 .. p); linear_attention: a Gated DeltaNet, whose history is a fixed state.
+enum class LayerMixer : std::uint8_t { full_attention, sliding_attention, linear_attention };
+std::string_view name_of(LayerMixer m);
+
+/// The recurrent state a Gated DeltaNet layer keeps per sequence, in the engines' layout (vLLM's
+/// gated_delta_net_state_shape, SGLang's Mamba2StateShape: docs/models_2026.md):
+///   conv state      (conv_kernel - 1) x conv_dim elements, conv_dim = 2 n_k d_k + n_v d_v (bf16)
+///   recurrent state n_v x d_k x d_v elements (state_bytes each: 2 bf16, vLLM's default; 4 fp32,
+///                   SGLang's)
+/// Per token the layer projects q, k (n_k heads of d_k), v and the output gate z (n_v heads of d_v)
+/// and, per value head, the decay a and the rate b; each key head serves n_v / n_k value heads.
+struct GatedDeltaNetSpec {
+  std::uint64_t num_key_heads = 0;    ///< linear_num_key_heads
+  std::uint64_t num_value_heads = 0;  ///< linear_num_value_heads
+  std::uint64_t key_head_dim = 0;     ///< linear_key_head_dim
+  std::uint64_t value_head_dim = 0;   ///< linear_value_head_dim
+  std::uint64_t conv_kernel = 0;      ///< linear_conv_kernel_dim
+  std::uint64_t state_bytes = 2;      ///< bytes of a recurrent-state element (mamba_ssm_dtype)
+
+  std::uint64_t key_dim() const { return num_key_heads * key_head_dim; }
+  std::uint64_t value_dim() const { return num_value_heads * value_head_dim; }
+  std::uint64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+};
+
 struct MoeSpec {
   std::uint64_t n_routed_experts = 0;
   std::uint64_t num_experts_per_tok = 0;
@@ -58,6 +91,13 @@ struct MoeSpec {
   std::uint64_t moe_intermediate_size = 0;
   std::uint64_t first_k_dense_replace = 0;  ///< leading dense layers (may be 0)
   double routed_scaling_factor = 0;
+  /// One shared expert's width when it differs from the routed ones' (Qwen3-Next's
+  /// shared_expert_intermediate_size); 0: moe_intermediate_size.
+  std::uint64_t shared_intermediate_size = 0;
+  /// The shared experts' total width: n_shared_experts x their width.
+  std::uint64_t shared_width() const {
+    return n_shared_experts * (shared_intermediate_size != 0 ? shared_intermediate_size : moe_intermediate_size);
+  }
   /// Qwen3-MoE's layer rule: layer l is sparse when (l + 1) % decoder_sparse_step == 0 and l is
   /// not one of mlp_only_layers (1 and none elsewhere).
   std::uint64_t decoder_sparse_step = 1;
@@ -114,6 +154,21 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;     ///< MoE FFN after the first_k_dense_replace dense layers
   std::optional<DsaSpec> dsa;     ///< DeepSeek sparse attention indexer (V3.2)
   std::optional<MupScalars> mup;  ///< MiniCPM's scalars
+
+  /// Each layer's mixer (layer_types, or full_attention_interval); empty: every layer full.
+  std::vector<LayerMixer> layer_mixers;
+  std::uint64_t sliding_window = 0;  ///< keys a sliding_attention query sees (itself included)
+  /// gpt-oss: one learned logit per query head joins every softmax row (no value): an exp and an
+  /// add a row, and heads bf16 weights a layer.
+  bool attention_sinks = false;
+  /// Qwen3-Next: q_proj also yields a gate per query element; the attention output is multiplied
+  /// by its sigmoid before o_proj.
+  bool attention_output_gate = false;
+  std::optional<GatedDeltaNetSpec> linear_attention;  ///< the linear_attention layers' Gated DeltaNet
+  /// gpt-oss's checkpoints quantise only the routed experts (quantization_config
+  /// modules_to_not_convert names self_attn; YAML `quantised_layers: experts`): attention, dense
+  /// FFNs and shared experts stay bf16.
+  bool quantised_experts_only = false;
   /// How the checkpoint stores its weights: YAML `weight_dtype` (optional, default bf16), or a
   /// config.json's quantization_config (quant_method fp8; gptq or awq with bits 4 or 8).
   WeightDtype weight_dtype = WeightDtype::bf16;
@@ -124,8 +179,19 @@ struct ModelSpec {
     weight_group = f.group;
   }
 
+  /// GQA's KV heads on one of `tp` chips: num_key_value_heads / tp, or 1 when tp exceeds them
+  /// (each KV head replicated on tp / num_key_value_heads chips, as vLLM and SGLang shard it).
+  std::uint64_t kv_heads_on_chip(std::uint64_t tp) const {
+    return num_key_value_heads >= tp ? num_key_value_heads / tp : 1;
+  }
   /// Latent KV elements cached per token per layer (MLA): d_c + d_rope.
   std::uint64_t latent_kv_elements() const { return kv_lora_rank + qk_rope_head_dim; }
+  /// Layer l's mixer.
+  LayerMixer mixer(std::uint64_t l) const {
+    return l < layer_mixers.size() ? layer_mixers[l] : LayerMixer::full_attention;
+  }
+  /// Layers with `m` as their mixer.
+  std::uint64_t layers_of(LayerMixer m) const;
   /// True if layer `l` (0-based) has a MoE FFN.
   bool is_moe_layer(std::uint64_t l) const;
   /// Why layer `l` has a dense FFN ("" when it has a MoE one), naming the field that says so.

@@ -43,7 +43,14 @@ void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Worklo
   }
   if (!global.dealt) require_divides(p.dp, global.sequences(), "dp", "the batch");
   require_divides(p.tp, m.num_attention_heads, "tp", "num_attention_heads");
-  if (m.attention == AttentionKind::gqa) require_divides(p.tp, m.num_key_value_heads, "tp", "num_key_value_heads");
+  // KV heads split over tp, or (tp a multiple of them) each replicated on tp / heads chips.
+  if (m.attention == AttentionKind::gqa && p.tp % m.num_key_value_heads != 0) {
+    require_divides(p.tp, m.num_key_value_heads, "tp", "num_key_value_heads");
+  }
+  if (m.linear_attention) {
+    require_divides(p.tp, m.linear_attention->num_key_heads, "tp", "linear_num_key_heads");
+    require_divides(p.tp, m.linear_attention->num_value_heads, "tp", "linear_num_value_heads");
+  }
   require_divides(p.tp, m.intermediate_size, "tp", "intermediate_size");
   require_divides(p.tp, m.vocab_size, "tp", "vocab_size");
   if (m.moe) {
@@ -53,7 +60,7 @@ void validate_parallelism(const Parallelism& p, const ModelSpec& m, const Worklo
     }
     if (p.ep == 1) require_divides(p.tp, m.moe->moe_intermediate_size, "tp", "moe_intermediate_size");
     if (m.moe->n_shared_experts > 0) {
-      require_divides(p.tp, m.moe->n_shared_experts * m.moe->moe_intermediate_size, "tp",
+      require_divides(p.tp, m.moe->shared_width(), "tp",
                       "the shared experts' width (n_shared_experts x moe_intermediate_size)");
     }
   } else if (p.ep != 1) {

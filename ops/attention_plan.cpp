@@ -196,7 +196,11 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
     }
     return items;
   }
-  if (stripes && s.causal && !s.decode && cores > 1 && runs.size() == 1 && runs[0].streams * hpk < cores &&
+  // A sliding window's queries see at most `window` keys each, about alike past the first window:
+  // contiguous parts balance them, and the splits below, for work that grows with the position,
+  // are not needed.
+  const bool growing = s.causal && !s.decode && s.window == 0;
+  if (stripes && growing && cores > 1 && runs.size() == 1 && runs[0].streams * hpk < cores &&
       cores % (runs[0].streams * hpk) == 0) {
     // Alike sequences, fewer (KV stream, query head) pairs than cores, dividing them: each pair
     // goes to g = cores / pairs cores, core j of them taking its query tokens j, j + g, j + 2g, ...
@@ -212,7 +216,7 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
     }
     return items;
   }
-  if (s.causal && !s.decode && cores > 1 && runs.size() == 1) {
+  if (growing && cores > 1 && runs.size() == 1) {
     // Alike sequences: a causal query's work grows with its position, so core c takes parts c
     // and 2C - 1 - c of 2C, an early and a late one: every core gets about the same keys.
     for (std::uint64_t c = 0; c < cores; ++c) {
@@ -221,7 +225,7 @@ std::vector<std::vector<Item>> split_items(const AttentionShape& s, std::uint64_
     }
     return items;
   }
-  if (s.causal && !s.decode && cores > 1 && !runs.empty()) {
+  if (growing && cores > 1 && !runs.empty()) {
     // Unlike sequences: contiguous ranges of query tokens holding equal shares of the keys seen.
     const Wide work = runs.back().first_work + runs.back().work * runs.back().streams;
     std::uint64_t begin = 0;
@@ -279,12 +283,17 @@ std::uint64_t token_heads(const AttentionShape& s, const Item& it) {
 
 // The keys row block [r0, r0 + rows) of an item streams: all of them, or, causal, up to its last
 // token's (a striped item's: up to the end of that token's stripe, so that every core's block b
-// streams the same chunks).
+// streams the same chunks), and with a sliding window from its first token's window on.
 std::uint64_t block_keys(const AttentionShape& s, const Item& it, std::uint64_t r0, std::uint64_t rows) {
   if (!s.causal || s.decode) return it.kv_tokens;
   const std::uint64_t last = (r0 + rows - 1) / token_heads(s, it);
   const std::uint64_t seen = it.q_stride > 1 ? (last + 1) * it.q_stride : it.q_begin + last + 1;
-  return std::min(it.kv_tokens, seen + it.key_offset);
+  const std::uint64_t end = std::min(it.kv_tokens, seen + it.key_offset);
+  if (s.window == 0) return end;
+  // A sliding window (never striped): the block's first token, at position p, sees keys from
+  // p - window + 1 on; the keys before them are not streamed.
+  const std::uint64_t p = it.key_offset + it.q_begin + r0 / token_heads(s, it);
+  return end - std::min(end, p + 1 > s.window ? p + 1 - s.window : 0);
 }
 
 // A striped block's rows span q_stride times as many positions as its tokens, so its last chunks
@@ -341,12 +350,17 @@ long double padded_work(const AttentionShape& s, const std::vector<std::vector<I
 struct ItemExtent {
   std::uint64_t max_rows = 1, max_tokens = 1, max_resident = 0;
 };
-ItemExtent measure(const std::vector<std::vector<Item>>& items) {
+ItemExtent measure(const std::vector<std::vector<Item>>& items, const AttentionShape& s, std::uint64_t lanes) {
   ItemExtent e;
   for (const auto& core : items) {
     std::uint64_t share = 0;
     for (const Item& it : core) {
-      e.max_rows = std::max(e.max_rows, it.rows);
+      // A sliding window's prompt: a row block of at most the window's tokens (in lane tiles)
+      // streams its band of at most twice the window; a larger one would stream its whole span.
+      const std::uint64_t rows = s.window > 0 && !s.decode
+                                     ? std::min(it.rows, ceil_div(s.window, lanes) * lanes * token_heads(s, it))
+                                     : it.rows;
+      e.max_rows = std::max(e.max_rows, rows);
       e.max_tokens = std::max(e.max_tokens, it.kv_tokens);
       share += it.kv_tokens;
     }
@@ -711,9 +725,9 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   const std::uint64_t piece_tokens =
       by_history ? decode_piece_tokens(s, chip, std::min<std::uint64_t>(parts, chip.cores)) : 0;
   auto items = split_items(s, chip.cores, parts, split, true, piece_tokens);
-  ItemExtent extent = measure(items);
-  const std::uint64_t lmem = chip.lmem_bytes_per_core;
   const std::uint64_t lanes = std::max<std::uint64_t>(1, chip.tensor_unit().lanes_per_core);
+  ItemExtent extent = measure(items, s, lanes);
+  const std::uint64_t lmem = chip.lmem_bytes_per_core;
   AttentionPlan plan;
   plan.resident = resident;
   AttentionTiles tiles = choose_tiles(s, lmem, extent.max_rows, extent.max_tokens, extent.max_resident, resident);
@@ -722,7 +736,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
   });
   if (striped && tiles.row_block != 0) {
     auto parts_items = split_items(s, chip.cores, parts, split, false, piece_tokens);
-    const ItemExtent parts_extent = measure(parts_items);
+    const ItemExtent parts_extent = measure(parts_items, s, lanes);
     const AttentionTiles parts_tiles =
         choose_tiles(s, lmem, parts_extent.max_rows, parts_extent.max_tokens, parts_extent.max_resident, resident);
     if (!stripes_pay(s, lanes, items, tiles, parts_items, parts_tiles)) {
@@ -736,7 +750,7 @@ AttentionPlan plan_attention(const AttentionShape& s, const hw::Chip& chip, bool
     const std::uint64_t tiles_per_sequence = ceil_div(extent.max_rows, row_block);
     items = split_row_tiles(s, chip.cores, row_tile_parts(s, chip, partials_may_use_l2, row_block, tiles_per_sequence),
                             row_block);
-    extent = measure(items);
+    extent = measure(items, s, lanes);
     tiles = choose_tiles(s, lmem, extent.max_rows, extent.max_tokens, 0, false);
     plan.row_tiles = true;
   }

@@ -319,7 +319,8 @@ void lower_fa2_core(LoweringContext& ctx, AttentionUnit& unit, OpId op, std::uin
         emit.store(bytes, last);
       }
     } else {
-      emit.compute(cost.sfu_cycles(block.rows));  // 1 / l per row
+      // 1 / l per row; with sinks also exp(sink - m), added to l.
+      emit.compute(cost.sfu_cycles(block.rows * (s.sinks ? 2 : 1)));
       last = emit.compute(cost.vector_cycles(block.rows * s.v_dim * kNormaliseOpsPerOutput, kAccumulatorDtype));
       emit.store(block.rows * s.v_dim * kActivationBytes, last);
     }
@@ -397,7 +398,8 @@ void lower_fa2_combine(LoweringContext& ctx, OpId op) {
       c.load_bytes += n * partials * partial_bytes;
       c.store_bytes += partials > 0 ? n * s.v_dim * kActivationBytes : 0;
       c.element_ops += n * partials * (s.v_dim * kCombineOpsPerOutput + kCombineOpsPerRow);
-      c.sfu_ops += n * partials * 2;  // exp(m_i - m) for the output and for the sum
+      c.sfu_ops += n * partials * 2;                // exp(m_i - m) for the output and for the sum
+      if (s.sinks && partials > 0) c.sfu_ops += n;  // exp(sink - m), added to the merged sum
       r += n;
     }
     return c;

@@ -67,12 +67,42 @@ std::uint64_t AttentionShape::keys() const {
   return n.value();
 }
 
+namespace {
+
+// sum over t = 0 .. n - 1 of min(cap, a + t): the first max(0, min(n, cap - a)) terms grow from
+// a, the rest are cap (a >= 0, cap >= 1).
+hw::Count capped_series(std::uint64_t n, std::uint64_t a, std::uint64_t cap) {
+  const std::uint64_t growing = a >= cap ? 0 : std::min(n, cap - a);
+  return hw::Count(growing) * a + hw::Count(growing) * (growing - (growing > 0 ? 1 : 0)) / 2 +
+         hw::Count(n - growing) * cap;
+}
+
+// Keys one sequence's queries see in a sliding window (AttentionShape::window).
+hw::Count windowed_pairs(const QueryGroup& g, std::uint64_t window, bool over_chunks) {
+  if (!over_chunks) {
+    // Query t at p = o + t (o = kv_len - q_len) sees min(window, p + 1) keys.
+    return capped_series(g.q_len, g.kv_len - g.q_len + 1, window);
+  }
+  // Query t sees min(kv_len, window - 1 - t) history keys while t < window - 1: the first
+  // terms are kv_len, then window - 1 - t falls by one a query down to 1.
+  const std::uint64_t seeing = std::min(g.q_len, window - 1);
+  if (seeing == 0 || g.kv_len == 0) return hw::Count(0);
+  const std::uint64_t full = std::min(seeing, window - 1 >= g.kv_len ? window - g.kv_len : 0);  // t with >= kv_len
+  // Queries t = full .. seeing - 1 see window - 1 - t: from window - 1 - full down by one.
+  // Their sum: rest terms from top down to top - rest + 1 >= 1, i.e. rest (2 top - rest + 1) / 2.
+  const std::uint64_t rest = seeing - full, top = window - 1 - full;
+  return hw::Count(full) * g.kv_len + hw::Count(rest) * (2 * top - rest + 1) / 2;
+}
+
+}  // namespace
+
 std::uint64_t AttentionShape::pairs() const {
   hw::Count n(0);
   for (const QueryGroup& g : groups) {
     const hw::Count per_sequence =
-        causal ? hw::Count(g.q_len) * (g.kv_len - g.q_len) + hw::Count(g.q_len) * (g.q_len + 1) / 2
-               : hw::Count(g.q_len) * g.kv_len;
+        window > 0 ? windowed_pairs(g, window, over_chunks)
+        : causal   ? hw::Count(g.q_len) * (g.kv_len - g.q_len) + hw::Count(g.q_len) * (g.q_len + 1) / 2
+                   : hw::Count(g.q_len) * g.kv_len;
     n = n + per_sequence * g.count;
   }
   return n.value();

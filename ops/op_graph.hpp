@@ -23,6 +23,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -79,10 +80,14 @@ struct VectorShape {
   hw::DType compute = hw::DType::fp32;
   hw::DType out = hw::DType::bf16;    ///< dtype written back to DDR
   std::uint64_t store_row_bytes = 0;  ///< bytes written per row when not width x out (0 = that)
-  std::uint64_t topk = 0;             ///< moe_topk, indexer_topk: entries selected per row
+  /// Bytes read per row when not load_width x the input's (a recurrent state with its inputs;
+  /// 0 when nothing is read, a fresh prompt's zero state).
+  std::optional<std::uint64_t> load_row_bytes = std::nullopt;
+  std::uint64_t topk = 0;  ///< moe_topk, indexer_topk: entries selected per row
 
   /// Bytes one row reads from DDR when its input is in `in` (the op's dtype), and writes back.
   std::uint64_t load_bytes_per_row(hw::DType in) const {
+    if (load_row_bytes) return *load_row_bytes;
     return (load_width != 0 ? load_width : width) * hw::bytes_of(in);
   }
   std::uint64_t store_bytes_per_row() const {
@@ -127,6 +132,14 @@ struct AttentionShape {
   /// DSA: the read gathers the selected rows on SDMA into a contiguous buffer, which fa2 then
   /// streams on GDMA; fa2's first TIU command waits on the gather (initial_sdma_dep).
   bool gather = false;
+  /// A sliding window (0: none): query t of a sequence, at position p = kv_len - q_len + t, sees
+  /// keys max(0, p - window + 1) .. p (prefill: a causal band; decode: the caller keeps kv_len at
+  /// most window + q_len - 1). Over a chunk's history (over_chunks) query t sees the history keys
+  /// from kv_len + t - window + 1 on: min(kv_len, window - 1 - t) of them.
+  std::uint64_t window = 0;
+  /// Attention sinks (gpt-oss): one learned logit per head joins each query row's softmax, an
+  /// exp and an add in the row's final normalisation.
+  bool sinks = false;
 
   auto operator<=>(const AttentionShape&) const = default;
   std::uint64_t heads_per_kv() const { return heads / kv_heads; }
@@ -135,7 +148,8 @@ struct AttentionShape {
   std::uint64_t keys() const;                                     ///< kv_len summed over all sequences
   std::uint64_t sequences() const { return batch() * kv_heads; }  ///< independent KV streams
   /// Query-key pairs per head over all sequences: q_len kv_len each, or causal
-  /// q_len (kv_len - q_len) + q_len (q_len + 1) / 2. Throws hw::CountOverflow.
+  /// q_len (kv_len - q_len) + q_len (q_len + 1) / 2, or with a window the sum over the queries of
+  /// the keys each sees (above). Throws hw::CountOverflow.
   std::uint64_t pairs() const;
   /// "B4 q1 kv4096" for one group; "64x1@4096+1x2048@2048" (count x q_len @ kv_len) for several.
   std::string batch_text() const;

@@ -24,6 +24,8 @@ constexpr OpKindTraits kTraits[] = {
     {OpKind::all_reduce, "all_reduce", PayloadKind::collective, PeakUnit::none},
     {OpKind::all_to_all, "all_to_all", PayloadKind::collective, PeakUnit::none},
     {OpKind::host_launch, "host_launch", PayloadKind::host, PeakUnit::none},
+    {OpKind::conv1d, "conv1d", PayloadKind::rows, PeakUnit::vector},
+    {OpKind::delta_rule, "delta_rule", PayloadKind::rows, PeakUnit::vector},
 };
 
 constexpr bool in_enum_order() {

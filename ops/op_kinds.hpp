@@ -28,8 +28,10 @@ enum class OpKind : std::uint8_t {
   all_reduce,          ///< collective over the C2C links: ring all-reduce of TP partial sums
   all_to_all,          ///< collective over the C2C links: EP dispatch / combine of routed tokens
   host_launch,         ///< the host launching the next layer's program: the chip idles meanwhile
+  conv1d,              ///< vector: a Gated DeltaNet's causal depthwise convolution over its q, k, v
+  delta_rule,          ///< vector: a Gated DeltaNet's recurrent state read, updated per token, written
 };
-constexpr std::size_t kOpKindCount = 17;
+constexpr std::size_t kOpKindCount = 19;
 
 /// Which OpPayload alternative a kind carries (the variant's index order, op_graph.hpp).
 enum class PayloadKind : std::uint8_t { stream, matmul, rows, attention, collective, host };

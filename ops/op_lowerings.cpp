@@ -30,6 +30,8 @@ constexpr Registration kRegistry[] = {
     {OpKind::all_reduce, lower_collective},
     {OpKind::all_to_all, lower_collective},
     {OpKind::host_launch, lower_host_launch},
+    {OpKind::conv1d, lower_vector},
+    {OpKind::delta_rule, lower_vector},
 };
 
 constexpr bool registers_every_kind_once() {

@@ -36,7 +36,9 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
     auto& peak = ctx.out.ops[op].peak_lmem_bytes;
     peak = std::max(peak, std::min<std::uint64_t>(tiles.size(), 2) * (tiles[0].load_bytes + tiles[0].store_bytes));
     CoreEmitter emit(ctx, op, core);
+    // A tile with nothing to read (a fresh prompt's zero state) computes from nothing loaded.
     auto load = [&](std::uint64_t bytes, CmdRef after) {
+      if (bytes == 0) return CmdRef{};
       return from_l2 ? emit.load_from_l2_on(load_engine, bytes, after) : emit.load_on(load_engine, bytes, after);
     };
     CmdRef loaded = load(tiles[0].load_bytes, {});
@@ -50,7 +52,7 @@ void lower_rows(LoweringContext& ctx, OpId op, std::uint64_t rows, std::uint64_t
       }
       const CmdRef done = emit.compute(ctx.cost.vector_cycles(tiles[t].element_ops, compute_dtype), {loaded});
       if (t + 1 < tiles.size()) loaded = load(tiles[t + 1].load_bytes, previous);
-      emit.store(tiles[t].store_bytes, done);
+      if (tiles[t].store_bytes > 0) emit.store(tiles[t].store_bytes, done);
       previous = done;
     }
   }

@@ -27,14 +27,26 @@ struct Live {
   bool in_prompt() const { return computed < prompt; }
 };
 
-/// One instance's KV cache: whole blocks of block_tokens tokens, taken and given back.
+/// One instance's KV cache: whole blocks of block_tokens tokens (of kv.unit() bytes each), taken
+/// and given back. A sequence's bytes that do not grow with it (sliding windows' last tokens,
+/// linear-attention states: g5sim::KvGrowth) take whole blocks of their own.
 class KvBlockPool {
  public:
-  KvBlockPool(std::uint64_t blocks, std::uint64_t block_tokens)
-      : blocks_(blocks), free_(blocks), block_tokens_(block_tokens) {}
-  /// ceil(tokens / block_tokens).
+  KvBlockPool(std::uint64_t blocks, std::uint64_t block_tokens, const g5sim::KvGrowth& kv)
+      : blocks_(blocks), free_(blocks), block_tokens_(block_tokens), kv_(kv) {}
+  /// ceil(tokens / block_tokens) for the layers that keep every token (all of it when `kv` is all
+  /// zero), and
+  /// ceil(bounded bytes / block bytes) for the rest: window_per_token min(tokens, window) + fixed.
+  /// Without a layer that keeps every token, the window is the unit: ceil(min(tokens, window) /
+  /// block_tokens) and the fixed bytes in blocks.
   std::uint64_t blocks_for(std::uint64_t tokens) const {
-    return tokens / block_tokens_ + (tokens % block_tokens_ != 0 ? 1 : 0);
+    if (kv_.unit() == 0) return ceil(tokens, block_tokens_);  // no growth given: a token is a token
+    const std::uint64_t block_bytes = block_tokens_ * kv_.unit();
+    if (kv_.per_token == 0) {
+      return ceil(std::min(tokens, kv_.window), block_tokens_) + ceil(kv_.fixed, block_bytes);
+    }
+    return ceil(tokens, block_tokens_) +
+           ceil(kv_.window_per_token * std::min(tokens, kv_.window) + kv_.fixed, block_bytes);
   }
   std::uint64_t blocks() const { return blocks_; }
   std::uint64_t free() const { return free_; }
@@ -44,7 +56,9 @@ class KvBlockPool {
   void give_back(std::uint64_t n) { free_ += n; }
 
  private:
+  static std::uint64_t ceil(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
   std::uint64_t blocks_, free_, block_tokens_;
+  g5sim::KvGrowth kv_;
 };
 
 /// One engine instance: its queue, its running requests, its KV blocks and its clock.
@@ -58,7 +72,8 @@ struct Instance {
   std::uint64_t now = 0;
   std::uint64_t last_step_end = 0, last_device_ps = 0;  ///< its last step's end and device time (overlap)
 
-  Instance(std::uint64_t blocks, std::uint64_t block_tokens) : pool(blocks, block_tokens) {}
+  Instance(std::uint64_t blocks, std::uint64_t block_tokens, const g5sim::KvGrowth& kv)
+      : pool(blocks, block_tokens, kv) {}
   bool busy() const { return !running.empty() || !waiting.empty(); }
   /// When its next step can start, or nothing when it has nothing to do.
   std::optional<std::uint64_t> next_start() const {

@@ -80,7 +80,11 @@ g5sim::ServingMemory serving_deployment(const g5sim::Chip& chip, const g5sim::Mo
          {std::tuple{std::uint64_t{1}, n, n}, {n, n, std::uint64_t{1}}, {n, std::uint64_t{1}, std::uint64_t{1}}}) {
       try {
         Fit f = fit(chip, model, step, tp, ep, dp, utilisation);
-        if (f.kv_tokens / dp >= longest) {
+        // The longest request's cache in tokens of the capacity (a hybrid's windows and states
+        // counted in bytes: g5sim::KvGrowth).
+        const std::uint64_t unit = f.memory.kv.unit();
+        const std::uint64_t need = unit == 0 ? longest : (f.memory.kv.bytes(longest) + unit - 1) / unit;
+        if (f.kv_tokens / dp >= need) {
           f.memory.deployment.automatic = true;
           return f.memory;
         }
@@ -109,6 +113,7 @@ ServeSetup setup_of(const g5sim::Chip& chip, const ServeSettings& settings, cons
                     const g5sim::Request& step, std::uint64_t max_steps) {
   ServeSetup setup;
   setup.dp = memory.deployment.dp;
+  setup.kv = memory.kv;
   const StepCacheMode cache = parse_step_cache(settings.text("step_cache"));
   setup.bucket_percent = cache.bucket_percent;
   setup.auto_percent = cache.auto_percent;
@@ -491,7 +496,7 @@ g5sim::Request set_up_decode_chip(const g5sim::Chip& decode, const g5sim::Model&
                                   const ServeSettings& settings, g5sim::ServeReport& report) {
   const RoleFit fit = role_fit(decode, model, given_step, requests, settings);
   ServeSetup& setup = report.setup;
-  setup.decode_chip = ServeSetup::DecodeChip{fit.memory.deployment.dp, fit.kv_tokens};
+  setup.decode_chip = ServeSetup::DecodeChip{fit.memory.deployment.dp, fit.kv_tokens, fit.memory.kv};
   g5sim::ServeRoles& roles = *report.roles;
   roles.decode = role_of(decode, fit.memory, setup.decode_instances, fit.kv_tokens);
   roles.own_chips = true;

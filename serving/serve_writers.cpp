@@ -201,11 +201,14 @@ void write_serve_json_mtp(std::ostream& out, const ServeReport& r) {
 // serve JSON's engine echo and "kv_cache" object: the knobs in effect and the cache's size.
 void write_serve_json_engine(std::ostream& out, const ServeReport& r) {
   fmt::print(out, "  \"engine\": {{{}}},\n", engine_echo_json(r.settings));
-  fmt::print(out,
-             "  \"kv_cache\": {{\"tokens\": {}, \"blocks\": {}, \"bytes_per_token\": {}, \"weight_bytes\": {}, "
-             "\"capacity_bytes\": {}, \"memory_utilization\": {}}},\n",
-             r.settings.count("kv_tokens"), r.run.kv_blocks, r.memory.kv_bytes_per_token, r.memory.weight_bytes,
-             r.memory.capacity_bytes, json_number(r.settings.decimal("memory_utilization")));
+  fmt::print(
+      out,
+      "  \"kv_cache\": {{\"tokens\": {}, \"blocks\": {}, \"bytes_per_token\": {}, \"window_bytes_per_token\": {}, "
+      "\"window_tokens\": {}, \"state_bytes_per_sequence\": {}, \"weight_bytes\": {}, \"capacity_bytes\": {}, "
+      "\"memory_utilization\": {}}},\n",
+      r.settings.count("kv_tokens"), r.run.kv_blocks, r.memory.kv_bytes_per_token, r.memory.kv.window_per_token,
+      r.memory.kv.window, r.memory.kv.fixed, r.memory.weight_bytes, r.memory.capacity_bytes,
+      json_number(r.settings.decimal("memory_utilization")));
 }
 
 // serve JSON's "runtime" object, with a runtime: what it is and the means of TTFT and TPOT split

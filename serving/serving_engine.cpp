@@ -212,13 +212,15 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
 // Every instance's cache holds every request at its end: with a decode chip of its own, its
 // instances' too (a prompt recomputed after a preemption runs there).
 void Engine::check_every_request_fits() const {
-  const KvBlockPool blocks(run_.kv_blocks, block_tokens_);
+  const KvBlockPool blocks(run_.kv_blocks, block_tokens_, setup_.kv);
+  const KvBlockPool decode_blocks(run_.decode_kv_blocks, block_tokens_,
+                                  setup_.decode_chip ? setup_.decode_chip->kv : setup_.kv);
   for (const ServeRequest& r : requests_) {
     // At its end: every token but the last in the cache, and a verify's drafts beside them.
     const std::uint64_t tokens = r.input_tokens + r.output_tokens - 1 + mtp_;
-    const std::uint64_t need = blocks.blocks_for(tokens);
     for (const auto& [held, who] : {std::pair{run_.kv_blocks, "deployment"}, {run_.decode_kv_blocks, "decode chip"}}) {
       if (held == 0 && std::string_view(who) == "decode chip") continue;
+      const std::uint64_t need = (std::string_view(who) == "decode chip" ? decode_blocks : blocks).blocks_for(tokens);
       if (need > held) {
         throw hw::InputError("requests",
                              fmt::format("request '{}' needs {} tokens of KV cache ({} blocks of {}) at its end, but "
@@ -237,7 +239,8 @@ void Engine::set_up_instances() {
   for (std::size_t k = 0; k < count; ++k) {
     const bool decode = disaggregated && k >= setup_.prefill_instances;
     const bool own_chip = decode && setup_.decode_chip;
-    Instance& in = instances_.emplace_back(own_chip ? run_.decode_kv_blocks : run_.kv_blocks, block_tokens_);
+    Instance& in = instances_.emplace_back(own_chip ? run_.decode_kv_blocks : run_.kv_blocks, block_tokens_,
+                                           own_chip ? setup_.decode_chip->kv : setup_.kv);
     if (disaggregated) in.role = decode ? Instance::Role::decode : Instance::Role::prefill;
     in.chip = own_chip ? 1 : 0;
   }
@@ -620,8 +623,11 @@ void Engine::send_to_decode(Instance& in, std::size_t i, std::uint64_t end) {
   Live& l = live_[i];
   RequestOutcome& o = run_.requests[i];
   const KvTransfer& link = setup_.kv_transfer;
+  // A hybrid's sliding windows and states go with the history (KvGrowth); else tokens x bytes.
   const std::uint64_t bytes =
-      hw::checked("the KV transfer bytes", [&] { return (hw::Count(l.computed) * link.bytes_per_token).value(); });
+      setup_.kv.unit() != 0 ? setup_.kv.bytes(l.computed) : hw::checked("the KV transfer bytes", [&] {
+        return (hw::Count(l.computed) * link.bytes_per_token).value();
+      });
   o.kv_transfer_bytes += bytes;
   run_.kv_transfer_bytes += bytes;
   const std::uint64_t arrival = hw::checked("the serve's time in picoseconds",

@@ -92,7 +92,7 @@ TEST_CASE("the Qwen2.5 configs' parameter counts are the published ones", "[mode
 TEST_CASE("each new family runs a decode and a prefill step", "[models][families][step]") {
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
   for (const char* name : {"qwen3-8b.yaml", "qwen3-30b-a3b.yaml", "glm-4.5.yaml", "kimi-k2.yaml", "minicpm3-4b.yaml",
-                           "minicpm4-8b.yaml"}) {
+                           "minicpm4-8b.yaml", "gpt-oss-20b.yaml", "qwen3-next-80b-a3b.yaml"}) {
     INFO(name);
     const g5sim::Model model = shipped(name);
     g5sim::Request decode;
@@ -108,9 +108,12 @@ TEST_CASE("each new family runs a decode and a prefill step", "[models][families
     prefill.layers = 4;
     const g5sim::Result p = g5sim::simulate(chip, model, prefill);
     CHECK(p.total_ps > 0);
+    // Qwen3-Next's q/k norm is on its 12 full-attention layers (its Gated DeltaNet ones have an
+    // L2 norm of their own, qk_l2norm).
     const bool qk_norm = std::string(name).rfind("qwen3", 0) == 0 || std::string(name) == "glm-4.5.yaml";
+    const long normed = std::string(name) == "qwen3-next-80b-a3b.yaml" ? 12 : static_cast<long>(d.layers);
     CHECK((std::count_if(d.ops.begin(), d.ops.end(), [](const g5sim::OpRecord& o) { return o.name == "qk_norm"; }) ==
-           (qk_norm ? static_cast<long>(d.layers) : 0)));
+           (qk_norm ? normed : 0)));
   }
 }
 
@@ -167,7 +170,8 @@ mlp_only_layers: [3]
   CHECK(model_error(yaml + "shared_experts: 1\n") ==
         "<memory:m>:15:1: shared_experts: unknown key; valid keys: decoder_sparse_step, head_dim, hidden_size, "
         "intermediate_size, mlp_only_layers, model_type, moe_intermediate_size, name, num_attention_heads, "
-        "num_experts, num_experts_per_tok, num_hidden_layers, num_key_value_heads, qkv_bias, tie_word_embeddings, "
+        "num_experts, num_experts_per_tok, num_hidden_layers, num_key_value_heads, qkv_bias, quantised_layers, "
+        "tie_word_embeddings, "
         "vocab_size, weight_dtype, weight_group_size");
   std::string beyond = yaml;
   beyond.replace(beyond.find("[3]"), 3, "[6]");
@@ -218,7 +222,10 @@ TEST_CASE("replay stays exact on the new families", "[models][families][replay]"
     return out;
   };
   const g5sim::Chip chip = g5sim::Chip::from_file(g5sim::shipped_chip_path());
-  for (const char* name : {"qwen3-30b-a3b.yaml", "glm-4.5.yaml", "minicpm3-4b.yaml"}) {
+  // gpt-oss repeats a unit of two layers (sliding, full), Qwen3-Next one of four (three Gated
+  // DeltaNet, one full).
+  for (const char* name :
+       {"qwen3-30b-a3b.yaml", "glm-4.5.yaml", "minicpm3-4b.yaml", "gpt-oss-20b.yaml", "qwen3-next-80b-a3b.yaml"}) {
     INFO(name);
     g5sim::Request r;
     r.batch = 8;

@@ -777,7 +777,7 @@ TEST_CASE("serve: a decode chip of its own times the decode instances' steps, wi
   setup.decode_instances = 1;
   setup.kv_transfer = g5sim::KvTransfer{1000, 1.0, 500.0, "c2c"};
   // The decode instance holds 160 tokens: 10 blocks of 16.
-  setup.decode_chip = g5sim::ServeSetup::DecodeChip{2, 160};
+  setup.decode_chip = g5sim::ServeSetup::DecodeChip{2, 160, {}};
   const std::vector<serving::ChipSteps> chips{{std::ref(prefill), {}, {}}, {decode, {}, {}}};
   const g5sim::ServeRun run = serving::serve_requests({request("a", 0, 100, 3)}, s, setup, chips);
   // The prompt on the prefill chip (1.1 ms), its cache over the link (100,000 B: 100.5 us), then
@@ -806,7 +806,7 @@ TEST_CASE("serve: a request the decode chip's cache cannot hold is refused befor
   setup.prefill_instances = 1;
   setup.decode_instances = 1;
   setup.kv_transfer = g5sim::KvTransfer{1000, 1.0, 500.0, "c2c"};
-  setup.decode_chip = g5sim::ServeSetup::DecodeChip{1, 64};
+  setup.decode_chip = g5sim::ServeSetup::DecodeChip{1, 64, {}};
   const std::vector<serving::ChipSteps> chips{{std::ref(timer), {}, {}}, {std::ref(timer), {}, {}}};
   // 100 + 3 - 1 = 102 tokens at its end: 7 blocks of 16; the decode chip holds 4.
   CHECK_THROWS_WITH(

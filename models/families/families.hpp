@@ -15,5 +15,9 @@ const ModelFamily& qwen3_moe();     ///< qwen3_moe: GQA with q/k norm, routed ex
 const ModelFamily& glm4_moe();
 const ModelFamily& minicpm();   ///< minicpm (MiniCPM4): GQA, dense, muP scalars
 const ModelFamily& minicpm3();  ///< minicpm3: MLA, dense, muP scalars
+/// gpt_oss: GQA with sinks, alternating sliding-window and full layers, routed experts
+const ModelFamily& gpt_oss();
+/// qwen3_next: Gated DeltaNet and gated full-attention layers, routed + shared experts
+const ModelFamily& qwen3_next();
 
 }  // namespace models::families

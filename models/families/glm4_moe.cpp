@@ -3,10 +3,6 @@
 // experts after first_k_dense_replace dense layers. Its multi-token-prediction layer
 // (num_nextn_predict_layers) is not part of a step and is not counted.
 
-#include <fmt/format.h>
-
-#include <cmath>
-
 #include "models/families/families.hpp"
 #include "models/families/parts.hpp"
 
@@ -14,21 +10,14 @@ namespace models::families {
 namespace {
 
 std::vector<Field> glm_fields() {
-  return {{"use_qk_norm", FieldKind::flag},
-          {"partial_rotary_factor", FieldKind::number, 0, 1, false, KeySchema::both, true}};
+  return std::vector<Field>{{"use_qk_norm", FieldKind::flag}} + partial_rotary_fields();
 }
 
 void build_glm4_moe(Fields& f, ModelSpec& s) {
   read_decoder(f, s);
   read_gqa(f, s, false);
   s.qk_norm = f.flag("use_qk_norm");
-  const double factor = f.number("partial_rotary_factor");
-  const double rotary = static_cast<double>(s.head_dim) * factor;
-  if (rotary != std::floor(rotary) || static_cast<std::uint64_t>(rotary) % 2 != 0) {
-    f.fail("partial_rotary_factor",
-           fmt::format("head_dim {} x {} = {} is not an even number of rotary elements", s.head_dim, factor, rotary));
-  }
-  s.rope_dim = static_cast<std::uint64_t>(rotary);
+  read_partial_rotary(f, s);
   read_moe(f, s, kDeepSeekMoe);
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "hw/config_error.hpp"
 #include "models/run_limits.hpp"
 
@@ -55,6 +57,34 @@ void read_gqa(Fields& f, ModelSpec& s, bool bias_by_default) {
   s.qkv_bias = f.maybe_flag(f.yaml() ? "qkv_bias" : "attention_bias").value_or(bias_by_default);
   s.tie_word_embeddings = f.maybe_flag("tie_word_embeddings").value_or(false);
   s.rope_dim = s.head_dim;
+}
+
+std::vector<Field> partial_rotary_fields() {
+  return {{"partial_rotary_factor", K::number, 0, 1, false, KeySchema::both, true}};
+}
+
+void read_partial_rotary(Fields& f, ModelSpec& s) {
+  const double factor = f.number("partial_rotary_factor");
+  const double rotary = static_cast<double>(s.head_dim) * factor;
+  if (rotary != std::floor(rotary) || static_cast<std::uint64_t>(rotary) % 2 != 0) {
+    f.fail("partial_rotary_factor",
+           fmt::format("head_dim {} x {} = {} is not an even number of rotary elements", s.head_dim, factor, rotary));
+  }
+  s.rope_dim = static_cast<std::uint64_t>(rotary);
+}
+
+void read_layer_types(Fields& f, ModelSpec& s, const std::vector<std::string>& options) {
+  const std::vector<std::string> words = f.text_list("layer_types", options);
+  if (words.size() != s.num_hidden_layers) {
+    f.fail("layer_types",
+           fmt::format("lists {} layers, the model has {} (num_hidden_layers)", words.size(), s.num_hidden_layers));
+  }
+  s.layer_mixers.clear();
+  for (const std::string& w : words) {
+    s.layer_mixers.push_back(w == "sliding_attention"  ? LayerMixer::sliding_attention
+                             : w == "linear_attention" ? LayerMixer::linear_attention
+                                                       : LayerMixer::full_attention);
+  }
 }
 
 std::vector<Field> mla_fields() {

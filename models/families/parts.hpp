@@ -28,6 +28,15 @@ void read_decoder(Fields& f, ModelSpec& s);
 std::vector<Field> gqa_fields();
 void read_gqa(Fields& f, ModelSpec& s, bool bias_by_default);
 
+/// RoPE on partial_rotary_factor of each head (GLM-4.5, Qwen3-Next): sets rope_dim, which must
+/// be an even whole number.
+std::vector<Field> partial_rotary_fields();
+void read_partial_rotary(Fields& f, ModelSpec& s);
+
+/// Per-layer mixers: `layer_types`, one entry a layer, each one of `options` (full_attention and
+/// the family's other kind), read into ModelSpec::layer_mixers.
+void read_layer_types(Fields& f, ModelSpec& s, const std::vector<std::string>& options);
+
 /// MLA attention (DeepSeek's names): q_lora_rank (null: a direct q_proj), kv_lora_rank,
 /// qk_nope_head_dim, qk_rope_head_dim, v_head_dim.
 std::vector<Field> mla_fields();

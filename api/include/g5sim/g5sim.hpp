@@ -418,9 +418,23 @@ void check_deployment(const Chip& chip, const Model& model, const Request& reque
 /// share of the weights, and the KV cache bytes each cached token takes on the chip that holds
 /// its sequence (all num_hidden_layers; the request's kv_dtype and mla_mode decide the layout,
 /// models/kv_cache.hpp; DSA's index keys included). The deployment as simulate() chooses it.
+/// How one sequence's KV cache grows on the chip that holds it (models/kv_cache.hpp): n cached
+/// tokens take bytes(n) = per_token n + window_per_token min(n, window) + fixed (full-attention
+/// layers, sliding-window layers, linear-attention states).
+struct KvGrowth {
+  std::uint64_t per_token = 0, window_per_token = 0, window = 0, fixed = 0;
+  /// Throws g5sim::ConfigError past 2^64.
+  std::uint64_t bytes(std::uint64_t tokens) const;
+  /// The bytes one token of kv_tokens (and of a block) stands for: per_token, or, when no layer
+  /// keeps the whole history, window_per_token.
+  std::uint64_t unit() const { return per_token != 0 ? per_token : window_per_token; }
+};
+
 struct ServingMemory {
   Deployment deployment;
+  /// kv_bytes_per_token: kv.unit(), what a token of the cache's capacity stands for.
   std::uint64_t capacity_bytes = 0, weight_bytes = 0, kv_bytes_per_token = 0;
+  KvGrowth kv;
 };
 ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& request);
 

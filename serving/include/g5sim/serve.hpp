@@ -121,11 +121,15 @@ struct ServeSetup {
   std::uint64_t bucket_samples = 16;  ///< bucketed steps re-simulated exactly to measure the error
   std::uint64_t prefill_instances = 0, decode_instances = 0;  ///< disagg P:D; 0 and 0: one instance
   KvTransfer kv_transfer;                                     ///< with disagg
+  /// How a sequence's cache grows on the serve's chip (blocks for the bytes that do not grow with
+  /// it: serving/engine_state.hpp); all zero (the default): a cached token is a token of kv_tokens.
+  KvGrowth kv;
   /// Disaggregation with a chip per role (RoleChips): the decode instances' chip's DP ranks and each
   /// decode instance's KV cache in tokens (the prefill instances': dp and the kv_tokens knob).
   /// None: every instance runs the serve's chip.
   struct DecodeChip {
     std::uint64_t dp = 1, kv_tokens = 0;
+    KvGrowth kv;  ///< how a sequence's cache grows there
   };
   std::optional<DecodeChip> decode_chip;
   /// Attention-FFN disaggregation (the afd knob, g5sim/afd.hpp): each instance's attention chips
