@@ -57,7 +57,8 @@ std::string source_label(const std::string& path) {
     const fs::path configs = fs::weakly_canonical(fs::path(data_dir()) / "configs", ec);
     if (!ec && p.extension() == ".yaml" && p.parent_path().parent_path() == configs) {
       const std::string kind = p.parent_path().filename().string();
-      if (kind == "chips" || kind == "models" || kind == "runtimes") return "shipped:" + p.stem().string();
+      if (kind == "chips" || kind == "models" || kind == "runtimes" || kind == "hosts")
+        return "shipped:" + p.stem().string();
     }
   } catch (const ConfigError&) {
     // No shipped configs anywhere: nothing is shipped.
@@ -151,5 +152,9 @@ std::string chip_path(const std::string& name_or_path) { return config_path(name
 std::string model_path(const std::string& name_or_path) { return config_path(name_or_path, "models", "model"); }
 std::vector<std::string> shipped_runtimes() { return stems_in("runtimes"); }
 std::string runtime_path(const std::string& name_or_path) { return config_path(name_or_path, "runtimes", "runtime"); }
+std::vector<std::string> shipped_kv_tiers() { return stems_in("hosts"); }
+std::string kv_tiers_path(const std::string& name_or_path) {
+  return config_path(name_or_path, "hosts", "host's KV tiers");
+}
 
 }  // namespace g5sim

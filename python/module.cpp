@@ -395,6 +395,25 @@ py::dict runtime_dict(const std::string& name_or_path) {
 }
 
 // The version and where configs are: the shipped folder, chips and models, names to paths.
+// A KV tier file as a dict (g5sim/serve.hpp, KvTiers).
+py::dict kv_tiers_dict(const std::string& name_or_path) {
+  const g5sim::KvTiers t = g5sim::load_kv_tiers(name_or_path);
+  py::list tiers;
+  for (const g5sim::KvTier& k : t.tiers) {
+    py::dict d;
+    d["name"] = k.name;
+    d["capacity_bytes"] = k.capacity_bytes;
+    d["bandwidth_gb_per_s"] = k.bandwidth_gb_per_s;
+    d["latency_ns"] = static_cast<double>(k.latency_ps) / 1000.0;
+    tiers.append(d);
+  }
+  py::dict out;
+  out["name"] = t.name;
+  out["source"] = t.source;
+  out["tiers"] = tiers;
+  return out;
+}
+
 void bind_path_functions(py::module_& m) {
   m.def("version", &g5sim::version, "The version, 'MAJOR.MINOR.PATCH'.");
   m.def("data_dir", &g5sim::data_dir,
@@ -407,6 +426,14 @@ void bind_path_functions(py::module_& m) {
         "The shipped runtime configs' stems, sorted ('none', 'sglang', ...): configs/runtimes/.");
   m.def("runtime_path", &g5sim::runtime_path, py::arg("name_or_path"),
         "The file a runtime is named by: a path as it is, or a shipped config's stem ('sglang').");
+  m.def("shipped_kv_tiers", &g5sim::shipped_kv_tiers,
+        "The shipped hosts' KV tier files' stems, sorted ('host-dram-ssd', ...): configs/hosts/.");
+  m.def("kv_tiers_path", &g5sim::kv_tiers_path, py::arg("name_or_path"),
+        "The file a host's KV tiers are named by: a path as it is, or a shipped config's stem.");
+  m.def("kv_tiers", &kv_tiers_dict, py::arg("name_or_path"),
+        "A KV tier file (serve's kv_tiers) as a dict: its name, source and tiers, nearest the chip first, each "
+        "with capacity_bytes, bandwidth_gb_per_s and latency_ns. Raises ConfigError naming the file, line and "
+        "field.");
   m.def("runtime", &runtime_dict, py::arg("name_or_path"),
         "A runtime config's fields as a dict (g5sim/runtime.hpp): its kernel, collective, layer, step and "
         "request costs, its graph choices and scheduler. Raises ConfigError naming the file, line and field.");

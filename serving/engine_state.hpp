@@ -10,6 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "g5sim/g5sim.hpp"
+#include "serving/kv_tiers.hpp"
+#include "serving/prefix_cache.hpp"
+
 namespace serving {
 
 /// A request's progress on the instance that holds it.
@@ -23,6 +27,10 @@ struct Live {
   double credit = 0;  ///< MTP, expected acceptance: the fraction of a token carried to the next step
   bool started = false;
   bool leaving = false;  ///< done on its instance this step (finished, or its cache in transfer)
+  /// Its first refs.size() blocks are entries of the instance's prefix cache (of its `blocks`).
+  std::vector<PrefixCache::Key> refs;
+  /// Loading its prompt's cached blocks from a lower tier until then: it runs no step before.
+  std::uint64_t ready_ps = 0;
 
   bool in_prompt() const { return computed < prompt; }
 };
@@ -51,15 +59,36 @@ class KvBlockPool {
   std::uint64_t blocks() const { return blocks_; }
   std::uint64_t free() const { return free_; }
   std::uint64_t used() const { return blocks_ - free_; }
-  /// Takes n blocks; the caller checked that n <= free().
-  void take(std::uint64_t n) { free_ -= n; }
+  /// Takes n blocks; the caller checked that n <= free(). With a prefix cache, the free blocks
+  /// it still names go first in LRU order when the others run out (down to the tiers, if any).
+  void take(std::uint64_t n) {
+    free_ -= n;
+    if (!cache) return;
+    for (const PrefixCache::Key& k : cache->evict_beyond(free_)) {
+      if (tiers) tiers->spill(k);
+    }
+  }
   void give_back(std::uint64_t n) { free_ += n; }
+  /// The instance's prefix cache (serving/prefix_cache.hpp): free() counts its free entries.
+  std::optional<PrefixCache> cache;
+  /// The tiers below device memory (serving/kv_tiers.hpp): what the cache drops goes there.
+  std::optional<TieredStore> tiers;
 
  private:
   static std::uint64_t ceil(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
   std::uint64_t blocks_, free_, block_tokens_;
   g5sim::KvGrowth kv_;
 };
+
+/// Lets go of every block `l` holds in `pool`: its cache entries last block first (a prompt's tail
+/// is evicted before its head), each a free block when no other request holds it, and its own.
+inline void release_blocks(KvBlockPool& pool, Live& l) {
+  std::uint64_t freed = l.blocks - l.refs.size();
+  for (auto k = l.refs.rbegin(); k != l.refs.rend(); ++k) freed += pool.cache && pool.cache->release(*k) ? 1 : 0;
+  pool.give_back(freed);
+  l.blocks = 0;
+  l.refs.clear();
+}
 
 /// One engine instance: its queue, its running requests, its KV blocks and its clock.
 struct Instance {

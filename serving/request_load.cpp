@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -19,7 +20,8 @@
 namespace serving {
 namespace {
 
-constexpr const char* kColumns = "arrival_s,input_tokens,output_tokens and optionally id";
+constexpr const char* kColumns = "arrival_s,input_tokens,output_tokens and optionally id, session, shared_prefix";
+constexpr std::size_t kMaxCells = 6;
 
 [[noreturn]] void fail_at(const std::string& path, int line, int column, const std::string& field,
                           const std::string& message) {
@@ -73,15 +75,17 @@ std::vector<Cell> split_csv(std::string_view line, const std::string& path, int 
     cells.push_back(std::move(cell));
     if (i >= line.size()) break;
     ++i;  // the comma
-    if (cells.size() == 4) fail_at(path, line_number, static_cast<int>(i) + 1, "", "more than 4 cells");
+    if (cells.size() == kMaxCells) {
+      fail_at(path, line_number, static_cast<int>(i) + 1, "", fmt::format("more than {} cells", kMaxCells));
+    }
   }
   return cells;
 }
 
 struct Fields {
-  std::optional<std::string> id;
+  std::optional<std::string> id, session;
   std::optional<double> arrival_s;
-  std::optional<std::uint64_t> input_tokens, output_tokens;
+  std::optional<std::uint64_t> input_tokens, output_tokens, shared_prefix;
 };
 
 // The checks every row gets, whatever its format; `column_of` says where a field is.
@@ -104,6 +108,16 @@ ServeRequest checked_request(const Fields& f, std::uint64_t row, const std::stri
               fmt::format("{}: {} is outside 1..{} tokens", name, *value, models::kMaxContext));
     }
     *out = *value;
+  }
+  r.session = f.session.value_or("");
+  if (f.session && f.session->find_first_of("\n\r") != std::string::npos) {
+    fail_at(path, line, column_of("session"), "session", "session: holds a line break");
+  }
+  r.shared_prefix = f.shared_prefix.value_or(0);
+  if (r.shared_prefix > r.input_tokens) {
+    fail_at(
+        path, line, column_of("shared_prefix"), "shared_prefix",
+        fmt::format("shared_prefix: {} is more than the request's {} input tokens", r.shared_prefix, r.input_tokens));
   }
   return r;
 }
@@ -158,8 +172,9 @@ CsvTable for_each_csv_row(const std::string& text, const std::string& path, cons
 std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& path) {
   std::vector<ServeRequest> out;
   const CsvTable table = for_each_csv_row(
-      text, path, {"arrival_s", "input_tokens", "output_tokens", "id"}, {"arrival_s", "input_tokens", "output_tokens"},
-      kColumns, [&](const CsvTable& t, const std::vector<Cell>& cells, int line_number) {
+      text, path, {"arrival_s", "input_tokens", "output_tokens", "id", "session", "shared_prefix"},
+      {"arrival_s", "input_tokens", "output_tokens"}, kColumns,
+      [&](const CsvTable& t, const std::vector<Cell>& cells, int line_number) {
         if (out.size() == kMaxServeRequests) {
           fail_at(path, line_number, 1, "", fmt::format("more than {} requests", kMaxServeRequests));
         }
@@ -169,6 +184,8 @@ std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& 
           const std::string& cell = cells[c].text;
           if (name == "id") {
             f.id = cell;
+          } else if (name == "session") {
+            f.session = cell;
           } else if (name == "arrival_s") {
             f.arrival_s = parse_decimal(cell);
             if (!f.arrival_s) {
@@ -181,7 +198,7 @@ std::vector<ServeRequest> parse_csv(const std::string& text, const std::string& 
               fail_at(path, line_number, cells[c].column, name,
                       fmt::format("{}: '{}' is not a whole number", name, cell));
             }
-            (name == "input_tokens" ? f.input_tokens : f.output_tokens) = v;
+            (name == "input_tokens" ? f.input_tokens : name == "output_tokens" ? f.output_tokens : f.shared_prefix) = v;
           }
         }
         out.push_back(checked_request(f, out.size(), path, line_number,
@@ -220,9 +237,14 @@ std::vector<ServeRequest> parse_json_lines(const std::string& text, const std::s
       } else if (key == "arrival_s") {
         if (!value.is_number()) fail_at(path, line_number, 1, key, "arrival_s: expected a number of seconds");
         f.arrival_s = value.get<double>();
-      } else if (key == "input_tokens" || key == "output_tokens") {
+      } else if (key == "input_tokens" || key == "output_tokens" || key == "shared_prefix") {
         if (!value.is_number_unsigned()) fail_at(path, line_number, 1, key, key + ": expected a whole number");
-        (key == "input_tokens" ? f.input_tokens : f.output_tokens) = value.get<std::uint64_t>();
+        (key == "input_tokens"    ? f.input_tokens
+         : key == "output_tokens" ? f.output_tokens
+                                  : f.shared_prefix) = value.get<std::uint64_t>();
+      } else if (key == "session") {
+        if (!value.is_string()) fail_at(path, line_number, 1, key, "session: expected a string");
+        f.session = value.get<std::string>();
       } else {
         fail_at(path, line_number, 1, key, fmt::format("unknown key '{}': expected {}", key, kColumns));
       }
@@ -235,6 +257,27 @@ std::vector<ServeRequest> parse_json_lines(const std::string& text, const std::s
     out.push_back(checked_request(f, out.size(), path, line_number, [](const std::string&) { return 1; }));
   });
   return out;
+}
+
+// A later turn shares at most the conversation so far: its previous turn's prompt and output.
+void check_conversations(const std::vector<ServeRequest>& requests, const std::string& path) {
+  std::map<std::string, const ServeRequest*> last;
+  for (const ServeRequest& r : requests) {
+    if (r.session.empty()) continue;
+    const auto found = last.find(r.session);
+    if (found != last.end()) {
+      const ServeRequest& p = *found->second;
+      const std::uint64_t so_far = p.input_tokens + p.output_tokens;
+      if (r.shared_prefix > so_far) {
+        throw hw::ConfigError(
+            fmt::format("{}: request '{}': shared_prefix {} is more than session '{}' holds before "
+                        "it ({} tokens: request '{}''s {} input and {} output)",
+                        path, r.id, r.shared_prefix, r.session, so_far, p.id, p.input_tokens, p.output_tokens),
+            hw::ErrorSite{path, "shared_prefix", 0, 0});
+      }
+    }
+    last[r.session] = &r;
+  }
 }
 
 bool ends_with(const std::string& text, std::string_view tail) {
@@ -259,6 +302,7 @@ std::vector<ServeRequest> parse_request_trace(const std::string& text, const std
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const ServeRequest& a, const ServeRequest& b) { return a.arrival_ps < b.arrival_ps; });
+  check_conversations(out, path);
   return out;
 }
 
@@ -390,14 +434,31 @@ std::vector<ServeRequest> synthetic_requests(const SyntheticLoad& load) {
   if (!open && load.concurrency > kMaxConcurrency) {
     throw hw::InputError("concurrency", fmt::format("{} is outside 1..{}", load.concurrency, kMaxConcurrency));
   }
+  if (load.turns < 1 || load.turns > kMaxServeRequests) {
+    throw hw::InputError("turns", fmt::format("{} is outside 1..{}", load.turns, kMaxServeRequests));
+  }
+  if (!(std::isfinite(load.think_s) && load.think_s >= 0 && load.think_s <= kMaxArrivalSeconds)) {
+    throw hw::InputError("think_s", fmt::format("{} is outside 0..{} seconds", load.think_s, kMaxArrivalSeconds));
+  }
+  if (load.system_prompt > models::kMaxContext) {
+    throw hw::InputError("system_prompt",
+                         fmt::format("{} is outside 0..{} tokens", load.system_prompt, models::kMaxContext));
+  }
   std::mt19937_64 rng(load.seed);
   std::vector<ServeRequest> out;
   out.reserve(load.requests);
   double t = 0;
+  const bool sessions = load.turns > 1;
+  const std::uint64_t think_ps = static_cast<std::uint64_t>(std::llround(load.think_s * 1e12));
   for (std::uint64_t i = 0; i < load.requests; ++i) {
     ServeRequest r;
     r.id = std::to_string(i);
-    if (open) {
+    const std::uint64_t turn = i % load.turns;
+    if (sessions) r.session = fmt::format("s{}", i / load.turns);
+    if (turn > 0) {
+      r.after = out.size() - 1;
+      r.think_ps = think_ps;
+    } else if (open) {
       t += -std::log1p(-unit_draw(rng)) / load.rate;
       if (t > kMaxArrivalSeconds) {
         throw hw::InputError("rate", fmt::format("{} requests per second puts request {} past {} seconds", load.rate, i,
@@ -407,6 +468,14 @@ std::vector<ServeRequest> synthetic_requests(const SyntheticLoad& load) {
     }
     r.input_tokens = load.input.draw(rng);
     r.output_tokens = load.output.draw(rng);
+    // The conversation so far comes first: the system prompt, or the previous turn's prompt and reply.
+    r.shared_prefix = turn > 0 ? out.back().input_tokens + out.back().output_tokens : load.system_prompt;
+    if (r.shared_prefix > models::kMaxContext - r.input_tokens) {
+      throw hw::InputError(turn > 0 ? "turns" : "system_prompt",
+                           fmt::format("request {}'s prompt, {} tokens of conversation and {} new, passes {} tokens", i,
+                                       r.shared_prefix, r.input_tokens, models::kMaxContext));
+    }
+    r.input_tokens += r.shared_prefix;
     out.push_back(std::move(r));
   }
   return out;

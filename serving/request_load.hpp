@@ -72,12 +72,23 @@ struct LengthDistribution {
   double mean() const;
 };
 
+/// Multi-turn conversations (turns > 1): the requests are sessions of `turns` turns each (the
+/// last session's may be fewer), generated session after session. Turn k's prompt is the
+/// conversation so far (the system prompt, every earlier turn's new tokens and reply) and its own
+/// new tokens, drawn from `input` (its reply from `output`): its shared_prefix is that
+/// conversation, system_prompt tokens for a first turn. A session's first turn arrives as a
+/// single-turn load's request would (the rate is then sessions per second; a closed loop's client
+/// runs one session after another); each later turn think_s after its client has the previous
+/// turn's last token. With turns 1 and system_prompt > 0 every request shares the system prompt.
 struct SyntheticLoad {
   std::uint64_t requests = 0;
-  double rate = 0;                ///< requests per second (open loop); 0 with concurrency
+  double rate = 0;                ///< requests (with turns: sessions) per second (open loop); 0 with concurrency
   std::uint64_t concurrency = 0;  ///< closed-loop clients; 0 with rate
   LengthDistribution input, output;
   std::uint64_t seed = 0;
+  std::uint64_t turns = 1;          ///< turns a session
+  double think_s = 0;               ///< a user's pause between a reply and the next turn
+  std::uint64_t system_prompt = 0;  ///< tokens every conversation starts with
 };
 
 /// A uniform double in [0, 1) from the top 53 bits of one draw: the same on every machine (the

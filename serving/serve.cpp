@@ -114,6 +114,8 @@ ServeSetup setup_of(const g5sim::Chip& chip, const ServeSettings& settings, cons
   ServeSetup setup;
   setup.dp = memory.deployment.dp;
   setup.kv = memory.kv;
+  if (const std::string& tiers = settings.text("kv_tiers"); tiers != "none")
+    setup.kv_tiers = g5sim::load_kv_tiers(tiers);
   const StepCacheMode cache = parse_step_cache(settings.text("step_cache"));
   setup.bucket_percent = cache.bucket_percent;
   setup.auto_percent = cache.auto_percent;

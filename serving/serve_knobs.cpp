@@ -32,6 +32,14 @@ void check_prefill_chip(const std::string& text) { check_role_chip("prefill_chip
 void check_decode_chip(const std::string& text) { check_role_chip("decode_chip", text); }
 void check_ffn_chip(const std::string& text) { check_role_chip("ffn_chip", text); }
 void check_afd(const std::string& text) { serving::parse_afd_or_none(text); }
+void check_kv_tiers(const std::string& text) {
+  if (text == "none") return;
+  try {
+    kv_tiers_path(text);
+  } catch (const ConfigError& e) {
+    throw hw::InputError("kv_tiers", e.what());
+  }
+}
 
 // chunk 0 defers to the step's token budget.
 KnobValue budget_chunk(const Settings& s) {
@@ -162,6 +170,42 @@ std::vector<Knob> load_rows() {
   };
 }
 
+// A synthetic load of conversations (serving/request_load.hpp, SyntheticLoad).
+std::vector<Knob> conversation_rows() {
+  return {
+      {.name = "turns",
+       .flag = "--turns",
+       .type = T::count,
+       .min = 1,
+       .max = kMaxServeRequests,
+       .default_text = "1",
+       .doc = "synthetic load: turns of each conversation; a turn's prompt is the conversation so far and its own "
+              "input_len new tokens (with a rate: conversations per second)",
+       .group = "load",
+       .takes = kAnyServe | kSweepAxis},
+      {.name = "think_s",
+       .flag = "--think-s",
+       .type = T::decimal,
+       .low = 0,
+       .high = kMaxArrivalSeconds,
+       .default_text = "0",
+       .unit = "s",
+       .doc = "synthetic load: a user's pause between a reply's last token and the conversation's next turn",
+       .group = "load",
+       .takes = kAnyServe},
+      {.name = "system_prompt",
+       .flag = "--system-prompt",
+       .type = T::count,
+       .min = 0,
+       .max = models::kMaxContext,
+       .default_text = "0",
+       .unit = "tokens",
+       .doc = "synthetic load: tokens every conversation (every request, with one turn) starts with, the same for all",
+       .group = "load",
+       .takes = kAnyServe | kSweepAxis},
+  };
+}
+
 std::vector<Knob> engine_rows() {
   std::vector<Knob> rows{
       {.name = "schedule",
@@ -217,6 +261,27 @@ std::vector<Knob> engine_rows() {
        .engine_line = true,
        .width = 6},
   };
+  rows.push_back({.name = "prefix_caching",
+                  .flag = "--prefix-caching",
+                  .type = T::text,
+                  .choices = "auto,on,off",
+                  .default_text = "auto",
+                  .default_doc = "auto: on, unless the model keeps sliding windows or recurrent states",
+                  .doc = "reuse a prompt's cached leading blocks across requests (vLLM's automatic prefix caching, "
+                         "LRU eviction; serving/prefix_cache.hpp)",
+                  .group = "engine",
+                  .takes = kAnyServe | kSweepAxis});
+  rows.push_back({.name = "kv_tiers",
+                  .flag = "--kv-tiers",
+                  .type = T::text,
+                  .default_text = "none",
+                  .default_doc = "none: what the prefix cache evicts is gone",
+                  .doc = "memory below each instance's chips the prefix cache spills into and reloads from: a "
+                         "shipped host (configs/hosts/, g5sim list) or a YAML file of tiers with capacity, bandwidth "
+                         "and latency",
+                  .group = "engine",
+                  .takes = kAnyServe | kSweepAxis,
+                  .check = check_kv_tiers});
   rows.push_back(run_option_list("micro_batches", "mb", 3));
   rows.push_back(run_option_list("weight_dtype", "weights", 7));
   rows.push_back(run_option_list("act_dtype", "acts", 5));
@@ -430,7 +495,8 @@ std::vector<Knob> slo_and_mode_rows() {
 const std::vector<Knob>& serve_knobs() {
   static const std::vector<Knob> table = [] {
     std::vector<Knob> out;
-    for (auto&& part : {load_rows(), engine_rows(), cache_rows(), slo_and_mode_rows(), role_rows()}) {
+    for (auto&& part :
+         {load_rows(), conversation_rows(), engine_rows(), cache_rows(), slo_and_mode_rows(), role_rows()}) {
       out.insert(out.end(), part.begin(), part.end());
     }
     return out;

@@ -36,8 +36,13 @@ std::vector<ServeRequest> requests_of_load(const ServeSettings& s) {
     throw hw::InputError("trace", "give the requests once: a trace, a rate or a concurrency" + note);
   }
   if (traced) {
-    if (s.given("input_len") || s.given("output_len") || s.given("requests") || s.given("seed")) {
-      throw hw::InputError("trace", "requests, input_len, output_len and seed shape a synthetic load, not a trace");
+    for (const char* knob : {"input_len", "output_len", "requests", "seed", "turns", "think_s", "system_prompt"}) {
+      if (s.given(knob)) {
+        throw hw::InputError(knob,
+                             "requests, input_len, output_len, seed, turns, think_s and system_prompt shape a "
+                             "synthetic load, not a trace (a trace's session and shared_prefix columns say "
+                             "its conversations)");
+      }
     }
     return s.trace_text ? parse_request_trace(*s.trace_text, trace) : read_request_trace(trace);
   }
@@ -52,6 +57,9 @@ std::vector<ServeRequest> requests_of_load(const ServeSettings& s) {
   load.input = LengthDistribution::parse(s.text("input_len"), "input_len");
   load.output = LengthDistribution::parse(s.text("output_len"), "output_len");
   load.seed = s.count("seed");
+  load.turns = s.count("turns");
+  load.think_s = s.decimal("think_s");
+  load.system_prompt = s.count("system_prompt");
   return synthetic_requests(load);
 }
 

@@ -688,6 +688,101 @@ std::vector<ReportField> serve_engine_run_rows() {
   };
 }
 
+// What prefix caching reused, and the tiers below device memory (serving/prefix_cache.hpp,
+// serving/kv_tiers.hpp).
+std::vector<ReportField> serve_reuse_rows() {
+  return {
+      {.path = "prefix_cache",
+       .type = F::object,
+       .description = "prefix caching: prompts' leading blocks reused across requests (serving/prefix_cache.hpp)"},
+      {.path = "prefix_cache.enabled", .type = F::flag, .description = "whether prefix caching was on"},
+      {.path = "prefix_cache.hit_tokens",
+       .type = F::integer,
+       .unit = "tokens",
+       .description = "prompt tokens reused instead of computed: the prefill saved",
+       .minimum = 0},
+      {.path = "prefix_cache.computed_tokens",
+       .type = F::integer,
+       .unit = "tokens",
+       .description = "prompt tokens computed, over every step",
+       .minimum = 0},
+      {.path = "prefix_cache.hit_rate",
+       .type = F::number,
+       .unit = "ratio",
+       .description = "hit_tokens / (hit_tokens + computed_tokens)",
+       .minimum = 0},
+      {.path = "prefix_cache.requests_hit",
+       .type = F::integer,
+       .unit = "requests",
+       .description = "requests that reused any cached block",
+       .minimum = 0},
+      {.path = "prefix_cache.ttft_mean_ms_hit",
+       .type = F::number,
+       .unit = "ms",
+       .description = "mean TTFT of the requests that reused cached blocks (0: none did)",
+       .minimum = 0},
+      {.path = "prefix_cache.ttft_mean_ms_miss",
+       .type = F::number,
+       .unit = "ms",
+       .description = "mean TTFT of the others (0: none)",
+       .minimum = 0},
+      {.path = "kv_tiers",
+       .type = F::records,
+       .description = "the tiers below device memory the prefix cache spilled into (--kv-tiers), nearest first; "
+                      "counts summed over instances; empty without tiers"},
+      {.path = "kv_tiers[].name", .type = F::text, .description = "the tier's name in its file", .when = "--kv-tiers"},
+      {.path = "kv_tiers[].capacity_blocks",
+       .type = F::integer,
+       .description = "blocks one instance's share of it holds: its capacity / block_bytes",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].block_bytes",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "bytes of a block: block_tokens x the cache's bytes a token",
+       .minimum = 1,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].peak_blocks",
+       .type = F::integer,
+       .description = "the most blocks it held at once (the fullest instance's)",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].written_blocks",
+       .type = F::integer,
+       .description = "blocks written down into it (evicted from the tier above)",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].read_blocks",
+       .type = F::integer,
+       .description = "blocks read back up for a prompt that starts with them",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].dropped_blocks",
+       .type = F::integer,
+       .description = "blocks the last tier let go when full",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].written_bytes",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "written_blocks x block_bytes: the traffic down the path",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].read_bytes",
+       .type = F::integer,
+       .unit = "bytes",
+       .description = "read_blocks x block_bytes: the traffic up to the chip",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+      {.path = "kv_tiers[].load_ms",
+       .type = F::number,
+       .unit = "ms",
+       .description = "time its loads took, summed over the loads (latency + bytes / bandwidth each)",
+       .minimum = 0,
+       .when = "--kv-tiers"},
+  };
+}
+
 // How step times were found (serving/auto_step_cache.hpp, serving/step_bucketing.hpp).
 std::vector<ReportField> serve_step_cache_rows() {
   return {
@@ -877,6 +972,7 @@ std::vector<ReportField> serve_json_fields() {
   append(rows, serve_energy_rows());
   append(rows, serve_band_rows());
   append(rows, serve_engine_run_rows());
+  append(rows, serve_reuse_rows());
   append(rows, serve_step_cache_rows());
   append(rows, serve_per_request_rows());
   append(rows, serve_step_rows());
@@ -947,6 +1043,11 @@ std::vector<ReportField> request_csv_fields() {
       {.path = "preemptions",
        .type = F::integer,
        .description = "times the request was evicted for lack of KV cache",
+       .minimum = 0},
+      {.path = "cached_tokens",
+       .type = F::integer,
+       .unit = "tokens",
+       .description = "prompt tokens it reused from the prefix cache instead of computing",
        .minimum = 0},
   };
 }

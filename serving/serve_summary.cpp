@@ -10,6 +10,28 @@
 namespace serving {
 namespace {
 
+// Prefix caching's share of the prompts and what it did to TTFT.
+void summarise_prefix_reuse(const ServeRun& run, ServeSummary& s) {
+  for (const StepLog& step : run.steps) s.prefix_computed_tokens += step.prefill_tokens;
+  double hit_sum = 0, miss_sum = 0;
+  std::uint64_t misses = 0;
+  for (const RequestOutcome& r : run.requests) {
+    s.prefix_hit_tokens += r.cached_tokens;
+    const double ttft = static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9;
+    if (r.cached_tokens > 0) {
+      ++s.prefix_requests_hit;
+      hit_sum += ttft;
+    } else {
+      ++misses;
+      miss_sum += ttft;
+    }
+  }
+  const std::uint64_t prompts = s.prefix_hit_tokens + s.prefix_computed_tokens;
+  s.prefix_hit_rate = prompts > 0 ? static_cast<double>(s.prefix_hit_tokens) / static_cast<double>(prompts) : 0;
+  s.ttft_hit_ms = s.prefix_requests_hit > 0 ? hit_sum / static_cast<double>(s.prefix_requests_hit) : 0;
+  s.ttft_miss_ms = misses > 0 ? miss_sum / static_cast<double>(misses) : 0;
+}
+
 constexpr std::uint64_t kNone = ~std::uint64_t{0};
 
 }  // namespace
@@ -108,6 +130,7 @@ ServeSummary summarize(const ServeRun& run, std::uint64_t chips, std::optional<d
     s.kv_utilisation_mean = kv / busy;
     s.batch_mean = batch / busy;
   }
+  summarise_prefix_reuse(run, s);
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -93,18 +94,28 @@ void write_request_csv(std::ostream& out, const ServeReport& report) {
       itl_p50 = ms(d.p50);
       itl_max = ms(d.max);
     }
-    fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{},{},{},{},{:.6f},{},{},{},{}\n", csv_cell(r.id),
+    fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{},{},{},{},{:.6f},{},{},{},{},{}\n", csv_cell(r.id),
                static_cast<double>(r.arrival_ps) / 1e12, static_cast<double>(r.first_token_ps) / 1e12,
                static_cast<double>(r.finish_ps) / 1e12, ms(static_cast<double>(r.first_token_ps - r.arrival_ps) / 1e9),
                tpot, itl_p50, itl_max, static_cast<double>(r.finish_ps - r.arrival_ps) / 1e12,
                ms(static_cast<double>(r.finish_ps - r.arrival_ps) / 1e9), r.input_tokens, r.output_tokens,
-               r.preemptions);
+               r.preemptions, r.cached_tokens);
   }
 }
 
 namespace {
 
 std::string json_number(double v) { return fmt::format("{}", v); }
+
+// A tier's blocks in bytes (never past 2^64: a tier holds at most 2^20 GB, its counts are blocks
+// moved, each at most that; a sum that would is held at the largest value).
+std::uint64_t tier_bytes(const g5sim::KvTierUse& t, std::uint64_t blocks) {
+  try {
+    return hw::checked("a tier's bytes", [&] { return (hw::Count(blocks) * t.block_bytes).value(); });
+  } catch (const hw::ConfigError&) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+}
 
 std::string json_distribution(const Distribution& d, const std::optional<double>& low,
                               const std::optional<double>& high) {
@@ -288,6 +299,21 @@ void write_serve_json_run_state(std::ostream& out, const ServeReport& r) {
       json_number(s.kv_utilisation_mean), json_number(s.kv_utilisation_peak), json_number(s.batch_mean), s.batch_max);
   fmt::print(out, "  \"steps_taken\": {},\n  \"steps_simulated\": {},\n  \"steps_read\": {},\n  \"preemptions\": {},\n",
              r.run.steps.size(), r.run.distinct_steps, r.steps_read, r.run.preemptions);
+  fmt::print(out,
+             "  \"prefix_cache\": {{\"enabled\": {}, \"hit_tokens\": {}, \"computed_tokens\": {}, \"hit_rate\": {}, "
+             "\"requests_hit\": {}, \"ttft_mean_ms_hit\": {}, \"ttft_mean_ms_miss\": {}}},\n",
+             r.run.prefix_caching, s.prefix_hit_tokens, s.prefix_computed_tokens, json_number(s.prefix_hit_rate),
+             s.prefix_requests_hit, json_number(s.ttft_hit_ms), json_number(s.ttft_miss_ms));
+  std::string tiers;
+  for (const g5sim::KvTierUse& t : r.run.kv_tiers) {
+    tiers += fmt::format(
+        "{}{{\"name\": {}, \"capacity_blocks\": {}, \"block_bytes\": {}, \"peak_blocks\": {}, \"written_blocks\": {}, "
+        "\"read_blocks\": {}, \"dropped_blocks\": {}, \"written_bytes\": {}, \"read_bytes\": {}, \"load_ms\": {}}}",
+        tiers.empty() ? "" : ", ", api::json_string(t.name), t.capacity_blocks, t.block_bytes, t.peak_blocks,
+        t.written_blocks, t.read_blocks, t.dropped_blocks, tier_bytes(t, t.written_blocks),
+        tier_bytes(t, t.read_blocks), json_number(static_cast<double>(t.read_ps) / 1e9));
+  }
+  fmt::print(out, "  \"kv_tiers\": [{}],\n", tiers);
   if (const std::optional<BucketError>& e = r.run.bucket_error) {
     fmt::print(out,
                "  \"step_cache\": {{\"mode\": \"bucket\", \"percent\": {}, \"error_samples\": {}, "
@@ -515,6 +541,27 @@ void write_serve_table_head(std::ostream& out, const ServeReport& r) {
   }
 }
 
+// The table's lines of the tiers below device memory and of what prefix caching reused.
+void write_reuse_lines(std::ostream& out, const ServeReport& r, const ServeSummary& s) {
+  for (const g5sim::KvTierUse& t : r.run.kv_tiers) {
+    fmt::print(
+        out,
+        "kv tier       {}: {} blocks of {} B, {:.1f} % full at peak; {} blocks written down, {} read back ({:.3f} "
+        "GB), {} dropped; loads {:.3f} ms in all\n",
+        t.name, t.capacity_blocks, t.block_bytes,
+        t.capacity_blocks ? 100.0 * static_cast<double>(t.peak_blocks) / static_cast<double>(t.capacity_blocks) : 0.0,
+        t.written_blocks, t.read_blocks, static_cast<double>(tier_bytes(t, t.read_blocks)) / 1e9, t.dropped_blocks,
+        static_cast<double>(t.read_ps) / 1e9);
+  }
+  if (r.run.prefix_caching && s.prefix_hit_tokens > 0) {  // said when it reused something
+    fmt::print(out,
+               "prefix cache  {:.1f} % of prompt tokens reused ({} prefill tokens saved), {} of {} requests hit; TTFT "
+               "mean {:.3f} ms with a hit, {:.3f} ms without\n",
+               100 * s.prefix_hit_rate, s.prefix_hit_tokens, s.prefix_requests_hit, s.requests, s.ttft_hit_ms,
+               s.ttft_miss_ms);
+  }
+}
+
 void write_serve_table(std::ostream& out, const ServeReport& r) {
   const ServeSummary& s = r.summary;
   const bool disagg = r.setup.prefill_instances > 0;
@@ -590,6 +637,7 @@ void write_serve_table(std::ostream& out, const ServeReport& r) {
   fmt::print(out, "kv cache      {}{:.1f} % used on average, {:.1f} % at peak; batch {:.1f} on average, {} at most\n",
              disagg ? "each instance's: " : "", 100 * s.kv_utilisation_mean, 100 * s.kv_utilisation_peak, s.batch_mean,
              s.batch_max);
+  write_reuse_lines(out, r, s);
   if (const std::optional<RuntimeBands>& b = s.runtime_bands) {
     fmt::print(out, "band          the runtime's: {}\n", runtime_bands_text(*b));
   } else if (r.run.band_low_ratio) {

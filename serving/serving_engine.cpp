@@ -21,6 +21,7 @@
 #include "models/run_limits.hpp"
 #include "serving/engine_state.hpp"
 #include "serving/mtp_acceptance.hpp"
+#include "serving/prefix_reuse.hpp"
 #include "serving/serial_front_end.hpp"
 #include "serving/step_cost.hpp"
 #include "serving/step_formation.hpp"
@@ -124,6 +125,10 @@ class Engine {
   void stream(std::size_t i, std::uint64_t at, std::uint64_t tokens, bool first, bool last);
   void deliver(std::size_t i, std::uint64_t at, std::uint64_t left, bool first, bool last);
   void finish(std::size_t i, std::uint64_t at);
+  void set_up_prefix_caching();
+  void wait_for_loads(Instance& in);
+  std::uint64_t tier_block_bytes(bool decode_chip) const;
+  void gather_tier_use();
 
   std::vector<ServeRequest> requests_;
   const ServeSettings& settings_;
@@ -146,6 +151,8 @@ class Engine {
   std::uint64_t sequence_ = 0;     // arrival order among equal times
   std::uint64_t transferred_ = 0;  // requests sent to decode instances (round robin)
   std::size_t next_client_ = 0;
+  std::shared_ptr<const PrefixReuse> reuse_;           // with prefix caching
+  std::vector<std::optional<std::size_t>> next_turn_;  // a multi-turn load: the turn each one is followed by
   std::uint64_t finished_ = 0;
   double band_low_ = 0, band_high_ = 0, time_sum_ = 0;
   bool every_step_banded_ = true;
@@ -186,10 +193,18 @@ Engine::Engine(std::vector<ServeRequest> requests, const ServeSettings& settings
     front_.emplace();
     if (!runtime_->tokens_behind_inputs) stream_.emplace();
   }
-  if (!closed_) {
+  // A multi-turn synthetic load comes in its sessions' start order, its later turns' arrivals set
+  // as the turns before them finish: it is not sorted (its turns name each other by index).
+  const bool turns = std::any_of(requests_.begin(), requests_.end(), [](const ServeRequest& r) { return r.after; });
+  if (!closed_ && !turns) {
     std::stable_sort(requests_.begin(), requests_.end(),
                      [](const ServeRequest& a, const ServeRequest& b) { return a.arrival_ps < b.arrival_ps; });
   }
+  next_turn_.resize(requests_.size());
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    if (requests_[i].after) next_turn_.at(*requests_[i].after) = i;
+  }
+  set_up_prefix_caching();
   run_.kv_blocks = settings.count("kv_tokens") / block_tokens_;
   if (setup.decode_chip) run_.decode_kv_blocks = setup.decode_chip->kv_tokens / block_tokens_;
   check_every_request_fits();
@@ -241,14 +256,23 @@ void Engine::set_up_instances() {
     const bool own_chip = decode && setup_.decode_chip;
     Instance& in = instances_.emplace_back(own_chip ? run_.decode_kv_blocks : run_.kv_blocks, block_tokens_,
                                            own_chip ? setup_.decode_chip->kv : setup_.kv);
+    if (reuse_) in.pool.cache.emplace();
+    if (reuse_ && setup_.kv_tiers) in.pool.tiers.emplace(*setup_.kv_tiers, tier_block_bytes(own_chip));
     if (disaggregated) in.role = decode ? Instance::Role::decode : Instance::Role::prefill;
     in.chip = own_chip ? 1 : 0;
   }
   entry_instances_ = disaggregated ? setup_.prefill_instances : 1;
   const std::size_t n = requests_.size();
-  const std::size_t first_clients = closed_ ? std::min<std::size_t>(settings_.count("concurrency"), n) : n;
-  for (std::size_t i = 0; i < first_clients; ++i) arrive(i, requests_[i].arrival_ps);
-  next_client_ = first_clients;
+  // The first requests of the load (a multi-turn load's first turns): every one of an open loop,
+  // the first N of a closed loop of N clients.
+  const std::size_t clients = closed_ ? settings_.count("concurrency") : n;
+  std::size_t i = 0;
+  for (std::size_t started = 0; i < n && started < clients; ++i) {
+    if (requests_[i].after) continue;
+    arrive(i, requests_[i].arrival_ps);
+    ++started;
+  }
+  next_client_ = i;
 }
 
 // The client sends it at `at`; the scheduler has it after the runtime's front end: its turn at
@@ -319,6 +343,7 @@ Instance& Engine::next_instance(std::optional<std::pair<std::size_t, std::uint64
 ServeRun Engine::run() {
   while (finished_ < requests_.size()) advance();
   if (runtime_) attribute_runtime();
+  gather_tier_use();
   run_.has_runtime = runtime_ != nullptr;
   run_.distinct_steps = 0;
   for (const std::shared_ptr<StepCost>& cost : costs_) {
@@ -352,13 +377,18 @@ bool Engine::take_step(Instance& in) {
   StepLog log;
   log.instance = static_cast<std::uint64_t>(&in - instances_.data());
   log.start_ps = in.now;
-  const FormedStep step = formation_->form(in, live_, run_.requests, run_.preemptions);
+  const FormedStep step = formation_->form(in, live_, run_.requests, run_.preemptions, reuse_.get());
   // Left waiting once the step has admitted what it can: a request admitted by this step is
   // running in it, not waiting (vLLM's num_requests_waiting after scheduling).
   log.waiting = in.waiting.size();
   // Only preemptions (every running request gave its blocks back): the next step admits from the
   // queue. A queue that cannot be admitted with every block free cannot happen: each request fits alone.
-  if (step.scheduled.empty()) return false;
+  // Or every runnable request is loading its prefix from a lower tier: the instance waits for the
+  // first load (or an arrival before it).
+  if (step.scheduled.empty()) {
+    wait_for_loads(in);
+    return false;
+  }
   const StepGroups exact = groups_of(step);
   if (!ahead_ && chips_[in.chip].hooks.prefetch.on() && setup_.bucket_percent == 0) look_ahead(in, step, log, exact);
   StepTime verify;
@@ -583,6 +613,7 @@ void Engine::emit_tokens(Instance& in, const FormedStep& step, std::uint64_t end
       continue;
     }
     l.computed += q;
+    if (reuse_) reuse_->enter_full_blocks(in.pool, i, l);
     if (l.in_prompt()) continue;  // a prompt chunk: no token yet
     ++l.generated;
     l.prompt = l.computed;  // decoding: each step feeds the token before
@@ -610,6 +641,7 @@ void Engine::verify_drafts(Instance& in, std::size_t i, std::uint64_t end) {
   const std::uint64_t keep = in.pool.blocks_for(l.computed);
   in.pool.give_back(l.blocks - keep);
   l.blocks = keep;
+  if (reuse_) reuse_->enter_full_blocks(in.pool, i, l);
   l.last_instance = static_cast<std::size_t>(&in - instances_.data());
   run_.mtp_tokens += tokens;
   ++run_.mtp_verifies;
@@ -648,8 +680,7 @@ void Engine::send_to_decode(Instance& in, std::size_t i, std::uint64_t end) {
 
 // A request done on its instance gives its blocks back and leaves its running list.
 void Engine::leave(Instance& in, Live& l) {
-  in.pool.give_back(l.blocks);
-  l.blocks = 0;
+  release_blocks(in.pool, l);
   l.leaving = true;
 }
 
@@ -688,11 +719,89 @@ void Engine::finish(std::size_t i, std::uint64_t end) {
   run_.requests[i].finish_ps = at;
   ++finished_;
   if (progress_ && !ahead_) progress_(g5sim::ServeProgress{finished_, requests_.size(), run_.steps.size(), ""});
+  if (const std::optional<std::size_t> next = next_turn_[i]) {
+    // The conversation's next turn, once its user has read this reply and thought.
+    const std::uint64_t sent = hw::checked("the serve's time in picoseconds",
+                                           [&] { return (hw::Count(at) + requests_[*next].think_ps).value(); });
+    requests_[*next].arrival_ps = sent;
+    run_.requests[*next].arrival_ps = sent;
+    arrive(*next, sent);
+    return;
+  }
+  while (closed_ && next_client_ < requests_.size() && requests_[next_client_].after) ++next_client_;
   if (closed_ && next_client_ < requests_.size()) {
     requests_[next_client_].arrival_ps = at;
     run_.requests[next_client_].arrival_ps = at;
     arrive(next_client_++, at);
   }
+}
+
+// Nothing to run while prompts load from a lower tier: the clock moves to the first load's end or
+// the next arrival, whichever comes first.
+void Engine::wait_for_loads(Instance& in) {
+  std::optional<std::uint64_t> next;
+  for (const std::size_t i : in.running) {
+    if (live_[i].ready_ps > in.now) next = std::min(next.value_or(live_[i].ready_ps), live_[i].ready_ps);
+  }
+  if (!next) return;
+  if (!in.pending.empty()) next = std::min(*next, std::max(in.now, in.pending.begin()->first.first));
+  in.now = *next;
+}
+
+// Prefix caching (the prefix_caching knob): auto is on where a sequence's cache is its tokens'
+// alone; a model's sliding windows or recurrent states would have to be cached with them, which
+// is not modelled, so `on` is refused there.
+void Engine::set_up_prefix_caching() {
+  const std::string mode = settings_.text("prefix_caching");
+  const auto bounded = [](const g5sim::KvGrowth& g) { return g.window_per_token > 0 || g.fixed > 0; };
+  const bool hybrid = bounded(setup_.kv) || (setup_.decode_chip && bounded(setup_.decode_chip->kv));
+  if (mode == "on" && hybrid) {
+    throw hw::InputError("prefix_caching",
+                         "the model keeps sliding windows or recurrent states beside its KV "
+                         "history: reusing a prefix would need them cached too, which is not "
+                         "modelled (use auto or off)");
+  }
+  run_.prefix_caching = mode == "on" || (mode == "auto" && !hybrid);
+  if (run_.prefix_caching) reuse_ = std::make_shared<const PrefixReuse>(requests_, block_tokens_);
+  if (setup_.kv_tiers && !run_.prefix_caching) {
+    throw hw::InputError("kv_tiers", fmt::format("tiers below device memory keep what the prefix cache evicts, and "
+                                                 "prefix caching is {} here{}",
+                                                 mode == "off" ? "off" : "not modelled",
+                                                 mode == "off" ? " (--prefix-caching off)"
+                                                               : " (the model's windows "
+                                                                 "or states)"));
+  }
+}
+
+// Each tier's use over the instances: counts summed, the peak the largest instance's.
+void Engine::gather_tier_use() {
+  for (const Instance& in : instances_) {
+    if (!in.pool.tiers) continue;
+    const std::vector<g5sim::KvTierUse>& use = in.pool.tiers->use();
+    if (run_.kv_tiers.empty()) {
+      run_.kv_tiers = use;
+      continue;
+    }
+    for (std::size_t t = 0; t < use.size(); ++t) {
+      g5sim::KvTierUse& sum = run_.kv_tiers[t];
+      sum.peak_blocks = std::max(sum.peak_blocks, use[t].peak_blocks);
+      sum.written_blocks += use[t].written_blocks;
+      sum.read_blocks += use[t].read_blocks;
+      sum.dropped_blocks += use[t].dropped_blocks;
+      sum.read_ps += use[t].read_ps;
+    }
+  }
+}
+
+// Bytes of one block on an instance's chip: block_tokens of its cache's tokens.
+std::uint64_t Engine::tier_block_bytes(bool decode_chip) const {
+  const g5sim::KvGrowth& kv = decode_chip ? setup_.decode_chip->kv : setup_.kv;
+  if (kv.unit() == 0) {
+    throw hw::InputError("kv_tiers",
+                         "the serve's KV bytes a token are not known (ServeSetup::kv): a tier's "
+                         "blocks have no size");
+  }
+  return hw::checked("a KV block's bytes", [&] { return (hw::Count(block_tokens_) * kv.unit()).value(); });
 }
 
 }  // namespace

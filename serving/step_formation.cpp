@@ -49,9 +49,9 @@ std::size_t StepFormation::preempt_newest(Instance& in, std::vector<Live>& live,
   const std::size_t victim = in.running.back();
   in.running.pop_back();
   Live& v = live[victim];
-  in.pool.give_back(v.blocks);
-  v.blocks = 0;
+  release_blocks(in.pool, v);
   v.computed = 0;
+  v.ready_ps = 0;
   v.prompt = outcomes[victim].input_tokens + v.generated;
   ++outcomes[victim].preemptions;
   ++preemptions;
@@ -60,7 +60,7 @@ std::size_t StepFormation::preempt_newest(Instance& in, std::vector<Live>& live,
 }
 
 FormedStep StepFormation::form(Instance& in, std::vector<Live>& live, std::vector<g5sim::RequestOutcome>& outcomes,
-                               std::uint64_t& preemptions) const {
+                               std::uint64_t& preemptions, const PrefixReuse* reuse) const {
   FormedStep step;
   std::uint64_t budget = budget_;
   const Focus f = focus(in, live);
@@ -69,6 +69,7 @@ FormedStep StepFormation::form(Instance& in, std::vector<Live>& live, std::vecto
     const std::size_t i = in.running[r];
     Live& l = live[i];
     if (f.prompts_only && !l.in_prompt()) continue;
+    if (l.ready_ps > in.now) continue;  // still loading its prefix from a lower tier
     const std::uint64_t q = wants(l, budget);
     const std::uint64_t need = in.pool.blocks_for(l.computed + q) - l.blocks;
     bool self_preempted = false;
@@ -89,12 +90,22 @@ FormedStep StepFormation::form(Instance& in, std::vector<Live>& live, std::vecto
   while (!step.preempted && !f.decodes_only && !in.waiting.empty() && room_for_one_more(in) && budget > 0) {
     const std::size_t i = in.waiting.front();
     Live& l = live[i];
-    const std::uint64_t q = wants(l, budget);
-    const std::uint64_t need = in.pool.blocks_for(l.computed + q);
-    if (need > in.pool.free()) break;
+    const PrefixReuse::Hit hit = reuse ? reuse->find(in.pool, i, l) : PrefixReuse::Hit{};
+    Live from = l;  // where it starts: after the blocks it reuses
+    if (hit.blocks > 0) from.computed = hit.blocks * reuse->block_tokens();
+    const std::uint64_t q = wants(from, budget);
+    const std::uint64_t total = in.pool.blocks_for(from.computed + q);
+    if (total - hit.blocks + hit.free_blocks + hit.loaded > in.pool.free()) break;
     in.waiting.pop_front();
-    in.pool.take(need);
-    l.blocks = need;
+    if (hit.blocks > 0) outcomes[i].cached_tokens += reuse->admit(in.pool, i, l, hit, in.now);
+    in.pool.take(total - l.blocks);
+    l.blocks = total;
+    if (l.ready_ps > in.now) {
+      // Its cached prefix is coming up from a lower tier: it runs once it is in.
+      in.running.push_back(i);
+      if (!l.started) outcomes[i].first_step_ps = in.now, l.started = true;
+      continue;
+    }
     in.running.push_back(i);
     if (!l.started) outcomes[i].first_step_ps = in.now, l.started = true;
     step.scheduled.emplace_back(i, q);

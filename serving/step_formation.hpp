@@ -11,8 +11,10 @@
 //      computed = 0, back to the head of the queue), until they suffice or the request itself was
 //      the newest;
 //   2. then, when nothing was preempted, waiting requests that have arrived by t, in arrival
-//      order, while fewer than max_seqs run and T > 0: q = min(P, chunk, T), admitted if its
-//      ceil(q / block_tokens) blocks are free (else admission stops for this step).
+//      order, while fewer than max_seqs run and T > 0: q = min(P - c, chunk, T), admitted if its
+//      ceil((c + q) / block_tokens) - h blocks (and the h cached blocks it reuses, where they are
+//      free entries) are free (else admission stops for this step); c = h x block_tokens, h the
+//      prefix cache's hit (serving/prefix_cache.hpp; 0 without it).
 // The schedules (the settings' schedule knob) differ only in which requests a step may take:
 //   mixed          (vLLM v1) every running request and arrivals, decodes and prompt chunks together;
 //   prefill-first  (SGLang's default, without its mixed chunks) a step of prompts when one can run
@@ -33,6 +35,7 @@
 
 #include "g5sim/serve.hpp"
 #include "serving/engine_state.hpp"
+#include "serving/prefix_reuse.hpp"
 
 namespace serving {
 
@@ -48,9 +51,11 @@ class StepFormation {
   static std::unique_ptr<StepFormation> of(const g5sim::ServeSettings& settings);
   virtual ~StepFormation() = default;
 
-  /// Forms `in`'s next step at its clock (its arrivals admitted to the queue).
+  /// Forms `in`'s next step at its clock (its arrivals admitted to the queue). With `reuse`
+  /// (prefix caching), an arrival with nothing computed starts from its prompt's cached blocks
+  /// (its outcome's cached_tokens count them) and needs blocks only for the rest.
   FormedStep form(Instance& in, std::vector<Live>& live, std::vector<g5sim::RequestOutcome>& outcomes,
-                  std::uint64_t& preemptions) const;
+                  std::uint64_t& preemptions, const PrefixReuse* reuse = nullptr) const;
 
  protected:
   explicit StepFormation(const g5sim::ServeSettings& settings)

@@ -44,6 +44,9 @@ struct ServeLimits {
   unsigned jobs = 1;
   std::uint64_t prefill_instances = 0, decode_instances = 0;
   g5sim::KvTransfer kv_transfer;
+  std::string prefix_caching = "auto";
+  g5sim::KvGrowth kv;
+  std::optional<g5sim::KvTiers> kv_tiers;
 };
 
 g5sim::ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLimits& l,
@@ -59,6 +62,7 @@ g5sim::ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLi
   if (l.kv_tokens > 0) s.set("kv_tokens", l.kv_tokens);
   s.set("concurrency", l.concurrency);
   s.set("mtp", l.mtp);
+  s.set("prefix_caching", l.prefix_caching);
   if (l.accept_drawn) s.set("accept_draw", l.accept_seed);
   g5sim::ServeSetup setup;
   setup.dp = l.dp;
@@ -67,6 +71,8 @@ g5sim::ServeRun serve_requests(std::vector<ServeRequest> requests, const ServeLi
   setup.prefill_instances = l.prefill_instances;
   setup.decode_instances = l.decode_instances;
   setup.kv_transfer = l.kv_transfer;
+  setup.kv = l.kv;
+  setup.kv_tiers = l.kv_tiers;
   setup.accept = l.accept;
   setup.jobs = l.jobs;
   return serving::serve_requests(std::move(requests), s, setup, timer, progress, draft_timer, hooks);
@@ -164,6 +170,7 @@ TEST_CASE("serve: a full KV cache preempts the newest request, which recomputes 
   ServeLimits limits;
   limits.kv_tokens = 10;
   limits.block_tokens = 1;
+  limits.prefix_caching = "off";  // recompute from nothing (the test below: from its cached blocks)
   // Two requests of 4 in, 4 out; 10 one-token blocks. Step 1: both prompts (8 blocks). Step 2:
   // both decode (10 blocks). Step 3: a needs an 11th: b (the newest) is preempted, freeing 5;
   // a decodes alone. Step 4: a's last token (7 blocks held; b's prompt of 4 + 2 generated = 6
@@ -182,6 +189,26 @@ TEST_CASE("serve: a full KV cache preempts the newest request, which recomputes 
   CHECK(run.requests[0].finish_ps == 4'012'000'000);
   CHECK(run.requests[1].itl_ps == std::vector<std::uint64_t>{1'002'000'000, 3'008'000'000, 1'001'000'000});
   CHECK(run.requests[1].finish_ps == 6'019'000'000);
+}
+
+TEST_CASE("serve: a preempted request comes back to its own cached blocks", "[serve][prefix]") {
+  HandTimer timer;
+  ServeLimits limits;
+  limits.kv_tokens = 10;
+  limits.block_tokens = 1;
+  // As above, with prefix caching. When b is preempted (step 3) it has computed 5 tokens: 5 full
+  // one-token blocks, entered in the cache. Freed tail first, its blocks 4, 3, 2, 1, 0 become free
+  // entries in that LRU order, and no other block is free (a holds the other 5). a's steps 3 and
+  // 4 take a block each, evicting b's blocks 4 and 3. At step 5, b's prompt of 6 (4 in, 2
+  // generated) starts with its blocks 0, 1, 2, still cached: it reuses 3 (at most 6 - 1 = 5) and
+  // computes 3 tokens at history 3 ("1x3@3"), 1.003 ms, so its third token is at 5.015 ms and its
+  // last (step 6, "1x1@6", timed before) at 6.016 ms.
+  const g5sim::ServeRun run = serve_requests({request("a", 0, 4, 4), request("b", 0, 4, 4)}, limits, std::ref(timer));
+  CHECK(timer.mixes == std::vector<std::string>{"2x4@0", "2x1@4", "1x1@5", "1x1@6", "1x3@3"});
+  CHECK(run.steps.size() == 6);
+  CHECK(run.requests[1].cached_tokens == 3);
+  CHECK(run.requests[1].itl_ps == std::vector<std::uint64_t>{1'002'000'000, 3'005'000'000, 1'001'000'000});
+  CHECK(run.requests[1].finish_ps == 6'016'000'000);
 }
 
 TEST_CASE("serve: every output token is emitted once (conservation)", "[serve]") {
@@ -363,17 +390,20 @@ TEST_CASE("serve: the trace reader names the file, line and column of what is wr
         "t.csv:2:1: arrival_s: 'nan' is not a decimal number");
   CHECK(error("arrival_s,input,output_tokens\n", "t.csv") ==
         "t.csv:1:11: unknown column 'input' in the header: expected arrival_s,input_tokens,output_tokens and "
-        "optionally id");
+        "optionally id, session, shared_prefix");
   CHECK(error("arrival_s,input_tokens,output_tokens\n0,0,1\n", "t.csv") ==
         "t.csv:2:3: input_tokens: 0 is outside 1..16777216 tokens");
   CHECK(error("{\"arrival_s\": 0, \"input_tokens\": 5}\n", "t.jsonl") ==
-        "t.jsonl:1:1: no key output_tokens: expected arrival_s,input_tokens,output_tokens and optionally id");
+        "t.jsonl:1:1: no key output_tokens: expected arrival_s,input_tokens,output_tokens and optionally id, session, "
+        "shared_prefix");
   CHECK(error("{\"arrival_s\": 0, \"input_tokens\": 5, \"output_tokens\": 1, \"x\": 1}\n", "t.jsonl") ==
-        "t.jsonl:1:1: unknown key 'x': expected arrival_s,input_tokens,output_tokens and optionally id");
+        "t.jsonl:1:1: unknown key 'x': expected arrival_s,input_tokens,output_tokens and optionally id, session, "
+        "shared_prefix");
   CHECK(error("id,arrival_s,input_tokens,output_tokens\na,0,1,1\na,1,1,1\n", "t.csv") ==
         "t.csv: id 'a' names two requests");
   CHECK(error("", "t.csv") ==
-        "t.csv: empty: expected a header (arrival_s,input_tokens,output_tokens and optionally id) and a row per "
+        "t.csv: empty: expected a header (arrival_s,input_tokens,output_tokens and optionally id, session, "
+        "shared_prefix) and a row per "
         "request");
 }
 
@@ -1061,6 +1091,171 @@ TEST_CASE("serve: prefill-first steps run prompts alone while decodes wait (SGLa
   CHECK(run.requests[1].first_token_ps - run.requests[1].arrival_ps == 2'610'000'000);
   CHECK(run.requests[0].itl_ps == std::vector<std::uint64_t>{3'101'000'000, 1'001'000'000});
   CHECK_THROWS_WITH(g5sim::ServeSettings().set_text("schedule", "fifo"), "expected mixed or prefill-first, got 'fifo'");
+}
+
+}  // namespace test_serving
+
+namespace test_serving {
+
+TEST_CASE("serve: prefix caching on a hand-made trace of two conversations", "[serve][prefix]") {
+  // A 64-token system prompt starts both conversations; blocks of 16 tokens.
+  //   a1, b1 (t = 0): 100 in, 10 out, their first 64 the system prompt. Admitted in one step, so
+  //     neither finds the other's blocks: both compute 100. Then each has 109 tokens cached (the
+  //     last output never fed back): full blocks 0..5; 0..3 are the system prompt's (one entry
+  //     for both), 4 and 5 each its own.
+  //   a2 (t = 1 s): 150 in, its first 110 a1's conversation (100 in + 10 out). Blocks b with
+  //     16 (b + 1) <= 110 are a1's: 0..5, all cached: it reuses 96 tokens and computes 54.
+  //   b2 (t = 1 s): 130 in, sharing only 70 with b1: blocks 0..3 (64 tokens) reused, 66 computed.
+  // Saved prefill: 96 + 64 = 160 tokens; computed 100 + 100 + 54 + 66 = 320; hit rate 160 / 480.
+  const auto requests = serving::parse_request_trace(
+      "arrival_s,input_tokens,output_tokens,id,session,shared_prefix\n"
+      "0,100,10,a1,A,64\n"
+      "0,100,10,b1,B,64\n"
+      "1,150,10,a2,A,110\n"
+      "1,130,10,b2,B,70\n",
+      "two.csv");
+  HandTimer timer;
+  const g5sim::ServeRun run = serve_requests(requests, roomy(), std::ref(timer));
+  CHECK(run.prefix_caching);
+  CHECK(run.requests[0].cached_tokens == 0);
+  CHECK(run.requests[1].cached_tokens == 0);
+  CHECK(run.requests[2].cached_tokens == 96);
+  CHECK(run.requests[3].cached_tokens == 64);
+  // The step that admits the second turns computes 54 tokens at history 96 and 66 at history 64.
+  INFO(fmt::format("{}", fmt::join(timer.mixes, " ")));
+  CHECK(std::find(timer.mixes.begin(), timer.mixes.end(), "1x54@96,1x66@64") != timer.mixes.end());
+  const serving::ServeSummary s = serving::summarize(run, 1, 0, 0);
+  CHECK(s.prefix_hit_tokens == 160);
+  CHECK(s.prefix_computed_tokens == 320);
+  CHECK(s.prefix_hit_rate == Approx(1.0 / 3).epsilon(1e-12));
+  CHECK(s.prefix_requests_hit == 2);
+
+  // Off: every prompt computed whole.
+  ServeLimits off = roomy();
+  off.prefix_caching = "off";
+  HandTimer plain;
+  const g5sim::ServeRun cold = serve_requests(requests, off, std::ref(plain));
+  CHECK(serving::summarize(cold, 1, 0, 0).prefix_computed_tokens == 480);
+  CHECK(cold.requests[2].first_token_ps - cold.requests[2].arrival_ps >
+        run.requests[2].first_token_ps - run.requests[2].arrival_ps);
+
+  // A turn cannot share more than its conversation holds: a2 after a1's 110 tokens.
+  CHECK_THROWS_WITH(serving::parse_request_trace("arrival_s,input_tokens,output_tokens,id,session,shared_prefix\n"
+                                                 "0,100,10,a1,A,64\n"
+                                                 "1,150,10,a2,A,111\n",
+                                                 "bad.csv"),
+                    "bad.csv: request 'a2': shared_prefix 111 is more than session 'A' holds before it (110 tokens: "
+                    "request 'a1''s 100 input and 10 output)");
+  CHECK_THROWS_WITH(
+      serving::parse_request_trace("arrival_s,input_tokens,output_tokens,shared_prefix\n0,10,1,11\n", "big.csv"),
+      "big.csv:2:8: shared_prefix: 11 is more than the request's 10 input tokens");
+}
+
+TEST_CASE("serve: a synthetic multi-turn load: each turn's prompt is the conversation so far", "[serve][prefix]") {
+  serving::SyntheticLoad load;
+  load.requests = 5;
+  load.rate = 1;
+  load.turns = 3;
+  load.think_s = 2;
+  load.system_prompt = 32;
+  load.input = serving::LengthDistribution::range(10, 10);
+  load.output = serving::LengthDistribution::range(5, 5);
+  const std::vector<ServeRequest> r = serving::synthetic_requests(load);
+  REQUIRE(r.size() == 5);
+  // Session s0: 32 + 10 = 42 in (shares the 32); then 42 + 5 + 10 = 57 (shares 47); then 57 + 5 +
+  // 10 = 72 (shares 62). Session s1 (2 turns left): 42, then 57.
+  CHECK(r[0].session == "s0");
+  CHECK(r[0].input_tokens == 42);
+  CHECK(r[0].shared_prefix == 32);
+  CHECK(!r[0].after);
+  CHECK(r[1].input_tokens == 57);
+  CHECK(r[1].shared_prefix == 47);
+  CHECK(r[1].after == std::optional<std::size_t>(0));
+  CHECK(r[1].think_ps == 2'000'000'000'000);
+  CHECK(r[2].input_tokens == 72);
+  CHECK(r[2].shared_prefix == 62);
+  CHECK(r[3].session == "s1");
+  CHECK(r[3].input_tokens == 42);
+  CHECK(r[3].arrival_ps > r[0].arrival_ps);
+  CHECK(r[4].after == std::optional<std::size_t>(3));
+
+  // Served: a later turn arrives think_s after its previous turn's last token, and reuses the
+  // whole conversation's full blocks (blocks of 16: turn 2 reuses 32 of its 47 shared tokens).
+  HandTimer timer;
+  const g5sim::ServeRun run = serve_requests(r, roomy(), std::ref(timer));
+  CHECK(run.requests[1].arrival_ps == run.requests[0].finish_ps + 2'000'000'000'000);
+  CHECK(run.requests[1].cached_tokens == 32);
+  // Turn 3 shares 62: blocks 0..2 (48 tokens) reused.
+  CHECK(run.requests[2].cached_tokens == 48);
+  // s1's first turn finds s0's system prompt (2 blocks).
+  CHECK(run.requests[3].cached_tokens == 32);
+}
+
+TEST_CASE("serve: evicted blocks go down to the host tier and a prompt reloads them at bytes / bandwidth + latency",
+          "[serve][prefix][tiers]") {
+  // 6 blocks of 16 tokens, 1,000 B a token: 16,000 B a block. One tier: host DRAM, 1 GB/s, 10 us.
+  ServeLimits limits;
+  limits.kv_tokens = 96;
+  limits.kv = g5sim::KvGrowth{1000, 0, 0, 0};
+  limits.kv_tiers = g5sim::kv_tiers_from_yaml(
+      "name: test\ntiers:\n  - name: host\n    capacity_gb: 0.001\n    bandwidth_gb_per_s: 1\n    latency_us: 10\n",
+      "test-tiers");
+  // a (t = 0): 48 in, 1 out, conversation A: its 3 full blocks are entered, freed when it ends.
+  // f (t = 0.5 s): 96 in, 1 out: its 6 blocks take the 3 plain free ones and evict a's 3 entries,
+  //   which go down to the host tier (3 written).
+  // a2 (t = 1 s): 80 in, its first 49 a's conversation (48 in + 1 out): blocks 0..2 are a's, all in
+  //   the tier: 3 loaded, 48,000 B: 10 us + 48,000 B / 1 GB/s = 58 us. Its 5 blocks evict 5 of f's 6
+  //   free entries into the tier (written 3 + 5 = 8; it held at most 5). It computes 32 tokens at
+  //   history 48 once they are in: its first token 58 us + 1.032 ms after it arrived.
+  const std::vector<ServeRequest> requests = serving::parse_request_trace(
+      "arrival_s,input_tokens,output_tokens,id,session,shared_prefix\n0,48,1,a,A,0\n0.5,96,1,f,,0\n1,80,1,a2,A,49\n",
+      "tiers.csv");
+  HandTimer timer;
+  const g5sim::ServeRun run = serve_requests(requests, limits, std::ref(timer));
+  CHECK(run.requests[2].cached_tokens == 48);
+  CHECK(run.requests[2].first_token_ps - run.requests[2].arrival_ps == 58'000'000 + 1'032'000'000);
+  REQUIRE(run.kv_tiers.size() == 1);
+  const g5sim::KvTierUse& host = run.kv_tiers[0];
+  CHECK(host.capacity_blocks == 62);  // 1,000,000 B / 16,000 B
+  CHECK(host.block_bytes == 16'000);
+  CHECK(host.written_blocks == 8);
+  CHECK(host.read_blocks == 3);
+  CHECK(host.peak_blocks == 5);
+  CHECK(host.dropped_blocks == 0);
+  CHECK(host.read_ps == 58'000'000);
+  // Without the tier, a's blocks are gone: a2 computes its 80 tokens, 1.080 ms.
+  limits.kv_tiers.reset();
+  HandTimer plain;
+  const g5sim::ServeRun cold = serve_requests(requests, limits, std::ref(plain));
+  CHECK(cold.requests[2].cached_tokens == 0);
+  CHECK(cold.requests[2].first_token_ps - cold.requests[2].arrival_ps == 1'080'000'000);
+}
+
+TEST_CASE("serve: a KV tier file is read strictly", "[serve][tiers]") {
+  auto error = [](const std::string& text) {
+    try {
+      g5sim::kv_tiers_from_yaml(text, "t");
+    } catch (const g5sim::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string ok =
+      "name: h\ntiers:\n  - name: host\n    capacity_gb: 1\n    bandwidth_gb_per_s: 50\n    latency_us: 5\n";
+  CHECK(error(ok) == "no error");
+  CHECK_THAT(error(ok + "    speed: 1\n"), Catch::Contains("<memory:t>:7:5") && Catch::Contains("speed"));
+  CHECK_THAT(error("name: h\ntiers:\n  - name: host\n    capacity_gb: 0\n    bandwidth_gb_per_s: 50\n    "
+                   "latency_us: 5\n"),
+             Catch::Contains("capacity_gb") && Catch::Contains(":4:"));
+  CHECK_THAT(error("name: h\ntiers:\n  - name: host\n    capacity_gb: 1\n    bandwidth_gb_per_s: 50\n"),
+             Catch::Contains("latency_us"));
+  CHECK_THAT(error(ok + "  - name: host\n    capacity_gb: 1\n    bandwidth_gb_per_s: 5\n    latency_us: 50\n"),
+             Catch::Contains("'host' names two tiers"));
+  // The shipped host reads.
+  const g5sim::KvTiers shipped = g5sim::load_kv_tiers("host-dram-ssd");
+  REQUIRE(shipped.tiers.size() == 2);
+  CHECK(shipped.tiers[0].capacity_bytes == 256'000'000'000);
+  CHECK(shipped.tiers[1].latency_ps == 100'000'000);
 }
 
 }  // namespace test_serving

@@ -34,6 +34,7 @@ from ._g5sim import Chip, Kind, Model, ModelSchema, Op, Request, Result, Sequenc
 from ._g5sim import OpResult, check_report, chrome_trace_request, data_dir, shipped_chip_path, shipped_model_path, simulate_request
 from ._g5sim import chip_path, model_path, shipped_chips, shipped_models
 from ._g5sim import RuntimeParts, runtime, runtime_path, shipped_runtimes
+from ._g5sim import kv_tiers, kv_tiers_path, shipped_kv_tiers
 from ._g5sim import simulate_attention as _simulate_attention, simulate_matmul as _simulate_matmul
 from ._g5sim import simulate_collective as _simulate_collective
 from ._g5sim import reports
@@ -49,7 +50,7 @@ __version__ = _version()
 __all__ = [
     "Chip", "ConfigError", "Kind", "Model", "Op", "OpResult", "Result", "RuntimeParts", "SequenceGroup", "__version__", "check_report", "chip_path", "chrome_trace", "data_dir", "diff", "reports",
     "load_chip", "load_model", "model_path", "plot_compare", "plot_search", "plot_sensitivity", "plot_serve", "plot_serve_sweep", "plot_solve", "plot_sweep", "plot_timeline", "runtime", "runtime_path", "shipped_chip_path", "shipped_chips",
-    "search", "sensitivity", "serve", "serve_sweep", "shipped_model_path", "shipped_models", "shipped_runtimes", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "solve", "sweep", "sweep_rows",
+    "search", "sensitivity", "serve", "serve_sweep", "shipped_model_path", "shipped_models", "shipped_runtimes", "shipped_kv_tiers", "kv_tiers", "kv_tiers_path", "simulate", "simulate_attention", "simulate_collective", "simulate_matmul", "solve", "sweep", "sweep_rows",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -61,10 +61,15 @@ def test_list_shows_every_shipped_config_in_one_line():
             expected.append(f"  {'':<20} {chip.calibration_summary}")
     fitted = len(expected) - len(chips)
     assert fitted == sum(stem.endswith(".calibrated") for stem in chips)
-    assert len(out) == 3 + len(expected) + len(models) + len(runtimes)
+    hosts = stems("hosts")
+    assert len(out) == 4 + len(expected) + len(models) + len(runtimes) + len(hosts)
     assert out[0].startswith("chips (") and out[1 + len(expected)].startswith("models (")
     assert out[2 + len(expected) + len(models)].startswith("runtimes (")
-    assert [line.split()[0] for line in out[3 + len(expected) + len(models):]] == runtimes == g5sim.shipped_runtimes()
+    first_runtime = 3 + len(expected) + len(models)
+    assert [line.split()[0] for line in out[first_runtime:first_runtime + len(runtimes)]] == runtimes == \
+        g5sim.shipped_runtimes()
+    assert out[first_runtime + len(runtimes)].startswith("hosts (")
+    assert [line.split()[0] for line in out[first_runtime + len(runtimes) + 1:]] == hosts == g5sim.shipped_kv_tiers()
     assert out[1:1 + len(expected)] == expected
     for line, stem in zip(out[2 + len(expected):], models):
         assert line == f"  {stem:<20} {g5sim.load_model(stem).summary}"

@@ -99,9 +99,11 @@ def outputs(tmp_path_factory):
                   ["serve", "--chip", "h100", *SERVE, "--mtp", "1", "--accept", "0.8", "--step-cache", "bucket:20",
                    "--runtime", "sglang", "--json", "s3.json"],
                   ["serve", "--chip", "h100", *SERVE, "--runtime", str(d / "banded.yaml"), "--json", "s4.json"],
-                  # more distinct steps than step_cache auto simulates at once: its rounds and checks
+                  # more distinct steps than step_cache auto simulates at once: its rounds and checks; a
+                  # host's KV tiers below the chip
                   ["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "8", "--requests",
-                   "40", "--input-len", "50:900", "--output-len", "2:30", "--seed", "5", "--json", "s5.json"],
+                   "40", "--input-len", "50:900", "--output-len", "2:30", "--seed", "5", "--kv-tiers", "host-dram-ssd",
+                   "--json", "s5.json"],
                   # attention-FFN disaggregation: its own object
                   ["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--rate", "8", "--requests",
                    "4", "--input-len", "64", "--output-len", "4", "--afd", "1:1", "--micro-batches", "2", "--json",

@@ -24,7 +24,8 @@ def test_serve_matches_the_command_line(run_cli, tmp_path):
     cli = pd.read_csv(csv_path, dtype={"id": str})
     pd.testing.assert_frame_equal(frame, cli)
     assert list(frame.columns) == ["id", "arrival_s", "first_token_s", "finish_s", "ttft_ms", "tpot_ms", "itl_p50_ms",
-                                   "itl_max_ms", "e2e_s", "e2el_ms", "input_tokens", "output_tokens", "preemptions"]
+                                   "itl_max_ms", "e2e_s", "e2el_ms", "input_tokens", "output_tokens", "preemptions",
+                                   "cached_tokens"]
     assert summary["schema_version"] == 1
     # Conservation: every request's output tokens were emitted, 12 x 8.
     assert summary["output_tokens"] == 96 == frame.output_tokens.sum()
@@ -284,3 +285,31 @@ def test_a_step_cache_folder_from_python_is_the_command_lines(tmp_path):
         g5sim.serve("h100", "qwen2.5-1.5b", rate=4, num_requests=6, input_len=10, output_len=4,
                     step_cache="auto:0", **SMALL)
     assert error.value.field == "step_cache"
+
+
+def test_a_multi_turn_serve_with_prefix_caching_and_tiers_matches_the_command_line(run_cli, tmp_path):
+    """Conversations (turns, think time, a system prompt), prefix caching and a host tier: the same
+    serve from Python and from the command line, and the tier's reloads in both."""
+    csv_path, json_path = tmp_path / "r.csv", tmp_path / "s.json"
+    rc = run_cli(["serve", "--chip", "h100", "--model", "qwen2.5-1.5b", "--layers", "2", "--concurrency", "4",
+                  "--requests", "24", "--turns", "6", "--think-s", "0.5", "--system-prompt", "512",
+                  "--input-len", "64:128", "--output-len", "16", "--kv-tokens", "4000", "--kv-tiers",
+                  "host-dram-ssd", "--csv", str(csv_path), "--json", str(json_path)])
+    assert rc == 0
+    frame, summary = g5sim.serve("h100", "qwen2.5-1.5b", concurrency=4, num_requests=24, turns=6, think_s=0.5,
+                                 system_prompt=512, input_len=(64, 128), output_len=16, kv_tokens=4000,
+                                 kv_tiers="host-dram-ssd", **SMALL)
+    assert summary == json.loads(json_path.read_text())
+    pd.testing.assert_frame_equal(frame, pd.read_csv(csv_path, dtype={"id": str}))
+    cache = summary["prefix_cache"]
+    assert cache["enabled"] and cache["hit_tokens"] == int(frame.cached_tokens.sum()) > 0
+    assert cache["hit_rate"] == pytest.approx(cache["hit_tokens"] / (cache["hit_tokens"] + cache["computed_tokens"]))
+    assert [t["name"] for t in summary["kv_tiers"]] == ["host_dram", "ssd"]
+    host = summary["kv_tiers"][0]
+    assert host["read_bytes"] == host["read_blocks"] * host["block_bytes"]
+    # Every conversation's later turns reuse at least the system prompt: 4 of 6 turns a session hit more.
+    assert (frame.cached_tokens > 0).sum() >= 20
+    # A strict knob: an unknown tier file is named.
+    with pytest.raises(g5sim.ConfigError, match="kv_tiers"):
+        g5sim.serve("h100", "qwen2.5-1.5b", concurrency=4, num_requests=4, input_len=64, output_len=4,
+                    kv_tiers="no-such-host", **SMALL)

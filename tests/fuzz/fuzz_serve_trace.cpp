@@ -1,8 +1,9 @@
 // Fuzzes g5sim serve's trace reader (CSV, or JSON lines when the first byte is odd) and, for a
 // trace it accepts that is small enough, the serving engine over it with a step time of 1 ms +
 // 1 us per token and a KV cache and limits from the second byte (preemptions included), colocated
-// or disaggregated (the first byte), with or without MTP (the second): no crash, no hang, every
-// output token emitted once.
+// or disaggregated (the first byte), with or without MTP (the second), with or without prefix
+// caching over the trace's sessions and shared prefixes (the first byte): no crash, no hang, every
+// output token emitted once, and no request reusing more prompt tokens than it has.
 #include <cstdlib>
 #include <string>
 
@@ -30,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     settings.set("max_seqs", std::uint64_t{1} + (data[1] >> 4));
     settings.set("max_batched_tokens", std::uint64_t{64} + data[1]);
     settings.set("chunk", std::uint64_t{data[0]} >> 3);
+    settings.set("prefix_caching", std::string(data[0] & 8 ? "off" : "on"));
     setup.bucket_percent = data[0] & 2 ? 5 : 0;
     setup.dp = 1 + (data[1] >> 6);  // bucketing keys a step by its fullest of dp ranks
     if (data[1] & 8) {              // MTP: 1 + (data[0] >> 6) drafts at 0.7, expected or drawn
@@ -49,7 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           return g5sim::StepTime{1'000'000'000 + 1'000'000 * tokens, false, 0, 0};
         });
     std::uint64_t emitted = run.mtp_tokens - run.mtp_verifies;  // a verify's tokens beyond its one gap
-    for (const g5sim::RequestOutcome& r : run.requests) emitted += 1 + r.itl_ps.size();
+    for (const g5sim::RequestOutcome& r : run.requests) {
+      emitted += 1 + r.itl_ps.size();
+      if (r.cached_tokens > r.input_tokens + r.output_tokens) std::abort();
+    }
     if (emitted != wanted) std::abort();
   } catch (const hw::ConfigError&) {
   } catch (const g5sim::ConfigError&) {

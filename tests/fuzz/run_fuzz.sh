@@ -7,19 +7,20 @@
 #   bash tests/fuzz/run_fuzz.sh campaign 600            # 600 s per harness; findings in build-fuzz/findings
 #   bash tests/fuzz/run_fuzz.sh campaign 600 chip cli   # only these harnesses (chip model expert_load
 #                                                       # pipeline cli run_json sequences serve_trace
-#                                                       # length_histogram measured_table chip_fields runtime), e.g. two at a time
+#                                                       # length_histogram measured_table chip_fields runtime
+#                                                       # step_entry kv_tiers), e.g. two at a time
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
 mode="${1:-smoke}"
 seconds="${2:-600}"
 shift $(( $# > 2 ? 2 : $# ))
 selected=("$@")
-[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table chip_fields runtime step_entry)
+[ "${#selected[@]}" -gt 0 ] || selected=(chip model expert_load pipeline cli run_json sequences serve_trace length_histogram measured_table chip_fields runtime step_entry kv_tiers)
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tree="${G5SIM_FUZZ_TREE:-$root/build-fuzz}"
 bin="$tree/tests/fuzz"
 work="$tree/fuzz-work/$mode-$(IFS=-; echo "${selected[*]}")"
-rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table,chip_fields,runtime,step_entry} "$tree/findings"
+rm -rf "$work" && mkdir -p "$work"/{chip,model,expert_load,pipeline,cli,run_json,sequences,serve_trace,length_histogram,measured_table,chip_fields,runtime,step_entry,kv_tiers} "$tree/findings"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip/"
 cp "$root"/configs/chips/*.yaml "$root"/tests/golden/chip*.yaml "$work/chip_fields/"
 cp "$root"/configs/models/*.yaml "$root"/tests/golden/model*.yaml "$root"/tests/golden/*.json "$work/model/"
@@ -44,11 +45,15 @@ printf '\x07\x05count,q_len,history\n3,1,4096\n1,512,1024\n1,256,0\n' > "$work/s
 # Serve traces: CSV (first byte even) and JSON lines (odd); the second byte sizes the engine.
 { printf '\x00\x31'; cat "$root/tests/golden/serve-trace.csv"; } > "$work/serve_trace/csv"
 printf '\x03\x10{"id": "a", "arrival_s": 0, "input_tokens": 300, "output_tokens": 5}\n{"arrival_s": 0.001, "input_tokens": 40, "output_tokens": 9}\n' > "$work/serve_trace/jsonl"
+# Two conversations sharing a system prompt, the second turns reusing their first (prefix caching on).
+printf '\x00\x21arrival_s,input_tokens,output_tokens,id,session,shared_prefix\n0,100,10,a1,A,64\n0,100,10,b1,B,64\n0.01,150,10,a2,A,110\n0.01,130,10,b2,B,70\n' > "$work/serve_trace/sessions"
+printf '\x01\x21{"arrival_s": 0, "input_tokens": 80, "output_tokens": 4, "session": "x", "shared_prefix": 16}\n{"arrival_s": 0.002, "input_tokens": 120, "output_tokens": 3, "session": "x", "shared_prefix": 84}\n' > "$work/serve_trace/sessions_jsonl"
 # Step cache entries: a step of two ops, with a band and without.
 printf 'g5sim-step 1\nkey fuzz\ntime 47283418826 0 0 0 6.4982760819435 1\nband 0 none: not calibrated\nops 0 1 8 64 2\n3 1000 0 500 0\n5 2000 4096 0 1\nend\n' > "$work/step_entry/plain"
 printf 'g5sim-step 1\nkey fuzz\ntime 1000 1 900 1100 0.5 61\nband 0.8 held-out rows (2 folds)\nops 1 0 1 1 0\nend\n' > "$work/step_entry/banded"
 # Runtime configs: the shipped ones.
 cp "$root"/configs/runtimes/*.yaml "$work/runtime/"
+cp "$root"/configs/hosts/*.yaml "$work/kv_tiers/"
 # Length histograms: the shipped ones (the first byte seeds the draws).
 for h in "$root"/configs/loads/*.csv; do { printf '\x05'; cat "$h"; } > "$work/length_histogram/$(basename "$h")"; done
 # Measurement tables: the shipped one's header with a serve row, a step row and an op row each.

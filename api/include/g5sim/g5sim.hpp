@@ -49,6 +49,10 @@ std::vector<std::string> shipped_models();
 /// data_dir()/configs/chips/h100.yaml). Throws ConfigError for a stem nothing ships, listing the
 /// ones that do (with a did-you-mean).
 std::string chip_path(const std::string& name_or_path);
+/// The shipped KV tier files (configs/hosts/: a serving host's memory below its chips, for
+/// `g5sim serve --kv-tiers`), and a name's or a path's file, as chip_path finds chips.
+std::vector<std::string> shipped_kv_tiers();
+std::string kv_tiers_path(const std::string& name_or_path);
 std::string model_path(const std::string& name_or_path);
 /// A config's path as outputs write it (chip_source, model_source): "shipped:NAME" for a shipped
 /// config (data_dir()/configs/{chips,models,runtimes}/NAME.yaml), a path under the working folder

@@ -54,6 +54,15 @@ struct ServeRequest {
   std::string id;
   std::uint64_t arrival_ps = 0;  ///< open loop; closed loop: set when its client's last request ends
   std::uint64_t input_tokens = 0, output_tokens = 0;
+  /// A conversation the request is a turn of ("": none). Its first shared_prefix prompt tokens are
+  /// the conversation so far: its previous turn's (in arrival order) prompt and output; a first
+  /// turn's are the load's system prompt, the same for every first turn (serving/prefix_cache.hpp).
+  std::string session = {};
+  std::uint64_t shared_prefix = 0;
+  /// A synthetic multi-turn load: the turn it follows, which it is sent think_ps after the client
+  /// has that one's last token (its arrival_ps is set then). None: arrival_ps as given.
+  std::optional<std::size_t> after = std::nullopt;
+  std::uint64_t think_ps = 0;
 };
 
 /// The requests the settings' load makes: exactly one of a trace (a file, or trace_text named by
@@ -101,6 +110,27 @@ class SharedStepTimes {
   std::map<std::string, std::shared_ptr<const ChipStep>> steps_;
 };
 
+/// The memory tiers below a chip's own that a serve's prefix cache spills into (host DRAM, CXL
+/// memory, an SSD): host data, a YAML file of their own (configs/hosts/; serving/kv_tier_file.hpp
+/// reads it, docs/serving.md states every field and its range).
+struct KvTier {
+  std::string name;
+  std::uint64_t capacity_bytes = 0;  ///< of it, one serving instance's cache's
+  double bandwidth_gb_per_s = 0;     ///< of the path between it and the chip's memory
+  std::uint64_t latency_ps = 0;      ///< before a transfer's first byte
+  /// latency + bytes / bandwidth, in picoseconds (rounded to the nearest); throws ConfigError past 2^64.
+  std::uint64_t transfer_ps(std::uint64_t bytes) const;
+};
+struct KvTiers {
+  std::string name, source;
+  std::vector<KvTier> tiers;  ///< nearest the chip first
+};
+/// A tier file: a shipped name (configs/hosts/NAME.yaml) or a path. Throws ConfigError naming the
+/// file, line and field.
+KvTiers load_kv_tiers(const std::string& name_or_path);
+/// The same from text; `source_name` names it in errors.
+KvTiers kv_tiers_from_yaml(const std::string& text, const std::string& source_name);
+
 /// How a finished prompt's KV cache moves from a prefill instance to a decode one: the bytes the
 /// chip holding the sequence keeps per cached token (all layers), over a link of
 /// `bandwidth_gb_per_s` after `latency_ns`.
@@ -121,6 +151,9 @@ struct ServeSetup {
   std::uint64_t bucket_samples = 16;  ///< bucketed steps re-simulated exactly to measure the error
   std::uint64_t prefill_instances = 0, decode_instances = 0;  ///< disagg P:D; 0 and 0: one instance
   KvTransfer kv_transfer;                                     ///< with disagg
+  /// The memory tiers below each instance's device memory (the kv_tiers knob: hw/kv_tiers.hpp);
+  /// none: evicted prefix blocks are gone.
+  std::optional<KvTiers> kv_tiers;
   /// How a sequence's cache grows on the serve's chip (blocks for the bytes that do not grow with
   /// it: serving/engine_state.hpp); all zero (the default): a cached token is a token of kv_tokens.
   KvGrowth kv;
@@ -181,10 +214,23 @@ struct RequestOutcome {
   std::uint64_t first_step_ps = 0;  ///< the start of the first step that ran it (its queueing ends)
   std::uint64_t input_tokens = 0, output_tokens = 0, preemptions = 0;
   std::uint64_t kv_transfer_bytes = 0;  ///< moved prefill -> decode (disaggregation)
-  std::vector<std::uint64_t> itl_ps;    ///< gaps between successive tokens after the first
+  /// Prompt tokens it reused from the prefix cache instead of computing (over its admissions).
+  std::uint64_t cached_tokens = 0;
+  std::vector<std::uint64_t> itl_ps;  ///< gaps between successive tokens after the first
   /// With a runtime: what of its TTFT and of its first token .. finish span the runtime took (its
   /// front end, and the runtime's share of every step while it waited or ran, pro rata).
   std::uint64_t ttft_runtime_ps = 0, decode_runtime_ps = 0;
+};
+
+/// One memory tier below the device's over a serve, summed over the instances:
+/// its blocks, the most it held at once (the largest instance's), the blocks written down into it,
+/// read back up from it and dropped from it (the last tier's), and the time its loads took.
+struct KvTierUse {
+  std::string name;
+  std::uint64_t capacity_blocks = 0, peak_blocks = 0;
+  std::uint64_t written_blocks = 0, read_blocks = 0, dropped_blocks = 0;
+  std::uint64_t read_ps = 0;
+  std::uint64_t block_bytes = 0;  ///< bytes of a block (block_tokens x the cache's bytes a token)
 };
 
 struct StepLog {
@@ -206,6 +252,10 @@ struct ServeRun {
   std::optional<BucketError> bucket_error;  ///< with bucketing
   std::optional<AutoStepCache> auto_cache;  ///< with step_cache auto
   std::uint64_t preemptions = 0;
+  /// Prefix caching (the prefix_caching knob, serving/prefix_cache.hpp): whether it was on.
+  bool prefix_caching = false;
+  /// The tiers below device memory the prefix cache spilled into (the kv_tiers knob), nearest first.
+  std::vector<KvTierUse> kv_tiers;
   bool has_runtime = false;                        ///< a runtime's shares are in the requests and steps
   std::uint64_t kv_transfer_bytes = 0;             ///< over every request (disaggregation)
   std::uint64_t mtp_verifies = 0, mtp_tokens = 0;  ///< MTP: verify steps of a request, the tokens they gave
@@ -274,6 +324,11 @@ struct ServeSummary {
   std::optional<RuntimeBands> runtime_bands;
   double batch_mean = 0;  ///< sequences per step, time-weighted
   std::uint64_t batch_max = 0;
+  /// Prefix caching: prompt tokens reused (prefill saved), prompt tokens computed (every step's
+  /// prefill tokens), hit_tokens / (hit_tokens + computed); requests that reused any, and the
+  /// mean TTFT of those and of the others (0 when there are none).
+  std::uint64_t prefix_hit_tokens = 0, prefix_computed_tokens = 0, prefix_requests_hit = 0;
+  double prefix_hit_rate = 0, ttft_hit_ms = 0, ttft_miss_ms = 0;
 };
 
 /// A serve's energy (a chip with an `energy` section): every chip of the deployment spends, each
