@@ -82,9 +82,51 @@ void model_totals(std::string& out, const models::ModelSpec& model) {
   const std::uint64_t params = models::parameter_count(model);
   const std::uint64_t per_layer =
       models::kv_bytes_per_token_per_layer(model, w) + models::indexer_bytes_per_token_per_layer(model);
-  out += fmt::format(
-      "size  {} parameters ({:.1f} B); KV cache {} B per token per layer, {} B per token over {} layers\n", params,
-      static_cast<double>(params) / 1e9, per_layer, per_layer * model.num_hidden_layers, model.num_hidden_layers);
+  if (model.layer_mixers.empty()) {
+    out += fmt::format(
+        "size  {} parameters ({:.1f} B); KV cache {} B per token per layer, {} B per token over {} layers\n", params,
+        static_cast<double>(params) / 1e9, per_layer, per_layer * model.num_hidden_layers, model.num_hidden_layers);
+    return;
+  }
+  // Unlike layers: what grows with a sequence, what its window keeps, what its states hold.
+  const models::KvGrowth g = models::kv_growth(model, w, 1);
+  std::string cache = fmt::format("{} B per token over {} full-attention layers", g.per_token,
+                                  model.layers_of(models::LayerMixer::full_attention));
+  if (g.window_per_token > 0) {
+    cache += fmt::format(", {} B per token for a sequence's last {} over {} sliding-window layers", g.window_per_token,
+                         g.window, model.layers_of(models::LayerMixer::sliding_attention));
+  }
+  if (g.fixed > 0) {
+    cache += fmt::format(", {} B of state per sequence over {} linear-attention layers", g.fixed,
+                         model.layers_of(models::LayerMixer::linear_attention));
+  }
+  out += fmt::format("size  {} parameters ({:.1f} B); KV cache {} B per token per attention layer: {}\n", params,
+                     static_cast<double>(params) / 1e9, per_layer, cache);
+}
+
+// A model of unlike layers: how many of each, and what each kind is.
+void layer_layout(std::string& out, const models::ModelSpec& model) {
+  if (model.layer_mixers.empty()) return;
+  std::vector<std::string> kinds;
+  for (const models::LayerMixer m : {models::LayerMixer::full_attention, models::LayerMixer::sliding_attention,
+                                     models::LayerMixer::linear_attention}) {
+    const std::uint64_t n = model.layers_of(m);
+    if (n == 0) continue;
+    std::string what = fmt::format("{} {}", n, models::name_of(m));
+    if (m == models::LayerMixer::sliding_attention) what += fmt::format(" (window {})", model.sliding_window);
+    if (m == models::LayerMixer::linear_attention && model.linear_attention) {
+      const models::GatedDeltaNetSpec& g = *model.linear_attention;
+      what += fmt::format(" (Gated DeltaNet: {} key heads of {}, {} value heads of {}, conv {}, state {} B an element)",
+                          g.num_key_heads, g.key_head_dim, g.num_value_heads, g.value_head_dim, g.conv_kernel,
+                          g.state_bytes);
+    }
+    kinds.push_back(what);
+  }
+  std::string extras;
+  if (model.attention_sinks) extras += "; attention sinks";
+  if (model.attention_output_gate) extras += "; gated attention output";
+  if (model.quantised_experts_only) extras += "; only the routed experts quantised";
+  out += fmt::format("layers {}{}\n", fmt::join(kinds, ", "), extras);
 }
 }  // namespace
 
@@ -115,8 +157,15 @@ std::string Model::summary() const {
   const std::string ffn =
       model.moe ? fmt::format("{} experts top {}", model.moe->n_routed_experts, model.moe->num_experts_per_tok)
                 : std::string("dense");
+  std::string attention = model.attention == models::AttentionKind::mla ? "MLA" : "GQA";
+  if (const std::uint64_t sliding = model.layers_of(models::LayerMixer::sliding_attention); sliding > 0) {
+    attention += fmt::format(" ({} of them sliding over {})", sliding, model.sliding_window);
+  }
+  if (const std::uint64_t linear = model.layers_of(models::LayerMixer::linear_attention); linear > 0) {
+    attention += fmt::format(" on {} layers, Gated DeltaNet on {}", model.num_hidden_layers - linear, linear);
+  }
   return fmt::format("{}: {}, {} layers, {}, {}, {:.1f} B parameters", model.name, model.model_type,
-                     model.num_hidden_layers, model.attention == models::AttentionKind::mla ? "MLA" : "GQA", ffn,
+                     model.num_hidden_layers, attention, ffn,
                      static_cast<double>(models::parameter_count(model)) / 1e9);
 }
 
@@ -138,6 +187,7 @@ std::string check_report(const Chip& chip_config, const Model& model_config) {
                        model.name, model.model_type, model.num_hidden_layers, model.num_attention_heads,
                        model.num_key_value_heads, model.head_dim);
   }
+  layer_layout(out, model);
   if (!model.class_defaults_taken.empty()) {
     out += fmt::format("absent {}: left out of the config.json, so its config class's defaults\n",
                        fmt::join(model.class_defaults_taken, ", "));
