@@ -598,12 +598,18 @@ void check_deployment(const Chip& chip, const Model& model, const Request& given
   });
 }
 
+namespace {
+models::KvGrowth internal(const KvGrowth& g) { return {g.per_token, g.window_per_token, g.window, g.fixed}; }
+}  // namespace
+
+std::uint64_t KvGrowth::bounded(std::uint64_t tokens) const {
+  return public_errors(
+      [&] { return hw::checked("the KV cache bytes of a sequence", [&] { return internal(*this).bounded(tokens); }); });
+}
+
 std::uint64_t KvGrowth::bytes(std::uint64_t tokens) const {
-  return public_errors([&] {
-    return hw::checked("the KV cache bytes of a sequence", [&] {
-      return (hw::Count(per_token) * tokens + hw::Count(window_per_token) * std::min(tokens, window) + fixed).value();
-    });
-  });
+  return public_errors(
+      [&] { return hw::checked("the KV cache bytes of a sequence", [&] { return internal(*this).bytes(tokens); }); });
 }
 
 ServingMemory serving_memory(const Chip& chip, const Model& model, const Request& given) {

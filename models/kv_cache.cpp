@@ -72,12 +72,16 @@ KvGrowth kv_growth(const ModelSpec& m, const Workload& w, std::uint64_t tp) {
   });
 }
 
+std::uint64_t KvGrowth::bounded(std::uint64_t tokens) const {
+  return (hw::Count(window_per_token) * std::min(tokens, window) + fixed).value();
+}
+
+std::uint64_t KvGrowth::bytes(std::uint64_t tokens) const {
+  return (hw::Count(per_token) * tokens + bounded(tokens)).value();
+}
+
 std::uint64_t sequence_kv_bytes(const ModelSpec& m, const Workload& w, std::uint64_t tp, std::uint64_t tokens) {
-  const KvGrowth g = kv_growth(m, w, tp);
-  return hw::checked("the KV cache bytes per sequence", [&] {
-    return (hw::Count(g.per_token) * tokens + hw::Count(g.window_per_token) * std::min(tokens, g.window) + g.fixed)
-        .value();
-  });
+  return hw::checked("the KV cache bytes per sequence", [&] { return kv_growth(m, w, tp).bytes(tokens); });
 }
 
 std::uint64_t indexer_bytes_per_token_per_layer(const ModelSpec& model) {

@@ -51,6 +51,11 @@ std::uint64_t sequence_kv_bytes(const ModelSpec& model, const Workload& workload
 /// tokens + window_per_token x min(tokens, window) + fixed.
 struct KvGrowth {
   std::uint64_t per_token = 0, window_per_token = 0, window = 0, fixed = 0;
+  /// The bytes that do not grow with the sequence: window_per_token min(tokens, window) + fixed.
+  /// Throws hw::CountOverflow.
+  std::uint64_t bounded(std::uint64_t tokens) const;
+  /// All of them: per_token x tokens + bounded(tokens). Throws hw::CountOverflow.
+  std::uint64_t bytes(std::uint64_t tokens) const;
 };
 KvGrowth kv_growth(const ModelSpec& model, const Workload& workload, std::uint64_t tp);
 

@@ -655,11 +655,12 @@ void Engine::send_to_decode(Instance& in, std::size_t i, std::uint64_t end) {
   Live& l = live_[i];
   RequestOutcome& o = run_.requests[i];
   const KvTransfer& link = setup_.kv_transfer;
-  // A hybrid's sliding windows and states go with the history (KvGrowth); else tokens x bytes.
-  const std::uint64_t bytes =
-      setup_.kv.unit() != 0 ? setup_.kv.bytes(l.computed) : hw::checked("the KV transfer bytes", [&] {
-        return (hw::Count(l.computed) * link.bytes_per_token).value();
-      });
+  // The history at the link's bytes a token (none when no layer keeps the whole history: its
+  // bytes are the window's), and a hybrid's sliding windows and states with it.
+  const bool grows = setup_.kv.unit() == 0 || setup_.kv.per_token > 0;
+  const std::uint64_t bytes = hw::checked("the KV transfer bytes", [&] {
+    return (hw::Count(grows ? l.computed : 0) * link.bytes_per_token + setup_.kv.bounded(l.computed)).value();
+  });
   o.kv_transfer_bytes += bytes;
   run_.kv_transfer_bytes += bytes;
   const std::uint64_t arrival = hw::checked("the serve's time in picoseconds",

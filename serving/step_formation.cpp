@@ -100,14 +100,9 @@ FormedStep StepFormation::form(Instance& in, std::vector<Live>& live, std::vecto
     if (hit.blocks > 0) outcomes[i].cached_tokens += reuse->admit(in.pool, i, l, hit, in.now);
     in.pool.take(total - l.blocks);
     l.blocks = total;
-    if (l.ready_ps > in.now) {
-      // Its cached prefix is coming up from a lower tier: it runs once it is in.
-      in.running.push_back(i);
-      if (!l.started) outcomes[i].first_step_ps = in.now, l.started = true;
-      continue;
-    }
     in.running.push_back(i);
     if (!l.started) outcomes[i].first_step_ps = in.now, l.started = true;
+    if (l.ready_ps > in.now) continue;  // its cached prefix is coming up from a lower tier
     step.scheduled.emplace_back(i, q);
     budget -= q;
   }

@@ -429,6 +429,8 @@ struct KvGrowth {
   std::uint64_t per_token = 0, window_per_token = 0, window = 0, fixed = 0;
   /// Throws g5sim::ConfigError past 2^64.
   std::uint64_t bytes(std::uint64_t tokens) const;
+  /// Of them, those that do not grow with the sequence: window_per_token min(tokens, window) + fixed.
+  std::uint64_t bounded(std::uint64_t tokens) const;
   /// The bytes one token of kv_tokens (and of a block) stands for: per_token, or, when no layer
   /// keeps the whole history, window_per_token.
   std::uint64_t unit() const { return per_token != 0 ? per_token : window_per_token; }
